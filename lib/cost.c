@@ -1,0 +1,289 @@
+/*
+ * The cost model: predicted time of one optimizer step.
+ *
+ * Compute.  Each GEMM runs at gemm_eff of the GPU's dense peak (the table's
+ * best-shape matmul fraction) plus the time to move its operands through
+ * HBM, so narrow TP shards and small micro-batches cost more per FLOP; each
+ * layer also pays elementwise traffic (its stored activations, written and
+ * read) and kernel launch gaps.  Backward is twice forward; full
+ * recomputation adds a forward, selective the attention core.
+ *
+ * Pipeline.  One step is (m + (p-1)/v) times the slowest stage's micro-batch
+ * time: the bubble is (p-1)/(v*m) (Narayanan et al. 2021, section 2.2).
+ *
+ * Communication, with ring collectives moving 2(n-1)/n of the buffer for an
+ * all-reduce and (n-1)/n for a reduce-scatter or all-gather:
+ * - TP: 2 all-reduces (or all-gather + reduce-scatter under SP) of b*s*h
+ *   per layer forward and 2 backward (Shoeybi et al. 2019), on NVLink, not
+ *   overlapped (on the critical path); full recomputation repeats the forward two.
+ * - CP: the ring passes K and V (cp-1) times forward and K, V and their
+ *   gradients backward, hidden behind the attention core where it can be.
+ * - PP: b*s*h activations per micro-batch per stage boundary each way (v
+ *   times under interleaving), not overlapped.
+ * - DP and ZeRO (Rajbhandari et al. 2020, section 7): stage 0 all-reduces
+ *   the gradients once per step, hidden behind the last micro-batch's
+ *   backward; stage 1 reduce-scatters them (hidden the same way) and
+ *   all-gathers the updated weights behind the next step's first forward;
+ *   stage 2 reduce-scatters after every micro-batch's backward; stage 3
+ *   also all-gathers the weights in every forward and backward: 1.5x the
+ *   volume of DP, and m times over.  Only what compute cannot hide counts.
+ * - The optimizer step streams its states through HBM once.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/cost.h"
+#include "meshplan/memory.h"
+
+#define KERNELS_PER_LAYER 20   /* forward kernels of a fused transformer layer */
+#define KERNEL_GAP_S      3e-6 /* launch and tail time per kernel */
+#define STEP_LAT_LINK     2e-6 /* one step of a collective over NVLink */
+#define STEP_LAT_NET      6e-6 /* one step of a collective across nodes */
+#define ACT_BYTES         2.0  /* bf16/fp16 activations on the wire */
+/* The attention core (QK^T, softmax, AV) runs well below GEMM speed:
+ * FlashAttention-2 reaches 50-73% of A100 peak forward and less backward
+ * (Dao 2023); unfused batched GEMMs plus softmax do no better. */
+#define ATTN_EFF 0.6
+/* Whole training steps sustain less than a GEMM microbenchmark: clocks drop
+ * under sustained load and norms, rotary embeddings, residuals, the loss
+ * and the framework itself take time we do not price one by one.  0.8 of
+ * the benchmark rate reproduces published end-to-end throughput: Megatron-LM
+ * on A100 (Narayanan et al. 2021, Table 1: 135-163 TFLOP/s) and Llama-class
+ * models on A100 and H100 (about 50-55% MFU without FP8). */
+#define SUSTAINED 0.8
+/* Communication hidden behind compute still takes SMs and memory bandwidth
+ * from it: each hidden second costs this much compute time. */
+#define OVERLAP_TAX 0.1
+
+double mesh_flops_per_token(const mesh_model_t *m)
+{
+    /* forward 2 per weight, backward 2 for input and 2 for weight gradients;
+     * LoRA's frozen weights skip the weight gradients */
+    double per_weight = m->finetune == MESH_FINETUNE_LORA ? 4 : 6;
+    if (!m->has_arch)
+        return per_weight * m->params;
+    double h = m->hidden, v = m->vocab;
+    /* The input embedding (and GPT's positions) are lookups, not matmuls;
+     * the output layer is a matmul whether tied or not. */
+    double matmul = m->params - (m->tied_embeddings ? 0 : v * h) -
+                    (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
+    return per_weight * matmul + 6.0 * m->layers * m->seq_len * h;
+}
+
+/* Precision scales the tensor-core rate: TF32 runs at half of bf16 (A100
+ * onwards); V100 has no TF32 and its fp32 is an eighth of its fp16. */
+static double peak_of(const mesh_model_t *m, const mesh_gpu_t *g)
+{
+    if (m->precision == MESH_PREC_FP32)
+        return g->peak_flops * (g->has_bf16 ? 0.5 : 0.125);
+    return g->peak_flops;
+}
+
+/* Seconds of one forward GEMM pass over one layer (or the params-only
+ * model) for one micro-batch on one GPU. */
+typedef struct layer_time {
+    double fwd;      /* forward compute of one layer */
+    double attn_fwd; /* of which the attention core */
+    double tp_comm;  /* TP collectives of one layer, forward */
+    double cp_comm;  /* CP K/V ring of one layer, forward */
+} layer_time_t;
+
+static int ceil_log2(int n)
+{
+    int k = 0;
+    while ((1 << k) < n && k < 30)
+        k++;
+    return k;
+}
+
+/* Seconds of `count` collectives moving `bytes` in all over n ranks.  A ring
+ * reduce-scatter or all-gather moves (n-1)/n of its buffer in n-1 steps; an
+ * all-reduce moves twice that, in 2(n-1) ring steps or 2*log2(n) tree steps,
+ * whichever NCCL finds shorter.  The per-step latency is what makes ZeRO-3
+ * over thousands of ranks slow. */
+static double collective(double bytes, int n, double bw, double step_lat, int allreduce,
+                         double count)
+{
+    if (n <= 1)
+        return 0;
+    double vol = (double)(n - 1) / n * bytes, steps = n - 1;
+    if (allreduce) {
+        vol *= 2;
+        steps = 2 * (n - 1) < 2 * ceil_log2(n) ? 2 * (n - 1) : 2 * ceil_log2(n);
+    }
+    return vol / bw + count * steps * step_lat;
+}
+
+/* FLOP/s a training step sustains in GEMMs. */
+static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
+{
+    return peak_of(m, g) * g->gemm_eff * SUSTAINED;
+}
+
+static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                          layer_time_t *lt)
+{
+    const mesh_gpu_t *g = &a->gpu;
+    double peak = gemm_rate(m, g), hbm = g->hbm_bw;
+    double b = l->micro_batch, t = l->tp;
+    memset(lt, 0, sizeof(*lt));
+    if (!m->has_arch) { /* params only: one block of 2*params FLOPs per token */
+        double tokens = b * m->seq_len;
+        lt->fwd = 2 * m->params * tokens / peak + m->params * 2 / hbm;
+        return;
+    }
+    double s = (double)m->seq_len / l->cp, h = m->hidden, f = m->ffn;
+    double kv = (double)m->kv_heads / m->heads, tokens = b * s;
+    double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
+    /* per-GPU GEMMs: [tokens x k] @ [k x n]: FLOPs 2*tokens*k*n, bytes w*(tokens*k + k*n +
+     * tokens*n) */
+    struct {
+        double k, n;
+    } gemm[4] = {
+        {h, (h + 2 * h * kv) / t},                        /* QKV */
+        {h / t, h},                                       /* output projection */
+        {h, (m->mlp == MESH_MLP_SWIGLU ? 2 : 1) * f / t}, /* fc1 (gate+up) */
+        {f / t, h},                                       /* fc2 */
+    };
+    double flops = 0, bytes = 0;
+    for (int i = 0; i < 4; i++) {
+        flops += 2 * tokens * gemm[i].k * gemm[i].n;
+        bytes += w * (tokens * gemm[i].k + gemm[i].k * gemm[i].n + tokens * gemm[i].n);
+    }
+    /* causal attention: QK^T and AV, half the s x s products, over all s
+     * keys for the local s/cp queries (load-balanced CP) */
+    double attn = 2 * b * s * (double)m->seq_len * h / t;
+    lt->attn_fwd = attn / (peak * ATTN_EFF);
+    int sp = l->sequence_parallel == 1;
+    double elem =
+        2 * mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+    lt->fwd = flops / peak + lt->attn_fwd + (bytes + elem) / hbm + KERNELS_PER_LAYER * KERNEL_GAP_S;
+    /* TP: two all-reduces (or all-gather + reduce-scatter) of the b*s*h
+     * activations per layer forward */
+    lt->tp_comm = collective(2 * ACT_BYTES * tokens * h, l->tp, g->link_bw, STEP_LAT_LINK, 1, 2);
+    /* CP: cp-1 steps, each passing this rank's K and V block */
+    if (l->cp > 1) {
+        int intra = l->tp * l->cp <= a->gpus_per_node;
+        double blk = 2 * ACT_BYTES * tokens * h * kv / t;
+        lt->cp_comm = (l->cp - 1) * blk / (intra ? g->link_bw : g->net_bw);
+    }
+}
+
+/* Extra forward time of the output layer (logits) on the last stage. */
+static double logits_forward(const mesh_model_t *m, const mesh_layout_t *l, const mesh_gpu_t *g)
+{
+    if (!m->has_arch)
+        return 0;
+    double tokens = (double)l->micro_batch * m->seq_len / l->cp;
+    double vpad = mesh_model_padded_vocab(m, l->tp);
+    return 2 * tokens * m->hidden * vpad / l->tp / gemm_rate(m, g) +
+           4 * tokens * vpad / l->tp / g->hbm_bw;
+}
+
+/* Parameters of the rank with the most (for DP volume and the optimizer). */
+static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    double most = 0;
+    int stages[3], n = mesh_heavy_stages(l->pp, stages);
+    for (int i = 0; i < n; i++) {
+        double p = mesh_stage_params(m, l, stages[i]);
+        if (p > most)
+            most = p;
+    }
+    return most;
+}
+
+/* Time communication of `comm` seconds adds when `window` seconds of compute
+ * can hide it: the part that does not fit, plus the tax on the part that does. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_TAX * hidden;
+}
+
+static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a, long mbs,
+                    double fwd_mb, double bwd_mb, mesh_cost_t *c)
+{
+    int d = l->dp * l->cp;
+    double w, g, k;
+    mesh_state_bytes(m, &w, &g, &k);
+    double psi = max_stage_params(m, l);
+    /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of tp */
+    int cross = (long)l->tp * l->cp * l->dp > a->gpus_per_node;
+    double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
+    double lat = cross ? STEP_LAT_NET : STEP_LAT_LINK;
+    /* Gradients travel in buckets of max(40M, 1M * dp) parameters (Megatron's
+     * DDP, sized so that latency stays amortised at scale); ZeRO-3 gathers
+     * each layer's weights, one collective per layer. */
+    double bucket = 1e6 * d > 40e6 ? 1e6 * d : 40e6;
+    double buckets = (double)(long)(psi / bucket) + 1;
+    double layers = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
+    double n = l->zero == 3 ? layers : buckets;
+    double ar = collective(g * psi, d, bw, lat, 1, n); /* all-reduce of the gradients */
+    double rs = collective(g * psi, d, bw, lat, 0, n); /* reduce-scatter of the gradients */
+    double ag = collective(w * psi, d, bw, lat, 0, n); /* all-gather of the weights */
+    switch (d > 1 ? l->zero : -1) {
+    case 0: c->dp_comm_s = exposed(ar, bwd_mb); break;
+    case 1: c->dp_comm_s = exposed(rs, bwd_mb) + exposed(ag, fwd_mb); break;
+    case 2: c->dp_comm_s = mbs * exposed(rs, bwd_mb) + exposed(ag, fwd_mb); break;
+    case 3: c->dp_comm_s = mbs * (exposed(ag, fwd_mb) + exposed(ag + rs, bwd_mb)); break;
+    default: c->dp_comm_s = 0;
+    }
+    /* Adam reads and writes fp32 master weights and two moments, reads the
+     * gradient and writes the training-precision weight */
+    double touched = (k > 0 ? 2 * k : 0) + g + w;
+    double owned = l->zero >= 1 && d > 1 ? psi / d : psi;
+    c->optimizer_s = owned * touched / a->gpu.hbm_bw;
+}
+
+void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                        mesh_cost_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    layer_time_t lt;
+    layer_forward(m, l, a, &lt);
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+    int layers_total = m->has_arch ? m->layers : 1;
+    int q = (layers_total + l->pp - 1) / l->pp; /* layers of the fullest stage */
+
+    /* per micro-batch on the fullest stage: forward, backward (2x), recompute */
+    double recompute = l->recompute == MESH_RECOMPUTE_FULL        ? lt.fwd
+                       : l->recompute == MESH_RECOMPUTE_SELECTIVE ? lt.attn_fwd
+                                                                  : 0;
+    /* backward computes input and weight gradients (2x forward); LoRA's
+     * frozen weights need only the input gradients */
+    double passes = m->finetune == MESH_FINETUNE_LORA ? 2 : 3;
+    double compute = q * (passes * lt.fwd + recompute);
+    /* the last stage adds the logits; only counts if it is the slowest */
+    double last =
+        mesh_stage_layers(layers_total, l->pp, l->pp - 1) * (passes * lt.fwd + recompute) +
+        passes * logits_forward(m, l, &a->gpu);
+    if (last > compute)
+        compute = last;
+    double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 3 : 2);
+    double cp = q * (exposed(lt.cp_comm, lt.attn_fwd) + exposed(2 * lt.cp_comm, 2 * lt.attn_fwd));
+    double pp = 0;
+    if (l->pp > 1 && m->has_arch) {
+        int sp = l->sequence_parallel == 1;
+        double act =
+            ACT_BYTES * l->micro_batch * (double)m->seq_len / l->cp * m->hidden / (sp ? l->tp : 1);
+        int cross = (long)l->tp * l->cp * l->dp >= a->gpus_per_node;
+        double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
+        pp = 2.0 * l->vpp * (act / bw + (cross ? STEP_LAT_NET : STEP_LAT_LINK));
+    }
+    double slots = (double)mbs + (double)(l->pp - 1) / l->vpp; /* m micro-batches + the bubble */
+    out->bubble = mesh_pipeline_bubble(l->pp, l->vpp, mbs);
+    out->compute_s = slots * compute;
+    out->tp_comm_s = slots * tp;
+    out->cp_comm_s = slots * cp;
+    out->pp_comm_s = slots * pp;
+    dp_cost(m, l, a, mbs, q * lt.fwd, q * 2 * lt.fwd, out);
+    out->step_seconds = out->compute_s + out->tp_comm_s + out->cp_comm_s + out->pp_comm_s +
+                        out->dp_comm_s + out->optimizer_s;
+
+    double tokens = (double)m->global_batch * m->seq_len;
+    double gpus = (double)a->nodes * a->gpus_per_node;
+    out->tokens_per_sec = tokens / out->step_seconds;
+    out->tflops_per_gpu = mesh_flops_per_token(m) * tokens / out->step_seconds / gpus / 1e12;
+    out->mfu = out->tflops_per_gpu * 1e12 / peak_of(m, &a->gpu);
+}

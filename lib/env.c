@@ -1,0 +1,333 @@
+/*
+ * The per-task environment, rendered from one table of names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/env.h"
+#include "meshplan/ranks.h"
+
+/* Which export modes get a variable. */
+enum { M_MESH = 1, M_TORCH = 2, M_TORCHRUN = 4, M_ALL = 7 };
+/* Per-rank variables make no sense for a torchrun launcher task. */
+enum { PER_RANK = 1, KEEP_EXISTING = 2, NEEDS_TOPO = 4 };
+
+typedef struct ctx {
+    const mesh_plan_t *plan;
+    const mesh_layout_t *l;
+    const mesh_model_t *m;
+    const mesh_alloc_t *a;
+    const mesh_task_t *task;
+    long rank, world;
+    mesh_coords_t c;
+} ctx_t;
+
+typedef void (*render_fn)(const ctx_t *, mesh_buf_t *);
+
+static void r_group(const ctx_t *x, mesh_buf_t *b, mesh_axis_t axis)
+{
+    int n = mesh_axis_size(x->l, axis);
+    long *g = malloc(sizeof(long) * (size_t)n);
+    if (!g) {
+        b->failed = 1;
+        return;
+    }
+    mesh_rank_group(x->l, x->rank, axis, g);
+    for (int i = 0; i < n; i++)
+        mesh_buf_printf(b, "%s%ld", i ? "," : "", g[i]);
+    free(g);
+}
+
+#define INT_RENDER(fn, expr)                                                                       \
+    static void fn(const ctx_t *x, mesh_buf_t *b)                                                  \
+    {                                                                                              \
+        mesh_buf_printf(b, "%ld", (long)(expr));                                                   \
+    }
+INT_RENDER(r_tp_size, x->l->tp)
+INT_RENDER(r_pp_size, x->l->pp)
+INT_RENDER(r_dp_size, x->l->dp)
+INT_RENDER(r_cp_size, x->l->cp)
+INT_RENDER(r_tp_rank, x->c.tp)
+INT_RENDER(r_pp_rank, x->c.pp)
+INT_RENDER(r_dp_rank, x->c.dp)
+INT_RENDER(r_cp_rank, x->c.cp)
+INT_RENDER(r_zero, x->l->zero)
+INT_RENDER(r_vpp, x->l->vpp)
+INT_RENDER(r_mb, x->l->micro_batch)
+INT_RENDER(r_mbs, mesh_plan_best(x->plan)->micro_batches)
+INT_RENDER(r_gbs, x->m->global_batch)
+INT_RENDER(r_sp, x->l->sequence_parallel == 1)
+INT_RENDER(r_rank, x->rank)
+INT_RENDER(r_world, x->world)
+INT_RENDER(r_local, x->task->local)
+INT_RENDER(r_local_world, x->a->gpus_per_node)
+INT_RENDER(r_node, x->task->node)
+INT_RENDER(r_nodes, x->a->nodes)
+INT_RENDER(r_port, x->task->master_port)
+INT_RENDER(r_numa, x->task->numa_node)
+#undef INT_RENDER
+
+static void r_order(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, MESH_ORDER);
+}
+
+static void r_tp_group(const ctx_t *x, mesh_buf_t *b)
+{
+    r_group(x, b, MESH_AXIS_TP);
+}
+
+static void r_cp_group(const ctx_t *x, mesh_buf_t *b)
+{
+    r_group(x, b, MESH_AXIS_CP);
+}
+
+static void r_dp_group(const ctx_t *x, mesh_buf_t *b)
+{
+    r_group(x, b, MESH_AXIS_DP);
+}
+
+static void r_pp_group(const ctx_t *x, mesh_buf_t *b)
+{
+    r_group(x, b, MESH_AXIS_PP);
+}
+
+static void r_recompute(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, mesh_recompute_name(x->l->recompute));
+}
+
+static void r_pp_layers(const ctx_t *x, mesh_buf_t *b)
+{
+    int layers = x->m->has_arch ? x->m->layers : 1;
+    for (int i = 0; i < x->l->pp; i++)
+        mesh_buf_printf(b, "%s%d", i ? "," : "", mesh_stage_layers(layers, x->l->pp, i));
+}
+
+static void r_mem(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_printf(b, "%.0f", mesh_plan_best(x->plan)->memory.total);
+}
+
+static void r_gpu_mem(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_printf(b, "%.0f", x->a->gpu.memory);
+}
+
+static void r_plan(const ctx_t *x, mesh_buf_t *b)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_puts(b, mesh_layout_format(x->l, canon, sizeof(canon)));
+}
+
+static void r_digest(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, mesh_plan_digest(x->plan));
+}
+
+/* Megatron-LM flags (megatron/training/arguments.py) for this layout. */
+static void r_megatron(const ctx_t *x, mesh_buf_t *b)
+{
+    const mesh_layout_t *l = x->l;
+    const mesh_model_t *m = x->m;
+    mesh_buf_printf(b,
+                    "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
+                    "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
+                    "--seq-length %d",
+                    l->tp, l->pp, l->cp, l->micro_batch, m->global_batch, m->seq_len);
+    if (l->sequence_parallel == 1)
+        mesh_buf_puts(b, " --sequence-parallel");
+    if (l->vpp > 1)
+        mesh_buf_printf(b, " --num-layers-per-virtual-pipeline-stage %d",
+                        m->layers / (l->pp * l->vpp));
+    if (m->has_arch && l->pp > 1 && m->layers % l->pp)
+        mesh_buf_printf(b,
+                        " --decoder-first-pipeline-num-layers %d "
+                        "--decoder-last-pipeline-num-layers %d",
+                        mesh_stage_layers(m->layers, l->pp, 0),
+                        mesh_stage_layers(m->layers, l->pp, l->pp - 1));
+    if (l->zero == 1)
+        mesh_buf_puts(b, " --use-distributed-optimizer");
+    else if (l->zero >= 2) /* Megatron-FSDP's sharding strategies */
+        mesh_buf_printf(b, " --use-megatron-fsdp --data-parallel-sharding-strategy %s",
+                        l->zero == 2 ? "optim_grads" : "optim_grads_params");
+    if (l->recompute == MESH_RECOMPUTE_SELECTIVE)
+        mesh_buf_puts(b, " --recompute-granularity selective");
+    else if (l->recompute == MESH_RECOMPUTE_FULL)
+        mesh_buf_puts(b, " --recompute-granularity full --recompute-method uniform "
+                         "--recompute-num-layers 1");
+    if (m->precision != MESH_PREC_FP32)
+        mesh_buf_printf(b, " --%s", mesh_precision_name(m->precision));
+}
+
+/* DeepSpeed's batch triple must satisfy train = micro * accumulation * dp. */
+static void r_deepspeed(const ctx_t *x, mesh_buf_t *b)
+{
+    const mesh_model_t *m = x->m;
+    mesh_buf_printf(b,
+                    "{\"train_batch_size\":%ld,\"train_micro_batch_size_per_gpu\":%d,"
+                    "\"gradient_accumulation_steps\":%ld,\"zero_optimization\":{\"stage\":%d}",
+                    m->global_batch, x->l->micro_batch, mesh_plan_best(x->plan)->micro_batches,
+                    x->l->zero);
+    if (m->precision != MESH_PREC_FP32)
+        mesh_buf_printf(b, ",\"%s\":{\"enabled\":true}", mesh_precision_name(m->precision));
+    if (m->grad_accum_dtype != m->precision)
+        mesh_buf_printf(b, ",\"data_types\":{\"grad_accum_dtype\":\"%s\"}",
+                        mesh_precision_name(m->grad_accum_dtype));
+    mesh_buf_puts(b, "}");
+}
+
+static void r_master_addr(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, x->task->master_addr);
+}
+
+static void r_busid(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, x->task->gpu_busid);
+}
+
+static const struct var {
+    const char *name;
+    unsigned modes, flags;
+    render_fn render;
+} vars[] = {
+    {"MESH_TP_SIZE", M_ALL, 0, r_tp_size},
+    {"MESH_PP_SIZE", M_ALL, 0, r_pp_size},
+    {"MESH_DP_SIZE", M_ALL, 0, r_dp_size},
+    {"MESH_CP_SIZE", M_ALL, 0, r_cp_size},
+    {"MESH_TP_RANK", M_ALL, PER_RANK, r_tp_rank},
+    {"MESH_PP_RANK", M_ALL, PER_RANK, r_pp_rank},
+    {"MESH_DP_RANK", M_ALL, PER_RANK, r_dp_rank},
+    {"MESH_CP_RANK", M_ALL, PER_RANK, r_cp_rank},
+    {"MESH_ORDER", M_ALL, 0, r_order},
+    {"MESH_TP_GROUP", M_ALL, PER_RANK, r_tp_group},
+    {"MESH_PP_GROUP", M_ALL, PER_RANK, r_pp_group},
+    {"MESH_DP_GROUP", M_ALL, PER_RANK, r_dp_group},
+    {"MESH_CP_GROUP", M_ALL, PER_RANK, r_cp_group},
+    {"MESH_ZERO_STAGE", M_ALL, 0, r_zero},
+    {"MESH_VPP_SIZE", M_ALL, 0, r_vpp},
+    {"MESH_MICRO_BATCH_SIZE", M_ALL, 0, r_mb},
+    {"MESH_NUM_MICRO_BATCHES", M_ALL, 0, r_mbs},
+    {"MESH_GLOBAL_BATCH_SIZE", M_ALL, 0, r_gbs},
+    {"MESH_RECOMPUTE", M_ALL, 0, r_recompute},
+    {"MESH_SEQUENCE_PARALLEL", M_ALL, 0, r_sp},
+    {"MESH_PP_LAYERS", M_ALL, 0, r_pp_layers},
+    {"MESH_PREDICTED_MEM_BYTES", M_ALL, 0, r_mem},
+    {"MESH_GPU_MEM_BYTES", M_ALL, 0, r_gpu_mem},
+    {"MESH_PLAN", M_ALL, 0, r_plan},
+    {"MESH_PLAN_DIGEST", M_ALL, 0, r_digest},
+    {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
+    {"MESH_DEEPSPEED_CONFIG", M_ALL, 0, r_deepspeed},
+    {"MESH_GPU_BUSID", M_ALL, PER_RANK | NEEDS_TOPO, r_busid},
+    {"MESH_NUMA_NODE", M_ALL, PER_RANK | NEEDS_TOPO, r_numa},
+    {"RANK", M_TORCH, PER_RANK | KEEP_EXISTING, r_rank},
+    {"WORLD_SIZE", M_TORCH, KEEP_EXISTING, r_world},
+    {"LOCAL_RANK", M_TORCH, PER_RANK | KEEP_EXISTING, r_local},
+    {"LOCAL_WORLD_SIZE", M_TORCH, KEEP_EXISTING, r_local_world},
+    {"NODE_RANK", M_TORCH, KEEP_EXISTING, r_node},
+    {"MASTER_ADDR", M_TORCH, KEEP_EXISTING, r_master_addr},
+    {"MASTER_PORT", M_TORCH, KEEP_EXISTING, r_port},
+    {"PET_NNODES", M_TORCHRUN, KEEP_EXISTING, r_nodes},
+    {"PET_NODE_RANK", M_TORCHRUN, KEEP_EXISTING, r_node},
+    {"PET_NPROC_PER_NODE", M_TORCHRUN, KEEP_EXISTING, r_local_world},
+    {"PET_MASTER_ADDR", M_TORCHRUN, KEEP_EXISTING, r_master_addr},
+    {"PET_MASTER_PORT", M_TORCHRUN, KEEP_EXISTING, r_port},
+};
+
+#define NVARS MESH_ARRAY_LEN(vars)
+
+struct mesh_env {
+    int n;
+    const char *names[NVARS];
+    char *values[NVARS];
+    int keep[NVARS];
+};
+
+mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_error_t *err)
+{
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    ctx_t x = {
+        .plan = p, .l = &mesh_plan_best(p)->layout, .m = mesh_plan_model(p), .a = a, .task = task};
+    if (task->node < 0 || task->node >= a->nodes)
+        return mesh_error_set(err, "node %d is outside the %d nodes of the step", task->node,
+                              a->nodes),
+               NULL;
+    int torchrun = task->export_mode == MESH_EXPORT_TORCHRUN;
+    int tasks = torchrun ? 1 : a->gpus_per_node;
+    if (task->local < 0 || task->local >= tasks)
+        return mesh_error_set(err, "local task %d is outside the %d task%s per node%s", task->local,
+                              tasks, tasks == 1 ? "" : "s",
+                              torchrun ? " (torchrun: one launcher per node)" : ""),
+               NULL;
+    if (!task->master_addr || !*task->master_addr)
+        return mesh_error_set(err, "the step's first host (MASTER_ADDR) is unknown"), NULL;
+    x.world = (long)a->nodes * a->gpus_per_node;
+    x.rank = (long)task->node * a->gpus_per_node + task->local;
+    x.c = mesh_rank_coords(x.l, x.rank);
+
+    unsigned mode = task->export_mode == MESH_EXPORT_TORCH      ? M_TORCH
+                    : task->export_mode == MESH_EXPORT_TORCHRUN ? M_TORCHRUN
+                                                                : M_MESH;
+    int topo = task->gpu_busid != NULL;
+    mesh_env_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return mesh_error_set(err, "out of memory"), NULL;
+    for (int i = 0; i < NVARS; i++) {
+        const struct var *v = &vars[i];
+        if (!(v->modes & mode) || (torchrun && (v->flags & PER_RANK)) ||
+            ((v->flags & NEEDS_TOPO) && !topo))
+            continue;
+        mesh_buf_t b;
+        mesh_buf_init(&b);
+        v->render(&x, &b);
+        char *val = mesh_buf_take(&b);
+        if (!val) {
+            mesh_env_destroy(e);
+            return mesh_error_set(err, "out of memory rendering %s", v->name), NULL;
+        }
+        e->names[e->n] = v->name;
+        e->values[e->n] = val;
+        e->keep[e->n] = (v->flags & KEEP_EXISTING) != 0;
+        e->n++;
+    }
+    return e;
+}
+
+void mesh_env_destroy(mesh_env_t *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < e->n; i++)
+        free(e->values[i]);
+    free(e);
+}
+
+int mesh_env_count(const mesh_env_t *e)
+{
+    return e->n;
+}
+
+const char *mesh_env_name(const mesh_env_t *e, int i)
+{
+    return i >= 0 && i < e->n ? e->names[i] : NULL;
+}
+
+const char *mesh_env_value(const mesh_env_t *e, int i)
+{
+    return i >= 0 && i < e->n ? e->values[i] : NULL;
+}
+
+int mesh_env_keep_existing(const mesh_env_t *e, int i)
+{
+    return i >= 0 && i < e->n ? e->keep[i] : 0;
+}
+
+int mesh_env_master_port(unsigned long job_id, unsigned long step_id, int lo, int hi)
+{
+    unsigned long span = (unsigned long)(hi - lo + 1);
+    /* steps of one job get consecutive ports; jobs are spread by a prime */
+    return lo + (int)((job_id * 131UL + step_id) % span);
+}

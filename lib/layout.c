@@ -1,0 +1,214 @@
+/*
+ * Layouts: the --mesh syntax, batch arithmetic, the layer split and the
+ * validity rules (Megatron-LM's, which the exported flags must satisfy).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "meshplan/layout.h"
+#include "meshplan/parse.h"
+
+void mesh_layout_free(mesh_layout_t *l)
+{
+    l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
+    l->recompute = MESH_RECOMPUTE_AUTO;
+    l->sequence_parallel = MESH_FREE;
+}
+
+/* One --mesh field: its key and where it lives. */
+static int *int_field(mesh_layout_t *l, const char *key, long long *max)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        long long max;
+    } f[] = {
+        {"tp", offsetof(mesh_layout_t, tp), 1 << 16},
+        {"pp", offsetof(mesh_layout_t, pp), 1 << 16},
+        {"dp", offsetof(mesh_layout_t, dp), 1 << 24},
+        {"cp", offsetof(mesh_layout_t, cp), 1 << 16},
+        {"zero", offsetof(mesh_layout_t, zero), 3},
+        {"vpp", offsetof(mesh_layout_t, vpp), 1 << 16},
+        {"mb", offsetof(mesh_layout_t, micro_batch), 1 << 16},
+    };
+    for (int i = 0; i < MESH_ARRAY_LEN(f); i++)
+        if (strcmp(key, f[i].key) == 0) {
+            *max = f[i].max;
+            return (int *)((char *)l + f[i].off);
+        }
+    return NULL;
+}
+
+static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_t *err)
+{
+    char *eq = strchr(item, '=');
+    if (!eq)
+        return mesh_error_set(err,
+                              "mesh: '%.40s' is not key=value (keys: tp pp dp cp zero vpp "
+                              "mb recompute sp)",
+                              item);
+    *eq = '\0';
+    const char *key = item, *val = eq + 1;
+    static const char *const order[] = {"tp",  "pp", "dp",        "cp", "zero",
+                                        "vpp", "mb", "recompute", "sp"};
+    int idx = -1;
+    for (int i = 0; i < MESH_ARRAY_LEN(order); i++)
+        if (strcmp(key, order[i]) == 0)
+            idx = i;
+    if (idx < 0)
+        return mesh_error_set(err,
+                              "mesh: unknown key '%.20s' (keys: tp pp dp cp zero vpp mb "
+                              "recompute sp)",
+                              key);
+    if (*seen & (1u << idx))
+        return mesh_error_set(err, "mesh: %s given twice", key);
+    *seen |= 1u << idx;
+    if (strcasecmp(val, "auto") == 0) /* tp=auto: explicitly planned */
+        return 0;
+    char what[32];
+    snprintf(what, sizeof(what), "mesh %s", key);
+    if (strcmp(key, "recompute") == 0) {
+        if (mesh_recompute_parse(val, &l->recompute) < 0)
+            return mesh_error_set(err,
+                                  "mesh recompute: '%.20s' is not one of none selective "
+                                  "full auto",
+                                  val);
+        return 0;
+    }
+    if (strcmp(key, "sp") == 0)
+        return mesh_parse_bool(val, what, &l->sequence_parallel, err);
+    long long max = 0, v;
+    int *dst = int_field(l, key, &max);
+    if (mesh_parse_int(val, what, strcmp(key, "zero") == 0 ? 0 : 1, max, &v, err) < 0)
+        return -1;
+    *dst = (int)v;
+    return 0;
+}
+
+int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err)
+{
+    mesh_layout_free(pins);
+    if (!s)
+        return 0;
+    char buf[MESH_LAYOUT_STR_MAX * 2];
+    if (mesh_strlcpy(buf, s, sizeof(buf)) < 0)
+        return mesh_error_set(err, "mesh: longer than %d characters", (int)sizeof(buf) - 1);
+    if (strcasecmp(buf, "auto") == 0 || buf[0] == '\0')
+        return 0;
+    unsigned seen = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (parse_field(pins, item, &seen, err) < 0)
+            return -1;
+    size_t n = strlen(s);
+    if (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
+        return mesh_error_set(err, "mesh: empty field in '%.60s'", s);
+    return 0;
+}
+
+const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s", l->tp,
+             l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch,
+             mesh_recompute_name(l->recompute), l->sequence_parallel ? "on" : "off");
+    return buf;
+}
+
+long mesh_layout_world(const mesh_layout_t *l)
+{
+    return (long)l->tp * l->cp * l->pp * l->dp;
+}
+
+long mesh_layout_micro_batches(const mesh_layout_t *l, long global_batch)
+{
+    long per = (long)l->micro_batch * l->dp;
+    return per > 0 ? global_batch / per : 0;
+}
+
+double mesh_pipeline_bubble(int pp, int vpp, long micro_batches)
+{
+    if (pp <= 1 || micro_batches <= 0)
+        return 0;
+    return (double)(pp - 1) / ((double)vpp * (double)micro_batches);
+}
+
+int mesh_stage_layers(int layers, int pp, int stage)
+{
+    int q = (layers + pp - 1) / pp, deficit = q * pp - layers;
+    if (pp == 1)
+        return layers;
+    if (stage == 0)
+        return q - (deficit + 1) / 2;
+    if (stage == pp - 1)
+        return q - deficit / 2;
+    return q;
+}
+
+void mesh_layer_split(int layers, int pp, int *out)
+{
+    for (int i = 0; i < pp; i++)
+        out[i] = mesh_stage_layers(layers, pp, i);
+}
+
+int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
+                      mesh_error_t *err)
+{
+    if (l->tp < 1 || l->pp < 1 || l->dp < 1 || l->cp < 1 || l->vpp < 1 || l->micro_batch < 1)
+        return mesh_error_set(err, "every size must be at least 1");
+    /* each dimension on its own first, so that a bad pin is named as such */
+    if (l->tp > a->island || a->island % l->tp)
+        return mesh_error_set(err,
+                              "tp %d must divide the NVLink island of %d GPUs (TP exchanges "
+                              "activations in every layer and needs NVLink)",
+                              l->tp, a->island);
+    if (a->gpus_per_node % l->tp)
+        return mesh_error_set(err, "tp %d must divide the %d GPUs per node", l->tp,
+                              a->gpus_per_node);
+    if (!m->has_arch && (l->tp > 1 || l->pp > 1 || l->cp > 1))
+        return mesh_error_set(err, "tp, pp and cp need the model's arch (layers, heads, ...); a "
+                                   "params-only spec plans DP and ZeRO only");
+    if (m->has_arch && (m->heads % l->tp || m->kv_heads % l->tp))
+        return mesh_error_set(err, "tp %d must divide heads %d and kv_heads %d", l->tp, m->heads,
+                              m->kv_heads);
+    if (m->has_arch && m->ffn % l->tp)
+        return mesh_error_set(err, "tp %d must divide ffn %d", l->tp, m->ffn);
+    if (l->cp > 1 && m->seq_len % (2 * l->cp))
+        return mesh_error_set(err, "cp %d needs seq_len %d divisible by 2*cp", l->cp, m->seq_len);
+    if (m->has_arch && l->pp > m->layers)
+        return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
+    if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1)
+        return mesh_error_set(err, "pp %d cannot split %d layers with at least one per stage",
+                              l->pp, m->layers);
+    long world = (long)a->nodes * a->gpus_per_node;
+    if (mesh_layout_world(l) != world)
+        return mesh_error_set(err,
+                              "tp*cp*pp*dp = %d*%d*%d*%d = %ld, but the allocation has %ld "
+                              "GPUs",
+                              l->tp, l->cp, l->pp, l->dp, mesh_layout_world(l), world);
+    if (l->sequence_parallel && l->tp == 1)
+        return mesh_error_set(err, "sequence parallelism needs tp > 1");
+    if (l->sequence_parallel && m->seq_len % l->tp)
+        return mesh_error_set(err, "sequence parallelism needs seq_len %d divisible by tp %d",
+                              m->seq_len, l->tp);
+    if (l->zero < 0 || l->zero > 3)
+        return mesh_error_set(err, "zero %d: the stages are 0, 1, 2 and 3", l->zero);
+    if (m->global_batch % ((long)l->micro_batch * l->dp))
+        return mesh_error_set(err, "global_batch %ld is not a multiple of micro_batch %d * dp %d",
+                              m->global_batch, l->micro_batch, l->dp);
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+    if (l->vpp > 1) {
+        if (!m->has_arch || l->pp <= 2)
+            return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 2", l->vpp);
+        if (m->layers % (l->pp * l->vpp))
+            return mesh_error_set(err,
+                                  "vpp %d: layers %d must divide evenly into pp*vpp = %d "
+                                  "chunks",
+                                  l->vpp, m->layers, l->pp * l->vpp);
+        if (mbs % l->pp)
+            return mesh_error_set(err, "vpp %d: the %ld micro-batches must be a multiple of pp %d",
+                                  l->vpp, mbs, l->pp);
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * The memory model: bytes per GPU of a layout, for its worst rank.
+ *
+ * Model states follow the ZeRO paper (Rajbhandari et al. 2020, section 5):
+ * w bytes per weight, g per gradient, k per parameter of optimizer state,
+ * with the sharded parts divided over the data-parallel group.  TP splits
+ * every matrix of a layer; PP gives each stage its layers, the first stage
+ * the input embedding and the last the output layer.
+ *
+ * Activations follow Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models", section 4 and Table 2), term by
+ * term, so that they generalise where the paper's constants do not: grouped-
+ * query attention stores smaller K and V, SwiGLU stores a wider MLP,
+ * FlashAttention stores no s x s scores, and dropout-free training stores no
+ * masks.  With the paper's own assumptions (MHA, GeLU, f = 4h, dropout, no
+ * FlashAttention) every Table 2 row comes out exactly.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/memory.h"
+
+#define LORA_ADAPTER_FRACTION 0.01
+
+void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
+{
+    *w = m->precision == MESH_PREC_FP32 ? 4 : 2;
+    *g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
+    /* mixed precision keeps fp32 master weights; Adam two fp32 moments, SGD one */
+    double master = *w == 2 ? 4 : 0;
+    double moments = m->optimizer == MESH_OPT_SGD ? 4 : 8;
+    *k = master + moments;
+    if (m->finetune == MESH_FINETUNE_LORA) {
+        /* The base weights are frozen: no gradients, no optimizer states.
+         * Low-rank adapters on every linear layer are well under 1% of the
+         * parameters (rank 16 on a 70B model: about 0.1%); price them as 1%
+         * with full gradients and states. */
+        *g *= LORA_ADAPTER_FRACTION;
+        *k *= LORA_ADAPTER_FRACTION;
+    }
+}
+
+double mesh_model_states(double psi, int d, int zero, double w, double g, double k)
+{
+    switch (zero) {
+    case 0: return (w + g + k) * psi;
+    case 1: return (w + g) * psi + k * psi / d;
+    case 2: return w * psi + (g + k) * psi / d;
+    default: return (w + g + k) * psi / d;
+    }
+}
+
+double mesh_interleave_factor(int pp, int vpp)
+{
+    return 1.0 + (double)(pp - 1) / ((double)pp * vpp);
+}
+
+double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int sp,
+                             mesh_recompute_t rc)
+{
+    if (!m->has_arch)
+        return 0;
+    double s = (double)m->seq_len / cp, b = mb, h = m->hidden, f = m->ffn;
+    double a = m->heads, kv = (double)m->kv_heads / m->heads;
+    double sbh = s * b * h;
+    double rep_div = sp ? tp : 1; /* SP shards what plain TP replicates */
+
+    if (rc == MESH_RECOMPUTE_FULL) /* only the layer's input is kept */
+        return 2 * sbh / rep_div;
+
+    int masks = m->dropout > 0;
+    /* replicated under plain TP: two norm inputs (4sbh), the QKV and fc1
+     * inputs (2sbh each), and two 1-byte dropout masks */
+    double replicated = (4 + 2 + 2) * sbh + (masks ? 2 * sbh : 0);
+    /* split by TP: Q (2sbh), K and V (2sbh * kv/heads each), the attention
+     * output that feeds the projection (2sbh), and the MLP: GeLU keeps its
+     * input and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1
+     * output (4sbf) and its product (2sbf) */
+    double split =
+        2 * sbh + 4 * sbh * kv + 2 * sbh + (m->mlp == MESH_MLP_SWIGLU ? 6 : 4) * s * b * f;
+    /* the attention core: softmax output (2 bytes), and with dropout its
+     * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
+     * the paper.  FlashAttention keeps only the fp32 log-sum-exp per row.
+     * Selective recomputation recomputes the core and stores neither. */
+    double core = 0;
+    if (rc != MESH_RECOMPUTE_SELECTIVE) {
+        if (m->flash_attention)
+            core = 4 * a * s * b;
+        else
+            core = a * s * (s * cp) * b * (2 + (masks ? 3 : 0));
+    }
+    return replicated / rep_div + (split + core) / tp;
+}
+
+double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!m->has_arch)
+        return m->params;
+    int layers = mesh_stage_layers(m->layers, l->pp, stage);
+    double t = l->tp, h = m->hidden;
+    /* norms (and GPT's row-parallel biases) are replicated, matrices split */
+    double replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
+    double layer = mesh_model_layer_params(m);
+    double per_gpu_layer = (layer - replicated) / t + replicated;
+    double emb = mesh_model_padded_vocab(m, l->tp) * h / t;
+
+    double p = layers * per_gpu_layer;
+    if (stage == 0)
+        p += emb + (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
+    if (stage == l->pp - 1) {
+        p += m->mlp == MESH_MLP_SWIGLU ? h : 2 * h; /* final norm */
+        /* untied: the output layer; tied across stages: the last stage keeps
+         * its own copy of the embedding, kept in sync by the embedding group */
+        if (!m->tied_embeddings || l->pp > 1)
+            p += emb;
+    }
+    /* A count given in the spec wins over the arch's: scale to it. */
+    double from_arch = mesh_model_params_from_arch(m);
+    return from_arch > 0 ? p * (m->params / from_arch) : p;
+}
+
+/* Micro-batches (or interleaved chunks, counted in layers) in flight on a
+ * stage under 1F1B: stage r of p holds min(p - r, m) micro-batches of its
+ * layers; interleaved, its warm-up is 2(p-r-1) + (v-1)p chunks (Megatron-LM
+ * schedules.py), plus the one in its steady state. */
+static double stage_layer_activations(const mesh_layout_t *l, long mbs, int layers, int stage)
+{
+    int p = l->pp, v = l->vpp;
+    if (v > 1) {
+        double chunks = 2.0 * (p - stage - 1) + (double)(v - 1) * p + 1;
+        if (chunks > (double)mbs * v)
+            chunks = (double)mbs * v;
+        return chunks * layers / v;
+    }
+    long inflight = p - stage < mbs ? p - stage : mbs;
+    return (double)inflight * layers;
+}
+
+static int groups_of(const mesh_layout_t *l)
+{
+    return (l->tp > 1) + (l->cp > 1) + (l->dp > 1) + (l->pp > 1) * 2; /* pp: + embedding group */
+}
+
+static void stage_memory(const mesh_model_t *m, const mesh_layout_t *l, const mesh_policy_t *pol,
+                         int stage, mesh_memory_t *out)
+{
+    double w, g, k;
+    mesh_state_bytes(m, &w, &g, &k);
+    int layers = m->has_arch ? mesh_stage_layers(m->layers, l->pp, stage) : 1;
+    double psi = mesh_stage_params(m, l, stage);
+    int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
+    int zero = d > 1 ? l->zero : 0;
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+
+    memset(out, 0, sizeof(*out));
+    out->stage = stage;
+    out->weights = zero == 3 ? w * psi / d : w * psi;
+    out->grads = zero >= 2 ? g * psi / d : g * psi;
+    out->optimizer = zero >= 1 ? k * psi / d : k * psi;
+    if (zero == 3 && m->has_arch) {
+        /* ZeRO-3 gathers each layer before use: the current and the
+         * prefetched layer's weights, and one layer of full gradients
+         * before their reduce-scatter (DeepSpeed's 4*Lp for bf16). */
+        double largest = mesh_model_layer_params(m) / l->tp;
+        out->weights += 2 * w * largest;
+        out->grads += g * largest;
+    }
+
+    if (m->has_arch) {
+        int sp = l->sequence_parallel == 1;
+        double per_layer = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute);
+        double act = stage_layer_activations(l, mbs, layers, stage) * per_layer;
+        double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
+        double rep_div = sp ? l->tp : 1;
+        if (stage == 0) { /* int64 token ids (+ embedding dropout mask) per micro-batch in flight */
+            double inflight = l->pp < mbs ? l->pp : mbs;
+            act += inflight * (8 * s * b + (m->dropout > 0 ? s * b * h / rep_div : 0));
+        }
+        if (stage == l->pp - 1) { /* final norm and output-layer inputs, fp32 logits */
+            act += 4 * s * b * h / rep_div + 4 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp;
+        }
+        if (l->recompute == MESH_RECOMPUTE_FULL) /* the layer being recomputed */
+            act += mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+        out->activations = act;
+    }
+    out->overhead = pol->overhead_context + pol->overhead_comm * groups_of(l) +
+                    pol->fragmentation * out->activations;
+    out->total = out->weights + out->grads + out->optimizer + out->activations + out->overhead;
+}
+
+void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                          const mesh_policy_t *pol, mesh_memory_t *out)
+{
+    int stages[3], n = mesh_heavy_stages(l->pp, stages);
+    mesh_memory_t cur;
+    for (int i = 0; i < n; i++) {
+        stage_memory(m, l, pol, stages[i], &cur);
+        if (i == 0 || cur.total > out->total)
+            *out = cur;
+    }
+    out->capacity = mesh_policy_usable(pol, &a->gpu);
+}

@@ -1,0 +1,22 @@
+/*
+ * libmeshplan: plan 3D-parallel (TP x CP x PP x DP + ZeRO) layouts for LLM
+ * training and render the per-task environment.  Include this header, or
+ * only the meshplan/ headers you need.
+ */
+#ifndef MESHPLAN_H
+#define MESHPLAN_H
+
+#include "meshplan/error.h"
+#include "meshplan/parse.h"
+#include "meshplan/spec.h"
+#include "meshplan/gpu.h"
+#include "meshplan/layout.h"
+#include "meshplan/policy.h"
+#include "meshplan/memory.h"
+#include "meshplan/cost.h"
+#include "meshplan/plan.h"
+#include "meshplan/ranks.h"
+#include "meshplan/env.h"
+#include "meshplan/report.h"
+
+#endif

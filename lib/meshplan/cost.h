@@ -1,0 +1,47 @@
+/*
+ * meshplan: the cost model.
+ *
+ * Predicted time of one optimizer step of a layout: compute from the GPU
+ * table's peak and GEMM efficiency, plus the pipeline bubble, plus the
+ * parts of TP, CP, PP and DP/ZeRO communication that compute cannot hide.
+ * The overlap assumptions are stated in lib/cost.c and in the README.
+ */
+#ifndef MESHPLAN_COST_H
+#define MESHPLAN_COST_H
+
+#include "meshplan/layout.h"
+#include "meshplan/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mesh_cost {
+    double step_seconds;   /* one optimizer step */
+    double tokens_per_sec; /* whole job */
+    double tflops_per_gpu; /* model FLOPs (no recompute) per second per GPU, in 1e12 */
+    double mfu;            /* model FLOPs utilisation: tflops_per_gpu / peak */
+    double bubble;         /* pipeline bubble fraction (p-1)/(v*m) */
+    /* the parts of step_seconds */
+    double compute_s;   /* forward + backward (+ recompute) incl. bubble */
+    double tp_comm_s;   /* TP all-reduces / all-gathers, on the critical path */
+    double cp_comm_s;   /* context-parallel K/V exchange not hidden by attention */
+    double pp_comm_s;   /* stage-to-stage sends */
+    double dp_comm_s;   /* DP / ZeRO collectives not hidden behind compute */
+    double optimizer_s; /* the optimizer step itself */
+} mesh_cost_t;
+
+/* Model FLOPs of one token, forward and backward, no recomputation:
+ * 6 * (matmul parameters) + 6*layers*seq*hidden for causal attention
+ * (Megatron-LM's convention: QK^T and AV count half under the causal mask);
+ * 4 per matmul parameter under LoRA, whose frozen weights get no gradients. */
+double mesh_flops_per_token(const mesh_model_t *m);
+
+/* Estimate the step time of layout l (which must pass mesh_layout_check). */
+void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                        mesh_cost_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

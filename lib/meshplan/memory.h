@@ -1,0 +1,62 @@
+/*
+ * meshplan: the memory model.
+ *
+ * Bytes per GPU of a layout for its worst rank.  Pipeline stages differ: the
+ * first holds the input embedding and the most micro-batches in flight, the
+ * last the output layer and the logits, so every stage is priced and the
+ * largest is reported.  Formulas and their sources are in lib/memory.c and
+ * in the README.
+ */
+#ifndef MESHPLAN_MEMORY_H
+#define MESHPLAN_MEMORY_H
+
+#include "meshplan/layout.h"
+#include "meshplan/policy.h"
+#include "meshplan/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mesh_memory {
+    double weights;     /* training-precision weights (+ ZeRO-3 gathered layers) */
+    double grads;       /* gradient buffers */
+    double optimizer;   /* fp32 master weights and optimizer moments */
+    double activations; /* stored for the backward pass, all micro-batches in flight */
+    double overhead;    /* CUDA context, communication buffers, fragmentation */
+    double total;
+    double capacity; /* usable: GPU memory * (1 - reserve) */
+    int stage;       /* the pipeline stage these figures are for */
+} mesh_memory_t;
+
+/* Memory of the worst rank of layout l (which must pass mesh_layout_check). */
+void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                          const mesh_policy_t *pol, mesh_memory_t *out);
+
+/* Model states per GPU of psi parameters under ZeRO stage `zero` over `d`
+ * data-parallel ranks (Rajbhandari et al. 2020): w bytes per weight, g per
+ * gradient, k per parameter of optimizer state.  Mixed-precision Adam is
+ * w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at stage 3. */
+double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
+
+/* Parameters one GPU of pipeline stage `stage` holds: its layers split by TP
+ * (norms replicated), the input embedding on the first stage, the output
+ * layer (or a tied copy) and the final norm on the last. */
+double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
+
+/* Bytes per parameter (w, g, k) of the model's precision and optimizer. */
+void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
+
+/* Activation bytes one transformer layer stores for one micro-batch
+ * (Korthikanti et al. 2022, Table 2, generalised for GQA, SwiGLU, flash
+ * attention and dropout-free training). */
+double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp, int sp,
+                             mesh_recompute_t rc);
+
+/* Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v). */
+double mesh_interleave_factor(int pp, int vpp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/*
+ * meshplan: admin policy and modelling assumptions.
+ *
+ * One set of keys, read from plugstack.conf arguments (key=value), from a
+ * YAML policy file (policy=/etc/slurm/meshplan.yaml) or from the CLI's
+ * --policy.  Unknown keys are errors naming the key.  Defaults are those of
+ * mesh_policy_init and are documented in meshplan(8).
+ */
+#ifndef MESHPLAN_POLICY_H
+#define MESHPLAN_POLICY_H
+
+#include "meshplan/error.h"
+#include "meshplan/gpu.h"
+#include "meshplan/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MESH_PATH_MAX          256
+#define MESH_GPU_OVERRIDES_MAX 16
+
+typedef enum mesh_enforce {
+    MESH_ENFORCE_OFF,
+    MESH_ENFORCE_WARN,
+    MESH_ENFORCE_REJECT
+} mesh_enforce_t;
+typedef enum mesh_export {
+    MESH_EXPORT_TORCH,
+    MESH_EXPORT_TORCHRUN,
+    MESH_EXPORT_MESH
+} mesh_export_t;
+
+/* Which job steps get the variables (steps=). */
+enum {
+    MESH_STEP_REGULAR = 1 << 0, /* srun steps */
+    MESH_STEP_BATCH = 1 << 1,   /* the batch script itself */
+    MESH_STEP_EXTERN = 1 << 2,  /* the extern step (ssh adoption) */
+};
+
+/* A per-model override of the GPU table; zero fields are left as they are. */
+typedef struct mesh_gpu_override {
+    char name[32];
+    double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
+    int island;
+} mesh_gpu_override_t;
+
+typedef struct mesh_policy {
+    mesh_enforce_t enforce; /* what to do with a job whose model does not fit */
+    double reserve;         /* fraction of GPU memory kept free */
+    char gpu[32];           /* GPU model to assume where discovery cannot tell */
+    double gpu_mem;         /* GPU memory to assume (bytes); 0 = from the GPU table */
+    mesh_export_t export_mode;
+    int port_lo, port_hi; /* MASTER_PORT range */
+    char models_dir[MESH_PATH_MAX];
+    char topology_xml[MESH_PATH_MAX];
+    unsigned steps;          /* MESH_STEP_* mask */
+    double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
+    double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
+    double fragmentation;    /* allocator slack, fraction of activation memory */
+    int n_gpu_overrides;
+    mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
+} mesh_policy_t;
+
+/* Fill in the defaults. */
+void mesh_policy_init(mesh_policy_t *p);
+
+/* Set one key, as written in plugstack.conf ("reserve", "0.1").  GPU
+ * overrides are "gpu.NAME.FIELD" (e.g. gpu.H100-SXM.memory=80GiB). */
+int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err);
+
+/* Set one "key=value" argument. */
+int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
+
+/* Read a YAML policy file: a mapping of the same keys; `gpus:` holds a
+ * mapping of GPU names to mappings of override fields. */
+int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
+
+/* Apply the policy's overrides for gpu->name to *gpu. */
+void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);
+
+/* Describe an allocation: `gpu` names a table entry (NULL: the policy's
+ * gpu=, else a generic GPU with the default GPU's speeds); the policy's
+ * gpu.NAME.* overrides apply; `gpu_mem` (0: the policy's gpu_mem= for a
+ * generic GPU) and `island` (0: the GPU's own) override last. */
+int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
+                      int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err);
+
+/* The installed presets directory ($(datadir)/meshplan/models). */
+const char *mesh_default_models_dir(void);
+
+/* Memory a layout may use on this GPU: memory * (1 - reserve). */
+double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu);
+
+const char *mesh_enforce_name(mesh_enforce_t e);
+const char *mesh_export_name(mesh_export_t e);
+int mesh_export_parse(const char *s, mesh_export_t *out); /* 0 ok, -1 unknown */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

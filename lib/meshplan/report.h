@@ -1,0 +1,33 @@
+/*
+ * meshplan: reports of a plan for people and for programs.
+ *
+ * The CLI prints these and the plugin's --mesh-explain shows the same text,
+ * so a plan reads the same wherever it is made.  Every function returns a
+ * malloc'd NUL-terminated string (free it), or NULL if memory ran out.
+ */
+#ifndef MESHPLAN_REPORT_H
+#define MESHPLAN_REPORT_H
+
+#include "meshplan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The explained plan: model and allocation, the chosen layout as a table,
+ * its memory breakdown and cost, runners-up, reasons and advice. */
+char *mesh_report_text(const mesh_plan_t *p);
+
+/* The plan as one JSON object (DESIGN section 9): model, fits, layout,
+ * memory (bytes per GPU, worst rank), cost, alternatives, reasons, advice. */
+char *mesh_report_json(const mesh_plan_t *p);
+
+/* The rank map of the chosen layout: one row per rank with node, local
+ * index and coordinates, then the groups of rank 0. */
+char *mesh_report_ranks_text(const mesh_plan_t *p);
+char *mesh_report_ranks_json(const mesh_plan_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,717 @@
+/*
+ * The planner: exhaustive search with pruning, then explanation.
+ *
+ * The space is every (tp, cp, pp, dp, zero, vpp, recompute, micro_batch)
+ * that the allocation and the model allow.  Memory grows with the
+ * micro-batch, so each micro-batch sweep stops at the first size that does
+ * not fit; everything else is priced.  Selection is transitive and so
+ * independent of search order: the fastest step time T, then among the
+ * layouts within MESH_PLAN_TIE of T the simplest (DP+ZeRO, then TP, then PP;
+ * then fewer stages, smaller tp, ...).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/plan.h"
+
+#define MB_MAX         256 /* largest micro-batch tried */
+#define LINES_MAX      24  /* reasons or advice lines kept */
+#define LINE_LEN       384
+#define MIN_NODES_SPAN 512 /* node counts tried for "what would fit" */
+
+enum family { FAM_DP, FAM_Z1, FAM_Z2, FAM_Z3, FAM_TP, FAM_PP, FAM_COUNT };
+
+static const char *const family_names[FAM_COUNT] = {
+    "plain DP",
+    "DP + ZeRO-1",
+    "DP + ZeRO-2",
+    "DP + ZeRO-3",
+    "TP/CP inside a node (+ DP/ZeRO)",
+    "PP across nodes (+ TP, DP/ZeRO)",
+};
+
+typedef struct family_stat {
+    long valid;
+    int has_fit, has_min, has_invalid;
+    mesh_candidate_t fit; /* fastest that fits */
+    mesh_candidate_t min; /* least memory */
+    mesh_layout_t invalid;
+} family_stat_t;
+
+typedef struct search {
+    const mesh_model_t *m;
+    const mesh_alloc_t *a;
+    const mesh_policy_t *pol;
+    const mesh_layout_t *pins;
+    int first_fit_only; /* stop at the first layout that fits, price nothing */
+    long evaluated, valid;
+    int found, oom;
+    mesh_candidate_t first; /* first_fit_only: the layout found */
+    mesh_candidate_t *fits; /* every fitting layout, priced */
+    size_t n_fits, cap_fits;
+    int has_closest, has_invalid;
+    mesh_candidate_t closest; /* least memory over capacity */
+    mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
+    family_stat_t fam[FAM_COUNT];
+} search_t;
+
+struct mesh_plan {
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_policy_t policy;
+    mesh_layout_t pins;
+    int fits;
+    mesh_candidate_t best;
+    mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
+    int n_alts;
+    char reasons[LINES_MAX][LINE_LEN];
+    int n_reasons;
+    char advice[LINES_MAX][LINE_LEN];
+    int n_advice;
+    long evaluated;
+    char digest[17];
+};
+
+static int family_of(const mesh_layout_t *l)
+{
+    if (l->pp > 1)
+        return FAM_PP;
+    if (l->tp > 1 || l->cp > 1)
+        return FAM_TP;
+    return l->dp > 1 ? FAM_DP + l->zero : FAM_DP;
+}
+
+/* Lexicographic simplicity: negative if a is simpler than b. */
+static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
+{
+    const mesh_layout_t *x = &a->layout, *y = &b->layout;
+    int kx[] = {family_of(x), x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
+    int ky[] = {family_of(y), y->pp, y->tp, y->cp, y->vpp, y->zero, (int)y->recompute};
+    for (int i = 0; i < MESH_ARRAY_LEN(kx); i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    if (a->memory.total != b->memory.total)
+        return a->memory.total < b->memory.total ? -1 : 1;
+    if (x->micro_batch != y->micro_batch)
+        return x->micro_batch < y->micro_batch ? -1 : 1;
+    return x->sequence_parallel - y->sequence_parallel;
+}
+
+static void add_fit(search_t *s, const mesh_candidate_t *c)
+{
+    if (s->n_fits == s->cap_fits) {
+        size_t cap = s->cap_fits ? 2 * s->cap_fits : 256;
+        mesh_candidate_t *f = realloc(s->fits, cap * sizeof(*f));
+        if (!f) {
+            s->oom = 1;
+            return;
+        }
+        s->fits = f;
+        s->cap_fits = cap;
+    }
+    s->fits[s->n_fits++] = *c;
+}
+
+static void note_family(search_t *s, const mesh_candidate_t *c)
+{
+    family_stat_t *f = &s->fam[family_of(&c->layout)];
+    f->valid++;
+    if (!f->has_min || c->memory.total < f->min.memory.total) {
+        f->min = *c;
+        f->has_min = 1;
+    }
+    if (c->fits && (!f->has_fit || c->cost.step_seconds < f->fit.cost.step_seconds)) {
+        f->fit = *c;
+        f->has_fit = 1;
+    }
+}
+
+/* Evaluate one layout; returns 1 if it was valid but did not fit (so a
+ * larger micro-batch will not fit either), 0 otherwise. */
+static int evaluate(search_t *s, const mesh_layout_t *l)
+{
+    s->evaluated++;
+    if (mesh_layout_check(s->m, s->a, l, NULL) < 0) {
+        if (!s->has_invalid) {
+            s->invalid = *l;
+            s->has_invalid = 1;
+        }
+        family_stat_t *f = &s->fam[family_of(l)];
+        if (!f->has_invalid) {
+            f->invalid = *l;
+            f->has_invalid = 1;
+        }
+        return 0;
+    }
+    s->valid++;
+    mesh_candidate_t c;
+    memset(&c, 0, sizeof(c));
+    c.layout = *l;
+    c.micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
+    mesh_memory_estimate(s->m, l, s->a, s->pol, &c.memory);
+    c.fits = c.memory.total <= c.memory.capacity;
+    if (c.fits && s->first_fit_only) {
+        s->first = c;
+        s->found = 1;
+        return 0;
+    }
+    if (c.fits) {
+        mesh_cost_estimate(s->m, l, s->a, &c.cost);
+        add_fit(s, &c);
+    } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
+        s->closest = c;
+        s->has_closest = 1;
+    }
+    note_family(s, &c);
+    return !c.fits;
+}
+
+/* The values a dimension takes: the pin alone (checked later, so that a bad
+ * pin is explained), or every value in lo..hi that `ok` accepts. */
+typedef struct range {
+    int pin, v, hi;
+} range_t;
+
+static int range_first(range_t *r, int pin, int lo, int hi)
+{
+    r->pin = pin;
+    r->hi = hi;
+    r->v = pin != MESH_FREE ? pin : lo;
+    return pin != MESH_FREE || lo <= hi;
+}
+
+static int range_next(range_t *r)
+{
+    if (r->pin != MESH_FREE || r->v >= r->hi)
+        return 0;
+    r->v++;
+    return 1;
+}
+
+#define FOR_RANGE(r, pin, lo, hi)                                                                  \
+    for (int more_##r = range_first(&(r), pin, lo, hi); more_##r; more_##r = range_next(&(r)))
+
+/* The inner loops: micro-batch sizes smallest first. */
+static void search_batches(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    if (p->micro_batch != MESH_FREE) {
+        l->micro_batch = p->micro_batch;
+        evaluate(s, l);
+        return;
+    }
+    long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
+    if (per_replica == 0) { /* no micro-batch divides: record why */
+        l->micro_batch = 1;
+        evaluate(s, l);
+        return;
+    }
+    for (int mb = 1; mb <= MB_MAX && mb <= per_replica && !s->found; mb++) {
+        if (per_replica % mb)
+            continue;
+        l->micro_batch = mb;
+        if (evaluate(s, l))
+            break; /* memory grows with the micro-batch */
+    }
+}
+
+static void search_stage_options(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    range_t z, v, rc;
+    /* ZeRO shards nothing over one replica */
+    FOR_RANGE (z, p->zero, 0, l->dp * l->cp > 1 ? 3 : 0) {
+        l->zero = z.v;
+        FOR_RANGE (v, p->vpp, 1, m->has_arch && l->pp > 2 ? m->layers / l->pp : 1) {
+            if (v.pin == MESH_FREE && v.v > 1 && m->layers % (l->pp * v.v))
+                continue;
+            l->vpp = v.v;
+            FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
+                /* FlashAttention already keeps no attention scores, so
+                 * selective recomputation would only cost time; without an
+                 * arch there is nothing to recompute. */
+                if (rc.pin == MESH_FREE && rc.v != MESH_RECOMPUTE_NONE &&
+                    (!m->has_arch || (rc.v == MESH_RECOMPUTE_SELECTIVE && m->flash_attention)))
+                    continue;
+                l->recompute = (mesh_recompute_t)rc.v;
+                search_batches(s, l);
+                if (s->found)
+                    return;
+            }
+        }
+    }
+}
+
+static void search_run(search_t *s)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    const mesh_alloc_t *a = s->a;
+    long world = (long)a->nodes * a->gpus_per_node;
+    mesh_layout_t l;
+    range_t tp, cp, pp;
+    FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->gpus_per_node : 1) {
+        if (tp.pin == MESH_FREE &&
+            (a->gpus_per_node % tp.v || a->island % tp.v || m->heads % tp.v || m->kv_heads % tp.v))
+            continue;
+        /* context parallelism for long sequences only: 4K tokens or more per rank */
+        FOR_RANGE (cp, p->cp, 1, m->has_arch && m->seq_len >= 8192 ? m->seq_len / 4096 : 1) {
+            if (cp.pin == MESH_FREE && (cp.v & (cp.v - 1)))
+                continue; /* powers of two */
+            FOR_RANGE (pp, p->pp, 1, m->has_arch ? m->layers : 1) {
+                long mp = (long)tp.v * cp.v * pp.v;
+                if (world % mp &&
+                    (tp.pin == MESH_FREE || cp.pin == MESH_FREE || pp.pin == MESH_FREE))
+                    continue;
+                long dp = world / mp;
+                if (p->dp != MESH_FREE && p->dp != dp) {
+                    if (tp.pin == MESH_FREE || cp.pin == MESH_FREE || pp.pin == MESH_FREE)
+                        continue;
+                    dp = p->dp; /* fully pinned: let the check explain */
+                }
+                l.tp = tp.v;
+                l.cp = cp.v;
+                l.pp = pp.v;
+                l.dp = (int)(dp > 0 ? dp : 1);
+                l.sequence_parallel =
+                    p->sequence_parallel != MESH_FREE ? p->sequence_parallel : tp.v > 1;
+                search_stage_options(s, &l);
+                if (s->found)
+                    return;
+            }
+        }
+    }
+}
+
+/* Complete a pinned layout with neutral values, to explain why it is invalid. */
+static mesh_layout_t representative(const mesh_layout_t *p, long world)
+{
+    mesh_layout_t l;
+    l.tp = p->tp != MESH_FREE ? p->tp : 1;
+    l.cp = p->cp != MESH_FREE ? p->cp : 1;
+    l.pp = p->pp != MESH_FREE ? p->pp : 1;
+    l.dp = p->dp != MESH_FREE ? p->dp : (int)(world / ((long)l.tp * l.cp * l.pp));
+    if (l.dp < 1)
+        l.dp = 1;
+    l.zero = p->zero != MESH_FREE ? p->zero : 0;
+    l.vpp = p->vpp != MESH_FREE ? p->vpp : 1;
+    l.micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
+    l.recompute = p->recompute != MESH_RECOMPUTE_AUTO ? p->recompute : MESH_RECOMPUTE_NONE;
+    l.sequence_parallel = p->sequence_parallel != MESH_FREE ? p->sequence_parallel : l.tp > 1;
+    return l;
+}
+
+static void search_init(search_t *s, const mesh_plan_t *p, const mesh_model_t *m,
+                        const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only)
+{
+    memset(s, 0, sizeof(*s));
+    s->m = m;
+    s->a = a;
+    s->pol = &p->policy;
+    s->pins = pins;
+    s->first_fit_only = first_fit_only;
+}
+
+/* ---- explanation ---- */
+
+static void add_line(char lines[][LINE_LEN], int *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_line(char lines[][LINE_LEN], int *n, const char *fmt, ...)
+{
+    if (*n >= LINES_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(lines[*n], LINE_LEN, fmt, ap);
+    va_end(ap);
+    (*n)++;
+}
+
+static double gib(double bytes)
+{
+    return bytes / MESH_GiB;
+}
+
+static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const char *name = family_names[f];
+    if (st->has_fit) {
+        const mesh_candidate_t *c = &st->fit;
+        double slower = c->cost.step_seconds / p->best.cost.step_seconds - 1;
+        add_line(p->reasons, &p->n_reasons,
+                 "%s fits (%.1f of %.1f GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
+                 "s: %s)",
+                 name, gib(c->memory.total), gib(c->memory.capacity), 100 * slower,
+                 c->cost.step_seconds, p->best.cost.step_seconds,
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)));
+    } else if (st->has_min) {
+        const mesh_memory_t *mm = &st->min.memory;
+        add_line(p->reasons, &p->n_reasons,
+                 "%s needs %.1f GiB per GPU > %.1f GiB usable (weights %.1f, grads %.1f, "
+                 "optimizer %.1f, activations %.1f, overhead %.1f GiB at %s)",
+                 name, gib(mm->total), gib(mm->capacity), gib(mm->weights), gib(mm->grads),
+                 gib(mm->optimizer), gib(mm->activations), gib(mm->overhead),
+                 mesh_layout_format(&st->min.layout, canon, sizeof(canon)));
+    } else if (st->has_invalid) {
+        mesh_error_t e;
+        mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
+        add_line(p->reasons, &p->n_reasons, "%s is not possible here: %s", name, e.msg);
+    } else {
+        add_line(p->reasons, &p->n_reasons, "%s is excluded by the pinned layout fields", name);
+    }
+}
+
+/* Smallest node count that fits, searching upward from a lower bound. */
+static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
+                     mesh_candidate_t *out)
+{
+    double w, g, k;
+    mesh_state_bytes(m, &w, &g, &k);
+    double usable = mesh_policy_usable(&p->policy, &p->alloc.gpu);
+    /* even spread perfectly, the model states need this many GPUs */
+    double gpus = (w + g + k) * m->params / usable;
+    long lo = (long)(gpus / p->alloc.gpus_per_node);
+    if (lo <= p->alloc.nodes)
+        lo = p->alloc.nodes + 1;
+    mesh_layout_t free_dp = *pins;
+    free_dp.dp = MESH_FREE; /* dp follows the node count */
+    for (long n = lo; n < lo + MIN_NODES_SPAN && n * p->alloc.gpus_per_node <= (1L << 20); n++) {
+        mesh_alloc_t a = p->alloc;
+        a.nodes = (int)n;
+        search_t s;
+        search_init(&s, p, m, &a, &free_dp, 1);
+        search_run(&s);
+        if (s.found) {
+            *out = s.first;
+            return (int)n;
+        }
+    }
+    return 0;
+}
+
+/* First fitting layout on this allocation for model m with pins; 1 if found. */
+static int fits_with(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
+                     mesh_candidate_t *out)
+{
+    search_t s;
+    search_init(&s, p, m, &p->alloc, pins, 1);
+    search_run(&s);
+    if (s.found)
+        *out = s.first;
+    return s.found;
+}
+
+static void advise(mesh_plan_t *p)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_candidate_t c;
+    const mesh_layout_t *pins = &p->pins;
+    /* 1. a pinned field that is in the way */
+    static const struct {
+        const char *key;
+        size_t off;
+    } fields[] = {
+        {"zero", offsetof(mesh_layout_t, zero)},
+        {"recompute", offsetof(mesh_layout_t, recompute)},
+        {"mb", offsetof(mesh_layout_t, micro_batch)},
+        {"tp", offsetof(mesh_layout_t, tp)},
+        {"pp", offsetof(mesh_layout_t, pp)},
+        {"cp", offsetof(mesh_layout_t, cp)},
+        {"vpp", offsetof(mesh_layout_t, vpp)},
+        {"dp", offsetof(mesh_layout_t, dp)},
+    };
+    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++) {
+        mesh_layout_t relaxed = *pins;
+        int *f = (int *)((char *)&relaxed + fields[i].off);
+        if (*f == MESH_FREE)
+            continue;
+        int was = *f;
+        *f = MESH_FREE;
+        if (fits_with(p, &p->model, &relaxed, &c)) {
+            int now = *(const int *)((const char *)&c.layout + fields[i].off);
+            if (strcmp(fields[i].key, "recompute") == 0)
+                add_line(p->advice, &p->n_advice,
+                         "recompute=%s instead of the pinned recompute=%s fits: %s (%.1f GiB)",
+                         mesh_recompute_name((mesh_recompute_t)now),
+                         mesh_recompute_name((mesh_recompute_t)was),
+                         mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+            else
+                add_line(p->advice, &p->n_advice,
+                         "%s=%d instead of the pinned %s=%d fits: %s (%.1f GiB)", fields[i].key,
+                         now, fields[i].key, was,
+                         mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+        }
+    }
+    mesh_layout_t none;
+    mesh_layout_free(&none);
+    if (fits_with(p, &p->model, &none, &c)) {
+        if (p->n_advice == 0)
+            add_line(p->advice, &p->n_advice,
+                     "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
+                     mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+        return; /* the allocation is big enough: the pins were in the way */
+    }
+    /* 2. more nodes */
+    int n = min_nodes(p, &p->model, &none, &c);
+    if (n > 0)
+        add_line(p->advice, &p->n_advice,
+                 "%d nodes (%d GPUs) would fit full training: %s (%.1f GiB per GPU)", n,
+                 n * p->alloc.gpus_per_node, mesh_layout_format(&c.layout, canon, sizeof(canon)),
+                 gib(c.memory.total));
+    /* 3. parameter-efficient fine-tuning */
+    if (p->model.finetune != MESH_FINETUNE_FULL)
+        return;
+    mesh_model_t lora = p->model;
+    lora.finetune = MESH_FINETUNE_LORA;
+    double w, g, k,
+        total = (double)p->alloc.nodes * p->alloc.gpus_per_node *
+                mesh_policy_usable(&p->policy, &p->alloc.gpu);
+    mesh_state_bytes(&p->model, &w, &g, &k);
+    if (n == 0 || n > 4 * p->alloc.nodes)
+        add_line(p->advice, &p->n_advice,
+                 "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
+                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
+                 w + g + k, (w + g + k) * p->model.params / (MESH_GiB * 1024),
+                 total / (MESH_GiB * 1024));
+    if (fits_with(p, &lora, &none, &c))
+        add_line(p->advice, &p->n_advice,
+                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
+                 "lora): %s, %.1f GiB per GPU",
+                 mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+    else if ((n = min_nodes(p, &lora, &none, &c)) > 0)
+        add_line(p->advice, &p->n_advice,
+                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
+                 n, mesh_layout_format(&c.layout, canon, sizeof(canon)));
+}
+
+static void choose(mesh_plan_t *p, search_t *s)
+{
+    double fastest = 0;
+    for (size_t i = 0; i < s->n_fits; i++)
+        if (i == 0 || s->fits[i].cost.step_seconds < fastest)
+            fastest = s->fits[i].cost.step_seconds;
+    const mesh_candidate_t *best = NULL;
+    for (size_t i = 0; i < s->n_fits; i++) {
+        const mesh_candidate_t *c = &s->fits[i];
+        if (c->cost.step_seconds > fastest * (1 + MESH_PLAN_TIE))
+            continue;
+        if (!best || simpler(c, best) < 0)
+            best = c;
+    }
+    p->best = *best;
+    p->fits = 1;
+    /* runners-up: the fastest of each other (tp, cp, pp) shape */
+    for (size_t i = 0; i < s->n_fits; i++) {
+        const mesh_candidate_t *c = &s->fits[i];
+        const mesh_layout_t *l = &c->layout, *b = &p->best.layout;
+        if (l->tp == b->tp && l->cp == b->cp && l->pp == b->pp)
+            continue;
+        int slot = -1;
+        for (int j = 0; j < p->n_alts; j++) {
+            const mesh_layout_t *o = &p->alts[j].layout;
+            if (o->tp == l->tp && o->cp == l->cp && o->pp == l->pp)
+                slot = j;
+        }
+        if (slot >= 0) {
+            if (c->cost.step_seconds < p->alts[slot].cost.step_seconds)
+                p->alts[slot] = *c;
+            continue;
+        }
+        if (p->n_alts < MESH_PLAN_ALTERNATIVES) {
+            p->alts[p->n_alts++] = *c;
+            continue;
+        }
+        int worst = 0; /* replace the slowest kept one if this is faster */
+        for (int j = 1; j < p->n_alts; j++)
+            if (p->alts[j].cost.step_seconds > p->alts[worst].cost.step_seconds)
+                worst = j;
+        if (c->cost.step_seconds < p->alts[worst].cost.step_seconds)
+            p->alts[worst] = *c;
+    }
+    /* sort runners-up by step time (insertion sort: at most a handful) */
+    for (int i = 1; i < p->n_alts; i++)
+        for (int j = i; j > 0 && p->alts[j].cost.step_seconds < p->alts[j - 1].cost.step_seconds;
+             j--) {
+            mesh_candidate_t t = p->alts[j];
+            p->alts[j] = p->alts[j - 1];
+            p->alts[j - 1] = t;
+        }
+}
+
+static void digest(mesh_plan_t *p)
+{
+    char text[1024], canon[MESH_LAYOUT_STR_MAX];
+    const mesh_model_t *m = &p->model;
+    snprintf(text, sizeof(text),
+             "v1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%.17g|%d|%d|%d|%d|%s|%.17g|%s",
+             m->name, m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+             m->vocab, m->tied_embeddings, m->seq_len, m->global_batch, (int)m->precision,
+             (int)m->grad_accum_dtype, (int)m->optimizer, m->flash_attention, m->dropout,
+             (int)m->finetune, p->alloc.nodes, p->alloc.gpus_per_node, p->alloc.island,
+             p->alloc.gpu.name, p->alloc.gpu.memory,
+             mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        h ^= *c;
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(p->digest, sizeof(p->digest), "%016llx", h);
+}
+
+static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
+{
+    if (a->nodes < 1 || a->nodes > 1 << 20)
+        return mesh_error_set(err, "nodes: %d is out of range (1..%d)", a->nodes, 1 << 20);
+    if (a->gpus_per_node < 1 || a->gpus_per_node > 1024)
+        return mesh_error_set(err, "gpus-per-node: %d is out of range (1..1024)", a->gpus_per_node);
+    if ((long)a->nodes * a->gpus_per_node > (1L << 22))
+        return mesh_error_set(err, "%d nodes x %d GPUs is more than %ld GPUs", a->nodes,
+                              a->gpus_per_node, 1L << 22);
+    if (a->island < 1)
+        return mesh_error_set(err, "nvlink: island size must be at least 1");
+    if (a->gpu.memory <= 0)
+        return mesh_error_set(err, "gpu memory unknown: give --gpu NAME or --gpu-mem SIZE");
+    if (m->precision == MESH_PREC_BF16 && !a->gpu.has_bf16)
+        return mesh_error_set(err, "train.precision: %s has no bf16; use precision: fp16",
+                              a->gpu.name);
+    return 0;
+}
+
+mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
+                              const mesh_layout_t *pins, const mesh_policy_t *pol,
+                              mesh_error_t *err)
+{
+    if (check_inputs(m, a, err) < 0)
+        return NULL;
+    mesh_plan_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return mesh_error_set(err, "out of memory"), NULL;
+    p->model = *m;
+    p->alloc = *a;
+    if (p->alloc.island > p->alloc.gpus_per_node)
+        p->alloc.island = p->alloc.gpus_per_node;
+    p->policy = *pol;
+    if (pins)
+        p->pins = *pins;
+    else
+        mesh_layout_free(&p->pins);
+    /* the spec's own choices act as pins unless --mesh overrides them */
+    if (p->pins.micro_batch == MESH_FREE && m->micro_batch > 0)
+        p->pins.micro_batch = m->micro_batch;
+    if (p->pins.recompute == MESH_RECOMPUTE_AUTO)
+        p->pins.recompute = m->recompute;
+
+    search_t s;
+    search_init(&s, p, &p->model, &p->alloc, &p->pins, 0);
+    search_run(&s);
+    p->evaluated = s.evaluated;
+    if (s.oom) {
+        free(s.fits);
+        free(p);
+        return mesh_error_set(err, "out of memory while planning"), NULL;
+    }
+    if (s.valid == 0) {
+        mesh_layout_t l =
+            s.has_invalid ? s.invalid : representative(&p->pins, (long)a->nodes * a->gpus_per_node);
+        mesh_error_t e;
+        if (mesh_layout_check(&p->model, &p->alloc, &l, &e) == 0)
+            snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude every layout");
+        mesh_error_set(err, "no valid layout for %s on %d x %d GPUs: %s", m->name, a->nodes,
+                       a->gpus_per_node, e.msg);
+        free(s.fits);
+        free(p);
+        return NULL;
+    }
+    if (s.n_fits > 0) {
+        choose(p, &s);
+        for (int f = 0; f < family_of(&p->best.layout); f++)
+            explain_family(p, f, &s.fam[f]);
+    } else {
+        char canon[MESH_LAYOUT_STR_MAX];
+        p->best = s.closest;
+        mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);
+        add_line(p->reasons, &p->n_reasons,
+                 "nothing fits: the closest layout (%s) needs %.1f GiB per GPU > %.1f GiB "
+                 "usable, short by %.1f GiB",
+                 mesh_layout_format(&p->best.layout, canon, sizeof(canon)),
+                 gib(p->best.memory.total), gib(p->best.memory.capacity),
+                 gib(p->best.memory.total - p->best.memory.capacity));
+        for (int f = 0; f < FAM_COUNT; f++)
+            if (s.fam[f].valid > 0)
+                explain_family(p, f, &s.fam[f]);
+        advise(p);
+    }
+    free(s.fits);
+    digest(p);
+    return p;
+}
+
+void mesh_plan_destroy(mesh_plan_t *p)
+{
+    free(p);
+}
+
+int mesh_plan_fits(const mesh_plan_t *p)
+{
+    return p->fits;
+}
+
+const mesh_candidate_t *mesh_plan_best(const mesh_plan_t *p)
+{
+    return &p->best;
+}
+
+int mesh_plan_alternative_count(const mesh_plan_t *p)
+{
+    return p->n_alts;
+}
+
+const mesh_candidate_t *mesh_plan_alternative(const mesh_plan_t *p, int i)
+{
+    return i >= 0 && i < p->n_alts ? &p->alts[i] : NULL;
+}
+
+int mesh_plan_reason_count(const mesh_plan_t *p)
+{
+    return p->n_reasons;
+}
+
+const char *mesh_plan_reason(const mesh_plan_t *p, int i)
+{
+    return i >= 0 && i < p->n_reasons ? p->reasons[i] : NULL;
+}
+
+int mesh_plan_advice_count(const mesh_plan_t *p)
+{
+    return p->n_advice;
+}
+
+const char *mesh_plan_advice(const mesh_plan_t *p, int i)
+{
+    return i >= 0 && i < p->n_advice ? p->advice[i] : NULL;
+}
+
+long mesh_plan_evaluated(const mesh_plan_t *p)
+{
+    return p->evaluated;
+}
+
+const mesh_model_t *mesh_plan_model(const mesh_plan_t *p)
+{
+    return &p->model;
+}
+
+const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p)
+{
+    return &p->alloc;
+}
+
+const char *mesh_plan_digest(const mesh_plan_t *p)
+{
+    return p->digest;
+}

@@ -1,0 +1,389 @@
+/*
+ * Admin policy: one table of keys for plugstack.conf arguments, YAML policy
+ * files and the CLI's --policy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "internal.h"
+#include "yamlread.h"
+#include "meshplan/parse.h"
+#include "meshplan/policy.h"
+
+#define POLICY_MAX_BYTES (64 * 1024)
+
+void mesh_policy_init(mesh_policy_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->enforce = MESH_ENFORCE_REJECT;
+    p->reserve = 0.03;
+    p->export_mode = MESH_EXPORT_TORCH;
+    p->port_lo = 20000;
+    p->port_hi = 29999;
+    p->steps = MESH_STEP_REGULAR;
+    p->overhead_context = 1.0 * MESH_GiB; /* CUDA context + cuBLAS/NCCL workspaces */
+    p->overhead_comm = 0.25 * MESH_GiB;   /* NCCL channel buffers per communicator */
+    p->fragmentation = 0.05;              /* caching-allocator slack on activations */
+}
+
+const char *mesh_enforce_name(mesh_enforce_t e)
+{
+    return e == MESH_ENFORCE_OFF ? "off" : e == MESH_ENFORCE_WARN ? "warn" : "reject";
+}
+
+const char *mesh_export_name(mesh_export_t e)
+{
+    return e == MESH_EXPORT_TORCH ? "torch" : e == MESH_EXPORT_TORCHRUN ? "torchrun" : "mesh";
+}
+
+int mesh_export_parse(const char *s, mesh_export_t *out)
+{
+    for (int i = MESH_EXPORT_TORCH; i <= MESH_EXPORT_MESH; i++)
+        if (strcasecmp(s, mesh_export_name((mesh_export_t)i)) == 0) {
+            *out = (mesh_export_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"regular", MESH_STEP_REGULAR},
+                 {"batch", MESH_STEP_BATCH},
+                 {"extern", MESH_STEP_EXTERN},
+                 {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_EXTERN}};
+    char buf[128];
+    if (mesh_strlcpy(buf, value, sizeof(buf)) < 0)
+        return mesh_error_set(err, "steps: value too long");
+    unsigned mask = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
+            if (strcmp(w, names[i].name) == 0) {
+                mask |= names[i].bit;
+                found = 1;
+            }
+        if (!found)
+            return mesh_error_set(err, "steps: '%.20s' is not one of regular, batch, extern, all",
+                                  w);
+    }
+    if (!mask)
+        return mesh_error_set(err, "steps: empty (use regular, batch, extern or all)");
+    p->steps = mask;
+    return 0;
+}
+
+static int set_port_range(mesh_policy_t *p, const char *value, mesh_error_t *err)
+{
+    char lo[16], *dash = strchr(value, '-');
+    long long a, b;
+    if (!dash || (size_t)(dash - value) >= sizeof(lo))
+        return mesh_error_set(err, "port_range: '%.30s' is not LO-HI (e.g. 20000-29999)", value);
+    memcpy(lo, value, (size_t)(dash - value));
+    lo[dash - value] = '\0';
+    if (mesh_parse_int(lo, "port_range low", 1024, 65535, &a, err) < 0 ||
+        mesh_parse_int(dash + 1, "port_range high", 1024, 65535, &b, err) < 0)
+        return -1;
+    if (b < a)
+        return mesh_error_set(err, "port_range: %lld-%lld is empty (LO must not exceed HI)", a, b);
+    p->port_lo = (int)a;
+    p->port_hi = (int)b;
+    return 0;
+}
+
+static int set_path(char *dst, const char *key, const char *value, mesh_error_t *err)
+{
+    if (value[0] != '/')
+        return mesh_error_set(err, "%s: '%.60s' must be an absolute path", key, value);
+    if (mesh_strlcpy(dst, value, MESH_PATH_MAX) < 0)
+        return mesh_error_set(err, "%s: path longer than %d characters", key, MESH_PATH_MAX - 1);
+    return 0;
+}
+
+/* gpu.NAME.FIELD=value */
+static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+{
+    const char *name = key + 4, *dot = strrchr(name, '.');
+    char gname[32];
+    if (!dot || dot == name || (size_t)(dot - name) >= sizeof(gname))
+        return mesh_error_set(err,
+                              "%s: GPU overrides are gpu.NAME.FIELD (e.g. "
+                              "gpu.H100-SXM.memory=80GiB)",
+                              key);
+    memcpy(gname, name, (size_t)(dot - name));
+    gname[dot - name] = '\0';
+    if (!mesh_gpu_find(gname))
+        return mesh_gpu_lookup(gname, &(mesh_gpu_t){0}, err) < 0 ? mesh_error_prefix(err, "%s", key)
+                                                                 : -1;
+    const char *field = dot + 1;
+    mesh_gpu_override_t *o = NULL;
+    for (int i = 0; i < p->n_gpu_overrides; i++)
+        if (strcasecmp(p->gpu_overrides[i].name, gname) == 0)
+            o = &p->gpu_overrides[i];
+    if (!o) {
+        if (p->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
+            return mesh_error_set(err, "%s: at most %d GPU models can be overridden", key,
+                                  MESH_GPU_OVERRIDES_MAX);
+        o = &p->gpu_overrides[p->n_gpu_overrides++];
+        memset(o, 0, sizeof(*o));
+        mesh_strlcpy(o->name, gname, sizeof(o->name));
+    }
+    double v;
+    long long iv;
+    if (strcmp(field, "memory") == 0)
+        return mesh_parse_size(value, key, 1e8, 1e14, &o->memory, err);
+    if (strcmp(field, "peak_tflops") == 0) {
+        if (mesh_parse_double(value, key, 1, 1e6, &v, err) < 0)
+            return -1;
+        o->peak_flops = v * 1e12;
+        return 0;
+    }
+    if (strcmp(field, "hbm_bw") == 0)
+        return mesh_parse_size(value, key, 1e9, 1e14, &o->hbm_bw, err);
+    if (strcmp(field, "link_bw") == 0)
+        return mesh_parse_size(value, key, 1e8, 1e14, &o->link_bw, err);
+    if (strcmp(field, "net_bw") == 0)
+        return mesh_parse_size(value, key, 1e8, 1e14, &o->net_bw, err);
+    if (strcmp(field, "gemm_eff") == 0)
+        return mesh_parse_double(value, key, 0.01, 1, &o->gemm_eff, err);
+    if (strcmp(field, "island") == 0) {
+        if (mesh_parse_int(value, key, 1, 1024, &iv, err) < 0)
+            return -1;
+        o->island = (int)iv;
+        return 0;
+    }
+    return mesh_error_set(err,
+                          "%s: unknown GPU field '%.20s' (memory, peak_tflops, hbm_bw, "
+                          "link_bw, net_bw, gemm_eff, island)",
+                          key, field);
+}
+
+int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+{
+    if (strcmp(key, "enforce") == 0) {
+        for (int i = MESH_ENFORCE_OFF; i <= MESH_ENFORCE_REJECT; i++)
+            if (strcmp(value, mesh_enforce_name((mesh_enforce_t)i)) == 0) {
+                p->enforce = (mesh_enforce_t)i;
+                return 0;
+            }
+        return mesh_error_set(err, "enforce: '%.20s' is not one of off, warn, reject", value);
+    }
+    if (strcmp(key, "reserve") == 0)
+        return mesh_parse_double(value, "reserve", 0, 0.9, &p->reserve, err);
+    if (strcmp(key, "gpu") == 0) {
+        if (!mesh_gpu_find(value))
+            return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
+        return mesh_strlcpy(p->gpu, mesh_gpu_find(value)->name, sizeof(p->gpu)), 0;
+    }
+    if (strcmp(key, "gpu_mem") == 0)
+        return mesh_parse_size(value, "gpu_mem", 1e8, 1e14, &p->gpu_mem, err);
+    if (strcmp(key, "export") == 0) {
+        if (mesh_export_parse(value, &p->export_mode) < 0)
+            return mesh_error_set(err, "export: '%.20s' is not one of torch, torchrun, mesh",
+                                  value);
+        return 0;
+    }
+    if (strcmp(key, "port_range") == 0)
+        return set_port_range(p, value, err);
+    if (strcmp(key, "models_dir") == 0)
+        return set_path(p->models_dir, key, value, err);
+    if (strcmp(key, "topology_xml") == 0)
+        return set_path(p->topology_xml, key, value, err);
+    if (strcmp(key, "steps") == 0)
+        return set_steps(p, value, err);
+    if (strcmp(key, "overhead") == 0)
+        return mesh_parse_size(value, key, 0, 1e12, &p->overhead_context, err);
+    if (strcmp(key, "comm_buffer") == 0)
+        return mesh_parse_size(value, key, 0, 1e11, &p->overhead_comm, err);
+    if (strcmp(key, "fragmentation") == 0)
+        return mesh_parse_double(value, key, 0, 1, &p->fragmentation, err);
+    if (strncmp(key, "gpu.", 4) == 0)
+        return set_gpu_override(p, key, value, err);
+    return mesh_error_set(err,
+                          "unknown policy key '%.40s' (keys: enforce reserve gpu gpu_mem "
+                          "export port_range models_dir topology_xml steps overhead "
+                          "comm_buffer fragmentation gpu.NAME.FIELD policy)",
+                          key);
+}
+
+int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
+{
+    char key[128];
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(key))
+        return mesh_error_set(err, "'%.60s' is not key=value", arg);
+    memcpy(key, arg, (size_t)(eq - arg));
+    key[eq - arg] = '\0';
+    if (strcmp(key, "policy") == 0)
+        return mesh_policy_load(p, eq + 1, err);
+    return mesh_policy_set(p, key, eq + 1, err);
+}
+
+/* Read `mapping` (its start consumed) of the policy file; prefix is "" at the
+ * top, "gpu." inside `gpus:`, "gpu.NAME." inside one GPU. */
+static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t *p,
+                           const char *prefix, int depth, mesh_error_t *err)
+{
+    for (;;) {
+        yaml_event_t k, v;
+        if (mesh_yaml_next(yp, &k, origin, err) < 0)
+            return -1;
+        if (k.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete(&k);
+            return 0;
+        }
+        size_t line = k.start_mark.line + 1;
+        if (k.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&k);
+            return mesh_error_set(err, "%s:%zu: expected a key", origin, line);
+        }
+        char key[2 * MESH_YAML_SCALAR_MAX];
+        snprintf(key, sizeof(key), "%s%s", prefix, (const char *)k.data.scalar.value);
+        yaml_event_delete(&k);
+        if (mesh_yaml_next(yp, &v, origin, err) < 0)
+            return -1;
+        int nested = (depth == 0 && strcmp(key, "gpus") == 0) || (depth == 1);
+        if (nested) {
+            int is_map = v.type == YAML_MAPPING_START_EVENT;
+            yaml_event_delete(&v);
+            if (!is_map)
+                return mesh_error_set(err, "%s:%zu: %s: expected a mapping", origin, line, key);
+            char sub[2 * MESH_YAML_SCALAR_MAX + 2];
+            if (depth == 0)
+                snprintf(sub, sizeof(sub), "gpu.");
+            else
+                snprintf(sub, sizeof(sub), "%s.", key);
+            if (read_policy_map(yp, origin, p, sub, depth + 1, err) < 0)
+                return -1;
+            continue;
+        }
+        if (v.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&v);
+            return mesh_error_set(err, "%s:%zu: %s: expected a single value", origin, line, key);
+        }
+        char value[MESH_YAML_SCALAR_MAX + 1];
+        mesh_strlcpy(value, (const char *)v.data.scalar.value, sizeof(value));
+        yaml_event_delete(&v);
+        if (strcmp(key, "policy") == 0)
+            return mesh_error_set(err, "%s:%zu: policy: a policy file cannot include another",
+                                  origin, line);
+        if (mesh_policy_set(p, key, value, err) < 0)
+            return mesh_error_prefix(err, "%s:%zu", origin, line);
+    }
+}
+
+int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err)
+{
+    size_t len;
+    char *buf = mesh_read_regular_file(path, "policy", POLICY_MAX_BYTES, &len, err);
+    if (!buf)
+        return -1;
+    yaml_parser_t yp;
+    if (!yaml_parser_initialize(&yp)) {
+        free(buf);
+        return mesh_error_set(err, "%s: out of memory", path);
+    }
+    yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
+    int rc = -1, state = 0;
+    while (state != 3) {
+        yaml_event_t ev;
+        if (mesh_yaml_next(&yp, &ev, path, err) < 0)
+            goto out;
+        yaml_event_type_t t = ev.type;
+        size_t line = ev.start_mark.line + 1;
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_START_EVENT && state == 0)
+            state = 1;
+        else if (t == YAML_DOCUMENT_START_EVENT && state == 1)
+            state = 2;
+        else if (t == YAML_STREAM_END_EVENT && state == 1)
+            state = 3; /* an empty policy keeps the defaults */
+        else if (t == YAML_MAPPING_START_EVENT && state == 2) {
+            if (read_policy_map(&yp, path, p, "", 0, err) < 0)
+                goto out;
+            state = 4; /* then the document end, then the stream end */
+        } else if (t == YAML_DOCUMENT_END_EVENT && state == 4) {
+            state = 5;
+        } else if (t == YAML_STREAM_END_EVENT && state == 5) {
+            state = 3;
+        } else {
+            mesh_error_set(err, "%s:%zu: a policy is one YAML mapping of key: value", path, line);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    yaml_parser_delete(&yp);
+    free(buf);
+    return rc;
+}
+
+void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu)
+{
+    for (int i = 0; i < p->n_gpu_overrides; i++) {
+        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
+        if (strcasecmp(o->name, gpu->name) != 0)
+            continue;
+        if (o->memory > 0)
+            gpu->memory = o->memory;
+        if (o->peak_flops > 0)
+            gpu->peak_flops = o->peak_flops;
+        if (o->hbm_bw > 0)
+            gpu->hbm_bw = o->hbm_bw;
+        if (o->link_bw > 0)
+            gpu->link_bw = o->link_bw;
+        if (o->net_bw > 0)
+            gpu->net_bw = o->net_bw;
+        if (o->gemm_eff > 0)
+            gpu->gemm_eff = o->gemm_eff;
+        if (o->island > 0)
+            gpu->island = o->island;
+    }
+}
+
+double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu)
+{
+    return gpu->memory * (1 - p->reserve);
+}
+
+int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
+                      int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!gpu && p->gpu[0])
+        gpu = p->gpu;
+    if (gpu) {
+        if (mesh_gpu_lookup(gpu, &out->gpu, err) < 0)
+            return -1;
+    } else {
+        /* memory alone: a generic GPU priced like the default one */
+        out->gpu = *mesh_gpu_default();
+        mesh_strlcpy(out->gpu.name, "generic", sizeof(out->gpu.name));
+        if (gpu_mem <= 0)
+            gpu_mem = p->gpu_mem;
+        if (gpu_mem <= 0)
+            return mesh_error_set(err, "the GPU is unknown: give --gpu NAME or --gpu-mem SIZE "
+                                       "(admins: gpu= or gpu_mem= in the policy)");
+    }
+    mesh_policy_apply_gpu(p, &out->gpu);
+    if (gpu_mem > 0)
+        out->gpu.memory = gpu_mem;
+    out->nodes = nodes;
+    out->gpus_per_node = gpus_per_node;
+    out->island = island > 0 ? island : out->gpu.island;
+    if (out->island > gpus_per_node)
+        out->island = gpus_per_node;
+    return 0;
+}
+
+const char *mesh_default_models_dir(void)
+{
+    return MESH_INSTALLED_MODELS_DIR;
+}

@@ -1,0 +1,287 @@
+/*
+ * Reports: the explained plan as text and as JSON, and the rank map.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/ranks.h"
+#include "meshplan/report.h"
+
+static double gib(double b)
+{
+    return b / MESH_GiB;
+}
+
+/* 12.3 M, 456 k: for token counts and rates */
+static const char *si(double v, char *buf, size_t len)
+{
+    if (v >= 1e9)
+        snprintf(buf, len, "%.2f B", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.2f M", v / 1e6);
+    else if (v >= 1e3)
+        snprintf(buf, len, "%.1f k", v / 1e3);
+    else
+        snprintf(buf, len, "%.0f", v);
+    return buf;
+}
+
+static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
+    char s1[32], s2[32];
+    mesh_buf_printf(b, "model    %s: %s parameters", m->name, si(m->params, s1, sizeof(s1)));
+    if (m->has_arch)
+        mesh_buf_printf(b, " (%d layers, hidden %d, %d heads, %d KV heads, ffn %d, vocab %d, %s)",
+                        m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
+                        m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
+    else
+        mesh_buf_puts(b, " (no arch: model states only, no activations)");
+    mesh_buf_printf(b, "\ntraining seq %d, global batch %ld sequences (%s tokens), %s, %s%s%s\n",
+                    m->seq_len, m->global_batch,
+                    si((double)m->global_batch * m->seq_len, s2, sizeof(s2)),
+                    mesh_precision_name(m->precision), mesh_optimizer_name(m->optimizer),
+                    m->finetune == MESH_FINETUNE_LORA ? ", LoRA" : "",
+                    m->flash_attention ? ", FlashAttention" : "");
+    mesh_buf_printf(b,
+                    "on       %d node%s x %d %s GPUs (%ld in all), %.1f GiB each, %.1f GiB "
+                    "usable, NVLink island %d\n",
+                    a->nodes, a->nodes == 1 ? "" : "s", a->gpus_per_node, a->gpu.name,
+                    (long)a->nodes * a->gpus_per_node, gib(a->gpu.memory), gib(mem->capacity),
+                    a->island);
+    if (strcmp(a->gpu.name, "generic") == 0)
+        mesh_buf_printf(b,
+                        "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
+                        "more precise)\n",
+                        mesh_gpu_default()->name);
+}
+
+static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    const mesh_layout_t *l = &c->layout;
+    const mesh_model_t *m = mesh_plan_model(p);
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_printf(b, "\n%s\n",
+                    mesh_plan_fits(p) ? "Layout (fits)" : "Closest layout (DOES NOT FIT)");
+    mesh_buf_puts(b, "  TP  CP  PP   DP  ZeRO  VPP  micro-batch  micro-batches  recompute  SP\n");
+    mesh_buf_printf(b, "  %2d  %2d  %2d  %3d  %4d  %3d  %11d  %13ld  %9s  %s\n", l->tp, l->cp,
+                    l->pp, l->dp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
+                    mesh_recompute_name(l->recompute), l->sequence_parallel ? "on" : "off");
+    mesh_buf_printf(b, "  --mesh %s\n", mesh_layout_format(l, canon, sizeof(canon)));
+    if (m->has_arch && l->pp > 1) {
+        mesh_buf_puts(b, "  layers per stage:");
+        for (int i = 0; i < l->pp && i < 32; i++)
+            mesh_buf_printf(b, "%s%d", i ? "," : " ", mesh_stage_layers(m->layers, l->pp, i));
+        mesh_buf_puts(b, l->pp > 32 ? ",...\n" : "\n");
+    }
+}
+
+static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    mesh_buf_printf(b, "\nMemory per GPU (worst rank: pipeline stage %d of %d)\n", mem->stage,
+                    l->pp);
+    const struct {
+        const char *name;
+        double v;
+    } rows[] = {{"weights", mem->weights},
+                {"grads", mem->grads},
+                {"optimizer", mem->optimizer},
+                {"activations", mem->activations},
+                {"overhead", mem->overhead}};
+    for (int i = 0; i < MESH_ARRAY_LEN(rows); i++)
+        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, gib(rows[i].v));
+    mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total", gib(mem->total),
+                    gib(mem->capacity), 100 * mem->total / mem->capacity);
+}
+
+static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_cost_t *c = &mesh_plan_best(p)->cost;
+    char s1[32];
+    mesh_buf_printf(b, "\nEstimated step %.3g s, %s tokens/s, %.0f TFLOP/s per GPU, MFU %.1f%%\n",
+                    c->step_seconds, si(c->tokens_per_sec, s1, sizeof(s1)), c->tflops_per_gpu,
+                    100 * c->mfu);
+    mesh_buf_printf(b,
+                    "  compute %.3g s (bubble %.1f%%), TP comm %.3g s, CP comm %.3g s, PP comm "
+                    "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",
+                    c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
+                    c->dp_comm_s, c->optimizer_s);
+}
+
+static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    int n = mesh_plan_alternative_count(p);
+    if (n > 0) {
+        mesh_buf_printf(b, "\nRunners-up\n  %-64s %9s %10s %6s\n", "layout", "step", "memory",
+                        "MFU");
+        for (int i = 0; i < n; i++) {
+            const mesh_candidate_t *c = mesh_plan_alternative(p, i);
+            mesh_buf_printf(b, "  %-64s %7.3g s %6.1f GiB %5.1f%%\n",
+                            mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                            c->cost.step_seconds, gib(c->memory.total), 100 * c->cost.mfu);
+        }
+    }
+    if ((n = mesh_plan_reason_count(p)) > 0) {
+        mesh_buf_puts(b, mesh_plan_fits(p) ? "\nWhy not simpler\n" : "\nWhy it does not fit\n");
+        for (int i = 0; i < n; i++)
+            mesh_buf_printf(b, "  - %s\n", mesh_plan_reason(p, i));
+    }
+    if ((n = mesh_plan_advice_count(p)) > 0) {
+        mesh_buf_puts(b, "\nWhat would fit\n");
+        for (int i = 0; i < n; i++)
+            mesh_buf_printf(b, "  - %s\n", mesh_plan_advice(p, i));
+    }
+}
+
+char *mesh_report_text(const mesh_plan_t *p)
+{
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    text_header(&b, p);
+    text_layout(&b, p);
+    text_memory(&b, p);
+    text_cost(&b, p);
+    text_lists(&b, p);
+    return mesh_buf_take(&b);
+}
+
+/* ---- JSON ---- */
+
+static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+{
+    const mesh_layout_t *l = &c->layout;
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_printf(b,
+                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d,\"zero\":%d,\"vpp\":%d,"
+                    "\"micro_batch\":%d,\"micro_batches\":%ld,\"global_batch\":%ld,"
+                    "\"recompute\":\"%s\",\"sequence_parallel\":%s,\"mesh\":\"%s\"}",
+                    l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
+                    global_batch, mesh_recompute_name(l->recompute),
+                    l->sequence_parallel ? "true" : "false",
+                    mesh_layout_format(l, canon, sizeof(canon)));
+}
+
+static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+{
+    const mesh_memory_t *m = &c->memory;
+    const mesh_cost_t *k = &c->cost;
+    mesh_buf_printf(b, "\"fits\":%s,\"layout\":", c->fits ? "true" : "false");
+    json_layout(b, c, global_batch);
+    mesh_buf_printf(b,
+                    ",\"memory\":{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
+                    "\"activations\":%.0f,\"overhead\":%.0f,\"total\":%.0f,\"capacity\":%.0f,"
+                    "\"stage\":%d}",
+                    m->weights, m->grads, m->optimizer, m->activations, m->overhead, m->total,
+                    m->capacity, m->stage);
+    mesh_buf_printf(b,
+                    ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
+                    "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
+                    "\"tp_comm_seconds\":%.6g,\"cp_comm_seconds\":%.6g,\"pp_comm_seconds\":%.6g,"
+                    "\"dp_comm_seconds\":%.6g,\"optimizer_seconds\":%.6g}",
+                    k->step_seconds, k->bubble, k->tflops_per_gpu, k->mfu, k->tokens_per_sec,
+                    k->compute_s, k->tp_comm_s, k->cp_comm_s, k->pp_comm_s, k->dp_comm_s,
+                    k->optimizer_s);
+}
+
+static void json_strings(mesh_buf_t *b, const char *key, int n,
+                         const char *(*get)(const mesh_plan_t *, int), const mesh_plan_t *p)
+{
+    mesh_buf_printf(b, ",\"%s\":[", key);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            mesh_buf_puts(b, ",");
+        mesh_buf_json_string(b, get(p, i));
+    }
+    mesh_buf_puts(b, "]");
+}
+
+char *mesh_report_json(const mesh_plan_t *p)
+{
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_candidate_t *best = mesh_plan_best(p);
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_puts(&b, "{\"model\":{\"name\":");
+    mesh_buf_json_string(&b, m->name);
+    mesh_buf_printf(&b,
+                    ",\"params\":%.0f,\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
+                    "\"ffn\":%d,\"vocab\":%d,\"seq_len\":%d,\"global_batch\":%ld,"
+                    "\"precision\":\"%s\",\"finetune\":\"%s\"}",
+                    m->params, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
+                    m->seq_len, m->global_batch, mesh_precision_name(m->precision),
+                    mesh_finetune_name(m->finetune));
+    mesh_buf_puts(&b, ",\"allocation\":{\"nodes\":");
+    mesh_buf_printf(&b, "%d,\"gpus_per_node\":%d,\"gpus\":%ld,\"gpu\":", a->nodes, a->gpus_per_node,
+                    (long)a->nodes * a->gpus_per_node);
+    mesh_buf_json_string(&b, a->gpu.name);
+    mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d},", a->gpu.memory, a->island);
+    json_candidate(&b, best, m->global_batch);
+    mesh_buf_puts(&b, ",\"pp_layers\":[");
+    for (int i = 0; i < best->layout.pp; i++)
+        mesh_buf_printf(&b, "%s%d", i ? "," : "",
+                        mesh_stage_layers(m->has_arch ? m->layers : 1, best->layout.pp, i));
+    mesh_buf_puts(&b, "],\"alternatives\":[");
+    for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
+        mesh_buf_puts(&b, i ? ",{" : "{");
+        json_candidate(&b, mesh_plan_alternative(p, i), m->global_batch);
+        mesh_buf_puts(&b, "}");
+    }
+    mesh_buf_puts(&b, "]");
+    json_strings(&b, "reasons", mesh_plan_reason_count(p), mesh_plan_reason, p);
+    json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
+    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld}\n", mesh_plan_digest(p),
+                    mesh_plan_evaluated(p));
+    return mesh_buf_take(&b);
+}
+
+/* ---- rank map ---- */
+
+char *mesh_report_ranks_text(const mesh_plan_t *p)
+{
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_printf(&b, "rank map of %s, order %s (rank = tp + t*(cp + c*(dp + d*pp)))\n",
+                    mesh_layout_format(l, canon, sizeof(canon)), MESH_ORDER);
+    mesh_buf_puts(&b, "   rank  node  local    tp   cp    dp    pp\n");
+    long world = (long)a->nodes * a->gpus_per_node;
+    for (long r = 0; r < world; r++) {
+        mesh_coords_t c = mesh_rank_coords(l, r);
+        mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d\n", r, r / a->gpus_per_node,
+                        r % a->gpus_per_node, c.tp, c.cp, c.dp, c.pp);
+    }
+    return mesh_buf_take(&b);
+}
+
+char *mesh_report_ranks_json(const mesh_plan_t *p)
+{
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_printf(&b, "{\"order\":\"%s\",\"mesh\":\"%s\",\"ranks\":[", MESH_ORDER,
+                    mesh_layout_format(l, canon, sizeof(canon)));
+    long world = (long)a->nodes * a->gpus_per_node;
+    for (long r = 0; r < world; r++) {
+        mesh_coords_t c = mesh_rank_coords(l, r);
+        mesh_buf_printf(&b,
+                        "%s{\"rank\":%ld,\"node\":%ld,\"local\":%ld,\"tp\":%d,\"cp\":%d,"
+                        "\"dp\":%d,\"pp\":%d}",
+                        r ? "," : "", r, r / a->gpus_per_node, r % a->gpus_per_node, c.tp, c.cp,
+                        c.dp, c.pp);
+    }
+    mesh_buf_puts(&b, "]}\n");
+    return mesh_buf_take(&b);
+}

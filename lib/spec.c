@@ -1,0 +1,643 @@
+/*
+ * The model spec: a strict libyaml event-API reader of meshplan.yaml(5).
+ *
+ * Why the event API: it sees every anchor, alias, tag and nesting level as
+ * it comes, so hostile input (alias bombs, deep nesting, huge scalars) is
+ * refused before anything is built, and every error has its line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "internal.h"
+#include "yamlread.h"
+#include "meshplan/parse.h"
+#include "meshplan/spec.h"
+
+#define SCALAR_MAX MESH_YAML_SCALAR_MAX
+#define PATH_LEN   1024
+
+/* Which keys a spec set: overrides are applied on top of a preset. */
+enum field {
+    F_NAME,
+    F_PRESET,
+    F_LAYERS,
+    F_HIDDEN,
+    F_HEADS,
+    F_KV_HEADS,
+    F_FFN,
+    F_VOCAB,
+    F_MLP,
+    F_TIED,
+    F_PARAMS,
+    F_SEQ,
+    F_GBS,
+    F_MB,
+    F_PREC,
+    F_GRAD_DTYPE,
+    F_OPT,
+    F_RECOMPUTE,
+    F_FLASH,
+    F_DROPOUT,
+    F_FINETUNE,
+    F_COUNT
+};
+
+typedef struct spec_in {
+    mesh_model_t m;
+    char preset[MESH_NAME_MAX];
+    unsigned char set[F_COUNT];
+    int line[F_COUNT]; /* where each key was, for validation errors */
+} spec_in_t;
+
+enum kind { K_STR, K_INT, K_NUM, K_BOOL, K_ENUM };
+
+/* Every key a spec may hold: section ("" top level), name, field, kind, range. */
+static const struct key {
+    const char *section, *name;
+    enum field field;
+    enum kind kind;
+    double min, max;
+    const char *choices; /* K_ENUM: space-separated, in enum order */
+} keys[] = {
+    {"", "name", F_NAME, K_STR, 0, 0, NULL},
+    {"", "preset", F_PRESET, K_STR, 0, 0, NULL},
+    {"", "params", F_PARAMS, K_NUM, 1e3, 1e16, NULL},
+    {"arch", "layers", F_LAYERS, K_INT, 1, 100000, NULL},
+    {"arch", "hidden", F_HIDDEN, K_INT, 1, 1 << 20, NULL},
+    {"arch", "heads", F_HEADS, K_INT, 1, 1 << 16, NULL},
+    {"arch", "kv_heads", F_KV_HEADS, K_INT, 1, 1 << 16, NULL},
+    {"arch", "ffn", F_FFN, K_INT, 1, 1 << 24, NULL},
+    {"arch", "vocab", F_VOCAB, K_INT, 1, 1 << 24, NULL},
+    {"arch", "mlp", F_MLP, K_ENUM, 0, 0, "gelu swiglu"},
+    {"arch", "tied_embeddings", F_TIED, K_BOOL, 0, 0, NULL},
+    {"train", "seq_len", F_SEQ, K_INT, 1, 1 << 24, NULL},
+    {"train", "global_batch", F_GBS, K_INT, 1, 1 << 30, NULL},
+    {"train", "micro_batch", F_MB, K_INT, 1, 1 << 16, NULL}, /* or "auto" */
+    {"train", "precision", F_PREC, K_ENUM, 0, 0, "bf16 fp16 fp32"},
+    {"train", "grad_accum_dtype", F_GRAD_DTYPE, K_ENUM, 0, 0, "bf16 fp16 fp32"},
+    {"train", "optimizer", F_OPT, K_ENUM, 0, 0, "adam adamw sgd"},
+    {"train", "recompute", F_RECOMPUTE, K_ENUM, 0, 0, "none selective full"}, /* or "auto" */
+    {"train", "flash_attention", F_FLASH, K_BOOL, 0, 0, NULL},
+    {"train", "dropout", F_DROPOUT, K_NUM, 0, 1, NULL},
+    {"train", "finetune", F_FINETUNE, K_ENUM, 0, 0, "full lora"},
+};
+
+static const char *const sections[] = {"arch", "train"};
+
+static const char *enum_names(const char *choices, int i, char *buf, size_t len)
+{
+    const char *p = choices;
+    for (int k = 0; k < i && p; k++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    if (!p)
+        return "?";
+    size_t n = strcspn(p, " ");
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static int enum_parse(const char *choices, const char *s)
+{
+    char name[32];
+    for (int i = 0;; i++) {
+        const char *n = enum_names(choices, i, name, sizeof(name));
+        if (strcmp(n, "?") == 0)
+            return -1;
+        if (strcasecmp(n, s) == 0)
+            return i;
+    }
+}
+
+const char *mesh_precision_name(mesh_precision_t p)
+{
+    return p == MESH_PREC_BF16 ? "bf16" : p == MESH_PREC_FP16 ? "fp16" : "fp32";
+}
+
+const char *mesh_optimizer_name(mesh_optimizer_t o)
+{
+    return o == MESH_OPT_ADAM ? "adam" : o == MESH_OPT_ADAMW ? "adamw" : "sgd";
+}
+
+const char *mesh_recompute_name(mesh_recompute_t r)
+{
+    switch (r) {
+    case MESH_RECOMPUTE_NONE: return "none";
+    case MESH_RECOMPUTE_SELECTIVE: return "selective";
+    case MESH_RECOMPUTE_FULL: return "full";
+    default: return "auto";
+    }
+}
+
+const char *mesh_mlp_name(mesh_mlp_t m)
+{
+    return m == MESH_MLP_GELU ? "gelu" : "swiglu";
+}
+
+const char *mesh_finetune_name(mesh_finetune_t f)
+{
+    return f == MESH_FINETUNE_LORA ? "lora" : "full";
+}
+
+int mesh_recompute_parse(const char *s, mesh_recompute_t *out)
+{
+    if (strcasecmp(s, "auto") == 0) {
+        *out = MESH_RECOMPUTE_AUTO;
+        return 0;
+    }
+    int i = enum_parse("none selective full", s);
+    if (i < 0)
+        return -1;
+    *out = (mesh_recompute_t)i;
+    return 0;
+}
+
+int mesh_spec_valid_preset_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= MESH_NAME_MAX || name[0] == '.' || name[0] == '-')
+        return 0;
+    return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+/* ---- parameter counts (DESIGN section 4) ---- */
+
+double mesh_model_layer_params(const mesh_model_t *m)
+{
+    double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads / m->heads;
+    if (m->mlp ==
+        MESH_MLP_SWIGLU) /* Llama: q,o h^2 each, k,v h^2*kv/heads each, gate/up/down, 2 RMSNorms */
+        return 2 * h * h + 2 * h * h * kv + 3 * h * f + 2 * h;
+    /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
+     * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
+    return (h * h + 2 * h * h * kv) + (h + 2 * h * kv) + h * h + h + 2 * h * f + f + h + 4 * h;
+}
+
+double mesh_model_padded_vocab(const mesh_model_t *m, int tp)
+{
+    long unit = 128L * tp;
+    return (double)((m->vocab + unit - 1) / unit * unit);
+}
+
+double mesh_model_params_from_arch(const mesh_model_t *m)
+{
+    double h = m->hidden, v = m->vocab;
+    double emb = v * h * (m->tied_embeddings ? 1 : 2);
+    if (m->mlp == MESH_MLP_SWIGLU) /* + final RMSNorm */
+        return m->layers * mesh_model_layer_params(m) + emb + h;
+    /* + learned positions (s*h); Narayanan's formula has no final-LayerNorm term */
+    return m->layers * mesh_model_layer_params(m) + emb + (double)m->seq_len * h;
+}
+
+/* ---- reading ---- */
+
+char *mesh_spec_read_file(const char *path, size_t *len, mesh_error_t *err)
+{
+    return mesh_read_regular_file(path, "spec", MESH_SPEC_MAX_BYTES, len, err);
+}
+
+static void model_defaults(mesh_model_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->mlp = MESH_MLP_SWIGLU;
+    m->seq_len = 4096;
+    m->global_batch = 512;
+    m->micro_batch = 0;
+    m->precision = MESH_PREC_BF16;
+    m->grad_accum_dtype = MESH_PREC_BF16;
+    m->optimizer = MESH_OPT_ADAMW;
+    m->recompute = MESH_RECOMPUTE_AUTO;
+    m->flash_attention = 1;
+    m->dropout = 0.0;
+}
+
+/* The parser state of one document. */
+typedef struct reader {
+    yaml_parser_t parser;
+    const char *origin;
+    spec_in_t *in;
+    mesh_error_t *err;
+} reader_t;
+
+static int fail(reader_t *r, size_t line0, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(reader_t *r, size_t line0, const char *fmt, ...)
+{
+    char msg[MESH_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return mesh_error_set(r->err, "%s:%zu: %s", r->origin, line0 + 1, msg);
+}
+
+static int next_event(reader_t *r, yaml_event_t *ev)
+{
+    return mesh_yaml_next(&r->parser, ev, r->origin, r->err);
+}
+
+static const struct key *find_key(const char *section, const char *name)
+{
+    for (int i = 0; i < MESH_ARRAY_LEN(keys); i++)
+        if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static const char *key_list(const char *section, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_ARRAY_LEN(keys); i++) {
+        if (strcmp(keys[i].section, section) != 0)
+            continue;
+        if (buf[0])
+            strncat(buf, ", ", len - strlen(buf) - 1);
+        strncat(buf, keys[i].name, len - strlen(buf) - 1);
+    }
+    if (!*section)
+        strncat(buf, ", arch, train", len - strlen(buf) - 1);
+    return buf;
+}
+
+/* Store one scalar value into the field of key k. */
+static int set_value(reader_t *r, const struct key *k, const char *dotted, const char *v,
+                     size_t line)
+{
+    spec_in_t *in = r->in;
+    mesh_model_t *m = &in->m;
+    mesh_error_t e;
+    long long iv = 0;
+    double dv = 0;
+    int bv = 0, ev = 0;
+
+    if (k->field == F_MB && strcasecmp(v, "auto") == 0) {
+        m->micro_batch = 0;
+        goto done;
+    }
+    if (k->field == F_RECOMPUTE && strcasecmp(v, "auto") == 0) {
+        m->recompute = MESH_RECOMPUTE_AUTO;
+        goto done;
+    }
+    switch (k->kind) {
+    case K_STR:
+        if (!mesh_spec_valid_preset_name(v))
+            return fail(r, line,
+                        "%s: '%.40s' is not a valid name (letters, digits, '.', '_', "
+                        "'-'; at most %d characters)",
+                        dotted, v, MESH_NAME_MAX - 1);
+        break;
+    case K_INT:
+        if (mesh_parse_int(v, dotted, (long long)k->min, (long long)k->max, &iv, &e) < 0)
+            return fail(r, line, "%s%s", e.msg, k->field == F_MB ? " or auto" : "");
+        break;
+    case K_NUM:
+        if (mesh_parse_double(v, dotted, k->min, k->max, &dv, &e) < 0)
+            return fail(r, line, "%s", e.msg);
+        break;
+    case K_BOOL:
+        if (mesh_parse_bool(v, dotted, &bv, &e) < 0)
+            return fail(r, line, "%s", e.msg);
+        break;
+    case K_ENUM:
+        if ((ev = enum_parse(k->choices, v)) < 0)
+            return fail(r, line, "%s: '%.40s' is not one of: %s%s", dotted, v, k->choices,
+                        k->field == F_RECOMPUTE ? " auto" : "");
+        break;
+    }
+    switch (k->field) {
+    case F_NAME: mesh_strlcpy(m->name, v, sizeof(m->name)); break;
+    case F_PRESET: mesh_strlcpy(in->preset, v, sizeof(in->preset)); break;
+    case F_LAYERS: m->layers = (int)iv; break;
+    case F_HIDDEN: m->hidden = (int)iv; break;
+    case F_HEADS: m->heads = (int)iv; break;
+    case F_KV_HEADS: m->kv_heads = (int)iv; break;
+    case F_FFN: m->ffn = (int)iv; break;
+    case F_VOCAB: m->vocab = (int)iv; break;
+    case F_MLP: m->mlp = (mesh_mlp_t)ev; break;
+    case F_TIED: m->tied_embeddings = bv; break;
+    case F_PARAMS: m->params = dv; break;
+    case F_SEQ: m->seq_len = (int)iv; break;
+    case F_GBS: m->global_batch = (long)iv; break;
+    case F_MB: m->micro_batch = (int)iv; break;
+    case F_PREC: m->precision = (mesh_precision_t)ev; break;
+    case F_GRAD_DTYPE: m->grad_accum_dtype = (mesh_precision_t)ev; break;
+    case F_OPT: m->optimizer = (mesh_optimizer_t)ev; break;
+    case F_RECOMPUTE: m->recompute = (mesh_recompute_t)ev; break;
+    case F_FLASH: m->flash_attention = bv; break;
+    case F_DROPOUT: m->dropout = dv; break;
+    case F_FINETUNE: m->finetune = (mesh_finetune_t)ev; break;
+    case F_COUNT: break;
+    }
+done:
+    in->set[k->field] = 1;
+    in->line[k->field] = (int)line + 1;
+    return 0;
+}
+
+/* Read a mapping whose MAPPING_START was consumed; section "" is the top. */
+static int read_mapping(reader_t *r, const char *section, int depth)
+{
+    unsigned char seen_section[MESH_ARRAY_LEN(sections)] = {0};
+    for (;;) {
+        yaml_event_t key, val;
+        if (next_event(r, &key) < 0)
+            return -1;
+        if (key.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete(&key);
+            return 0;
+        }
+        size_t line = key.start_mark.line;
+        if (key.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&key);
+            return fail(r, line, "expected a key%s%s", *section ? " in " : "", section);
+        }
+        char name[SCALAR_MAX + 1], dotted[2 * SCALAR_MAX + 2];
+        mesh_strlcpy(name, (const char *)key.data.scalar.value, sizeof(name));
+        yaml_event_delete(&key);
+        snprintf(dotted, sizeof(dotted), "%s%s%s", section, *section ? "." : "", name);
+
+        if (next_event(r, &val) < 0)
+            return -1;
+        int sec = -1;
+        for (int i = 0; !*section && i < MESH_ARRAY_LEN(sections); i++)
+            if (strcmp(name, sections[i]) == 0)
+                sec = i;
+        if (sec >= 0) {
+            int is_map = val.type == YAML_MAPPING_START_EVENT;
+            yaml_event_delete(&val);
+            if (!is_map)
+                return fail(r, line, "%s: expected a mapping of keys", dotted);
+            if (seen_section[sec]++)
+                return fail(r, line, "%s: given twice", dotted);
+            if (depth >= 2)
+                return fail(r, line, "%s: nested too deeply", dotted);
+            if (read_mapping(r, sections[sec], depth + 1) < 0)
+                return -1;
+            continue;
+        }
+        const struct key *k = find_key(section, name);
+        if (!k) {
+            char list[512];
+            yaml_event_delete(&val);
+            return fail(r, line, "unknown key '%.64s'%s%s (allowed: %s)", name,
+                        *section ? " in " : "", section, key_list(section, list, sizeof(list)));
+        }
+        if (val.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&val);
+            return fail(r, line, "%s: expected a single value", dotted);
+        }
+        if (r->in->set[k->field]) {
+            yaml_event_delete(&val);
+            return fail(r, line, "%s: given twice", dotted);
+        }
+        char value[SCALAR_MAX + 1];
+        mesh_strlcpy(value, (const char *)val.data.scalar.value, sizeof(value));
+        yaml_event_delete(&val);
+        if (value[0] == '\0')
+            return fail(r, line, "%s: empty value", dotted);
+        if (set_value(r, k, dotted, value, line) < 0)
+            return -1;
+    }
+}
+
+/* Parse one document into *in (fields not given keep their values). */
+static int read_document(const char *buf, size_t len, const char *origin, spec_in_t *in,
+                         mesh_error_t *err)
+{
+    reader_t r = {.origin = origin, .in = in, .err = err};
+    if (memchr(buf, '\0', len))
+        return mesh_error_set(err, "%s: not a text file (contains NUL bytes)", origin);
+    if (!yaml_parser_initialize(&r.parser))
+        return mesh_error_set(err, "%s: out of memory", origin);
+    yaml_parser_set_input_string(&r.parser, (const unsigned char *)buf, len);
+    int rc = -1, state = 0; /* 0 stream start, 1 doc start, 2 top mapping, 3 doc end, 4 done */
+    while (state < 4) {
+        yaml_event_t ev;
+        if (next_event(&r, &ev) < 0)
+            goto out;
+        size_t line = ev.start_mark.line;
+        yaml_event_type_t t = ev.type;
+        yaml_event_delete(&ev);
+        if (state == 0 && t == YAML_STREAM_START_EVENT)
+            state = 1;
+        else if (state == 1 && t == YAML_DOCUMENT_START_EVENT)
+            state = 2;
+        else if (state == 1 && t == YAML_STREAM_END_EVENT) {
+            mesh_error_set(err, "%s: the spec is empty", origin);
+            goto out;
+        } else if (state == 2 && t == YAML_MAPPING_START_EVENT) {
+            if (read_mapping(&r, "", 1) < 0)
+                goto out;
+            state = 3;
+        } else if (state == 3 && t == YAML_DOCUMENT_END_EVENT) {
+            yaml_event_t end;
+            if (next_event(&r, &end) < 0)
+                goto out;
+            yaml_event_type_t et = end.type;
+            line = end.start_mark.line;
+            yaml_event_delete(&end);
+            if (et != YAML_STREAM_END_EVENT) {
+                fail(&r, line, "a spec holds one YAML document");
+                goto out;
+            }
+            state = 4;
+        } else {
+            fail(&r, line, "a spec is a mapping of keys (name, preset, arch, params, train)");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    yaml_parser_delete(&r.parser);
+    return rc;
+}
+
+/* Find a preset file for `name` in dirs; 0 and the path, or -1. */
+static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *path, size_t len,
+                       mesh_error_t *err)
+{
+    if (!mesh_spec_valid_preset_name(name))
+        return mesh_error_set(err,
+                              "'%.64s' is not a preset name (letters, digits, '.', '_', '-') "
+                              "nor a path to a .yaml file",
+                              name);
+    char tried[MESH_ERROR_MAX] = "";
+    for (int i = 0; dirs && i < MESH_ARRAY_LEN(dirs->dirs) && dirs->dirs[i]; i++) {
+        snprintf(path, len, "%s/%s.yaml", dirs->dirs[i], name);
+        if (access(path, R_OK) == 0)
+            return 0;
+        if (tried[0])
+            strncat(tried, ", ", sizeof(tried) - strlen(tried) - 1);
+        strncat(tried, dirs->dirs[i], sizeof(tried) - strlen(tried) - 1);
+    }
+    return mesh_error_set(err, "unknown preset '%s' (looked in: %s; `meshplan presets` lists them)",
+                          name, tried[0] ? tried : "no preset directory");
+}
+
+/* Fill what the spec left out and check the whole model. */
+static int finish(spec_in_t *in, const char *origin, mesh_error_t *err)
+{
+    mesh_model_t *m = &in->m;
+    int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
+    if (arch_keys > 0 && arch_keys < 4) {
+        const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
+                              : !in->set[F_HIDDEN] ? "arch.hidden"
+                              : !in->set[F_HEADS]  ? "arch.heads"
+                                                   : "arch.vocab";
+        return mesh_error_set(err,
+                              "%s: %s is missing (an arch needs layers, hidden, heads and "
+                              "vocab)",
+                              origin, missing);
+    }
+    m->has_arch = arch_keys == 4;
+    if (!m->has_arch && !in->set[F_PARAMS])
+        return mesh_error_set(err, "%s: give arch (layers, hidden, heads, vocab) or params",
+                              origin);
+    if (m->has_arch) {
+        if (!in->set[F_KV_HEADS])
+            m->kv_heads = m->heads;
+        if (!in->set[F_FFN])
+            m->ffn = 4 * m->hidden;
+        if (m->hidden % m->heads)
+            return mesh_error_set(err, "%s:%d: arch.heads: %d does not divide hidden %d", origin,
+                                  in->line[F_HEADS], m->heads, m->hidden);
+        if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+            return mesh_error_set(err, "%s:%d: arch.kv_heads: %d must divide heads %d", origin,
+                                  in->line[F_KV_HEADS], m->kv_heads, m->heads);
+        if (!in->set[F_PARAMS])
+            m->params = mesh_model_params_from_arch(m);
+    }
+    if (!in->set[F_GRAD_DTYPE])
+        m->grad_accum_dtype = m->precision;
+    if (!m->name[0])
+        mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
+    if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
+        return mesh_error_set(err, "%s:%d: train.micro_batch: %d does not divide global_batch %ld",
+                              origin, in->line[F_MB], m->micro_batch, m->global_batch);
+    return 0;
+}
+
+/* Copy into base the fields `over` set. */
+static void apply_overrides(spec_in_t *base, const spec_in_t *over)
+{
+    mesh_model_t *b = &base->m;
+    const mesh_model_t *o = &over->m;
+#define TAKE(f, member)                                                                            \
+    if (over->set[f]) {                                                                            \
+        b->member = o->member;                                                                     \
+        base->set[f] = 1;                                                                          \
+        base->line[f] = over->line[f];                                                             \
+    }
+    TAKE(F_LAYERS, layers)
+    TAKE(F_HIDDEN, hidden)
+    TAKE(F_HEADS, heads)
+    TAKE(F_KV_HEADS, kv_heads)
+    TAKE(F_FFN, ffn) TAKE(F_VOCAB, vocab) TAKE(F_MLP, mlp) TAKE(F_TIED, tied_embeddings)
+        TAKE(F_PARAMS, params) TAKE(F_SEQ, seq_len) TAKE(F_GBS, global_batch)
+            TAKE(F_MB, micro_batch) TAKE(F_PREC, precision) TAKE(F_GRAD_DTYPE, grad_accum_dtype)
+                TAKE(F_OPT, optimizer) TAKE(F_RECOMPUTE, recompute) TAKE(F_FLASH, flash_attention)
+                    TAKE(F_DROPOUT, dropout) TAKE(F_FINETUNE, finetune)
+#undef TAKE
+                        if (over->set[F_NAME]) memcpy(b->name, o->name, sizeof(b->name));
+    /* A params-only override of an arch preset keeps the arch but not its count. */
+}
+
+static int load_preset(const char *name, const mesh_spec_dirs_t *dirs, spec_in_t *out,
+                       mesh_error_t *err)
+{
+    char path[PATH_LEN];
+    if (preset_path(name, dirs, path, sizeof(path), err) < 0)
+        return -1;
+    size_t len;
+    char *buf = mesh_spec_read_file(path, &len, err);
+    if (!buf)
+        return -1;
+    memset(out, 0, sizeof(*out));
+    model_defaults(&out->m);
+    int rc = read_document(buf, len, path, out, err);
+    free(buf);
+    if (rc == 0 && out->preset[0])
+        rc = mesh_error_set(err, "%s: a preset cannot itself name a preset", path);
+    if (rc == 0 && !out->set[F_NAME])
+        mesh_strlcpy(out->m.name, name, sizeof(out->m.name));
+    return rc;
+}
+
+int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
+                    mesh_model_t *out, mesh_error_t *err)
+{
+    spec_in_t *in = calloc(2, sizeof(spec_in_t));
+    if (!in)
+        return mesh_error_set(err, "%s: out of memory", origin);
+    spec_in_t *file = &in[0], *base = &in[1];
+    model_defaults(&file->m);
+    int rc = read_document(buf, len, origin, file, err);
+    if (rc == 0 && file->preset[0]) {
+        if (!dirs) {
+            rc = mesh_error_set(err, "%s:%d: preset: presets are not available here", origin,
+                                file->line[F_PRESET]);
+        } else if (load_preset(file->preset, dirs, base, err) < 0) {
+            rc = mesh_error_prefix(err, "%s:%d: preset", origin, file->line[F_PRESET]);
+        } else {
+            apply_overrides(base, file);
+            mesh_strlcpy(base->preset, file->preset, sizeof(base->preset));
+            /* a count the preset gave no longer holds if the file changed the arch */
+            if (!file->set[F_PARAMS] &&
+                (file->set[F_LAYERS] || file->set[F_HIDDEN] || file->set[F_HEADS] ||
+                 file->set[F_KV_HEADS] || file->set[F_FFN] || file->set[F_VOCAB] ||
+                 file->set[F_MLP] || file->set[F_TIED]))
+                base->set[F_PARAMS] = 0;
+            file = base;
+        }
+    }
+    if (rc == 0)
+        rc = finish(file, origin, err);
+    if (rc == 0)
+        *out = file->m;
+    free(in);
+    return rc;
+}
+
+static int looks_like_path(const char *spec)
+{
+    size_t n = strlen(spec);
+    return strchr(spec, '/') || (n > 5 && strcmp(spec + n - 5, ".yaml") == 0) ||
+           (n > 4 && strcmp(spec + n - 4, ".yml") == 0);
+}
+
+int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
+                   mesh_error_t *err)
+{
+    if (!spec || !*spec)
+        return mesh_error_set(err, "model: empty spec (give a preset name or a .yaml file)");
+    if (!looks_like_path(spec)) {
+        char path[PATH_LEN];
+        if (preset_path(spec, dirs, path, sizeof(path), err) < 0)
+            return -1;
+        spec = path;
+        size_t len;
+        char *buf = mesh_spec_read_file(spec, &len, err);
+        if (!buf)
+            return -1;
+        int rc = mesh_spec_parse(buf, len, spec, NULL, out, err);
+        free(buf);
+        return rc;
+    }
+    size_t len;
+    char *buf = mesh_spec_read_file(spec, &len, err);
+    if (!buf)
+        return -1;
+    int rc = mesh_spec_parse(buf, len, spec, dirs, out, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,298 @@
+/*
+ * Errors, the growable string and the strict number parsers.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "meshplan/error.h"
+#include "meshplan/parse.h"
+
+int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
+{
+    if (err) {
+        char line[2 * MESH_ERROR_MAX + 2];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(line, MESH_ERROR_MAX, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            n = 0;
+        if (n >= MESH_ERROR_MAX)
+            n = MESH_ERROR_MAX - 1;
+        memcpy(line + n, ": ", 2);
+        memcpy(line + n + 2, err->msg, MESH_ERROR_MAX);
+        line[n + 2 + MESH_ERROR_MAX - 1] = '\0';
+        mesh_strlcpy(err->msg, line, sizeof(err->msg));
+    }
+    return -1;
+}
+
+int mesh_strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t n = strlen(src);
+    if (size == 0)
+        return -1;
+    if (n >= size) {
+        memcpy(dst, src, size - 1);
+        dst[size - 1] = '\0';
+        return -1;
+    }
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+void mesh_buf_init(mesh_buf_t *b)
+{
+    memset(b, 0, sizeof(*b));
+}
+
+static int buf_reserve(mesh_buf_t *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+void mesh_buf_vprintf(mesh_buf_t *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        b->failed = 1;
+        return;
+    }
+    if (buf_reserve(b, (size_t)n) < 0)
+        return;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void mesh_buf_printf(mesh_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mesh_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void mesh_buf_puts(mesh_buf_t *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (buf_reserve(b, n) < 0)
+        return;
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+void mesh_buf_json_string(mesh_buf_t *b, const char *s)
+{
+    mesh_buf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            mesh_buf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            mesh_buf_puts(b, "\\n");
+        else if (*p < 0x20 || *p == 0x7f)
+            mesh_buf_printf(b, "\\u%04x", *p);
+        else
+            mesh_buf_printf(b, "%c", *p);
+    }
+    mesh_buf_puts(b, "\"");
+}
+
+char *mesh_buf_take(mesh_buf_t *b)
+{
+    if (b->failed || buf_reserve(b, 0) < 0) {
+        mesh_buf_free(b);
+        return NULL;
+    }
+    char *d = b->data;
+    mesh_buf_init(b);
+    return d;
+}
+
+void mesh_buf_free(mesh_buf_t *b)
+{
+    free(b->data);
+    mesh_buf_init(b);
+}
+
+/* Strings in errors are user input: show at most 40 printable characters. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s[i] && i < 40 && i + 4 < len; i++)
+        buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    if (s[i] && i + 4 < len) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
+int mesh_parse_int(const char *s, const char *what, long long min, long long max, long long *out,
+                   mesh_error_t *err)
+{
+    char show[48];
+    if (!s || !*s)
+        return mesh_error_set(err, "%s: empty value, expected an integer in %lld..%lld", what, min,
+                              max);
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end || isspace((unsigned char)*s))
+        return mesh_error_set(err, "%s: '%s' is not an integer (expected %lld..%lld)", what,
+                              shown(s, show, sizeof(show)), min, max);
+    if (errno == ERANGE || v < min || v > max)
+        return mesh_error_set(err, "%s: %s is out of range (allowed %lld..%lld)", what,
+                              shown(s, show, sizeof(show)), min, max);
+    *out = v;
+    return 0;
+}
+
+int mesh_parse_double(const char *s, const char *what, double min, double max, double *out,
+                      mesh_error_t *err)
+{
+    char show[48];
+    if (!s || !*s)
+        return mesh_error_set(err, "%s: empty value, expected a number in %g..%g", what, min, max);
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    /* strtod also takes "inf", "nan" and hex floats; none is a sane input */
+    int plain = strspn(s, "0123456789.eE+-") == strlen(s);
+    if (*end || !plain || isspace((unsigned char)*s))
+        return mesh_error_set(err, "%s: '%s' is not a number (expected %g..%g)", what,
+                              shown(s, show, sizeof(show)), min, max);
+    if (errno == ERANGE || !isfinite(v) || v < min || v > max)
+        return mesh_error_set(err, "%s: %s is out of range (allowed %g..%g)", what,
+                              shown(s, show, sizeof(show)), min, max);
+    *out = v;
+    return 0;
+}
+
+static const struct {
+    const char *unit;
+    double scale;
+} size_units[] = {
+    {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},       {"GB", 1e9},
+    {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", MESH_GiB}, {"TiB", 1099511627776.0},
+};
+
+int mesh_parse_size(const char *s, const char *what, double min, double max, double *out,
+                    mesh_error_t *err)
+{
+    char show[48], num[64];
+    if (!s || !*s)
+        return mesh_error_set(err, "%s: empty size (write e.g. 80GB or 80GiB)", what);
+    size_t n = strspn(s, "0123456789.eE+");
+    /* "80e" + "GB"? The exponent marker belongs to the number only if a digit follows. */
+    while (n > 0 && (s[n - 1] == 'e' || s[n - 1] == 'E'))
+        n--;
+    if (n == 0 || n >= sizeof(num))
+        return mesh_error_set(err, "%s: '%s' is not a size (write e.g. 80GB or 80GiB)", what,
+                              shown(s, show, sizeof(show)));
+    memcpy(num, s, n);
+    num[n] = '\0';
+    const char *unit = s + n;
+    while (*unit == ' ')
+        unit++;
+    double scale = 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(size_units); i++)
+        if (strcasecmp(unit, size_units[i].unit) == 0)
+            scale = size_units[i].scale;
+    if (scale == 0) {
+        if (strcasecmp(unit, "G") == 0 || strcasecmp(unit, "M") == 0 ||
+            strcasecmp(unit, "K") == 0 || strcasecmp(unit, "T") == 0)
+            return mesh_error_set(err,
+                                  "%s: unit '%s' is ambiguous: write %sB (powers of 1000) or "
+                                  "%siB (powers of 1024)",
+                                  what, unit, unit, unit);
+        return mesh_error_set(err,
+                              "%s: unknown unit in '%s' (use B, KB, MB, GB, TB, KiB, MiB, "
+                              "GiB or TiB)",
+                              what, shown(s, show, sizeof(show)));
+    }
+    double v;
+    mesh_error_t e2;
+    if (mesh_parse_double(num, what, 0, 1e30, &v, &e2) < 0)
+        return mesh_error_set(err, "%s: '%s' is not a size (write e.g. 80GB or 80GiB)", what,
+                              shown(s, show, sizeof(show)));
+    v *= scale;
+    if (v < min || v > max) {
+        char a[32], b[32];
+        return mesh_error_set(err, "%s: %s is out of range (allowed %s..%s)", what,
+                              shown(s, show, sizeof(show)), mesh_format_bytes(min, a, sizeof(a)),
+                              mesh_format_bytes(max, b, sizeof(b)));
+    }
+    *out = v;
+    return 0;
+}
+
+int mesh_parse_bool(const char *s, const char *what, int *out, mesh_error_t *err)
+{
+    static const char *yes[] = {"true", "yes", "on", "1"};
+    static const char *no[] = {"false", "no", "off", "0"};
+    char show[48];
+    for (int i = 0; i < 4; i++) {
+        if (s && strcasecmp(s, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (s && strcasecmp(s, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return mesh_error_set(err, "%s: '%s' is not a boolean (use true or false)", what,
+                          s ? shown(s, show, sizeof(show)) : "");
+}
+
+const char *mesh_format_bytes(double bytes, char *buf, unsigned len)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    double v = bytes;
+    while ((v >= 1024 || v <= -1024) && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f B", v);
+    else
+        snprintf(buf, len, "%.1f %s", v, units[u]);
+    return buf;
+}

@@ -1,0 +1,24 @@
+/*
+ * libmeshplan internals: the hardened libyaml event reader shared by the
+ * spec and the policy parsers.
+ */
+#ifndef MESHPLAN_YAMLREAD_H
+#define MESHPLAN_YAMLREAD_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "meshplan/error.h"
+
+#define MESH_YAML_SCALAR_MAX 256 /* longest key or value either file may hold */
+
+/* Next event, refusing aliases, anchors, tags and oversized scalars with
+ * "origin:line: ..." in err.  On success the caller deletes the event. */
+int mesh_yaml_next(yaml_parser_t *p, yaml_event_t *ev, const char *origin, mesh_error_t *err);
+
+/* Read a regular file of at most `cap` bytes, without blocking on a FIFO and
+ * checking the opened file (not the path); NUL-terminated, caller frees. */
+char *mesh_read_regular_file(const char *path, const char *what, size_t cap, size_t *len,
+                             mesh_error_t *err);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * The planner: fit and no-fit, pins, explanations, determinism.
+ */
+#include "testutil.h"
+
+static int any_line(const mesh_plan_t *p, int advice, const char *needle)
+{
+    int n = advice ? mesh_plan_advice_count(p) : mesh_plan_reason_count(p);
+    for (int i = 0; i < n; i++)
+        if (strstr(advice ? mesh_plan_advice(p, i) : mesh_plan_reason(p, i), needle))
+            return 1;
+    return 0;
+}
+
+static mesh_model_t seed_7b(void)
+{
+    return test_spec("name: seed-7b\nparams: 7e9\ntrain:\n  seq_len: 4096\n  global_batch: 64\n");
+}
+
+static void seed__plain_dp_80gb__does_not_fit(void **state)
+{
+    mesh_model_t m = seed_7b();
+    mesh_alloc_t a;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_error_t err;
+    assert_int_equal(mesh_policy_alloc(&pol, NULL, 80e9, 0, 1, 4, &a, &err), 0);
+    mesh_plan_t *p = test_plan(&m, &a, "zero=0");
+    assert_false(mesh_plan_fits(p));
+    assert_true(mesh_plan_best(p)->memory.total > 112e9);
+    assert_true(any_line(p, 0, "nothing fits"));
+    assert_true(any_line(p, 1, "zero=")); /* freeing the pin fits */
+    mesh_plan_destroy(p);
+    /* ZeRO-3 over the 4 GPUs: 28e9 bytes of model states, fits */
+    p = test_plan(&m, &a, "zero=3");
+    assert_true(mesh_plan_fits(p));
+    assert_true(mesh_plan_best(p)->memory.optimizer + mesh_plan_best(p)->memory.grads +
+                    mesh_plan_best(p)->memory.weights ==
+                28e9);
+    mesh_plan_destroy(p);
+}
+
+static void fits__and_explains_simpler(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 8, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    assert_true(mesh_plan_fits(p));
+    assert_true(c->memory.total <= c->memory.capacity);
+    assert_int_equal(mesh_layout_world(&c->layout), 64);
+    assert_true(any_line(p, 0, "plain DP needs"));
+    assert_true(mesh_plan_alternative_count(p) > 0);
+    for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
+        const mesh_candidate_t *alt = mesh_plan_alternative(p, i);
+        assert_true(alt->fits);
+        assert_true(alt->cost.step_seconds >= c->cost.step_seconds * (1 - MESH_PLAN_TIE));
+    }
+    assert_int_equal(mesh_plan_advice_count(p), 0);
+    mesh_plan_destroy(p);
+}
+
+static void small_model__prefers_data_parallel(void **state)
+{
+    /* 7B on 8 x 80 GB: DP + ZeRO fits; no TP or PP is needed */
+    mesh_model_t m = test_preset("llama2-7b");
+    mesh_alloc_t a = test_alloc("A100-80GB", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(l->tp, 1);
+    assert_int_equal(l->pp, 1);
+    assert_int_equal(l->dp, 8);
+    assert_true(l->zero >= 1);
+    mesh_plan_destroy(p);
+}
+
+static void pins__respected(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=8,pp=2");
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_int_equal(l->tp, 8);
+    assert_int_equal(l->pp, 2);
+    assert_int_equal(mesh_layout_world(l), 128);
+    mesh_plan_destroy(p);
+    /* the spec's micro_batch and recompute act as pins */
+    m.micro_batch = 1;
+    m.recompute = MESH_RECOMPUTE_FULL;
+    p = test_plan(&m, &a, "auto");
+    assert_int_equal(mesh_plan_best(p)->layout.micro_batch, 1);
+    assert_int_equal(mesh_plan_best(p)->layout.recompute, MESH_RECOMPUTE_FULL);
+    mesh_plan_destroy(p);
+}
+
+static void pins__invalid__error_names_rule(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_error_t err;
+    static const struct {
+        const char *mesh, *needle;
+    } cases[] = {
+        {"tp=3", "tp 3"},
+        {"tp=16", "island"},
+        {"dp=5", "allocation has 16"},
+        {"pp=3", "allocation has 16"},
+        {"tp=8,pp=2,vpp=3", "vpp"},
+        {"mb=3", "global_batch"},
+        {"cp=3", "cp 3"},
+        {"tp=1,sp=on", "sequence parallelism"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+        if (p)
+            fail_msg("--mesh %s was accepted", cases[i].mesh);
+        if (!strstr(err.msg, cases[i].needle))
+            fail_msg("--mesh %s: '%s' lacks '%s'", cases[i].mesh, err.msg, cases[i].needle);
+    }
+    mesh_layout_t l;
+    assert_int_equal(mesh_layout_parse("tp=2,tp=4", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "twice"));
+    assert_int_equal(mesh_layout_parse("tp=2,foo=1", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "foo"));
+    assert_int_equal(mesh_layout_parse("tp=two", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "mesh tp"));
+    assert_int_equal(mesh_layout_parse("zero=4", &l, &err), -1);
+    assert_int_equal(mesh_layout_parse("tp=2,,pp=2", &l, &err), -1);
+    assert_int_equal(mesh_layout_parse("recompute=some", &l, &err), -1);
+}
+
+static void nothing_fits__says_by_how_much_and_what_would(void **state)
+{
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_alloc_t a = test_alloc("A100-80GB", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_false(mesh_plan_fits(p));
+    assert_true(mesh_plan_best(p)->memory.total > mesh_plan_best(p)->memory.capacity);
+    assert_true(any_line(p, 0, "short by"));
+    assert_true(any_line(p, 1, "nodes"));
+    assert_true(any_line(p, 1, "out of reach"));
+    assert_true(any_line(p, 1, "lora"));
+    mesh_plan_destroy(p);
+}
+
+static void params_only__plans_dp_and_zero(void **state)
+{
+    mesh_model_t m = test_preset("params-only");
+    mesh_alloc_t a = test_alloc("A100-80GB", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(l->tp * l->pp * l->cp, 1);
+    assert_int_equal(mesh_plan_best(p)->memory.activations, 0);
+    mesh_plan_destroy(p);
+}
+
+static void inputs__refused(void **state)
+{
+    mesh_model_t m = test_preset("llama2-7b");
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_error_t err;
+    mesh_alloc_t a = test_alloc("V100-32GB", 1, 8);
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol, &err)); /* V100 has no bf16 */
+    assert_non_null(strstr(err.msg, "fp16"));
+    m.precision = MESH_PREC_FP16;
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    assert_non_null(p);
+    mesh_plan_destroy(p);
+    a.nodes = 0;
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol, &err));
+    assert_non_null(strstr(err.msg, "nodes"));
+    assert_int_equal(mesh_policy_alloc(&pol, NULL, 0, 0, 1, 8, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "--gpu"));
+}
+
+static void deterministic(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_plan_t *p1 = test_plan(&m, &a, "auto");
+    mesh_plan_t *p2 = test_plan(&m, &a, "auto");
+    char *j1 = mesh_report_json(p1), *j2 = mesh_report_json(p2);
+    assert_string_equal(j1, j2);
+    assert_string_equal(mesh_plan_digest(p1), mesh_plan_digest(p2));
+    assert_int_equal(strlen(mesh_plan_digest(p1)), 16);
+    free(j1);
+    free(j2);
+    mesh_plan_t *p3 = test_plan(&m, &a, "tp=4");
+    if (mesh_plan_best(p3)->layout.tp != mesh_plan_best(p1)->layout.tp ||
+        mesh_plan_best(p3)->layout.pp != mesh_plan_best(p1)->layout.pp)
+        assert_string_not_equal(mesh_plan_digest(p1), mesh_plan_digest(p3));
+    mesh_plan_destroy(p1);
+    mesh_plan_destroy(p2);
+    mesh_plan_destroy(p3);
+}
+
+static void near_tie__simplest_wins(void **state)
+{
+    /* Among layouts within MESH_PLAN_TIE of the fastest, the chosen one is
+     * no more complex than any other: check against all runners-up. */
+    mesh_model_t m = test_preset("llama2-13b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_candidate_t *b = mesh_plan_best(p);
+    for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
+        const mesh_candidate_t *c = mesh_plan_alternative(p, i);
+        if (c->cost.step_seconds <= b->cost.step_seconds * (1 + MESH_PLAN_TIE))
+            assert_true(c->layout.pp > b->layout.pp ||
+                        (c->layout.pp == b->layout.pp &&
+                         c->layout.tp * c->layout.cp >= b->layout.tp * b->layout.cp));
+    }
+    mesh_plan_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seed__plain_dp_80gb__does_not_fit),
+        cmocka_unit_test(fits__and_explains_simpler),
+        cmocka_unit_test(small_model__prefers_data_parallel),
+        cmocka_unit_test(pins__respected),
+        cmocka_unit_test(pins__invalid__error_names_rule),
+        cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
+        cmocka_unit_test(params_only__plans_dp_and_zero),
+        cmocka_unit_test(inputs__refused),
+        cmocka_unit_test(deterministic),
+        cmocka_unit_test(near_tie__simplest_wins),
+    };
+    return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}

@@ -1,0 +1,82 @@
+/*
+ * Helpers shared by the unit tests.
+ */
+#ifndef MESH_TESTUTIL_H
+#define MESH_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "meshplan.h"
+
+/* Presets straight from the source tree (make check exports MESH_MODELS_DIR). */
+static inline mesh_spec_dirs_t test_dirs(void)
+{
+    mesh_spec_dirs_t d = {{getenv("MESH_MODELS_DIR"), NULL, NULL, NULL}};
+    return d;
+}
+
+static inline mesh_model_t test_preset(const char *name)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    mesh_model_t m;
+    mesh_error_t err;
+    if (mesh_spec_load(name, &d, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    return m;
+}
+
+static inline mesh_model_t test_spec(const char *yaml)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    mesh_model_t m;
+    mesh_error_t err;
+    if (mesh_spec_parse(yaml, strlen(yaml), "test.yaml", &d, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    return m;
+}
+
+static inline mesh_alloc_t test_alloc(const char *gpu, int nodes, int gpn)
+{
+    mesh_policy_t pol;
+    mesh_alloc_t a;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (mesh_policy_alloc(&pol, gpu, 0, 0, nodes, gpn, &a, &err) < 0)
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+static inline mesh_layout_t test_mesh(const char *s)
+{
+    mesh_layout_t l;
+    mesh_error_t err;
+    if (mesh_layout_parse(s, &l, &err) < 0)
+        fail_msg("%s", err.msg);
+    return l;
+}
+
+/* Plan with the default policy; fails the test on an error. */
+static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
+{
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    mesh_layout_t pins = test_mesh(mesh);
+    mesh_plan_t *p = mesh_plan_create(m, a, &pins, &pol, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    return p;
+}
+
+#define assert_bytes(actual, expected)                                                             \
+    assert_int_equal((uint64_t)((actual) + 0.5), (uint64_t)(expected))
+
+#endif
