@@ -1,0 +1,68 @@
+/*
+ * Planning time, in process: the median of repeated mesh_plan_create calls
+ * for a 7B fine-tune on 8 GPUs and for Llama 3.1 405B on 16,384 H100s.
+ * Run with `make bench`.  Target: at most 10 ms for the 16,384-GPU case.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "meshplan.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int bench(const char *preset, const char *gpu, int nodes, int gpn, int runs)
+{
+    mesh_spec_dirs_t dirs = {{getenv("MESH_MODELS_DIR"), mesh_default_models_dir(), NULL, NULL}};
+    mesh_model_t m;
+    mesh_alloc_t a;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (mesh_spec_load(preset, &dirs, &m, &err) < 0 ||
+        mesh_policy_alloc(&pol, gpu, 0, 0, nodes, gpn, &a, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    double *t = malloc(sizeof(double) * (size_t)runs);
+    long evaluated = 0;
+    char canon[MESH_LAYOUT_STR_MAX] = "";
+    for (int i = 0; i < runs; i++) {
+        double t0 = now();
+        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+        t[i] = now() - t0;
+        if (!p) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        evaluated = mesh_plan_evaluated(p);
+        mesh_layout_format(&mesh_plan_best(p)->layout, canon, sizeof(canon));
+        mesh_plan_destroy(p);
+    }
+    qsort(t, (size_t)runs, sizeof(double), cmp);
+    printf("%-14s on %5d x %d %-9s  median %7.3f ms  min %7.3f ms  max %7.3f ms  (%d runs, %ld "
+           "layouts evaluated) -> %s\n",
+           preset, nodes, gpn, gpu, t[runs / 2] * 1e3, t[0] * 1e3, t[runs - 1] * 1e3, runs,
+           evaluated, canon);
+    free(t);
+    return 0;
+}
+
+int main(void)
+{
+    int rc = bench("llama2-7b", "A100-80GB", 1, 8, 201);
+    rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51);
+    return rc;
+}

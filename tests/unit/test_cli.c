@@ -1,0 +1,328 @@
+/*
+ * The meshplan CLI, run as a user runs it: exit codes, one-line errors,
+ * valid JSON, and `meshplan env` equal to what the library renders.
+ */
+#include <ctype.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+typedef struct result {
+    int status;
+    char out[1 << 20], err[8192];
+} result_t;
+
+static result_t res;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fd, buf + n, cap - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+}
+
+/* Run meshplan with a NULL-terminated argument list. */
+static result_t *run(const char *arg0, ...)
+{
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = getenv("MESHPLAN");
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    char errpath[] = "/tmp/meshplan-cli-XXXXXX";
+    int errfd = mkstemp(errpath);
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(errfd, 2);
+        close(out[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    slurp(out[0], res.out, sizeof(res.out));
+    close(out[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    lseek(errfd, 0, SEEK_SET);
+    slurp(errfd, res.err, sizeof(res.err));
+    close(errfd);
+    unlink(errpath);
+    res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return &res;
+}
+
+/* ---- a strict JSON syntax check ---- */
+static const char *json_value(const char *p);
+
+static const char *ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *json_string(const char *p)
+{
+    if (*p++ != '"')
+        return NULL;
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20)
+            return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i]))
+                        return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p))
+                return NULL;
+        }
+        p++;
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *json_seq(const char *p, char close, int object)
+{
+    p = ws(p + 1);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (object) {
+            if (!(p = json_string(ws(p))))
+                return NULL;
+            p = ws(p);
+            if (*p++ != ':')
+                return NULL;
+        }
+        if (!(p = json_value(p)))
+            return NULL;
+        p = ws(p);
+        if (*p == close)
+            return p + 1;
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+static const char *json_value(const char *p)
+{
+    p = ws(p);
+    if (*p == '{')
+        return json_seq(p, '}', 1);
+    if (*p == '[')
+        return json_seq(p, ']', 0);
+    if (*p == '"')
+        return json_string(p);
+    for (const char *lit = "true\0false\0null\0"; *lit; lit += strlen(lit) + 1)
+        if (strncmp(p, lit, strlen(lit)) == 0)
+            return p + strlen(lit);
+    char *end;
+    strtod(p, &end);
+    return end > p && (isdigit((unsigned char)*p) || *p == '-') ? end : NULL;
+}
+
+static void assert_json(const char *s)
+{
+    const char *end = json_value(s);
+    if (!end || *ws(end))
+        fail_msg("invalid JSON near: %.80s", end ? end : s);
+}
+
+/* A bad-input failure: status 2, one line on stderr naming `needle`. */
+static void assert_bad(const result_t *r, const char *needle)
+{
+    assert_int_equal(r->status, 2);
+    if (!strstr(r->err, needle))
+        fail_msg("stderr '%s' lacks '%s'", r->err, needle);
+    assert_non_null(strchr(r->err, '\n'));
+    assert_int_equal(strchr(r->err, '\n')[1], '\0');
+    assert_int_equal(strncmp(r->err, "meshplan: ", 10), 0);
+    assert_string_equal(r->out, "");
+}
+
+#define ALLOC "--nodes", "8", "--gpus-per-node", "8", "--gpu", "H100-SXM"
+
+static void help__every_command(void **state)
+{
+    const char *cmds[] = {"plan", "check", "ranks", "env", "gpus", "presets"};
+    for (int i = 0; i < 6; i++) {
+        result_t *r = run(cmds[i], "--help", NULL);
+        assert_int_equal(r->status, 0);
+        assert_non_null(strstr(r->out, cmds[i]));
+    }
+    assert_int_equal(run("--help", NULL)->status, 0);
+    assert_int_equal(run(NULL)->status, 2);
+}
+
+static void plan__text_and_json(void **state)
+{
+    result_t *r = run("plan", "--model", "llama3-70b", ALLOC, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "Layout (fits)"));
+    assert_non_null(strstr(r->out, "Memory per GPU"));
+    assert_non_null(strstr(r->out, "Runners-up"));
+    assert_non_null(strstr(r->out, "Why not simpler"));
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    const char *keys[] = {"\"model\":{\"name\":\"llama3-70b\",\"params\":70553706496,",
+                          "\"fits\":true",
+                          "\"layout\":{\"tp\":",
+                          "\"micro_batches\":",
+                          "\"sequence_parallel\":",
+                          "\"memory\":{\"weights\":",
+                          "\"capacity\":",
+                          "\"cost\":{\"step_seconds\":",
+                          "\"mfu\":",
+                          "\"alternatives\":[{",
+                          "\"reasons\":[",
+                          "\"advice\":[]"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strstr(r->out, keys[i]))
+            fail_msg("JSON lacks %s", keys[i]);
+}
+
+static void check__exit_codes(void **state)
+{
+    result_t *r = run("check", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
+    assert_int_equal(r->status, 0);
+    r = run("check", "--model", "llama3-70b", ALLOC, "--mesh", "tp=1,pp=1,zero=0", "--json", NULL);
+    assert_int_equal(r->status, 1);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"fits\":false"));
+    assert_non_null(strstr(r->out, "short by"));
+    /* the seed's impossible case: 7B, plain DP, 80 GB */
+    r = run("check", "--model", "llama2-7b", "--nodes", "1", "--gpus-per-node", "4", "--gpu-mem",
+            "80GB", "--mesh", "zero=0,tp=1,pp=1", NULL);
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->out, "DOES NOT FIT"));
+    assert_bad(run("check", "--model", "llama3-70b", ALLOC, NULL), "--mesh");
+}
+
+static void bad_input__exit_2_one_line(void **state)
+{
+    assert_bad(run("plan", ALLOC, NULL), "--model");
+    assert_bad(
+        run("plan", "--model", "llama3-70b", "--gpus-per-node", "8", "--gpu", "H100-SXM", NULL),
+        "--nodes");
+    assert_bad(run("plan", "--model", "no-such", ALLOC, NULL), "unknown preset");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--gpu-mem", "80G", NULL), "ambiguous");
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "0", "--gpus-per-node", "8", "--gpu",
+                   "H100-SXM", NULL),
+               "--nodes");
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "8", "--gpus-per-node", "8", NULL),
+               "--gpu");
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "8", "--gpus-per-node", "8", "--gpu",
+                   "Z80", NULL),
+               "unknown GPU");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--mesh", "tp=3", NULL), "tp 3");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--mesh", "warp=9", NULL), "warp");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--bogus", NULL), "--bogus");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "extra", NULL), "extra");
+    assert_bad(run("plan", "--model", "/nonexistent/spec.yaml", ALLOC, NULL), "cannot open");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "reserve=2", NULL), "reserve");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--policy", "/nonexistent", NULL),
+               "cannot open");
+    assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--node", "8", NULL), "node 8");
+    assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--export", "slurm", NULL), "--export");
+    assert_bad(run("frobnicate", NULL), "unknown command");
+}
+
+static void nothing_fits__exit_1_with_advice(void **state)
+{
+    result_t *r = run("plan", "--model", "llama3.1-405b", "--nodes", "1", "--gpus-per-node", "8",
+                      "--gpu", "A100-80GB", NULL);
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->out, "What would fit"));
+    assert_non_null(strstr(r->out, "lora"));
+}
+
+static void env__equals_library(void **state)
+{
+    result_t *r = run("env", "--model", "llama3-70b", ALLOC, "--node", "3", "--local", "5",
+                      "--master-addr", "node001", "--job-id", "77", "--step-id", "2", NULL);
+    assert_int_equal(r->status, 0);
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 8, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_task_t t = {.node = 3,
+                     .local = 5,
+                     .master_addr = "node001",
+                     .master_port = mesh_env_master_port(77, 2, pol.port_lo, pol.port_hi),
+                     .export_mode = MESH_EXPORT_TORCH,
+                     .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    char want[1 << 16] = "";
+    for (int i = 0; i < mesh_env_count(e); i++) {
+        strcat(want, mesh_env_name(e, i));
+        strcat(want, "=");
+        strcat(want, mesh_env_value(e, i));
+        strcat(want, "\n");
+    }
+    assert_string_equal(r->out, want);
+    assert_non_null(strstr(r->out, "RANK=29\n"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    r = run("env", "--model", "llama3-70b", ALLOC, "--export", "mesh", NULL);
+    assert_null(strstr(r->out, "\nRANK="));
+    /* enforce=reject (the default) refuses to render a layout that does not fit */
+    r = run("env", "--model", "llama3-70b", ALLOC, "--mesh", "tp=1,pp=1,zero=0", NULL);
+    assert_int_equal(r->status, 1);
+    assert_string_equal(r->out, "");
+    assert_non_null(strstr(r->err, "does not fit"));
+    r = run("env", "--model", "llama3-70b", ALLOC, "--mesh", "tp=1,pp=1,zero=0", "--set",
+            "enforce=warn", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->err, "warning"));
+    assert_non_null(strstr(r->out, "MESH_ZERO_STAGE=0\n"));
+}
+
+static void ranks_gpus_presets(void **state)
+{
+    result_t *r = run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
+    assert_int_equal(r->status, 0);
+    int lines = 0;
+    for (const char *p = r->out; (p = strchr(p, '\n')); p++)
+        lines++;
+    assert_int_equal(lines, 64 + 2);
+    r = run("ranks", "--model", "llama3-70b", ALLOC, "--json", NULL);
+    assert_json(r->out);
+    r = run("gpus", "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"MI300X\""));
+    r = run("presets", NULL);
+    assert_non_null(strstr(r->out, "llama3.1-405b"));
+    r = run("presets", "--json", NULL);
+    assert_json(r->out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(help__every_command),
+        cmocka_unit_test(plan__text_and_json),
+        cmocka_unit_test(check__exit_codes),
+        cmocka_unit_test(bad_input__exit_2_one_line),
+        cmocka_unit_test(nothing_fits__exit_1_with_advice),
+        cmocka_unit_test(env__equals_library),
+        cmocka_unit_test(ranks_gpus_presets),
+    };
+    return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

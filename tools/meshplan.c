@@ -1,0 +1,441 @@
+/*
+ * meshplan(1): plan, check and explain 3D-parallel layouts, and print the
+ * rank map and the per-task variables the SPANK plugin exports.
+ *
+ * Exit status: 0 fits (or success), 1 does not fit, 2 bad input.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meshplan.h"
+
+enum { EXIT_FITS = 0, EXIT_NOFIT = 1, EXIT_BADINPUT = 2 };
+
+typedef struct options {
+    const char *cmd;
+    const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr;
+    double gpu_mem;
+    long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
+    int json, have_export;
+    mesh_export_t export_mode;
+    mesh_policy_t pol;
+} options_t;
+
+static const char *const usage_common =
+    "  --model SPEC          preset name (meshplan presets) or a spec .yaml file\n"
+    "  --nodes N             nodes in the allocation\n"
+    "  --gpus-per-node G     GPUs (= tasks) per node\n"
+    "  --gpu NAME            GPU model from the table (meshplan gpus)\n"
+    "  --gpu-mem SIZE        GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's\n"
+    "  --nvlink N            GPUs per NVLink island (default: the GPU's)\n"
+    "  --mesh STRING         pin fields: "
+    "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off\n"
+    "  --policy FILE         admin policy (YAML), as the plugin reads it\n"
+    "  --set KEY=VALUE       set one policy key (e.g. reserve=0.1), after --policy\n"
+    "  --models-dir DIR      look for presets here first\n"
+    "  --json                machine-readable output\n";
+
+static void usage(FILE *f, const char *cmd)
+{
+    if (!cmd) {
+        fprintf(f, "usage: meshplan COMMAND [OPTIONS]\n\n"
+                   "commands:\n"
+                   "  plan     pick the fastest layout that fits, and explain it\n"
+                   "  check    judge the layout given by --mesh (exit 0 fits, 1 does not)\n"
+                   "  ranks    print the rank map of the planned layout\n"
+                   "  env      print one task's variables, as the SPANK plugin exports them\n"
+                   "  gpus     list the GPU table\n"
+                   "  presets  list the shipped model presets\n\n"
+                   "'meshplan COMMAND --help' describes each; exit status 0 fits, 1 does not "
+                   "fit, 2 bad input.\n");
+        return;
+    }
+    if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "presets") == 0) {
+        fprintf(f, "usage: meshplan %s [--json]%s\n", cmd,
+                strcmp(cmd, "presets") == 0 ? " [--models-dir DIR]" : " [--policy FILE]");
+        return;
+    }
+    fprintf(f,
+            "usage: meshplan %s --model SPEC --nodes N --gpus-per-node G (--gpu NAME | --gpu-mem "
+            "SIZE) [options]\n\n",
+            cmd);
+    if (strcmp(cmd, "plan") == 0)
+        fprintf(f, "Search every valid layout, keep those that fit, pick the fastest (simplest on "
+                   "near-ties) and explain why.\n\n");
+    else if (strcmp(cmd, "check") == 0)
+        fprintf(f, "Judge the layout of --mesh (fields left out are planned): exit 0 if it fits, "
+                   "1 if not, with what would.\n\n");
+    else if (strcmp(cmd, "ranks") == 0)
+        fprintf(f, "Print every rank's node, local index and (tp, cp, dp, pp) coordinates.\n\n");
+    else if (strcmp(cmd, "env") == 0)
+        fprintf(f, "Print the variables of task (--node, --local), one NAME=value a line, exactly "
+                   "as the plugin exports them.\n\n");
+    fputs(usage_common, f);
+    if (strcmp(cmd, "env") == 0)
+        fprintf(f, "  --node I              node index within the step (default 0)\n"
+                   "  --local L             task index within the node (default 0)\n"
+                   "  --export MODE         torch | torchrun | mesh (default: the policy's)\n"
+                   "  --master-addr HOST    first host of the step (default localhost)\n"
+                   "  --job-id N --step-id N  for MASTER_PORT (default 0 and 0)\n");
+}
+
+static int bad(const char *msg)
+{
+    fprintf(stderr, "meshplan: %s\n", msg);
+    return EXIT_BADINPUT;
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    enum {
+        O_MODEL = 256,
+        O_NODES,
+        O_GPN,
+        O_GPU,
+        O_GPU_MEM,
+        O_NVLINK,
+        O_MESH,
+        O_POLICY,
+        O_SET,
+        O_MODELS_DIR,
+        O_JSON,
+        O_NODE,
+        O_LOCAL,
+        O_EXPORT,
+        O_MASTER,
+        O_JOB,
+        O_STEP,
+        O_HELP
+    };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, O_MODEL},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"gpus-per-node", required_argument, NULL, O_GPN},
+        {"gpu", required_argument, NULL, O_GPU},
+        {"gpu-mem", required_argument, NULL, O_GPU_MEM},
+        {"nvlink", required_argument, NULL, O_NVLINK},
+        {"mesh", required_argument, NULL, O_MESH},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"set", required_argument, NULL, O_SET},
+        {"models-dir", required_argument, NULL, O_MODELS_DIR},
+        {"json", no_argument, NULL, O_JSON},
+        {"node", required_argument, NULL, O_NODE},
+        {"local", required_argument, NULL, O_LOCAL},
+        {"export", required_argument, NULL, O_EXPORT},
+        {"master-addr", required_argument, NULL, O_MASTER},
+        {"job-id", required_argument, NULL, O_JOB},
+        {"step-id", required_argument, NULL, O_STEP},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    mesh_error_t err;
+    /* --set applies after --policy whatever their order: collect first */
+    const char *sets[64];
+    int nsets = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case O_MODEL: o->model = optarg; break;
+        case O_NODES: rc = mesh_parse_int(optarg, "--nodes", 1, 1 << 20, &o->nodes, &err); break;
+        case O_GPN:
+            rc = mesh_parse_int(optarg, "--gpus-per-node", 1, 1024, &o->gpus_per_node, &err);
+            break;
+        case O_GPU: o->gpu = optarg; break;
+        case O_GPU_MEM:
+            rc = mesh_parse_size(optarg, "--gpu-mem", 1e8, 1e14, &o->gpu_mem, &err);
+            break;
+        case O_NVLINK: rc = mesh_parse_int(optarg, "--nvlink", 1, 1024, &o->nvlink, &err); break;
+        case O_MESH: o->mesh = optarg; break;
+        case O_POLICY: o->policy = optarg; break;
+        case O_SET:
+            if (nsets == 64)
+                return bad("--set: at most 64 times");
+            sets[nsets++] = optarg;
+            break;
+        case O_MODELS_DIR: o->models_dir = optarg; break;
+        case O_JSON: o->json = 1; break;
+        case O_NODE: rc = mesh_parse_int(optarg, "--node", 0, 1 << 20, &o->node, &err); break;
+        case O_LOCAL: rc = mesh_parse_int(optarg, "--local", 0, 1024, &o->local, &err); break;
+        case O_EXPORT:
+            if (mesh_export_parse(optarg, &o->export_mode) < 0)
+                return bad("--export: use torch, torchrun or mesh");
+            o->have_export = 1;
+            break;
+        case O_MASTER: o->master_addr = optarg; break;
+        case O_JOB: rc = mesh_parse_int(optarg, "--job-id", 0, UINT_MAX, &o->job_id, &err); break;
+        case O_STEP:
+            rc = mesh_parse_int(optarg, "--step-id", 0, UINT_MAX, &o->step_id, &err);
+            break;
+        case 'h':
+        case O_HELP: usage(stdout, o->cmd); exit(EXIT_FITS);
+        default: {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "%s: unknown or incomplete option (see meshplan %s --help)",
+                     argv[optind - 1], o->cmd);
+            return bad(msg);
+        }
+        }
+        if (rc < 0)
+            return bad(err.msg);
+    }
+    if (optind < argc) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "unexpected argument '%.60s' (see meshplan %s --help)",
+                 argv[optind], o->cmd);
+        return bad(msg);
+    }
+    if (o->policy && mesh_policy_load(&o->pol, o->policy, &err) < 0)
+        return bad(err.msg);
+    for (int i = 0; i < nsets; i++)
+        if (mesh_policy_set_arg(&o->pol, sets[i], &err) < 0)
+            return bad(err.msg);
+    if (!o->have_export)
+        o->export_mode = o->pol.export_mode;
+    return 0;
+}
+
+/* Presets: --models-dir, the policy's, $MESH_MODELS_DIR, the source tree when
+ * this binary runs from its build tree, then the installed ones. */
+static void preset_dirs(const options_t *o, mesh_spec_dirs_t *d)
+{
+    static char exe[PATH_MAX];
+    int n = 0;
+    memset(d, 0, sizeof(*d));
+    if (o->models_dir)
+        d->dirs[n++] = o->models_dir;
+    if (o->pol.models_dir[0])
+        d->dirs[n++] = o->pol.models_dir;
+    const char *env = getenv("MESH_MODELS_DIR");
+    if (env && *env && n < 3)
+        d->dirs[n++] = env;
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        size_t b = strlen(MESH_BUILD_DIR);
+        if (strncmp(exe, MESH_BUILD_DIR "/", b + 1) == 0 && n < 3)
+            d->dirs[n++] = MESH_SOURCE_MODELS_DIR;
+    }
+    d->dirs[n++] = mesh_default_models_dir();
+}
+
+static int need(const options_t *o)
+{
+    if (!o->model)
+        return bad("--model is required (a preset name or a spec .yaml file)");
+    if (!o->nodes)
+        return bad("--nodes is required");
+    if (!o->gpus_per_node)
+        return bad("--gpus-per-node is required");
+    return 0;
+}
+
+static int print_owned(char *s)
+{
+    if (!s)
+        return bad("out of memory");
+    fputs(s, stdout);
+    free(s);
+    return 0;
+}
+
+static int cmd_gpus(const options_t *o)
+{
+    if (o->json)
+        printf("[");
+    for (int i = 0; i < mesh_gpu_count(); i++) {
+        mesh_gpu_t g = *mesh_gpu_at(i);
+        mesh_policy_apply_gpu(&o->pol, &g);
+        if (o->json)
+            printf("%s{\"name\":\"%s\",\"memory\":%.0f,\"peak_flops\":%.6g,\"bf16\":%s,"
+                   "\"hbm_bw\":%.6g,\"link_bw\":%.6g,\"net_bw\":%.6g,\"island\":%d,"
+                   "\"gemm_eff\":%.3g}",
+                   i ? "," : "", g.name, g.memory, g.peak_flops, g.has_bf16 ? "true" : "false",
+                   g.hbm_bw, g.link_bw, g.net_bw, g.island, g.gemm_eff);
+        else {
+            if (i == 0)
+                printf("%-10s %10s %12s %10s %12s %10s %7s %5s\n", "GPU", "memory", "dense TF/s",
+                       "HBM GB/s", "link GB/s", "net GB/s", "island", "GEMM");
+            printf("%-10s %6.1f GiB %7.0f%s %10.0f %12.0f %10.1f %7d %4.0f%%\n", g.name,
+                   g.memory / 1073741824.0, g.peak_flops / 1e12, g.has_bf16 ? " bf16" : " fp16",
+                   g.hbm_bw / 1e9, g.link_bw / 1e9, g.net_bw / 1e9, g.island, 100 * g.gemm_eff);
+        }
+    }
+    if (o->json)
+        printf("]\n");
+    return EXIT_FITS;
+}
+
+static int is_preset_file(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0 && e->d_name[0] != '.';
+}
+
+static int cmd_presets(const options_t *o)
+{
+    mesh_spec_dirs_t d;
+    preset_dirs(o, &d);
+    int first = 1;
+    if (o->json)
+        printf("[");
+    for (int i = 0; i < 4 && d.dirs[i]; i++) {
+        struct dirent **list;
+        int n = scandir(d.dirs[i], &list, is_preset_file, alphasort);
+        for (int j = 0; j < n; j++) {
+            char name[256];
+            snprintf(name, sizeof(name), "%.*s", (int)strlen(list[j]->d_name) - 5, list[j]->d_name);
+            free(list[j]);
+            mesh_model_t m;
+            mesh_error_t err;
+            /* a preset shadowed by an earlier directory is listed once, from there */
+            if (mesh_spec_load(name, &d, &m, &err) < 0)
+                continue;
+            if (o->json)
+                printf("%s{\"name\":\"%s\",\"params\":%.0f,\"dir\":\"%s\"}", first ? "" : ",", name,
+                       m.params, d.dirs[i]);
+            else
+                printf("%-16s %9.2f B params  %s\n", name, m.params / 1e9, d.dirs[i]);
+            first = 0;
+        }
+        if (n > 0)
+            free(list);
+    }
+    if (o->json)
+        printf("]\n");
+    return EXIT_FITS;
+}
+
+/* Build the plan every plan-based command needs. */
+static int make_plan(const options_t *o, mesh_plan_t **out)
+{
+    mesh_error_t err;
+    mesh_spec_dirs_t dirs;
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_layout_t pins;
+    int rc = need(o);
+    if (rc)
+        return rc;
+    preset_dirs(o, &dirs);
+    if (mesh_spec_load(o->model, &dirs, &model, &err) < 0)
+        return bad(err.msg);
+    if (mesh_layout_parse(o->mesh, &pins, &err) < 0)
+        return bad(err.msg);
+    if (mesh_policy_alloc(&o->pol, o->gpu, o->gpu_mem, (int)o->nvlink, (int)o->nodes,
+                          (int)o->gpus_per_node, &alloc, &err) < 0)
+        return bad(err.msg);
+    *out = mesh_plan_create(&model, &alloc, &pins, &o->pol, &err);
+    if (!*out)
+        return bad(err.msg);
+    return 0;
+}
+
+typedef char *(*report_fn)(const mesh_plan_t *);
+
+/* Plan, print one report, exit 0 if the layout fits and 1 if not. */
+static int report(const options_t *o, report_fn text, report_fn json)
+{
+    mesh_plan_t *p;
+    int rc = make_plan(o, &p);
+    if (rc)
+        return rc;
+    rc = print_owned(o->json ? json(p) : text(p));
+    if (rc == 0)
+        rc = mesh_plan_fits(p) ? EXIT_FITS : EXIT_NOFIT;
+    mesh_plan_destroy(p);
+    return rc;
+}
+
+static int cmd_plan(const options_t *o)
+{
+    return report(o, mesh_report_text, mesh_report_json);
+}
+
+static int cmd_check(const options_t *o)
+{
+    if (!o->mesh)
+        return bad("check needs --mesh (the layout to judge; fields left out are planned)");
+    return cmd_plan(o);
+}
+
+static int cmd_ranks(const options_t *o)
+{
+    return report(o, mesh_report_ranks_text, mesh_report_ranks_json);
+}
+
+/* What the plugin does with a plan that does not fit, the CLI does too. */
+static int cmd_env(const options_t *o)
+{
+    mesh_plan_t *p;
+    mesh_error_t err;
+    int rc = make_plan(o, &p);
+    if (rc)
+        return rc;
+    if (!mesh_plan_fits(p) && o->pol.enforce != MESH_ENFORCE_OFF) {
+        const mesh_memory_t *m = &mesh_plan_best(p)->memory;
+        fprintf(stderr,
+                "meshplan: %s: %s does not fit: needs %.1f GiB per GPU > %.1f GiB usable%s\n",
+                o->pol.enforce == MESH_ENFORCE_REJECT ? "error" : "warning",
+                mesh_plan_model(p)->name, m->total / 1073741824.0, m->capacity / 1073741824.0,
+                o->pol.enforce == MESH_ENFORCE_REJECT ? " (meshplan plan explains)" : "");
+        if (o->pol.enforce == MESH_ENFORCE_REJECT) {
+            mesh_plan_destroy(p);
+            return EXIT_NOFIT;
+        }
+    }
+    mesh_task_t task = {
+        .node = (int)o->node,
+        .local = (int)o->local,
+        .master_addr = o->master_addr ? o->master_addr : "localhost",
+        .master_port = mesh_env_master_port((unsigned long)o->job_id, (unsigned long)o->step_id,
+                                            o->pol.port_lo, o->pol.port_hi),
+        .export_mode = o->export_mode,
+        .gpu_busid = NULL,
+        .numa_node = -1,
+    };
+    mesh_env_t *e = mesh_env_create(p, &task, &err);
+    if (!e) {
+        mesh_plan_destroy(p);
+        return bad(err.msg);
+    }
+    for (int i = 0; i < mesh_env_count(e); i++)
+        printf("%s=%s\n", mesh_env_name(e, i), mesh_env_value(e, i));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    return EXIT_FITS;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(const options_t *);
+    } cmds[] = {{"plan", cmd_plan}, {"check", cmd_check}, {"ranks", cmd_ranks},
+                {"env", cmd_env},   {"gpus", cmd_gpus},   {"presets", cmd_presets}};
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout, NULL);
+        return argc < 2 ? EXIT_BADINPUT : EXIT_FITS;
+    }
+    options_t o;
+    memset(&o, 0, sizeof(o));
+    mesh_policy_init(&o.pol);
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        if (strcmp(argv[1], cmds[i].name) != 0)
+            continue;
+        o.cmd = cmds[i].name;
+        int rc = parse_options(argc - 1, argv + 1, &o);
+        if (rc)
+            return rc;
+        return cmds[i].run(&o);
+    }
+    fprintf(stderr, "meshplan: unknown command '%.40s' (plan, check, ranks, env, gpus, presets)\n",
+            argv[1]);
+    return EXIT_BADINPUT;
+}
