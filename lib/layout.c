@@ -10,7 +10,7 @@
 #include "meshplan/layout.h"
 #include "meshplan/parse.h"
 
-void mesh_layout_free(mesh_layout_t *l)
+void mesh_layout_unpin(mesh_layout_t *l)
 {
     l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
     l->recompute = MESH_RECOMPUTE_AUTO;
@@ -89,7 +89,7 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
 
 int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err)
 {
-    mesh_layout_free(pins);
+    mesh_layout_unpin(pins);
     if (!s)
         return 0;
     char buf[MESH_LAYOUT_STR_MAX * 2];

@@ -448,7 +448,7 @@ static void advise(mesh_plan_t *p)
         }
     }
     mesh_layout_t none;
-    mesh_layout_free(&none);
+    mesh_layout_unpin(&none);
     if (fits_with(p, &p->model, &none, &c)) {
         if (p->n_advice == 0)
             add_line(p->advice, &p->n_advice,
@@ -599,7 +599,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     if (pins)
         p->pins = *pins;
     else
-        mesh_layout_free(&p->pins);
+        mesh_layout_unpin(&p->pins);
     /* the spec's own choices act as pins unless --mesh overrides them */
     if (p->pins.micro_batch == MESH_FREE && m->micro_batch > 0)
         p->pins.micro_batch = m->micro_batch;

@@ -41,8 +41,8 @@ typedef struct mesh_alloc {
     mesh_gpu_t gpu;
 } mesh_alloc_t;
 
-/* A layout with every field MESH_FREE. */
-void mesh_layout_free(mesh_layout_t *l);
+/* Make every field of l MESH_FREE (nothing pinned). */
+void mesh_layout_unpin(mesh_layout_t *l);
 
 /* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off"
  * (any subset, any order); fields not named stay MESH_FREE. */
