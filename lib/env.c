@@ -139,10 +139,15 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
                     l->tp, l->pp, l->cp, l->micro_batch, m->global_batch, m->seq_len);
     if (l->sequence_parallel == 1)
         mesh_buf_puts(b, " --sequence-parallel");
-    if (l->vpp > 1)
+    int deficit = m->has_arch ? (m->layers + l->pp - 1) / l->pp * l->pp - m->layers : 0;
+    if (l->vpp > 1) {
         mesh_buf_printf(b, " --num-layers-per-virtual-pipeline-stage %d",
-                        m->layers / (l->pp * l->vpp));
-    if (m->has_arch && l->pp > 1 && m->layers % l->pp)
+                        mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp));
+        if (deficit >= 1)
+            mesh_buf_puts(b, " --account-for-embedding-in-pipeline-split");
+        if (deficit == 2)
+            mesh_buf_puts(b, " --account-for-loss-in-pipeline-split");
+    } else if (deficit > 0)
         mesh_buf_printf(b,
                         " --decoder-first-pipeline-num-layers %d "
                         "--decoder-last-pipeline-num-layers %d",

@@ -146,6 +146,14 @@ int mesh_stage_layers(int layers, int pp, int stage)
     return q;
 }
 
+int mesh_vpp_chunk_layers(int layers, int pp, int vpp)
+{
+    int q = (layers + pp - 1) / pp, deficit = q * pp - layers;
+    if (pp <= 2 || vpp < 2 || deficit > 2 || q % vpp)
+        return 0;
+    return q / vpp; /* every stage spans q slots: its layers, plus embedding or loss */
+}
+
 void mesh_layer_split(int layers, int pp, int *out)
 {
     for (int i = 0; i < pp; i++)
@@ -201,9 +209,10 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->vpp > 1) {
         if (!m->has_arch || l->pp <= 2)
             return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 2", l->vpp);
-        if (m->layers % (l->pp * l->vpp))
+        if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp))
             return mesh_error_set(err,
-                                  "vpp %d: layers %d must divide evenly into pp*vpp = %d "
+                                  "vpp %d: layers %d (+1 for the embedding, +1 for the loss when "
+                                  "the end stages hold fewer) must divide evenly into pp*vpp = %d "
                                   "chunks",
                                   l->vpp, m->layers, l->pp * l->vpp);
         if (mbs % l->pp)

@@ -225,8 +225,8 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
     /* ZeRO shards nothing over one replica */
     FOR_RANGE (z, p->zero, 0, l->dp * l->cp > 1 ? 3 : 0) {
         l->zero = z.v;
-        FOR_RANGE (v, p->vpp, 1, m->has_arch && l->pp > 2 ? m->layers / l->pp : 1) {
-            if (v.pin == MESH_FREE && v.v > 1 && m->layers % (l->pp * v.v))
+        FOR_RANGE (v, p->vpp, 1, m->has_arch && l->pp > 2 ? m->layers / l->pp + 1 : 1) {
+            if (v.pin == MESH_FREE && v.v > 1 && !mesh_vpp_chunk_layers(m->layers, l->pp, v.v))
                 continue;
             l->vpp = v.v;
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {

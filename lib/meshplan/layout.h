@@ -70,6 +70,13 @@ void mesh_layer_split(int layers, int pp, int *out);
 /* Layers held by stage `stage` of pp under the split above. */
 int mesh_stage_layers(int layers, int pp, int stage);
 
+/* Layers per virtual pipeline stage (one interleaved chunk) with vpp chunks
+ * per stage, or 0 if the split cannot be interleaved.  An even split needs
+ * layers divisible by pp*vpp; when the first (and last) stage hold one layer
+ * fewer, the embedding (and loss) count as a layer there, as Megatron's
+ * --account-for-embedding-in-pipeline-split (--account-for-loss-...) do. */
+int mesh_vpp_chunk_layers(int layers, int pp, int vpp);
+
 /* Check that a complete layout is valid for this model and allocation
  * (divisibility, TP inside one NVLink island, batch arithmetic, interleaving
  * rules).  Returns 0, or -1 with a line naming the rule that fails. */

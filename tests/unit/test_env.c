@@ -97,13 +97,25 @@ static void framework_args(void **state)
     /* uneven stages and interleaving are spelt as Megatron wants them */
     mesh_model_t m = test_preset("llama3.1-405b");
     mesh_alloc_t a = test_alloc("H100-SXM", 2048, 8);
-    p = test_plan(&m, &a, "tp=8,pp=16,cp=1,zero=2,mb=1,recompute=none");
+    p = test_plan(&m, &a, "tp=8,pp=16,cp=1,zero=2,mb=1,vpp=1,recompute=none");
     e = env_of(p, 0, 0, MESH_EXPORT_MESH);
     mg = get(e, "MESH_MEGATRON_ARGS");
     assert_non_null(strstr(mg, "--decoder-first-pipeline-num-layers 7 "));
     assert_non_null(strstr(mg, "--decoder-last-pipeline-num-layers 7"));
     assert_non_null(strstr(mg, "--data-parallel-sharding-strategy optim_grads"));
+    assert_null(strstr(mg, "account-for"));
     assert_string_equal(get(e, "MESH_PP_LAYERS"), "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7");
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* interleaved, the embedding and the loss take the missing layers' slots:
+     * (126 + 2) / (16 * 4) = 2 layers per virtual stage */
+    p = test_plan(&m, &a, "tp=8,pp=16,cp=1,zero=2,mb=1,vpp=4,recompute=none");
+    e = env_of(p, 0, 0, MESH_EXPORT_MESH);
+    mg = get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(mg, "--num-layers-per-virtual-pipeline-stage 2 "
+                               "--account-for-embedding-in-pipeline-split "
+                               "--account-for-loss-in-pipeline-split"));
+    assert_null(strstr(mg, "decoder-first"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
     m = test_preset("llama3-70b");

@@ -149,7 +149,15 @@ static void worst_rank__uneven_split(void **state)
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_int_equal(mem.stage, 1);
     assert_bytes(mem.activations, 120 * mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE));
-    /* the published run (TP 8, PP 16, no recomputation) fits an 80 GB H100 */
+    /* the published run (TP 8, PP 16, no recomputation) fits an 80 GB H100,
+     * also with its interleaved schedule */
+    assert_true(mem.total <= mem.capacity);
+    assert_int_equal(mesh_vpp_chunk_layers(126, 16, 4), 2);
+    assert_int_equal(mesh_vpp_chunk_layers(126, 16, 3), 0);
+    assert_int_equal(mesh_vpp_chunk_layers(80, 8, 5), 2);
+    assert_int_equal(mesh_vpp_chunk_layers(80, 2, 5), 0);
+    l.vpp = 4;
+    mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_true(mem.total <= mem.capacity);
 }
 

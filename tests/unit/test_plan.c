@@ -109,6 +109,7 @@ static void pins__invalid__error_names_rule(void **state)
         {"dp=5", "allocation has 16"},
         {"pp=3", "allocation has 16"},
         {"tp=8,pp=2,vpp=3", "vpp"},
+        {"tp=4,pp=4,vpp=3", "vpp 3"},
         {"mb=3", "global_batch"},
         {"cp=3", "cp 3"},
         {"tp=1,sp=on", "sequence parallelism"},
