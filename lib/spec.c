@@ -533,23 +533,35 @@ static void apply_overrides(spec_in_t *base, const spec_in_t *over)
     mesh_model_t *b = &base->m;
     const mesh_model_t *o = &over->m;
 #define TAKE(f, member)                                                                            \
-    if (over->set[f]) {                                                                            \
-        b->member = o->member;                                                                     \
-        base->set[f] = 1;                                                                          \
-        base->line[f] = over->line[f];                                                             \
-    }
-    TAKE(F_LAYERS, layers)
-    TAKE(F_HIDDEN, hidden)
-    TAKE(F_HEADS, heads)
-    TAKE(F_KV_HEADS, kv_heads)
-    TAKE(F_FFN, ffn)
-    TAKE(F_VOCAB, vocab)
-    TAKE(F_MLP, mlp) TAKE(F_TIED, tied_embeddings) TAKE(F_PARAMS, params) TAKE(F_SEQ, seq_len)
-        TAKE(F_GBS, global_batch) TAKE(F_MB, micro_batch) TAKE(F_PREC, precision)
-            TAKE(F_GRAD_DTYPE, grad_accum_dtype) TAKE(F_OPT, optimizer) TAKE(F_RECOMPUTE, recompute)
-                TAKE(F_FLASH, flash_attention) TAKE(F_DROPOUT, dropout) TAKE(F_FINETUNE, finetune)
+    do {                                                                                           \
+        if (over->set[f]) {                                                                        \
+            b->member = o->member;                                                                 \
+            base->set[f] = 1;                                                                      \
+            base->line[f] = over->line[f];                                                         \
+        }                                                                                          \
+    } while (0)
+    TAKE(F_LAYERS, layers);
+    TAKE(F_HIDDEN, hidden);
+    TAKE(F_HEADS, heads);
+    TAKE(F_KV_HEADS, kv_heads);
+    TAKE(F_FFN, ffn);
+    TAKE(F_VOCAB, vocab);
+    TAKE(F_MLP, mlp);
+    TAKE(F_TIED, tied_embeddings);
+    TAKE(F_PARAMS, params);
+    TAKE(F_SEQ, seq_len);
+    TAKE(F_GBS, global_batch);
+    TAKE(F_MB, micro_batch);
+    TAKE(F_PREC, precision);
+    TAKE(F_GRAD_DTYPE, grad_accum_dtype);
+    TAKE(F_OPT, optimizer);
+    TAKE(F_RECOMPUTE, recompute);
+    TAKE(F_FLASH, flash_attention);
+    TAKE(F_DROPOUT, dropout);
+    TAKE(F_FINETUNE, finetune);
 #undef TAKE
-                    if (over->set[F_NAME]) memcpy(b->name, o->name, sizeof(b->name));
+    if (over->set[F_NAME])
+        memcpy(b->name, o->name, sizeof(b->name));
     /* A params-only override of an arch preset keeps the arch but not its count. */
 }
 
