@@ -562,7 +562,6 @@ static void apply_overrides(spec_in_t *base, const spec_in_t *over)
 #undef TAKE
     if (over->set[F_NAME])
         memcpy(b->name, o->name, sizeof(b->name));
-    /* A params-only override of an arch preset keeps the arch but not its count. */
 }
 
 static int load_preset(const char *name, const mesh_spec_dirs_t *dirs, spec_in_t *out,
