@@ -56,8 +56,8 @@ static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
         unsigned bit;
     } names[] = {{"regular", MESH_STEP_REGULAR},
                  {"batch", MESH_STEP_BATCH},
-                 {"extern", MESH_STEP_EXTERN},
-                 {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_EXTERN}};
+                 {"interactive", MESH_STEP_INTERACTIVE},
+                 {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE}};
     char buf[128];
     if (mesh_strlcpy(buf, value, sizeof(buf)) < 0)
         return mesh_error_set(err, "steps: value too long");
@@ -71,11 +71,11 @@ static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
                 found = 1;
             }
         if (!found)
-            return mesh_error_set(err, "steps: '%.20s' is not one of regular, batch, extern, all",
+            return mesh_error_set(err, "steps: '%.20s' is not one of regular, batch, interactive, all",
                                   w);
     }
     if (!mask)
-        return mesh_error_set(err, "steps: empty (use regular, batch, extern or all)");
+        return mesh_error_set(err, "steps: empty (use regular, batch, interactive or all)");
     p->steps = mask;
     return 0;
 }

@@ -620,7 +620,7 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
     return rc;
 }
 
-static int looks_like_path(const char *spec)
+int mesh_spec_is_path(const char *spec)
 {
     size_t n = strlen(spec);
     return strchr(spec, '/') || (n > 5 && strcmp(spec + n - 5, ".yaml") == 0) ||
@@ -632,7 +632,7 @@ int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t 
 {
     if (!spec || !*spec)
         return mesh_error_set(err, "model: empty spec (give a preset name or a .yaml file)");
-    if (!looks_like_path(spec)) {
+    if (!mesh_spec_is_path(spec)) {
         char path[PATH_LEN];
         if (preset_path(spec, dirs, path, sizeof(path), err) < 0)
             return -1;

@@ -33,9 +33,9 @@ typedef enum mesh_export {
 
 /* Which job steps get the variables (steps=). */
 enum {
-    MESH_STEP_REGULAR = 1 << 0, /* srun steps */
-    MESH_STEP_BATCH = 1 << 1,   /* the batch script itself */
-    MESH_STEP_EXTERN = 1 << 2,  /* the extern step (ssh adoption) */
+    MESH_STEP_REGULAR = 1 << 0,     /* srun steps */
+    MESH_STEP_BATCH = 1 << 1,       /* the batch script itself */
+    MESH_STEP_INTERACTIVE = 1 << 2, /* salloc's interactive step */
 };
 
 /* A per-model override of the GPU table; zero fields are left as they are. */

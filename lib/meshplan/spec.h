@@ -80,6 +80,10 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
  * its size at MESH_SPEC_MAX_BYTES.  Returns a malloc'd NUL-terminated buffer. */
 char *mesh_spec_read_file(const char *path, size_t *len, mesh_error_t *err);
 
+/* True if `spec` names a file (contains '/' or ends in .yaml or .yml)
+ * rather than a preset. */
+int mesh_spec_is_path(const char *spec);
+
 /* True if `name` is a well-formed preset name ([A-Za-z0-9._-], no leading dot). */
 int mesh_spec_valid_preset_name(const char *name);
 

@@ -1,0 +1,119 @@
+/*
+ * The plugin's configuration, parsed in one place: plugstack.conf arguments
+ * (the admin policy, strictly: an unknown key is an error naming it) and
+ * the options users give srun, sbatch and salloc.
+ *
+ * Options are registered with spank_option_register() from
+ * slurm_spank_init, because sbatch and salloc never read a static
+ * spank_options[] table.  Their callbacks run in the submitting command
+ * (remote = 0) and again in slurmstepd (remote = 1), possibly twice with the
+ * same value; they only check and store.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin.h"
+
+void mesh_plugin_config_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(mesh_plugin.config_error, sizeof(mesh_plugin.config_error), fmt, ap);
+    va_end(ap);
+}
+
+int mesh_plugin_config(int ac, char **av, mesh_error_t *err)
+{
+    mesh_policy_init(&mesh_plugin.policy);
+    mesh_layout_unpin(&mesh_plugin.pins);
+    for (int i = 0; i < ac; i++)
+        if (mesh_policy_set_arg(&mesh_plugin.policy, av[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* A bad value seen in slurmstepd fails the step from task_init, like every
+ * other error there; in srun or sbatch it fails the command at once. */
+static int option_error(int remote, const char *opt, const char *msg)
+{
+    if (remote) {
+        mesh_plugin_config_error("--%s: %s", opt, msg);
+        return 0;
+    }
+    slurm_error("meshplan: --%s: %s", opt, msg);
+    return -1;
+}
+
+static int cb_model(int val, const char *optarg, int remote)
+{
+    size_t n = optarg ? strlen(optarg) : 0;
+    if (n == 0 || n >= sizeof(mesh_plugin.model))
+        return option_error(remote, "model",
+                            "give a preset name or a spec file (at most 1023 characters)");
+    for (size_t i = 0; i < n; i++)
+        if (iscntrl((unsigned char)optarg[i]))
+            return option_error(remote, "model", "control characters are not allowed");
+    memcpy(mesh_plugin.model, optarg, n + 1);
+    mesh_plugin.have_model = 1;
+    return 0;
+}
+
+static int cb_mesh(int val, const char *optarg, int remote)
+{
+    mesh_error_t err;
+    if (mesh_layout_parse(optarg, &mesh_plugin.pins, &err) < 0)
+        return option_error(remote, "mesh",
+                            strncmp(err.msg, "mesh: ", 6) == 0 ? err.msg + 6 : err.msg);
+    return 0;
+}
+
+static int cb_export(int val, const char *optarg, int remote)
+{
+    if (!optarg || mesh_export_parse(optarg, &mesh_plugin.export_mode) < 0)
+        return option_error(remote, "mesh-export", "use torch, torchrun or mesh");
+    mesh_plugin.have_export = 1;
+    return 0;
+}
+
+static int cb_explain(int val, const char *optarg, int remote)
+{
+    mesh_plugin.explain = 1;
+    return 0;
+}
+
+static struct spank_option options[] = {
+    {"model", "SPEC",
+     "[meshplan] plan the job's 3D-parallel layout for this model: a preset name (meshplan "
+     "presets) or a spec .yaml file",
+     1, 0, cb_model},
+    {"mesh", "LAYOUT",
+     "[meshplan] pin layout fields, the rest planned: auto or "
+     "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=none|selective|full,sp=on|off",
+     1, 0, cb_mesh},
+    {"mesh-export", "MODE",
+     "[meshplan] variables to export: torch (MESH_* + RANK, WORLD_SIZE, MASTER_ADDR, ...; the "
+     "default), torchrun (PET_* for one torchrun per node) or mesh (MESH_* only)",
+     1, 0, cb_export},
+    {"mesh-explain", NULL, "[meshplan] print the explained plan before the step starts", 0, 0,
+     cb_explain},
+    SPANK_OPTIONS_TABLE_END,
+};
+
+int mesh_plugin_register_options(spank_t sp)
+{
+    for (struct spank_option *o = options; o->name; o++) {
+        spank_err_t rc = spank_option_register(sp, o);
+        if (rc != ESPANK_SUCCESS) {
+            slurm_error("meshplan: cannot register --%s: %s", o->name, spank_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+mesh_export_t mesh_plugin_export_mode(void)
+{
+    return mesh_plugin.have_export ? mesh_plugin.export_mode : mesh_plugin.policy.export_mode;
+}

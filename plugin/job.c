@@ -1,0 +1,43 @@
+/*
+ * What both sides of the plugin need: the job's model, and the plan for a
+ * step of a given shape.  A pure function of the spec, the step's shape and
+ * the admin policy, so srun and every slurmstepd reach the same plan.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin.h"
+
+int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
+{
+    const mesh_policy_t *pol = &mesh_plugin.policy;
+    mesh_spec_dirs_t dirs = {{NULL, NULL, NULL, NULL}};
+    int n = 0;
+    if (pol->models_dir[0])
+        dirs.dirs[n++] = pol->models_dir;
+    dirs.dirs[n] = mesh_default_models_dir();
+    return mesh_spec_load(spec, &dirs, m, err);
+}
+
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_step_t *s, mesh_error_t *err)
+{
+    mesh_alloc_t a;
+    if (mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, s->nodes, s->gpus_per_node, &a, err) < 0)
+        return NULL;
+    return mesh_plan_create(m, &a, &mesh_plugin.pins, &mesh_plugin.policy, err);
+}
+
+void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len)
+{
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    char canon[MESH_LAYOUT_STR_MAX];
+    int n = snprintf(buf, len,
+                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %.1f GiB "
+                     "per GPU > %.1f GiB usable",
+                     mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     c->memory.total / 1073741824.0, c->memory.capacity / 1073741824.0);
+    for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
+        n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
+}

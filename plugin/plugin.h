@@ -1,0 +1,68 @@
+/*
+ * meshplan.so: the SPANK plugin's shared state and its three parts.
+ *
+ * dispatch.c  SPANK_PLUGIN and the callbacks every context shares
+ * config.c    plugstack.conf arguments and the --model/--mesh/... options
+ * submit.c    srun/sbatch/salloc side: runs as the user, fails fast
+ * stepd.c     slurmstepd side: plans once per node, sets each task's env
+ * job.c       model, allocation and plan of a job step (both sides)
+ *
+ * All the logic is libmeshplan's; this is glue.  Every message starts with
+ * "meshplan: ".
+ */
+#ifndef MESHPLAN_PLUGIN_H
+#define MESHPLAN_PLUGIN_H
+
+#include <slurm/spank.h>
+
+#include "meshplan.h"
+
+#define MESH_SPEC_ARG_MAX 1024
+/* Set at submission to the spec's absolute path, so that a step started in
+ * another directory (srun --chdir) reads the same file. */
+#define MESH_SPEC_PATH_ENV "MESH_SPEC_PATH"
+
+typedef struct mesh_plugin {
+    mesh_policy_t policy;
+    char config_error[MESH_ERROR_MAX]; /* a bad plugstack.conf line, reported late remotely */
+    /* options */
+    char model[MESH_SPEC_ARG_MAX];
+    int have_model;
+    mesh_layout_t pins;
+    int have_export, explain;
+    mesh_export_t export_mode;
+    /* slurmstepd: the per-task table of this node, or the error to report */
+    char step_error[MESH_ERROR_MAX];
+    mesh_env_t **envs;
+    int n_envs;
+} mesh_plugin_t;
+
+extern mesh_plugin_t mesh_plugin;
+
+/* config.c */
+/* Keep an error of the configuration or the options for slurmstepd's
+ * task_init (the only callback there that can report it safely). */
+void mesh_plugin_config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int mesh_plugin_config(int ac, char **av, mesh_error_t *err);
+int mesh_plugin_register_options(spank_t sp);
+mesh_export_t mesh_plugin_export_mode(void);
+
+/* job.c: the shape of a step and the plan for it */
+typedef struct mesh_step {
+    int nodes, tasks_per_node, gpus_per_node, node;
+} mesh_step_t;
+int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err);
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_step_t *s, mesh_error_t *err);
+/* One line saying how a plan that does not fit falls short and what would fit. */
+void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len);
+
+/* submit.c */
+int mesh_submit_post_opt(spank_t sp);
+int mesh_submit_local_user_init(spank_t sp);
+
+/* stepd.c */
+int mesh_stepd_user_init(spank_t sp);
+int mesh_stepd_task_init(spank_t sp);
+void mesh_stepd_exit(void);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * The SPANK and libslurm functions meshplan.so calls, faked for its tests.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "spank_mock.h"
+
+mock_job_t mock;
+
+void mock_reset(spank_context_t ctx)
+{
+    for (int i = 0; i < mock.n_env; i++) {
+        free(mock.env_name[i]);
+        free(mock.env_value[i]);
+    }
+    memset(&mock, 0, sizeof(mock));
+    mock.ctx = ctx;
+    mock.task_id = -1;
+}
+
+void mock_step(uint32_t step_id, uint32_t nnodes, uint32_t nodeid, uint32_t tasks_per_node)
+{
+    mock.job_id = 4242;
+    mock.step_id = step_id;
+    mock.nnodes = nnodes;
+    mock.nodeid = nodeid;
+    mock.local_tasks = tasks_per_node;
+    mock.total_tasks = nnodes * tasks_per_node;
+    mock_setenv("SLURM_STEP_NODELIST", "n[1-4]");
+}
+
+static int find(const char *name)
+{
+    for (int i = 0; i < mock.n_env; i++)
+        if (strcmp(mock.env_name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void mock_setenv(const char *name, const char *value)
+{
+    int i = find(name);
+    if (i < 0) {
+        i = mock.n_env++;
+        mock.env_name[i] = strdup(name);
+    } else {
+        free(mock.env_value[i]);
+    }
+    mock.env_value[i] = strdup(value);
+}
+
+const char *mock_getenv(const char *name)
+{
+    int i = find(name);
+    return i < 0 ? NULL : mock.env_value[i];
+}
+
+spank_context_t spank_context(void)
+{
+    return mock.ctx;
+}
+
+int spank_remote(spank_t sp)
+{
+    return mock.ctx == S_CTX_REMOTE;
+}
+
+spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
+{
+    if (mock.n_options == 8)
+        return ESPANK_ERROR;
+    mock.options[mock.n_options++] = *opt;
+    return ESPANK_SUCCESS;
+}
+
+int mesh_test_option(const char *name, const char *arg, int remote)
+{
+    for (int i = 0; i < mock.n_options; i++)
+        if (strcmp(mock.options[i].name, name) == 0)
+            return mock.options[i].cb(mock.options[i].val, arg, remote);
+    return -99;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+    va_list ap;
+    va_start(ap, item);
+    spank_err_t rc = ESPANK_SUCCESS;
+    if (mock.ctx != S_CTX_REMOTE && item != S_JOB_NNODES && item != S_JOB_TOTAL_TASK_COUNT)
+        rc = ESPANK_NOT_REMOTE;
+    else
+        switch (item) {
+        case S_JOB_ID: *va_arg(ap, uint32_t *) = mock.job_id; break;
+        case S_JOB_STEPID: *va_arg(ap, uint32_t *) = mock.step_id; break;
+        case S_JOB_NNODES: *va_arg(ap, uint32_t *) = mock.nnodes; break;
+        case S_JOB_NODEID: *va_arg(ap, uint32_t *) = mock.nodeid; break;
+        case S_JOB_LOCAL_TASK_COUNT: *va_arg(ap, uint32_t *) = mock.local_tasks; break;
+        case S_JOB_TOTAL_TASK_COUNT: *va_arg(ap, uint32_t *) = mock.total_tasks; break;
+        case S_TASK_ID:
+            if (mock.task_id < 0)
+                rc = ESPANK_NOT_TASK;
+            else
+                *va_arg(ap, int *) = mock.task_id;
+            break;
+        default: rc = ESPANK_BAD_ARG;
+        }
+    va_end(ap);
+    return rc;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+    const char *v = mock_getenv(var);
+    if (!v)
+        return ESPANK_ENV_NOEXIST;
+    if ((int)strlen(v) >= len)
+        return ESPANK_NOSPACE;
+    strcpy(buf, v);
+    return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
+{
+    if (!overwrite && mock_getenv(var))
+        return ESPANK_ENV_EXISTS;
+    mock_setenv(var, val);
+    return ESPANK_SUCCESS;
+}
+
+const char *spank_strerror(spank_err_t err)
+{
+    return "mock error";
+}
+
+static void record(const char *fmt, va_list ap)
+{
+    vsnprintf(mock.last_error, sizeof(mock.last_error), fmt, ap);
+}
+
+void slurm_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(fmt, ap);
+    va_end(ap);
+    mock.errors++;
+}
+
+void slurm_info(const char *fmt, ...)
+{
+}
+
+void slurm_debug(const char *fmt, ...)
+{
+}
+
+void slurm_spank_log(const char *fmt, ...)
+{
+}
+
+/* Hostlists: only "prefix[a-b]" and "a,b" are needed. */
+struct hostlist {
+    char first[64];
+};
+
+hostlist_t slurm_hostlist_create(const char *s)
+{
+    struct hostlist *h = calloc(1, sizeof(*h));
+    size_t n = strcspn(s, "[,");
+    snprintf(h->first, sizeof(h->first), "%.*s", (int)n, s);
+    if (s[n] == '[')
+        snprintf(h->first + n, sizeof(h->first) - n, "%.*s", (int)strspn(s + n + 1, "0123456789"),
+                 s + n + 1);
+    return h;
+}
+
+char *slurm_hostlist_shift(hostlist_t h)
+{
+    return strdup(h->first);
+}
+
+void slurm_hostlist_destroy(hostlist_t h)
+{
+    free(h);
+}

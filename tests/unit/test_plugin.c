@@ -1,0 +1,222 @@
+/*
+ * meshplan.so's glue, against a fake SPANK host: every context, the options,
+ * the deferred errors of slurmstepd, and the variables a task gets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/plugin.h"
+#include "spank_mock.h"
+
+static char models_arg[512];
+
+/* The plugstack.conf arguments every test starts from. */
+static int init(spank_context_t ctx, const char *extra)
+{
+    char *av[4];
+    int ac = 0;
+    snprintf(models_arg, sizeof(models_arg), "models_dir=%s", getenv("MESH_MODELS_DIR"));
+    av[ac++] = "gpu=H100-SXM";
+    av[ac++] = models_arg;
+    if (extra)
+        av[ac++] = (char *)extra;
+    mock_reset(ctx);
+    mesh_stepd_exit();
+    memset(&mesh_plugin, 0, sizeof(mesh_plugin));
+    return slurm_spank_init(NULL, ac, av);
+}
+
+static void slurmd__does_nothing(void **state)
+{
+    assert_int_equal(init(S_CTX_SLURMD, "colour=blue"), 0);
+    assert_int_equal(mock.n_options, 0);
+    assert_int_equal(mock.errors, 0);
+}
+
+static void options__registered_and_checked(void **state)
+{
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mock.n_options, 4);
+    assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0);
+    assert_int_equal(mesh_plugin.pins.tp, 2);
+    assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0); /* twice is fine */
+    assert_int_equal(mesh_test_option("mesh", "warp=9", 0), -1);
+    assert_non_null(strstr(mock.last_error, "warp"));
+    assert_int_equal(mesh_test_option("mesh-export", "slurm", 0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-export"));
+    assert_int_equal(mesh_test_option("model", "", 0), -1);
+    assert_int_equal(mesh_test_option("model", "bad\nname", 0), -1);
+    assert_int_equal(mesh_test_option("model", "llama3-8b", 0), 0);
+    assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
+    assert_int_equal(mesh_plugin_export_mode(), MESH_EXPORT_MESH);
+}
+
+static void submit__bad_config_or_spec_fails_at_once(void **state)
+{
+    assert_int_equal(init(S_CTX_LOCAL, "colour=blue"), -1);
+    assert_non_null(strstr(mock.last_error, "unknown policy key 'colour'"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "no-such-model", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "unknown preset"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "/nonexistent/spec.yaml", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "cannot open"));
+    /* no --model: the plugin stays out of the way */
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+}
+
+static void submit__srun_refuses_what_does_not_fit(void **state)
+{
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", "llama3.1-405b", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    mock.nnodes = 1;
+    mock.total_tasks = 8;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "what would fit"));
+    /* uneven tasks per node */
+    mock.nnodes = 2;
+    mock.total_tasks = 15;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "same number of tasks"));
+    /* enforce=warn lets it through */
+    assert_int_equal(init(S_CTX_LOCAL, "enforce=warn"), 0);
+    mesh_test_option("model", "llama3.1-405b", 0);
+    mock.nnodes = 1;
+    mock.total_tasks = 8;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+}
+
+/* slurmstepd: user_init then task_init for local task `task`. */
+static int run_step(int task)
+{
+    assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0); /* never fails */
+    mock.task_id = task;
+    return slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void stepd__task_gets_its_variables(void **state)
+{
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mesh_test_option("mesh", "tp=2,pp=2", 1);
+    mock_step(0, 2, 1, 8);
+    mock_setenv("MASTER_PORT", "12345"); /* the user's own: kept */
+    assert_int_equal(run_step(3), 0);
+    assert_string_equal(mock_getenv("RANK"), "11");
+    assert_string_equal(mock_getenv("LOCAL_RANK"), "3");
+    assert_string_equal(mock_getenv("WORLD_SIZE"), "16");
+    assert_string_equal(mock_getenv("MASTER_ADDR"), "n1");
+    assert_string_equal(mock_getenv("MASTER_PORT"), "12345");
+    assert_string_equal(mock_getenv("MESH_TP_GROUP"), "10,11");
+    assert_string_equal(mock_getenv("MESH_TP_SIZE"), "2");
+    assert_int_equal(mock.errors, 0);
+}
+
+static void stepd__errors_wait_for_task_init(void **state)
+{
+    /* a bad plugstack.conf line: slurmstepd's init must not fail */
+    assert_int_equal(init(S_CTX_REMOTE, "colour=blue"), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "colour"));
+    /* a spec that cannot be read */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "/nonexistent/spec.yaml", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "cannot open spec"));
+    /* a layout that does not fit */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3.1-405b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "what would fit"));
+    assert_null(mock_getenv("RANK"));
+    /* uneven tasks */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 0, 8);
+    mock.total_tasks = 15;
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "same number of tasks"));
+    /* a bad option value met only in slurmstepd */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh", "tp=two", 1), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh"));
+}
+
+static void stepd__skips_batch_extern_and_plain_jobs(void **state)
+{
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3.1-405b", 1); /* would not fit, but is not asked */
+    mock_step(0xfffffffb, 0, 0, 0);                /* the batch script */
+    assert_int_equal(run_step(0), 0);
+    assert_null(mock_getenv("MESH_PLAN"));
+    mock_step(0xfffffffc, 1, 0, 0); /* extern */
+    assert_int_equal(run_step(0), 0);
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0); /* no --model */
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), 0);
+    assert_null(mock_getenv("MESH_PLAN"));
+    /* steps=batch: the batch script is a launcher of the whole job */
+    assert_int_equal(init(S_CTX_REMOTE, "steps=all"), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0xfffffffb, 0, 0, 0);
+    mock_setenv("SLURM_JOB_NUM_NODES", "2");
+    mock_setenv("SLURM_GPUS_ON_NODE", "8");
+    assert_int_equal(run_step(0), 0);
+    assert_string_equal(mock_getenv("PET_NNODES"), "2");
+    assert_null(mock_getenv("RANK"));
+}
+
+static void stepd__torchrun_one_launcher_per_node(void **state)
+{
+    assert_int_equal(init(S_CTX_REMOTE, "export=torchrun"), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 1);
+    mock_setenv("SLURM_GPUS_ON_NODE", "8");
+    assert_int_equal(run_step(0), 0);
+    assert_string_equal(mock_getenv("PET_NNODES"), "2");
+    assert_string_equal(mock_getenv("PET_NODE_RANK"), "1");
+    assert_string_equal(mock_getenv("PET_NPROC_PER_NODE"), "8");
+    assert_null(mock_getenv("MESH_TP_RANK"));
+    /* eight tasks per node is not a torchrun launch */
+    assert_int_equal(init(S_CTX_REMOTE, "export=torchrun"), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "--ntasks-per-node=1"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(slurmd__does_nothing),
+        cmocka_unit_test(options__registered_and_checked),
+        cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
+        cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
+        cmocka_unit_test(stepd__task_gets_its_variables),
+        cmocka_unit_test(stepd__errors_wait_for_task_init),
+        cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
+        cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
+    };
+    int rc = cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
+    mesh_stepd_exit();
+    mock_reset(S_CTX_ERROR);
+    return rc;
+}
