@@ -26,9 +26,21 @@ typedef struct ctx {
 
 typedef void (*render_fn)(const ctx_t *, mesh_buf_t *);
 
+/* A group is its ranks, comma-separated and ascending.  Linux refuses one
+ * variable of more than 128 KiB (MAX_ARG_STRLEN), which a list of tens of
+ * thousands of ranks would pass: a larger group, always evenly spaced, is
+ * written FIRST:STRIDE:COUNT instead. */
+#define GROUP_LIST_MAX 4096
+
 static void r_group(const ctx_t *x, mesh_buf_t *b, mesh_axis_t axis)
 {
     int n = mesh_axis_size(x->l, axis);
+    if (n > GROUP_LIST_MAX) {
+        long first, stride;
+        mesh_rank_group_span(x->l, x->rank, axis, &first, &stride);
+        mesh_buf_printf(b, "%ld:%ld:%d", first, stride, n);
+        return;
+    }
     long *g = malloc(sizeof(long) * (size_t)n);
     if (!g) {
         b->failed = 1;
@@ -332,6 +344,8 @@ int mesh_env_keep_existing(const mesh_env_t *e, int i)
 
 int mesh_env_master_port(unsigned long job_id, unsigned long step_id, int lo, int hi)
 {
+    if (hi < lo)
+        return lo;
     unsigned long span = (unsigned long)(hi - lo + 1);
     /* steps of one job get consecutive ports; jobs are spread by a prime */
     return lo + (int)((job_id * 131UL + step_id) % span);

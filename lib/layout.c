@@ -65,8 +65,17 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
     if (*seen & (1u << idx))
         return mesh_error_set(err, "mesh: %s given twice", key);
     *seen |= 1u << idx;
-    if (strcasecmp(val, "auto") == 0) /* tp=auto: explicitly planned */
+    long long max = 0, v;
+    int *dst = int_field(l, key, &max);
+    if (strcasecmp(val, "auto") == 0) { /* explicitly planned, whatever the spec says */
+        if (dst)
+            *dst = MESH_AUTO;
+        else if (strcmp(key, "recompute") == 0)
+            l->recompute = (mesh_recompute_t)MESH_AUTO;
+        else
+            l->sequence_parallel = MESH_AUTO;
         return 0;
+    }
     char what[32];
     snprintf(what, sizeof(what), "mesh %s", key);
     if (strcmp(key, "recompute") == 0) {
@@ -79,8 +88,6 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
     }
     if (strcmp(key, "sp") == 0)
         return mesh_parse_bool(val, what, &l->sequence_parallel, err);
-    long long max = 0, v;
-    int *dst = int_field(l, key, &max);
     if (mesh_parse_int(val, what, strcmp(key, "zero") == 0 ? 0 : 1, max, &v, err) < 0)
         return -1;
     *dst = (int)v;
@@ -212,9 +219,9 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
         if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp))
             return mesh_error_set(err,
                                   "vpp %d: layers %d (+1 for the embedding, +1 for the loss when "
-                                  "the end stages hold fewer) must divide evenly into pp*vpp = %d "
+                                  "the end stages hold fewer) must divide evenly into pp*vpp = %ld "
                                   "chunks",
-                                  l->vpp, m->layers, l->pp * l->vpp);
+                                  l->vpp, m->layers, (long)l->pp * l->vpp);
         if (mbs % l->pp)
             return mesh_error_set(err, "vpp %d: the %ld micro-batches must be a multiple of pp %d",
                                   l->vpp, mbs, l->pp);

@@ -16,10 +16,10 @@
 #include "internal.h"
 #include "meshplan/plan.h"
 
-#define MB_MAX         256 /* largest micro-batch tried */
-#define LINES_MAX      24  /* reasons or advice lines kept */
-#define LINE_LEN       384
-#define MIN_NODES_SPAN 512 /* node counts tried for "what would fit" */
+#define MB_MAX    256 /* largest micro-batch tried */
+#define LINES_MAX 24  /* reasons or advice lines kept */
+#define LINE_LEN  384
+#define MAX_GPUS  (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
 
 enum family { FAM_DP, FAM_Z1, FAM_Z2, FAM_Z3, FAM_TP, FAM_PP, FAM_COUNT };
 
@@ -28,7 +28,7 @@ static const char *const family_names[FAM_COUNT] = {
     "DP + ZeRO-1",
     "DP + ZeRO-2",
     "DP + ZeRO-3",
-    "TP/CP inside a node (+ DP/ZeRO)",
+    "TP/CP without PP (+ DP/ZeRO)",
     "PP across nodes (+ TP, DP/ZeRO)",
 };
 
@@ -197,8 +197,9 @@ static int range_next(range_t *r)
 static void search_batches(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
-    if (p->micro_batch != MESH_FREE) {
-        l->micro_batch = p->micro_batch;
+    if (p->micro_batch != MESH_FREE || s->first_fit_only) {
+        /* answering "does anything fit?", the smallest micro-batch decides */
+        l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
         evaluate(s, l);
         return;
     }
@@ -221,14 +222,29 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
     const mesh_model_t *m = s->m;
-    range_t z, v, rc;
-    /* ZeRO shards nothing over one replica */
-    FOR_RANGE (z, p->zero, 0, l->dp * l->cp > 1 ? 3 : 0) {
+    /* the interleavings this split allows: chunk counts dividing its stages
+     * (none when only asking whether anything fits: interleaving only adds
+     * activation memory) */
+    int vpps[64], nv = 0;
+    if (p->vpp != MESH_FREE) {
+        vpps[nv++] = p->vpp;
+    } else if (s->first_fit_only) {
+        vpps[nv++] = 1;
+    } else {
+        vpps[nv++] = 1;
+        int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
+        for (int v = 2; v <= q && nv < MESH_ARRAY_LEN(vpps); v++)
+            if (mesh_vpp_chunk_layers(m->layers, l->pp, v))
+                vpps[nv++] = v;
+    }
+    range_t z, rc;
+    /* ZeRO shards nothing over one replica; whether anything fits is
+     * decided by the stage that shards the most */
+    int zmax = (long)l->dp * l->cp > 1 ? 3 : 0;
+    FOR_RANGE (z, p->zero, s->first_fit_only ? zmax : 0, zmax) {
         l->zero = z.v;
-        FOR_RANGE (v, p->vpp, 1, m->has_arch && l->pp > 2 ? m->layers / l->pp + 1 : 1) {
-            if (v.pin == MESH_FREE && v.v > 1 && !mesh_vpp_chunk_layers(m->layers, l->pp, v.v))
-                continue;
-            l->vpp = v.v;
+        for (int i = 0; i < nv; i++) {
+            l->vpp = vpps[i];
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
                 /* FlashAttention already keeps no attention scores, so
                  * selective recomputation would only cost time; without an
@@ -245,6 +261,11 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
     }
 }
 
+static long min_l(long a, long b)
+{
+    return a < b ? a : b;
+}
+
 static void search_run(search_t *s)
 {
     const mesh_layout_t *p = s->pins;
@@ -253,31 +274,37 @@ static void search_run(search_t *s)
     long world = (long)a->nodes * a->gpus_per_node;
     mesh_layout_t l;
     range_t tp, cp, pp;
-    FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->gpus_per_node : 1) {
+    FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
         if (tp.pin == MESH_FREE &&
             (a->gpus_per_node % tp.v || a->island % tp.v || m->heads % tp.v || m->kv_heads % tp.v))
             continue;
-        /* context parallelism for long sequences only: 4K tokens or more per rank */
-        FOR_RANGE (cp, p->cp, 1, m->has_arch && m->seq_len >= 8192 ? m->seq_len / 4096 : 1) {
+        /* context parallelism for long sequences only: 4K tokens or more per
+         * rank, powers of two, no more ranks than there are */
+        long cmax = m->has_arch && m->seq_len >= 8192 ? min_l(m->seq_len / 4096, world / tp.v) : 1;
+        FOR_RANGE (cp, p->cp, 1, (int)cmax) {
             if (cp.pin == MESH_FREE && (cp.v & (cp.v - 1)))
-                continue; /* powers of two */
-            FOR_RANGE (pp, p->pp, 1, m->has_arch ? m->layers : 1) {
+                continue;
+            /* stages must divide what TP and CP leave of the world */
+            long rest = world / ((long)tp.v * cp.v);
+            FOR_RANGE (pp, p->pp, 1, (int)min_l(m->has_arch ? m->layers : 1, rest)) {
                 long mp = (long)tp.v * cp.v * pp.v;
-                if (world % mp &&
-                    (tp.pin == MESH_FREE || cp.pin == MESH_FREE || pp.pin == MESH_FREE))
+                int all_pinned = tp.pin != MESH_FREE && cp.pin != MESH_FREE && pp.pin != MESH_FREE;
+                if (world % mp && !all_pinned)
                     continue;
                 long dp = world / mp;
                 if (p->dp != MESH_FREE && p->dp != dp) {
-                    if (tp.pin == MESH_FREE || cp.pin == MESH_FREE || pp.pin == MESH_FREE)
+                    if (!all_pinned)
                         continue;
                     dp = p->dp; /* fully pinned: let the check explain */
                 }
                 l.tp = tp.v;
                 l.cp = cp.v;
                 l.pp = pp.v;
-                l.dp = (int)(dp > 0 ? dp : 1);
-                l.sequence_parallel =
-                    p->sequence_parallel != MESH_FREE ? p->sequence_parallel : tp.v > 1;
+                l.dp = (int)(dp > 0 && dp < (1L << 30) ? dp : 1);
+                /* sequence parallelism whenever it applies: it only saves memory */
+                l.sequence_parallel = p->sequence_parallel != MESH_FREE
+                                          ? p->sequence_parallel
+                                          : tp.v > 1 && m->seq_len % tp.v == 0;
                 search_stage_options(s, &l);
                 if (s->found)
                     return;
@@ -366,32 +393,61 @@ static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
     }
 }
 
-/* Smallest node count that fits, searching upward from a lower bound. */
+/* Does model m fit on n nodes?  The first layout found goes in *out. */
+static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
+                   mesh_candidate_t *out)
+{
+    mesh_alloc_t a = p->alloc;
+    a.nodes = (int)n;
+    search_t s;
+    search_init(&s, p, m, &a, pins, 1);
+    search_run(&s);
+    if (s.found)
+        *out = s.first;
+    return s.found;
+}
+
+/* A node count on which model m fits, above the allocation's: up from a
+ * lower bound (the model states spread perfectly) a few steps, then
+ * doubling, then halving the gap back.  Fitting is not quite monotone in
+ * the node count (the batch must divide), so this finds a count that fits,
+ * close to the smallest, in a bounded number of searches.  0 if none does
+ * up to the largest allocation meshplan plans for. */
 static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
                      mesh_candidate_t *out)
 {
     double w, g, k;
     mesh_state_bytes(m, &w, &g, &k);
     double usable = mesh_policy_usable(&p->policy, &p->alloc.gpu);
-    /* even spread perfectly, the model states need this many GPUs */
-    double gpus = (w + g + k) * m->params / usable;
-    long lo = (long)(gpus / p->alloc.gpus_per_node);
+    long gpn = p->alloc.gpus_per_node, cap = MAX_GPUS / gpn;
+    double bound = (w + g + k) * m->params / usable / (double)gpn;
+    long lo = bound < (double)cap ? (long)bound : cap;
     if (lo <= p->alloc.nodes)
         lo = p->alloc.nodes + 1;
     mesh_layout_t free_dp = *pins;
     free_dp.dp = MESH_FREE; /* dp follows the node count */
-    for (long n = lo; n < lo + MIN_NODES_SPAN && n * p->alloc.gpus_per_node <= (1L << 20); n++) {
-        mesh_alloc_t a = p->alloc;
-        a.nodes = (int)n;
-        search_t s;
-        search_init(&s, p, m, &a, &free_dp, 1);
-        search_run(&s);
-        if (s.found) {
-            *out = s.first;
-            return (int)n;
+    long fail = lo - 1, n = lo;
+    for (int i = 0; n <= cap; i++) {
+        if (fits_on(p, m, &free_dp, n, out))
+            break;
+        fail = n;
+        n = i < 8 ? n + 1 : 2 * n;
+        if (n > cap && fail < cap)
+            n = cap;
+    }
+    if (n > cap)
+        return 0;
+    mesh_candidate_t c;
+    while (n - fail > 1) {
+        long mid = fail + (n - fail) / 2;
+        if (fits_on(p, m, &free_dp, mid, &c)) {
+            n = mid;
+            *out = c;
+        } else {
+            fail = mid;
         }
     }
-    return 0;
+    return (int)n;
 }
 
 /* First fitting layout on this allocation for model m with pins; 1 if found. */
@@ -543,17 +599,24 @@ static void choose(mesh_plan_t *p, search_t *s)
         }
 }
 
+/* Everything the plan depends on, so that ranks comparing digests catch a
+ * node that planned from different inputs, not only a different layout. */
 static void digest(mesh_plan_t *p)
 {
-    char text[1024], canon[MESH_LAYOUT_STR_MAX];
+    char text[2048], canon[MESH_LAYOUT_STR_MAX];
     const mesh_model_t *m = &p->model;
+    const mesh_gpu_t *g = &p->alloc.gpu;
+    const mesh_policy_t *pol = &p->policy;
     snprintf(text, sizeof(text),
-             "v1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%.17g|%d|%d|%d|%d|%s|%.17g|%s",
+             "v1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%.17g|%d"
+             "|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g"
+             "|%.17g|%.17g|%.17g|%.17g|%s",
              m->name, m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
-             m->vocab, m->tied_embeddings, m->seq_len, m->global_batch, (int)m->precision,
-             (int)m->grad_accum_dtype, (int)m->optimizer, m->flash_attention, m->dropout,
-             (int)m->finetune, p->alloc.nodes, p->alloc.gpus_per_node, p->alloc.island,
-             p->alloc.gpu.name, p->alloc.gpu.memory,
+             m->vocab, (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch,
+             (int)m->precision, (int)m->grad_accum_dtype, (int)m->optimizer, m->flash_attention,
+             m->dropout, (int)m->finetune, p->alloc.nodes, p->alloc.gpus_per_node, p->alloc.island,
+             g->name, g->memory, g->peak_flops, g->hbm_bw, g->link_bw, g->net_bw, g->gemm_eff,
+             pol->reserve, pol->overhead_context, pol->overhead_comm, pol->fragmentation,
              mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
     unsigned long long h = 0xcbf29ce484222325ULL;
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
@@ -569,9 +632,9 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error
         return mesh_error_set(err, "nodes: %d is out of range (1..%d)", a->nodes, 1 << 20);
     if (a->gpus_per_node < 1 || a->gpus_per_node > 1024)
         return mesh_error_set(err, "gpus-per-node: %d is out of range (1..1024)", a->gpus_per_node);
-    if ((long)a->nodes * a->gpus_per_node > (1L << 22))
+    if ((long)a->nodes * a->gpus_per_node > MAX_GPUS)
         return mesh_error_set(err, "%d nodes x %d GPUs is more than %ld GPUs", a->nodes,
-                              a->gpus_per_node, 1L << 22);
+                              a->gpus_per_node, MAX_GPUS);
     if (a->island < 1)
         return mesh_error_set(err, "nvlink: island size must be at least 1");
     if (a->gpu.memory <= 0)
@@ -586,6 +649,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                               const mesh_layout_t *pins, const mesh_policy_t *pol,
                               mesh_error_t *err)
 {
+    mesh_policy_t defaults;
+    if (!pol) {
+        mesh_policy_init(&defaults);
+        pol = &defaults;
+    }
     if (check_inputs(m, a, err) < 0)
         return NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
@@ -600,11 +668,20 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         p->pins = *pins;
     else
         mesh_layout_unpin(&p->pins);
-    /* the spec's own choices act as pins unless --mesh overrides them */
-    if (p->pins.micro_batch == MESH_FREE && m->micro_batch > 0)
-        p->pins.micro_batch = m->micro_batch;
-    if (p->pins.recompute == MESH_RECOMPUTE_AUTO)
-        p->pins.recompute = m->recompute;
+    /* the spec's own choices act as pins unless --mesh overrides them,
+     * with a value or with "auto" */
+    mesh_layout_t *pin = &p->pins;
+    if (pin->micro_batch == MESH_FREE && m->micro_batch > 0)
+        pin->micro_batch = m->micro_batch;
+    if (pin->recompute == MESH_RECOMPUTE_AUTO)
+        pin->recompute = m->recompute;
+    int *fields[] = {&pin->tp,   &pin->pp,  &pin->dp,          &pin->cp,
+                     &pin->zero, &pin->vpp, &pin->micro_batch, &pin->sequence_parallel};
+    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
+        if (*fields[i] == MESH_AUTO)
+            *fields[i] = MESH_FREE;
+    if ((int)pin->recompute == MESH_AUTO)
+        pin->recompute = MESH_RECOMPUTE_AUTO;
 
     search_t s;
     search_init(&s, p, &p->model, &p->alloc, &p->pins, 0);

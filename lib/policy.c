@@ -71,8 +71,8 @@ static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
                 found = 1;
             }
         if (!found)
-            return mesh_error_set(err, "steps: '%.20s' is not one of regular, batch, interactive, all",
-                                  w);
+            return mesh_error_set(
+                err, "steps: '%.20s' is not one of regular, batch, interactive, all", w);
     }
     if (!mask)
         return mesh_error_set(err, "steps: empty (use regular, batch, interactive or all)");
@@ -231,6 +231,9 @@ int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
 static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t *p,
                            const char *prefix, int depth, mesh_error_t *err)
 {
+    /* a key given twice is a mistake: the spec refuses it, so does the policy */
+    char seen[64][64];
+    int n_seen = 0;
     for (;;) {
         yaml_event_t k, v;
         if (mesh_yaml_next(yp, &k, origin, err) < 0)
@@ -247,6 +250,13 @@ static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t 
         char key[2 * MESH_YAML_SCALAR_MAX];
         snprintf(key, sizeof(key), "%s%s", prefix, (const char *)k.data.scalar.value);
         yaml_event_delete(&k);
+        for (int i = 0; i < n_seen; i++)
+            if (strcmp(seen[i], key) == 0)
+                return mesh_error_set(err, "%s:%zu: %s: given twice", origin, line, key);
+        if (n_seen == MESH_ARRAY_LEN(seen))
+            return mesh_error_set(err, "%s:%zu: more than %d keys in one mapping", origin, line,
+                                  MESH_ARRAY_LEN(seen));
+        mesh_strlcpy(seen[n_seen++], key, sizeof(seen[0]));
         if (mesh_yaml_next(yp, &v, origin, err) < 0)
             return -1;
         int nested = (depth == 0 && strcmp(key, "gpus") == 0) || (depth == 1);

@@ -45,13 +45,19 @@ static long axis_stride(const mesh_layout_t *l, mesh_axis_t axis)
     return stride;
 }
 
-void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out)
+void mesh_rank_group_span(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *first,
+                          long *stride)
 {
     /* vary one coordinate, hold the others: the rank minus its own offset
-     * along the axis, plus each offset in turn (ascending) */
-    long stride = axis_stride(l, axis);
-    int n = mesh_axis_size(l, axis);
-    long base = rank - (rank / stride % n) * stride;
-    for (int i = 0; i < n; i++)
-        out[i] = base + i * stride;
+     * along the axis, then each offset in turn (ascending) */
+    *stride = axis_stride(l, axis);
+    *first = rank - (rank / *stride % mesh_axis_size(l, axis)) * *stride;
+}
+
+void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out)
+{
+    long first, stride;
+    mesh_rank_group_span(l, rank, axis, &first, &stride);
+    for (int i = 0; i < mesh_axis_size(l, axis); i++)
+        out[i] = first + i * stride;
 }

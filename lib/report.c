@@ -17,7 +17,9 @@ static double gib(double b)
 /* 12.3 M, 456 k: for token counts and rates */
 static const char *si(double v, char *buf, size_t len)
 {
-    if (v >= 1e9)
+    if (v >= 1e12)
+        snprintf(buf, len, "%.2f T", v / 1e12);
+    else if (v >= 1e9)
         snprintf(buf, len, "%.2f B", v / 1e9);
     else if (v >= 1e6)
         snprintf(buf, len, "%.2f M", v / 1e6);

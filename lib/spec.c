@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -17,8 +18,9 @@
 #include "meshplan/parse.h"
 #include "meshplan/spec.h"
 
+#define PATH_LEN 1024
+
 #define SCALAR_MAX MESH_YAML_SCALAR_MAX
-#define PATH_LEN   1024
 
 /* Which keys a spec set: overrides are applied on top of a preset. */
 enum field {
@@ -49,8 +51,12 @@ enum field {
 typedef struct spec_in {
     mesh_model_t m;
     char preset[MESH_NAME_MAX];
+    char path[PATH_LEN]; /* the document's name in errors */
     unsigned char set[F_COUNT];
-    int line[F_COUNT]; /* where each key was, for validation errors */
+    /* where each key was, for validation errors: a preset's keys point
+     * into the preset, the overrides into the user's file */
+    const char *file[F_COUNT];
+    int line[F_COUNT];
 } spec_in_t;
 
 enum kind { K_STR, K_INT, K_NUM, K_BOOL, K_ENUM };
@@ -340,6 +346,7 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
     }
 done:
     in->set[k->field] = 1;
+    in->file[k->field] = in->path;
     in->line[k->field] = (int)line + 1;
     return 0;
 }
@@ -415,6 +422,7 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
                          mesh_error_t *err)
 {
     reader_t r = {.origin = origin, .in = in, .err = err};
+    mesh_strlcpy(in->path, origin, sizeof(in->path));
     if (memchr(buf, '\0', len))
         return mesh_error_set(err, "%s: not a text file (contains NUL bytes)", origin);
     if (!yaml_parser_initialize(&r.parser))
@@ -474,7 +482,8 @@ static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *pat
     char tried[MESH_ERROR_MAX] = "";
     for (int i = 0; dirs && i < MESH_ARRAY_LEN(dirs->dirs) && dirs->dirs[i]; i++) {
         snprintf(path, len, "%s/%s.yaml", dirs->dirs[i], name);
-        if (access(path, R_OK) == 0)
+        /* the effective uid decides: in slurmstepd the real one is root */
+        if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0)
             return 0;
         if (tried[0])
             strncat(tried, ", ", sizeof(tried) - strlen(tried) - 1);
@@ -484,9 +493,14 @@ static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *pat
                           name, tried[0] ? tried : "no preset directory");
 }
 
-/* Fill what the spec left out and check the whole model. */
-static int finish(spec_in_t *in, const char *origin, mesh_error_t *err)
+/* Fill what the spec left out and check the whole model.  `user` is the
+ * user's own document: when two keys disagree, the one the user wrote is
+ * blamed, with its file and line. */
+static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
+    const char *origin = user->path;
+#define AT(f)   in->file[f] ? in->file[f] : origin, in->line[f]
+#define MINE(f) (in->file[f] == user->path)
     mesh_model_t *m = &in->m;
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
     if (arch_keys > 0 && arch_keys < 4) {
@@ -508,14 +522,26 @@ static int finish(spec_in_t *in, const char *origin, mesh_error_t *err)
             m->kv_heads = m->heads;
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
+        if (m->hidden % m->heads && MINE(F_HIDDEN) && !MINE(F_HEADS))
+            return mesh_error_set(err, "%s:%d: arch.hidden: %d is not a multiple of heads %d",
+                                  AT(F_HIDDEN), m->hidden, m->heads);
         if (m->hidden % m->heads)
-            return mesh_error_set(err, "%s:%d: arch.heads: %d does not divide hidden %d", origin,
-                                  in->line[F_HEADS], m->heads, m->hidden);
+            return mesh_error_set(err, "%s:%d: arch.heads: %d does not divide hidden %d",
+                                  AT(F_HEADS), m->heads, m->hidden);
+        if ((m->kv_heads > m->heads || m->heads % m->kv_heads) && in->set[F_KV_HEADS] &&
+            !(MINE(F_HEADS) && !MINE(F_KV_HEADS)))
+            return mesh_error_set(err, "%s:%d: arch.kv_heads: %d must divide heads %d",
+                                  AT(F_KV_HEADS), m->kv_heads, m->heads);
         if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-            return mesh_error_set(err, "%s:%d: arch.kv_heads: %d must divide heads %d", origin,
-                                  in->line[F_KV_HEADS], m->kv_heads, m->heads);
+            return mesh_error_set(err, "%s:%d: arch.heads: %d is not a multiple of kv_heads %d",
+                                  AT(F_HEADS), m->heads, m->kv_heads);
         if (!in->set[F_PARAMS])
             m->params = mesh_model_params_from_arch(m);
+        if (m->params > 1e16)
+            return mesh_error_set(err,
+                                  "%s: arch gives %.3g parameters; meshplan plans models of up "
+                                  "to 1e16",
+                                  origin, m->params);
     }
     if (!in->set[F_GRAD_DTYPE])
         m->grad_accum_dtype = m->precision;
@@ -523,8 +549,10 @@ static int finish(spec_in_t *in, const char *origin, mesh_error_t *err)
         mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
     if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
         return mesh_error_set(err, "%s:%d: train.micro_batch: %d does not divide global_batch %ld",
-                              origin, in->line[F_MB], m->micro_batch, m->global_batch);
+                              AT(F_MB), m->micro_batch, m->global_batch);
     return 0;
+#undef AT
+#undef MINE
 }
 
 /* Copy into base the fields `over` set. */
@@ -537,6 +565,7 @@ static void apply_overrides(spec_in_t *base, const spec_in_t *over)
         if (over->set[f]) {                                                                        \
             b->member = o->member;                                                                 \
             base->set[f] = 1;                                                                      \
+            base->file[f] = over->file[f];                                                         \
             base->line[f] = over->line[f];                                                         \
         }                                                                                          \
     } while (0)
@@ -591,7 +620,7 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
     spec_in_t *in = calloc(2, sizeof(spec_in_t));
     if (!in)
         return mesh_error_set(err, "%s: out of memory", origin);
-    spec_in_t *file = &in[0], *base = &in[1];
+    spec_in_t *file = &in[0], *base = &in[1], *user = file;
     model_defaults(&file->m);
     int rc = read_document(buf, len, origin, file, err);
     if (rc == 0 && file->preset[0]) {
@@ -613,7 +642,7 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
         }
     }
     if (rc == 0)
-        rc = finish(file, origin, err);
+        rc = finish(file, user, err);
     if (rc == 0)
         *out = file->m;
     free(in);

@@ -14,6 +14,15 @@
 #include "meshplan/error.h"
 #include "meshplan/parse.h"
 
+/* Messages quote user input; they must stay one printable line, so that a
+ * spec cannot forge log lines or send escape codes to a terminal. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
 {
     if (err) {
@@ -21,6 +30,7 @@ int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
+        one_line(err->msg);
     }
     return -1;
 }
@@ -41,6 +51,7 @@ int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
         memcpy(line + n + 2, err->msg, MESH_ERROR_MAX);
         line[n + 2 + MESH_ERROR_MAX - 1] = '\0';
         mesh_strlcpy(err->msg, line, sizeof(err->msg));
+        one_line(err->msg);
     }
     return -1;
 }
@@ -281,7 +292,7 @@ int mesh_parse_bool(const char *s, const char *what, int *out, mesh_error_t *err
                           s ? shown(s, show, sizeof(show)) : "");
 }
 
-const char *mesh_format_bytes(double bytes, char *buf, unsigned len)
+const char *mesh_format_bytes(double bytes, char *buf, size_t len)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;

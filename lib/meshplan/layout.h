@@ -21,6 +21,7 @@ extern "C" {
 #endif
 
 #define MESH_FREE           (-1)
+#define MESH_AUTO           (-2) /* in --mesh pins: planned even where the spec fixes it */
 #define MESH_LAYOUT_STR_MAX 128
 
 typedef struct mesh_layout {
@@ -45,7 +46,8 @@ typedef struct mesh_alloc {
 void mesh_layout_unpin(mesh_layout_t *l);
 
 /* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off"
- * (any subset, any order); fields not named stay MESH_FREE. */
+ * (any subset, any order); fields not named stay MESH_FREE, fields given as
+ * "auto" become MESH_AUTO. */
 int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
 
 /* Canonical string of a complete layout, in the syntax mesh_layout_parse

@@ -9,6 +9,7 @@
 #ifndef MESHPLAN_PARSE_H
 #define MESHPLAN_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "meshplan/error.h"
@@ -35,7 +36,7 @@ int mesh_parse_size(const char *s, const char *what, double min, double max, dou
 int mesh_parse_bool(const char *s, const char *what, int *out, mesh_error_t *err);
 
 /* Format bytes as a short human string ("74.5 GiB") into buf. */
-const char *mesh_format_bytes(double bytes, char *buf, unsigned len);
+const char *mesh_format_bytes(double bytes, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,8 @@ typedef struct mesh_candidate {
 
 /* Plan model m on allocation a.  Fields of pins that are not MESH_FREE are
  * fixed (pins may be NULL); the spec's micro_batch and recompute act as pins
- * unless pins set them.  Returns NULL with err set on bad input (including
+ * unless pins set them (MESH_AUTO: planned anyway).  pol may be NULL for the
+ * default policy.  Returns NULL with err set on bad input (including
  * pins that no valid layout satisfies); a plan that does not fit is not an
  * error: see mesh_plan_fits. */
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,

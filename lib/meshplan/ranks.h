@@ -33,6 +33,11 @@ long mesh_rank_of(const mesh_layout_t *l, const mesh_coords_t *c);
 /* Size of the group along `axis`. */
 int mesh_axis_size(const mesh_layout_t *l, mesh_axis_t axis);
 
+/* The group of `rank` along `axis` is first, first + stride, ... (size
+ * members): an arithmetic progression in this order. */
+void mesh_rank_group_span(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *first,
+                          long *stride);
+
 /* The group of `rank` along `axis`, ascending, into out[mesh_axis_size()]. */
 void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out);
 

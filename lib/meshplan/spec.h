@@ -51,7 +51,8 @@ typedef struct mesh_model {
     long global_batch; /* sequences per optimizer step */
     int micro_batch;   /* 0 = auto (planned) */
     mesh_precision_t precision;
-    mesh_precision_t grad_accum_dtype; /* gradient buffer precision (Megatron: fp32) */
+    mesh_precision_t
+        grad_accum_dtype; /* gradient buffers; default: precision (Megatron uses fp32) */
     mesh_optimizer_t optimizer;
     mesh_recompute_t recompute;
     int flash_attention; /* no s x s attention scores are stored */

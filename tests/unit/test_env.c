@@ -152,6 +152,22 @@ static void torchrun_mode__one_launcher_per_node(void **state)
     mesh_plan_destroy(p);
 }
 
+static void huge_groups__compact(void **state)
+{
+    /* 32,768 ranks in one DP group would pass Linux's 128 KiB limit on one
+     * variable: such a group is written FIRST:STRIDE:COUNT */
+    mesh_model_t m = test_spec("params: 1e6\ntrain: {global_batch: 32768}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 4096, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_env_t *e = env_of(p, 5, 3, MESH_EXPORT_TORCH);
+    assert_string_equal(get(e, "MESH_DP_GROUP"), "0:1:32768");
+    assert_string_equal(get(e, "MESH_TP_GROUP"), "43");
+    for (int i = 0; i < mesh_env_count(e); i++)
+        assert_true(strlen(mesh_env_value(e, i)) < 128 * 1024);
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+}
+
 static void tasks_outside__refused(void **state)
 {
     mesh_plan_t *p = example_plan();
@@ -180,6 +196,7 @@ static void master_port__range_and_spread(void **state)
     assert_int_not_equal(mesh_env_master_port(100, 0, 20000, 29999),
                          mesh_env_master_port(101, 0, 20000, 29999));
     assert_int_equal(mesh_env_master_port(5, 3, 30000, 30000), 30000);
+    assert_int_equal(mesh_env_master_port(5, 3, 30001, 30000), 30001); /* empty range */
     assert_int_equal(mesh_env_master_port(4294967295UL, 4294967295UL, 20000, 29999),
                      mesh_env_master_port(4294967295UL, 4294967295UL, 20000, 29999));
 }
@@ -190,6 +207,7 @@ int main(void)
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(framework_args),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
+        cmocka_unit_test(huge_groups__compact),
         cmocka_unit_test(tasks_outside__refused),
         cmocka_unit_test(master_port__range_and_spread),
     };

@@ -94,6 +94,30 @@ static void pins__respected(void **state)
     mesh_plan_destroy(p);
 }
 
+static void pins__auto_overrides_the_spec(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    m.micro_batch = 4;
+    m.recompute = MESH_RECOMPUTE_FULL;
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "mb=auto,recompute=auto");
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true(l->micro_batch != 4 || l->recompute != MESH_RECOMPUTE_FULL);
+    mesh_plan_destroy(p);
+}
+
+static void sequence_parallel__only_where_it_applies(void **state)
+{
+    /* seq 4100 is not divisible by 8: TP 8 is still a candidate, without SP */
+    mesh_model_t m = test_preset("llama3-70b");
+    m.seq_len = 4100;
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=8");
+    assert_int_equal(mesh_plan_best(p)->layout.tp, 8);
+    assert_int_equal(mesh_plan_best(p)->layout.sequence_parallel, 0);
+    mesh_plan_destroy(p);
+}
+
 static void pins__invalid__error_names_rule(void **state)
 {
     mesh_model_t m = test_preset("llama3-70b");
@@ -226,6 +250,8 @@ int main(void)
         cmocka_unit_test(fits__and_explains_simpler),
         cmocka_unit_test(small_model__prefers_data_parallel),
         cmocka_unit_test(pins__respected),
+        cmocka_unit_test(pins__auto_overrides_the_spec),
+        cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
         cmocka_unit_test(params_only__plans_dp_and_zero),

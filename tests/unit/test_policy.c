@@ -158,6 +158,8 @@ static void yaml__errors_with_line(void **state)
         {"- enforce\n", "one YAML mapping"},
         {"enforce: [warn]\n", "single value"},
         {"enforce: warn\n---\nenforce: off\n", "one YAML mapping"},
+        {"enforce: warn\nreserve: 0.1\nenforce: off\n", ":3: enforce: given twice"},
+        {"gpus:\n  H100-SXM: {memory: 80GB, memory: 90GB}\n", "gpu.H100-SXM.memory: given twice"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_policy_t p;

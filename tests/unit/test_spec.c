@@ -122,6 +122,37 @@ static void errors__name_key_and_line(void **state)
     expect_error("name: ../../etc\nparams: 1e9\n", "name", "not a valid name");
 }
 
+static void errors__one_printable_line(void **state)
+{
+    /* user input quoted in an error cannot add lines or escape codes */
+    const char *cases[] = {"\"evil\\nINJECTED\\e[31m\": 1\n",
+                           "train:\n  precision: \"bf\\n16 forged\"\n"};
+    for (int i = 0; i < 2; i++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        assert_int_equal(mesh_spec_parse(cases[i], strlen(cases[i]), "bad.yaml", NULL, &m, &err),
+                         -1);
+        for (const char *c = err.msg; *c; c++)
+            assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+    }
+    mesh_layout_t l;
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_parse("x\nforged=1", &l, &err), -1);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void errors__blame_what_the_user_wrote(void **state)
+{
+    /* the preset's heads are fine; the user's hidden is not */
+    expect_error("# a comment\npreset: llama3-8b\narch: {hidden: 4100}\n", "bad.yaml:3",
+                 "arch.hidden: 4100");
+    expect_error("preset: llama3-8b\narch:\n  heads: 5\n", "bad.yaml:3", "arch.heads: 5");
+    expect_error("preset: llama3-8b\narch:\n  kv_heads: 5\n", "bad.yaml:3", "arch.kv_heads: 5");
+    expect_error("preset: llama3-8b\narch:\n  heads: 36\n", "bad.yaml:3", "arch.heads");
+    expect_error("arch: {layers: 100000, hidden: 1048576, heads: 1, vocab: 10}\n", "bad.yaml",
+                 "up to 1e16");
+}
+
 static void errors__hostile_yaml_refused(void **state)
 {
     expect_error("base: &a {layers: 2}\n", "anchors", NULL);
@@ -215,6 +246,8 @@ int main(void)
         cmocka_unit_test(params_only__no_arch),
         cmocka_unit_test(errors__name_key_and_line),
         cmocka_unit_test(errors__hostile_yaml_refused),
+        cmocka_unit_test(errors__one_printable_line),
+        cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
         cmocka_unit_test(files__only_regular_and_small),
     };
