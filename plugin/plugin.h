@@ -28,6 +28,8 @@ typedef struct mesh_plugin {
     /* options */
     char model[MESH_SPEC_ARG_MAX];
     int have_model;
+    mesh_model_t spec; /* submit side: the spec as read in init_post_opt */
+    int have_spec;
     mesh_layout_t pins;
     int have_export, explain;
     mesh_export_t export_mode;

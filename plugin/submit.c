@@ -18,12 +18,12 @@ int mesh_submit_post_opt(spank_t sp)
 {
     if (!mesh_plugin.have_model)
         return 0;
-    mesh_model_t m;
     mesh_error_t err;
-    if (mesh_plugin_load_model(mesh_plugin.model, &m, &err) < 0) {
+    if (mesh_plugin_load_model(mesh_plugin.model, &mesh_plugin.spec, &err) < 0) {
         slurm_error("meshplan: --model: %s", err.msg);
         return -1;
     }
+    mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
      * by forging it. */
@@ -69,19 +69,14 @@ static int step_shape(spank_t sp, mesh_step_t *s)
 
 int mesh_submit_local_user_init(spank_t sp)
 {
-    if (!mesh_plugin.have_model)
+    if (!mesh_plugin.have_spec)
         return 0;
     mesh_step_t s;
     int rc = step_shape(sp, &s);
     if (rc <= 0)
         return rc;
-    mesh_model_t m;
     mesh_error_t err;
-    if (mesh_plugin_load_model(mesh_plugin.model, &m, &err) < 0) {
-        slurm_error("meshplan: --model: %s", err.msg);
-        return -1;
-    }
-    mesh_plan_t *p = mesh_plugin_plan(&m, &s, &err);
+    mesh_plan_t *p = mesh_plugin_plan(&mesh_plugin.spec, &s, &err);
     if (!p) {
         slurm_error("meshplan: %s", err.msg);
         return -1;

@@ -92,9 +92,12 @@ static void submit__srun_refuses_what_does_not_fit(void **state)
     /* enforce=warn lets it through */
     assert_int_equal(init(S_CTX_LOCAL, "enforce=warn"), 0);
     mesh_test_option("model", "llama3.1-405b", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
     mock.nnodes = 1;
     mock.total_tasks = 8;
+    mock.errors = 0;
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
 }
 
 /* slurmstepd: user_init then task_init for local task `task`. */
