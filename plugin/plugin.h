@@ -34,7 +34,7 @@ typedef struct mesh_plugin {
     int have_export, explain;
     mesh_export_t export_mode;
     /* slurmstepd: the per-task table of this node, or the error to report */
-    char step_error[MESH_ERROR_MAX];
+    char step_error[4 * MESH_ERROR_MAX]; /* a no-fit message with its advice */
     mesh_env_t **envs;
     int n_envs;
 } mesh_plugin_t;

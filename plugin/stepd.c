@@ -186,7 +186,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         return;
     }
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT) {
-        char msg[MESH_ERROR_MAX];
+        char msg[sizeof(mesh_plugin.step_error)];
         mesh_plugin_nofit_message(p, msg, sizeof(msg));
         defer("%s", msg);
     } else {
