@@ -3,7 +3,9 @@
  * for a 7B fine-tune on 8 GPUs and for Llama 3.1 405B on 16,384 H100s, and
  * the worst case meshplan must survive inside slurmstepd: a hostile spec
  * (100,000 layers, 16M-token sequences) that fits nowhere, so the planner
- * also searches for what would.  Run with `make bench`.
+ * also searches for what would.  And the plugin's other per-step cost: loading
+ * the node's topology by live discovery and from an XML file.  Run with
+ * `make bench`.
  * Target: at most 10 ms for the 16,384-GPU case.
  */
 #include <stdio.h>
@@ -69,10 +71,41 @@ static int bench(const char *preset, const char *gpu, int nodes, int gpn, int ru
     return 0;
 }
 
+/* Median time of loading a topology: xml NULL is live discovery. */
+static int bench_topo(const char *xml, int runs)
+{
+    double t[64];
+    int gpus = 0;
+    for (int i = 0; i < runs && i < 64; i++) {
+        mesh_error_t err;
+        double t0 = now();
+        mesh_topo_t *topo = mesh_topo_load(xml, &err);
+        t[i] = now() - t0;
+        if (!topo) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        gpus = mesh_topo_gpu_count(topo);
+        mesh_topo_destroy(topo);
+    }
+    qsort(t, (size_t)runs, sizeof(double), cmp);
+    printf("topology %-40s median %7.3f ms  min %7.3f ms  (%d runs, %d GPUs)\n",
+           xml ? strrchr(xml, '/') + 1 : "of this machine (live discovery)", t[runs / 2] * 1e3,
+           t[0] * 1e3, runs, gpus);
+    return 0;
+}
+
 int main(void)
 {
     int rc = bench("llama2-7b", "A100-80GB", 1, 8, 201);
     rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51);
     rc |= bench("hostile", "H100-SXM", 1, 8, 11);
+    rc |= bench_topo(NULL, 21);
+    const char *fix = getenv("MESH_FIXTURES");
+    if (fix) {
+        char xml[1024];
+        snprintf(xml, sizeof(xml), "%s/topologies/hgx-h100-8gpu.xml", fix);
+        rc |= bench_topo(xml, 21);
+    }
     return rc;
 }

@@ -12,7 +12,14 @@
 /* Which export modes get a variable. */
 enum { M_MESH = 1, M_TORCH = 2, M_TORCHRUN = 4, M_ALL = 7 };
 /* Per-rank variables make no sense for a torchrun launcher task. */
-enum { PER_RANK = 1, KEEP_EXISTING = 2, NEEDS_TOPO = 4 };
+enum {
+    PER_RANK = 1,
+    KEEP_EXISTING = 2,
+    NEEDS_TOPO = 4,
+    NEEDS_NUMA = 8,
+    BIND_CUDA = 16,
+    BIND_ROCR = 32
+};
 
 typedef struct ctx {
     const mesh_plan_t *plan;
@@ -206,6 +213,16 @@ static void r_busid(const ctx_t *x, mesh_buf_t *b)
     mesh_buf_puts(b, x->task->gpu_busid);
 }
 
+static void r_cuda_visible(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, x->task->cuda_visible);
+}
+
+static void r_rocr_visible(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_puts(b, x->task->rocr_visible);
+}
+
 static const struct var {
     const char *name;
     unsigned modes, flags;
@@ -239,7 +256,9 @@ static const struct var {
     {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
     {"MESH_DEEPSPEED_CONFIG", M_ALL, 0, r_deepspeed},
     {"MESH_GPU_BUSID", M_ALL, PER_RANK | NEEDS_TOPO, r_busid},
-    {"MESH_NUMA_NODE", M_ALL, PER_RANK | NEEDS_TOPO, r_numa},
+    {"MESH_NUMA_NODE", M_ALL, PER_RANK | NEEDS_NUMA, r_numa},
+    {"CUDA_VISIBLE_DEVICES", M_ALL, PER_RANK | BIND_CUDA, r_cuda_visible},
+    {"ROCR_VISIBLE_DEVICES", M_ALL, PER_RANK | BIND_ROCR, r_rocr_visible},
     {"RANK", M_TORCH, PER_RANK | KEEP_EXISTING, r_rank},
     {"WORLD_SIZE", M_TORCH, KEEP_EXISTING, r_world},
     {"LOCAL_RANK", M_TORCH, PER_RANK | KEEP_EXISTING, r_local},
@@ -295,7 +314,10 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
     for (int i = 0; i < NVARS; i++) {
         const struct var *v = &vars[i];
         if (!(v->modes & mode) || (torchrun && (v->flags & PER_RANK)) ||
-            ((v->flags & NEEDS_TOPO) && !topo))
+            ((v->flags & NEEDS_TOPO) && !topo) ||
+            ((v->flags & NEEDS_NUMA) && task->numa_node < 0) ||
+            ((v->flags & BIND_CUDA) && !task->cuda_visible) ||
+            ((v->flags & BIND_ROCR) && !task->rocr_visible))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);
@@ -340,6 +362,42 @@ const char *mesh_env_value(const mesh_env_t *e, int i)
 int mesh_env_keep_existing(const mesh_env_t *e, int i)
 {
     return i >= 0 && i < e->n ? e->keep[i] : 0;
+}
+
+int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int bind,
+                           const char *step_visible, char *buf, size_t len, mesh_error_t *err)
+{
+    int pos;
+    const mesh_topo_gpu_t *g = mesh_topo_task_gpu(t, bind, task->local, &pos);
+    if (!g)
+        return mesh_error_set(err, "local task %d has no GPU: the node has %d", task->local,
+                              mesh_topo_gpu_count(t));
+    task->gpu_busid = g->busid;
+    task->numa_node = g->numa;
+    task->cuda_visible = task->rocr_visible = NULL;
+    if (!bind)
+        return 0;
+    /* the pos-th entry of the step's list: Slurm numbers the step's GPUs in
+     * the same (PCI) order as the topology */
+    if (!step_visible) {
+        snprintf(buf, len, "%d", pos);
+    } else {
+        const char *p = step_visible;
+        for (int i = 0; i < pos && p; i++)
+            if ((p = strchr(p, ',')))
+                p++;
+        size_t n = p ? strcspn(p, ",") : 0;
+        if (!p || n == 0 || n >= len)
+            return mesh_error_set(err, "bind=gpu: GPU %d is not in the step's list '%.40s'", pos,
+                                  step_visible);
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+    }
+    if (g->vendor_id == 0x1002)
+        task->rocr_visible = buf;
+    else
+        task->cuda_visible = buf;
+    return 0;
 }
 
 int mesh_env_master_port(unsigned long job_id, unsigned long step_id, int lo, int hi)

@@ -18,5 +18,6 @@
 #include "meshplan/ranks.h"
 #include "meshplan/env.h"
 #include "meshplan/report.h"
+#include "meshplan/topo.h"
 
 #endif

@@ -119,9 +119,8 @@ static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value
                               key);
     memcpy(gname, name, (size_t)(dot - name));
     gname[dot - name] = '\0';
-    if (!mesh_gpu_find(gname))
-        return mesh_gpu_lookup(gname, &(mesh_gpu_t){0}, err) < 0 ? mesh_error_prefix(err, "%s", key)
-                                                                 : -1;
+    /* a name the table does not know defines a new GPU: mesh_policy_check
+     * makes sure it gets a PCI id, a memory and a peak */
     const char *field = dot + 1;
     mesh_gpu_override_t *o = NULL;
     for (int i = 0; i < p->n_gpu_overrides; i++)
@@ -153,6 +152,16 @@ static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value
         return mesh_parse_size(value, key, 1e8, 1e14, &o->net_bw, err);
     if (strcmp(field, "gemm_eff") == 0)
         return mesh_parse_double(value, key, 0.01, 1, &o->gemm_eff, err);
+    if (strcmp(field, "pci") == 0) {
+        unsigned pv, pd;
+        char end;
+        if (sscanf(value, "%4x:%4x%c", &pv, &pd, &end) != 2 || strlen(value) != 9)
+            return mesh_error_set(err, "%s: '%.20s' is not a PCI id VVVV:DDDD (e.g. 10de:2330)",
+                                  key, value);
+        o->pci_vendor = pv;
+        o->pci_device = pd;
+        return 0;
+    }
     if (strcmp(field, "island") == 0) {
         if (mesh_parse_int(value, key, 1, 1024, &iv, err) < 0)
             return -1;
@@ -160,7 +169,7 @@ static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value
         return 0;
     }
     return mesh_error_set(err,
-                          "%s: unknown GPU field '%.20s' (memory, peak_tflops, hbm_bw, "
+                          "%s: unknown GPU field '%.20s' (pci, memory, peak_tflops, hbm_bw, "
                           "link_bw, net_bw, gemm_eff, island)",
                           key, field);
 }
@@ -194,10 +203,25 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
         return set_port_range(p, value, err);
     if (strcmp(key, "models_dir") == 0)
         return set_path(p->models_dir, key, value, err);
-    if (strcmp(key, "topology_xml") == 0)
+    if (strcmp(key, "topology_xml") == 0) { /* a path (%n: the node's name), or none */
+        if (strcmp(value, "none") == 0)
+            return mesh_strlcpy(p->topology_xml, value, MESH_PATH_MAX), 0;
         return set_path(p->topology_xml, key, value, err);
+    }
     if (strcmp(key, "steps") == 0)
         return set_steps(p, value, err);
+    if (strcmp(key, "bind") == 0) {
+        if (strcmp(value, "gpu") && strcmp(value, "none"))
+            return mesh_error_set(err, "bind: '%.20s' is not one of none, gpu", value);
+        p->bind_gpu = strcmp(value, "gpu") == 0;
+        return 0;
+    }
+    if (strcmp(key, "gpu_order") == 0) {
+        if (strcmp(value, "pci") && strcmp(value, "minor"))
+            return mesh_error_set(err, "gpu_order: '%.20s' is not one of pci, minor", value);
+        p->gpu_order_minor = strcmp(value, "minor") == 0;
+        return 0;
+    }
     if (strcmp(key, "overhead") == 0)
         return mesh_parse_size(value, key, 0, 1e12, &p->overhead_context, err);
     if (strcmp(key, "comm_buffer") == 0)
@@ -208,8 +232,8 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
         return set_gpu_override(p, key, value, err);
     return mesh_error_set(err,
                           "unknown policy key '%.40s' (keys: enforce reserve gpu gpu_mem "
-                          "export port_range models_dir topology_xml steps overhead "
-                          "comm_buffer fragmentation gpu.NAME.FIELD policy)",
+                          "export port_range models_dir topology_xml steps bind gpu_order "
+                          "overhead comm_buffer fragmentation gpu.NAME.FIELD policy)",
                           key);
 }
 
@@ -328,11 +352,26 @@ int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err)
             goto out;
         }
     }
-    rc = 0;
+    rc = mesh_policy_check(p, err);
 out:
     yaml_parser_delete(&yp);
     free(buf);
     return rc;
+}
+
+int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
+{
+    for (int i = 0; i < p->n_gpu_overrides; i++) {
+        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
+        if (mesh_gpu_find(o->name))
+            continue;
+        if (!o->pci_vendor || o->memory <= 0 || o->peak_flops <= 0)
+            return mesh_error_set(err,
+                                  "gpu.%s: not a GPU of the table (meshplan gpus); to define "
+                                  "one, give gpu.%s.pci=VVVV:DDDD, .memory= and .peak_tflops=",
+                                  o->name, o->name);
+    }
+    return 0;
 }
 
 void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu)

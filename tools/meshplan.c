@@ -18,7 +18,7 @@ enum { EXIT_FITS = 0, EXIT_NOFIT = 1, EXIT_BADINPUT = 2 };
 
 typedef struct options {
     const char *cmd;
-    const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr;
+    const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology;
     double gpu_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
     int json, have_export;
@@ -33,6 +33,8 @@ static const char *const usage_common =
     "  --gpu NAME            GPU model from the table (meshplan gpus)\n"
     "  --gpu-mem SIZE        GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's\n"
     "  --nvlink N            GPUs per NVLink island (default: the GPU's)\n"
+    "  --topology FILE.xml   a node's hwloc topology, in place of --gpu, --gpu-mem, --nvlink\n"
+    "                        (and of --gpus-per-node); 'this' for this machine\n"
     "  --mesh STRING         pin fields: "
     "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off\n"
     "  --policy FILE         admin policy (YAML), as the plugin reads it\n"
@@ -49,10 +51,18 @@ static void usage(FILE *f, const char *cmd)
                    "  check    judge the layout given by --mesh (exit 0 fits, 1 does not)\n"
                    "  ranks    print the rank map of the planned layout\n"
                    "  env      print one task's variables, as the SPANK plugin exports them\n"
+                   "  topo     show a node's GPUs, islands and NUMA, and what the planner assumes\n"
                    "  gpus     list the GPU table\n"
                    "  presets  list the shipped model presets\n\n"
                    "'meshplan COMMAND --help' describes each; exit status 0 fits, 1 does not "
                    "fit, 2 bad input.\n");
+        return;
+    }
+    if (strcmp(cmd, "topo") == 0) {
+        fprintf(f, "usage: meshplan topo [--topology FILE.xml] [--policy FILE] [--json]\n\n"
+                   "Show the GPUs hwloc finds (this machine, or an exported XML topology): bus "
+                   "id, model, memory,\nNUMA node, CPUs, NVLink/XGMI islands, and what the "
+                   "planner will assume.\n");
         return;
     }
     if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "presets") == 0) {
@@ -81,7 +91,8 @@ static void usage(FILE *f, const char *cmd)
                    "  --local L             task index within the node (default 0)\n"
                    "  --export MODE         torch | torchrun | mesh (default: the policy's)\n"
                    "  --master-addr HOST    first host of the step (default localhost)\n"
-                   "  --job-id N --step-id N  for MASTER_PORT (default 0 and 0)\n");
+                   "  --job-id N --step-id N  for MASTER_PORT (default 0 and 0)\n"
+                   "  --bind gpu|none       narrow each task to its GPU (with --topology)\n");
 }
 
 static int bad(const char *msg)
@@ -110,6 +121,8 @@ static int parse_options(int argc, char **argv, options_t *o)
         O_MASTER,
         O_JOB,
         O_STEP,
+        O_TOPOLOGY,
+        O_BIND,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -130,6 +143,8 @@ static int parse_options(int argc, char **argv, options_t *o)
         {"master-addr", required_argument, NULL, O_MASTER},
         {"job-id", required_argument, NULL, O_JOB},
         {"step-id", required_argument, NULL, O_STEP},
+        {"topology", required_argument, NULL, O_TOPOLOGY},
+        {"bind", required_argument, NULL, O_BIND},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -172,6 +187,14 @@ static int parse_options(int argc, char **argv, options_t *o)
         case O_STEP:
             rc = mesh_parse_int(optarg, "--step-id", 0, UINT_MAX, &o->step_id, &err);
             break;
+        case O_TOPOLOGY: o->topology = optarg; break;
+        case O_BIND:
+            if (strcmp(optarg, "gpu") && strcmp(optarg, "none"))
+                return bad("--bind: use gpu or none");
+            if (nsets == 64)
+                return bad("--set: at most 64 times");
+            sets[nsets++] = strcmp(optarg, "gpu") == 0 ? "bind=gpu" : "bind=none";
+            break;
         case 'h':
         case O_HELP: usage(stdout, o->cmd); exit(EXIT_FITS);
         default: {
@@ -195,6 +218,8 @@ static int parse_options(int argc, char **argv, options_t *o)
     for (int i = 0; i < nsets; i++)
         if (mesh_policy_set_arg(&o->pol, sets[i], &err) < 0)
             return bad(err.msg);
+    if (mesh_policy_check(&o->pol, &err) < 0)
+        return bad(err.msg);
     if (!o->have_export)
         o->export_mode = o->pol.export_mode;
     return 0;
@@ -230,9 +255,60 @@ static int need(const options_t *o)
         return bad("--model is required (a preset name or a spec .yaml file)");
     if (!o->nodes)
         return bad("--nodes is required");
-    if (!o->gpus_per_node)
-        return bad("--gpus-per-node is required");
+    if (!o->gpus_per_node && !o->topology)
+        return bad("--gpus-per-node is required (or --topology)");
     return 0;
+}
+
+/* --topology FILE.xml, or "this" for this machine; NULL without it. */
+static int load_topology(const options_t *o, mesh_topo_t **out)
+{
+    mesh_error_t err;
+    *out = NULL;
+    if (!o->topology)
+        return 0;
+    *out = mesh_topo_load(strcmp(o->topology, "this") == 0 ? NULL : o->topology, &err);
+    return *out ? 0 : bad(err.msg);
+}
+
+/* Build the plan every plan-based command needs, with the topology it was
+ * made for (NULL without --topology). */
+static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
+{
+    mesh_error_t err;
+    mesh_spec_dirs_t dirs;
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_layout_t pins;
+    int rc = need(o);
+    if (rc || (rc = load_topology(o, topo)))
+        return rc;
+    preset_dirs(o, &dirs);
+    if (mesh_spec_load(o->model, &dirs, &model, &err) < 0 ||
+        mesh_layout_parse(o->mesh, &pins, &err) < 0)
+        goto fail;
+    if (*topo) {
+        if (o->gpu || o->gpu_mem > 0 || o->nvlink) {
+            snprintf(err.msg, sizeof(err.msg), "--topology replaces --gpu, --gpu-mem and --nvlink");
+            goto fail;
+        }
+        if (mesh_topo_alloc(*topo, &o->pol, (int)o->nodes, o->pol.bind_gpu, &alloc, &err) < 0)
+            goto fail;
+        if (o->gpus_per_node && o->gpus_per_node != alloc.gpus_per_node) {
+            snprintf(err.msg, sizeof(err.msg), "--gpus-per-node %lld, but the topology has %d GPUs",
+                     o->gpus_per_node, alloc.gpus_per_node);
+            goto fail;
+        }
+    } else if (mesh_policy_alloc(&o->pol, o->gpu, o->gpu_mem, (int)o->nvlink, (int)o->nodes,
+                                 (int)o->gpus_per_node, &alloc, &err) < 0) {
+        goto fail;
+    }
+    if ((*out = mesh_plan_create(&model, &alloc, &pins, &o->pol, &err)))
+        return 0;
+fail:
+    mesh_topo_destroy(*topo);
+    *topo = NULL;
+    return bad(err.msg);
 }
 
 static int print_owned(char *s)
@@ -342,29 +418,83 @@ static int cmd_presets(const options_t *o)
     return EXIT_FITS;
 }
 
-/* Build the plan every plan-based command needs. */
-static int make_plan(const options_t *o, mesh_plan_t **out)
+/* meshplan topo: what hwloc shows and what the planner makes of it */
+static int cmd_topo(const options_t *o)
 {
+    mesh_topo_t *t;
     mesh_error_t err;
-    mesh_spec_dirs_t dirs;
-    mesh_model_t model;
-    mesh_alloc_t alloc;
-    mesh_layout_t pins;
-    int rc = need(o);
+    mesh_alloc_t a;
+    options_t local = *o;
+    if (!local.topology)
+        local.topology = "this";
+    int rc = load_topology(&local, &t);
     if (rc)
         return rc;
-    preset_dirs(o, &dirs);
-    if (mesh_spec_load(o->model, &dirs, &model, &err) < 0)
-        return bad(err.msg);
-    if (mesh_layout_parse(o->mesh, &pins, &err) < 0)
-        return bad(err.msg);
-    if (mesh_policy_alloc(&o->pol, o->gpu, o->gpu_mem, (int)o->nvlink, (int)o->nodes,
-                          (int)o->gpus_per_node, &alloc, &err) < 0)
-        return bad(err.msg);
-    *out = mesh_plan_create(&model, &alloc, &pins, &o->pol, &err);
-    if (!*out)
-        return bad(err.msg);
-    return 0;
+    int n = mesh_topo_gpu_count(t),
+        usable = n > 0 && mesh_topo_alloc(t, &o->pol, 1, o->pol.bind_gpu, &a, &err) == 0;
+    const char *src = strcmp(local.topology, "this") == 0 ? "this machine" : local.topology;
+    if (o->json) {
+        printf("{\"source\":");
+        json_string(src);
+        printf(",\"gpus\":[");
+    } else {
+        printf("topology of %s: %d GPU%s, %d NUMA node%s, islands from %s\n", src, n,
+               n == 1 ? "" : "s", mesh_topo_numa_count(t), mesh_topo_numa_count(t) == 1 ? "" : "s",
+               mesh_topo_links(t));
+        if (n)
+            printf("  GPU  bus id        PCI id     model            memory     NUMA  island  "
+                   "CPUs\n");
+    }
+    for (int i = 0; i < n; i++) {
+        const mesh_topo_gpu_t *g = mesh_topo_gpu(t, i);
+        mesh_gpu_t m;
+        int known = mesh_topo_gpu_model(t, i, &o->pol, &m, &err) == 0;
+        if (o->json) {
+            printf("%s{\"index\":%d,\"busid\":\"%s\",\"vendor_id\":%u,\"device_id\":%u,"
+                   "\"model\":",
+                   i ? "," : "", i, g->busid, g->vendor_id, g->device_id);
+            if (known)
+                json_string(m.name);
+            else
+                printf("null");
+            printf(",\"memory\":%.0f,\"numa\":%d,\"island\":%d,\"cpus\":\"%s\"}",
+                   known ? m.memory : 0.0, g->numa, g->island, g->cpus);
+        } else {
+            printf("  %3d  %s  %04x:%04x  %-15s  %5.1f GiB  %4d  %6d  %s\n", i, g->busid,
+                   g->vendor_id, g->device_id, known ? m.name : "(unknown)",
+                   known ? m.memory / 1073741824.0 : 0.0, g->numa, g->island, g->cpus);
+        }
+    }
+    if (o->json) {
+        printf("],\"islands\":[");
+        for (int isl = 0; isl < mesh_topo_island_count(t); isl++) {
+            printf("%s[", isl ? "," : "");
+            for (int i = 0, first = 1; i < n; i++)
+                if (mesh_topo_gpu(t, i)->island == isl) {
+                    printf("%s%d", first ? "" : ",", i);
+                    first = 0;
+                }
+            printf("]");
+        }
+        printf("],\"numa_nodes\":%d,\"links\":\"%s\",\"assumes\":", mesh_topo_numa_count(t),
+               mesh_topo_links(t));
+        if (usable)
+            printf("{\"gpu\":\"%s\",\"gpus_per_node\":%d,\"memory\":%.0f,\"island\":%d}}\n",
+                   a.gpu.name, a.gpus_per_node, a.gpu.memory, a.island);
+        else
+            printf("null}\n");
+    } else if (usable) {
+        printf("the planner assumes: %d x %s per node, %.1f GiB each, TP groups of up to %d GPUs "
+               "(consecutive tasks sharing an island%s)\n",
+               a.gpus_per_node, a.gpu.name, a.gpu.memory / 1073741824.0, a.island,
+               o->pol.bind_gpu ? ", tasks bound island by island" : ", tasks in PCI order");
+    } else if (n) {
+        printf("the planner cannot use these GPUs: %s\n", err.msg);
+    } else {
+        printf("no GPU found: the plugin falls back to the policy's gpu= or gpu_mem=\n");
+    }
+    mesh_topo_destroy(t);
+    return EXIT_FITS;
 }
 
 typedef char *(*report_fn)(const mesh_plan_t *);
@@ -373,13 +503,15 @@ typedef char *(*report_fn)(const mesh_plan_t *);
 static int report(const options_t *o, report_fn text, report_fn json)
 {
     mesh_plan_t *p;
-    int rc = make_plan(o, &p);
+    mesh_topo_t *t;
+    int rc = make_plan(o, &p, &t);
     if (rc)
         return rc;
     rc = print_owned(o->json ? json(p) : text(p));
     if (rc == 0)
         rc = mesh_plan_fits(p) ? EXIT_FITS : EXIT_NOFIT;
     mesh_plan_destroy(p);
+    mesh_topo_destroy(t);
     return rc;
 }
 
@@ -404,8 +536,10 @@ static int cmd_ranks(const options_t *o)
 static int cmd_env(const options_t *o)
 {
     mesh_plan_t *p;
+    mesh_topo_t *t;
     mesh_error_t err;
-    int rc = make_plan(o, &p);
+    char visible[32];
+    int rc = make_plan(o, &p, &t);
     if (rc)
         return rc;
     if (!mesh_plan_fits(p) && o->pol.enforce != MESH_ENFORCE_OFF) {
@@ -417,6 +551,7 @@ static int cmd_env(const options_t *o)
                 o->pol.enforce == MESH_ENFORCE_REJECT ? " (meshplan plan explains)" : "");
         if (o->pol.enforce == MESH_ENFORCE_REJECT) {
             mesh_plan_destroy(p);
+            mesh_topo_destroy(t);
             return EXIT_NOFIT;
         }
     }
@@ -427,18 +562,19 @@ static int cmd_env(const options_t *o)
         .master_port = mesh_env_master_port((unsigned long)o->job_id, (unsigned long)o->step_id,
                                             o->pol.port_lo, o->pol.port_hi),
         .export_mode = o->export_mode,
-        .gpu_busid = NULL,
         .numa_node = -1,
     };
-    mesh_env_t *e = mesh_env_create(p, &task, &err);
-    if (!e) {
-        mesh_plan_destroy(p);
+    mesh_env_t *e = NULL;
+    if ((!t || mesh_env_task_topology(&task, t, o->pol.bind_gpu, NULL, visible, sizeof(visible),
+                                      &err) == 0))
+        e = mesh_env_create(p, &task, &err);
+    mesh_plan_destroy(p);
+    mesh_topo_destroy(t);
+    if (!e)
         return bad(err.msg);
-    }
     for (int i = 0; i < mesh_env_count(e); i++)
         printf("%s=%s\n", mesh_env_name(e, i), mesh_env_value(e, i));
     mesh_env_destroy(e);
-    mesh_plan_destroy(p);
     return EXIT_FITS;
 }
 
@@ -448,7 +584,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(const options_t *);
     } cmds[] = {{"plan", cmd_plan}, {"check", cmd_check}, {"ranks", cmd_ranks},
-                {"env", cmd_env},   {"gpus", cmd_gpus},   {"presets", cmd_presets}};
+                {"env", cmd_env},   {"gpus", cmd_gpus},   {"presets", cmd_presets},
+                {"topo", cmd_topo}};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout, NULL);
@@ -466,7 +603,8 @@ int main(int argc, char **argv)
             return rc;
         return cmds[i].run(&o);
     }
-    fprintf(stderr, "meshplan: unknown command '%.40s' (plan, check, ranks, env, gpus, presets)\n",
+    fprintf(stderr,
+            "meshplan: unknown command '%.40s' (plan, check, ranks, env, topo, gpus, presets)\n",
             argv[1]);
     return EXIT_BADINPUT;
 }

@@ -11,6 +11,7 @@
 
 #include "meshplan/plan.h"
 #include "meshplan/policy.h"
+#include "meshplan/topo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,8 +27,19 @@ typedef struct mesh_task {
     int master_port;
     mesh_export_t export_mode;
     const char *gpu_busid; /* NULL where topology is not known */
-    int numa_node;         /* -1 where topology is not known */
+    int numa_node;         /* -1 where topology is not known or no node is closest */
+    /* bind=gpu: the one device the task may see, in the step's own
+     * numbering (NULL: leave what Slurm set) */
+    const char *cuda_visible, *rocr_visible;
 } mesh_task_t;
+
+/* Fill the GPU fields of task (whose local index is set) from the node's
+ * topology: its GPU's bus id and NUMA node and, with `bind`, the one device
+ * it may see: the entry of step_visible (the step's CUDA_VISIBLE_DEVICES or
+ * ROCR_VISIBLE_DEVICES; NULL: 0,1,...) at its GPU's position, kept in
+ * buf[len].  Returns -1 if the node has fewer GPUs than the task needs. */
+int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int bind,
+                           const char *step_visible, char *buf, size_t len, mesh_error_t *err);
 
 /* Render the variables of one task of plan p (which must fit or be pinned).
  * Returns NULL with err set if the task is outside the allocation. */

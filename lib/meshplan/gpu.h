@@ -16,16 +16,17 @@ extern "C" {
 #endif
 
 typedef struct mesh_gpu {
-    char name[32];      /* table name, e.g. "H100-SXM" */
-    unsigned vendor_id; /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD) */
-    double memory;      /* bytes the device reports as its total memory */
-    double peak_flops;  /* dense bf16 (fp16 where bf16 is absent) tensor FLOP/s */
-    int has_bf16;       /* 0: bf16 training is refused (V100) */
-    double hbm_bw;      /* device memory bandwidth, bytes/s */
-    double link_bw;     /* NVLink/Infinity Fabric bandwidth per GPU, one direction, bytes/s */
-    double net_bw;      /* inter-node network bandwidth per GPU, one direction, bytes/s */
-    int island;         /* GPUs per all-to-all NVLink/XGMI domain in the usual node */
-    double gemm_eff;    /* fraction of peak_flops large GEMMs reach (cuBLAS/hipBLASLt) */
+    char name[32];             /* table name, e.g. "H100-SXM" */
+    unsigned vendor_id;        /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD) */
+    unsigned short devices[6]; /* PCI device ids of this model, 0-terminated */
+    double memory;             /* bytes the device reports as its total memory */
+    double peak_flops;         /* dense bf16 (fp16 where bf16 is absent) tensor FLOP/s */
+    int has_bf16;              /* 0: bf16 training is refused (V100) */
+    double hbm_bw;             /* device memory bandwidth, bytes/s */
+    double link_bw;  /* NVLink/Infinity Fabric bandwidth per GPU, one direction, bytes/s */
+    double net_bw;   /* inter-node network bandwidth per GPU, one direction, bytes/s */
+    int island;      /* GPUs per all-to-all NVLink/XGMI domain in the usual node */
+    double gemm_eff; /* fraction of peak_flops large GEMMs reach (cuBLAS/hipBLASLt) */
 } mesh_gpu_t;
 
 /* Number of entries in the built-in table and the i-th entry. */
@@ -37,6 +38,9 @@ const mesh_gpu_t *mesh_gpu_find(const char *name);
 
 /* Like mesh_gpu_find, but fills err with the list of known names. */
 int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err);
+
+/* Look a GPU up by PCI vendor:device id; NULL if unknown. */
+const mesh_gpu_t *mesh_gpu_find_pci(unsigned vendor, unsigned device);
 
 /* The GPU assumed for speeds when only a memory size is given. */
 const mesh_gpu_t *mesh_gpu_default(void);

@@ -43,6 +43,7 @@ typedef struct mesh_gpu_override {
     char name[32];
     double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
     int island;
+    unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
 } mesh_gpu_override_t;
 
 typedef struct mesh_policy {
@@ -55,6 +56,8 @@ typedef struct mesh_policy {
     char models_dir[MESH_PATH_MAX];
     char topology_xml[MESH_PATH_MAX];
     unsigned steps;          /* MESH_STEP_* mask */
+    int bind_gpu;            /* bind=gpu: each task sees only its own GPU */
+    int gpu_order_minor;     /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
     double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
     double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
     double fragmentation;    /* allocator slack, fraction of activation memory */
@@ -73,8 +76,13 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
 int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
 
 /* Read a YAML policy file: a mapping of the same keys; `gpus:` holds a
- * mapping of GPU names to mappings of override fields. */
+ * mapping of GPU names to mappings of override fields.  Checks the result
+ * with mesh_policy_check. */
 int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
+
+/* Check what single keys cannot: a GPU the table does not know must come
+ * with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops. */
+int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 
 /* Apply the policy's overrides for gpu->name to *gpu. */
 void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);

@@ -156,8 +156,8 @@ static void assert_bad(const result_t *r, const char *needle)
 
 static void help__every_command(void **state)
 {
-    const char *cmds[] = {"plan", "check", "ranks", "env", "gpus", "presets"};
-    for (int i = 0; i < 6; i++) {
+    const char *cmds[] = {"plan", "check", "ranks", "env", "topo", "gpus", "presets"};
+    for (int i = 0; i < 7; i++) {
         result_t *r = run(cmds[i], "--help", NULL);
         assert_int_equal(r->status, 0);
         assert_non_null(strstr(r->out, cmds[i]));
@@ -313,6 +313,41 @@ static void ranks_gpus_presets(void **state)
     assert_json(r->out);
 }
 
+static void topo__shows_and_plans(void **state)
+{
+    char xml[512];
+    snprintf(xml, sizeof(xml), "%s/topologies/two-islands-8gpu.xml", getenv("MESH_FIXTURES"));
+    result_t *r = run("topo", "--topology", xml, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "0000:bd:00.0"));
+    assert_non_null(strstr(r->out, "TP groups of up to 4 GPUs"));
+    r = run("topo", "--topology", xml, "--json", NULL);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"islands\":[[0,1,2,3],[4,5,6,7]]"));
+    assert_non_null(strstr(r->out, "\"numa_nodes\":2"));
+    assert_non_null(strstr(r->out, "\"model\":\"A100-80GB\""));
+    r = run("plan", "--model", "llama3-70b", "--nodes", "4", "--topology", xml, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(
+        strstr(r->out, "\"gpu\":\"A100-80GB\",\"gpu_memory\":85899345920,\"island\":4"));
+    r = run("env", "--model", "llama3-8b", "--nodes", "2", "--topology", xml, "--node", "1",
+            "--local", "6", "--bind", "gpu", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "MESH_GPU_BUSID=0000:b7:00.0\n"));
+    assert_non_null(strstr(r->out, "MESH_NUMA_NODE=1\n"));
+    assert_non_null(strstr(r->out, "CUDA_VISIBLE_DEVICES=6\n"));
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "4", "--topology", xml, "--gpu",
+                   "H100-SXM", NULL),
+               "--topology replaces");
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "4", "--topology", xml,
+                   "--gpus-per-node", "4", NULL),
+               "topology has 8 GPUs");
+    assert_bad(run("topo", "--topology", "/nonexistent.xml", NULL), "/nonexistent.xml");
+    r = run("topo", NULL); /* this machine, whatever it has */
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "topology of this machine"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +358,7 @@ int main(void)
         cmocka_unit_test(nothing_fits__exit_1_with_advice),
         cmocka_unit_test(env__equals_library),
         cmocka_unit_test(ranks_gpus_presets),
+        cmocka_unit_test(topo__shows_and_plans),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -91,7 +91,7 @@ static void args__errors_name_the_key(void **state)
         {"colour=blue", "unknown policy key 'colour'"},
         {"novalue", "key=value"},
         {"=x", "key=value"},
-        {"gpu.H1000.memory=1GB", "gpu.H1000.memory"},
+        {"gpu.H100-SXM.pci=10de", "PCI id"},
         {"gpu.A100-80GB.speed=1", "unknown GPU field"},
         {"gpu.memory=1GB", "gpu.NAME.FIELD"},
         {"policy=/nonexistent/meshplan.yaml", "cannot open"},
@@ -105,6 +105,30 @@ static void args__errors_name_the_key(void **state)
         if (!strstr(err.msg, cases[i].needle))
             fail_msg("'%s': '%s' lacks '%s'", cases[i].arg, err.msg, cases[i].needle);
     }
+}
+
+static void gpus__defined_by_pci_id(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    /* a name the table does not know needs its PCI id, memory and peak */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.memory=1GB", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_non_null(strstr(err.msg, "gpu.H1000"));
+    assert_non_null(strstr(err.msg, "pci"));
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.pci=10de:9999", &err), 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.peak_tflops=1500", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(p.gpu_overrides[0].pci_vendor, 0x10de);
+    assert_int_equal(p.gpu_overrides[0].pci_device, 0x9999);
+    assert_int_equal(mesh_policy_set_arg(&p, "bind=gpu", &err), 0);
+    assert_true(p.bind_gpu);
+    assert_int_equal(mesh_policy_set_arg(&p, "bind=tight", &err), -1);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu_order=minor", &err), 0);
+    assert_true(p.gpu_order_minor);
+    assert_int_equal(mesh_policy_set_arg(&p, "topology_xml=none", &err), 0);
+    assert_string_equal(p.topology_xml, "none");
 }
 
 static char *write_tmp(const char *text)
@@ -187,6 +211,7 @@ int main(void)
         cmocka_unit_test(defaults),
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),
+        cmocka_unit_test(gpus__defined_by_pci_id),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
     };

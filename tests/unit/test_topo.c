@@ -1,0 +1,326 @@
+/*
+ * Topology: real machines' hwloc exports (../shared/topologies, when
+ * present) and this project's fixtures (tests/fixtures/topologies).
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static mesh_topo_t *load(const char *dir, const char *file)
+{
+    char path[1024];
+    mesh_error_t err;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    return t;
+}
+
+static const char *shared_dir(void)
+{
+    const char *d = getenv("MESH_SHARED_TOPOLOGIES");
+    if (!d || access(d, R_OK) != 0) {
+        printf("  ../shared/topologies is absent: the real machines' topologies are skipped\n");
+        return NULL;
+    }
+    return d;
+}
+
+static const char *fixtures(void)
+{
+    static char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/topologies", getenv("MESH_FIXTURES"));
+    return dir;
+}
+
+/* Expected: PCI device of every GPU, each GPU's NUMA node and island. */
+static void expect(const mesh_topo_t *t, int n, unsigned device, const int *numa, const int *island,
+                   const char *links)
+{
+    assert_int_equal(mesh_topo_gpu_count(t), n);
+    assert_string_equal(mesh_topo_links(t), links);
+    for (int i = 0; i < n; i++) {
+        const mesh_topo_gpu_t *g = mesh_topo_gpu(t, i);
+        assert_int_equal(g->device_id, device);
+        if (g->numa != numa[i] || g->island != island[i])
+            fail_msg("GPU %d (%s): NUMA %d island %d, want NUMA %d island %d", i, g->busid, g->numa,
+                     g->island, numa[i], island[i]);
+        if (i)
+            assert_true(strcmp(mesh_topo_gpu(t, i - 1)->busid, g->busid) < 0);
+    }
+}
+
+static int alloc_island(const mesh_topo_t *t, int by_island, const char *model)
+{
+    mesh_alloc_t a;
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    if (mesh_topo_alloc(t, &pol, 2, by_island, &a, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(a.gpu.name, model);
+    assert_int_equal(a.gpus_per_node, mesh_topo_gpu_count(t));
+    return a.island;
+}
+
+static void shared__nvlink_pairs_power8(void **state)
+{
+    const char *d = shared_dir();
+    if (!d)
+        skip();
+    /* POWER8 Minsky: NVLink joins GPU pairs, and each GPU to its CPU: the
+     * CPU links must not merge the pairs */
+    mesh_topo_t *t = load(d, "ibm-power8-4xp100-nvlink.xml");
+    expect(t, 4, 0x15f9, (int[]){0, 0, 1, 1}, (int[]){0, 0, 1, 1}, "NVLinkBandwidth");
+    assert_int_equal(mesh_topo_numa_count(t), 2);
+    assert_int_equal(alloc_island(t, 0, "P100-SXM2"), 2);
+    mesh_topo_destroy(t);
+}
+
+static void shared__nvswitch_dgx2(void **state)
+{
+    const char *d = shared_dir();
+    if (!d)
+        skip();
+    /* DGX-2: 16 V100 on two baseboards of 6 NVSwitches each; NVML reports
+     * GPU-to-switch links only, none between the baseboards' switches, so
+     * the file shows two islands of 8 */
+    mesh_topo_t *t = load(d, "nvidia-dgx2.xml");
+    int numa[16], island[16];
+    for (int i = 0; i < 16; i++)
+        numa[i] = island[i] = i / 8;
+    expect(t, 16, 0x1db8, numa, island, "NVLinkBandwidth");
+    assert_int_equal(mesh_topo_island_count(t), 2);
+    assert_int_equal(alloc_island(t, 0, "V100-SXM3-32GB"), 8);
+    mesh_topo_destroy(t);
+}
+
+static void shared__xgmi_mi250x(void **state)
+{
+    const char *d = shared_dir();
+    if (!d)
+        skip();
+    /* Tioga (MI250X): 8 GCDs, all-to-all XGMI; each hangs under an L3 of
+     * one NUMA node, not in bus order */
+    mesh_topo_t *t = load(d, "llnl-eas-tioga.xml");
+    expect(t, 8, 0x7408, (int[]){3, 3, 1, 1, 0, 0, 2, 2}, (int[]){0, 0, 0, 0, 0, 0, 0, 0},
+           "XGMIBandwidth");
+    assert_int_equal(mesh_topo_numa_count(t), 4);
+    assert_int_equal(alloc_island(t, 0, "MI250X"), 8);
+    mesh_topo_destroy(t);
+}
+
+static void shared__rules_without_links(void **state)
+{
+    const char *d = shared_dir();
+    if (!d)
+        skip();
+    /* Lassen (POWER9, V100 SXM2): no matrix in the file; SXM parts form one
+     * island by rule */
+    mesh_topo_t *t = load(d, "llnl-coral-lassen.xml");
+    expect(t, 4, 0x1db1, (int[]){0, 0, 8, 8}, (int[]){0, 0, 0, 0}, "rule");
+    assert_int_equal(alloc_island(t, 0, "V100-16GB"), 4);
+    mesh_topo_destroy(t);
+    /* PCIe-only machines: every GPU is its own island, TP is impossible */
+    t = load(d, "llnl-g4dnmetal.xml");
+    expect(t, 8, 0x1eb8, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, "rule");
+    assert_int_equal(alloc_island(t, 0, "T4"), 1);
+    assert_true(mesh_topo_gpu(t, 0)->reported_mem == 15472384.0 * 1024); /* CUDA's figure */
+    mesh_topo_destroy(t);
+    t = load(d, "llnl-cts1-pascal.xml");
+    expect(t, 2, 0x15f8, (int[]){0, 0}, (int[]){0, 1}, "rule");
+    assert_int_equal(alloc_island(t, 0, "P100-PCIe"), 1);
+    mesh_topo_destroy(t);
+    t = load(d, "llnl-epyc-corona-p2.xml");
+    expect(t, 8, 0x66a1, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, "rule");
+    assert_int_equal(alloc_island(t, 0, "MI50-32GB"), 1);
+    mesh_topo_destroy(t);
+}
+
+static void fixture__hgx_h100(void **state)
+{
+    mesh_topo_t *t = load(fixtures(), "hgx-h100-8gpu.xml");
+    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 0, 0, 0, 0, 0, 0, 0},
+           "NVLinkBandwidth");
+    assert_int_equal(mesh_topo_numa_count(t), 2);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:18:00.0");
+    assert_string_equal(mesh_topo_gpu(t, 0)->cpus, "0-7,16-23");
+    assert_int_equal(alloc_island(t, 0, "H100-SXM"), 8);
+    char sig[128];
+    assert_string_equal(mesh_topo_signature(t, NULL, sig, sizeof(sig)), "8 x H100-SXM, islands 8");
+    mesh_topo_destroy(t);
+}
+
+static void fixture__two_islands(void **state)
+{
+    mesh_topo_t *t = load(fixtures(), "two-islands-8gpu.xml");
+    expect(t, 8, 0x20b2, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 0, 0, 0, 1, 1, 1, 1},
+           "NVLinkBandwidth");
+    assert_int_equal(alloc_island(t, 0, "A100-80GB"), 4);
+    mesh_topo_destroy(t);
+    /* a step of 4 GPUs of one island; then 2 of each */
+    mesh_error_t err;
+    t = load(fixtures(), "two-islands-8gpu.xml");
+    assert_int_equal(mesh_topo_select(t, (int[]){7, 4, 5, 6}, 4, &err), 0);
+    assert_int_equal(mesh_topo_gpu_count(t), 4);
+    assert_int_equal(mesh_topo_island_count(t), 1);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:87:00.0");
+    assert_int_equal(alloc_island(t, 0, "A100-80GB"), 4);
+    mesh_topo_destroy(t);
+    t = load(fixtures(), "two-islands-8gpu.xml");
+    assert_int_equal(mesh_topo_select(t, (int[]){2, 3, 4, 5}, 4, &err), 0);
+    assert_int_equal(alloc_island(t, 0, "A100-80GB"), 2);
+    assert_int_equal(mesh_topo_select(t, (int[]){0, 9}, 2, &err), -1);
+    assert_non_null(strstr(err.msg, "GPU index 9"));
+    assert_int_equal(mesh_topo_select(t, (int[]){1, 1}, 2, &err), -1);
+    mesh_topo_destroy(t);
+}
+
+static void fixture__interleaved_islands(void **state)
+{
+    /* islands 0,2,4,6 and 1,3,5,7: in PCI order no two consecutive GPUs
+     * share one, so TP needs tasks bound island by island */
+    mesh_topo_t *t = load(fixtures(), "interleaved-islands-8gpu.xml");
+    expect(t, 8, 0x20b2, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 0, 1, 0, 1, 0, 1},
+           "NVLinkBandwidth");
+    assert_int_equal(alloc_island(t, 0, "A100-80GB"), 1);
+    assert_int_equal(alloc_island(t, 1, "A100-80GB"), 4);
+    int order[8];
+    mesh_topo_task_order(t, 1, order);
+    int want[] = {0, 2, 4, 6, 1, 3, 5, 7};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(order[i], want[i]);
+    mesh_topo_destroy(t);
+}
+
+static void fixture__nvswitch_matrix(void **state)
+{
+    /* the raw NVML form: GPUs link only to 4 NVSwitches (class 0680), which
+     * make them one island */
+    mesh_topo_t *t = load(fixtures(), "hgx-h100-nvswitch.xml");
+    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 0, 0, 0, 0, 0, 0, 0},
+           "NVLinkBandwidth");
+    assert_int_equal(alloc_island(t, 0, "H100-SXM"), 8);
+    mesh_topo_destroy(t);
+}
+
+static void fixture__unknown_gpu(void **state)
+{
+    /* the same node with a PCI id no table knows */
+    char path[1024], cmd[2200];
+    snprintf(path, sizeof(path), "/tmp/meshplan-topo-%d.xml", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "sed 's/\\[10de:2330\\]/[10de:9999]/' '%s/hgx-h100-8gpu.xml' > %s",
+             fixtures(), path);
+    assert_int_equal(system(cmd), 0);
+    mesh_error_t err;
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    unlink(path);
+    mesh_policy_t pol;
+    mesh_alloc_t a;
+    mesh_policy_init(&pol);
+    assert_int_equal(mesh_topo_alloc(t, &pol, 1, 0, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "10de:9999"));
+    assert_non_null(strstr(err.msg, "gpu.NAME.pci"));
+    /* the admin names it */
+    assert_int_equal(mesh_policy_set_arg(&pol, "gpu.H100-SXM.pci=10de:9999", &err), 0);
+    assert_int_equal(mesh_topo_alloc(t, &pol, 1, 0, &a, &err), 0);
+    assert_string_equal(a.gpu.name, "H100-SXM");
+    mesh_topo_destroy(t);
+    assert_null(mesh_topo_load("/nonexistent.xml", &err));
+    assert_non_null(strstr(err.msg, "/nonexistent.xml"));
+}
+
+static void tasks__gpu_numa_and_binding(void **state)
+{
+    mesh_topo_t *t = load(fixtures(), "two-islands-8gpu.xml");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a;
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_int_equal(mesh_topo_alloc(t, &pol, 2, 1, &a, &err), 0);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    assert_non_null(p);
+    char vis[16];
+    mesh_task_t task = {.node = 1, .local = 5, .master_addr = "n1", .numa_node = -1};
+    assert_int_equal(
+        mesh_env_task_topology(&task, t, 1, "10,11,12,13,14,15,16,17", vis, sizeof(vis), &err), 0);
+    assert_string_equal(task.gpu_busid, "0000:90:00.0");
+    assert_int_equal(task.numa_node, 1);
+    assert_string_equal(task.cuda_visible, "15");
+    assert_null(task.rocr_visible);
+    mesh_env_t *e = mesh_env_create(p, &task, &err);
+    int found = 0;
+    for (int i = 0; i < mesh_env_count(e); i++)
+        found += strcmp(mesh_env_name(e, i), "MESH_GPU_BUSID") == 0 ||
+                 strcmp(mesh_env_name(e, i), "MESH_NUMA_NODE") == 0 ||
+                 strcmp(mesh_env_name(e, i), "CUDA_VISIBLE_DEVICES") == 0;
+    assert_int_equal(found, 3);
+    mesh_env_destroy(e);
+    task.local = 8;
+    assert_int_equal(mesh_env_task_topology(&task, t, 1, NULL, vis, sizeof(vis), &err), -1);
+    mesh_plan_destroy(p);
+    mesh_topo_destroy(t);
+}
+
+static void minors__map_to_bus_order(void **state)
+{
+    /* the driver's minors in reverse bus order: /dev/nvidia0 is the last GPU */
+    mesh_topo_t *t = load(fixtures(), "hgx-h100-8gpu.xml");
+    char dir[] = "/tmp/meshplan-minors-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    for (int g = 0; g < 8; g++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, mesh_topo_gpu(t, g)->busid);
+        mkdir(path, 0755);
+        strcat(path, "/information");
+        FILE *f = fopen(path, "w");
+        fprintf(f, "Model: \t\t NVIDIA H100 80GB HBM3\nDevice Minor: \t %d\n", 7 - g);
+        fclose(f);
+    }
+    int idx[] = {0, 1}; /* Slurm's /dev/nvidia0 and /dev/nvidia1 */
+    mesh_error_t err;
+    assert_int_equal(mesh_topo_minors_to_positions(t, dir, idx, 2, &err), 0);
+    assert_int_equal(idx[0], 7);
+    assert_int_equal(idx[1], 6);
+    int bad[] = {8};
+    assert_int_equal(mesh_topo_minors_to_positions(t, dir, bad, 1, &err), -1);
+    assert_non_null(strstr(err.msg, "nvidia8"));
+    assert_int_equal(mesh_topo_minors_to_positions(t, "/nonexistent", idx, 1, &err), -1);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    mesh_topo_destroy(t);
+}
+
+static void live__this_machine(void **state)
+{
+    /* whatever this machine has (CI machines have no GPU), discovery works */
+    mesh_error_t err;
+    mesh_topo_t *t = mesh_topo_load(NULL, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    assert_true(mesh_topo_numa_count(t) >= 1);
+    mesh_topo_destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shared__nvlink_pairs_power8),
+        cmocka_unit_test(shared__nvswitch_dgx2),
+        cmocka_unit_test(shared__xgmi_mi250x),
+        cmocka_unit_test(shared__rules_without_links),
+        cmocka_unit_test(fixture__hgx_h100),
+        cmocka_unit_test(fixture__two_islands),
+        cmocka_unit_test(fixture__interleaved_islands),
+        cmocka_unit_test(fixture__nvswitch_matrix),
+        cmocka_unit_test(fixture__unknown_gpu),
+        cmocka_unit_test(tasks__gpu_numa_and_binding),
+        cmocka_unit_test(minors__map_to_bus_order),
+        cmocka_unit_test(live__this_machine),
+    };
+    return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
+}
