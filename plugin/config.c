@@ -31,7 +31,7 @@ int mesh_plugin_config(int ac, char **av, mesh_error_t *err)
     for (int i = 0; i < ac; i++)
         if (mesh_policy_set_arg(&mesh_plugin.policy, av[i], err) < 0)
             return -1;
-    return 0;
+    return mesh_policy_check(&mesh_plugin.policy, err);
 }
 
 /* A bad value seen in slurmstepd fails the step from task_init, like every
@@ -77,6 +77,15 @@ static int cb_export(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int cb_bind(int val, const char *optarg, int remote)
+{
+    if (!optarg || (strcmp(optarg, "gpu") && strcmp(optarg, "none")))
+        return option_error(remote, "mesh-bind", "use gpu or none");
+    mesh_plugin.bind = strcmp(optarg, "gpu") == 0;
+    mesh_plugin.have_bind = 1;
+    return 0;
+}
+
 static int cb_explain(int val, const char *optarg, int remote)
 {
     mesh_plugin.explain = 1;
@@ -96,6 +105,10 @@ static struct spank_option options[] = {
      "[meshplan] variables to export: torch (MESH_* + RANK, WORLD_SIZE, MASTER_ADDR, ...; the "
      "default), torchrun (PET_* for one torchrun per node) or mesh (MESH_* only)",
      1, 0, cb_export},
+    {"mesh-bind", "gpu|none",
+     "[meshplan] gpu: each task sees only its own GPU (CUDA_VISIBLE_DEVICES), chosen so that TP "
+     "groups share an NVLink island",
+     1, 0, cb_bind},
     {"mesh-explain", NULL, "[meshplan] print the explained plan before the step starts", 0, 0,
      cb_explain},
     SPANK_OPTIONS_TABLE_END,
@@ -111,6 +124,11 @@ int mesh_plugin_register_options(spank_t sp)
         }
     }
     return 0;
+}
+
+int mesh_plugin_bind(void)
+{
+    return mesh_plugin.have_bind ? mesh_plugin.bind : mesh_plugin.policy.bind_gpu;
 }
 
 mesh_export_t mesh_plugin_export_mode(void)

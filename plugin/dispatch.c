@@ -36,6 +36,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     spank_context_t ctx = spank_context();
     if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR)
         return mesh_submit_post_opt(sp);
+    if (ctx == S_CTX_REMOTE)
+        return mesh_stepd_post_opt(sp);
     return 0;
 }
 

@@ -19,12 +19,14 @@ int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
     return mesh_spec_load(spec, &dirs, m, err);
 }
 
-mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_step_t *s, mesh_error_t *err)
+int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err)
 {
-    mesh_alloc_t a;
-    if (mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, s->nodes, s->gpus_per_node, &a, err) < 0)
-        return NULL;
-    return mesh_plan_create(m, &a, &mesh_plugin.pins, &mesh_plugin.policy, err);
+    return mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, s->nodes, s->gpus_per_node, a, err);
+}
+
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
+{
+    return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy, err);
 }
 
 void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len)

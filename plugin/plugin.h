@@ -31,8 +31,10 @@ typedef struct mesh_plugin {
     mesh_model_t spec; /* submit side: the spec as read in init_post_opt */
     int have_spec;
     mesh_layout_t pins;
-    int have_export, explain;
+    int have_export, explain, have_bind, bind;
     mesh_export_t export_mode;
+    char *explanation;      /* slurmstepd: the plan to print from the step's first task */
+    char submit_digest[32]; /* slurmstepd: the plan srun checked, if it did */
     /* slurmstepd: the per-task table of this node, or the error to report */
     char step_error[4 * MESH_ERROR_MAX]; /* a no-fit message with its advice */
     mesh_env_t **envs;
@@ -48,13 +50,19 @@ void mesh_plugin_config_error(const char *fmt, ...) __attribute__((format(printf
 int mesh_plugin_config(int ac, char **av, mesh_error_t *err);
 int mesh_plugin_register_options(spank_t sp);
 mesh_export_t mesh_plugin_export_mode(void);
+int mesh_plugin_bind(void);
 
 /* job.c: the shape of a step and the plan for it */
 typedef struct mesh_step {
     int nodes, tasks_per_node, gpus_per_node, node;
 } mesh_step_t;
 int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err);
-mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_step_t *s, mesh_error_t *err);
+/* The allocation from the policy's gpu= or gpu_mem= alone (no topology). */
+int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err);
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err);
+/* Set by srun to the digest of the plan it checked; slurmstepd compares it
+ * with its own and removes it before the tasks start. */
+#define MESH_SUBMIT_PLAN_ENV "MESHPLAN_SUBMIT_PLAN"
 /* One line saying how a plan that does not fit falls short and what would fit. */
 void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len);
 
@@ -63,6 +71,7 @@ int mesh_submit_post_opt(spank_t sp);
 int mesh_submit_local_user_init(spank_t sp);
 
 /* stepd.c */
+int mesh_stepd_post_opt(spank_t sp);
 int mesh_stepd_user_init(spank_t sp);
 int mesh_stepd_task_init(spank_t sp);
 void mesh_stepd_exit(void);

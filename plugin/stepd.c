@@ -7,11 +7,14 @@
  * and leaves srun at rc 0 with "launch failed".  Errors are kept and
  * returned from task_init, which fails the step cleanly with the message.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -86,14 +89,12 @@ static int step_shape(spank_t sp, uint32_t stepid, mesh_step_t *s)
         return defer("--mesh-export=torchrun runs one launcher task per node, not %u (use "
                      "--ntasks-per-node=1)",
                      local);
-    s->gpus_per_node = env_int(sp, "SLURM_GPUS_ON_NODE");
-    if (!s->gpus_per_node)
-        return defer("--mesh-export=torchrun needs the node's GPUs (give --gpus-per-node)");
+    s->gpus_per_node = env_int(sp, "SLURM_GPUS_ON_NODE"); /* the topology may know better */
     return 0;
 }
 
-/* MASTER_ADDR: the first host of the step's node list. */
-static int first_host(spank_t sp, char *buf, size_t len)
+/* Host `nth` (0-based) of the step's node list: MASTER_ADDR is host 0. */
+static int step_host(spank_t sp, int nth, char *buf, size_t len)
 {
     char list[8192];
     if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS &&
@@ -102,13 +103,44 @@ static int first_host(spank_t sp, char *buf, size_t len)
     hostlist_t hl = slurm_hostlist_create(list);
     if (!hl)
         return -1;
-    char *host = slurm_hostlist_shift(hl);
+    char *host = NULL;
+    for (int i = 0; i <= nth; i++) {
+        free(host);
+        host = slurm_hostlist_shift(hl);
+    }
     int rc = host && strlen(host) < len ? 0 : -1;
     if (rc == 0)
         strcpy(buf, host);
     free(host);
     slurm_hostlist_destroy(hl);
     return rc;
+}
+
+/* Positions of the step's GPUs among the node's, from Slurm's list
+ * ("0,1,3" or "0-3"): Slurm numbers a node's GPUs in PCI order. */
+static int step_gpus(spank_t sp, uint32_t stepid, int *pos, int max)
+{
+    char list[256];
+    const char *var =
+        stepid == STEP_BATCH || stepid == STEP_INTERACTIVE ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+    if (spank_getenv(sp, var, list, sizeof(list)) != ESPANK_SUCCESS)
+        return 0; /* none given: all of the node's */
+    int n = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long lo = strtol(item, &end, 10), hi = lo;
+        if (*end == '-')
+            hi = strtol(end + 1, &end, 10);
+        if (*end || lo < 0 || hi < lo || hi >= MESH_TOPO_MAX_GPUS)
+            return defer("%s: cannot read '%.40s'", var, item);
+        for (long i = lo; i <= hi; i++) {
+            if (n == max)
+                return defer("%s: more than %d GPUs", var, max);
+            pos[n++] = (int)i;
+        }
+    }
+    return n;
 }
 
 static int wanted(uint32_t stepid)
@@ -123,14 +155,153 @@ static int wanted(uint32_t stepid)
     return (steps & MESH_STEP_REGULAR) != 0;
 }
 
-/* Render every local task's variables. */
-static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s, uint32_t jobid,
-                       uint32_t stepid)
+/* Live discovery costs about 10 ms a step (and more with several steps
+ * starting on one node); loading an XML file 0.4 ms.  So the first step of a
+ * boot saves what discovery found, as root, in a root-owned directory, and
+ * later steps load that.  /run is emptied at boot; the boot id in the name
+ * makes sure of it. */
+#define TOPOLOGY_CACHE_DIR "/run/meshplan"
+
+static int cache_path(char *buf, size_t len)
 {
-    char host[256];
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f)
+        return -1;
+    int ok = fgets(boot, sizeof(boot), f) != NULL;
+    fclose(f);
+    boot[strcspn(boot, "\n")] = '\0';
+    if (!ok || strspn(boot, "0123456789abcdef-") != strlen(boot) || !boot[0])
+        return -1;
+    return snprintf(buf, len, TOPOLOGY_CACHE_DIR "/topology-%s.xml", boot) < (int)len ? 0 : -1;
+}
+
+/* Only a root-owned file in a root-owned directory nobody else may write
+ * to is trusted. */
+static int trusted(const char *path, int dir)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
+           st.st_uid == 0 && !(st.st_mode & 022);
+}
+
+int mesh_stepd_post_opt(spank_t sp)
+{
+    char path[256];
     mesh_error_t err;
-    if (first_host(sp, host, sizeof(host)) < 0)
+    uint32_t stepid = 0;
+    spank_get_item(sp, S_JOB_STEPID, &stepid);
+    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.topology_xml[0] ||
+        geteuid() != 0 || cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
+        return 0;
+    if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
+        return 0;
+    if (trusted(TOPOLOGY_CACHE_DIR, 1) && mesh_topo_save(path, &err) < 0)
+        slurm_debug("meshplan: %s", err.msg);
+    return 0; /* without a cache, user_init discovers the node itself */
+}
+
+/* topology_xml=/etc/slurm/topo/%n.xml: %n is the node's name. */
+static int topology_path(spank_t sp, int node, char *buf, size_t len)
+{
+    const char *pat = mesh_plugin.policy.topology_xml, *n = strstr(pat, "%n");
+    char host[256];
+    if (!n)
+        return snprintf(buf, len, "%s", pat) < (int)len ? 0 : -1;
+    if (step_host(sp, node, host, sizeof(host)) < 0)
+        return -1;
+    int w = snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int npos)
+{
+    char path[MESH_PATH_MAX + 256];
+    mesh_error_t err;
+    const char *xml = NULL;
+    if (mesh_plugin.policy.topology_xml[0]) {
+        if (topology_path(sp, node, path, sizeof(path)) < 0)
+            return defer("topology_xml: cannot name node %d's file", node), NULL;
+        xml = path;
+    } else if (cache_path(path, sizeof(path)) == 0 && trusted(TOPOLOGY_CACHE_DIR, 1) &&
+               trusted(path, 0)) {
+        xml = path; /* what an earlier step discovered on this node */
+    }
+    mesh_topo_t *t = mesh_topo_load(xml, &err);
+    if (!t)
+        return defer("%s", err.msg), NULL;
+    int sel[MESH_TOPO_MAX_GPUS];
+    memcpy(sel, pos, sizeof(int) * (size_t)npos);
+    if (npos > 0 && mesh_topo_gpu_count(t) > 0 &&
+        ((mesh_plugin.policy.gpu_order_minor &&
+          mesh_topo_minors_to_positions(t, NULL, sel, npos, &err) < 0) ||
+         mesh_topo_select(t, sel, npos, &err) < 0)) {
+        mesh_topo_destroy(t);
+        return defer("%s", err.msg), NULL;
+    }
+    return t;
+}
+
+/* The node's topology, loaded once per step: from the admin's XML
+ * (topology_xml=) or by discovery; NULL where there is none to use
+ * (topology_xml=none, no GPU found: the policy's gpu= then decides) or on
+ * an error, which is deferred.  With per-node XML files every node also
+ * compares itself with the step's first node: one layout is planned for
+ * all, so nodes that differ are refused. */
+static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t *s, int *failed)
+{
+    int pos[MESH_TOPO_MAX_GPUS];
+    *failed = 1;
+    if (strcmp(mesh_plugin.policy.topology_xml, "none") == 0)
+        return *failed = 0, NULL;
+    int npos = step_gpus(sp, stepid, pos, MESH_TOPO_MAX_GPUS);
+    if (npos < 0)
+        return NULL;
+    mesh_topo_t *t = load_node_topology(sp, s->node, pos, npos);
+    if (!t)
+        return NULL;
+    if (mesh_topo_gpu_count(t) == 0) {
+        mesh_topo_destroy(t);
+        return *failed = 0, NULL;
+    }
+    if (s->node > 0 && strstr(mesh_plugin.policy.topology_xml, "%n")) {
+        mesh_topo_t *first = load_node_topology(sp, 0, pos, npos);
+        char mine[256], theirs[256], host[256];
+        if (!first) {
+            mesh_topo_destroy(t);
+            return NULL;
+        }
+        mesh_topo_signature(t, &mesh_plugin.policy, mine, sizeof(mine));
+        mesh_topo_signature(first, &mesh_plugin.policy, theirs, sizeof(theirs));
+        mesh_topo_destroy(first);
+        if (strcmp(mine, theirs) != 0) {
+            step_host(sp, s->node, host, sizeof(host));
+            mesh_topo_destroy(t);
+            return defer("node %s has %s but the step's first node has %s: one layout is "
+                         "planned for all nodes, so they must be alike (choose nodes with -w, "
+                         "--constraint or a partition)",
+                         host, mine, theirs),
+                   NULL;
+        }
+    }
+    *failed = 0;
+    return t;
+}
+
+
+/* Render every local task's variables. */
+static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
+                       const mesh_topo_t *topo, uint32_t jobid, uint32_t stepid)
+{
+    char host[256], visible[64], list[256];
+    mesh_error_t err;
+    if (step_host(sp, 0, host, sizeof(host)) < 0)
         return defer("cannot read the step's node list (SLURM_STEP_NODELIST)");
+    /* bind=gpu narrows the step's own device list: Slurm's numbering */
+    const char *step_list = NULL;
+    if (topo && (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", list, sizeof(list)) == ESPANK_SUCCESS ||
+                 spank_getenv(sp, "ROCR_VISIBLE_DEVICES", list, sizeof(list)) == ESPANK_SUCCESS))
+        step_list = list;
     mesh_task_t t = {
         .node = s->node,
         .master_addr = host,
@@ -148,6 +319,10 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s, u
         return defer("out of memory");
     for (int i = 0; i < s->tasks_per_node; i++) {
         t.local = i;
+        if (topo && t.export_mode != MESH_EXPORT_TORCHRUN &&
+            mesh_env_task_topology(&t, topo, mesh_plugin_bind(), step_list, visible,
+                                   sizeof(visible), &err) < 0)
+            return defer("%s", err.msg);
         if (!(mesh_plugin.envs[i] = mesh_env_create(p, &t, &err)))
             return defer("%s", err.msg);
         mesh_plugin.n_envs = i + 1;
@@ -163,6 +338,37 @@ static double now_ms(void)
 }
 
 /* Plan this node's share of the step; on failure the error is deferred. */
+/* The allocation the plan is for: the node's topology where there is one,
+ * else what the policy declares. */
+static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
+{
+    mesh_error_t err;
+    if (!topo && s->gpus_per_node <= 0)
+        return defer("--mesh-export=torchrun needs the node's GPUs (give --gpus-per-node)");
+    if (!topo)
+        return mesh_plugin_policy_alloc(s, a, &err) < 0 ? defer("%s", err.msg) : 0;
+    if (mesh_topo_alloc(topo, &mesh_plugin.policy, s->nodes, mesh_plugin_bind(), a, &err) < 0)
+        return defer("%s", err.msg);
+    if (s->tasks_per_node == 1 && mesh_plugin_export_mode() == MESH_EXPORT_TORCHRUN)
+        s->gpus_per_node = a->gpus_per_node; /* one launcher for all the node's GPUs */
+    else if (a->gpus_per_node != s->tasks_per_node)
+        return defer("%d tasks per node but %d GPUs in the step on this node: meshplan plans one "
+                     "GPU per task (use --gpus-per-node=%d, or --ntasks-per-node=%d)",
+                     s->tasks_per_node, a->gpus_per_node, s->tasks_per_node, a->gpus_per_node);
+    return 0;
+}
+
+/* --mesh-explain: srun printed the plan if it made this same one; else the
+ * step's first task prints it. */
+static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
+{
+    if (!mesh_plugin.explain || s->node != 0 ||
+        strcmp(mesh_plugin.submit_digest, mesh_plan_digest(p)) == 0)
+        return;
+    mesh_plugin.explanation = mesh_report_text(p);
+}
+
+/* Plan this node's share of the step; on failure the error is deferred. */
 static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
 {
     double t0 = now_ms();
@@ -173,16 +379,24 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         snprintf(spec, sizeof(spec), "%s", mesh_plugin.model);
     mesh_model_t m;
     mesh_step_t s;
+    mesh_alloc_t a;
     mesh_error_t err;
+    int failed;
     if (mesh_plugin_load_model(spec, &m, &err) < 0) {
         defer("--model: %s", err.msg);
         return;
     }
     if (step_shape(sp, stepid, &s) < 0)
         return;
-    mesh_plan_t *p = mesh_plugin_plan(&m, &s, &err);
+    mesh_topo_t *topo = node_topology(sp, stepid, &s, &failed);
+    if (failed || step_alloc(topo, &s, &a) < 0) {
+        mesh_topo_destroy(topo);
+        return;
+    }
+    mesh_plan_t *p = mesh_plugin_plan(&m, &a, &err);
     if (!p) {
         defer("%s", err.msg);
+        mesh_topo_destroy(topo);
         return;
     }
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT) {
@@ -192,12 +406,15 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     } else {
         if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_WARN)
             slurm_info("meshplan: %s does not fit; running it anyway (enforce=warn)", m.name);
-        build_table(sp, p, &s, jobid, stepid);
+        keep_explanation(p, &s);
+        build_table(sp, p, &s, topo, jobid, stepid);
     }
-    slurm_debug("meshplan: job %u step %u node %d: spec, plan %s and %d tasks' variables in "
-                "%.3f ms",
-                jobid, stepid, s.node, mesh_plan_digest(p), mesh_plugin.n_envs, now_ms() - t0);
+    slurm_debug("meshplan: job %u step %u node %d: spec, topology (%s), plan %s and %d tasks' "
+                "variables in %.3f ms",
+                jobid, stepid, s.node, topo ? mesh_topo_links(topo) : "none", mesh_plan_digest(p),
+                mesh_plugin.n_envs, now_ms() - t0);
     mesh_plan_destroy(p);
+    mesh_topo_destroy(topo);
 }
 
 int mesh_stepd_user_init(spank_t sp)
@@ -207,6 +424,10 @@ int mesh_stepd_user_init(spank_t sp)
     spank_get_item(sp, S_JOB_STEPID, &stepid);
     if (!mesh_plugin.have_model || !wanted(stepid))
         return 0;
+    if (spank_getenv(sp, MESH_SUBMIT_PLAN_ENV, mesh_plugin.submit_digest,
+                     sizeof(mesh_plugin.submit_digest)) != ESPANK_SUCCESS)
+        mesh_plugin.submit_digest[0] = '\0';
+    spank_unsetenv(sp, MESH_SUBMIT_PLAN_ENV); /* srun's business, not the tasks' */
     if (mesh_plugin.config_error[0])
         defer("%s", mesh_plugin.config_error);
     else
@@ -231,6 +452,9 @@ int mesh_stepd_task_init(spank_t sp)
         slurm_error("meshplan: task %d has no entry in this node's table", local);
         return -1;
     }
+    if (local == 0 && mesh_plugin.explanation) /* the task's stderr is srun's */
+        fprintf(stderr, "meshplan: explained plan (made on the nodes)\n%s",
+                mesh_plugin.explanation);
     const mesh_env_t *e = mesh_plugin.envs[local];
     for (int i = 0; i < mesh_env_count(e); i++) {
         /* torch/torchrun variables yield to values the task already has */
@@ -246,6 +470,8 @@ int mesh_stepd_task_init(spank_t sp)
 
 void mesh_stepd_exit(void)
 {
+    free(mesh_plugin.explanation);
+    mesh_plugin.explanation = NULL;
     for (int i = 0; i < mesh_plugin.n_envs; i++)
         mesh_env_destroy(mesh_plugin.envs[i]);
     free(mesh_plugin.envs);

@@ -75,12 +75,21 @@ int mesh_submit_local_user_init(spank_t sp)
     int rc = step_shape(sp, &s);
     if (rc <= 0)
         return rc;
+    /* srun knows no node's GPUs: it checks early only with what the policy
+     * declares (gpu= or gpu_mem=); slurmstepd, which sees the topology, decides */
+    const mesh_policy_t *pol = &mesh_plugin.policy;
+    if (!pol->gpu[0] && pol->gpu_mem <= 0)
+        return 0;
     mesh_error_t err;
-    mesh_plan_t *p = mesh_plugin_plan(&mesh_plugin.spec, &s, &err);
+    mesh_alloc_t a;
+    mesh_plan_t *p = NULL;
+    if (mesh_plugin_policy_alloc(&s, &a, &err) == 0)
+        p = mesh_plugin_plan(&mesh_plugin.spec, &a, &err);
     if (!p) {
         slurm_error("meshplan: %s", err.msg);
         return -1;
     }
+    setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
     if (mesh_plugin.explain) {
         char *text = mesh_report_text(p);
         if (text)

@@ -163,28 +163,50 @@ void slurm_spank_log(const char *fmt, ...)
 {
 }
 
-/* Hostlists: only "prefix[a-b]" and "a,b" are needed. */
+/* Hostlists: only "prefixN" and "prefix[a-b]" are needed. */
 struct hostlist {
-    char first[64];
+    char prefix[64];
+    int next, last, ranged;
 };
 
 hostlist_t slurm_hostlist_create(const char *s)
 {
     struct hostlist *h = calloc(1, sizeof(*h));
-    size_t n = strcspn(s, "[,");
-    snprintf(h->first, sizeof(h->first), "%.*s", (int)n, s);
-    if (s[n] == '[')
-        snprintf(h->first + n, sizeof(h->first) - n, "%.*s", (int)strspn(s + n + 1, "0123456789"),
-                 s + n + 1);
+    size_t n = strcspn(s, "[");
+    snprintf(h->prefix, sizeof(h->prefix), "%.*s", (int)n, s);
+    if (s[n] == '[') {
+        h->ranged = 1;
+        if (sscanf(s + n + 1, "%d-%d", &h->next, &h->last) != 2)
+            h->last = h->next;
+    }
     return h;
 }
 
 char *slurm_hostlist_shift(hostlist_t h)
 {
-    return strdup(h->first);
+    char host[96];
+    if (!h->ranged)
+        return strdup(h->prefix);
+    if (h->next > h->last)
+        return NULL;
+    snprintf(host, sizeof(host), "%s%d", h->prefix, h->next++);
+    return strdup(host);
 }
 
 void slurm_hostlist_destroy(hostlist_t h)
 {
     free(h);
+}
+
+spank_err_t spank_unsetenv(spank_t sp, const char *var)
+{
+    int i = find(var);
+    if (i >= 0) {
+        free(mock.env_name[i]);
+        free(mock.env_value[i]);
+        mock.n_env--;
+        mock.env_name[i] = mock.env_name[mock.n_env];
+        mock.env_value[i] = mock.env_value[mock.n_env];
+    }
+    return ESPANK_SUCCESS;
 }

@@ -42,7 +42,7 @@ static void slurmd__does_nothing(void **state)
 static void options__registered_and_checked(void **state)
 {
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    assert_int_equal(mock.n_options, 4);
+    assert_int_equal(mock.n_options, 5);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0);
     assert_int_equal(mesh_plugin.pins.tp, 2);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0); /* twice is fine */
@@ -206,6 +206,59 @@ static void stepd__torchrun_one_launcher_per_node(void **state)
     assert_non_null(strstr(mock.last_error, "--ntasks-per-node=1"));
 }
 
+static void stepd__topology_per_node(void **state)
+{
+    /* every node reads its own XML: n1, n2 HGX H100; n3 two A100 islands */
+    char dir[] = "/tmp/meshplan-topo-XXXXXX", arg[300], cmd[1200];
+    assert_non_null(mkdtemp(dir));
+    const char *fix = getenv("MESH_FIXTURES");
+    snprintf(cmd, sizeof(cmd),
+             "cp %s/topologies/hgx-h100-8gpu.xml %s/n1.xml && cp %s/topologies/hgx-h100-8gpu.xml "
+             "%s/n2.xml && cp %s/topologies/two-islands-8gpu.xml %s/n3.xml",
+             fix, dir, fix, dir, fix, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(arg, sizeof(arg), "topology_xml=%s/%%n.xml", dir);
+    /* node 1 of n[1-2]: H100s, its local task 5 on GPU 0000:ab:00.0, NUMA 1 */
+    assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 8);
+    mock_setenv("SLURM_STEP_NODELIST", "n[1-2]");
+    mock_setenv("SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7");
+    assert_int_equal(run_step(5), 0);
+    assert_string_equal(mock_getenv("MESH_GPU_BUSID"), "0000:ab:00.0");
+    assert_string_equal(mock_getenv("MESH_NUMA_NODE"), "1");
+    assert_string_equal(mock_getenv("MESH_GPU_MEM_BYTES"), "85520809984");
+    /* n3 in a step whose first node is n2: refused, naming both */
+    assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 8);
+    mock_setenv("SLURM_STEP_NODELIST", "n[2-3]");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "node n3 has 8 x A100-80GB, islands 4+4"));
+    assert_non_null(strstr(mock.last_error, "8 x H100-SXM, islands 8"));
+    /* a step with 4 of n3's GPUs, bound: task 1 sees its own GPU only */
+    assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mesh_test_option("mesh-bind", "gpu", 1);
+    mock_step(0, 1, 0, 4);
+    mock_setenv("SLURM_STEP_NODELIST", "n3");
+    mock_setenv("SLURM_STEP_GPUS", "4-7");
+    mock_setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7");
+    assert_int_equal(run_step(1), 0);
+    assert_string_equal(mock_getenv("CUDA_VISIBLE_DEVICES"), "5");
+    assert_string_equal(mock_getenv("MESH_GPU_BUSID"), "0000:90:00.0");
+    /* more tasks than the step's GPUs */
+    assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    mock_setenv("SLURM_STEP_NODELIST", "n3");
+    mock_setenv("SLURM_STEP_GPUS", "0-3");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "8 tasks per node but 4 GPUs"));
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +270,7 @@ int main(void)
         cmocka_unit_test(stepd__errors_wait_for_task_init),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
+        cmocka_unit_test(stepd__topology_per_node),
     };
     int rc = cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
     mesh_stepd_exit();
