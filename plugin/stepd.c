@@ -288,7 +288,6 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
     return t;
 }
 
-
 /* Render every local task's variables. */
 static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
                        const mesh_topo_t *topo, uint32_t jobid, uint32_t stepid)
