@@ -43,3 +43,11 @@ void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len)
     for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
         n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
 }
+
+int mesh_plugin_topology_file(const char *host, char *buf, size_t len)
+{
+    const char *pat = mesh_plugin.policy.topology_xml, *n = strstr(pat, "%n");
+    int w = n ? snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2)
+              : snprintf(buf, len, "%s", pat);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}

@@ -204,14 +204,11 @@ int mesh_stepd_post_opt(spank_t sp)
 /* topology_xml=/etc/slurm/topo/%n.xml: %n is the node's name. */
 static int topology_path(spank_t sp, int node, char *buf, size_t len)
 {
-    const char *pat = mesh_plugin.policy.topology_xml, *n = strstr(pat, "%n");
-    char host[256];
-    if (!n)
-        return snprintf(buf, len, "%s", pat) < (int)len ? 0 : -1;
-    if (step_host(sp, node, host, sizeof(host)) < 0)
+    char host[256] = "";
+    if (strstr(mesh_plugin.policy.topology_xml, "%n") &&
+        step_host(sp, node, host, sizeof(host)) < 0)
         return -1;
-    int w = snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2);
-    return w > 0 && (size_t)w < len ? 0 : -1;
+    return mesh_plugin_topology_file(host, buf, len);
 }
 
 static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int npos)

@@ -108,6 +108,58 @@ static int run_step(int task)
     return slurm_spank_task_init(NULL, 0, NULL);
 }
 
+/* A directory of per-node topology files, node i+1 getting fixture names[i]
+ * (NULL-terminated); its "topology_xml=DIR/%n.xml" plugstack argument in arg. */
+static void topo_dir(char *dir, char *arg, size_t len, const char *const *names)
+{
+    char cmd[1024];
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; names[i]; i++) {
+        snprintf(cmd, sizeof(cmd), "cp %s/topologies/%s.xml %s/n%d.xml", getenv("MESH_FIXTURES"),
+                 names[i], dir, i + 1);
+        assert_int_equal(system(cmd), 0);
+    }
+    snprintf(arg, len, "topology_xml=%s/%%n.xml", dir);
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void submit__srun_refuses_mixed_nodes(void **state)
+{
+    /* per-node files: n1 has H100s, n2 A100s; srun sees both before any task starts */
+    char dir[] = "/tmp/meshplan-topo-XXXXXX", arg[300], cmd[1200];
+    topo_dir(dir, arg, sizeof(arg), (const char *[]){"hgx-h100-8gpu", "two-islands-8gpu", NULL});
+    assert_int_equal(init(S_CTX_LOCAL, arg), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    mock.nnodes = 2;
+    mock.total_tasks = 16;
+    setenv("SLURM_NODELIST", "n[1-2]", 1);
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "node n2 has A100-80GB GPUs but the step's first node "
+                                            "n1 has H100-SXM"));
+    /* nodes alike, or a node whose file srun cannot read: left to the nodes */
+    mock.errors = 0;
+    setenv("SLURM_NODELIST", "n1", 1);
+    mock.nnodes = 1;
+    mock.total_tasks = 8;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    setenv("SLURM_NODELIST", "n[1-3]", 1);
+    snprintf(cmd, sizeof(cmd), "cp %s/n1.xml %s/n2.xml", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    mock.nnodes = 3;
+    mock.total_tasks = 24;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    unsetenv("SLURM_NODELIST");
+    rm_dir(dir);
+}
+
 static void stepd__task_gets_its_variables(void **state)
 {
     assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
@@ -209,15 +261,9 @@ static void stepd__torchrun_one_launcher_per_node(void **state)
 static void stepd__topology_per_node(void **state)
 {
     /* every node reads its own XML: n1, n2 HGX H100; n3 two A100 islands */
-    char dir[] = "/tmp/meshplan-topo-XXXXXX", arg[300], cmd[1200];
-    assert_non_null(mkdtemp(dir));
-    const char *fix = getenv("MESH_FIXTURES");
-    snprintf(cmd, sizeof(cmd),
-             "cp %s/topologies/hgx-h100-8gpu.xml %s/n1.xml && cp %s/topologies/hgx-h100-8gpu.xml "
-             "%s/n2.xml && cp %s/topologies/two-islands-8gpu.xml %s/n3.xml",
-             fix, dir, fix, dir, fix, dir);
-    assert_int_equal(system(cmd), 0);
-    snprintf(arg, sizeof(arg), "topology_xml=%s/%%n.xml", dir);
+    char dir[] = "/tmp/meshplan-topo-XXXXXX", arg[300];
+    topo_dir(dir, arg, sizeof(arg),
+             (const char *[]){"hgx-h100-8gpu", "hgx-h100-8gpu", "two-islands-8gpu", NULL});
     /* node 1 of n[1-2]: H100s, its local task 5 on GPU 0000:ab:00.0, NUMA 1 */
     assert_int_equal(init(S_CTX_REMOTE, arg), 0);
     mesh_test_option("model", "llama3-8b", 1);
@@ -255,8 +301,7 @@ static void stepd__topology_per_node(void **state)
     mock_setenv("SLURM_STEP_GPUS", "0-3");
     assert_int_equal(run_step(0), -1);
     assert_non_null(strstr(mock.last_error, "8 tasks per node but 4 GPUs"));
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    rm_dir(dir);
 }
 
 int main(void)
@@ -266,6 +311,7 @@ int main(void)
         cmocka_unit_test(options__registered_and_checked),
         cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
+        cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
