@@ -187,9 +187,15 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
     if (strcmp(key, "reserve") == 0)
         return mesh_parse_double(value, "reserve", 0, 0.9, &p->reserve, err);
     if (strcmp(key, "gpu") == 0) {
-        if (!mesh_gpu_find(value))
+        /* a table name, or one the policy defines (gpu.NAME.*, in any order:
+         * mesh_policy_check makes sure it is defined) */
+        const mesh_gpu_t *g = mesh_gpu_find(value);
+        if (!g &&
+            (strlen(value) >= sizeof(p->gpu) || !*value ||
+             strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
+                 strlen(value)))
             return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
-        return mesh_strlcpy(p->gpu, mesh_gpu_find(value)->name, sizeof(p->gpu)), 0;
+        return mesh_strlcpy(p->gpu, g ? g->name : value, sizeof(p->gpu)), 0;
     }
     if (strcmp(key, "gpu_mem") == 0)
         return mesh_parse_size(value, "gpu_mem", 1e8, 1e14, &p->gpu_mem, err);
@@ -319,11 +325,19 @@ int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err)
     char *buf = mesh_read_regular_file(path, "policy", POLICY_MAX_BYTES, &len, err);
     if (!buf)
         return -1;
+    int rc = mesh_policy_parse(p, buf, len, path, err);
+    free(buf);
+    return rc;
+}
+
+int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
+                      mesh_error_t *err)
+{
+    if (len > POLICY_MAX_BYTES)
+        return mesh_error_set(err, "%s: larger than %d bytes", path, POLICY_MAX_BYTES);
     yaml_parser_t yp;
-    if (!yaml_parser_initialize(&yp)) {
-        free(buf);
+    if (!yaml_parser_initialize(&yp))
         return mesh_error_set(err, "%s: out of memory", path);
-    }
     yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
     int rc = -1, state = 0;
     while (state != 3) {
@@ -352,15 +366,42 @@ int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err)
             goto out;
         }
     }
-    rc = mesh_policy_check(p, err);
+    if ((rc = mesh_policy_check(p, err)) < 0)
+        mesh_error_prefix(err, "%s", path);
 out:
     yaml_parser_delete(&yp);
-    free(buf);
     return rc;
+}
+
+/* The admin's own definition of a GPU the table does not know. */
+static const mesh_gpu_override_t *defined_gpu(const mesh_policy_t *p, const char *name)
+{
+    for (int i = 0; i < p->n_gpu_overrides; i++)
+        if (strcasecmp(p->gpu_overrides[i].name, name) == 0)
+            return &p->gpu_overrides[i];
+    return NULL;
+}
+
+int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, mesh_error_t *err)
+{
+    const mesh_gpu_override_t *o = mesh_gpu_find(name) ? NULL : defined_gpu(p, name);
+    if (o && o->memory > 0 && o->peak_flops > 0) {
+        *out = *mesh_gpu_default(); /* priced like the default GPU where not said */
+        mesh_strlcpy(out->name, o->name, sizeof(out->name));
+        out->vendor_id = o->pci_vendor;
+        out->island = 1;
+    } else if (mesh_gpu_lookup(name, out, err) < 0) {
+        return -1;
+    }
+    mesh_policy_apply_gpu(p, out);
+    return 0;
 }
 
 int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
 {
+    mesh_gpu_t g;
+    if (p->gpu[0] && !mesh_gpu_find(p->gpu) && !defined_gpu(p, p->gpu))
+        return mesh_gpu_lookup(p->gpu, &g, err);
     for (int i = 0; i < p->n_gpu_overrides; i++) {
         const mesh_gpu_override_t *o = &p->gpu_overrides[i];
         if (mesh_gpu_find(o->name))
@@ -409,7 +450,7 @@ int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, i
     if (!gpu && p->gpu[0])
         gpu = p->gpu;
     if (gpu) {
-        if (mesh_gpu_lookup(gpu, &out->gpu, err) < 0)
+        if (mesh_policy_gpu(p, gpu, &out->gpu, err) < 0)
             return -1;
     } else {
         /* memory alone: a generic GPU priced like the default one */
@@ -420,8 +461,8 @@ int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, i
         if (gpu_mem <= 0)
             return mesh_error_set(err, "the GPU is unknown: give --gpu NAME or --gpu-mem SIZE "
                                        "(admins: gpu= or gpu_mem= in the policy)");
+        mesh_policy_apply_gpu(p, &out->gpu);
     }
-    mesh_policy_apply_gpu(p, &out->gpu);
     if (gpu_mem > 0)
         out->gpu.memory = gpu_mem;
     out->nodes = nodes;

@@ -80,6 +80,14 @@ int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
  * with mesh_policy_check. */
 int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
 
+/* The same from len bytes of buf (no NUL needed); path only names it in errors. */
+int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
+                      mesh_error_t *err);
+
+/* The GPU called `name`: the table's, or one the policy defines in full
+ * (gpu.NAME.pci, .memory, .peak_tflops), with the policy's overrides applied. */
+int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, mesh_error_t *err);
+
 /* Check what single keys cannot: a GPU the table does not know must come
  * with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops. */
 int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);

@@ -80,7 +80,6 @@ static void args__errors_name_the_key(void **state)
     } cases[] = {
         {"enforce=maybe", "enforce"},
         {"reserve=1.5", "reserve"},
-        {"gpu=H1000", "unknown GPU"},
         {"gpu_mem=80G", "ambiguous"},
         {"export=slurm", "export"},
         {"port_range=3000", "port_range"},
@@ -120,6 +119,17 @@ static void gpus__defined_by_pci_id(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.pci=10de:9999", &err), 0);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.peak_tflops=1500", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
+    /* gpu= may name it, before or after its definition */
+    mesh_alloc_t a;
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=h1000", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&p, NULL, 0, 0, 1, 8, &a, &err), 0);
+    assert_string_equal(a.gpu.name, "H1000");
+    assert_true(a.gpu.memory == 1e9 && a.gpu.peak_flops == 1500e12);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=H2000", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1); /* named, never defined */
+    assert_non_null(strstr(err.msg, "unknown GPU 'H2000'"));
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=H1000", &err), 0);
     assert_int_equal(p.gpu_overrides[0].pci_vendor, 0x10de);
     assert_int_equal(p.gpu_overrides[0].pci_device, 0x9999);
     assert_int_equal(mesh_policy_set_arg(&p, "bind=gpu", &err), 0);
