@@ -418,7 +418,8 @@ int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes, i
                     mesh_alloc_t *out, mesh_error_t *err)
 {
     if (t->n == 0)
-        return mesh_error_set(err, "topology: no GPU found");
+        return mesh_error_set(err, "topology: hwloc found no GPU (lstopo shows what it sees); "
+                                   "without one, name the GPU (gpu= or --gpu)");
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < t->n; i++) {
         mesh_gpu_t m;

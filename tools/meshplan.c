@@ -565,9 +565,12 @@ static int cmd_env(const options_t *o)
         .numa_node = -1,
     };
     mesh_env_t *e = NULL;
-    if ((!t || mesh_env_task_topology(&task, t, o->pol.bind_gpu, NULL, visible, sizeof(visible),
-                                      &err) == 0))
+    if (!t || mesh_env_task_topology(&task, t, o->pol.bind_gpu, NULL, visible, sizeof(visible),
+                                     &err) == 0) {
         e = mesh_env_create(p, &task, &err);
+        if (!e)
+            mesh_error_prefix(&err, "--node %d --local %d", task.node, task.local);
+    }
     mesh_plan_destroy(p);
     mesh_topo_destroy(t);
     if (!e)
