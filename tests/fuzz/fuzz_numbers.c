@@ -1,0 +1,31 @@
+/*
+ * The number parsers behind every option, spec value and policy key: what
+ * they accept must lie in the range they were given.
+ */
+#include <math.h>
+
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = fuzz_string(data, size);
+    if (!s)
+        return 0;
+    mesh_error_t err;
+    long long i;
+    double d;
+    int b;
+    if (mesh_parse_int(s, "n", -5, 1LL << 40, &i, &err) == 0 && (i < -5 || i > 1LL << 40))
+        abort();
+    if (mesh_parse_double(s, "x", 0.0, 1e30, &d, &err) == 0 && !(d >= 0.0 && d <= 1e30))
+        abort();
+    if (mesh_parse_size(s, "size", 1.0, 1e18, &d, &err) == 0 && !(d >= 1.0 && d <= 1e18))
+        abort();
+    if (mesh_parse_bool(s, "flag", &b, &err) == 0 && b != 0 && b != 1)
+        abort();
+    char buf[32];
+    if (mesh_parse_double(s, "x", -1e300, 1e300, &d, &err) == 0)
+        mesh_format_bytes(d, buf, sizeof(buf));
+    free(s);
+    return 0;
+}
