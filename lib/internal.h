@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growable string.  Appends after an allocation failure are ignored and
  * mesh_buf_take then returns NULL, so callers check once at the end. */
@@ -27,6 +28,15 @@ void mesh_buf_free(mesh_buf_t *b);
 
 /* Copy src into dst[size], always NUL-terminated; -1 if it was truncated. */
 int mesh_strlcpy(char *dst, const char *src, size_t size);
+
+/* FNV-1a, 64 bits, of a NUL-terminated string: the digests' hash. */
+static inline uint64_t mesh_fnv1a64(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ULL;
+    return h;
+}
 
 /* The pipeline stages that can hold the most, memory or parameters: the
  * first (embedding, most micro-batches in flight), the second (under an

@@ -603,27 +603,16 @@ static void choose(mesh_plan_t *p, search_t *s)
  * node that planned from different inputs, not only a different layout. */
 static void digest(mesh_plan_t *p)
 {
-    char text[2048], canon[MESH_LAYOUT_STR_MAX];
-    const mesh_model_t *m = &p->model;
+    char text[1024], canon[MESH_LAYOUT_STR_MAX], model[17];
     const mesh_gpu_t *g = &p->alloc.gpu;
     const mesh_policy_t *pol = &p->policy;
     snprintf(text, sizeof(text),
-             "v1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%.17g|%d"
-             "|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g"
-             "|%.17g|%.17g|%.17g|%.17g|%s",
-             m->name, m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
-             m->vocab, (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch,
-             (int)m->precision, (int)m->grad_accum_dtype, (int)m->optimizer, m->flash_attention,
-             m->dropout, (int)m->finetune, p->alloc.nodes, p->alloc.gpus_per_node, p->alloc.island,
-             g->name, g->memory, g->peak_flops, g->hbm_bw, g->link_bw, g->net_bw, g->gemm_eff,
-             pol->reserve, pol->overhead_context, pol->overhead_comm, pol->fragmentation,
-             mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
-    unsigned long long h = 0xcbf29ce484222325ULL;
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        h ^= *c;
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(p->digest, sizeof(p->digest), "%016llx", h);
+             "v2|%s|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%s",
+             mesh_model_digest(&p->model, model), p->alloc.nodes, p->alloc.gpus_per_node,
+             p->alloc.island, g->name, g->memory, g->peak_flops, g->hbm_bw, g->link_bw, g->net_bw,
+             g->gemm_eff, pol->reserve, pol->overhead_context, pol->overhead_comm,
+             pol->fragmentation, mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
+    snprintf(p->digest, sizeof(p->digest), "%016llx", (unsigned long long)mesh_fnv1a64(text));
 }
 
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)

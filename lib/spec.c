@@ -682,3 +682,16 @@ int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t 
     free(buf);
     return rc;
 }
+
+const char *mesh_model_digest(const mesh_model_t *m, char buf[17])
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "m1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%d|%d|%.17g|%d", m->name,
+             m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
+             (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch, m->micro_batch,
+             (int)m->precision, (int)m->grad_accum_dtype, (int)m->optimizer, (int)m->recompute,
+             m->flash_attention, m->dropout, (int)m->finetune);
+    snprintf(buf, 17, "%016llx", (unsigned long long)mesh_fnv1a64(text));
+    return buf;
+}

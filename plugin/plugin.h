@@ -35,6 +35,7 @@ typedef struct mesh_plugin {
     mesh_export_t export_mode;
     char *explanation;      /* slurmstepd: the plan to print from the step's first task */
     char submit_digest[32]; /* slurmstepd: the plan srun checked, if it did */
+    char spec_digest[32];   /* slurmstepd: the spec as read at submission */
     /* slurmstepd: the per-task table of this node, or the error to report */
     char step_error[4 * MESH_ERROR_MAX]; /* a no-fit message with its advice */
     mesh_env_t **envs;
@@ -60,6 +61,10 @@ int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
 /* The allocation from the policy's gpu= or gpu_mem= alone (no topology). */
 int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err);
 mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err);
+/* Set at submission to the digest of the spec as read then (mesh_model_digest);
+ * every node refuses a spec that reads differently at step start, so that no
+ * two nodes plan from two versions of a file the user is editing. */
+#define MESH_SPEC_DIGEST_ENV "MESHPLAN_SPEC_DIGEST"
 /* Set by srun to the digest of the plan it checked; slurmstepd compares it
  * with its own and removes it before the tasks start. */
 #define MESH_SUBMIT_PLAN_ENV "MESHPLAN_SUBMIT_PLAN"

@@ -378,8 +378,17 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     mesh_alloc_t a;
     mesh_error_t err;
     int failed;
+    char digest[17];
     if (mesh_plugin_load_model(spec, &m, &err) < 0) {
         defer("--model: %s", err.msg);
+        return;
+    }
+    if (mesh_plugin.spec_digest[0] &&
+        strcmp(mesh_plugin.spec_digest, mesh_model_digest(&m, digest))) {
+        defer("--model: %s changed after it was read at submission, so the nodes could plan "
+              "from different versions of it: keep the file as it is until the step starts, "
+              "or submit again",
+              spec);
         return;
     }
     if (step_shape(sp, stepid, &s) < 0)
@@ -423,7 +432,11 @@ int mesh_stepd_user_init(spank_t sp)
     if (spank_getenv(sp, MESH_SUBMIT_PLAN_ENV, mesh_plugin.submit_digest,
                      sizeof(mesh_plugin.submit_digest)) != ESPANK_SUCCESS)
         mesh_plugin.submit_digest[0] = '\0';
+    if (spank_getenv(sp, MESH_SPEC_DIGEST_ENV, mesh_plugin.spec_digest,
+                     sizeof(mesh_plugin.spec_digest)) != ESPANK_SUCCESS)
+        mesh_plugin.spec_digest[0] = '\0';
     spank_unsetenv(sp, MESH_SUBMIT_PLAN_ENV); /* srun's business, not the tasks' */
+    spank_unsetenv(sp, MESH_SPEC_DIGEST_ENV);
     if (mesh_plugin.config_error[0])
         defer("%s", mesh_plugin.config_error);
     else

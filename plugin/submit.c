@@ -26,6 +26,8 @@ int mesh_submit_post_opt(spank_t sp)
         return -1;
     }
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
+    char digest[17];
+    setenv(MESH_SPEC_DIGEST_ENV, mesh_model_digest(&mesh_plugin.spec, digest), 1);
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
      * by forging it. */

@@ -88,6 +88,11 @@ int mesh_spec_is_path(const char *spec);
 /* True if `name` is a well-formed preset name ([A-Za-z0-9._-], no leading dot). */
 int mesh_spec_valid_preset_name(const char *name);
 
+/* A 16-hex-digit digest (FNV-1a 64) of every field of m, written into
+ * buf[17]: equal digests mean the same model and training setup, whatever
+ * the file's comments or key order. */
+const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
+
 /* Parameter count from the architecture (DESIGN section 4):
  * GPT-style (gelu): 12*l*h^2*(1 + 13/(12h) + (V+s)/(12*l*h)), plus V*h if untied;
  * Llama-style (swiglu): l*(2h^2 + 2h^2*kv/heads + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -178,6 +179,35 @@ static void stepd__task_gets_its_variables(void **state)
     assert_int_equal(mock.errors, 0);
 }
 
+static void stepd__spec_changed_since_submit(void **state)
+{
+    /* srun read the spec and exported its digest; a node reading something
+     * else refuses, and the internal variable never reaches the task */
+    char path[] = "/tmp/meshplan-spec-XXXXXX", digest[17];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "preset: llama3-8b\n", 18), 18);
+    close(fd);
+    for (int changed = 0; changed <= 1; changed++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        assert_int_equal(mesh_plugin_load_model(path, &m, &err), 0);
+        mesh_test_option("model", path, 1);
+        mock_step(0, 1, 0, 8);
+        mock_setenv("MESH_SPEC_PATH", path);
+        m.global_batch += changed; /* what srun read was not quite this */
+        mock_setenv("MESHPLAN_SPEC_DIGEST", mesh_model_digest(&m, digest));
+        assert_int_equal(run_step(0), changed ? -1 : 0);
+        assert_null(mock_getenv("MESHPLAN_SPEC_DIGEST"));
+        if (changed)
+            assert_non_null(strstr(mock.last_error, "changed after it was read at submission"));
+        else
+            assert_string_equal(mock_getenv("RANK"), "0");
+    }
+    unlink(path);
+}
+
 static void stepd__errors_wait_for_task_init(void **state)
 {
     /* a bad plugstack.conf line: slurmstepd's init must not fail */
@@ -313,6 +343,7 @@ int main(void)
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
+        cmocka_unit_test(stepd__spec_changed_since_submit),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),

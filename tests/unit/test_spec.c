@@ -235,6 +235,17 @@ static void files__only_regular_and_small(void **state)
     rmdir(dir);
 }
 
+static void digest__same_model_same_digest(void **state)
+{
+    char a[17], b[17], c[17];
+    mesh_model_t m1 = test_spec("preset: llama3-8b\ntrain:\n  seq_len: 4096\n");
+    mesh_model_t m2 = test_spec("# a comment\ntrain: {seq_len: 4096}\npreset: llama3-8b\n");
+    mesh_model_t m3 = test_spec("preset: llama3-8b\ntrain:\n  seq_len: 4096\n  micro_batch: 2\n");
+    assert_string_equal(mesh_model_digest(&m1, a), mesh_model_digest(&m2, b));
+    assert_string_not_equal(a, mesh_model_digest(&m3, c));
+    assert_int_equal(strlen(a), 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +260,7 @@ int main(void)
         cmocka_unit_test(errors__one_printable_line),
         cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
+        cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),
     };
     return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
