@@ -24,6 +24,7 @@ void mesh_policy_init(mesh_policy_t *p)
     p->port_lo = 20000;
     p->port_hi = 29999;
     p->steps = MESH_STEP_REGULAR;
+    p->topology_timeout = 10;             /* live discovery takes ~10 ms; a wedged sysfs, forever */
     p->overhead_context = 1.0 * MESH_GiB; /* CUDA context + cuBLAS/NCCL workspaces */
     p->overhead_comm = 0.25 * MESH_GiB;   /* NCCL channel buffers per communicator */
     p->fragmentation = 0.05;              /* caching-allocator slack on activations */
@@ -228,6 +229,15 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
         p->gpu_order_minor = strcmp(value, "minor") == 0;
         return 0;
     }
+    if (strcmp(key, "topology_timeout") == 0)
+        return mesh_parse_double(value, key, 0, 3600, &p->topology_timeout, err);
+    if (strcmp(key, "on_topology_error") == 0) {
+        if (strcmp(value, "fail") && strcmp(value, "fallback"))
+            return mesh_error_set(err, "on_topology_error: '%.20s' is not one of fail, fallback",
+                                  value);
+        p->topology_fallback = strcmp(value, "fallback") == 0;
+        return 0;
+    }
     if (strcmp(key, "overhead") == 0)
         return mesh_parse_size(value, key, 0, 1e12, &p->overhead_context, err);
     if (strcmp(key, "comm_buffer") == 0)
@@ -238,8 +248,9 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
         return set_gpu_override(p, key, value, err);
     return mesh_error_set(err,
                           "unknown policy key '%.40s' (keys: enforce reserve gpu gpu_mem "
-                          "export port_range models_dir topology_xml steps bind gpu_order "
-                          "overhead comm_buffer fragmentation gpu.NAME.FIELD policy)",
+                          "export port_range models_dir topology_xml topology_timeout "
+                          "on_topology_error steps bind gpu_order overhead comm_buffer "
+                          "fragmentation gpu.NAME.FIELD policy)",
                           key);
 }
 

@@ -34,6 +34,7 @@ typedef struct mesh_plugin {
     int have_export, explain, have_bind, bind;
     mesh_export_t export_mode;
     char *explanation;      /* slurmstepd: the plan to print from the step's first task */
+    int acting;             /* slurmstepd: this step wants the variables */
     char submit_digest[32]; /* slurmstepd: the plan srun checked, if it did */
     char spec_digest[32];   /* slurmstepd: the spec as read at submission */
     /* slurmstepd: the per-task table of this node, or the error to report */

@@ -196,7 +196,8 @@ int mesh_stepd_post_opt(spank_t sp)
         return 0;
     if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
         return 0;
-    if (trusted(TOPOLOGY_CACHE_DIR, 1) && mesh_topo_save(path, &err) < 0)
+    if (trusted(TOPOLOGY_CACHE_DIR, 1) &&
+        mesh_topo_save_timeout(path, mesh_plugin.policy.topology_timeout, &err) < 0)
         slurm_debug("meshplan: %s", err.msg);
     return 0; /* without a cache, user_init discovers the node itself */
 }
@@ -211,7 +212,26 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
     return mesh_plugin_topology_file(host, buf, len);
 }
 
-static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int npos)
+/* A topology that cannot be read in time fails the step, or with
+ * on_topology_error=fallback and a GPU in the policy, is planned without:
+ * *fell_back is then set. */
+static mesh_topo_t *topology_error(const mesh_error_t *err, int *fell_back)
+{
+    const mesh_policy_t *pol = &mesh_plugin.policy;
+    if (pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0)) {
+        slurm_info(
+            "meshplan: %s; planning for the policy's %s instead (on_topology_error=fallback)",
+            err->msg, pol->gpu[0] ? pol->gpu : "gpu_mem");
+        *fell_back = 1;
+        return NULL;
+    }
+    return defer("%s (an admin can set on_topology_error=fallback, with gpu=, to plan without it)",
+                 err->msg),
+           NULL;
+}
+
+static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int npos,
+                                       int *fell_back)
 {
     char path[MESH_PATH_MAX + 256];
     mesh_error_t err;
@@ -224,9 +244,9 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
                trusted(path, 0)) {
         xml = path; /* what an earlier step discovered on this node */
     }
-    mesh_topo_t *t = mesh_topo_load(xml, &err);
+    mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.topology_timeout, &err);
     if (!t)
-        return defer("%s", err.msg), NULL;
+        return topology_error(&err, fell_back);
     int sel[MESH_TOPO_MAX_GPUS];
     memcpy(sel, pos, sizeof(int) * (size_t)npos);
     if (npos > 0 && mesh_topo_gpu_count(t) > 0 &&
@@ -254,19 +274,20 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
     int npos = step_gpus(sp, stepid, pos, MESH_TOPO_MAX_GPUS);
     if (npos < 0)
         return NULL;
-    mesh_topo_t *t = load_node_topology(sp, s->node, pos, npos);
+    int fell_back = 0;
+    mesh_topo_t *t = load_node_topology(sp, s->node, pos, npos, &fell_back);
     if (!t)
-        return NULL;
+        return *failed = !fell_back, NULL;
     if (mesh_topo_gpu_count(t) == 0) {
         mesh_topo_destroy(t);
         return *failed = 0, NULL;
     }
     if (s->node > 0 && strstr(mesh_plugin.policy.topology_xml, "%n")) {
-        mesh_topo_t *first = load_node_topology(sp, 0, pos, npos);
+        mesh_topo_t *first = load_node_topology(sp, 0, pos, npos, &fell_back);
         char mine[256], theirs[256], host[256];
-        if (!first) {
+        if (!first) { /* node 0 cannot read it either: it fails, or falls back too */
             mesh_topo_destroy(t);
-            return NULL;
+            return *failed = !fell_back, NULL;
         }
         mesh_topo_signature(t, &mesh_plugin.policy, mine, sizeof(mine));
         mesh_topo_signature(first, &mesh_plugin.policy, theirs, sizeof(theirs));
@@ -429,6 +450,7 @@ int mesh_stepd_user_init(spank_t sp)
     spank_get_item(sp, S_JOB_STEPID, &stepid);
     if (!mesh_plugin.have_model || !wanted(stepid))
         return 0;
+    mesh_plugin.acting = 1;
     if (spank_getenv(sp, MESH_SUBMIT_PLAN_ENV, mesh_plugin.submit_digest,
                      sizeof(mesh_plugin.submit_digest)) != ESPANK_SUCCESS)
         mesh_plugin.submit_digest[0] = '\0';
@@ -453,8 +475,14 @@ int mesh_stepd_task_init(spank_t sp)
             slurm_error("meshplan: %s", line);
         return -1;
     }
-    if (!mesh_plugin.envs)
-        return 0;
+    if (!mesh_plugin.envs) {
+        if (!mesh_plugin.acting)
+            return 0; /* not a step for meshplan */
+        /* every failure above defers a message; should one not, the task
+         * still must not start without its variables */
+        slurm_error("meshplan: this node could not prepare the step's variables");
+        return -1;
+    }
     int local = -1;
     if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS || local < 0 ||
         local >= mesh_plugin.n_envs) {

@@ -58,6 +58,8 @@ typedef struct mesh_policy {
     unsigned steps;          /* MESH_STEP_* mask */
     int bind_gpu;            /* bind=gpu: each task sees only its own GPU */
     int gpu_order_minor;     /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
+    double topology_timeout; /* seconds a node may spend reading its topology; 0: no bound */
+    int topology_fallback;   /* on_topology_error=fallback: plan from gpu=/gpu_mem= instead */
     double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
     double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
     double fragmentation;    /* allocator slack, fraction of activation memory */

@@ -38,12 +38,20 @@ typedef struct mesh_topo_gpu {
  * keeping important I/O devices and never running the OpenCL or GL
  * backends.  GPUs are kept in PCI bus order. */
 mesh_topo_t *mesh_topo_load(const char *xml, mesh_error_t *err);
+
+/* The same, given at most `seconds` (0: no bound).  hwloc cannot be
+ * interrupted, so a load that overruns is left to finish on its own thread
+ * (and cleans up after itself) while this returns NULL with err set. */
+mesh_topo_t *mesh_topo_load_timeout(const char *xml, double seconds, mesh_error_t *err);
 void mesh_topo_destroy(mesh_topo_t *t);
 
 /* Discover this machine as mesh_topo_load(NULL) does and save it as an
  * XML file at `path` (written aside, then renamed into place, mode 0644),
  * so that later loads take a fraction of the time. */
 int mesh_topo_save(const char *path, mesh_error_t *err);
+
+/* mesh_topo_save, bounded in time like mesh_topo_load_timeout. */
+int mesh_topo_save_timeout(const char *path, double seconds, mesh_error_t *err);
 
 int mesh_topo_gpu_count(const mesh_topo_t *t);
 const mesh_topo_gpu_t *mesh_topo_gpu(const mesh_topo_t *t, int i);

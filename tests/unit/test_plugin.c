@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -208,6 +209,45 @@ static void stepd__spec_changed_since_submit(void **state)
     unlink(path);
 }
 
+static void stepd__faults_refuse_the_step(void **state)
+{
+    /* no node list: Slurm always sets it, but a task must not start blind */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 8);
+    spank_unsetenv(NULL, "SLURM_STEP_NODELIST");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "SLURM_STEP_NODELIST"));
+    assert_null(mock_getenv("RANK"));
+    /* a topology that never finishes loading (a FIFO nobody writes) */
+    char dir[] = "/tmp/meshplan-fifo-XXXXXX", arg[300], fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/n1.xml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(arg, sizeof(arg), "topology_xml=%s/%%n.xml", dir);
+    for (int fallback = 0; fallback <= 1; fallback++) {
+        assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+        mesh_plugin.policy.topology_timeout = 0.2;
+        mesh_plugin.policy.topology_fallback = fallback;
+        mesh_test_option("model", "llama3-8b", 1);
+        mock_step(0, 1, 0, 8);
+        mock_setenv("SLURM_STEP_NODELIST", "n1");
+        assert_int_equal(run_step(0), fallback ? 0 : -1);
+        if (fallback) { /* planned for the policy's gpu=H100-SXM */
+            assert_string_equal(mock_getenv("MESH_GPU_MEM_BYTES"), "85520809984");
+        } else {
+            assert_non_null(strstr(mock.last_error, "took more than 0.2 s"));
+            assert_non_null(strstr(mock.last_error, "on_topology_error=fallback"));
+        }
+        FILE *f = fopen(fifo, "w"); /* let the abandoned load finish */
+        assert_non_null(f);
+        fclose(f);
+    }
+    usleep(300000);
+    unlink(fifo);
+    rm_dir(dir);
+}
+
 static void stepd__errors_wait_for_task_init(void **state)
 {
     /* a bad plugstack.conf line: slurmstepd's init must not fail */
@@ -344,6 +384,7 @@ int main(void)
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(stepd__spec_changed_since_submit),
+        cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),

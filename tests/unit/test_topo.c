@@ -11,7 +11,8 @@ static mesh_topo_t *load(const char *dir, const char *file)
 {
     char path[1024];
     mesh_error_t err;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+        fail_msg("path too long: %s/%s", dir, file);
     mesh_topo_t *t = mesh_topo_load(path, &err);
     if (!t)
         fail_msg("%s", err.msg);
@@ -306,6 +307,46 @@ static void live__this_machine(void **state)
     mesh_topo_destroy(t);
 }
 
+/* A FIFO nobody writes to stands for a wedged sysfs or file system: the
+ * bounded load gives up in time, and its thread cleans up once unblocked. */
+static void timeout__bounded_load(void **state)
+{
+    char dir[] = "/tmp/meshplan-fifo-XXXXXX", fifo[64];
+    mesh_error_t err;
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/topo.xml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_null(mesh_topo_load_timeout(fifo, 0.3, &err));
+    assert_non_null(strstr(err.msg, "took more than 0.3 s"));
+    assert_non_null(strstr(err.msg, "topology_timeout"));
+    /* live discovery reads HWLOC_XMLFILE when set: the same, and for saving */
+    setenv("HWLOC_XMLFILE", fifo, 1);
+    assert_null(mesh_topo_load_timeout(NULL, 0.3, &err));
+    assert_non_null(strstr(err.msg, "this machine"));
+    char saved[80];
+    snprintf(saved, sizeof(saved), "%s/saved.xml", dir);
+    assert_int_equal(mesh_topo_save_timeout(saved, 0.3, &err), -1);
+    unsetenv("HWLOC_XMLFILE");
+    /* unblock the three abandoned loads (each reads garbage and gives up) */
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(fifo, "w");
+        assert_non_null(f);
+        fputs("not xml", f);
+        fclose(f);
+    }
+    usleep(300000);
+    /* in time, the same topology as without a bound */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/topologies/two-islands-8gpu.xml", getenv("MESH_FIXTURES"));
+    mesh_topo_t *t = mesh_topo_load_timeout(path, 5, &err);
+    assert_non_null(t);
+    assert_int_equal(mesh_topo_gpu_count(t), 8);
+    assert_int_equal(mesh_topo_island_count(t), 2);
+    mesh_topo_destroy(t);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +362,7 @@ int main(void)
         cmocka_unit_test(tasks__gpu_numa_and_binding),
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(live__this_machine),
+        cmocka_unit_test(timeout__bounded_load),
     };
     return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
 }
