@@ -83,8 +83,16 @@ static int step_shape(spank_t sp, uint32_t stepid, mesh_step_t *s)
     s->node = (int)nodeid;
     s->tasks_per_node = (int)local;
     s->gpus_per_node = (int)local;
-    if (mesh_plugin_export_mode() != MESH_EXPORT_TORCHRUN)
+    if (mesh_plugin_export_mode() != MESH_EXPORT_TORCHRUN) {
+        /* Slurm's count of the step's GPUs here, when it has any: the
+         * topology checks the same, but a node without one must too */
+        int gpus = env_int(sp, "SLURM_GPUS_ON_NODE");
+        if (gpus && gpus != s->tasks_per_node)
+            return defer("%d tasks per node but %d GPUs in the step on this node: meshplan plans "
+                         "one GPU per task (use --gpus-per-node=%d, or --ntasks-per-node=%d)",
+                         s->tasks_per_node, gpus, s->tasks_per_node, gpus);
         return 0;
+    }
     if (local != 1)
         return defer("--mesh-export=torchrun runs one launcher task per node, not %u (use "
                      "--ntasks-per-node=1)",
