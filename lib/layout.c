@@ -228,3 +228,35 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     }
     return 0;
 }
+
+const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len)
+{
+    const struct {
+        const char *key;
+        int v;
+    } f[] = {{"tp", l->tp},     {"pp", l->pp},   {"dp", l->dp},         {"cp", l->cp},
+             {"zero", l->zero}, {"vpp", l->vpp}, {"mb", l->micro_batch}};
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    for (int i = 0; i < MESH_ARRAY_LEN(f); i++) {
+        if (f[i].v == MESH_FREE)
+            continue;
+        mesh_buf_printf(&b, "%s%s=", b.len ? "," : "", f[i].key);
+        if (f[i].v == MESH_AUTO)
+            mesh_buf_puts(&b, "auto");
+        else
+            mesh_buf_printf(&b, "%d", f[i].v);
+    }
+    if ((int)l->recompute != MESH_FREE)
+        mesh_buf_printf(&b, "%srecompute=%s", b.len ? "," : "",
+                        (int)l->recompute == MESH_AUTO ? "auto"
+                                                       : mesh_recompute_name(l->recompute));
+    if (l->sequence_parallel != MESH_FREE)
+        mesh_buf_printf(&b, "%ssp=%s", b.len ? "," : "",
+                        l->sequence_parallel == MESH_AUTO ? "auto"
+                        : l->sequence_parallel            ? "on"
+                                                          : "off");
+    snprintf(buf, len, "%s", b.len ? b.data : "auto");
+    mesh_buf_free(&b);
+    return buf;
+}

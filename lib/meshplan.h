@@ -19,5 +19,6 @@
 #include "meshplan/env.h"
 #include "meshplan/report.h"
 #include "meshplan/topo.h"
+#include "meshplan/request.h"
 
 #endif

@@ -175,6 +175,48 @@ static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value
                           key, field);
 }
 
+/* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
+static int set_partition(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+{
+    const char *name = key + 10, *dot = strrchr(name, '.');
+    mesh_partition_t *q = NULL;
+    if (!dot || dot == name || (size_t)(dot - name) >= sizeof(q->name))
+        return mesh_error_set(err,
+                              "%s: partition settings are partition.NAME.FIELD (e.g. "
+                              "partition.gpu.gpu=H100-SXM)",
+                              key);
+    for (int i = 0; i < p->n_partitions; i++)
+        if (strncmp(p->partitions[i].name, name, (size_t)(dot - name)) == 0 &&
+            !p->partitions[i].name[dot - name])
+            q = &p->partitions[i];
+    if (!q) {
+        if (p->n_partitions == MESH_PARTITIONS_MAX)
+            return mesh_error_set(err, "%s: at most %d partitions", key, MESH_PARTITIONS_MAX);
+        q = &p->partitions[p->n_partitions++];
+        memset(q, 0, sizeof(*q));
+        memcpy(q->name, name, (size_t)(dot - name));
+    }
+    const char *field = dot + 1;
+    long long v;
+    if (strcmp(field, "gpu") == 0) /* checked with the rest in mesh_policy_check */
+        return mesh_strlcpy(q->gpu, value, sizeof(q->gpu)) < 0
+                   ? mesh_error_set(err, "%s: '%.40s' is too long", key, value)
+                   : 0;
+    if (strcmp(field, "gpu_mem") == 0)
+        return mesh_parse_size(value, key, 1e8, 1e14, &q->gpu_mem, err);
+    int *count = strcmp(field, "nvlink") == 0  ? &q->island
+                 : strcmp(field, "nodes") == 0 ? &q->nodes
+                                               : NULL;
+    if (count) {
+        if (mesh_parse_int(value, key, 1, 1 << 20, &v, err) < 0)
+            return -1;
+        *count = (int)v;
+        return 0;
+    }
+    return mesh_error_set(err, "%s: unknown partition field '%.20s' (gpu, gpu_mem, nvlink, nodes)",
+                          key, field);
+}
+
 int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
 {
     if (strcmp(key, "enforce") == 0) {
@@ -244,13 +286,23 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
         return mesh_parse_size(value, key, 0, 1e11, &p->overhead_comm, err);
     if (strcmp(key, "fragmentation") == 0)
         return mesh_parse_double(value, key, 0, 1, &p->fragmentation, err);
+    if (strcmp(key, "on_submit_error") == 0) {
+        if (strcmp(value, "allow") && strcmp(value, "reject"))
+            return mesh_error_set(err, "on_submit_error: '%.20s' is not one of allow, reject",
+                                  value);
+        p->submit_fail_closed = strcmp(value, "reject") == 0;
+        return 0;
+    }
     if (strncmp(key, "gpu.", 4) == 0)
         return set_gpu_override(p, key, value, err);
+    if (strncmp(key, "partition.", 10) == 0)
+        return set_partition(p, key, value, err);
     return mesh_error_set(err,
                           "unknown policy key '%.40s' (keys: enforce reserve gpu gpu_mem "
                           "export port_range models_dir topology_xml topology_timeout "
                           "on_topology_error steps bind gpu_order overhead comm_buffer "
-                          "fragmentation gpu.NAME.FIELD policy)",
+                          "fragmentation on_submit_error gpu.NAME.FIELD partition.NAME.FIELD "
+                          "policy)",
                           key);
 }
 
@@ -300,7 +352,8 @@ static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t 
         mesh_strlcpy(seen[n_seen++], key, sizeof(seen[0]));
         if (mesh_yaml_next(yp, &v, origin, err) < 0)
             return -1;
-        int nested = (depth == 0 && strcmp(key, "gpus") == 0) || (depth == 1);
+        int nested = (depth == 0 && (strcmp(key, "gpus") == 0 || strcmp(key, "partitions") == 0)) ||
+                     (depth == 1);
         if (nested) {
             int is_map = v.type == YAML_MAPPING_START_EVENT;
             yaml_event_delete(&v);
@@ -308,7 +361,7 @@ static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t 
                 return mesh_error_set(err, "%s:%zu: %s: expected a mapping", origin, line, key);
             char sub[2 * MESH_YAML_SCALAR_MAX + 2];
             if (depth == 0)
-                snprintf(sub, sizeof(sub), "gpu.");
+                snprintf(sub, sizeof(sub), "%s.", strcmp(key, "gpus") == 0 ? "gpu" : "partition");
             else
                 snprintf(sub, sizeof(sub), "%s.", key);
             if (read_policy_map(yp, origin, p, sub, depth + 1, err) < 0)
@@ -413,6 +466,13 @@ int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
     mesh_gpu_t g;
     if (p->gpu[0] && !mesh_gpu_find(p->gpu) && !defined_gpu(p, p->gpu))
         return mesh_gpu_lookup(p->gpu, &g, err);
+    for (int i = 0; i < p->n_partitions; i++) {
+        const mesh_partition_t *q = &p->partitions[i];
+        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !defined_gpu(p, q->gpu)) {
+            mesh_gpu_lookup(q->gpu, &g, err);
+            return mesh_error_prefix(err, "partition.%s.gpu", q->name);
+        }
+    }
     for (int i = 0; i < p->n_gpu_overrides; i++) {
         const mesh_gpu_override_t *o = &p->gpu_overrides[i];
         if (mesh_gpu_find(o->name))
@@ -487,4 +547,15 @@ int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, i
 const char *mesh_default_models_dir(void)
 {
     return MESH_INSTALLED_MODELS_DIR;
+}
+
+const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
+{
+    for (int i = 0; name && i < p->n_partitions; i++)
+        if (strcmp(p->partitions[i].name, name) == 0)
+            return &p->partitions[i];
+    for (int i = 0; i < p->n_partitions; i++) /* the admin's catch-all */
+        if (strcmp(p->partitions[i].name, "default") == 0)
+            return &p->partitions[i];
+    return NULL;
 }

@@ -287,3 +287,19 @@ char *mesh_report_ranks_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "]}\n");
     return mesh_buf_take(&b);
 }
+
+const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len)
+{
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    char canon[MESH_LAYOUT_STR_MAX];
+    int n = snprintf(buf, len,
+                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %.1f GiB "
+                     "per GPU > %.1f GiB usable",
+                     mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     c->memory.total / 1073741824.0, c->memory.capacity / 1073741824.0);
+    for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
+        n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
+    return buf;
+}

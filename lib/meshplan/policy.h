@@ -46,6 +46,17 @@ typedef struct mesh_gpu_override {
     unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
 } mesh_gpu_override_t;
 
+/* What job_submit/meshplan assumes about a Slurm partition (the controller
+ * sees no node's topology); zero fields fall back to the policy's own. */
+#define MESH_PARTITIONS_MAX 32
+typedef struct mesh_partition {
+    char name[64]; /* "default": any partition not listed */
+    char gpu[32];
+    double gpu_mem;
+    int island; /* nvlink= */
+    int nodes;  /* how many nodes it has, to explain requests beyond them */
+} mesh_partition_t;
+
 typedef struct mesh_policy {
     mesh_enforce_t enforce; /* what to do with a job whose model does not fit */
     double reserve;         /* fraction of GPU memory kept free */
@@ -63,6 +74,9 @@ typedef struct mesh_policy {
     double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
     double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
     double fragmentation;    /* allocator slack, fraction of activation memory */
+    int submit_fail_closed;  /* on_submit_error=reject: job_submit refuses on its own failures */
+    int n_partitions;
+    mesh_partition_t partitions[MESH_PARTITIONS_MAX];
     int n_gpu_overrides;
     mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
 } mesh_policy_t;
@@ -85,6 +99,10 @@ int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
 /* The same from len bytes of buf (no NUL needed); path only names it in errors. */
 int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
                       mesh_error_t *err);
+
+/* The settings for partition `name` (NULL: the job named none), or those
+ * of the partition called "default"; NULL if neither is in the policy. */
+const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
 /* The GPU called `name`: the table's, or one the policy defines in full
  * (gpu.NAME.pci, .memory, .peak_tflops), with the policy's overrides applied. */

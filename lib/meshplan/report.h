@@ -27,6 +27,11 @@ char *mesh_report_json(const mesh_plan_t *p);
 char *mesh_report_ranks_text(const mesh_plan_t *p);
 char *mesh_report_ranks_json(const mesh_plan_t *p);
 
+/* Why a plan that does not fit falls short, in one line, then one line per
+ * "what would fit" advice, into buf[len]: what the plugin and
+ * job_submit/meshplan tell the user. */
+const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -215,6 +215,35 @@ static void yaml__errors_with_line(void **state)
     unlink(path);
 }
 
+static void partitions__for_the_controller(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    const char *yaml = "gpu: A100-80GB\non_submit_error: reject\npartitions:\n  h100:\n"
+                       "    gpu: H100-SXM\n    nodes: 4\n  default:\n    gpu_mem: 40GB\n"
+                       "    nvlink: 4\n";
+    assert_int_equal(mesh_policy_parse(&p, yaml, strlen(yaml), "p.yaml", &err), 0);
+    assert_true(p.submit_fail_closed);
+    const mesh_partition_t *q = mesh_policy_partition(&p, "h100");
+    assert_non_null(q);
+    assert_string_equal(q->gpu, "H100-SXM");
+    assert_int_equal(q->nodes, 4);
+    q = mesh_policy_partition(&p, "other"); /* unlisted: the catch-all */
+    assert_string_equal(q->name, "default");
+    assert_true(q->gpu_mem == 40e9 && q->island == 4);
+    assert_string_equal(mesh_policy_partition(&p, NULL)->name, "default");
+    /* errors name the key */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.h100.colour=red", &err), -1);
+    assert_non_null(strstr(err.msg, "unknown partition field 'colour'"));
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.h100.nodes=0", &err), -1);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.h100.gpu=Z9", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_non_null(strstr(err.msg, "partition.h100.gpu"));
+    assert_int_equal(mesh_policy_set_arg(&p, "on_submit_error=maybe", &err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +251,7 @@ int main(void)
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
+        cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
     };

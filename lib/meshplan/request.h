@@ -1,0 +1,40 @@
+/*
+ * meshplan: a job's request, as the submit side records it for the
+ * controller.
+ *
+ * sbatch, salloc and srun put it in the job's control environment
+ * (spank_job_control_setenv), where job_submit/meshplan finds it: the
+ * controller cannot read the user's spec file, so the request carries the
+ * resolved model itself, as a one-line YAML spec (numbers, no preset), with
+ * the --mesh pins and a format version:  "1;PINS;SPEC".  Decoding is the
+ * spec parser's, so a hand-made request is held to every rule a file is.
+ */
+#ifndef MESHPLAN_REQUEST_H
+#define MESHPLAN_REQUEST_H
+
+#include <stddef.h>
+
+#include "meshplan/error.h"
+#include "meshplan/layout.h"
+#include "meshplan/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MESH_REQUEST_ENV     "MESHPLAN_REQUEST"
+#define MESH_REQUEST_VERSION 1
+#define MESH_REQUEST_MAX     2048 /* bytes, with the terminating NUL */
+
+/* Write model m and the pins into buf[len] (at most MESH_REQUEST_MAX). */
+int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *buf, size_t len,
+                        mesh_error_t *err);
+
+/* Read a request back, with every check a spec file and --mesh get; errors
+ * name the request's part ("request: ..."). */
+int mesh_request_decode(const char *s, mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
