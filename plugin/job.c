@@ -29,21 +29,6 @@ mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh
     return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy, err);
 }
 
-void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len)
-{
-    const mesh_candidate_t *c = mesh_plan_best(p);
-    const mesh_alloc_t *a = mesh_plan_alloc(p);
-    char canon[MESH_LAYOUT_STR_MAX];
-    int n = snprintf(buf, len,
-                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %.1f GiB "
-                     "per GPU > %.1f GiB usable",
-                     mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
-                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                     c->memory.total / 1073741824.0, c->memory.capacity / 1073741824.0);
-    for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
-        n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
-}
-
 int mesh_plugin_topology_file(const char *host, char *buf, size_t len)
 {
     const char *pat = mesh_plugin.policy.topology_xml, *n = strstr(pat, "%n");

@@ -71,8 +71,6 @@ mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh
 #define MESH_SUBMIT_PLAN_ENV "MESHPLAN_SUBMIT_PLAN"
 /* The admin's topology file for node HOST (topology_xml=, %n = HOST). */
 int mesh_plugin_topology_file(const char *host, char *buf, size_t len);
-/* One line saying how a plan that does not fit falls short and what would fit. */
-void mesh_plugin_nofit_message(const mesh_plan_t *p, char *buf, size_t len);
 
 /* submit.c */
 int mesh_submit_post_opt(spank_t sp);

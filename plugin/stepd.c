@@ -435,7 +435,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     }
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT) {
         char msg[sizeof(mesh_plugin.step_error)];
-        mesh_plugin_nofit_message(p, msg, sizeof(msg));
+        mesh_report_nofit(p, msg, sizeof(msg));
         defer("%s", msg);
     } else {
         if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_WARN)

@@ -26,8 +26,16 @@ int mesh_submit_post_opt(spank_t sp)
         return -1;
     }
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
-    char digest[17];
+    char digest[17], request[MESH_REQUEST_MAX];
     setenv(MESH_SPEC_DIGEST_ENV, mesh_model_digest(&mesh_plugin.spec, digest), 1);
+    /* for job_submit/meshplan, which cannot read the user's file: a new
+     * job's control environment (srun inside an allocation has none) */
+    if (mesh_request_encode(&mesh_plugin.spec, &mesh_plugin.pins, request, sizeof(request), &err) <
+        0) {
+        slurm_error("meshplan: --model: %s", err.msg);
+        return -1;
+    }
+    spank_job_control_setenv(sp, MESH_REQUEST_ENV, request, 1);
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
      * by forging it. */
@@ -159,7 +167,7 @@ int mesh_submit_local_user_init(spank_t sp)
     rc = 0;
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce != MESH_ENFORCE_OFF) {
         char msg[4096];
-        mesh_plugin_nofit_message(p, msg, sizeof(msg));
+        mesh_report_nofit(p, msg, sizeof(msg));
         int reject = mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT;
         for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n")) {
             if (reject)

@@ -132,6 +132,17 @@ spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overw
     return ESPANK_SUCCESS;
 }
 
+/* The job's control environment, kept beside the task's as "CONTROL:NAME". */
+spank_err_t spank_job_control_setenv(spank_t sp, const char *var, const char *val, int overwrite)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "CONTROL:%s", var);
+    if (!overwrite && mock_getenv(name))
+        return ESPANK_ENV_EXISTS;
+    mock_setenv(name, val);
+    return ESPANK_SUCCESS;
+}
+
 const char *spank_strerror(spank_err_t err)
 {
     return "mock error";

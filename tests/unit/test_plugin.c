@@ -71,6 +71,15 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     mesh_test_option("model", "/nonexistent/spec.yaml", 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
     assert_non_null(strstr(mock.last_error, "cannot open"));
+    /* a good spec is recorded for job_submit/meshplan, resolved */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh", "tp=2", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    const char *req = mock_getenv("CONTROL:MESHPLAN_REQUEST");
+    assert_non_null(req);
+    assert_true(
+        strncmp(req, "1;tp=2;{name: llama3-8b, params: 8030261248, arch: {layers: 32", 60) == 0);
     /* no --model: the plugin stays out of the way */
     assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);

@@ -1,0 +1,300 @@
+/*
+ * job_submit/meshplan: the controller's half of meshplan.
+ *
+ * sbatch, salloc and srun record the job's resolved model in its control
+ * environment (MESHPLAN_REQUEST, lib/meshplan/request.h).  Here slurmctld
+ * plans it for the nodes, tasks and GPUs the job asks for, on the GPU the
+ * policy gives its partition, and per `enforce` refuses the job before it
+ * is queued, warns, or stays silent.  meshplan.so still checks every step on
+ * its nodes' real topology: this is the early half, which no client-side
+ * setting can skip.
+ *
+ * slurmctld calls job_submit serially under its job locks: this plans in
+ * process (about a millisecond), never forks or blocks, rereads the policy
+ * when its file changes, and never fails in a way that could take slurmctld
+ * down.  Built on Slurm's public headers only.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h> /* slurm_info() and friends, exported by slurmctld */
+
+#include "meshplan.h"
+
+const char plugin_name[] = "meshplan: refuse jobs whose model cannot fit, at submission";
+const char plugin_type[] = "job_submit/meshplan";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* slurmctld frees *err_msg with xfree(): it must come from Slurm's xmalloc */
+extern char *slurm_xstrdup(const char *str);
+
+/* What slurmctld looks up (src/slurmctld/job_submit.c). */
+int init(void);
+int fini(void);
+int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg);
+int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg);
+
+#ifndef MESH_JOB_SUBMIT_POLICY
+#define MESH_JOB_SUBMIT_POLICY "/etc/slurm/meshplan.yaml"
+#endif
+#define POLICY_ENV "MESHPLAN_POLICY" /* in slurmctld's environment */
+
+static mesh_policy_t policy;
+static char policy_error[MESH_ERROR_MAX]; /* set when the policy could not be read */
+static char policy_path[1024];
+static struct timespec policy_mtime; /* of the file as last read; 0: none */
+
+/* (Re)read the policy; the defaults when there is no file. */
+static void load_policy(void)
+{
+    struct stat st;
+    mesh_error_t err;
+    mesh_policy_init(&policy);
+    policy_error[0] = '\0';
+    memset(&policy_mtime, 0, sizeof(policy_mtime));
+    if (stat(policy_path, &st) < 0) {
+        slurm_info("job_submit/meshplan: no policy at %s: judging with the defaults", policy_path);
+        return;
+    }
+    policy_mtime = st.st_mtim;
+    if (mesh_policy_load(&policy, policy_path, &err) < 0) {
+        /* a broken policy must not stop slurmctld: every submission says so */
+        snprintf(policy_error, sizeof(policy_error), "%s", err.msg);
+        slurm_error("job_submit/meshplan: %s: jobs pass unjudged until it is fixed", err.msg);
+        mesh_policy_init(&policy);
+        return;
+    }
+    slurm_info("job_submit/meshplan: policy %s: enforce=%s, %d partition(s)", policy_path,
+               mesh_enforce_name(policy.enforce), policy.n_partitions);
+}
+
+/* An edited policy takes effect at the next submission: one stat() each. */
+static void refresh_policy(void)
+{
+    struct stat st;
+    int exists = stat(policy_path, &st) == 0;
+    int had = policy_mtime.tv_sec || policy_mtime.tv_nsec;
+    if (exists != had || (exists && (st.st_mtim.tv_sec != policy_mtime.tv_sec ||
+                                     st.st_mtim.tv_nsec != policy_mtime.tv_nsec)))
+        load_policy();
+}
+
+int init(void)
+{
+    const char *path = getenv(POLICY_ENV);
+    snprintf(policy_path, sizeof(policy_path), "%s", path ? path : MESH_JOB_SUBMIT_POLICY);
+    load_policy();
+    return SLURM_SUCCESS;
+}
+
+int fini(void)
+{
+    return SLURM_SUCCESS;
+}
+
+/* The request sbatch/salloc/srun recorded; NULL when the job has none. */
+static const char *find_request(const job_desc_msg_t *d, int *bad)
+{
+    static const char key[] = MESH_REQUEST_ENV "=";
+    *bad = 0;
+    if (!d->spank_job_env)
+        return NULL;
+    for (uint32_t i = 0; i < d->spank_job_env_size && i < 4096; i++) {
+        const char *e = d->spank_job_env[i];
+        if (!e || strncmp(e, key, sizeof(key) - 1) != 0)
+            continue;
+        if (strnlen(e, MESH_REQUEST_MAX + sizeof(key)) >= MESH_REQUEST_MAX + sizeof(key) - 1)
+            *bad = 1;
+        return e + sizeof(key) - 1;
+    }
+    return NULL;
+}
+
+/* GPUs in a TRES list ("gres:gpu:8", "gres/gpu:a100:8,cpu=4", "gpu:2"): the
+ * count, 0 when there is no GPU in it, -1 when it cannot be read. */
+static long tres_gpus(const char *tres)
+{
+    char buf[512];
+    long total = 0;
+    if (!tres || !*tres)
+        return 0;
+    if (strlen(tres) >= sizeof(buf))
+        return -1;
+    strcpy(buf, tres);
+    for (char *save, *t = strtok_r(buf, ",;", &save); t; t = strtok_r(NULL, ",;", &save)) {
+        if (strncmp(t, "gres:", 5) == 0 || strncmp(t, "gres/", 5) == 0)
+            t += 5;
+        if (strncmp(t, "gpu", 3) != 0 || (t[3] && t[3] != ':' && t[3] != '='))
+            continue;
+        const char *n = strrchr(t, ':');
+        const char *eq = strrchr(t, '=');
+        n = eq > n ? eq : n;
+        char *end;
+        long v = n ? strtol(n + 1, &end, 10) : 1; /* "gpu" alone is one */
+        if (n && (*end || v < 0 || v > 1 << 20))
+            return -1;
+        total += v;
+    }
+    return total;
+}
+
+typedef struct {
+    int nodes, tasks_per_node, gpus_per_node;
+} shape_t;
+
+/* Nodes, tasks and GPUs per node the job asks for; a message when it cannot
+ * be told. */
+static int job_shape(const job_desc_msg_t *d, shape_t *s, char *why, size_t len)
+{
+    long per_node = tres_gpus(d->tres_per_node), per_job = tres_gpus(d->tres_per_job),
+         per_task = tres_gpus(d->tres_per_task);
+    if (per_node < 0 || per_job < 0 || per_task < 0)
+        return snprintf(why, len, "cannot read the job's GPU request"), -1;
+    s->nodes = d->min_nodes != NO_VAL && d->min_nodes > 0 ? (int)d->min_nodes : 0;
+    s->tasks_per_node =
+        d->ntasks_per_node != NO_VAL16 && d->ntasks_per_node > 0 ? (int)d->ntasks_per_node : 0;
+    if (!s->nodes && s->tasks_per_node && d->num_tasks != NO_VAL && d->num_tasks > 0)
+        s->nodes = (int)(d->num_tasks / (uint32_t)s->tasks_per_node);
+    if (!s->nodes)
+        s->nodes = 1;
+    s->gpus_per_node = (int)per_node;
+    if (!s->gpus_per_node && per_job > 0) {
+        if (per_job % s->nodes)
+            return snprintf(why, len,
+                            "--gpus=%ld does not split evenly over %d nodes: give "
+                            "--gpus-per-node",
+                            per_job, s->nodes),
+                   -1;
+        s->gpus_per_node = (int)(per_job / s->nodes);
+    }
+    if (!s->gpus_per_node && per_task > 0 && s->tasks_per_node)
+        s->gpus_per_node = (int)per_task * s->tasks_per_node;
+    if (!s->gpus_per_node)
+        return snprintf(why, len,
+                        "--model asks for a layout, but the job requests no GPUs (give "
+                        "--gpus-per-node=N)"),
+               -1;
+    return 0;
+}
+
+/* The answer to the user: refuse (SLURM_ERROR) or let through with a
+ * warning; the message goes back to sbatch/salloc/srun. */
+static int answer(int refuse, char **err_msg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int answer(int refuse, char **err_msg, const char *fmt, ...)
+{
+    char msg[4 * MESH_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (err_msg)
+        *err_msg = slurm_xstrdup(msg);
+    return refuse ? SLURM_ERROR : SLURM_SUCCESS;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Judge one job.  Anything wrong with what the user sent is refused (or
+ * warned about) with the reason; meshplan's own failures follow
+ * on_submit_error. */
+static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
+{
+    int bad;
+    const char *req = find_request(d, &bad);
+    if (!req)
+        return SLURM_SUCCESS; /* not a meshplan job */
+    refresh_policy();
+    if (policy_error[0]) {
+        slurm_error("job_submit/meshplan: job of uid %u passes unjudged: %s", uid, policy_error);
+        return policy.submit_fail_closed ? answer(1, err_msg,
+                                                  "meshplan: the site's policy is "
+                                                  "broken; ask the admins")
+                                         : SLURM_SUCCESS;
+    }
+    if (policy.enforce == MESH_ENFORCE_OFF)
+        return SLURM_SUCCESS;
+    int reject = policy.enforce == MESH_ENFORCE_REJECT;
+    mesh_model_t m;
+    mesh_layout_t pins;
+    mesh_error_t err;
+    if (bad)
+        return answer(1, err_msg,
+                      "meshplan: %s is larger than %d bytes: submit with meshplan's "
+                      "own sbatch/srun options",
+                      MESH_REQUEST_ENV, MESH_REQUEST_MAX);
+    if (mesh_request_decode(req, &m, &pins, &err) < 0)
+        return answer(1, err_msg, "meshplan: %s (submit with meshplan's own --model option)",
+                      err.msg);
+    shape_t s;
+    char why[256];
+    if (job_shape(d, &s, why, sizeof(why)) < 0)
+        return answer(reject, err_msg, "meshplan: %s", why);
+    /* several partitions: judged against the first, where the job would go first */
+    char part[64] = "";
+    if (d->partition)
+        snprintf(part, sizeof(part), "%.*s", (int)strcspn(d->partition, ","), d->partition);
+    const mesh_partition_t *q = mesh_policy_partition(&policy, part[0] ? part : NULL);
+    mesh_alloc_t a;
+    if (mesh_policy_alloc(&policy, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
+                          q ? q->island : 0, s.nodes, s.gpus_per_node, &a, &err) < 0) {
+        slurm_debug("job_submit/meshplan: uid %u: %s: not judged", uid, err.msg);
+        return SLURM_SUCCESS; /* the policy names no GPU here: the nodes will judge */
+    }
+    if (q && q->nodes && s.nodes > q->nodes)
+        return answer(1, err_msg,
+                      "meshplan: the job asks for %d nodes but partition %s has %d: plan for at "
+                      "most %d (meshplan plan --model ... --nodes %d shows what fits)",
+                      s.nodes, q->name, q->nodes, q->nodes, q->nodes);
+    if (s.tasks_per_node && s.tasks_per_node != s.gpus_per_node && s.tasks_per_node != 1)
+        return answer(reject, err_msg,
+                      "meshplan: %d tasks per node but %d GPUs per node: meshplan plans one GPU "
+                      "per task (or one torchrun per node)",
+                      s.tasks_per_node, s.gpus_per_node);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &policy, &err);
+    if (!p)
+        return answer(reject, err_msg, "meshplan: %s", err.msg);
+    int rc = SLURM_SUCCESS;
+    if (!mesh_plan_fits(p)) {
+        char msg[4 * MESH_ERROR_MAX];
+        mesh_report_nofit(p, msg, sizeof(msg));
+        rc = answer(reject, err_msg, "meshplan: %s%s", msg,
+                    reject ? "" : "\n(enforce=warn: queued anyway)");
+    }
+    mesh_plan_destroy(p);
+    return rc;
+}
+
+int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+{
+    double t0 = now_ms();
+    int rc = judge(job_desc, submit_uid, err_msg);
+    slurm_debug("job_submit/meshplan: uid %u judged in %.3f ms: %s", submit_uid, now_ms() - t0,
+                rc == SLURM_SUCCESS ? "accepted" : "refused");
+    return rc;
+}
+
+/* The job record is opaque to a plugin built on public headers: a change is
+ * judged from what it carries, which is enough when it carries a new
+ * request; other changes are left to meshplan.so at launch. */
+int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
+{
+    int bad;
+    (void)job_ptr;
+    if (!find_request(job_desc, &bad))
+        return SLURM_SUCCESS;
+    return job_submit(job_desc, submit_uid, err_msg);
+}
