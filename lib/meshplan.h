@@ -20,5 +20,6 @@
 #include "meshplan/report.h"
 #include "meshplan/topo.h"
 #include "meshplan/request.h"
+#include "meshplan/picture.h"
 
 #endif

@@ -390,7 +390,13 @@ static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
     if (!mesh_plugin.explain || s->node != 0 ||
         strcmp(mesh_plugin.submit_digest, mesh_plan_digest(p)) == 0)
         return;
-    mesh_plugin.explanation = mesh_report_text(p);
+    /* the task's stderr is srun's, but slurmstepd cannot tell a terminal */
+    mesh_picture_opts_t po = {.color = 0, .width = 100};
+    char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
+    if (text && pics && asprintf(&mesh_plugin.explanation, "%s\n%s", text, pics) < 0)
+        mesh_plugin.explanation = NULL;
+    free(text);
+    free(pics);
 }
 
 /* Plan this node's share of the step; on failure the error is deferred. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -159,10 +160,14 @@ int mesh_submit_local_user_init(spank_t sp)
     }
     setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
     if (mesh_plugin.explain) {
-        char *text = mesh_report_text(p);
+        /* colour for a terminal only, never with NO_COLOR */
+        const char *no = getenv("NO_COLOR");
+        mesh_picture_opts_t po = {.color = isatty(STDERR_FILENO) && !(no && *no), .width = 100};
+        char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
         if (text)
-            fprintf(stderr, "meshplan: explained plan\n%s", text);
+            fprintf(stderr, "meshplan: explained plan\n%s\n%s", text, pics ? pics : "");
         free(text);
+        free(pics);
     }
     rc = 0;
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce != MESH_ENFORCE_OFF) {

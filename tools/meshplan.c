@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "meshplan.h"
@@ -18,10 +19,10 @@ enum { EXIT_FITS = 0, EXIT_NOFIT = 1, EXIT_BADINPUT = 2 };
 
 typedef struct options {
     const char *cmd;
-    const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology;
+    const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology, *svg;
     double gpu_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
-    int json, have_export;
+    int json, have_export, no_pictures;
     mesh_export_t export_mode;
     mesh_policy_t pol;
 } options_t;
@@ -86,6 +87,10 @@ static void usage(FILE *f, const char *cmd)
         fprintf(f, "Print the variables of task (--node, --local), one NAME=value a line, exactly "
                    "as the plugin exports them.\n\n");
     fputs(usage_common, f);
+    if (strcmp(cmd, "env") != 0)
+        fprintf(f, "  --svg FILE            also write the rank map, pipeline and memory pictures "
+                   "as SVG\n"
+                   "  --no-pictures         leave the pictures out of the text\n");
     if (strcmp(cmd, "env") == 0)
         fprintf(f, "  --node I              node index within the step (default 0)\n"
                    "  --local L             task index within the node (default 0)\n"
@@ -123,6 +128,8 @@ static int parse_options(int argc, char **argv, options_t *o)
         O_STEP,
         O_TOPOLOGY,
         O_BIND,
+        O_SVG,
+        O_NO_PICTURES,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -145,6 +152,8 @@ static int parse_options(int argc, char **argv, options_t *o)
         {"step-id", required_argument, NULL, O_STEP},
         {"topology", required_argument, NULL, O_TOPOLOGY},
         {"bind", required_argument, NULL, O_BIND},
+        {"svg", required_argument, NULL, O_SVG},
+        {"no-pictures", no_argument, NULL, O_NO_PICTURES},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -188,6 +197,8 @@ static int parse_options(int argc, char **argv, options_t *o)
             rc = mesh_parse_int(optarg, "--step-id", 0, UINT_MAX, &o->step_id, &err);
             break;
         case O_TOPOLOGY: o->topology = optarg; break;
+        case O_SVG: o->svg = optarg; break;
+        case O_NO_PICTURES: o->no_pictures = 1; break;
         case O_BIND:
             if (strcmp(optarg, "gpu") && strcmp(optarg, "none"))
                 return bad("--bind: use gpu or none");
@@ -497,6 +508,36 @@ static int cmd_topo(const options_t *o)
     return EXIT_FITS;
 }
 
+/* Colour only for a terminal, and never with NO_COLOR (no-color.org); the
+ * terminal's width when it is under 100 columns. */
+static mesh_picture_opts_t picture_opts(int fd)
+{
+    mesh_picture_opts_t po = {.color = 0, .width = 100};
+    const char *no = getenv("NO_COLOR");
+    struct winsize ws;
+    if (!isatty(fd))
+        return po;
+    po.color = !(no && *no);
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col < 100)
+        po.width = ws.ws_col;
+    return po;
+}
+
+static int write_svg(const char *path, const mesh_plan_t *p)
+{
+    char *svg = mesh_picture_svg(p);
+    FILE *f = svg ? fopen(path, "w") : NULL;
+    int ok = f && fputs(svg, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(svg);
+    if (!ok) {
+        fprintf(stderr, "meshplan: --svg: cannot write %s\n", path);
+        return EXIT_BADINPUT;
+    }
+    return 0;
+}
+
 typedef char *(*report_fn)(const mesh_plan_t *);
 
 /* Plan, print one report, exit 0 if the layout fits and 1 if not. */
@@ -508,6 +549,12 @@ static int report(const options_t *o, report_fn text, report_fn json)
     if (rc)
         return rc;
     rc = print_owned(o->json ? json(p) : text(p));
+    if (rc == 0 && !o->json && !o->no_pictures) {
+        mesh_picture_opts_t po = picture_opts(STDOUT_FILENO);
+        rc = print_owned(mesh_picture_text(p, &po));
+    }
+    if (rc == 0 && o->svg)
+        rc = write_svg(o->svg, p);
     if (rc == 0)
         rc = mesh_plan_fits(p) ? EXIT_FITS : EXIT_NOFIT;
     mesh_plan_destroy(p);

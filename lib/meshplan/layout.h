@@ -54,10 +54,10 @@ int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
  * reads; every field is written, in a fixed order. */
 const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len);
 
-/* tp*cp*pp*dp. */
 /* The pinned fields of l in --mesh syntax ("tp=2,zero=1"; "auto" if none). */
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len);
 
+/* tp*cp*pp*dp. */
 long mesh_layout_world(const mesh_layout_t *l);
 
 /* Micro-batches per optimizer step per pipeline: global_batch / (micro_batch*dp). */

@@ -295,12 +295,16 @@ static void env__equals_library(void **state)
 
 static void ranks_gpus_presets(void **state)
 {
-    result_t *r = run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
+    result_t *r = run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2",
+                      "--no-pictures", NULL);
     assert_int_equal(r->status, 0);
     int lines = 0;
     for (const char *p = r->out; (p = strchr(p, '\n')); p++)
         lines++;
     assert_int_equal(lines, 64 + 2);
+    r = run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
+    assert_non_null(strstr(r->out, "Rank map: 8 nodes x 8 GPUs"));
+    assert_null(strchr(r->out, '\033')); /* piped: no colour */
     r = run("ranks", "--model", "llama3-70b", ALLOC, "--json", NULL);
     assert_json(r->out);
     r = run("gpus", "--json", NULL);
