@@ -15,6 +15,7 @@
  *   had no measurement and are estimates.
  * Sources per figure are listed in the README ("The GPU table").
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -206,10 +207,10 @@ int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err)
         return 0;
     }
     char list[MESH_ERROR_MAX / 2] = "";
-    for (int i = 0; i < MESH_ARRAY_LEN(table); i++) {
-        if (i)
-            strncat(list, " ", sizeof(list) - strlen(list) - 1);
-        strncat(list, table[i].name, sizeof(list) - strlen(list) - 1);
+    size_t used = 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(table) && used < sizeof(list); i++) {
+        int n = snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "", table[i].name);
+        used += n > 0 ? (size_t)n : 0;
     }
     return mesh_error_set(err, "gpu: unknown GPU '%.40s' (known: %s)", name ? name : "", list);
 }
