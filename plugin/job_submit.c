@@ -50,27 +50,37 @@ static mesh_policy_t policy;
 static char policy_error[MESH_ERROR_MAX]; /* set when the policy could not be read */
 static char policy_path[1024];
 static struct timespec policy_mtime; /* of the file as last read; 0: none */
+static int have_policy;              /* policy holds a file's contents */
+static int fail_closed;              /* with policy_error: refuse meshplan jobs */
 
 /* (Re)read the policy; the defaults when there is no file. */
 static void load_policy(void)
 {
     struct stat st;
     mesh_error_t err;
-    mesh_policy_init(&policy);
+    mesh_policy_t fresh;
     policy_error[0] = '\0';
     memset(&policy_mtime, 0, sizeof(policy_mtime));
     if (stat(policy_path, &st) < 0) {
+        mesh_policy_init(&policy);
+        have_policy = 0;
         slurm_info("job_submit/meshplan: no policy at %s: judging with the defaults", policy_path);
         return;
     }
     policy_mtime = st.st_mtim;
-    if (mesh_policy_load(&policy, policy_path, &err) < 0) {
-        /* a broken policy must not stop slurmctld: every submission says so */
+    mesh_policy_init(&fresh);
+    if (mesh_policy_load(&fresh, policy_path, &err) < 0) {
+        /* a broken policy must not stop slurmctld, nor open the gates an
+         * admin closed: what to do follows on_submit_error, from the last
+         * good policy or as far as this one was read */
         snprintf(policy_error, sizeof(policy_error), "%s", err.msg);
-        slurm_error("job_submit/meshplan: %s: jobs pass unjudged until it is fixed", err.msg);
-        mesh_policy_init(&policy);
+        fail_closed = fresh.submit_fail_closed || (have_policy && policy.submit_fail_closed);
+        slurm_error("job_submit/meshplan: %s: jobs are %s until it is fixed", err.msg,
+                    fail_closed ? "refused (on_submit_error=reject)" : "let through unjudged");
         return;
     }
+    policy = fresh;
+    have_policy = 1;
     slurm_info("job_submit/meshplan: policy %s: enforce=%s, %d partition(s)", policy_path,
                mesh_enforce_name(policy.enforce), policy.n_partitions);
 }
@@ -133,16 +143,19 @@ static long tres_gpus(const char *tres)
             t += 5;
         if (strncmp(t, "gpu", 3) != 0 || (t[3] && t[3] != ':' && t[3] != '='))
             continue;
-        const char *n = strrchr(t, ':');
-        const char *eq = strrchr(t, '=');
+        /* Slurm's gpu[:type][:count] (or gpu=count): a last field that is
+         * not a number is a type, and the count is one */
+        const char *n = strrchr(t, ':'), *eq = strrchr(t, '=');
         n = eq > n ? eq : n;
         char *end;
-        long v = n ? strtol(n + 1, &end, 10) : 1; /* "gpu" alone is one */
-        if (n && (*end || v < 0 || v > 1 << 20))
+        long v = n ? strtol(n + 1, &end, 10) : 1;
+        if (n && (end == n + 1 || *end))
+            v = 1;
+        if (v < 0 || v > 1 << 20)
             return -1;
         total += v;
     }
-    return total;
+    return total > 1 << 20 ? -1 : total;
 }
 
 typedef struct {
@@ -157,31 +170,32 @@ static int job_shape(const job_desc_msg_t *d, shape_t *s, char *why, size_t len)
          per_task = tres_gpus(d->tres_per_task);
     if (per_node < 0 || per_job < 0 || per_task < 0)
         return snprintf(why, len, "cannot read the job's GPU request"), -1;
+    long tasks = d->num_tasks != NO_VAL && d->num_tasks > 0 ? (long)d->num_tasks : 0;
     s->nodes = d->min_nodes != NO_VAL && d->min_nodes > 0 ? (int)d->min_nodes : 0;
     s->tasks_per_node =
         d->ntasks_per_node != NO_VAL16 && d->ntasks_per_node > 0 ? (int)d->ntasks_per_node : 0;
-    if (!s->nodes && s->tasks_per_node && d->num_tasks != NO_VAL && d->num_tasks > 0)
-        s->nodes = (int)(d->num_tasks / (uint32_t)s->tasks_per_node);
+    if (!s->nodes && s->tasks_per_node && tasks)
+        s->nodes = (int)(tasks / s->tasks_per_node);
     if (!s->nodes)
         s->nodes = 1;
-    s->gpus_per_node = (int)per_node;
-    if (!s->gpus_per_node && per_job > 0) {
+    if (!s->tasks_per_node && tasks && tasks % s->nodes == 0)
+        s->tasks_per_node = (int)(tasks / s->nodes);
+    long gpn = per_node;
+    if (!gpn && per_job > 0) {
         if (per_job % s->nodes)
             return snprintf(why, len,
                             "--gpus=%ld does not split evenly over %d nodes: give "
                             "--gpus-per-node",
                             per_job, s->nodes),
                    -1;
-        s->gpus_per_node = (int)(per_job / s->nodes);
+        gpn = per_job / s->nodes;
     }
-    if (!s->gpus_per_node && per_task > 0 && s->tasks_per_node)
-        s->gpus_per_node = (int)per_task * s->tasks_per_node;
-    if (!s->gpus_per_node)
-        return snprintf(why, len,
-                        "--model asks for a layout, but the job requests no GPUs (give "
-                        "--gpus-per-node=N)"),
-               -1;
-    return 0;
+    if (!gpn && per_task > 0 && s->tasks_per_node)
+        gpn = per_task * s->tasks_per_node;
+    if (gpn > 1 << 20)
+        return snprintf(why, len, "%ld GPUs per node is not a request meshplan can plan", gpn), -1;
+    s->gpus_per_node = (int)gpn;
+    return 0; /* 0 GPUs: asked per socket or not at all; see judge */
 }
 
 /* The answer to the user: refuse (SLURM_ERROR) or let through with a
@@ -196,8 +210,10 @@ static int answer(int refuse, char **err_msg, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (err_msg)
+    if (err_msg && !*err_msg)
         *err_msg = slurm_xstrdup(msg);
+    else /* another job_submit plugin spoke first: its message stays */
+        slurm_info("job_submit/meshplan: %s", msg);
     return refuse ? SLURM_ERROR : SLURM_SUCCESS;
 }
 
@@ -219,11 +235,12 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
         return SLURM_SUCCESS; /* not a meshplan job */
     refresh_policy();
     if (policy_error[0]) {
-        slurm_error("job_submit/meshplan: job of uid %u passes unjudged: %s", uid, policy_error);
-        return policy.submit_fail_closed ? answer(1, err_msg,
-                                                  "meshplan: the site's policy is "
-                                                  "broken; ask the admins")
-                                         : SLURM_SUCCESS;
+        slurm_error("job_submit/meshplan: job of uid %u %s: %s", uid,
+                    fail_closed ? "refused" : "passes unjudged", policy_error);
+        return fail_closed ? answer(1, err_msg,
+                                    "meshplan: the site's meshplan policy is broken "
+                                    "(see slurmctld's log); ask the admins")
+                           : SLURM_SUCCESS;
     }
     if (policy.enforce == MESH_ENFORCE_OFF)
         return SLURM_SUCCESS;
@@ -236,6 +253,12 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
                       "meshplan: %s is larger than %d bytes: submit with meshplan's "
                       "own sbatch/srun options",
                       MESH_REQUEST_ENV, MESH_REQUEST_MAX);
+    if (req[0] != '0' + MESH_REQUEST_VERSION || req[1] != ';')
+        /* another meshplan's format, as in a rolling upgrade: the nodes judge it */
+        return answer(0, err_msg,
+                      "meshplan: this controller reads request format %d, not the job's "
+                      "(%.8s): not judged at submission",
+                      MESH_REQUEST_VERSION, req);
     if (mesh_request_decode(req, &m, &pins, &err) < 0)
         return answer(1, err_msg, "meshplan: %s (submit with meshplan's own --model option)",
                       err.msg);
@@ -243,6 +266,13 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     char why[256];
     if (job_shape(d, &s, why, sizeof(why)) < 0)
         return answer(reject, err_msg, "meshplan: %s", why);
+    if (!s.gpus_per_node) {
+        if (d->tres_per_socket && tres_gpus(d->tres_per_socket) > 0)
+            return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
+        return answer(reject, err_msg,
+                      "meshplan: --model asks for a layout, but the job requests no GPUs (give "
+                      "--gpus-per-node=N)");
+    }
     /* several partitions: judged against the first, where the job would go first */
     char part[64] = "";
     if (d->partition)
