@@ -346,7 +346,8 @@ static topo_job_t *job_new(const char *path, int save)
 mesh_topo_t *mesh_topo_load_timeout(const char *xml, double seconds, mesh_error_t *err)
 {
     topo_job_t *j;
-    if (seconds <= 0 || !(j = job_new(xml, 0)))
+    /* NaN, 0 or more than a day: unbounded */
+    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(xml, 0)))
         return mesh_topo_load(xml, err);
     if (job_wait(j, seconds) < 0)
         return mesh_error_set(err,
@@ -364,7 +365,8 @@ mesh_topo_t *mesh_topo_load_timeout(const char *xml, double seconds, mesh_error_
 int mesh_topo_save_timeout(const char *path, double seconds, mesh_error_t *err)
 {
     topo_job_t *j;
-    if (seconds <= 0 || !(j = job_new(path, 1)))
+    /* NaN, 0 or more than a day: unbounded */
+    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(path, 1)))
         return mesh_topo_save(path, err);
     if (job_wait(j, seconds) < 0)
         return mesh_error_set(err, "topology: hwloc took more than %g s to read this machine",

@@ -370,10 +370,23 @@ static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
     mesh_error_t err;
     if (!topo && s->gpus_per_node <= 0)
         return defer("--mesh-export=torchrun needs the node's GPUs (give --gpus-per-node)");
+    const mesh_policy_t *pol = &mesh_plugin.policy;
     if (!topo)
         return mesh_plugin_policy_alloc(s, a, &err) < 0 ? defer("%s", err.msg) : 0;
-    if (mesh_topo_alloc(topo, &mesh_plugin.policy, s->nodes, mesh_plugin_bind(), a, &err) < 0)
+    if (mesh_topo_alloc(topo, pol, s->nodes, mesh_plugin_bind(), a, &err) < 0)
         return defer("%s", err.msg);
+    if (pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0)) {
+        /* A node that cannot read its topology plans for the policy's GPU:
+         * so do all the others, or two nodes could plan two layouts.  The
+         * topology still places the tasks; it must show the policy's GPU. */
+        if (pol->gpu[0] && strcmp(a->gpu.name, pol->gpu) != 0)
+            return defer("this node has %s GPUs but the policy plans for %s "
+                         "(on_topology_error=fallback plans every node for gpu=): fix gpu=",
+                         a->gpu.name, pol->gpu);
+        if (mesh_plugin_policy_alloc(s, a, &err) < 0)
+            return defer("%s", err.msg);
+        return 0;
+    }
     if (s->tasks_per_node == 1 && mesh_plugin_export_mode() == MESH_EXPORT_TORCHRUN)
         s->gpus_per_node = a->gpus_per_node; /* one launcher for all the node's GPUs */
     else if (a->gpus_per_node != s->tasks_per_node)
@@ -420,10 +433,15 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     }
     if (mesh_plugin.spec_digest[0] &&
         strcmp(mesh_plugin.spec_digest, mesh_model_digest(&m, digest))) {
-        defer("--model: %s changed after it was read at submission, so the nodes could plan "
-              "from different versions of it: keep the file as it is until the step starts, "
-              "or submit again",
-              spec);
+        if (mesh_spec_is_path(spec))
+            defer("--model: %s changed after it was read at submission, so the nodes could "
+                  "plan from different versions of it: keep the file as it is until the step "
+                  "starts, or submit again",
+                  spec);
+        else
+            defer("--model: preset %s reads differently on this node than where the job was "
+                  "submitted: install the same meshplan (and presets) on both",
+                  spec);
         return;
     }
     if (step_shape(sp, stepid, &s) < 0)

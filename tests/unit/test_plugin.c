@@ -255,6 +255,18 @@ static void stepd__faults_refuse_the_step(void **state)
     usleep(300000);
     unlink(fifo);
     rm_dir(dir);
+    /* fallback plans every node for the policy's GPU: a node showing another is refused */
+    char dir2[] = "/tmp/meshplan-topo-XXXXXX", arg2[300];
+    topo_dir(dir2, arg2, sizeof(arg2), (const char *[]){"two-islands-8gpu", NULL});
+    assert_int_equal(init(S_CTX_REMOTE, arg2), 0); /* gpu=H100-SXM; the node has A100s */
+    mesh_plugin.policy.topology_fallback = 1;
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    mock_setenv("SLURM_STEP_NODELIST", "n1");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(
+        strstr(mock.last_error, "has A100-80GB GPUs but the policy plans for H100-SXM"));
+    rm_dir(dir2);
 }
 
 static void stepd__errors_wait_for_task_init(void **state)
