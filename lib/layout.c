@@ -256,7 +256,7 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
                         l->sequence_parallel == MESH_AUTO ? "auto"
                         : l->sequence_parallel            ? "on"
                                                           : "off");
-    snprintf(buf, len, "%s", b.len ? b.data : "auto");
+    snprintf(buf, len, "%s", b.len && !b.failed ? b.data : "auto");
     mesh_buf_free(&b);
     return buf;
 }

@@ -128,7 +128,9 @@ static void paint(mesh_buf_t *b, const mesh_picture_opts_t *o, int bg, const cha
 
 static int width_of(const mesh_picture_opts_t *o)
 {
-    return o && o->width > 0 ? o->width : DEFAULT_WIDTH;
+    if (!o || o->width <= 0)
+        return DEFAULT_WIDTH;
+    return o->width < 40 ? 40 : o->width; /* narrower, nothing could be drawn */
 }
 
 /* A line of prose, wrapped at spaces to the width (continuations indented). */

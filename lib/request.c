@@ -37,7 +37,9 @@ int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *
         m->recompute == MESH_RECOMPUTE_AUTO ? "auto" : mesh_recompute_name(m->recompute),
         m->flash_attention ? "true" : "false", m->dropout, mesh_finetune_name(m->finetune));
     int rc = 0;
-    if (b.len >= len || b.len >= MESH_REQUEST_MAX)
+    if (b.failed || !b.data)
+        rc = mesh_error_set(err, "request: out of memory");
+    else if (b.len >= len || b.len >= MESH_REQUEST_MAX)
         rc = mesh_error_set(err, "request: %zu bytes, more than the %d allowed", b.len,
                             MESH_REQUEST_MAX - 1);
     else
