@@ -503,7 +503,10 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 #define MINE(f) (in->file[f] == user->path)
     mesh_model_t *m = &in->m;
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
-    if (arch_keys > 0 && arch_keys < 4) {
+    /* the other arch keys mean nothing without these four: a spec giving
+     * them alone has forgotten the rest (found by fuzzing the request) */
+    int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED];
+    if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
                               : !in->set[F_HEADS]  ? "arch.heads"
