@@ -44,14 +44,17 @@ int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, cha
 #ifndef MESH_JOB_SUBMIT_POLICY
 #define MESH_JOB_SUBMIT_POLICY "/etc/slurm/meshplan.yaml"
 #endif
-#define POLICY_ENV "MESHPLAN_POLICY" /* in slurmctld's environment */
+#define POLICY_ENV            "MESHPLAN_POLICY" /* in slurmctld's environment */
+#define JUDGED_PARTITIONS_MAX 16 /* a job naming more: the rest are left to the nodes */
 
 static mesh_policy_t policy;
 static char policy_error[MESH_ERROR_MAX]; /* set when the policy could not be read */
 static char policy_path[1024];
-static struct timespec policy_mtime; /* of the file as last read; 0: none */
-static int have_policy;              /* policy holds a file's contents */
-static int fail_closed;              /* with policy_error: refuse meshplan jobs */
+/* the file as last read (all 0: none); its size and inode too, since a
+ * coarse clock can give two quick edits one mtime */
+static struct stat policy_stat;
+static int have_policy; /* policy holds a file's contents */
+static int fail_closed; /* with policy_error: refuse meshplan jobs */
 
 /* (Re)read the policy; the defaults when there is no file. */
 static void load_policy(void)
@@ -60,14 +63,14 @@ static void load_policy(void)
     mesh_error_t err;
     mesh_policy_t fresh;
     policy_error[0] = '\0';
-    memset(&policy_mtime, 0, sizeof(policy_mtime));
+    memset(&policy_stat, 0, sizeof(policy_stat));
     if (stat(policy_path, &st) < 0) {
         mesh_policy_init(&policy);
         have_policy = 0;
         slurm_info("job_submit/meshplan: no policy at %s: judging with the defaults", policy_path);
         return;
     }
-    policy_mtime = st.st_mtim;
+    policy_stat = st;
     mesh_policy_init(&fresh);
     if (mesh_policy_load(&fresh, policy_path, &err) < 0) {
         /* a broken policy must not stop slurmctld, nor open the gates an
@@ -90,9 +93,11 @@ static void refresh_policy(void)
 {
     struct stat st;
     int exists = stat(policy_path, &st) == 0;
-    int had = policy_mtime.tv_sec || policy_mtime.tv_nsec;
-    if (exists != had || (exists && (st.st_mtim.tv_sec != policy_mtime.tv_sec ||
-                                     st.st_mtim.tv_nsec != policy_mtime.tv_nsec)))
+    int had = policy_stat.st_ino != 0;
+    if (exists != had ||
+        (exists && (st.st_mtim.tv_sec != policy_stat.st_mtim.tv_sec ||
+                    st.st_mtim.tv_nsec != policy_stat.st_mtim.tv_nsec ||
+                    st.st_size != policy_stat.st_size || st.st_ino != policy_stat.st_ino)))
         load_policy();
 }
 
@@ -224,6 +229,37 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Whether the job fits partition `part` (NULL: it names none): 1 if it
+ * does, or if the policy gives the partition no GPU (the nodes will judge
+ * it at launch); 0 if not, with the reason in why. */
+static int fits_partition(const char *part, const mesh_model_t *m, const mesh_layout_t *pins,
+                          const shape_t *s, uint32_t uid, char *why, size_t len)
+{
+    const mesh_partition_t *q = mesh_policy_partition(&policy, part);
+    mesh_alloc_t a;
+    mesh_error_t err;
+    if (mesh_policy_alloc(&policy, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
+                          q ? q->island : 0, s->nodes, s->gpus_per_node, &a, &err) < 0) {
+        slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
+                    part ? part : "(none)", err.msg);
+        return 1;
+    }
+    if (q && q->nodes && s->nodes > q->nodes)
+        return snprintf(why, len,
+                        "the job asks for %d nodes but partition %s has %d: plan for at most %d "
+                        "(meshplan plan --model ... --nodes %d shows what fits)",
+                        s->nodes, q->name, q->nodes, q->nodes, q->nodes),
+               0;
+    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &policy, &err);
+    if (!p)
+        return snprintf(why, len, "%s", err.msg), 0;
+    int fits = mesh_plan_fits(p);
+    if (!fits)
+        mesh_report_nofit(p, why, len);
+    mesh_plan_destroy(p);
+    return fits;
+}
+
 /* Judge one job.  Anything wrong with what the user sent is refused (or
  * warned about) with the reason; meshplan's own failures follow
  * on_submit_error. */
@@ -273,39 +309,42 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
                       "meshplan: --model asks for a layout, but the job requests no GPUs (give "
                       "--gpus-per-node=N)");
     }
-    /* several partitions: judged against the first, where the job would go first */
-    char part[64] = "";
-    if (d->partition)
-        snprintf(part, sizeof(part), "%.*s", (int)strcspn(d->partition, ","), d->partition);
-    const mesh_partition_t *q = mesh_policy_partition(&policy, part[0] ? part : NULL);
-    mesh_alloc_t a;
-    if (mesh_policy_alloc(&policy, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
-                          q ? q->island : 0, s.nodes, s.gpus_per_node, &a, &err) < 0) {
-        slurm_debug("job_submit/meshplan: uid %u: %s: not judged", uid, err.msg);
-        return SLURM_SUCCESS; /* the policy names no GPU here: the nodes will judge */
-    }
-    if (q && q->nodes && s.nodes > q->nodes)
-        return answer(1, err_msg,
-                      "meshplan: the job asks for %d nodes but partition %s has %d: plan for at "
-                      "most %d (meshplan plan --model ... --nodes %d shows what fits)",
-                      s.nodes, q->name, q->nodes, q->nodes, q->nodes);
     if (s.tasks_per_node && s.tasks_per_node != s.gpus_per_node && s.tasks_per_node != 1)
         return answer(reject, err_msg,
                       "meshplan: %d tasks per node but %d GPUs per node: meshplan plans one GPU "
                       "per task (or one torchrun per node)",
                       s.tasks_per_node, s.gpus_per_node);
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &policy, &err);
-    if (!p)
-        return answer(reject, err_msg, "meshplan: %s", err.msg);
-    int rc = SLURM_SUCCESS;
-    if (!mesh_plan_fits(p)) {
-        char msg[4 * MESH_ERROR_MAX];
-        mesh_report_nofit(p, msg, sizeof(msg));
-        rc = answer(reject, err_msg, "meshplan: %s%s", msg,
-                    reject ? "" : "\n(enforce=warn: queued anyway)");
+    /* A job naming several partitions runs in whichever starts it first, so
+     * it is refused only when it fits none of them, with the first's reason. */
+    char msg[4 * MESH_ERROR_MAX], other[4 * MESH_ERROR_MAX];
+    const char *list = d->partition ? d->partition : "";
+    int n = 0;
+    for (;;) {
+        size_t k = strcspn(list, ",");
+        char part[sizeof(((mesh_partition_t *)0)->name) + 1] = "";
+        if (k < sizeof(part)) /* longer: no policy entry has that name */
+            snprintf(part, sizeof(part), "%.*s", (int)k, list);
+        if (fits_partition(k ? part : NULL, &m, &pins, &s, uid, n ? other : msg, sizeof(msg)))
+            return SLURM_SUCCESS;
+        n++;
+        list += k;
+        if (*list != ',')
+            break;
+        if (n == JUDGED_PARTITIONS_MAX) {
+            slurm_info("job_submit/meshplan: uid %u: more than %d partitions: the rest are left "
+                       "to the nodes",
+                       uid, n);
+            return SLURM_SUCCESS;
+        }
+        list++;
     }
-    mesh_plan_destroy(p);
-    return rc;
+    const char *warned = reject ? "" : "\n(enforce=warn: queued anyway)";
+    if (n > 1)
+        return answer(reject, err_msg,
+                      "meshplan: in partition %.*s: %s\n(it fits none of the %d partitions the "
+                      "job names)%s",
+                      (int)strcspn(d->partition, ","), d->partition, msg, n, warned);
+    return answer(reject, err_msg, "meshplan: %s%s", msg, warned);
 }
 
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
