@@ -333,6 +333,10 @@ static int print_owned(char *s)
 
 static int cmd_gpus(const options_t *o)
 {
+    int w = 10; /* the longest name sets the first column */
+    for (int i = 0; i < mesh_gpu_count(); i++)
+        if ((int)strlen(mesh_gpu_at(i)->name) > w)
+            w = (int)strlen(mesh_gpu_at(i)->name);
     if (o->json)
         printf("[");
     for (int i = 0; i < mesh_gpu_count(); i++) {
@@ -346,9 +350,9 @@ static int cmd_gpus(const options_t *o)
                    g.hbm_bw, g.link_bw, g.net_bw, g.island, g.gemm_eff);
         else {
             if (i == 0)
-                printf("%-10s %10s %12s %10s %12s %10s %7s %5s\n", "GPU", "memory", "dense TF/s",
+                printf("%-*s %10s %12s %10s %12s %10s %7s %5s\n", w, "GPU", "memory", "dense TF/s",
                        "HBM GB/s", "link GB/s", "net GB/s", "island", "GEMM");
-            printf("%-10s %6.1f GiB %7.0f%s %10.0f %12.0f %10.1f %7d %4.0f%%\n", g.name,
+            printf("%-*s %6.1f GiB %7.0f%s %10.0f %12.0f %10.1f %7d %4.0f%%\n", w, g.name,
                    g.memory / 1073741824.0, g.peak_flops / 1e12, g.has_bf16 ? " bf16" : " fp16",
                    g.hbm_bw / 1e9, g.link_bw / 1e9, g.net_bw / 1e9, g.island, 100 * g.gemm_eff);
         }

@@ -295,8 +295,8 @@ static void env__equals_library(void **state)
 
 static void ranks_gpus_presets(void **state)
 {
-    result_t *r = run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2",
-                      "--no-pictures", NULL);
+    result_t *r =
+        run("ranks", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", "--no-pictures", NULL);
     assert_int_equal(r->status, 0);
     int lines = 0;
     for (const char *p = r->out; (p = strchr(p, '\n')); p++)
@@ -311,6 +311,11 @@ static void ranks_gpus_presets(void **state)
     assert_int_equal(r->status, 0);
     assert_json(r->out);
     assert_non_null(strstr(r->out, "\"MI300X\""));
+    r = run("gpus", NULL); /* a table: every row as wide as the header */
+    assert_int_equal(r->status, 0);
+    size_t width = strcspn(r->out, "\n");
+    for (const char *p = r->out; *p; p += strcspn(p, "\n") + 1)
+        assert_int_equal(strcspn(p, "\n"), width);
     r = run("presets", NULL);
     assert_non_null(strstr(r->out, "llama3.1-405b"));
     r = run("presets", "--json", NULL);
