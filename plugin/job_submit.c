@@ -44,8 +44,7 @@ int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, cha
 #ifndef MESH_JOB_SUBMIT_POLICY
 #define MESH_JOB_SUBMIT_POLICY "/etc/slurm/meshplan.yaml"
 #endif
-#define POLICY_ENV            "MESHPLAN_POLICY" /* in slurmctld's environment */
-#define JUDGED_PARTITIONS_MAX 16 /* a job naming more: the rest are left to the nodes */
+#define POLICY_ENV "MESHPLAN_POLICY" /* in slurmctld's environment */
 
 static mesh_policy_t policy;
 static char policy_error[MESH_ERROR_MAX]; /* set when the policy could not be read */
@@ -229,19 +228,19 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Whether the job fits partition `part` (NULL: it names none): 1 if it
- * does, or if the policy gives the partition no GPU (the nodes will judge
- * it at launch); 0 if not, with the reason in why. */
-static int fits_partition(const char *part, const mesh_model_t *m, const mesh_layout_t *pins,
-                          const shape_t *s, uint32_t uid, char *why, size_t len)
+/* Whether the job fits the partition the policy describes as q (NULL: the
+ * policy has nothing on it): 1 if it does, or if the policy gives it no GPU
+ * (the nodes will judge it at launch); 0 if not, with the reason in why. */
+static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
+                          const mesh_layout_t *pins, const shape_t *s, uint32_t uid, char *why,
+                          size_t len)
 {
-    const mesh_partition_t *q = mesh_policy_partition(&policy, part);
     mesh_alloc_t a;
     mesh_error_t err;
     if (mesh_policy_alloc(&policy, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
                           q ? q->island : 0, s->nodes, s->gpus_per_node, &a, &err) < 0) {
         slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
-                    part ? part : "(none)", err.msg);
+                    q ? q->name : "(not in the policy)", err.msg);
         return 1;
     }
     if (q && q->nodes && s->nodes > q->nodes)
@@ -315,28 +314,30 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
                       "per task (or one torchrun per node)",
                       s.tasks_per_node, s.gpus_per_node);
     /* A job naming several partitions runs in whichever starts it first, so
-     * it is refused only when it fits none of them, with the first's reason. */
+     * it is refused only when it fits none of them, with the first's reason.
+     * Names share policy entries (all unknown ones share `default`): each
+     * entry is planned once, so a long list costs string compares only. */
     char msg[4 * MESH_ERROR_MAX], other[4 * MESH_ERROR_MAX];
-    const char *list = d->partition ? d->partition : "";
-    int n = 0;
-    for (;;) {
+    const mesh_partition_t *judged[MESH_PARTITIONS_MAX + 1];
+    int n = 0, n_judged = 0;
+    for (const char *list = d->partition ? d->partition : "";; list++) {
         size_t k = strcspn(list, ",");
         char part[sizeof(((mesh_partition_t *)0)->name) + 1] = "";
         if (k < sizeof(part)) /* longer: no policy entry has that name */
             snprintf(part, sizeof(part), "%.*s", (int)k, list);
-        if (fits_partition(k ? part : NULL, &m, &pins, &s, uid, n ? other : msg, sizeof(msg)))
-            return SLURM_SUCCESS;
+        const mesh_partition_t *q = mesh_policy_partition(&policy, k ? part : NULL);
+        int seen = 0;
+        for (int i = 0; i < n_judged; i++)
+            seen |= judged[i] == q;
+        if (!seen) {
+            if (fits_partition(q, &m, &pins, &s, uid, n_judged ? other : msg, sizeof(msg)))
+                return SLURM_SUCCESS;
+            judged[n_judged++] = q;
+        }
         n++;
         list += k;
         if (*list != ',')
             break;
-        if (n == JUDGED_PARTITIONS_MAX) {
-            slurm_info("job_submit/meshplan: uid %u: more than %d partitions: the rest are left "
-                       "to the nodes",
-                       uid, n);
-            return SLURM_SUCCESS;
-        }
-        list++;
     }
     const char *warned = reject ? "" : "\n(enforce=warn: queued anyway)";
     if (n > 1)
