@@ -331,13 +331,13 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     return l;
 }
 
-static void search_init(search_t *s, const mesh_plan_t *p, const mesh_model_t *m,
+static void search_init(search_t *s, const mesh_policy_t *pol, const mesh_model_t *m,
                         const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only)
 {
     memset(s, 0, sizeof(*s));
     s->m = m;
     s->a = a;
-    s->pol = &p->policy;
+    s->pol = pol;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
 }
@@ -400,7 +400,7 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
     mesh_alloc_t a = p->alloc;
     a.nodes = (int)n;
     search_t s;
-    search_init(&s, p, m, &a, pins, 1);
+    search_init(&s, &p->policy, m, &a, pins, 1);
     search_run(&s);
     if (s.found)
         *out = s.first;
@@ -455,7 +455,7 @@ static int fits_with(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
                      mesh_candidate_t *out)
 {
     search_t s;
-    search_init(&s, p, m, &p->alloc, pins, 1);
+    search_init(&s, &p->policy, m, &p->alloc, pins, 1);
     search_run(&s);
     if (s.found)
         *out = s.first;
@@ -634,6 +634,32 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error
     return 0;
 }
 
+/* What the search runs on: the allocation with its island no larger than a
+ * node, and the pins with the spec's own choices added (they act as pins
+ * unless --mesh overrides them, with a value or with "auto"). */
+static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                          mesh_alloc_t *alloc, mesh_layout_t *pin)
+{
+    *alloc = *a;
+    if (alloc->island > alloc->gpus_per_node)
+        alloc->island = alloc->gpus_per_node;
+    if (pins)
+        *pin = *pins;
+    else
+        mesh_layout_unpin(pin);
+    if (pin->micro_batch == MESH_FREE && m->micro_batch > 0)
+        pin->micro_batch = m->micro_batch;
+    if (pin->recompute == MESH_RECOMPUTE_AUTO)
+        pin->recompute = m->recompute;
+    int *fields[] = {&pin->tp,   &pin->pp,  &pin->dp,          &pin->cp,
+                     &pin->zero, &pin->vpp, &pin->micro_batch, &pin->sequence_parallel};
+    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
+        if (*fields[i] == MESH_AUTO)
+            *fields[i] = MESH_FREE;
+    if ((int)pin->recompute == MESH_AUTO)
+        pin->recompute = MESH_RECOMPUTE_AUTO;
+}
+
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                               const mesh_layout_t *pins, const mesh_policy_t *pol,
                               mesh_error_t *err)
@@ -649,31 +675,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;
     p->model = *m;
-    p->alloc = *a;
-    if (p->alloc.island > p->alloc.gpus_per_node)
-        p->alloc.island = p->alloc.gpus_per_node;
+    search_inputs(m, a, pins, &p->alloc, &p->pins);
     p->policy = *pol;
-    if (pins)
-        p->pins = *pins;
-    else
-        mesh_layout_unpin(&p->pins);
-    /* the spec's own choices act as pins unless --mesh overrides them,
-     * with a value or with "auto" */
-    mesh_layout_t *pin = &p->pins;
-    if (pin->micro_batch == MESH_FREE && m->micro_batch > 0)
-        pin->micro_batch = m->micro_batch;
-    if (pin->recompute == MESH_RECOMPUTE_AUTO)
-        pin->recompute = m->recompute;
-    int *fields[] = {&pin->tp,   &pin->pp,  &pin->dp,          &pin->cp,
-                     &pin->zero, &pin->vpp, &pin->micro_batch, &pin->sequence_parallel};
-    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
-        if (*fields[i] == MESH_AUTO)
-            *fields[i] = MESH_FREE;
-    if ((int)pin->recompute == MESH_AUTO)
-        pin->recompute = MESH_RECOMPUTE_AUTO;
 
     search_t s;
-    search_init(&s, p, &p->model, &p->alloc, &p->pins, 0);
+    search_init(&s, &p->policy, &p->model, &p->alloc, &p->pins, 0);
     search_run(&s);
     p->evaluated = s.evaluated;
     if (s.oom) {
@@ -715,6 +721,28 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     free(s.fits);
     digest(p);
     return p;
+}
+
+int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                       const mesh_policy_t *pol)
+{
+    mesh_policy_t defaults;
+    mesh_error_t err;
+    if (!pol) {
+        mesh_policy_init(&defaults);
+        pol = &defaults;
+    }
+    if (check_inputs(m, a, &err) < 0)
+        return 0;
+    /* the first-fit search tries a subset of mesh_plan_create's layouts, so
+     * a layout found here is one the plan would have */
+    mesh_alloc_t alloc;
+    mesh_layout_t pin;
+    search_inputs(m, a, pins, &alloc, &pin);
+    search_t s;
+    search_init(&s, pol, m, &alloc, &pin, 1);
+    search_run(&s);
+    return s.found;
 }
 
 void mesh_plan_destroy(mesh_plan_t *p)

@@ -50,6 +50,12 @@ void mesh_plan_destroy(mesh_plan_t *p);
 /* 1 if the chosen layout fits in usable memory. */
 int mesh_plan_fits(const mesh_plan_t *p);
 
+/* 1 if some layout of m fits a, from the same inputs as mesh_plan_create;
+ * 0 if none does or an input is bad (mesh_plan_create says why).  It stops
+ * at the first fitting layout and prices none: a quick yes for the controller. */
+int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                       const mesh_policy_t *pol);
+
 /* The chosen layout; when nothing fits, the one that comes closest. */
 const mesh_candidate_t *mesh_plan_best(const mesh_plan_t *p);
 

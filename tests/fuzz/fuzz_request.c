@@ -1,8 +1,8 @@
 /*
  * The request job_submit/meshplan decodes inside slurmctld, from a control
  * environment any user can hand-craft.  What decodes is planned (as the
- * controller would) and must encode back to a request that decodes to the
- * same model.
+ * controller would), the quick yes/no must agree with the plan, and it must
+ * encode back to a request that decodes to the same model.
  */
 #include "fuzz.h"
 
@@ -26,6 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mesh_policy_init(&pol);
     if (mesh_policy_alloc(&pol, "H100-SXM", 0, 0, 2, 8, &a, &err) == 0) {
         mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+        /* the controller's quick yes must be the plan's own verdict */
+        if (mesh_plan_any_fits(&m, &a, &pins, &pol) != (p ? mesh_plan_fits(p) : 0))
+            abort();
         if (p && !mesh_plan_fits(p)) {
             char msg[4096];
             mesh_report_nofit(p, msg, sizeof(msg));

@@ -243,6 +243,56 @@ static void near_tie__simplest_wins(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The controller's quick answer is the plan's own verdict, over presets,
+ * allocations, GPUs and pins (fitting and not, valid and not). */
+static void any_fits__agrees_with_the_plan(void **state)
+{
+    (void)state;
+    const char *models[] = {"llama2-7b",  "llama3-8b", "llama2-13b",    "llama2-70b",
+                            "llama3-70b", "gpt3-175b", "llama3.1-405b", "params-only"};
+    const char *gpus[] = {"A100-40GB", "H100-SXM", "H200", "V100-32GB"};
+    const int shapes[][2] = {{1, 1}, {1, 4}, {1, 8}, {2, 8}, {4, 8}, {16, 8}, {64, 8}, {3, 2}};
+    const char *meshes[] = {NULL,     "tp=8", "pp=4",  "tp=2,pp=2",
+                            "zero=0", "mb=4", "vpp=2", "recompute=none"};
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    int agree = 0, fit = 0;
+    for (int mi = 0; mi < (int)(sizeof(models) / sizeof(models[0])); mi++) {
+        mesh_model_t m = test_preset(models[mi]);
+        for (int gi = 0; gi < (int)(sizeof(gpus) / sizeof(gpus[0])); gi++) {
+            if (!m.has_arch && gi) /* a params-only spec plans the same on every GPU */
+                continue;
+            if (strcmp(gpus[gi], "V100-32GB") == 0)
+                m.precision = MESH_PREC_FP16; /* no bf16 there */
+            for (int si = 0; si < (int)(sizeof(shapes) / sizeof(shapes[0])); si++)
+                for (int pi = 0; pi < (int)(sizeof(meshes) / sizeof(meshes[0])); pi++) {
+                    mesh_alloc_t a;
+                    mesh_error_t err;
+                    mesh_layout_t pins;
+                    mesh_layout_unpin(&pins);
+                    if (meshes[pi] && mesh_layout_parse(meshes[pi], &pins, &err) < 0)
+                        fail_msg("%s", err.msg);
+                    if (mesh_policy_alloc(&pol, gpus[gi], 0, 0, shapes[si][0], shapes[si][1], &a,
+                                          &err) < 0)
+                        fail_msg("%s", err.msg);
+                    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+                    int want = p ? mesh_plan_fits(p) : 0;
+                    mesh_plan_destroy(p);
+                    if (mesh_plan_any_fits(&m, &a, &pins, &pol) != want)
+                        fail_msg("%s on %d x %d %s with %s: the plan says %d", models[mi],
+                                 shapes[si][0], shapes[si][1], gpus[gi],
+                                 meshes[pi] ? meshes[pi] : "no pins", want);
+                    agree++;
+                    fit += want;
+                }
+        }
+    }
+    print_message("%d cases, %d fit\n", agree, fit); /* in the log, for the reader */
+    /* the cases must cover both answers */
+    assert_true(fit > 50);
+    assert_true(agree - fit > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +308,7 @@ int main(void)
         cmocka_unit_test(inputs__refused),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(near_tie__simplest_wins),
+        cmocka_unit_test(any_fits__agrees_with_the_plan),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
