@@ -32,7 +32,9 @@ static const char hostile[] = "name: hostile\n"
                               "arch: {layers: 100000, hidden: 1024, heads: 1024, vocab: 128}\n"
                               "train: {seq_len: 16777216, global_batch: 1073741824}\n";
 
-static int bench(const char *preset, const char *gpu, int nodes, int gpn, int runs)
+/* Median time of planning preset on nodes x gpn GPUs; quick: of the
+ * controller's yes/no (mesh_plan_any_fits) instead. */
+static int bench(const char *preset, const char *gpu, int nodes, int gpn, int runs, int quick)
 {
     mesh_spec_dirs_t dirs = {{getenv("MESH_MODELS_DIR"), mesh_default_models_dir(), NULL, NULL}};
     mesh_model_t m;
@@ -52,6 +54,12 @@ static int bench(const char *preset, const char *gpu, int nodes, int gpn, int ru
     char canon[MESH_LAYOUT_STR_MAX] = "";
     for (int i = 0; i < runs; i++) {
         double t0 = now();
+        if (quick) {
+            int fits = mesh_plan_any_fits(&m, &a, NULL, &pol);
+            t[i] = now() - t0;
+            snprintf(canon, sizeof(canon), "any fits: %s", fits ? "yes" : "no");
+            continue;
+        }
         mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
         t[i] = now() - t0;
         if (!p) {
@@ -63,10 +71,12 @@ static int bench(const char *preset, const char *gpu, int nodes, int gpn, int ru
         mesh_plan_destroy(p);
     }
     qsort(t, (size_t)runs, sizeof(double), cmp);
-    printf("%-14s on %5d x %d %-9s  median %7.3f ms  min %7.3f ms  max %7.3f ms  (%d runs, %ld "
-           "layouts evaluated) -> %s\n",
-           preset, nodes, gpn, gpu, t[runs / 2] * 1e3, t[0] * 1e3, t[runs - 1] * 1e3, runs,
-           evaluated, canon);
+    printf("%-14s %s %5d x %d %-9s  median %8.4f ms  min %8.4f ms  max %8.4f ms  (%d runs", preset,
+           quick ? "yes/no on" : "on       ", nodes, gpn, gpu, t[runs / 2] * 1e3, t[0] * 1e3,
+           t[runs - 1] * 1e3, runs);
+    if (!quick)
+        printf(", %ld layouts evaluated", evaluated);
+    printf(") -> %s\n", canon);
     free(t);
     return 0;
 }
@@ -97,9 +107,13 @@ static int bench_topo(const char *xml, int runs)
 
 int main(void)
 {
-    int rc = bench("llama2-7b", "A100-80GB", 1, 8, 201);
-    rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51);
-    rc |= bench("hostile", "H100-SXM", 1, 8, 11);
+    int rc = bench("llama2-7b", "A100-80GB", 1, 8, 201, 0);
+    rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51, 0);
+    rc |= bench("hostile", "H100-SXM", 1, 8, 11, 0);
+    /* what job_submit/meshplan does for a job that fits */
+    rc |= bench("llama3-8b", "H100-SXM", 2, 8, 201, 0);
+    rc |= bench("llama3-8b", "H100-SXM", 2, 8, 201, 1);
+    rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51, 1);
     rc |= bench_topo(NULL, 21);
     const char *fix = getenv("MESH_FIXTURES");
     if (fix) {
