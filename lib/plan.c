@@ -193,6 +193,26 @@ static int range_next(range_t *r)
 #define FOR_RANGE(r, pin, lo, hi)                                                                  \
     for (int more_##r = range_first(&(r), pin, lo, hi); more_##r; more_##r = range_next(&(r)))
 
+/* The divisors of n up to hi, ascending, in out.  Trial division up to
+ * sqrt(n), not a walk over every count: the search for what would fit asks
+ * this of up to MAX_GPUS GPUs and 100,000 layers, many times over. */
+#define DIVISORS_MAX 1024 /* numbers below 2^22 have at most a few hundred */
+static int divisors(long n, long hi, int *out)
+{
+    int k = 0, n_large = 0, large[DIVISORS_MAX / 2];
+    for (long d = 1; d * d <= n && k < DIVISORS_MAX / 2 && n_large < DIVISORS_MAX / 2; d++) {
+        if (n % d)
+            continue;
+        if (d <= hi)
+            out[k++] = (int)d;
+        if (n / d != d && n / d <= hi)
+            large[n_large++] = (int)(n / d);
+    }
+    while (n_large > 0)
+        out[k++] = large[--n_large];
+    return k;
+}
+
 /* The inner loops: micro-batch sizes smallest first. */
 static void search_batches(search_t *s, mesh_layout_t *l)
 {
@@ -232,10 +252,12 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         vpps[nv++] = 1;
     } else {
         vpps[nv++] = 1;
-        int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
-        for (int v = 2; v <= q && nv < MESH_ARRAY_LEN(vpps); v++)
-            if (mesh_vpp_chunk_layers(m->layers, l->pp, v))
-                vpps[nv++] = v;
+        /* a chunk count must divide the layers per stage */
+        int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1, d[DIVISORS_MAX];
+        int nd = divisors(q, q, d);
+        for (int i = 0; i < nd && nv < MESH_ARRAY_LEN(vpps); i++)
+            if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
+                vpps[nv++] = d[i];
     }
     range_t z, rc;
     /* ZeRO shards nothing over one replica; whether anything fits is
@@ -273,7 +295,8 @@ static void search_run(search_t *s)
     const mesh_alloc_t *a = s->a;
     long world = (long)a->nodes * a->gpus_per_node;
     mesh_layout_t l;
-    range_t tp, cp, pp;
+    range_t tp, cp;
+    int pps[DIVISORS_MAX];
     FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
         if (tp.pin == MESH_FREE &&
             (a->gpus_per_node % tp.v || a->island % tp.v || m->heads % tp.v || m->kv_heads % tp.v))
@@ -284,11 +307,15 @@ static void search_run(search_t *s)
         FOR_RANGE (cp, p->cp, 1, (int)cmax) {
             if (cp.pin == MESH_FREE && (cp.v & (cp.v - 1)))
                 continue;
-            /* stages must divide what TP and CP leave of the world */
             long rest = world / ((long)tp.v * cp.v);
-            FOR_RANGE (pp, p->pp, 1, (int)min_l(m->has_arch ? m->layers : 1, rest)) {
-                long mp = (long)tp.v * cp.v * pp.v;
-                int all_pinned = tp.pin != MESH_FREE && cp.pin != MESH_FREE && pp.pin != MESH_FREE;
+            /* stages must divide what TP and CP leave of the world */
+            int npp = p->pp != MESH_FREE
+                          ? (pps[0] = p->pp, 1)
+                          : divisors(rest, min_l(m->has_arch ? m->layers : 1, rest), pps);
+            for (int i = 0; i < npp; i++) {
+                int pp = pps[i];
+                long mp = (long)tp.v * cp.v * pp;
+                int all_pinned = tp.pin != MESH_FREE && cp.pin != MESH_FREE && p->pp != MESH_FREE;
                 if (world % mp && !all_pinned)
                     continue;
                 long dp = world / mp;
@@ -299,7 +326,7 @@ static void search_run(search_t *s)
                 }
                 l.tp = tp.v;
                 l.cp = cp.v;
-                l.pp = pp.v;
+                l.pp = pp;
                 l.dp = (int)(dp > 0 && dp < (1L << 30) ? dp : 1);
                 /* sequence parallelism whenever it applies: it only saves memory */
                 l.sequence_parallel = p->sequence_parallel != MESH_FREE
