@@ -61,6 +61,10 @@ typedef struct spec_in {
 
 enum kind { K_STR, K_INT, K_NUM, K_BOOL, K_ENUM };
 
+/* The models meshplan plans, whether params is given or comes from arch. */
+#define PARAMS_MIN 1e3
+#define PARAMS_MAX 1e16
+
 /* Every key a spec may hold: section ("" top level), name, field, kind, range. */
 static const struct key {
     const char *section, *name;
@@ -71,7 +75,7 @@ static const struct key {
 } keys[] = {
     {"", "name", F_NAME, K_STR, 0, 0, NULL},
     {"", "preset", F_PRESET, K_STR, 0, 0, NULL},
-    {"", "params", F_PARAMS, K_NUM, 1e3, 1e16, NULL},
+    {"", "params", F_PARAMS, K_NUM, PARAMS_MIN, PARAMS_MAX, NULL},
     {"arch", "layers", F_LAYERS, K_INT, 1, 100000, NULL},
     {"arch", "hidden", F_HIDDEN, K_INT, 1, 1 << 20, NULL},
     {"arch", "heads", F_HEADS, K_INT, 1, 1 << 16, NULL},
@@ -540,11 +544,13 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                                   AT(F_HEADS), m->heads, m->kv_heads);
         if (!in->set[F_PARAMS])
             m->params = mesh_model_params_from_arch(m);
-        if (m->params > 1e16)
+        /* the same range as a given params, so that a spec and the request
+         * made from it (which states params) are accepted alike */
+        if (m->params < PARAMS_MIN || m->params > PARAMS_MAX)
             return mesh_error_set(err,
-                                  "%s: arch gives %.3g parameters; meshplan plans models of up "
-                                  "to 1e16",
-                                  origin, m->params);
+                                  "%s: arch gives %.3g parameters; meshplan plans models of %g "
+                                  "to %g (check arch.layers, hidden and vocab)",
+                                  origin, m->params, PARAMS_MIN, PARAMS_MAX);
     }
     if (!in->set[F_GRAD_DTYPE])
         m->grad_accum_dtype = m->precision;

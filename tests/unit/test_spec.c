@@ -150,7 +150,11 @@ static void errors__blame_what_the_user_wrote(void **state)
     expect_error("preset: llama3-8b\narch:\n  kv_heads: 5\n", "bad.yaml:3", "arch.kv_heads: 5");
     expect_error("preset: llama3-8b\narch:\n  heads: 36\n", "bad.yaml:3", "arch.heads");
     expect_error("arch: {layers: 100000, hidden: 1048576, heads: 1, vocab: 10}\n", "bad.yaml",
-                 "up to 1e16");
+                 "arch gives 1.76e+18 parameters; meshplan plans models of 1000 to 1e+16");
+    /* too small too, as a given params would be (found by fuzz_request: the
+     * request made from such a spec, which states params, was refused) */
+    expect_error("arch: {layers: 2, hidden: 1, heads: 1, vocab: 2}\n", "bad.yaml",
+                 "arch gives 41 parameters");
 }
 
 static void errors__hostile_yaml_refused(void **state)
