@@ -309,9 +309,11 @@ static void search_run(search_t *s)
                 continue;
             long rest = world / ((long)tp.v * cp.v);
             /* stages must divide what TP and CP leave of the world */
-            int npp = p->pp != MESH_FREE
-                          ? (pps[0] = p->pp, 1)
-                          : divisors(rest, min_l(m->has_arch ? m->layers : 1, rest), pps);
+            int npp = 1;
+            if (p->pp != MESH_FREE)
+                pps[0] = p->pp;
+            else
+                npp = divisors(rest, min_l(m->has_arch ? m->layers : 1, rest), pps);
             for (int i = 0; i < npp; i++) {
                 int pp = pps[i];
                 long mp = (long)tp.v * cp.v * pp;
