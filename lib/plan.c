@@ -218,7 +218,8 @@ static void search_batches(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
     if (p->micro_batch != MESH_FREE || s->first_fit_only) {
-        /* answering "does anything fit?", the smallest micro-batch decides */
+        /* answering "does anything fit?", the smallest micro-batch decides:
+         * memory grows with it (the loop below stops likewise) */
         l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
         evaluate(s, l);
         return;
@@ -243,8 +244,9 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
     const mesh_layout_t *p = s->pins;
     const mesh_model_t *m = s->m;
     /* the interleavings this split allows: chunk counts dividing its stages
-     * (none when only asking whether anything fits: interleaving only adds
-     * activation memory) */
+     * (none when only asking whether anything fits: interleaving keeps each
+     * stage's layers and holds at least as many in flight, so it never needs
+     * less memory, and it only adds rules) */
     int vpps[64], nv = 0;
     if (p->vpp != MESH_FREE) {
         vpps[nv++] = p->vpp;
@@ -259,12 +261,24 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
             if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
                 vpps[nv++] = d[i];
     }
-    range_t z, rc;
-    /* ZeRO shards nothing over one replica; whether anything fits is
-     * decided by the stage that shards the most */
-    int zmax = (long)l->dp * l->cp > 1 ? 3 : 0;
-    FOR_RANGE (z, p->zero, s->first_fit_only ? zmax : 0, zmax) {
-        l->zero = z.v;
+    /* ZeRO shards nothing over one replica.  Each stage up to 2 needs less
+     * memory than the one before, so whether anything fits is decided by
+     * stages 3 and 2 (tried in that order): stage 3 gathers whole layers, so
+     * with few replicas and large layers it can need more than stage 2. */
+    int zmax = (long)l->dp * l->cp > 1 ? 3 : 0, zeros[4], nz = 0;
+    if (p->zero != MESH_FREE) {
+        zeros[nz++] = p->zero;
+    } else if (s->first_fit_only) {
+        zeros[nz++] = zmax;
+        if (zmax == 3)
+            zeros[nz++] = 2;
+    } else {
+        for (int z = 0; z <= zmax; z++)
+            zeros[nz++] = z;
+    }
+    range_t rc;
+    for (int iz = 0; iz < nz; iz++) {
+        l->zero = zeros[iz];
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
@@ -763,8 +777,9 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     }
     if (check_inputs(m, a, &err) < 0)
         return 0;
-    /* the first-fit search tries a subset of mesh_plan_create's layouts, so
-     * a layout found here is one the plan would have */
+    /* the first-fit search leaves out only layouts that need more memory
+     * than one it tries (larger micro-batches, interleaving, lower ZeRO
+     * stages), so its answer is the plan's */
     mesh_alloc_t alloc;
     mesh_layout_t pin;
     search_inputs(m, a, pins, &alloc, &pin);

@@ -172,6 +172,30 @@ static void nothing_fits__says_by_how_much_and_what_would(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Few replicas and very large layers: ZeRO-3's gathered layers cost more
+ * than it shards, so only ZeRO-2 fits.  The quick answer and the advice
+ * must not assume that the stage sharding the most fits first (found by
+ * fuzz_request). */
+static void zero3_can_need_more_than_zero2(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("name: wide\narch: {layers: 24, hidden: 12288, heads: 96, "
+                               "kv_heads: 6, ffn: 60255, vocab: 50255}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "pp=8,recompute=full");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.zero, 2);
+    mesh_layout_t pins = test_mesh("pp=8,recompute=full");
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 1);
+    mesh_plan_destroy(p);
+    /* on one node: the advice finds the 2 nodes above, not 3 */
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "auto");
+    assert_false(mesh_plan_fits(p));
+    assert_true(any_line(p, 1, "2 nodes (16 GPUs) would fit"));
+    mesh_plan_destroy(p);
+}
+
 static void params_only__plans_dp_and_zero(void **state)
 {
     mesh_model_t m = test_preset("params-only");
@@ -309,6 +333,7 @@ int main(void)
         cmocka_unit_test(deterministic),
         cmocka_unit_test(near_tie__simplest_wins),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
+        cmocka_unit_test(zero3_can_need_more_than_zero2),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
