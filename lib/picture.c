@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "meshplan/picture.h"
@@ -124,6 +126,19 @@ static void paint(mesh_buf_t *b, const mesh_picture_opts_t *o, int bg, const cha
         mesh_buf_printf(b, "\033[30;%dm%s\033[0m", bg, text);
     else
         mesh_buf_puts(b, text);
+}
+
+mesh_picture_opts_t mesh_picture_opts_for(int fd)
+{
+    mesh_picture_opts_t po = {.color = 0, .width = DEFAULT_WIDTH};
+    const char *no = getenv("NO_COLOR");
+    struct winsize ws;
+    if (!isatty(fd))
+        return po;
+    po.color = !(no && *no);
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col < DEFAULT_WIDTH)
+        po.width = ws.ws_col;
+    return po;
 }
 
 static int width_of(const mesh_picture_opts_t *o)

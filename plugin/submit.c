@@ -160,9 +160,7 @@ int mesh_submit_local_user_init(spank_t sp)
     }
     setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
     if (mesh_plugin.explain) {
-        /* colour for a terminal only, never with NO_COLOR */
-        const char *no = getenv("NO_COLOR");
-        mesh_picture_opts_t po = {.color = isatty(STDERR_FILENO) && !(no && *no), .width = 100};
+        mesh_picture_opts_t po = mesh_picture_opts_for(STDERR_FILENO);
         char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
         if (text)
             fprintf(stderr, "meshplan: explained plan\n%s\n%s", text, pics ? pics : "");

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "meshplan.h"
@@ -512,21 +511,6 @@ static int cmd_topo(const options_t *o)
     return EXIT_FITS;
 }
 
-/* Colour only for a terminal, and never with NO_COLOR (no-color.org); the
- * terminal's width when it is under 100 columns. */
-static mesh_picture_opts_t picture_opts(int fd)
-{
-    mesh_picture_opts_t po = {.color = 0, .width = 100};
-    const char *no = getenv("NO_COLOR");
-    struct winsize ws;
-    if (!isatty(fd))
-        return po;
-    po.color = !(no && *no);
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col < 100)
-        po.width = ws.ws_col;
-    return po;
-}
-
 static int write_svg(const char *path, const mesh_plan_t *p)
 {
     char *svg = mesh_picture_svg(p);
@@ -554,7 +538,7 @@ static int report(const options_t *o, report_fn text, report_fn json)
         return rc;
     rc = print_owned(o->json ? json(p) : text(p));
     if (rc == 0 && !o->json && !o->no_pictures) {
-        mesh_picture_opts_t po = picture_opts(STDOUT_FILENO);
+        mesh_picture_opts_t po = mesh_picture_opts_for(STDOUT_FILENO);
         rc = print_owned(mesh_picture_text(p, &po));
     }
     if (rc == 0 && o->svg)

@@ -19,9 +19,13 @@ extern "C" {
 
 /* How the text pictures may be drawn. */
 typedef struct mesh_picture_opts {
-    int color; /* ANSI colours (the caller decides: a terminal, and no NO_COLOR) */
+    int color; /* ANSI colours */
     int width; /* columns available; 0: 100 */
 } mesh_picture_opts_t;
+
+/* The options for pictures written to fd: colour only on a terminal and
+ * never with NO_COLOR (no-color.org); the terminal's width under 100. */
+mesh_picture_opts_t mesh_picture_opts_for(int fd);
 
 /* All three text pictures, malloc'd (free() it); NULL only out of memory. */
 char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o);

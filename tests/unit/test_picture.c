@@ -3,6 +3,7 @@
  * text and SVG views against the plan they draw.
  */
 #include <math.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -155,10 +156,25 @@ static void svg__self_contained(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Not a terminal (a pipe, as under make check): no colour, 100 columns. */
+static void opts__no_colour_off_a_terminal(void **state)
+{
+    (void)state;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    unsetenv("NO_COLOR");
+    mesh_picture_opts_t po = mesh_picture_opts_for(fd[1]);
+    assert_int_equal(po.color, 0);
+    assert_int_equal(po.width, 100);
+    close(fd[0]);
+    close(fd[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(schedule__bubble_is_the_formula),
+        cmocka_unit_test(opts__no_colour_off_a_terminal),
         cmocka_unit_test(text__ranks_pipeline_memory),
         cmocka_unit_test(text__big_allocations_summarised),
         cmocka_unit_test(text__memory_over_capacity),
