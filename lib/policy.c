@@ -175,6 +175,16 @@ static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value
                           key, field);
 }
 
+/* A setting of two words: *out is 0 for the first (off), 1 for the second. */
+static int set_either(const char *key, const char *value, const char *off, const char *on, int *out,
+                      mesh_error_t *err)
+{
+    if (strcmp(value, off) && strcmp(value, on))
+        return mesh_error_set(err, "%s: '%.20s' is not one of %s, %s", key, value, off, on);
+    *out = strcmp(value, on) == 0;
+    return 0;
+}
+
 /* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
 static int set_partition(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
 {
@@ -259,40 +269,22 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
     }
     if (strcmp(key, "steps") == 0)
         return set_steps(p, value, err);
-    if (strcmp(key, "bind") == 0) {
-        if (strcmp(value, "gpu") && strcmp(value, "none"))
-            return mesh_error_set(err, "bind: '%.20s' is not one of none, gpu", value);
-        p->bind_gpu = strcmp(value, "gpu") == 0;
-        return 0;
-    }
-    if (strcmp(key, "gpu_order") == 0) {
-        if (strcmp(value, "pci") && strcmp(value, "minor"))
-            return mesh_error_set(err, "gpu_order: '%.20s' is not one of pci, minor", value);
-        p->gpu_order_minor = strcmp(value, "minor") == 0;
-        return 0;
-    }
+    if (strcmp(key, "bind") == 0)
+        return set_either(key, value, "none", "gpu", &p->bind_gpu, err);
+    if (strcmp(key, "gpu_order") == 0)
+        return set_either(key, value, "pci", "minor", &p->gpu_order_minor, err);
     if (strcmp(key, "topology_timeout") == 0)
         return mesh_parse_double(value, key, 0, 3600, &p->topology_timeout, err);
-    if (strcmp(key, "on_topology_error") == 0) {
-        if (strcmp(value, "fail") && strcmp(value, "fallback"))
-            return mesh_error_set(err, "on_topology_error: '%.20s' is not one of fail, fallback",
-                                  value);
-        p->topology_fallback = strcmp(value, "fallback") == 0;
-        return 0;
-    }
+    if (strcmp(key, "on_topology_error") == 0)
+        return set_either(key, value, "fail", "fallback", &p->topology_fallback, err);
     if (strcmp(key, "overhead") == 0)
         return mesh_parse_size(value, key, 0, 1e12, &p->overhead_context, err);
     if (strcmp(key, "comm_buffer") == 0)
         return mesh_parse_size(value, key, 0, 1e11, &p->overhead_comm, err);
     if (strcmp(key, "fragmentation") == 0)
         return mesh_parse_double(value, key, 0, 1, &p->fragmentation, err);
-    if (strcmp(key, "on_submit_error") == 0) {
-        if (strcmp(value, "allow") && strcmp(value, "reject"))
-            return mesh_error_set(err, "on_submit_error: '%.20s' is not one of allow, reject",
-                                  value);
-        p->submit_fail_closed = strcmp(value, "reject") == 0;
-        return 0;
-    }
+    if (strcmp(key, "on_submit_error") == 0)
+        return set_either(key, value, "allow", "reject", &p->submit_fail_closed, err);
     if (strncmp(key, "gpu.", 4) == 0)
         return set_gpu_override(p, key, value, err);
     if (strncmp(key, "partition.", 10) == 0)
