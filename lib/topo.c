@@ -343,39 +343,42 @@ static topo_job_t *job_new(const char *path, int save)
     return j;
 }
 
-mesh_topo_t *mesh_topo_load_timeout(const char *xml, double seconds, mesh_error_t *err)
+/* Load (save = 0, into *t) or save on a thread of its own, waiting at most
+ * `seconds`; returns what mesh_topo_load or mesh_topo_save would. */
+static int bounded(const char *path, int save, double seconds, mesh_topo_t **t, mesh_error_t *err)
 {
     topo_job_t *j;
     /* NaN, 0 or more than a day: unbounded */
-    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(xml, 0)))
-        return mesh_topo_load(xml, err);
+    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(path, save))) {
+        if (save)
+            return mesh_topo_save(path, err);
+        return (*t = mesh_topo_load(path, err)) ? 0 : -1;
+    }
     if (job_wait(j, seconds) < 0)
         return mesh_error_set(err,
                               "topology: hwloc took more than %g s to read %s (topology_timeout=)",
-                              seconds, xml ? xml : "this machine"),
-               NULL;
-    mesh_topo_t *t = j->t;
-    j->t = NULL;
-    if (!t)
+                              seconds, save || !path ? "this machine" : path);
+    int rc = j->rc;
+    if (rc < 0)
         *err = j->err;
+    if (!save) {
+        *t = j->t;
+        j->t = NULL;
+    }
     job_free(j);
+    return rc;
+}
+
+mesh_topo_t *mesh_topo_load_timeout(const char *xml, double seconds, mesh_error_t *err)
+{
+    mesh_topo_t *t = NULL;
+    bounded(xml, 0, seconds, &t, err);
     return t;
 }
 
 int mesh_topo_save_timeout(const char *path, double seconds, mesh_error_t *err)
 {
-    topo_job_t *j;
-    /* NaN, 0 or more than a day: unbounded */
-    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(path, 1)))
-        return mesh_topo_save(path, err);
-    if (job_wait(j, seconds) < 0)
-        return mesh_error_set(err, "topology: hwloc took more than %g s to read this machine",
-                              seconds);
-    int rc = j->rc;
-    if (rc < 0)
-        *err = j->err;
-    job_free(j);
-    return rc;
+    return bounded(path, 1, seconds, NULL, err);
 }
 
 void mesh_topo_destroy(mesh_topo_t *t)
