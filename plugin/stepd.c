@@ -220,13 +220,19 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
     return mesh_plugin_topology_file(host, buf, len);
 }
 
-/* A topology that cannot be read in time fails the step, or with
- * on_topology_error=fallback and a GPU in the policy, is planned without:
- * *fell_back is then set. */
+/* on_topology_error=fallback, with a GPU in the policy to fall back on. */
+static int may_fall_back(void)
+{
+    const mesh_policy_t *pol = &mesh_plugin.policy;
+    return pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0);
+}
+
+/* A topology that cannot be read in time fails the step, or if it may fall
+ * back, is planned without: *fell_back is then set. */
 static mesh_topo_t *topology_error(const mesh_error_t *err, int *fell_back)
 {
     const mesh_policy_t *pol = &mesh_plugin.policy;
-    if (pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0)) {
+    if (may_fall_back()) {
         slurm_info(
             "meshplan: %s; planning for the policy's %s instead (on_topology_error=fallback)",
             err->msg, pol->gpu[0] ? pol->gpu : "gpu_mem");
@@ -375,7 +381,7 @@ static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
         return mesh_plugin_policy_alloc(s, a, &err) < 0 ? defer("%s", err.msg) : 0;
     if (mesh_topo_alloc(topo, pol, s->nodes, mesh_plugin_bind(), a, &err) < 0)
         return defer("%s", err.msg);
-    if (pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0)) {
+    if (may_fall_back()) {
         /* A node that cannot read its topology plans for the policy's GPU:
          * so do all the others, or two nodes could plan two layouts.  The
          * topology still places the tasks; it must show the policy's GPU. */
