@@ -54,6 +54,12 @@
 /* Communication hidden behind compute still takes SMs and memory bandwidth
  * from it: each hidden second costs this much compute time. */
 #define OVERLAP_TAX 0.1
+/* Optimizer offload: host<->GPU copies at PCIe Gen4 x16's practical 25 GB/s
+ * a GPU, and a node's CPU Adam updating about 2e9 parameters a second
+ * (ZeRO-Offload, Ren et al. 2021, section 5: the vectorised CPU-Adam updates
+ * 1B parameters in under 0.5 s on one node's cores). */
+#define PCIE_BW               25e9
+#define CPU_ADAM_PARAMS_PER_S 2e9
 
 double mesh_flops_per_token(const mesh_model_t *m)
 {
@@ -71,12 +77,21 @@ double mesh_flops_per_token(const mesh_model_t *m)
 }
 
 /* Precision scales the tensor-core rate: TF32 runs at half of bf16 (A100
- * onwards); V100 has no TF32 and its fp32 is an eighth of its fp16. */
+ * onwards); V100 has no TF32 and its fp32 is an eighth of its fp16.  FP8
+ * runs the linear layers' GEMMs at the FP8 rate (Transformer Engine); the
+ * attention core stays in bf16 (attn_peak). */
 static double peak_of(const mesh_model_t *m, const mesh_gpu_t *g)
 {
     if (m->precision == MESH_PREC_FP32)
         return g->peak_flops * (g->has_bf16 ? 0.5 : 0.125);
+    if (m->precision == MESH_PREC_FP8 && g->peak_fp8 > 0)
+        return g->peak_fp8;
     return g->peak_flops;
+}
+
+static double attn_peak(const mesh_model_t *m, const mesh_gpu_t *g)
+{
+    return m->precision == MESH_PREC_FP8 ? g->peak_flops : peak_of(m, g);
 }
 
 /* Seconds of one forward GEMM pass over one layer (or the params-only
@@ -153,7 +168,7 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     /* causal attention: QK^T and AV, half the s x s products, over all s
      * keys for the local s/cp queries (load-balanced CP) */
     double attn = 2 * b * s * (double)m->seq_len * h / t;
-    lt->attn_fwd = attn / (peak * ATTN_EFF);
+    lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);
     int sp = l->sequence_parallel == 1;
     double elem =
         2 * mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
@@ -234,6 +249,13 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     double touched = (k > 0 ? 2 * k : 0) + g + w;
     double owned = l->zero >= 1 && d > 1 ? psi / d : psi;
     c->optimizer_s = owned * touched / a->gpu.hbm_bw;
+    if (l->offload) {
+        /* the shard's gradients go to the host and its updated weights come
+         * back over PCIe, and the host's cores run Adam on it (not hidden:
+         * the step waits for both) */
+        c->optimizer_s =
+            owned * (g + w) / PCIE_BW + owned * a->gpus_per_node / CPU_ADAM_PARAMS_PER_S;
+    }
 }
 
 void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
@@ -247,7 +269,11 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
     int q = (layers_total + l->pp - 1) / l->pp; /* layers of the fullest stage */
 
     /* per micro-batch on the fullest stage: forward, backward (2x), recompute */
-    double recompute = l->recompute == MESH_RECOMPUTE_FULL        ? lt.fwd
+    /* full:N recomputes N of the stage's q layers */
+    double full = l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0
+                      ? (double)(l->recompute_layers < q ? l->recompute_layers : q) / q
+                      : 1;
+    double recompute = l->recompute == MESH_RECOMPUTE_FULL        ? full * lt.fwd
                        : l->recompute == MESH_RECOMPUTE_SELECTIVE ? lt.attn_fwd
                                                                   : 0;
     /* backward computes input and weight gradients (2x forward); LoRA's
@@ -260,7 +286,7 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
         passes * logits_forward(m, l, &a->gpu);
     if (last > compute)
         compute = last;
-    double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 3 : 2);
+    double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 2 + full : 2);
     double cp = q * (exposed(lt.cp_comm, lt.attn_fwd) + exposed(2 * lt.cp_comm, 2 * lt.attn_fwd));
     double pp = 0;
     if (l->pp > 1 && m->has_arch) {

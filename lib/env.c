@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/accounting.h"
 #include "meshplan/env.h"
 #include "meshplan/ranks.h"
 
@@ -146,11 +147,41 @@ static void r_digest(const ctx_t *x, mesh_buf_t *b)
     mesh_buf_puts(b, mesh_plan_digest(x->plan));
 }
 
+/* Append the causes of the model-state terms written at `at`, each flag
+ * once: the exports and the memory model come from the same table
+ * (lib/accounting.c), so what is priced is what the framework is told. */
+static void causes(const ctx_t *x, mesh_framework_t fw, mesh_cause_at_t at, mesh_buf_t *b)
+{
+    mesh_term_t t[MESH_TERMS_MAX];
+    int n = mesh_state_terms(x->m, fw, x->l, 0, t);
+    for (int i = 0; i < n; i++) {
+        if (!t[i].cause || t[i].at != at)
+            continue;
+        /* a cause is one or more flags ("--a --b v"); skip those written */
+        const char *c = t[i].cause;
+        while (*c) {
+            const char *next = strstr(c + 1, " --");
+            size_t len = next ? (size_t)(next - c) : strlen(c);
+            char flag[128];
+            snprintf(flag, sizeof(flag), "%.*s", (int)len, c);
+            int seen = 0;
+            for (const char *p = b->data ? strstr(b->data, flag) : NULL; p && !seen;
+                 p = strstr(p + 1, flag))
+                seen = (p == b->data || p[-1] == ' ' || p[-1] == ',' || p[-1] == '{') &&
+                       (p[len] == '\0' || p[len] == ' ' || p[len] == ',' || p[len] == '}');
+            if (!seen)
+                mesh_buf_printf(b, "%s%s", at == MESH_CAUSE_ARGS ? " " : ",", flag);
+            c = next ? next + 1 : c + len;
+        }
+    }
+}
+
 /* Megatron-LM flags (megatron/training/arguments.py) for this layout. */
 static void r_megatron(const ctx_t *x, mesh_buf_t *b)
 {
     const mesh_layout_t *l = x->l;
     const mesh_model_t *m = x->m;
+    char rc[24];
     mesh_buf_printf(b,
                     "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
                     "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
@@ -172,32 +203,41 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
                         "--decoder-last-pipeline-num-layers %d",
                         mesh_stage_layers(m->layers, l->pp, 0),
                         mesh_stage_layers(m->layers, l->pp, l->pp - 1));
-    if (l->zero == 1)
-        mesh_buf_puts(b, " --use-distributed-optimizer");
-    else if (l->zero >= 2) /* Megatron-FSDP's sharding strategies */
-        mesh_buf_printf(b, " --use-megatron-fsdp --data-parallel-sharding-strategy %s",
-                        l->zero == 2 ? "optim_grads" : "optim_grads_params");
+    const char *zero = mesh_zero_cause(MESH_FW_MEGATRON, l->zero);
+    if (zero)
+        mesh_buf_printf(b, " %s", zero);
     if (l->recompute == MESH_RECOMPUTE_SELECTIVE)
         mesh_buf_puts(b, " --recompute-granularity selective");
+    else if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
+        /* the first N layers of each stage (transformer_config.py L543-551) */
+        mesh_buf_printf(b,
+                        " --recompute-granularity full --recompute-method block "
+                        "--recompute-num-layers %s",
+                        mesh_layout_recompute(l, rc, sizeof(rc)) + 5);
     else if (l->recompute == MESH_RECOMPUTE_FULL)
         mesh_buf_puts(b, " --recompute-granularity full --recompute-method uniform "
                          "--recompute-num-layers 1");
-    if (m->precision != MESH_PREC_FP32)
-        mesh_buf_printf(b, " --%s", mesh_precision_name(m->precision));
+    causes(x, MESH_FW_MEGATRON, MESH_CAUSE_ARGS, b);
+    if (m->precision == MESH_PREC_FP8) /* the recipe changes no allocation we price */
+        mesh_buf_printf(b, " --fp8-recipe %s", mesh_fp8_recipe_name(m->fp8_recipe));
 }
 
-/* DeepSpeed's batch triple must satisfy train = micro * accumulation * dp. */
+/* DeepSpeed's batch triple must satisfy train = micro * accumulation * dp;
+ * the memory-relevant members come from the accounting table. */
 static void r_deepspeed(const ctx_t *x, mesh_buf_t *b)
 {
     const mesh_model_t *m = x->m;
     mesh_buf_printf(b,
                     "{\"train_batch_size\":%ld,\"train_micro_batch_size_per_gpu\":%d,"
-                    "\"gradient_accumulation_steps\":%ld,\"zero_optimization\":{\"stage\":%d}",
+                    "\"gradient_accumulation_steps\":%ld,\"zero_optimization\":{%s",
                     m->global_batch, x->l->micro_batch, mesh_plan_best(x->plan)->micro_batches,
-                    x->l->zero);
-    if (m->precision != MESH_PREC_FP32)
-        mesh_buf_printf(b, ",\"%s\":{\"enabled\":true}", mesh_precision_name(m->precision));
-    if (m->grad_accum_dtype != m->precision)
+                    mesh_zero_cause(MESH_FW_DEEPSPEED, x->l->zero));
+    causes(x, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_ZERO, b);
+    mesh_buf_puts(b, "}");
+    causes(x, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_TOP, b);
+    /* DeepSpeed accumulates in the model's dtype by default (engine.py
+     * L1492-1495); bf16 is said explicitly when the spec asks for it */
+    if (m->grad_accum_dtype != MESH_PREC_FP32 && m->precision != MESH_PREC_FP32)
         mesh_buf_printf(b, ",\"data_types\":{\"grad_accum_dtype\":\"%s\"}",
                         mesh_precision_name(m->grad_accum_dtype));
     mesh_buf_puts(b, "}");

@@ -10,11 +10,16 @@
 #include "meshplan/layout.h"
 #include "meshplan/parse.h"
 
+#define MESH_KEYS "tp pp dp cp zero vpp mb recompute sp offload moments"
+
 void mesh_layout_unpin(mesh_layout_t *l)
 {
     l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
     l->recompute = MESH_RECOMPUTE_AUTO;
+    l->recompute_layers = MESH_FREE;
     l->sequence_parallel = MESH_FREE;
+    l->offload = MESH_FREE;
+    l->moments = (mesh_precision_t)MESH_FREE;
 }
 
 /* One --mesh field: its key and where it lives. */
@@ -45,23 +50,17 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
 {
     char *eq = strchr(item, '=');
     if (!eq)
-        return mesh_error_set(err,
-                              "mesh: '%.40s' is not key=value (keys: tp pp dp cp zero vpp "
-                              "mb recompute sp)",
-                              item);
+        return mesh_error_set(err, "mesh: '%.40s' is not key=value (keys: %s)", item, MESH_KEYS);
     *eq = '\0';
     const char *key = item, *val = eq + 1;
-    static const char *const order[] = {"tp",  "pp", "dp",        "cp", "zero",
-                                        "vpp", "mb", "recompute", "sp"};
+    static const char *const order[] = {"tp", "pp",        "dp", "cp",      "zero",   "vpp",
+                                        "mb", "recompute", "sp", "offload", "moments"};
     int idx = -1;
     for (int i = 0; i < MESH_ARRAY_LEN(order); i++)
         if (strcmp(key, order[i]) == 0)
             idx = i;
     if (idx < 0)
-        return mesh_error_set(err,
-                              "mesh: unknown key '%.20s' (keys: tp pp dp cp zero vpp mb "
-                              "recompute sp)",
-                              key);
+        return mesh_error_set(err, "mesh: unknown key '%.20s' (keys: %s)", key, MESH_KEYS);
     if (*seen & (1u << idx))
         return mesh_error_set(err, "mesh: %s given twice", key);
     *seen |= 1u << idx;
@@ -72,18 +71,57 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
             *dst = MESH_AUTO;
         else if (strcmp(key, "recompute") == 0)
             l->recompute = (mesh_recompute_t)MESH_AUTO;
+        else if (strcmp(key, "offload") == 0)
+            l->offload = MESH_AUTO;
+        else if (strcmp(key, "moments") == 0)
+            l->moments = (mesh_precision_t)MESH_AUTO;
         else
             l->sequence_parallel = MESH_AUTO;
         return 0;
     }
+    if (strcmp(key, "offload") == 0) {
+        if (strcasecmp(val, "none") && strcasecmp(val, "optimizer"))
+            return mesh_error_set(err, "mesh offload: '%.20s' is not one of none optimizer auto",
+                                  val);
+        l->offload = strcasecmp(val, "optimizer") == 0;
+        return 0;
+    }
+    if (strcmp(key, "moments") == 0) {
+        const char *const names[] = {"bf16", "fp16", "fp32"};
+        for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
+            if (strcasecmp(val, names[i]) == 0) {
+                l->moments = (mesh_precision_t)i;
+                return 0;
+            }
+        return mesh_error_set(err, "mesh moments: '%.20s' is not one of fp32 bf16 fp16 auto", val);
+    }
     char what[32];
     snprintf(what, sizeof(what), "mesh %s", key);
     if (strcmp(key, "recompute") == 0) {
-        if (mesh_recompute_parse(val, &l->recompute) < 0)
+        /* full:N recomputes N layers of each stage (Megatron's block method) */
+        char name[16];
+        const char *colon = strchr(val, ':');
+        size_t n = colon ? (size_t)(colon - val) : strlen(val);
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), val);
+        if (n >= sizeof(name) || mesh_recompute_parse(name, &l->recompute) < 0)
             return mesh_error_set(err,
                                   "mesh recompute: '%.20s' is not one of none selective "
-                                  "full auto",
+                                  "full full:N auto",
                                   val);
+        if (!colon) {
+            l->recompute_layers = l->recompute == MESH_RECOMPUTE_FULL ? 0 : MESH_FREE;
+            if (l->recompute == MESH_RECOMPUTE_AUTO)
+                l->recompute_layers = MESH_FREE;
+            return 0;
+        }
+        if (l->recompute != MESH_RECOMPUTE_FULL)
+            return mesh_error_set(err,
+                                  "mesh recompute: ':N' (layers per stage) goes with full only, "
+                                  "as in recompute=full:4");
+        long long layers;
+        if (mesh_parse_int(colon + 1, "mesh recompute full:N", 1, 100000, &layers, err) < 0)
+            return -1;
+        l->recompute_layers = (int)layers;
         return 0;
     }
     if (strcmp(key, "sp") == 0)
@@ -115,11 +153,27 @@ int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err)
     return 0;
 }
 
+const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len)
+{
+    if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
+        snprintf(buf, len, "full:%d", l->recompute_layers);
+    else
+        snprintf(buf, len, "%s", mesh_recompute_name(l->recompute));
+    return buf;
+}
+
 const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
 {
-    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s", l->tp,
-             l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch,
-             mesh_recompute_name(l->recompute), l->sequence_parallel ? "on" : "off");
+    char rc[24];
+    /* the memory levers are written only when used, so that the strings of
+     * layouts without them read as they always did */
+    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
+             l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch,
+             mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off",
+             l->offload == 1 ? ",offload=optimizer" : "",
+             l->moments == MESH_PREC_FP32 || (int)l->moments < 0 ? "" : ",moments=",
+             l->moments == MESH_PREC_FP32 || (int)l->moments < 0 ? ""
+                                                                 : mesh_precision_name(l->moments));
     return buf;
 }
 
@@ -212,6 +266,31 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (m->global_batch % ((long)l->micro_batch * l->dp))
         return mesh_error_set(err, "global_batch %ld is not a multiple of micro_batch %d * dp %d",
                               m->global_batch, l->micro_batch, l->dp);
+    if (l->recompute_layers < 0 || (l->recompute_layers > 0 && l->recompute != MESH_RECOMPUTE_FULL))
+        return mesh_error_set(err, "recompute full:%d: layers per stage go with full only",
+                              l->recompute_layers);
+    if (l->recompute_layers > 0 && m->has_arch &&
+        l->recompute_layers > mesh_stage_layers(m->layers, l->pp, 1 % l->pp))
+        return mesh_error_set(err,
+                              "recompute full:%d: a stage of pp %d holds at most %d layers; use "
+                              "full:%d or fewer (full recomputes them all)",
+                              l->recompute_layers, l->pp,
+                              mesh_stage_layers(m->layers, l->pp, 1 % l->pp),
+                              mesh_stage_layers(m->layers, l->pp, 1 % l->pp));
+    if (l->recompute_layers > 0 && l->vpp > 1)
+        return mesh_error_set(err,
+                              "recompute full:%d: partial recomputation is priced per stage, "
+                              "without interleaving (vpp 1)",
+                              l->recompute_layers);
+    if (l->offload && l->zero < 1)
+        return mesh_error_set(err,
+                              "offload=optimizer needs zero 1 or more (Megatron-LM offloads the "
+                              "distributed optimizer's shard)");
+    if (l->moments != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err, "moments=%s: SGD has no Adam moments",
+                              mesh_precision_name(l->moments));
+    if ((int)l->moments < 0 || l->moments == MESH_PREC_FP8)
+        return mesh_error_set(err, "moments: fp32, bf16 or fp16");
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (l->vpp > 1) {
         if (!m->has_arch || l->pp <= 2)
@@ -247,15 +326,24 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
         else
             mesh_buf_printf(&b, "%d", f[i].v);
     }
+    char rc[24];
     if ((int)l->recompute != MESH_FREE)
         mesh_buf_printf(&b, "%srecompute=%s", b.len ? "," : "",
                         (int)l->recompute == MESH_AUTO ? "auto"
-                                                       : mesh_recompute_name(l->recompute));
+                                                       : mesh_layout_recompute(l, rc, sizeof(rc)));
     if (l->sequence_parallel != MESH_FREE)
         mesh_buf_printf(&b, "%ssp=%s", b.len ? "," : "",
                         l->sequence_parallel == MESH_AUTO ? "auto"
                         : l->sequence_parallel            ? "on"
                                                           : "off");
+    if (l->offload != MESH_FREE)
+        mesh_buf_printf(&b, "%soffload=%s", b.len ? "," : "",
+                        l->offload == MESH_AUTO ? "auto"
+                        : l->offload            ? "optimizer"
+                                                : "none");
+    if ((int)l->moments != MESH_FREE)
+        mesh_buf_printf(&b, "%smoments=%s", b.len ? "," : "",
+                        (int)l->moments == MESH_AUTO ? "auto" : mesh_precision_name(l->moments));
     snprintf(buf, len, "%s", b.len && !b.failed ? b.data : "auto");
     mesh_buf_free(&b);
     return buf;

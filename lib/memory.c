@@ -18,25 +18,33 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/accounting.h"
 #include "meshplan/memory.h"
-
-#define LORA_ADAPTER_FRACTION 0.01
 
 void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
 {
-    *w = m->precision == MESH_PREC_FP32 ? 4 : 2;
-    *g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
-    /* mixed precision keeps fp32 master weights; Adam two fp32 moments, SGD one */
-    double master = *w == 2 ? 4 : 0;
-    double moments = m->optimizer == MESH_OPT_SGD ? 4 : 8;
-    *k = master + moments;
-    if (m->finetune == MESH_FINETUNE_LORA) {
-        /* The base weights are frozen: no gradients, no optimizer states.
-         * Low-rank adapters on every linear layer are well under 1% of the
-         * parameters (rank 16 on a 70B model: about 0.1%); price them as 1%
-         * with full gradients and states. */
-        *g *= LORA_ADAPTER_FRACTION;
-        *k *= LORA_ADAPTER_FRACTION;
+    /* the largest of the frameworks the model is priced under, unsharded */
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    mesh_layout_t l = {.tp = 1,
+                       .pp = 1,
+                       .dp = 1,
+                       .cp = 1,
+                       .vpp = 1,
+                       .micro_batch = 1,
+                       .moments = m->optimizer_dtype};
+    *w = *g = *k = 0;
+    for (int f = 0; f < nf; f++) {
+        mesh_term_t t[MESH_TERMS_MAX];
+        double part[3] = {0, 0, 0};
+        int n = mesh_state_terms(m, fws[f], &l, 0, t);
+        for (int i = 0; i < n; i++)
+            part[t[i].part] += t[i].per_param;
+        if (part[0] + part[1] + part[2] > *w + *g + *k) {
+            *w = part[MESH_PART_WEIGHTS];
+            *g = part[MESH_PART_GRADS];
+            *k = part[MESH_PART_OPTIMIZER];
+        }
     }
 }
 
@@ -141,51 +149,78 @@ static int groups_of(const mesh_layout_t *l)
     return (l->tp > 1) + (l->cp > 1) + (l->dp > 1) + (l->pp > 1) * 2; /* pp: + embedding group */
 }
 
+/* Activations of one stage: its layers' for every micro-batch in flight
+ * (recompute full:N stores only the inputs of N of them), the token ids,
+ * the logits, and the layer being recomputed. */
+static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    int layers = mesh_stage_layers(m->layers, l->pp, stage);
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+    int sp = l->sequence_parallel == 1;
+    double per_layer = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute);
+    double in_flight = stage_layer_activations(l, mbs, layers, stage) / layers;
+    int partial = l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0;
+    if (partial) { /* Megatron's block method: the first N layers of the stage */
+        int n = l->recompute_layers < layers ? l->recompute_layers : layers;
+        double none =
+            mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+        per_layer = (n * per_layer + (layers - n) * none) / layers;
+    }
+    double act = in_flight * layers * per_layer;
+    double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
+    double rep_div = sp ? l->tp : 1;
+    if (stage == 0) { /* int64 token ids (+ embedding dropout mask) per micro-batch in flight */
+        double inflight = l->pp < mbs ? l->pp : mbs;
+        act += inflight * (8 * s * b + (m->dropout > 0 ? s * b * h / rep_div : 0));
+    }
+    /* final norm and output-layer inputs, and the logits: the loss makes an
+     * fp32 copy (4 bytes) while the 16-bit ones (2) are still held */
+    if (stage == l->pp - 1)
+        act += 4 * s * b * h / rep_div + 6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp;
+    if (l->recompute == MESH_RECOMPUTE_FULL) /* the layer being recomputed */
+        act += mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+    return act;
+}
+
+/* Model states of one stage under one framework's accounting. */
+static void stage_states(const mesh_model_t *m, const mesh_layout_t *l, mesh_framework_t fw,
+                         int stage, mesh_memory_t *out)
+{
+    mesh_term_t t[MESH_TERMS_MAX];
+    int n = mesh_state_terms(m, fw, l, stage, t);
+    double psi = mesh_stage_params(m, l, stage);
+    int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
+    double *part[3] = {&out->weights, &out->grads, &out->optimizer};
+    for (int i = 0; i < n; i++) {
+        double bytes = mesh_term_bytes(&t[i], psi, d, l->zero);
+        if (t[i].host)
+            out->host += bytes;
+        else
+            *part[t[i].part] += bytes;
+    }
+}
+
 static void stage_memory(const mesh_model_t *m, const mesh_layout_t *l, const mesh_policy_t *pol,
                          int stage, mesh_memory_t *out)
 {
-    double w, g, k;
-    mesh_state_bytes(m, &w, &g, &k);
-    int layers = m->has_arch ? mesh_stage_layers(m->layers, l->pp, stage) : 1;
-    double psi = mesh_stage_params(m, l, stage);
-    int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
-    int zero = d > 1 ? l->zero : 0;
-    long mbs = mesh_layout_micro_batches(l, m->global_batch);
-
-    memset(out, 0, sizeof(*out));
-    out->stage = stage;
-    out->weights = zero == 3 ? w * psi / d : w * psi;
-    out->grads = zero >= 2 ? g * psi / d : g * psi;
-    out->optimizer = zero >= 1 ? k * psi / d : k * psi;
-    if (zero == 3 && m->has_arch) {
-        /* ZeRO-3 gathers each layer before use: the current and the
-         * prefetched layer's weights, and one layer of full gradients
-         * before their reduce-scatter (DeepSpeed's 4*Lp for bf16). */
-        double largest = mesh_model_layer_params(m) / l->tp;
-        out->weights += 2 * w * largest;
-        out->grads += g * largest;
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    double act = m->has_arch ? stage_activations(m, l, stage) : 0;
+    double overhead =
+        pol->overhead_context + pol->overhead_comm * groups_of(l) + pol->fragmentation * act;
+    /* auto: the framework whose accounting needs the most sets the bound */
+    for (int f = 0; f < nf; f++) {
+        mesh_memory_t cur;
+        memset(&cur, 0, sizeof(cur));
+        cur.stage = stage;
+        cur.framework = fws[f];
+        stage_states(m, l, fws[f], stage, &cur);
+        cur.activations = act;
+        cur.overhead = overhead;
+        cur.total = cur.weights + cur.grads + cur.optimizer + cur.activations + cur.overhead;
+        if (f == 0 || cur.total > out->total)
+            *out = cur;
     }
-
-    if (m->has_arch) {
-        int sp = l->sequence_parallel == 1;
-        double per_layer = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute);
-        double act = stage_layer_activations(l, mbs, layers, stage) * per_layer;
-        double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
-        double rep_div = sp ? l->tp : 1;
-        if (stage == 0) { /* int64 token ids (+ embedding dropout mask) per micro-batch in flight */
-            double inflight = l->pp < mbs ? l->pp : mbs;
-            act += inflight * (8 * s * b + (m->dropout > 0 ? s * b * h / rep_div : 0));
-        }
-        if (stage == l->pp - 1) { /* final norm and output-layer inputs, fp32 logits */
-            act += 4 * s * b * h / rep_div + 4 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp;
-        }
-        if (l->recompute == MESH_RECOMPUTE_FULL) /* the layer being recomputed */
-            act += mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
-        out->activations = act;
-    }
-    out->overhead = pol->overhead_context + pol->overhead_comm * groups_of(l) +
-                    pol->fragmentation * out->activations;
-    out->total = out->weights + out->grads + out->optimizer + out->activations + out->overhead;
 }
 
 void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,

@@ -128,12 +128,85 @@ static void note_family(search_t *s, const mesh_candidate_t *c)
     }
 }
 
+/* What a node's host memory may give the optimizer states offloaded to
+ * it: the rest is for the OS, data loaders and pinned staging buffers. */
+#define HOST_USABLE 0.8
+
+/* Price layout l into c: its memory, and whether it fits the GPU (and,
+ * with the optimizer offloaded, the host memory of its node, shared by the
+ * node's tasks). */
+static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->layout = *l;
+    c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
+    mesh_memory_estimate(s->m, l, s->a, s->pol, &c->memory);
+    c->fits = c->memory.total <= c->memory.capacity &&
+              (c->memory.host <= 0 ||
+               c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
+}
+
+/* recompute full:N with N planned: the fewest layers per stage whose
+ * recomputation fits (memory falls as N grows, time rises), found by
+ * bisection; all of them (0) when even that does not fit. */
+static void partial_recompute(search_t *s, mesh_layout_t *l)
+{
+    int most = s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
+    int lo = 1, hi = most;
+    mesh_candidate_t c;
+    l->recompute_layers = most;
+    price(s, l, &c);
+    if (!c.fits || most <= 1) {
+        l->recompute_layers = 0;
+        return;
+    }
+    while (lo < hi) {
+        l->recompute_layers = lo + (hi - lo) / 2;
+        price(s, l, &c);
+        if (c.fits)
+            hi = l->recompute_layers;
+        else
+            lo = l->recompute_layers + 1;
+    }
+    l->recompute_layers = lo == most ? 0 : lo;
+}
+
+/* The memory levers, tried in this order on a layout that does not fit as
+ * it is: 16-bit Adam moments (only where the spec allows them, since they
+ * change numerics), optimizer offload (only where the node's host memory is
+ * known), then both.  A pinned lever is the only value tried. */
+static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[4])
+{
+    const mesh_layout_t *p = s->pins;
+    int pin_m = (int)p->moments != MESH_FREE, pin_o = p->offload != MESH_FREE;
+    int n = 0;
+    for (int i = 0; i < 4; i++) {
+        int use16 = i & 1, off = i >> 1;
+        if (use16 && (pin_m || s->m->optimizer_dtype == MESH_PREC_FP32))
+            continue;
+        if (off && (pin_o || s->a->host_memory <= 0 || l->zero < 1))
+            continue;
+        out[n] = *l;
+        out[n].moments = pin_m ? p->moments : use16 ? s->m->optimizer_dtype : MESH_PREC_FP32;
+        out[n].offload = pin_o ? p->offload : off;
+        n++;
+    }
+    return n;
+}
+
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
  * larger micro-batch will not fit either), 0 otherwise. */
-static int evaluate(search_t *s, const mesh_layout_t *l)
+static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
+    mesh_layout_t tries[4], base = *l0;
+    int n = levers(s, l0, tries);
     s->evaluated++;
-    if (mesh_layout_check(s->m, s->a, l, NULL) < 0) {
+    if (n)
+        base = tries[0];
+    if (base.recompute_layers == MESH_FREE) /* planned below: check it as all layers */
+        base.recompute_layers = 0;
+    if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
+        const mesh_layout_t *l = &base;
         if (!s->has_invalid) {
             s->invalid = *l;
             s->has_invalid = 1;
@@ -147,18 +220,25 @@ static int evaluate(search_t *s, const mesh_layout_t *l)
     }
     s->valid++;
     mesh_candidate_t c;
-    memset(&c, 0, sizeof(c));
-    c.layout = *l;
-    c.micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
-    mesh_memory_estimate(s->m, l, s->a, s->pol, &c.memory);
-    c.fits = c.memory.total <= c.memory.capacity;
+    for (int i = 0; i < n; i++) {
+        if (tries[i].recompute == MESH_RECOMPUTE_FULL && tries[i].recompute_layers == MESH_FREE)
+            partial_recompute(s, &tries[i]);
+        if (i > 0 && mesh_layout_check(s->m, s->a, &tries[i], NULL) < 0)
+            continue;
+        mesh_candidate_t t;
+        price(s, &tries[i], &t);
+        if (i == 0 || t.fits || (!c.fits && t.memory.total < c.memory.total))
+            c = t;
+        if (c.fits)
+            break;
+    }
     if (c.fits && s->first_fit_only) {
         s->first = c;
         s->found = 1;
         return 0;
     }
     if (c.fits) {
-        mesh_cost_estimate(s->m, l, s->a, &c.cost);
+        mesh_cost_estimate(s->m, &c.layout, s->a, &c.cost);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
         s->closest = c;
@@ -261,17 +341,18 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
             if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
                 vpps[nv++] = d[i];
     }
-    /* ZeRO shards nothing over one replica.  Each stage up to 2 needs less
-     * memory than the one before, so whether anything fits is decided by
-     * stages 3 and 2 (tried in that order): stage 3 gathers whole layers, so
-     * with few replicas and large layers it can need more than stage 2. */
+    /* ZeRO shards nothing over one replica.  Asking only whether anything
+     * fits, every stage is tried, most sharded first: the frameworks'
+     * buffers break the order in which the stages save memory (ZeRO-3
+     * gathers whole layers, Megatron-FSDP's ZeRO-2 holds one layer's
+     * unsharded gradients, DeepSpeed's ZeRO-1 a reduce bucket), so no stage
+     * can stand for the others.  It stops at the first that fits. */
     int zmax = (long)l->dp * l->cp > 1 ? 3 : 0, zeros[4], nz = 0;
     if (p->zero != MESH_FREE) {
         zeros[nz++] = p->zero;
     } else if (s->first_fit_only) {
-        zeros[nz++] = zmax;
-        if (zmax == 3)
-            zeros[nz++] = 2;
+        for (int z = zmax; z >= 0; z--)
+            zeros[nz++] = z;
     } else {
         for (int z = 0; z <= zmax; z++)
             zeros[nz++] = z;
@@ -289,6 +370,12 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                     (!m->has_arch || (rc.v == MESH_RECOMPUTE_SELECTIVE && m->flash_attention)))
                     continue;
                 l->recompute = (mesh_recompute_t)rc.v;
+                /* full recomputation: of N layers per stage, planned (the
+                 * fewest that fit) unless pinned; interleaved, of all */
+                l->recompute_layers = rc.v != MESH_RECOMPUTE_FULL ? 0
+                                      : l->vpp > 1 && p->recompute_layers == MESH_FREE
+                                          ? 0
+                                          : p->recompute_layers;
                 search_batches(s, l);
                 if (s->found)
                     return;
@@ -348,6 +435,8 @@ static void search_run(search_t *s)
                 l.sequence_parallel = p->sequence_parallel != MESH_FREE
                                           ? p->sequence_parallel
                                           : tp.v > 1 && m->seq_len % tp.v == 0;
+                l.offload = 0; /* the levers are tried in evaluate() */
+                l.moments = MESH_PREC_FP32;
                 search_stage_options(s, &l);
                 if (s->found)
                     return;
@@ -371,6 +460,9 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     l.micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
     l.recompute = p->recompute != MESH_RECOMPUTE_AUTO ? p->recompute : MESH_RECOMPUTE_NONE;
     l.sequence_parallel = p->sequence_parallel != MESH_FREE ? p->sequence_parallel : l.tp > 1;
+    l.recompute_layers = p->recompute_layers > 0 ? p->recompute_layers : 0;
+    l.offload = p->offload == 1;
+    l.moments = (int)p->moments >= 0 ? p->moments : MESH_PREC_FP32;
     return l;
 }
 
@@ -671,8 +763,18 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error
         return mesh_error_set(err, "nvlink: island size must be at least 1");
     if (a->gpu.memory <= 0)
         return mesh_error_set(err, "gpu memory unknown: give --gpu NAME or --gpu-mem SIZE");
-    if (m->precision == MESH_PREC_BF16 && !a->gpu.has_bf16)
+    if ((m->precision == MESH_PREC_BF16 || m->precision == MESH_PREC_FP8) && !a->gpu.has_bf16)
         return mesh_error_set(err, "train.precision: %s has no bf16; use precision: fp16",
+                              a->gpu.name);
+    if (m->precision == MESH_PREC_FP8 && a->gpu.peak_fp8 <= 0)
+        return mesh_error_set(err,
+                              "train.precision: %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
+                              "and MI300 do); use precision: bf16",
+                              a->gpu.name);
+    if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_MXFP8 && !a->gpu.fp8_blocks)
+        return mesh_error_set(err,
+                              "train.fp8_recipe: mxfp8 needs Blackwell (compute capability 10); "
+                              "%s runs delayed, tensorwise or blockwise",
                               a->gpu.name);
     return 0;
 }
@@ -692,15 +794,25 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
         mesh_layout_unpin(pin);
     if (pin->micro_batch == MESH_FREE && m->micro_batch > 0)
         pin->micro_batch = m->micro_batch;
-    if (pin->recompute == MESH_RECOMPUTE_AUTO)
+    if (pin->recompute == MESH_RECOMPUTE_AUTO) {
         pin->recompute = m->recompute;
-    int *fields[] = {&pin->tp,   &pin->pp,  &pin->dp,          &pin->cp,
-                     &pin->zero, &pin->vpp, &pin->micro_batch, &pin->sequence_parallel};
+        if (m->recompute == MESH_RECOMPUTE_FULL) /* the spec's full is every layer */
+            pin->recompute_layers = 0;
+    }
+    int *fields[] = {&pin->tp,          &pin->pp,
+                     &pin->dp,          &pin->cp,
+                     &pin->zero,        &pin->vpp,
+                     &pin->micro_batch, &pin->sequence_parallel,
+                     &pin->offload,     (int *)&pin->moments};
     for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
         if (*fields[i] == MESH_AUTO)
             *fields[i] = MESH_FREE;
     if ((int)pin->recompute == MESH_AUTO)
         pin->recompute = MESH_RECOMPUTE_AUTO;
+    /* recompute: full from the spec or --mesh means all layers; a planned
+     * full recomputation may cover fewer */
+    if (pin->recompute == MESH_RECOMPUTE_AUTO)
+        pin->recompute_layers = MESH_FREE;
 }
 
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
@@ -714,6 +826,10 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     }
     if (check_inputs(m, a, err) < 0)
         return NULL;
+    if (pins && pins->offload == 1 && a->host_memory <= 0)
+        return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown; give "
+                                   "--host-mem SIZE or a topology"),
+               NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;

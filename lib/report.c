@@ -30,6 +30,11 @@ static const char *si(double v, char *buf, size_t len)
     return buf;
 }
 
+static const char *framework_title(mesh_framework_t f)
+{
+    return f == MESH_FW_DEEPSPEED ? "DeepSpeed" : f == MESH_FW_TORCH ? "PyTorch" : "Megatron-LM";
+}
+
 static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -43,10 +48,13 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                         m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
     else
         mesh_buf_puts(b, " (no arch: model states only, no activations)");
-    mesh_buf_printf(b, "\ntraining seq %d, global batch %ld sequences (%s tokens), %s, %s%s%s\n",
-                    m->seq_len, m->global_batch,
-                    si((double)m->global_batch * m->seq_len, s2, sizeof(s2)),
-                    mesh_precision_name(m->precision), mesh_optimizer_name(m->optimizer),
+    mesh_buf_printf(b, "\ntraining seq %d, global batch %ld sequences (%s tokens), %s", m->seq_len,
+                    m->global_batch, si((double)m->global_batch * m->seq_len, s2, sizeof(s2)),
+                    mesh_precision_name(m->precision));
+    if (m->precision == MESH_PREC_FP8)
+        mesh_buf_printf(b, " (%s scaling)", mesh_fp8_recipe_name(m->fp8_recipe));
+    mesh_buf_printf(b, ", %s gradients, %s%s%s\n", mesh_precision_name(m->grad_accum_dtype),
+                    mesh_optimizer_name(m->optimizer),
                     m->finetune == MESH_FINETUNE_LORA ? ", LoRA" : "",
                     m->flash_attention ? ", FlashAttention" : "");
     mesh_buf_printf(b,
@@ -71,9 +79,22 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_printf(b, "\n%s\n",
                     mesh_plan_fits(p) ? "Layout (fits)" : "Closest layout (DOES NOT FIT)");
     mesh_buf_puts(b, "  TP  CP  PP   DP  ZeRO  VPP  micro-batch  micro-batches  recompute  SP\n");
+    char rc[24];
     mesh_buf_printf(b, "  %2d  %2d  %2d  %3d  %4d  %3d  %11d  %13ld  %9s  %s\n", l->tp, l->cp,
                     l->pp, l->dp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
-                    mesh_recompute_name(l->recompute), l->sequence_parallel ? "on" : "off");
+                    mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off");
+    if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
+        mesh_buf_printf(b,
+                        "  recompute: the first %d layers of each stage in full, the rest "
+                        "none (the fewest that fit)\n",
+                        l->recompute_layers);
+    if (l->offload)
+        mesh_buf_puts(b, "  offload: the optimizer states and master weights live in host "
+                         "memory, updated by the CPU\n");
+    if (l->moments != MESH_PREC_FP32)
+        mesh_buf_printf(b,
+                        "  moments: Adam's two moments in %s (train.optimizer_dtype allows it)\n",
+                        mesh_precision_name(l->moments));
     mesh_buf_printf(b, "  --mesh %s\n", mesh_layout_format(l, canon, sizeof(canon)));
     if (m->has_arch && l->pp > 1) {
         mesh_buf_puts(b, "  layers per stage:");
@@ -87,8 +108,11 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
     const mesh_layout_t *l = &mesh_plan_best(p)->layout;
-    mesh_buf_printf(b, "\nMemory per GPU (worst rank: pipeline stage %d of %d)\n", mem->stage,
-                    l->pp);
+    const mesh_model_t *m = mesh_plan_model(p);
+    mesh_buf_printf(
+        b, "\nMemory per GPU (worst rank: pipeline stage %d of %d, as %s allocates it%s)\n",
+        mem->stage, l->pp, framework_title(mem->framework),
+        m->framework == MESH_FW_AUTO ? ": of the frameworks exported, it needs the most" : "");
     const struct {
         const char *name;
         double v;
@@ -101,6 +125,12 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
         mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, gib(rows[i].v));
     mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total", gib(mem->total),
                     gib(mem->capacity), 100 * mem->total / mem->capacity);
+    if (mem->host > 0) {
+        const mesh_alloc_t *a = mesh_plan_alloc(p);
+        mesh_buf_printf(b, "  %-12s %8.1f GiB per task in host memory, %.1f GiB per node of %.1f\n",
+                        "offloaded", gib(mem->host), gib(mem->host * a->gpus_per_node),
+                        gib(a->host_memory));
+    }
 }
 
 static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
@@ -164,11 +194,12 @@ static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_ba
     mesh_buf_printf(b,
                     "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d,\"zero\":%d,\"vpp\":%d,"
                     "\"micro_batch\":%d,\"micro_batches\":%ld,\"global_batch\":%ld,"
-                    "\"recompute\":\"%s\",\"sequence_parallel\":%s,\"mesh\":\"%s\"}",
+                    "\"recompute\":\"%s\",\"recompute_layers\":%d,\"sequence_parallel\":%s,"
+                    "\"offload\":\"%s\",\"moments\":\"%s\",\"mesh\":\"%s\"}",
                     l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
-                    global_batch, mesh_recompute_name(l->recompute),
-                    l->sequence_parallel ? "true" : "false",
-                    mesh_layout_format(l, canon, sizeof(canon)));
+                    global_batch, mesh_recompute_name(l->recompute), l->recompute_layers,
+                    l->sequence_parallel ? "true" : "false", l->offload ? "optimizer" : "none",
+                    mesh_precision_name(l->moments), mesh_layout_format(l, canon, sizeof(canon)));
 }
 
 static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
@@ -180,9 +211,9 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global
     mesh_buf_printf(b,
                     ",\"memory\":{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
                     "\"activations\":%.0f,\"overhead\":%.0f,\"total\":%.0f,\"capacity\":%.0f,"
-                    "\"stage\":%d}",
+                    "\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
                     m->weights, m->grads, m->optimizer, m->activations, m->overhead, m->total,
-                    m->capacity, m->stage);
+                    m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
     mesh_buf_printf(b,
                     ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
                     "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
@@ -217,15 +248,20 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_printf(&b,
                     ",\"params\":%.0f,\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
                     "\"ffn\":%d,\"vocab\":%d,\"seq_len\":%d,\"global_batch\":%ld,"
-                    "\"precision\":\"%s\",\"finetune\":\"%s\"}",
+                    "\"precision\":\"%s\",\"fp8_recipe\":\"%s\",\"grad_accum_dtype\":\"%s\","
+                    "\"optimizer_dtype\":\"%s\",\"framework\":\"%s\",\"finetune\":\"%s\"}",
                     m->params, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
                     m->seq_len, m->global_batch, mesh_precision_name(m->precision),
+                    m->precision == MESH_PREC_FP8 ? mesh_fp8_recipe_name(m->fp8_recipe) : "none",
+                    mesh_precision_name(m->grad_accum_dtype),
+                    mesh_precision_name(m->optimizer_dtype), mesh_framework_name(m->framework),
                     mesh_finetune_name(m->finetune));
     mesh_buf_puts(&b, ",\"allocation\":{\"nodes\":");
     mesh_buf_printf(&b, "%d,\"gpus_per_node\":%d,\"gpus\":%ld,\"gpu\":", a->nodes, a->gpus_per_node,
                     (long)a->nodes * a->gpus_per_node);
     mesh_buf_json_string(&b, a->gpu.name);
-    mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d},", a->gpu.memory, a->island);
+    mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d,\"host_memory\":%.0f},", a->gpu.memory,
+                    a->island, a->host_memory);
     json_candidate(&b, best, m->global_batch);
     mesh_buf_puts(&b, ",\"pp_layers\":[");
     for (int i = 0; i < best->layout.pp; i++)

@@ -30,12 +30,16 @@ int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *
         mesh_buf_puts(&b, "auto");
     mesh_buf_printf(
         &b,
-        ", precision: %s, grad_accum_dtype: %s, optimizer: %s, recompute: %s, "
-        "flash_attention: %s, dropout: %.17g, finetune: %s}}",
+        ", precision: %s, grad_accum_dtype: %s, optimizer: %s, optimizer_dtype: %s, "
+        "framework: %s, recompute: %s, flash_attention: %s, dropout: %.17g, finetune: %s",
         mesh_precision_name(m->precision), mesh_precision_name(m->grad_accum_dtype),
-        mesh_optimizer_name(m->optimizer),
+        mesh_optimizer_name(m->optimizer), mesh_precision_name(m->optimizer_dtype),
+        mesh_framework_name(m->framework),
         m->recompute == MESH_RECOMPUTE_AUTO ? "auto" : mesh_recompute_name(m->recompute),
         m->flash_attention ? "true" : "false", m->dropout, mesh_finetune_name(m->finetune));
+    if (m->precision == MESH_PREC_FP8) /* the recipe is an error without fp8 */
+        mesh_buf_printf(&b, ", fp8_recipe: %s", mesh_fp8_recipe_name(m->fp8_recipe));
+    mesh_buf_puts(&b, "}}");
     int rc = 0;
     if (b.failed || !b.data)
         rc = mesh_error_set(err, "request: out of memory");

@@ -39,8 +39,11 @@ enum field {
     F_GBS,
     F_MB,
     F_PREC,
+    F_FP8_RECIPE,
     F_GRAD_DTYPE,
     F_OPT,
+    F_OPT_DTYPE,
+    F_FRAMEWORK,
     F_RECOMPUTE,
     F_FLASH,
     F_DROPOUT,
@@ -87,9 +90,12 @@ static const struct key {
     {"train", "seq_len", F_SEQ, K_INT, 1, 1 << 24, NULL},
     {"train", "global_batch", F_GBS, K_INT, 1, 1 << 30, NULL},
     {"train", "micro_batch", F_MB, K_INT, 1, 1 << 16, NULL}, /* or "auto" */
-    {"train", "precision", F_PREC, K_ENUM, 0, 0, "bf16 fp16 fp32"},
+    {"train", "precision", F_PREC, K_ENUM, 0, 0, "bf16 fp16 fp32 fp8"},
+    {"train", "fp8_recipe", F_FP8_RECIPE, K_ENUM, 0, 0, "delayed tensorwise blockwise mxfp8"},
     {"train", "grad_accum_dtype", F_GRAD_DTYPE, K_ENUM, 0, 0, "bf16 fp16 fp32"},
     {"train", "optimizer", F_OPT, K_ENUM, 0, 0, "adam adamw sgd"},
+    {"train", "optimizer_dtype", F_OPT_DTYPE, K_ENUM, 0, 0, "bf16 fp16 fp32"},
+    {"train", "framework", F_FRAMEWORK, K_ENUM, 0, 0, "auto megatron deepspeed torch"},
     {"train", "recompute", F_RECOMPUTE, K_ENUM, 0, 0, "none selective full"}, /* or "auto" */
     {"train", "flash_attention", F_FLASH, K_BOOL, 0, 0, NULL},
     {"train", "dropout", F_DROPOUT, K_NUM, 0, 1, NULL},
@@ -130,7 +136,20 @@ static int enum_parse(const char *choices, const char *s)
 
 const char *mesh_precision_name(mesh_precision_t p)
 {
-    return p == MESH_PREC_BF16 ? "bf16" : p == MESH_PREC_FP16 ? "fp16" : "fp32";
+    static const char *const names[] = {"bf16", "fp16", "fp32", "fp8"};
+    return (unsigned)p < MESH_ARRAY_LEN(names) ? names[p] : "?";
+}
+
+const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r)
+{
+    static const char *const names[] = {"delayed", "tensorwise", "blockwise", "mxfp8"};
+    return (unsigned)r < MESH_ARRAY_LEN(names) ? names[r] : "?";
+}
+
+const char *mesh_framework_name(mesh_framework_t f)
+{
+    static const char *const names[] = {"auto", "megatron", "deepspeed", "torch"};
+    return (unsigned)f < MESH_ARRAY_LEN(names) ? names[f] : "?";
 }
 
 const char *mesh_optimizer_name(mesh_optimizer_t o)
@@ -223,8 +242,11 @@ static void model_defaults(mesh_model_t *m)
     m->global_batch = 512;
     m->micro_batch = 0;
     m->precision = MESH_PREC_BF16;
-    m->grad_accum_dtype = MESH_PREC_BF16;
+    m->fp8_recipe = MESH_FP8_DELAYED;
+    m->grad_accum_dtype = MESH_PREC_FP32; /* finish() sets the precision's default */
     m->optimizer = MESH_OPT_ADAMW;
+    m->optimizer_dtype = MESH_PREC_FP32;
+    m->framework = MESH_FW_AUTO;
     m->recompute = MESH_RECOMPUTE_AUTO;
     m->flash_attention = 1;
     m->dropout = 0.0;
@@ -340,8 +362,11 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
     case F_GBS: m->global_batch = (long)iv; break;
     case F_MB: m->micro_batch = (int)iv; break;
     case F_PREC: m->precision = (mesh_precision_t)ev; break;
+    case F_FP8_RECIPE: m->fp8_recipe = (mesh_fp8_recipe_t)ev; break;
     case F_GRAD_DTYPE: m->grad_accum_dtype = (mesh_precision_t)ev; break;
     case F_OPT: m->optimizer = (mesh_optimizer_t)ev; break;
+    case F_OPT_DTYPE: m->optimizer_dtype = (mesh_precision_t)ev; break;
+    case F_FRAMEWORK: m->framework = (mesh_framework_t)ev; break;
     case F_RECOMPUTE: m->recompute = (mesh_recompute_t)ev; break;
     case F_FLASH: m->flash_attention = bv; break;
     case F_DROPOUT: m->dropout = dv; break;
@@ -552,8 +577,32 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                                   "to %g (check arch.layers, hidden and vocab)",
                                   origin, m->params, PARAMS_MIN, PARAMS_MAX);
     }
+    /* the frameworks' defaults: Megatron-LM accumulates and reduces bf16
+     * gradients in fp32 main grads (arguments.py sets
+     * accumulate_allreduce_grads_in_fp32 under --bf16), fp16 ones in fp16
+     * with an fp32 copy for the optimizer; DeepSpeed likewise */
     if (!in->set[F_GRAD_DTYPE])
-        m->grad_accum_dtype = m->precision;
+        m->grad_accum_dtype = m->precision == MESH_PREC_FP16 ? MESH_PREC_FP16 : MESH_PREC_FP32;
+    if (m->precision == MESH_PREC_FP32 && m->grad_accum_dtype != MESH_PREC_FP32)
+        return mesh_error_set(err,
+                              "%s:%d: train.grad_accum_dtype: %s gradients under precision fp32 "
+                              "would lose what fp32 training keeps; use fp32 or leave it out",
+                              AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8)
+        return mesh_error_set(err,
+                              "%s:%d: train.fp8_recipe: only means something with precision: fp8 "
+                              "(precision is %s)",
+                              AT(F_FP8_RECIPE), mesh_precision_name(m->precision));
+    if (m->optimizer_dtype != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err,
+                              "%s:%d: train.optimizer_dtype: 16-bit moments are Adam's "
+                              "(--exp-avg-dtype); SGD keeps fp32 momentum",
+                              AT(F_OPT_DTYPE));
+    if (m->optimizer_dtype != MESH_PREC_FP32 && m->framework == MESH_FW_DEEPSPEED)
+        return mesh_error_set(err,
+                              "%s:%d: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
+                              "use fp32, or framework: megatron",
+                              AT(F_OPT_DTYPE));
     if (!m->name[0])
         mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
     if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
@@ -591,8 +640,11 @@ static void apply_overrides(spec_in_t *base, const spec_in_t *over)
     TAKE(F_GBS, global_batch);
     TAKE(F_MB, micro_batch);
     TAKE(F_PREC, precision);
+    TAKE(F_FP8_RECIPE, fp8_recipe);
     TAKE(F_GRAD_DTYPE, grad_accum_dtype);
     TAKE(F_OPT, optimizer);
+    TAKE(F_OPT_DTYPE, optimizer_dtype);
+    TAKE(F_FRAMEWORK, framework);
     TAKE(F_RECOMPUTE, recompute);
     TAKE(F_FLASH, flash_attention);
     TAKE(F_DROPOUT, dropout);
@@ -696,11 +748,12 @@ const char *mesh_model_digest(const mesh_model_t *m, char buf[17])
 {
     char text[1024];
     snprintf(text, sizeof(text),
-             "m1|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%d|%d|%.17g|%d", m->name,
-             m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
-             (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch, m->micro_batch,
+             "m2|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%d|%d|%.17g|%d|%d|%d|%d",
+             m->name, m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+             m->vocab, (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch, m->micro_batch,
              (int)m->precision, (int)m->grad_accum_dtype, (int)m->optimizer, (int)m->recompute,
-             m->flash_attention, m->dropout, (int)m->finetune);
+             m->flash_attention, m->dropout, (int)m->finetune, (int)m->fp8_recipe,
+             (int)m->optimizer_dtype, (int)m->framework);
     snprintf(buf, 17, "%016llx", (unsigned long long)mesh_fnv1a64(text));
     return buf;
 }

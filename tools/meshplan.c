@@ -19,7 +19,7 @@ enum { EXIT_FITS = 0, EXIT_NOFIT = 1, EXIT_BADINPUT = 2 };
 typedef struct options {
     const char *cmd;
     const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology, *svg;
-    double gpu_mem;
+    double gpu_mem, host_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
     int json, have_export, no_pictures;
     mesh_export_t export_mode;
@@ -33,10 +33,14 @@ static const char *const usage_common =
     "  --gpu NAME            GPU model from the table (meshplan gpus)\n"
     "  --gpu-mem SIZE        GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's\n"
     "  --nvlink N            GPUs per NVLink island (default: the GPU's)\n"
+    "  --host-mem SIZE       host memory per node, for optimizer offload (default: the\n"
+    "                        topology's; unknown: no offload)\n"
     "  --topology FILE.xml   a node's hwloc topology, in place of --gpu, --gpu-mem, --nvlink\n"
     "                        (and of --gpus-per-node); 'this' for this machine\n"
     "  --mesh STRING         pin fields: "
-    "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off\n"
+    "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,\n"
+    "                        offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
+    "                        selective, full or full:N layers per stage)\n"
     "  --policy FILE         admin policy (YAML), as the plugin reads it\n"
     "  --set KEY=VALUE       set one policy key (e.g. reserve=0.1), after --policy\n"
     "  --models-dir DIR      look for presets here first\n"
@@ -129,6 +133,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         O_BIND,
         O_SVG,
         O_NO_PICTURES,
+        O_HOST_MEM,
         O_HELP
     };
     static const struct option longopts[] = {
@@ -138,6 +143,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         {"gpu", required_argument, NULL, O_GPU},
         {"gpu-mem", required_argument, NULL, O_GPU_MEM},
         {"nvlink", required_argument, NULL, O_NVLINK},
+        {"host-mem", required_argument, NULL, O_HOST_MEM},
         {"mesh", required_argument, NULL, O_MESH},
         {"policy", required_argument, NULL, O_POLICY},
         {"set", required_argument, NULL, O_SET},
@@ -174,6 +180,9 @@ static int parse_options(int argc, char **argv, options_t *o)
             rc = mesh_parse_size(optarg, "--gpu-mem", 1e8, 1e14, &o->gpu_mem, &err);
             break;
         case O_NVLINK: rc = mesh_parse_int(optarg, "--nvlink", 1, 1024, &o->nvlink, &err); break;
+        case O_HOST_MEM:
+            rc = mesh_parse_size(optarg, "--host-mem", 1e8, 1e16, &o->host_mem, &err);
+            break;
         case O_MESH: o->mesh = optarg; break;
         case O_POLICY: o->policy = optarg; break;
         case O_SET:
@@ -313,6 +322,8 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
                                  (int)o->gpus_per_node, &alloc, &err) < 0) {
         goto fail;
     }
+    if (o->host_mem > 0)
+        alloc.host_memory = o->host_mem;
     if ((*out = mesh_plan_create(&model, &alloc, &pins, &o->pol, &err)))
         return 0;
 fail:

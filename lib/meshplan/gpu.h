@@ -27,6 +27,8 @@ typedef struct mesh_gpu {
     double net_bw;   /* inter-node network bandwidth per GPU, one direction, bytes/s */
     int island;      /* GPUs per all-to-all NVLink/XGMI domain in the usual node */
     double gemm_eff; /* fraction of peak_flops large GEMMs reach (cuBLAS/hipBLASLt) */
+    double peak_fp8; /* dense FP8 tensor FLOP/s; 0: no FP8 (precision fp8 is refused) */
+    int fp8_blocks;  /* 1: MXFP8 block scaling too (Blackwell, sm_100) */
 } mesh_gpu_t;
 
 /* Number of entries in the built-in table and the i-th entry. */

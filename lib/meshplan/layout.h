@@ -30,7 +30,12 @@ typedef struct mesh_layout {
     int vpp;         /* model chunks per pipeline stage (interleaved 1F1B); 1 = plain 1F1B */
     int micro_batch; /* sequences per micro-batch */
     mesh_recompute_t recompute;
-    int sequence_parallel; /* Megatron sequence parallelism; only with tp > 1 */
+    /* with recompute full: how many layers of each stage are recomputed
+     * (Megatron's --recompute-method block); 0: all of them */
+    int recompute_layers;
+    int sequence_parallel;    /* Megatron sequence parallelism; only with tp > 1 */
+    int offload;              /* 1: optimizer states (and master weights) in host memory */
+    mesh_precision_t moments; /* Adam moments: fp32, or bf16/fp16 when the spec allows */
 } mesh_layout_t;
 
 /* What the job runs on.  gpus_per_node is the number of tasks (one GPU
@@ -40,14 +45,16 @@ typedef struct mesh_alloc {
     int gpus_per_node;
     int island;
     mesh_gpu_t gpu;
+    double host_memory; /* bytes of host memory per node; 0: unknown (no optimizer offload) */
 } mesh_alloc_t;
 
 /* Make every field of l MESH_FREE (nothing pinned). */
 void mesh_layout_unpin(mesh_layout_t *l);
 
-/* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off"
- * (any subset, any order); fields not named stay MESH_FREE, fields given as
- * "auto" become MESH_AUTO. */
+/* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,
+ * offload=none|optimizer,moments=fp32|bf16|fp16" (any subset, any order;
+ * R is none, selective, full or full:N); fields not named stay MESH_FREE,
+ * fields given as "auto" become MESH_AUTO. */
 int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
 
 /* Canonical string of a complete layout, in the syntax mesh_layout_parse
@@ -56,6 +63,9 @@ const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len);
 
 /* The pinned fields of l in --mesh syntax ("tp=2,zero=1"; "auto" if none). */
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len);
+
+/* The recompute field as --mesh writes it: none, selective, full or full:N. */
+const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len);
 
 /* tp*cp*pp*dp. */
 long mesh_layout_world(const mesh_layout_t *l);

@@ -27,6 +27,10 @@ typedef struct mesh_memory {
     double total;
     double capacity; /* usable: GPU memory * (1 - reserve) */
     int stage;       /* the pipeline stage these figures are for */
+    /* the framework whose accounting these are (with train.framework auto,
+     * the one that needs the most: it set the bound) */
+    mesh_framework_t framework;
+    double host; /* bytes this GPU's task keeps in host memory (optimizer offload) */
 } mesh_memory_t;
 
 /* Memory of the worst rank of layout l (which must pass mesh_layout_check). */
@@ -44,7 +48,8 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
  * layer (or a tied copy) and the final norm on the last. */
 double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
 
-/* Bytes per parameter (w, g, k) of the model's precision and optimizer. */
+/* Bytes per parameter (w, g, k) of the model's precision and optimizer,
+ * unsharded, under the framework that needs the most (lib/accounting.c). */
 void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
 
 /* Activation bytes one transformer layer stores for one micro-batch

@@ -23,7 +23,30 @@ extern "C" {
 #define MESH_SPEC_MAX_BYTES (64 * 1024) /* larger spec files are refused */
 
 typedef enum mesh_mlp { MESH_MLP_GELU, MESH_MLP_SWIGLU } mesh_mlp_t;
-typedef enum mesh_precision { MESH_PREC_BF16, MESH_PREC_FP16, MESH_PREC_FP32 } mesh_precision_t;
+/* Training precision.  fp8 runs the GEMMs in FP8 through Transformer Engine
+ * and keeps bf16 parameters and an fp32 master copy (mixed precision). */
+typedef enum mesh_precision {
+    MESH_PREC_BF16,
+    MESH_PREC_FP16,
+    MESH_PREC_FP32,
+    MESH_PREC_FP8,
+} mesh_precision_t;
+/* Transformer Engine's FP8 scaling recipes (transformer_engine/common/recipe). */
+typedef enum mesh_fp8_recipe {
+    MESH_FP8_DELAYED,    /* DelayedScaling: per-tensor, amax history (Hopper) */
+    MESH_FP8_TENSORWISE, /* Float8CurrentScaling: per-tensor, current amax (Hopper) */
+    MESH_FP8_BLOCKWISE,  /* Float8BlockScaling: 128-wide blocks (Hopper) */
+    MESH_FP8_MXFP8,      /* MXFP8BlockScaling: 32-wide blocks, needs Blackwell */
+} mesh_fp8_recipe_t;
+/* Whose accounting "fits" means: the framework that will run the job.  auto:
+ * every framework meshplan exports flags or a config for (Megatron-LM and
+ * DeepSpeed), priced each and the largest kept. */
+typedef enum mesh_framework {
+    MESH_FW_AUTO,
+    MESH_FW_MEGATRON,
+    MESH_FW_DEEPSPEED,
+    MESH_FW_TORCH, /* PyTorch FSDP2 / DDP */
+} mesh_framework_t;
 typedef enum mesh_optimizer { MESH_OPT_ADAM, MESH_OPT_ADAMW, MESH_OPT_SGD } mesh_optimizer_t;
 typedef enum mesh_finetune {
     MESH_FINETUNE_FULL, /* every weight trains */
@@ -51,9 +74,16 @@ typedef struct mesh_model {
     long global_batch; /* sequences per optimizer step */
     int micro_batch;   /* 0 = auto (planned) */
     mesh_precision_t precision;
-    mesh_precision_t
-        grad_accum_dtype; /* gradient buffers; default: precision (Megatron uses fp32) */
+    mesh_fp8_recipe_t fp8_recipe; /* with precision fp8 */
+    /* gradient buffers: fp32 by default under bf16 and fp32 (Megatron's main
+     * grads, DeepSpeed's fp32 accumulation), fp16 under fp16 (Megatron then
+     * copies them to fp32 for the optimizer); bf16 = 2-byte buffers */
+    mesh_precision_t grad_accum_dtype;
     mesh_optimizer_t optimizer;
+    /* the narrowest Adam moments the planner may choose: fp32 (the default)
+     * or 16-bit, which changes numerics and so is only taken when given */
+    mesh_precision_t optimizer_dtype;
+    mesh_framework_t framework;
     mesh_recompute_t recompute;
     int flash_attention; /* no s x s attention scores are stored */
     double dropout;      /* 0: no dropout masks are stored */
@@ -107,6 +137,8 @@ double mesh_model_layer_params(const mesh_model_t *m);
 
 /* Names for the enums, as written in specs. */
 const char *mesh_precision_name(mesh_precision_t p);
+const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r);
+const char *mesh_framework_name(mesh_framework_t f);
 const char *mesh_optimizer_name(mesh_optimizer_t o);
 const char *mesh_recompute_name(mesh_recompute_t r);
 const char *mesh_mlp_name(mesh_mlp_t m);

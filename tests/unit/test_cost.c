@@ -37,7 +37,7 @@ static void flops__per_token(void **state)
 
 static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
 {
-    mesh_layout_t l = test_mesh(mesh);
+    mesh_layout_t l = test_layout(mesh);
     mesh_error_t err;
     if (mesh_layout_check(m, a, &l, &err) < 0)
         fail_msg("%s", err.msg);

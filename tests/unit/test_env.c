@@ -88,8 +88,8 @@ static void framework_args(void **state)
     assert_null(strstr(mg, "virtual"));
     assert_string_equal(get(e, "MESH_DEEPSPEED_CONFIG"),
                         "{\"train_batch_size\":16,\"train_micro_batch_size_per_gpu\":2,"
-                        "\"gradient_accumulation_steps\":4,\"zero_optimization\":{\"stage\":1},"
-                        "\"bf16\":{\"enabled\":true}}");
+                        "\"gradient_accumulation_steps\":4,\"zero_optimization\":{\"stage\":1,"
+                        "\"reduce_bucket_size\":500000000},\"bf16\":{\"enabled\":true}}");
     assert_null(get(e, "RANK"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);

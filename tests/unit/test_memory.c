@@ -25,18 +25,37 @@ static void state_bytes__precision_optimizer(void **state)
 {
     mesh_model_t m = test_preset("llama2-7b");
     double w, g, k;
+    /* auto prices Megatron-LM and DeepSpeed and keeps the larger: at ZeRO-0
+     * DeepSpeed's FP16_Optimizer in bf16 mode holds 16-bit gradients and
+     * their fp32 copy for the step beside the master and Adam (engine.py
+     * L2011-2021, fused_optimizer.py L286-294): 2 + 2 + 4 + 4 + 8 = 20 */
     mesh_state_bytes(&m, &w, &g, &k);
-    assert_true(w == 2 && g == 2 && k == 12);
-    /* Megatron's distributed optimizer: bf16 weights, fp32 main grads,
-     * optimizer sharded: 6 + 12/d bytes per parameter; d = 8 gives 7.5 */
-    m.grad_accum_dtype = MESH_PREC_FP32;
+    assert_true(w == 2 && g == 2 && k == 16);
+    /* Megatron-LM, dist_optimizer.md: bf16 parameters, fp32 main grads:
+     * 18 bytes, 6 + 12/d distributed; d = 8 gives 7.5 */
+    m.framework = MESH_FW_MEGATRON;
     mesh_state_bytes(&m, &w, &g, &k);
+    assert_true(w == 2 && g == 4 && k == 12);
     assert_true(mesh_model_states(1, 8, 1, w, g, k) == 7.5);
     assert_true(mesh_model_states(1, 1, 0, w, g, k) == 18);
+    /* fp16 parameters, fp16 gradients: 20, 4 + 16/d (the fp32 copy of the
+     * gradients is sharded with the optimizer) */
+    m.precision = MESH_PREC_FP16;
+    m.grad_accum_dtype = MESH_PREC_FP16;
+    mesh_state_bytes(&m, &w, &g, &k);
+    assert_true(w == 2 && g == 2 && k == 16);
+    assert_true(mesh_model_states(1, 8, 1, w, g, k) == 4 + 16.0 / 8);
+    /* 2-byte gradient buffers (--main-grads-dtype bf16): the seed's 16 */
+    m.precision = MESH_PREC_BF16;
+    m.grad_accum_dtype = MESH_PREC_BF16;
+    mesh_state_bytes(&m, &w, &g, &k);
+    assert_true(w == 2 && g == 2 && k == 12);
+    /* fp32: 16, 8 + 8/d */
     m.precision = MESH_PREC_FP32;
     m.grad_accum_dtype = MESH_PREC_FP32;
     mesh_state_bytes(&m, &w, &g, &k);
-    assert_true(w + g + k == 16); /* fp32 Adam: weights, grads, two moments */
+    assert_true(w == 4 && g == 4 && k == 8);
+    assert_true(mesh_model_states(1, 8, 1, w, g, k) == 8 + 8.0 / 8);
     m.optimizer = MESH_OPT_SGD;
     mesh_state_bytes(&m, &w, &g, &k);
     assert_true(w + g + k == 12);
@@ -107,7 +126,8 @@ static void activations__first_stage_holds_all_layers(void **state)
                        .vpp = 1,
                        .micro_batch = 1,
                        .recompute = MESH_RECOMPUTE_SELECTIVE,
-                       .sequence_parallel = 1};
+                       .sequence_parallel = 1,
+                       .moments = MESH_PREC_FP32};
     mesh_memory_t mem;
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_int_equal(mem.stage, 0);
@@ -144,7 +164,8 @@ static void worst_rank__uneven_split(void **state)
                        .vpp = 1,
                        .micro_batch = 1,
                        .recompute = MESH_RECOMPUTE_NONE,
-                       .sequence_parallel = 1};
+                       .sequence_parallel = 1,
+                       .moments = MESH_PREC_FP32};
     mesh_memory_t mem;
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_int_equal(mem.stage, 1);

@@ -54,8 +54,18 @@ static void defaults__filled(void **state)
     assert_int_equal(m.micro_batch, 0);
     assert_int_equal(m.recompute, MESH_RECOMPUTE_AUTO);
     assert_int_equal(m.precision, MESH_PREC_BF16);
-    assert_int_equal(m.grad_accum_dtype, MESH_PREC_BF16);
+    /* the frameworks' default: fp32 main gradients under bf16 (Megatron-LM
+     * arguments.py L1214-1217), fp16 ones under fp16 */
+    assert_int_equal(m.grad_accum_dtype, MESH_PREC_FP32);
+    assert_int_equal(m.framework, MESH_FW_AUTO);
+    assert_int_equal(m.optimizer_dtype, MESH_PREC_FP32);
     assert_true(m.flash_attention);
+    m = test_spec("params: 1e9\ntrain:\n  precision: fp16\n");
+    assert_int_equal(m.grad_accum_dtype, MESH_PREC_FP16);
+    m = test_spec("params: 1e9\ntrain:\n  precision: fp8\n  fp8_recipe: blockwise\n");
+    assert_int_equal(m.precision, MESH_PREC_FP8);
+    assert_int_equal(m.fp8_recipe, MESH_FP8_BLOCKWISE);
+    assert_int_equal(m.grad_accum_dtype, MESH_PREC_FP32);
     assert_string_equal(m.name, "model");
 }
 
@@ -99,7 +109,17 @@ static void errors__name_key_and_line(void **state)
     expect_error("arch:\n  layers: 0\n  hidden: 8\n  heads: 1\n  vocab: 1\n", "bad.yaml:2",
                  "arch.layers");
     expect_error("train:\n  seq_len: -4\n", "bad.yaml:2", "train.seq_len");
-    expect_error("train:\n  precision: fp8\n", "train.precision", "bf16 fp16 fp32");
+    expect_error("train:\n  precision: fp4\n", "train.precision", "bf16 fp16 fp32 fp8");
+    expect_error("params: 1e9\ntrain:\n  fp8_recipe: delayed\n", "bad.yaml:3",
+                 "only means something with precision: fp8");
+    expect_error("params: 1e9\ntrain:\n  precision: fp32\n  grad_accum_dtype: bf16\n",
+                 "train.grad_accum_dtype", "fp32");
+    expect_error("params: 1e9\ntrain:\n  optimizer: sgd\n  optimizer_dtype: bf16\n",
+                 "train.optimizer_dtype", "SGD");
+    expect_error("params: 1e9\ntrain:\n  framework: deepspeed\n  optimizer_dtype: bf16\n",
+                 "train.optimizer_dtype", "DeepSpeed keeps fp32");
+    expect_error("params: 1e9\ntrain:\n  framework: jax\n", "train.framework",
+                 "auto megatron deepspeed torch");
     expect_error("train:\n  dropout: 1.5\n", "train.dropout", "out of range");
     expect_error("params: 1e99\n", "params", "out of range");
     expect_error("train:\n  flash_attention: perhaps\n", "flash_attention", NULL);

@@ -63,6 +63,20 @@ static inline mesh_layout_t test_mesh(const char *s)
     return l;
 }
 
+/* A complete layout from a --mesh string: the memory levers it leaves out
+ * (written only when used) are off. */
+static inline mesh_layout_t test_layout(const char *s)
+{
+    mesh_layout_t l = test_mesh(s);
+    if (l.offload == MESH_FREE)
+        l.offload = 0;
+    if ((int)l.moments == MESH_FREE)
+        l.moments = MESH_PREC_FP32;
+    if (l.recompute_layers == MESH_FREE)
+        l.recompute_layers = 0;
+    return l;
+}
+
 /* Plan with the default policy; fails the test on an error. */
 static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
 {

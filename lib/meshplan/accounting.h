@@ -1,0 +1,83 @@
+/*
+ * meshplan: model states as each framework allocates them.
+ *
+ * "Fits" means fits under the flags and config that meshplan exports, by
+ * the framework's own accounting.  This header is the one table that ties
+ * each memory term (bytes per parameter, or a buffer) to the exported flag
+ * or config entry that makes the framework allocate it, with the source
+ * file and commit of the framework where that allocation happens.  The
+ * memory model sums these terms; MESH_MEGATRON_ARGS and
+ * MESH_DEEPSPEED_CONFIG print their causes; a unit test checks both ways.
+ */
+#ifndef MESHPLAN_ACCOUNTING_H
+#define MESHPLAN_ACCOUNTING_H
+
+#include "meshplan/layout.h"
+#include "meshplan/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The memory part a term belongs to (mesh_memory_t's fields). */
+typedef enum mesh_part {
+    MESH_PART_WEIGHTS,
+    MESH_PART_GRADS,
+    MESH_PART_OPTIMIZER,
+} mesh_part_t;
+
+#define MESH_UNSHARDED 4 /* shard_from of a term no ZeRO stage divides */
+#define MESH_TERMS_MAX 16
+
+/* Where a term's cause is written. */
+typedef enum mesh_cause_at {
+    MESH_CAUSE_ARGS,     /* a Megatron-LM command-line flag sequence */
+    MESH_CAUSE_DS_TOP,   /* a member of the DeepSpeed config's top object */
+    MESH_CAUSE_DS_ZERO,  /* a member of its "zero_optimization" object */
+    MESH_CAUSE_LAUNCHER, /* what the training program does with MESH_ZERO_STAGE (torch) */
+} mesh_cause_at_t;
+
+/* One memory term of one GPU.  A term is either per parameter
+ * (per_param bytes for each parameter the GPU holds before ZeRO shards
+ * them, divided over the dp*cp group from ZeRO stage shard_from on) or a
+ * buffer of fixed bytes. */
+typedef struct mesh_term {
+    const char *what; /* "fp32 main gradients" */
+    mesh_part_t part;
+    double per_param;
+    int shard_from;     /* 1..3, or MESH_UNSHARDED */
+    double fixed;       /* bytes of a buffer (gathered modules, buckets) */
+    int host;           /* kept in host memory (offload=optimizer), not on the GPU */
+    mesh_cause_at_t at; /* where cause is written */
+    /* The exported flags or JSON member that make the framework allocate
+     * this term, exactly as rendered; NULL when the framework does it by
+     * default, and then `unless` is the export that would remove it. */
+    const char *cause, *unless;
+    const char *source; /* the framework's file@commit that allocates it */
+} mesh_term_t;
+
+/* The model-state terms of one GPU of pipeline stage `stage` of layout l
+ * for model m under framework fw (not MESH_FW_AUTO), written to out
+ * (MESH_TERMS_MAX entries); returns how many.  The per-parameter terms
+ * apply to mesh_stage_params(m, l, stage) parameters. */
+int mesh_state_terms(const mesh_model_t *m, mesh_framework_t fw, const mesh_layout_t *l, int stage,
+                     mesh_term_t *out);
+
+/* Bytes one GPU keeps of term t for psi parameters over d data-parallel
+ * ranks (d = dp*cp, the group the optimizer shards over) under ZeRO stage
+ * zero. */
+double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero);
+
+/* The frameworks a plan must fit under: fw itself, or for MESH_FW_AUTO every
+ * framework meshplan exports a configuration for (Megatron-LM and
+ * DeepSpeed).  Fills out[] and returns how many. */
+int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3]);
+
+/* The framework flag that shards the optimizer (ZeRO-1) and beyond:
+ * what a ZeRO stage is exported as, or NULL for stage 0. */
+const char *mesh_zero_cause(mesh_framework_t fw, int zero);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
