@@ -81,7 +81,7 @@ static double largest_unit(const mesh_model_t *m, const mesh_layout_t *l, int st
     /* DeepSpeed gathers module by module (parameters(recurse=False)): the
      * largest leaf of a layer is its widest linear; FSDP units are layers */
     double f = m->ffn > m->hidden ? m->ffn : m->hidden;
-    double unit = leaf ? h * f / l->tp : mesh_model_layer_params(m) / l->tp;
+    double unit = leaf ? h * f / l->tp : mesh_layer_params_per_gpu(m, l->tp);
     int ends = stage == 0 || stage == l->pp - 1;
     return ends && emb > unit ? emb : unit;
 }

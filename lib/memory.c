@@ -100,16 +100,20 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
     return replicated / rep_div + (split + core) / tp;
 }
 
+double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
+{
+    /* norms (and GPT's row-parallel biases) are replicated, matrices split */
+    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
+    return (mesh_model_layer_params(m) - replicated) / tp + replicated;
+}
+
 double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
     if (!m->has_arch)
         return m->params;
     int layers = mesh_stage_layers(m->layers, l->pp, stage);
     double t = l->tp, h = m->hidden;
-    /* norms (and GPT's row-parallel biases) are replicated, matrices split */
-    double replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
-    double layer = mesh_model_layer_params(m);
-    double per_gpu_layer = (layer - replicated) / t + replicated;
+    double per_gpu_layer = mesh_layer_params_per_gpu(m, l->tp);
     double emb = mesh_model_padded_vocab(m, l->tp) * h / t;
 
     double p = layers * per_gpu_layer;

@@ -48,6 +48,10 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
  * layer (or a tied copy) and the final norm on the last. */
 double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
 
+/* Parameters one GPU holds of one transformer layer under tensor
+ * parallelism tp: the matrices split, the norms replicated. */
+double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
+
 /* Bytes per parameter (w, g, k) of the model's precision and optimizer,
  * unsharded, under the framework that needs the most (lib/accounting.c). */
 void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);

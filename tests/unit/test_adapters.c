@@ -123,6 +123,13 @@ static int for_each_layout(check_fn check, const table_t *t)
         "preset: llama2-7b\ntrain:\n  precision: fp32\n",
         /* 30 layers: uneven splits over 4 and 8 stages */
         "preset: llama2-7b\narch:\n  layers: 30\n",
+        /* 2-byte gradient buffers, FP8, 16-bit moments, SGD, one framework */
+        "preset: llama2-7b\ntrain:\n  grad_accum_dtype: bf16\n",
+        "preset: llama3-8b\ntrain:\n  precision: fp8\n",
+        "preset: llama3-8b\ntrain:\n  precision: fp8\n  fp8_recipe: blockwise\n",
+        "preset: llama2-7b\ntrain:\n  optimizer_dtype: bf16\n  framework: megatron\n",
+        "preset: llama2-7b\ntrain:\n  optimizer: sgd\n",
+        "preset: llama2-7b\ntrain:\n  precision: fp16\n  grad_accum_dtype: fp32\n",
     };
     static const struct {
         int nodes;
@@ -141,6 +148,11 @@ static int for_each_layout(check_fn check, const table_t *t)
         {16, "tp=8,pp=4,vpp=2,zero=1"},
         {8, "tp=4,cp=2,pp=2"},
         {2, "tp=1,pp=1,zero=3,mb=1"},
+        /* the memory levers */
+        {4, "zero=1,offload=optimizer"},
+        {4, "zero=3,offload=optimizer"},
+        {4, "zero=2,moments=bf16"},
+        {4, "pp=2,recompute=full:3"},
     };
     int n = 0;
     for (size_t s = 0; s < sizeof(specs) / sizeof(*specs); s++) {
@@ -154,6 +166,7 @@ static int for_each_layout(check_fn check, const table_t *t)
             if (mesh_layout_parse(cases[c].pins, &pins, &err) < 0)
                 fail_msg("%s", err.msg);
             mesh_alloc_t a = test_alloc("H100-SXM", cases[c].nodes, 8);
+            a.host_memory = 2e12;
             mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
             if (!p)
                 continue; /* not a valid layout for this model (e.g. layers vs stages) */
