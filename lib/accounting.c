@@ -29,8 +29,6 @@
 #define DS_REDUCE_BUCKET   500000000.0
 #define DS_PREFETCH_BUCKET 50000000.0
 
-#define LORA_ADAPTER_FRACTION 0.01
-
 typedef struct terms {
     mesh_term_t *t;
     int n;
@@ -47,10 +45,9 @@ static mesh_term_t *add(terms_t *ts, const char *what, mesh_part_t part, double 
     t->what = what;
     t->part = part;
     /* LoRA: the frozen base weights have no gradients and no optimizer
-     * states; the adapters (well under 1% of a model's parameters on every
-     * linear layer: rank 16 on 70B is about 0.1%) are priced as 1% */
+     * states, only the adapters do */
     t->per_param = per_param * (ts->m->finetune == MESH_FINETUNE_LORA && part != MESH_PART_WEIGHTS
-                                    ? LORA_ADAPTER_FRACTION
+                                    ? MESH_LORA_ADAPTER_FRACTION
                                     : 1);
     t->shard_from = shard_from;
     t->cause = cause;

@@ -99,6 +99,8 @@ static double attn_peak(const mesh_model_t *m, const mesh_gpu_t *g)
 typedef struct layer_time {
     double fwd;      /* forward compute of one layer */
     double attn_fwd; /* of which the attention core */
+    double mlp_fwd;  /* of which the MLP's GEMMs */
+    double norm_fwd; /* the two norms */
     double tp_comm;  /* TP collectives of one layer, forward */
     double cp_comm;  /* CP K/V ring of one layer, forward */
 } layer_time_t;
@@ -162,16 +164,22 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     };
     double flops = 0, bytes = 0;
     for (int i = 0; i < 4; i++) {
-        flops += 2 * tokens * gemm[i].k * gemm[i].n;
-        bytes += w * (tokens * gemm[i].k + gemm[i].k * gemm[i].n + tokens * gemm[i].n);
+        double fl = 2 * tokens * gemm[i].k * gemm[i].n;
+        double by = w * (tokens * gemm[i].k + gemm[i].k * gemm[i].n + tokens * gemm[i].n);
+        flops += fl;
+        bytes += by;
+        if (i >= 2) /* what recomputing the MLP repeats */
+            lt->mlp_fwd += fl / peak + by / hbm;
     }
+    /* recomputing the norms repeats two elementwise passes over b*s*h */
+    lt->norm_fwd = 2 * 2 * w * tokens * h / hbm + 2 * KERNEL_GAP_S;
     /* causal attention: QK^T and AV, half the s x s products, over all s
      * keys for the local s/cp queries (load-balanced CP) */
     double attn = 2 * b * s * (double)m->seq_len * h / t;
     lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);
     int sp = l->sequence_parallel == 1;
     double elem =
-        2 * mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+        2 * mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
     lt->fwd = flops / peak + lt->attn_fwd + (bytes + elem) / hbm + KERNELS_PER_LAYER * KERNEL_GAP_S;
     /* TP: two all-reduces (or all-gather + reduce-scatter) of the b*s*h
      * activations per layer forward */
@@ -217,12 +225,19 @@ static double exposed(double comm, double window)
 }
 
 static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a, long mbs,
-                    double fwd_mb, double bwd_mb, mesh_cost_t *c)
+                    double psi, double fwd_mb, double bwd_mb, mesh_cost_t *c)
 {
     int d = l->dp * l->cp;
-    double w, g, k;
-    mesh_state_bytes(m, &w, &g, &k);
-    double psi = max_stage_params(m, l);
+    /* bytes a weight and a gradient move, and optimizer bytes a parameter
+     * the step streams: the gradient buffer's dtype is what is reduced
+     * (Megatron-LM reduces fp32 main grads in fp32), the master weight and
+     * moments what Adam reads and writes */
+    double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
+    double g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
+    double moments = m->optimizer == MESH_OPT_SGD ? 4 : l->moments == MESH_PREC_FP32 ? 8 : 4;
+    double k = (w == 2 ? 4 : 0) + moments;
+    if (m->finetune == MESH_FINETUNE_LORA) /* only the adapters train (lib/accounting.c) */
+        g *= MESH_LORA_ADAPTER_FRACTION, k *= MESH_LORA_ADAPTER_FRACTION;
     /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of tp */
     int cross = (long)l->tp * l->cp * l->dp > a->gpus_per_node;
     double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
@@ -261,6 +276,12 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
 void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                         mesh_cost_t *out)
 {
+    mesh_cost_priced(m, l, a, max_stage_params(m, l), out);
+}
+
+void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                      double psi, mesh_cost_t *out)
+{
     memset(out, 0, sizeof(*out));
     layer_time_t lt;
     layer_forward(m, l, a, &lt);
@@ -273,8 +294,12 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
     double full = l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0
                       ? (double)(l->recompute_layers < q ? l->recompute_layers : q) / q
                       : 1;
+    unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : MESH_RC_CORE_ATTN;
+    double selective = (mods & MESH_RC_CORE_ATTN ? lt.attn_fwd : 0) +
+                       (mods & MESH_RC_MLP ? lt.mlp_fwd : 0) +
+                       (mods & MESH_RC_LAYERNORM ? lt.norm_fwd : 0);
     double recompute = l->recompute == MESH_RECOMPUTE_FULL        ? full * lt.fwd
-                       : l->recompute == MESH_RECOMPUTE_SELECTIVE ? lt.attn_fwd
+                       : l->recompute == MESH_RECOMPUTE_SELECTIVE ? selective
                                                                   : 0;
     /* backward computes input and weight gradients (2x forward); LoRA's
      * frozen weights need only the input gradients */
@@ -303,7 +328,7 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
     out->tp_comm_s = slots * tp;
     out->cp_comm_s = slots * cp;
     out->pp_comm_s = slots * pp;
-    dp_cost(m, l, a, mbs, q * lt.fwd, q * 2 * lt.fwd, out);
+    dp_cost(m, l, a, mbs, psi, q * lt.fwd, q * 2 * lt.fwd, out);
     out->step_seconds = out->compute_s + out->tp_comm_s + out->cp_comm_s + out->pp_comm_s +
                         out->dp_comm_s + out->optimizer_s;
 

@@ -181,7 +181,7 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
 {
     const mesh_layout_t *l = x->l;
     const mesh_model_t *m = x->m;
-    char rc[24];
+    char rc[48];
     mesh_buf_printf(b,
                     "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
                     "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
@@ -206,7 +206,15 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
     const char *zero = mesh_zero_cause(MESH_FW_MEGATRON, l->zero);
     if (zero)
         mesh_buf_printf(b, " %s", zero);
-    if (l->recompute == MESH_RECOMPUTE_SELECTIVE)
+    char mods[48];
+    if (l->recompute == MESH_RECOMPUTE_SELECTIVE && l->recompute_modules > 0 &&
+        l->recompute_modules != MESH_RC_CORE_ATTN) {
+        /* --recompute-modules takes the names, space-separated (nargs +) */
+        mesh_recompute_modules_name((unsigned)l->recompute_modules, mods, sizeof(mods));
+        for (char *c = mods; *c; c++)
+            *c = *c == '+' ? ' ' : *c;
+        mesh_buf_printf(b, " --recompute-granularity selective --recompute-modules %s", mods);
+    } else if (l->recompute == MESH_RECOMPUTE_SELECTIVE)
         mesh_buf_puts(b, " --recompute-granularity selective");
     else if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
         /* the first N layers of each stage (transformer_config.py L543-551) */

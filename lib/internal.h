@@ -54,6 +54,44 @@ static inline int mesh_heavy_stages(int pp, int out[3])
     return n;
 }
 
+struct mesh_model;
+struct mesh_layout;
+struct mesh_alloc;
+struct mesh_policy;
+struct mesh_memory;
+/* A framework's model-state terms summed per memory part (weights, grads,
+ * optimizer, host): per parameter kept whole, per parameter sharded over
+ * the dp-cp group, and fixed buffers. */
+typedef struct mesh_states_sum {
+    double whole[4], shard[4], fixed[4];
+} mesh_states_sum_t;
+
+/* The sums of each framework priced (up to 3), for the end stages [0] and
+ * the middle ones [1]: they depend on the layout's shape, ZeRO stage and
+ * levers, not on its micro-batch or recomputation. */
+void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
+                      mesh_states_sum_t sums[3][2]);
+
+/* mesh_memory_estimate from parts already counted: the parameters of the
+ * heavy stages (as mesh_heavy_stages lists them) and the states' sums.  The
+ * planner counts them once per shape and ZeRO stage instead of once per
+ * layout it prices. */
+void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
+                        const struct mesh_alloc *a, const struct mesh_policy *pol,
+                        const double psi[3], const mesh_states_sum_t sums[3][2],
+                        struct mesh_memory *out);
+
+struct mesh_cost;
+/* mesh_cost_estimate with the parameters of the rank holding the most
+ * already counted (the planner's, once per shape). */
+void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
+                      const struct mesh_alloc *a, double psi_max, struct mesh_cost *out);
+
+/* LoRA trains adapters on every linear layer, well under 1% of a model's
+ * parameters (rank 16 on a 70B model: about 0.1%): priced as 1% with full
+ * gradients and optimizer states. */
+#define MESH_LORA_ADAPTER_FRACTION 0.01
+
 #define MESH_GiB          1073741824.0
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -17,6 +17,7 @@ void mesh_layout_unpin(mesh_layout_t *l)
     l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
     l->recompute = MESH_RECOMPUTE_AUTO;
     l->recompute_layers = MESH_FREE;
+    l->recompute_modules = MESH_FREE;
     l->sequence_parallel = MESH_FREE;
     l->offload = MESH_FREE;
     l->moments = (mesh_precision_t)MESH_FREE;
@@ -44,6 +45,43 @@ static int *int_field(mesh_layout_t *l, const char *key, long long *max)
             return (int *)((char *)l + f[i].off);
         }
     return NULL;
+}
+
+/* none, selective, selective:M+M, full, full:N (N layers per stage, the
+ * block method) or auto */
+static int parse_recompute(mesh_layout_t *l, const char *val, mesh_error_t *err)
+{
+    char name[16];
+    const char *colon = strchr(val, ':');
+    size_t n = colon ? (size_t)(colon - val) : strlen(val);
+    snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), val);
+    if (n >= sizeof(name) || mesh_recompute_parse(name, &l->recompute) < 0)
+        return mesh_error_set(err,
+                              "mesh recompute: '%.30s' is not one of none selective "
+                              "selective:MODULES full full:N auto",
+                              val);
+    l->recompute_layers = l->recompute == MESH_RECOMPUTE_FULL ? 0 : MESH_FREE;
+    l->recompute_modules = l->recompute == MESH_RECOMPUTE_SELECTIVE ? 0 : MESH_FREE;
+    if (!colon)
+        return 0;
+    if (l->recompute == MESH_RECOMPUTE_SELECTIVE) {
+        unsigned mods;
+        if (mesh_recompute_modules_parse(colon + 1, &mods) < 0)
+            return mesh_error_set(err,
+                                  "mesh recompute: selective:'%.30s' is not modules joined by '+' "
+                                  "(core_attn, layernorm, mlp), as in selective:layernorm+mlp",
+                                  colon + 1);
+        l->recompute_modules = (int)mods;
+        return 0;
+    }
+    if (l->recompute != MESH_RECOMPUTE_FULL)
+        return mesh_error_set(err, "mesh recompute: ':N' (layers per stage) goes with full, "
+                                   "':MODULES' with selective, as in recompute=full:4");
+    long long layers;
+    if (mesh_parse_int(colon + 1, "mesh recompute full:N", 1, 100000, &layers, err) < 0)
+        return -1;
+    l->recompute_layers = (int)layers;
+    return 0;
 }
 
 static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_t *err)
@@ -97,33 +135,8 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
     }
     char what[32];
     snprintf(what, sizeof(what), "mesh %s", key);
-    if (strcmp(key, "recompute") == 0) {
-        /* full:N recomputes N layers of each stage (Megatron's block method) */
-        char name[16];
-        const char *colon = strchr(val, ':');
-        size_t n = colon ? (size_t)(colon - val) : strlen(val);
-        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), val);
-        if (n >= sizeof(name) || mesh_recompute_parse(name, &l->recompute) < 0)
-            return mesh_error_set(err,
-                                  "mesh recompute: '%.20s' is not one of none selective "
-                                  "full full:N auto",
-                                  val);
-        if (!colon) {
-            l->recompute_layers = l->recompute == MESH_RECOMPUTE_FULL ? 0 : MESH_FREE;
-            if (l->recompute == MESH_RECOMPUTE_AUTO)
-                l->recompute_layers = MESH_FREE;
-            return 0;
-        }
-        if (l->recompute != MESH_RECOMPUTE_FULL)
-            return mesh_error_set(err,
-                                  "mesh recompute: ':N' (layers per stage) goes with full only, "
-                                  "as in recompute=full:4");
-        long long layers;
-        if (mesh_parse_int(colon + 1, "mesh recompute full:N", 1, 100000, &layers, err) < 0)
-            return -1;
-        l->recompute_layers = (int)layers;
-        return 0;
-    }
+    if (strcmp(key, "recompute") == 0)
+        return parse_recompute(l, val, err);
     if (strcmp(key, "sp") == 0)
         return mesh_parse_bool(val, what, &l->sequence_parallel, err);
     if (mesh_parse_int(val, what, strcmp(key, "zero") == 0 ? 0 : 1, max, &v, err) < 0)
@@ -155,8 +168,13 @@ int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err)
 
 const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len)
 {
+    char mods[48];
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
         snprintf(buf, len, "full:%d", l->recompute_layers);
+    else if (l->recompute == MESH_RECOMPUTE_SELECTIVE && l->recompute_modules > 0 &&
+             l->recompute_modules != MESH_RC_CORE_ATTN)
+        snprintf(buf, len, "selective:%s",
+                 mesh_recompute_modules_name((unsigned)l->recompute_modules, mods, sizeof(mods)));
     else
         snprintf(buf, len, "%s", mesh_recompute_name(l->recompute));
     return buf;
@@ -164,7 +182,7 @@ const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len)
 
 const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
 {
-    char rc[24];
+    char rc[48];
     /* the memory levers are written only when used, so that the strings of
      * layouts without them read as they always did */
     snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
@@ -277,6 +295,9 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                               l->recompute_layers, l->pp,
                               mesh_stage_layers(m->layers, l->pp, 1 % l->pp),
                               mesh_stage_layers(m->layers, l->pp, 1 % l->pp));
+    if (l->recompute_modules < 0 || l->recompute_modules > MESH_RC_ALL ||
+        (l->recompute_modules > 0 && l->recompute != MESH_RECOMPUTE_SELECTIVE))
+        return mesh_error_set(err, "recompute modules go with selective only");
     if (l->recompute_layers > 0 && l->vpp > 1)
         return mesh_error_set(err,
                               "recompute full:%d: partial recomputation is priced per stage, "
@@ -326,7 +347,7 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
         else
             mesh_buf_printf(&b, "%d", f[i].v);
     }
-    char rc[24];
+    char rc[48];
     if ((int)l->recompute != MESH_FREE)
         mesh_buf_printf(&b, "%srecompute=%s", b.len ? "," : "",
                         (int)l->recompute == MESH_AUTO ? "auto"

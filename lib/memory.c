@@ -64,7 +64,7 @@ double mesh_interleave_factor(int pp, int vpp)
 }
 
 double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int sp,
-                             mesh_recompute_t rc)
+                             mesh_recompute_t rc, unsigned modules)
 {
     if (!m->has_arch)
         return 0;
@@ -75,23 +75,34 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
 
     if (rc == MESH_RECOMPUTE_FULL) /* only the layer's input is kept */
         return 2 * sbh / rep_div;
+    if (rc != MESH_RECOMPUTE_SELECTIVE)
+        modules = 0;
+    else if (modules == 0) /* Megatron's default: recompute_modules = ["core_attn"] */
+        modules = MESH_RC_CORE_ATTN;
 
     int masks = m->dropout > 0;
+    /* Under FP8 Transformer Engine saves each linear layer's input in FP8,
+     * one byte (linear.py L428-436, L614-621 at d0067d0): the QKV, fc1,
+     * projection and fc2 inputs. */
+    double lin = m->precision == MESH_PREC_FP8 ? 1 : 2;
     /* replicated under plain TP: two norm inputs (4sbh), the QKV and fc1
-     * inputs (2sbh each), and two 1-byte dropout masks */
-    double replicated = (4 + 2 + 2) * sbh + (masks ? 2 * sbh : 0);
+     * inputs (the norms' outputs, 2sbh each, unless recomputed), and two
+     * 1-byte dropout masks */
+    double replicated =
+        4 * sbh + (modules & MESH_RC_LAYERNORM ? 0 : 2 * lin * sbh) + (masks ? 2 * sbh : 0);
     /* split by TP: Q (2sbh), K and V (2sbh * kv/heads each), the attention
-     * output that feeds the projection (2sbh), and the MLP: GeLU keeps its
-     * input and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1
-     * output (4sbf) and its product (2sbf) */
-    double split =
-        2 * sbh + 4 * sbh * kv + 2 * sbh + (m->mlp == MESH_MLP_SWIGLU ? 6 : 4) * s * b * f;
+     * output that feeds the projection, and the MLP: GeLU keeps its input
+     * and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1 output
+     * (4sbf) and its product; recomputing the MLP keeps only its input */
+    double mlp = m->mlp == MESH_MLP_SWIGLU ? 4 * s * b * f + lin * s * b * f
+                                           : 2 * s * b * f + lin * s * b * f;
+    double split = 2 * sbh + 4 * sbh * kv + lin * sbh + (modules & MESH_RC_MLP ? 0 : mlp);
     /* the attention core: softmax output (2 bytes), and with dropout its
      * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
      * the paper.  FlashAttention keeps only the fp32 log-sum-exp per row.
-     * Selective recomputation recomputes the core and stores neither. */
+     * Recomputing the core stores neither. */
     double core = 0;
-    if (rc != MESH_RECOMPUTE_SELECTIVE) {
+    if (!(modules & MESH_RC_CORE_ATTN)) {
         if (m->flash_attention)
             core = 4 * a * s * b;
         else
@@ -153,22 +164,40 @@ static int groups_of(const mesh_layout_t *l)
     return (l->tp > 1) + (l->cp > 1) + (l->dp > 1) + (l->pp > 1) * 2; /* pp: + embedding group */
 }
 
+/* One layer's activations for one micro-batch under the layout's
+ * recomputation, and without any (what partial and full recomputation
+ * still hold for the layers they leave alone or are recomputing). */
+typedef struct layer_act {
+    double chosen, none;
+} layer_act_t;
+
+static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    int sp = l->sequence_parallel == 1;
+    unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : 0;
+    layer_act_t a;
+    a.chosen = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute, mods);
+    a.none =
+        l->recompute == MESH_RECOMPUTE_NONE
+            ? a.chosen
+            : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
+    return a;
+}
+
 /* Activations of one stage: its layers' for every micro-batch in flight
  * (recompute full:N stores only the inputs of N of them), the token ids,
  * the logits, and the layer being recomputed. */
-static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, layer_act_t la,
+                                long mbs, int stage)
 {
     int layers = mesh_stage_layers(m->layers, l->pp, stage);
-    long mbs = mesh_layout_micro_batches(l, m->global_batch);
     int sp = l->sequence_parallel == 1;
-    double per_layer = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute);
     double in_flight = stage_layer_activations(l, mbs, layers, stage) / layers;
-    int partial = l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0;
-    if (partial) { /* Megatron's block method: the first N layers of the stage */
+    double per_layer = la.chosen;
+    if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0) {
+        /* Megatron's block method: the first N layers of the stage */
         int n = l->recompute_layers < layers ? l->recompute_layers : layers;
-        double none =
-            mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
-        per_layer = (n * per_layer + (layers - n) * none) / layers;
+        per_layer = (n * la.chosen + (layers - n) * la.none) / layers;
     }
     double act = in_flight * layers * per_layer;
     double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
@@ -182,60 +211,93 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, i
     if (stage == l->pp - 1)
         act += 4 * s * b * h / rep_div + 6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp;
     if (l->recompute == MESH_RECOMPUTE_FULL) /* the layer being recomputed */
-        act += mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE);
+        act += la.none;
     return act;
 }
 
-/* Model states of one stage under one framework's accounting. */
-static void stage_states(const mesh_model_t *m, const mesh_layout_t *l, mesh_framework_t fw,
-                         int stage, mesh_memory_t *out)
+/* One framework's terms summed per memory part (weights, grads, optimizer,
+ * host): bytes per parameter kept whole and sharded over the dp-cp group,
+ * and fixed buffers.  A stage's states are then whole*psi + shard*psi/d +
+ * fixed. */
+static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, mesh_states_sum_t *out)
 {
-    mesh_term_t t[MESH_TERMS_MAX];
-    int n = mesh_state_terms(m, fw, l, stage, t);
-    double psi = mesh_stage_params(m, l, stage);
     int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
-    double *part[3] = {&out->weights, &out->grads, &out->optimizer};
+    memset(out, 0, sizeof(*out));
     for (int i = 0; i < n; i++) {
-        double bytes = mesh_term_bytes(&t[i], psi, d, l->zero);
-        if (t[i].host)
-            out->host += bytes;
+        int k = t[i].host ? 3 : (int)t[i].part;
+        if (d > 1 && l->zero >= t[i].shard_from)
+            out->shard[k] += t[i].per_param;
         else
-            *part[t[i].part] += bytes;
+            out->whole[k] += t[i].per_param;
+        out->fixed[k] += t[i].fixed;
     }
 }
 
-static void stage_memory(const mesh_model_t *m, const mesh_layout_t *l, const mesh_policy_t *pol,
-                         int stage, mesh_memory_t *out)
+void mesh_states_sums(const mesh_model_t *m, const mesh_layout_t *l, mesh_states_sum_t sums[3][2])
 {
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
-    double act = m->has_arch ? stage_activations(m, l, stage) : 0;
-    double overhead =
-        pol->overhead_context + pol->overhead_comm * groups_of(l) + pol->fragmentation * act;
-    /* auto: the framework whose accounting needs the most sets the bound */
-    for (int f = 0; f < nf; f++) {
-        mesh_memory_t cur;
-        memset(&cur, 0, sizeof(cur));
-        cur.stage = stage;
-        cur.framework = fws[f];
-        stage_states(m, l, fws[f], stage, &cur);
-        cur.activations = act;
-        cur.overhead = overhead;
-        cur.total = cur.weights + cur.grads + cur.optimizer + cur.activations + cur.overhead;
-        if (f == 0 || cur.total > out->total)
-            *out = cur;
+    /* A framework's terms differ between stages only in the gathered units
+     * of ZeRO-2/3, larger where a stage holds the embedding or the output
+     * layer: one set for the end stages, one for the middle ones. */
+    for (int f = 0; f < nf; f++)
+        for (int mid = 0; mid < 2; mid++) {
+            mesh_term_t t[MESH_TERMS_MAX];
+            if (mid && (l->pp <= 2 || l->zero < 2))
+                sums[f][1] = sums[f][0];
+            else
+                sum_terms(t, mesh_state_terms(m, fws[f], l, mid, t), l, &sums[f][mid]);
+        }
+}
+
+void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                        const mesh_policy_t *pol, const double psi[3],
+                        const mesh_states_sum_t sums[3][2], mesh_memory_t *out)
+{
+    int stages[3], n = mesh_heavy_stages(l->pp, stages), d = l->dp * l->cp;
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    layer_act_t la = {0, 0};
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+    if (m->has_arch)
+        la = layer_activations(m, l);
+    for (int i = 0; i < n; i++) {
+        int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
+        double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
+        double overhead =
+            pol->overhead_context + pol->overhead_comm * groups_of(l) + pol->fragmentation * act;
+        /* auto: the framework whose accounting needs the most sets the bound */
+        for (int f = 0; f < nf; f++) {
+            const mesh_states_sum_t *c = &sums[f][mid];
+            double part[4];
+            for (int k = 0; k < 4; k++)
+                part[k] = c->whole[k] * psi[i] + c->shard[k] * psi[i] / d + c->fixed[k];
+            double total = part[0] + part[1] + part[2] + act + overhead;
+            if ((i == 0 && f == 0) || total > out->total) {
+                memset(out, 0, sizeof(*out));
+                out->stage = stage;
+                out->framework = fws[f];
+                out->weights = part[MESH_PART_WEIGHTS];
+                out->grads = part[MESH_PART_GRADS];
+                out->optimizer = part[MESH_PART_OPTIMIZER];
+                out->host = part[3];
+                out->activations = act;
+                out->overhead = overhead;
+                out->total = total;
+            }
+        }
     }
+    out->capacity = mesh_policy_usable(pol, &a->gpu);
 }
 
 void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                           const mesh_policy_t *pol, mesh_memory_t *out)
 {
     int stages[3], n = mesh_heavy_stages(l->pp, stages);
-    mesh_memory_t cur;
-    for (int i = 0; i < n; i++) {
-        stage_memory(m, l, pol, stages[i], &cur);
-        if (i == 0 || cur.total > out->total)
-            *out = cur;
-    }
-    out->capacity = mesh_policy_usable(pol, &a->gpu);
+    double psi[3];
+    mesh_states_sum_t sums[3][2];
+    for (int i = 0; i < n; i++)
+        psi[i] = mesh_stage_params(m, l, stages[i]);
+    mesh_states_sums(m, l, sums);
+    mesh_memory_priced(m, l, a, pol, psi, sums, out);
 }

@@ -46,6 +46,19 @@ typedef struct search {
     const mesh_policy_t *pol;
     const mesh_layout_t *pins;
     int first_fit_only; /* stop at the first layout that fits, price nothing */
+    /* the largest micro-batch at which the layout being searched fit with
+     * no recomputation and no lever: recomputing at that size or below
+     * only costs time, so it is not evaluated */
+    int plain_mb;
+    double psi[3], psi_max; /* parameters of the heavy stages of the (tp, pp) searched */
+    /* in a micro-batch sweep, the fewest layers full recomputation needed
+     * at the last size without levers: a larger micro-batch needs at least
+     * as many */
+    int full_lo;
+    /* the states' sums of the shape searched, for one ZeRO stage and lever
+     * setting (memo_key: zero, offload, moments; -1: none yet) */
+    mesh_states_sum_t sums[3][2];
+    int memo_key;
     long evaluated, valid;
     int found, oom;
     mesh_candidate_t first; /* first_fit_only: the layout found */
@@ -140,7 +153,12 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     memset(c, 0, sizeof(*c));
     c->layout = *l;
     c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
-    mesh_memory_estimate(s->m, l, s->a, s->pol, &c->memory);
+    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    if (key != s->memo_key) {
+        mesh_states_sums(s->m, l, s->sums);
+        s->memo_key = key;
+    }
+    mesh_memory_priced(s->m, l, s->a, s->pol, s->psi, s->sums, &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
                c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
@@ -148,27 +166,62 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
 
 /* recompute full:N with N planned: the fewest layers per stage whose
  * recomputation fits (memory falls as N grows, time rises), found by
- * bisection; all of them (0) when even that does not fit. */
-static void partial_recompute(search_t *s, mesh_layout_t *l)
+ * bisection; all of them (0) when even that does not fit.  Prices the
+ * layout chosen into *c. */
+static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
 {
     int most = s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
-    int lo = 1, hi = most;
-    mesh_candidate_t c;
+    int plain = !l->offload && l->moments == MESH_PREC_FP32;
+    int lo = plain && s->full_lo > 1 && s->full_lo <= most ? s->full_lo : 1, hi = most;
+    /* N = most recomputes every layer of every stage: full itself */
     l->recompute_layers = most;
-    price(s, l, &c);
-    if (!c.fits || most <= 1) {
-        l->recompute_layers = 0;
+    price(s, l, c);
+    if (!c->fits || most <= 1) {
+        l->recompute_layers = c->layout.recompute_layers = 0;
         return;
     }
     while (lo < hi) {
+        mesh_candidate_t t;
         l->recompute_layers = lo + (hi - lo) / 2;
-        price(s, l, &c);
-        if (c.fits)
+        price(s, l, &t);
+        if (t.fits) {
             hi = l->recompute_layers;
-        else
+            *c = t;
+        } else {
             lo = l->recompute_layers + 1;
+        }
     }
-    l->recompute_layers = lo == most ? 0 : lo;
+    if (plain)
+        s->full_lo = lo;
+    l->recompute_layers = c->layout.recompute_layers = lo == most ? 0 : lo;
+}
+
+/* recompute selective with its modules planned: the first set that fits,
+ * in the order of what they cost to recompute.  FlashAttention keeps no
+ * scores, so the attention core is worth recomputing only without it.
+ * Prices the layout chosen into *c. */
+static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
+{
+    static const int flash[] = {MESH_RC_LAYERNORM, MESH_RC_MLP, MESH_RC_LAYERNORM | MESH_RC_MLP};
+    static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_LAYERNORM,
+                                 MESH_RC_CORE_ATTN | MESH_RC_MLP, MESH_RC_ALL};
+    const int *sets = s->m->flash_attention ? flash : scores;
+    int n = s->m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
+    /* the last set saves the most: if it does not fit, none does */
+    l->recompute_modules = sets[n - 1];
+    price(s, l, c);
+    for (int i = 0; c->fits && i < n - 1; i++) {
+        mesh_candidate_t t;
+        l->recompute_modules = sets[i];
+        price(s, l, &t);
+        if (t.fits) {
+            *c = t;
+            break;
+        }
+        l->recompute_modules = sets[n - 1];
+    }
+    if (l->recompute_modules == MESH_RC_CORE_ATTN) /* Megatron's default: plain selective */
+        l->recompute_modules = c->layout.recompute_modules = 0;
 }
 
 /* The memory levers, tried in this order on a layout that does not fit as
@@ -194,6 +247,18 @@ static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[4
     return n;
 }
 
+/* l with the recomputation it leaves to the planner (layers of full,
+ * modules of selective) at their defaults, to check its other fields. */
+static mesh_layout_t checkable(const mesh_layout_t *l)
+{
+    mesh_layout_t c = *l;
+    if (c.recompute_layers == MESH_FREE)
+        c.recompute_layers = 0;
+    if (c.recompute_modules == MESH_FREE)
+        c.recompute_modules = 0;
+    return c;
+}
+
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
  * larger micro-batch will not fit either), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
@@ -202,9 +267,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     int n = levers(s, l0, tries);
     s->evaluated++;
     if (n)
-        base = tries[0];
-    if (base.recompute_layers == MESH_FREE) /* planned below: check it as all layers */
-        base.recompute_layers = 0;
+        base = checkable(&tries[0]);
     if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
         const mesh_layout_t *l = &base;
         if (!s->has_invalid) {
@@ -221,12 +284,17 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     s->valid++;
     mesh_candidate_t c;
     for (int i = 0; i < n; i++) {
-        if (tries[i].recompute == MESH_RECOMPUTE_FULL && tries[i].recompute_layers == MESH_FREE)
-            partial_recompute(s, &tries[i]);
-        if (i > 0 && mesh_layout_check(s->m, s->a, &tries[i], NULL) < 0)
+        mesh_layout_t chk = checkable(&tries[i]);
+        if (i > 0 && mesh_layout_check(s->m, s->a, &chk, NULL) < 0)
             continue;
         mesh_candidate_t t;
-        price(s, &tries[i], &t);
+        if (tries[i].recompute == MESH_RECOMPUTE_FULL && tries[i].recompute_layers == MESH_FREE)
+            partial_recompute(s, &tries[i], &t);
+        else if (tries[i].recompute == MESH_RECOMPUTE_SELECTIVE &&
+                 tries[i].recompute_modules == MESH_FREE)
+            selective_modules(s, &tries[i], &t);
+        else
+            price(s, &tries[i], &t);
         if (i == 0 || t.fits || (!c.fits && t.memory.total < c.memory.total))
             c = t;
         if (c.fits)
@@ -237,8 +305,11 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         s->found = 1;
         return 0;
     }
+    if (c.fits && c.layout.recompute == MESH_RECOMPUTE_NONE && !c.layout.offload &&
+        c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
+        s->plain_mb = c.layout.micro_batch;
     if (c.fits) {
-        mesh_cost_estimate(s->m, &c.layout, s->a, &c.cost);
+        mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, &c.cost);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
         s->closest = c;
@@ -310,8 +381,9 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         evaluate(s, l);
         return;
     }
+    s->full_lo = 1;
     for (int mb = 1; mb <= MB_MAX && mb <= per_replica && !s->found; mb++) {
-        if (per_replica % mb)
+        if (per_replica % mb || (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb))
             continue;
         l->micro_batch = mb;
         if (evaluate(s, l))
@@ -362,12 +434,10 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         l->zero = zeros[iz];
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
+            s->plain_mb = 0;
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
-                /* FlashAttention already keeps no attention scores, so
-                 * selective recomputation would only cost time; without an
-                 * arch there is nothing to recompute. */
-                if (rc.pin == MESH_FREE && rc.v != MESH_RECOMPUTE_NONE &&
-                    (!m->has_arch || (rc.v == MESH_RECOMPUTE_SELECTIVE && m->flash_attention)))
+                /* without an arch there is nothing to recompute */
+                if (rc.pin == MESH_FREE && rc.v != MESH_RECOMPUTE_NONE && !m->has_arch)
                     continue;
                 l->recompute = (mesh_recompute_t)rc.v;
                 /* full recomputation: of N layers per stage, planned (the
@@ -376,6 +446,9 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                                       : l->vpp > 1 && p->recompute_layers == MESH_FREE
                                           ? 0
                                           : p->recompute_layers;
+                /* selective: which modules, planned (the cheapest set that
+                 * fits) unless pinned */
+                l->recompute_modules = rc.v != MESH_RECOMPUTE_SELECTIVE ? 0 : p->recompute_modules;
                 search_batches(s, l);
                 if (s->found)
                     return;
@@ -437,6 +510,13 @@ static void search_run(search_t *s)
                                           : tp.v > 1 && m->seq_len % tp.v == 0;
                 l.offload = 0; /* the levers are tried in evaluate() */
                 l.moments = MESH_PREC_FP32;
+                int stages[3], n = mesh_heavy_stages(pp, stages);
+                s->psi_max = 0;
+                for (int k = 0; k < n; k++) {
+                    s->psi[k] = mesh_stage_params(m, &l, stages[k]);
+                    s->psi_max = s->psi[k] > s->psi_max ? s->psi[k] : s->psi_max;
+                }
+                s->memo_key = -1;
                 search_stage_options(s, &l);
                 if (s->found)
                     return;
@@ -461,6 +541,7 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     l.recompute = p->recompute != MESH_RECOMPUTE_AUTO ? p->recompute : MESH_RECOMPUTE_NONE;
     l.sequence_parallel = p->sequence_parallel != MESH_FREE ? p->sequence_parallel : l.tp > 1;
     l.recompute_layers = p->recompute_layers > 0 ? p->recompute_layers : 0;
+    l.recompute_modules = p->recompute_modules > 0 ? p->recompute_modules : 0;
     l.offload = p->offload == 1;
     l.moments = (int)p->moments >= 0 ? p->moments : MESH_PREC_FP32;
     return l;
@@ -475,6 +556,7 @@ static void search_init(search_t *s, const mesh_policy_t *pol, const mesh_model_
     s->pol = pol;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
+    s->memo_key = -1;
 }
 
 /* ---- explanation ---- */
@@ -798,6 +880,8 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
         pin->recompute = m->recompute;
         if (m->recompute == MESH_RECOMPUTE_FULL) /* the spec's full is every layer */
             pin->recompute_layers = 0;
+        if (m->recompute == MESH_RECOMPUTE_SELECTIVE) /* and its selective Megatron's */
+            pin->recompute_modules = 0;
     }
     int *fields[] = {&pin->tp,          &pin->pp,
                      &pin->dp,          &pin->cp,
@@ -812,7 +896,7 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
     /* recompute: full from the spec or --mesh means all layers; a planned
      * full recomputation may cover fewer */
     if (pin->recompute == MESH_RECOMPUTE_AUTO)
-        pin->recompute_layers = MESH_FREE;
+        pin->recompute_layers = pin->recompute_modules = MESH_FREE;
 }
 
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,

@@ -79,7 +79,7 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_printf(b, "\n%s\n",
                     mesh_plan_fits(p) ? "Layout (fits)" : "Closest layout (DOES NOT FIT)");
     mesh_buf_puts(b, "  TP  CP  PP   DP  ZeRO  VPP  micro-batch  micro-batches  recompute  SP\n");
-    char rc[24];
+    char rc[48];
     mesh_buf_printf(b, "  %2d  %2d  %2d  %3d  %4d  %3d  %11d  %13ld  %9s  %s\n", l->tp, l->cp,
                     l->pp, l->dp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
                     mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off");

@@ -190,6 +190,41 @@ int mesh_recompute_parse(const char *s, mesh_recompute_t *out)
     return 0;
 }
 
+static const char *const rc_modules[] = {"core_attn", "layernorm", "mlp"};
+
+const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (modules == 0)
+        modules = MESH_RC_CORE_ATTN;
+    for (int i = 0; i < MESH_ARRAY_LEN(rc_modules); i++)
+        if (modules & (1u << i)) {
+            int n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", rc_modules[i]);
+            used += n > 0 && (size_t)n < len - used ? (size_t)n : 0;
+        }
+    return buf;
+}
+
+int mesh_recompute_modules_parse(const char *s, unsigned *out)
+{
+    *out = 0;
+    while (*s) {
+        size_t n = strcspn(s, "+");
+        int found = -1;
+        for (int i = 0; i < MESH_ARRAY_LEN(rc_modules); i++)
+            if (strlen(rc_modules[i]) == n && strncmp(s, rc_modules[i], n) == 0)
+                found = i;
+        if (found < 0 || n == 0)
+            return -1;
+        *out |= 1u << found;
+        s += n;
+        if (*s == '+' && !*++s)
+            return -1;
+    }
+    return *out ? 0 : -1;
+}
+
 int mesh_spec_valid_preset_name(const char *name)
 {
     size_t n = strlen(name);

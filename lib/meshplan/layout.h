@@ -22,7 +22,7 @@ extern "C" {
 
 #define MESH_FREE           (-1)
 #define MESH_AUTO           (-2) /* in --mesh pins: planned even where the spec fixes it */
-#define MESH_LAYOUT_STR_MAX 128
+#define MESH_LAYOUT_STR_MAX 192
 
 typedef struct mesh_layout {
     int tp, pp, dp, cp;
@@ -33,6 +33,9 @@ typedef struct mesh_layout {
     /* with recompute full: how many layers of each stage are recomputed
      * (Megatron's --recompute-method block); 0: all of them */
     int recompute_layers;
+    /* with recompute selective: MESH_RC_* modules; 0: Megatron's default
+     * (core_attn) */
+    int recompute_modules;
     int sequence_parallel;    /* Megatron sequence parallelism; only with tp > 1 */
     int offload;              /* 1: optimizer states (and master weights) in host memory */
     mesh_precision_t moments; /* Adam moments: fp32, or bf16/fp16 when the spec allows */
@@ -53,7 +56,8 @@ void mesh_layout_unpin(mesh_layout_t *l);
 
 /* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,
  * offload=none|optimizer,moments=fp32|bf16|fp16" (any subset, any order;
- * R is none, selective, full or full:N); fields not named stay MESH_FREE,
+ * R is none, selective, selective:M+M (M: core_attn, layernorm, mlp), full
+ * or full:N); fields not named stay MESH_FREE,
  * fields given as "auto" become MESH_AUTO. */
 int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
 
@@ -64,7 +68,8 @@ const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len);
 /* The pinned fields of l in --mesh syntax ("tp=2,zero=1"; "auto" if none). */
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len);
 
-/* The recompute field as --mesh writes it: none, selective, full or full:N. */
+/* The recompute field as --mesh writes it: none, selective,
+ * selective:MODULE+MODULE, full or full:N. */
 const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len);
 
 /* tp*cp*pp*dp. */

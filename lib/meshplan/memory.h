@@ -58,9 +58,11 @@ void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
 
 /* Activation bytes one transformer layer stores for one micro-batch
  * (Korthikanti et al. 2022, Table 2, generalised for GQA, SwiGLU, flash
- * attention and dropout-free training). */
+ * attention, dropout-free training and FP8's one-byte linear inputs).
+ * `modules` (MESH_RC_*) says what selective recomputation recomputes; 0 is
+ * Megatron's default, the attention core. */
 double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp, int sp,
-                             mesh_recompute_t rc);
+                             mesh_recompute_t rc, unsigned modules);
 
 /* Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v). */
 double mesh_interleave_factor(int pp, int vpp);

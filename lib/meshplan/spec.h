@@ -58,6 +58,18 @@ typedef enum mesh_recompute {
     MESH_RECOMPUTE_SELECTIVE = 1,
     MESH_RECOMPUTE_FULL = 2,
 } mesh_recompute_t;
+/* What selective recomputation recomputes (Megatron-LM's --recompute-modules,
+ * transformer_config.py L560-581 at d98e8a6); 0 is its default, core_attn. */
+enum {
+    MESH_RC_CORE_ATTN = 1, /* the attention core: QK^T, softmax, AV */
+    MESH_RC_LAYERNORM = 2, /* the norms' outputs, discarded and recomputed */
+    MESH_RC_MLP = 4,       /* the whole MLP, from its input */
+    MESH_RC_ALL = 7,
+};
+/* "core_attn+layernorm+mlp" for a module set (0: core_attn); -1 on an
+ * unknown name. */
+const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len);
+int mesh_recompute_modules_parse(const char *s, unsigned *out);
 
 /* A model and its training setup, with every default filled in. */
 typedef struct mesh_model {

@@ -153,6 +153,8 @@ static int for_each_layout(check_fn check, const table_t *t)
         {4, "zero=3,offload=optimizer"},
         {4, "zero=2,moments=bf16"},
         {4, "pp=2,recompute=full:3"},
+        {4, "recompute=selective:layernorm+mlp"},
+        {4, "recompute=selective:core_attn+mlp"},
     };
     int n = 0;
     for (size_t s = 0; s < sizeof(specs) / sizeof(*specs); s++) {
@@ -205,6 +207,13 @@ static void check_megatron(const mesh_plan_t *p, const mesh_env_t *e, const tabl
         if (strncmp(flag, "--", 2) != 0 || !kind)
             fail_msg("MESH_MEGATRON_ARGS: '%s' is not a Megatron-LM argument (in: %s)", flag, args);
         const char *v = i + 1 < n && strncmp(tok[i + 1], "--", 2) != 0 ? tok[++i] : NULL;
+        /* nargs '+': every value up to the next flag, each checked */
+        size_t kl = strlen(kind);
+        while (v && kind[kl - 1] == '+' && i + 1 < n && strncmp(tok[i + 1], "--", 2) != 0) {
+            if (strncmp(kind, "choice:", 7) == 0 && !in_choice(kind, tok[i + 1]))
+                fail_msg("%s: '%s' is not a valid %s", flag, tok[i + 1], kind);
+            i++;
+        }
         if (strcmp(kind, "flag") == 0) {
             if (v)
                 fail_msg("%s takes no value, got '%s'", flag, v);

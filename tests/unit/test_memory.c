@@ -78,34 +78,35 @@ static mesh_model_t gpt3_korthikanti(void)
 static void activations__korthikanti_table2(void **state)
 {
     mesh_model_t m = gpt3_korthikanti();
-    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE), 2868903936ULL);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_NONE), 578813952ULL);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE), 358612992ULL);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_SELECTIVE), 327155712ULL);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE), 106954752ULL);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_FULL), 50331648ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0), 2868903936ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_NONE, 0), 578813952ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0), 358612992ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_SELECTIVE, 0), 327155712ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE, 0), 106954752ULL);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_FULL, 0), 50331648ULL);
 }
 
 static void activations__flash_gqa_swiglu_dropout(void **state)
 {
     mesh_model_t m = gpt3_korthikanti();
-    double masks = mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE);
+    double masks = mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE, 0);
     m.dropout = 0;
     /* no dropout: the two sbh masks go (34 -> 32 sbh/t) */
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE), masks * 32 / 34);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_SELECTIVE, 0),
+                 masks * 32 / 34);
     /* FlashAttention keeps no scores: "none" costs what selective does, plus
      * the fp32 log-sum-exp, 4*a*s*b/t */
     m.flash_attention = 1;
-    double flash = mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE);
+    double flash = mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0);
     assert_bytes(flash, masks * 32 / 34 + 4.0 * 96 * 2048 / 8);
     /* micro-batch scales linearly; CP divides the sequence */
-    assert_bytes(mesh_activation_layer(&m, 4, 8, 1, 1, MESH_RECOMPUTE_NONE), 4 * flash);
-    assert_bytes(mesh_activation_layer(&m, 1, 8, 2, 1, MESH_RECOMPUTE_NONE), flash / 2);
+    assert_bytes(mesh_activation_layer(&m, 4, 8, 1, 1, MESH_RECOMPUTE_NONE, 0), 4 * flash);
+    assert_bytes(mesh_activation_layer(&m, 1, 8, 2, 1, MESH_RECOMPUTE_NONE, 0), flash / 2);
     /* Llama 3 405B, GQA (8 of 128 heads) and SwiGLU (f = 3.25h): per layer
      * (12 + 4*8/128 + 6*3.25) sbh/t = 31.75 sbh/t, plus the log-sum-exp */
     mesh_model_t l = test_preset("llama3.1-405b");
     double sbh = 8192.0 * 16384;
-    assert_bytes(mesh_activation_layer(&l, 1, 8, 1, 1, MESH_RECOMPUTE_NONE),
+    assert_bytes(mesh_activation_layer(&l, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0),
                  31.75 * sbh / 8 + 4.0 * 128 * 8192 / 8);
 }
 
@@ -169,7 +170,8 @@ static void worst_rank__uneven_split(void **state)
     mesh_memory_t mem;
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_int_equal(mem.stage, 1);
-    assert_bytes(mem.activations, 120 * mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE));
+    assert_bytes(mem.activations,
+                 120 * mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0));
     /* the published run (TP 8, PP 16, no recomputation) fits an 80 GB H100,
      * also with its interleaved schedule */
     assert_true(mem.total <= mem.capacity);

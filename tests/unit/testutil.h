@@ -74,6 +74,8 @@ static inline mesh_layout_t test_layout(const char *s)
         l.moments = MESH_PREC_FP32;
     if (l.recompute_layers == MESH_FREE)
         l.recompute_layers = 0;
+    if (l.recompute_modules == MESH_FREE)
+        l.recompute_modules = 0;
     return l;
 }
 
