@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include "testutil.h"
 
 static mesh_topo_t *load(const char *dir, const char *file)
@@ -326,14 +328,27 @@ static void timeout__bounded_load(void **state)
     char saved[80];
     snprintf(saved, sizeof(saved), "%s/saved.xml", dir);
     assert_int_equal(mesh_topo_save_timeout(saved, 0.3, &err), -1);
-    unsetenv("HWLOC_XMLFILE");
-    /* unblock the three abandoned loads (each reads garbage and gives up) */
-    for (int i = 0; i < 3; i++) {
-        FILE *f = fopen(fifo, "w");
-        assert_non_null(f);
-        fputs("not xml", f);
-        fclose(f);
+    /* Unblock the abandoned loads (each reads garbage and gives up).  A
+     * blocking open for writing would wait forever for a loader thread that
+     * has not opened the FIFO yet, so open without blocking, which fails
+     * (ENXIO) while no reader holds it, for at most 5 s.  HWLOC_XMLFILE
+     * stays set until then: a thread that had not read it yet would
+     * otherwise discover this machine instead. */
+    int unblocked = 0;
+    for (int tries = 0; tries < 500 && unblocked < 3; tries++) {
+        int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+        if (fd < 0) {
+            usleep(10000);
+            continue;
+        }
+        ssize_t w = write(fd, "not xml", 7);
+        (void)w;
+        close(fd);
+        unblocked++;
+        usleep(10000);
     }
+    unsetenv("HWLOC_XMLFILE");
+    assert_true(unblocked >= 1);
     usleep(300000);
     /* in time, the same topology as without a bound */
     char path[512];
