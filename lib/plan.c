@@ -439,6 +439,15 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                 /* without an arch there is nothing to recompute */
                 if (rc.pin == MESH_FREE && rc.v != MESH_RECOMPUTE_NONE && !m->has_arch)
                     continue;
+                /* Asking only whether anything fits, the least memory of
+                 * each kind decides: every module set of selective
+                 * recomputation stores less than none does, so none is not
+                 * asked, and selective and full are asked at their
+                 * strongest (full keeps one whole layer besides, so with
+                 * few layers a stage it can need more than selective). */
+                if (s->first_fit_only && rc.pin == MESH_FREE && m->has_arch &&
+                    rc.v == MESH_RECOMPUTE_NONE)
+                    continue;
                 l->recompute = (mesh_recompute_t)rc.v;
                 /* full recomputation: of N layers per stage, planned (the
                  * fewest that fit) unless pinned; interleaved, of all */
@@ -449,6 +458,11 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                 /* selective: which modules, planned (the cheapest set that
                  * fits) unless pinned */
                 l->recompute_modules = rc.v != MESH_RECOMPUTE_SELECTIVE ? 0 : p->recompute_modules;
+                if (s->first_fit_only && l->recompute_layers == MESH_FREE)
+                    l->recompute_layers = 0;
+                if (s->first_fit_only && l->recompute_modules == MESH_FREE)
+                    l->recompute_modules =
+                        m->flash_attention ? MESH_RC_LAYERNORM | MESH_RC_MLP : MESH_RC_ALL;
                 search_batches(s, l);
                 if (s->found)
                     return;

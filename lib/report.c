@@ -82,7 +82,11 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
     char rc[48];
     mesh_buf_printf(b, "  %2d  %2d  %2d  %3d  %4d  %3d  %11d  %13ld  %9s  %s\n", l->tp, l->cp,
                     l->pp, l->dp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
-                    mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off");
+                    mesh_recompute_name(l->recompute), l->sequence_parallel ? "on" : "off");
+    if (l->recompute == MESH_RECOMPUTE_SELECTIVE && l->recompute_modules > 0)
+        mesh_buf_printf(
+            b, "  recompute: selective, of %s\n",
+            mesh_recompute_modules_name((unsigned)l->recompute_modules, rc, sizeof(rc)));
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
         mesh_buf_printf(b,
                         "  recompute: the first %d layers of each stage in full, the rest "
