@@ -95,6 +95,22 @@ static const char *fp8_copy_src =
     TE "transformer_engine/pytorch/module/linear.py L479-489, L2068-2071 (weight workspace "
        "cached across micro-batches); csrc/quantizer.cpp L375 (transpose on Hopper)";
 
+/* Delayed scaling keeps, for each of a layer's four GEMMs, an amax history
+ * and a scale and its inverse for its input, weight and gradient (fp32):
+ * Megatron-LM's history is 1 long (transformer_config.py L621 at d98e8a6),
+ * Transformer Engine's own default 1024 (common/recipe/__init__.py L255 at
+ * d0067d0).  Small, and priced all the same. */
+static void amax_histories(terms_t *ts, const mesh_layout_t *l, double history, mesh_cause_at_t at)
+{
+    const mesh_model_t *m = ts->m;
+    if (m->precision != MESH_PREC_FP8 || m->fp8_recipe != MESH_FP8_DELAYED || !m->has_arch)
+        return;
+    double layers = (m->layers + l->pp - 1) / l->pp;
+    add_buffer(ts, "FP8 amax histories and scales", MESH_PART_WEIGHTS,
+               layers * 4 * 3 * (history + 2) * 4, at, NULL,
+               TE "transformer_engine/common/recipe/__init__.py L253-256 (DelayedScaling)");
+}
+
 static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
 {
     const mesh_model_t *m = ts->m;
@@ -121,6 +137,7 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
     if (fp8 && !fp8_params)
         add(ts, fp8_copy_what, MESH_PART_WEIGHTS, 2, MESH_UNSHARDED, "--fp8-format hybrid", NULL,
             fp8_copy_src);
+    amax_histories(ts, l, 1, MESH_CAUSE_ARGS);
 
     /* the gradient buffer: param_and_grad_buffer.py L924, grad_dtype =
      * fp32 if grad_reduce_in_fp32 else the parameter's dtype */
@@ -212,6 +229,7 @@ static void deepspeed(terms_t *ts, const mesh_layout_t *l, int stage)
         t->at = MESH_CAUSE_DS_TOP;
     if (m->precision == MESH_PREC_FP8)
         add(ts, fp8_copy_what, MESH_PART_WEIGHTS, 2, MESH_UNSHARDED, NULL, NULL, fp8_copy_src);
+    amax_histories(ts, l, 1024, MESH_CAUSE_DS_TOP);
     /* DeepSpeed accumulates in the model's dtype unless data_types says
      * otherwise (engine.py L1492-1495); meshplan never exports fp32 there,
      * which ZeRO-0 refuses (engine.py L2021) and which switches ZeRO-1 to

@@ -165,6 +165,7 @@ static long tres_gpus(const char *tres)
 
 typedef struct {
     int nodes, tasks_per_node, gpus_per_node;
+    double host_memory; /* --mem per node, bytes; 0: not given (no optimizer offload) */
 } shape_t;
 
 /* Nodes, tasks and GPUs per node the job asks for; a message when it cannot
@@ -176,6 +177,12 @@ static int job_shape(const job_desc_msg_t *d, shape_t *s, char *why, size_t len)
     if (per_node < 0 || per_job < 0 || per_task < 0)
         return snprintf(why, len, "cannot read the job's GPU request"), -1;
     long tasks = d->num_tasks != NO_VAL && d->num_tasks > 0 ? (long)d->num_tasks : 0;
+    /* --mem (megabytes per node), as the nodes read SLURM_MEM_PER_NODE;
+     * --mem-per-cpu sets MEM_PER_CPU and says nothing per node */
+    s->host_memory =
+        d->pn_min_memory != NO_VAL64 && d->pn_min_memory > 0 && !(d->pn_min_memory & MEM_PER_CPU)
+            ? (double)d->pn_min_memory * 1048576.0
+            : 0;
     s->nodes = d->min_nodes != NO_VAL && d->min_nodes > 0 ? (int)d->min_nodes : 0;
     s->tasks_per_node =
         d->ntasks_per_node != NO_VAL16 && d->ntasks_per_node > 0 ? (int)d->ntasks_per_node : 0;
@@ -250,6 +257,7 @@ static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
                         "(meshplan plan --model ... --nodes %d shows what fits)",
                         s->nodes, q->name, q->nodes, q->nodes, q->nodes),
                0;
+    a.host_memory = s->host_memory;
     /* most jobs fit: a first-fit search says so without pricing every
      * layout; only a refusal needs the whole plan, for its explanation */
     if (mesh_plan_any_fits(m, &a, pins, &policy))

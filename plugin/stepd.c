@@ -457,7 +457,10 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         mesh_topo_destroy(topo);
         return;
     }
-    mesh_plan_t *p = mesh_plugin_plan(&m, &a, &err);
+    char mem[32];
+    if (spank_getenv(sp, "SLURM_MEM_PER_NODE", mem, sizeof(mem)) != ESPANK_SUCCESS)
+        mem[0] = '\0';
+    mesh_plan_t *p = mesh_plugin_plan(&m, &a, mesh_plugin_host_memory(mem), &err);
     if (!p) {
         defer("%s", err.msg);
         mesh_topo_destroy(topo);

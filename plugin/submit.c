@@ -153,7 +153,8 @@ int mesh_submit_local_user_init(spank_t sp)
     mesh_alloc_t a;
     mesh_plan_t *p = NULL;
     if (mesh_plugin_policy_alloc(&s, &a, &err) == 0)
-        p = mesh_plugin_plan(&mesh_plugin.spec, &a, &err);
+        p = mesh_plugin_plan(&mesh_plugin.spec, &a,
+                             mesh_plugin_host_memory(getenv("SLURM_MEM_PER_NODE")), &err);
     if (!p) {
         slurm_error("meshplan: %s", err.msg);
         return -1;

@@ -257,20 +257,27 @@ static double buffers(const mesh_model_t *m, const mesh_layout_t *l, int stage)
     double layer =
         (2 * h * h + 2 * h * h * m->kv_heads / m->heads + 3 * h * m->ffn) / l->tp + 2 * h;
     double unit = ends && emb > layer ? emb : layer;
+    /* delayed scaling: per GEMM (4 a layer) and tensor (input, weight,
+     * gradient) an fp32 amax history plus scale and inverse; Megatron-LM's
+     * history is 1 long (transformer_config.py L621), TE's default 1024 */
+    double amax = 0;
+    if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_DELAYED)
+        amax = (m->layers + l->pp - 1) / l->pp * 4 * 3 *
+               ((m->framework == MESH_FW_MEGATRON ? 1 : 1024) + 2) * 4.0;
     double widest = h * (m->ffn > h ? m->ffn : h) / l->tp;
     double leaf = ends && emb > widest ? emb : widest;
     switch (m->framework) {
     case MESH_FW_MEGATRON: {
         double g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
-        return l->zero == 2 ? g * unit : l->zero == 3 ? (g + 2 * w) * unit : 0;
+        return amax + (l->zero == 2 ? g * unit : l->zero == 3 ? (g + 2 * w) * unit : 0);
     }
     case MESH_FW_TORCH: return l->zero == 3 ? (2 * w + 4) * unit : 0;
     default:
         if (l->zero == 0)
-            return 0;
+            return amax;
         if (l->zero < 3)
-            return w * 5e8;
-        return 2 * w * 5e8 + 2 * w * leaf + w * 5e7;
+            return amax + w * 5e8;
+        return amax + 2 * w * 5e8 + 2 * w * leaf + w * 5e7;
     }
 }
 
