@@ -71,7 +71,8 @@ static int parse_recompute(mesh_layout_t *l, const char *val, mesh_error_t *err)
                                   "mesh recompute: selective:'%.30s' is not modules joined by '+' "
                                   "(core_attn, layernorm, mlp), as in selective:layernorm+mlp",
                                   colon + 1);
-        l->recompute_modules = (int)mods;
+        /* core_attn alone is Megatron's default: plain selective */
+        l->recompute_modules = mods == MESH_RC_CORE_ATTN ? 0 : (int)mods;
         return 0;
     }
     if (l->recompute != MESH_RECOMPUTE_FULL)
