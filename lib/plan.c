@@ -62,8 +62,15 @@ typedef struct search {
     long evaluated, valid;
     int found, oom;
     mesh_candidate_t first; /* first_fit_only: the layout found */
-    mesh_candidate_t *fits; /* every fitting layout, priced */
+    /* the fitting layouts within MESH_PLAN_TIE of the fastest so far (only
+     * those can be chosen: the fastest can only get faster), and the
+     * fastest layout of each of the fastest (tp, cp, pp) shapes, one more
+     * than the runners-up shown, since the chosen one's is left out */
+    mesh_candidate_t *fits;
     size_t n_fits, cap_fits;
+    double fastest;
+    mesh_candidate_t shapes[MESH_PLAN_ALTERNATIVES + 1];
+    int n_shapes;
     int has_closest, has_invalid;
     mesh_candidate_t closest; /* least memory over capacity */
     mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
@@ -112,10 +119,48 @@ static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
     return x->sequence_parallel - y->sequence_parallel;
 }
 
+static int same_shape(const mesh_layout_t *a, const mesh_layout_t *b)
+{
+    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp;
+}
+
+static void keep_shape(search_t *s, const mesh_candidate_t *c)
+{
+    int worst = 0;
+    for (int j = 0; j < s->n_shapes; j++) {
+        if (same_shape(&s->shapes[j].layout, &c->layout)) {
+            if (c->cost.step_seconds < s->shapes[j].cost.step_seconds)
+                s->shapes[j] = *c;
+            return;
+        }
+        if (s->shapes[j].cost.step_seconds > s->shapes[worst].cost.step_seconds)
+            worst = j;
+    }
+    if (s->n_shapes < MESH_ARRAY_LEN(s->shapes))
+        s->shapes[s->n_shapes++] = *c;
+    else if (c->cost.step_seconds < s->shapes[worst].cost.step_seconds)
+        s->shapes[worst] = *c; /* a shape it displaces can only come back faster */
+}
+
+/* Keep a fitting layout if it can still be chosen.  The list stays a few
+ * entries long: a long one would cost more in the allocator's page faults
+ * than the whole search does. */
 static void add_fit(search_t *s, const mesh_candidate_t *c)
 {
+    keep_shape(s, c);
+    double t = c->cost.step_seconds;
+    if (s->n_fits == 0 || t < s->fastest) {
+        s->fastest = t;
+        size_t k = 0;
+        for (size_t i = 0; i < s->n_fits; i++)
+            if (s->fits[i].cost.step_seconds <= t * (1 + MESH_PLAN_TIE))
+                s->fits[k++] = s->fits[i];
+        s->n_fits = k;
+    } else if (t > s->fastest * (1 + MESH_PLAN_TIE)) {
+        return;
+    }
     if (s->n_fits == s->cap_fits) {
-        size_t cap = s->cap_fits ? 2 * s->cap_fits : 256;
+        size_t cap = s->cap_fits ? 2 * s->cap_fits : 64;
         mesh_candidate_t *f = realloc(s->fits, cap * sizeof(*f));
         if (!f) {
             s->oom = 1;
@@ -778,49 +823,21 @@ static void advise(mesh_plan_t *p)
 
 static void choose(mesh_plan_t *p, search_t *s)
 {
-    double fastest = 0;
-    for (size_t i = 0; i < s->n_fits; i++)
-        if (i == 0 || s->fits[i].cost.step_seconds < fastest)
-            fastest = s->fits[i].cost.step_seconds;
     const mesh_candidate_t *best = NULL;
     for (size_t i = 0; i < s->n_fits; i++) {
         const mesh_candidate_t *c = &s->fits[i];
-        if (c->cost.step_seconds > fastest * (1 + MESH_PLAN_TIE))
+        if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE))
             continue;
         if (!best || simpler(c, best) < 0)
             best = c;
     }
     p->best = *best;
     p->fits = 1;
-    /* runners-up: the fastest of each other (tp, cp, pp) shape */
-    for (size_t i = 0; i < s->n_fits; i++) {
-        const mesh_candidate_t *c = &s->fits[i];
-        const mesh_layout_t *l = &c->layout, *b = &p->best.layout;
-        if (l->tp == b->tp && l->cp == b->cp && l->pp == b->pp)
-            continue;
-        int slot = -1;
-        for (int j = 0; j < p->n_alts; j++) {
-            const mesh_layout_t *o = &p->alts[j].layout;
-            if (o->tp == l->tp && o->cp == l->cp && o->pp == l->pp)
-                slot = j;
-        }
-        if (slot >= 0) {
-            if (c->cost.step_seconds < p->alts[slot].cost.step_seconds)
-                p->alts[slot] = *c;
-            continue;
-        }
-        if (p->n_alts < MESH_PLAN_ALTERNATIVES) {
-            p->alts[p->n_alts++] = *c;
-            continue;
-        }
-        int worst = 0; /* replace the slowest kept one if this is faster */
-        for (int j = 1; j < p->n_alts; j++)
-            if (p->alts[j].cost.step_seconds > p->alts[worst].cost.step_seconds)
-                worst = j;
-        if (c->cost.step_seconds < p->alts[worst].cost.step_seconds)
-            p->alts[worst] = *c;
-    }
-    /* sort runners-up by step time (insertion sort: at most a handful) */
+    /* runners-up: the fastest of each other (tp, cp, pp) shape, fastest
+     * first (insertion sort: at most a handful) */
+    for (int i = 0; i < s->n_shapes && p->n_alts < MESH_PLAN_ALTERNATIVES; i++)
+        if (!same_shape(&s->shapes[i].layout, &p->best.layout))
+            p->alts[p->n_alts++] = s->shapes[i];
     for (int i = 1; i < p->n_alts; i++)
         for (int j = i; j > 0 && p->alts[j].cost.step_seconds < p->alts[j - 1].cost.step_seconds;
              j--) {
