@@ -151,7 +151,10 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
     else if (fp16)
         add(ts, "fp32 gradients", MESH_PART_GRADS, 4, 2, "--accumulate-allreduce-grads-in-fp32",
             NULL, gsrc);
-    else if (m->grad_accum_dtype == MESH_PREC_FP32) /* arguments.py L1214-1217 */
+    else if (m->grad_accum_dtype == MESH_PREC_FP32 || l->zero < 1)
+        /* arguments.py L1214-1217; 2-byte main grads need the
+         * precision-aware optimizer, which needs the distributed one
+         * (optimizer/__init__.py L1057-1060): without it, fp32 */
         add(ts, "fp32 main gradients", MESH_PART_GRADS, 4, 2, NULL, "--main-grads-dtype bf16",
             gsrc);
     else
@@ -190,22 +193,28 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
         if (t)
             t->host = l->offload;
     }
-    if (l->offload) /* arguments.py L1884: offload needs the precision-aware optimizer */
-        add_buffer(ts, "optimizer offload (host)", MESH_PART_OPTIMIZER, 0, MESH_CAUSE_ARGS,
-                   "--optimizer-cpu-offload --optimizer-offload-fraction 1.0 "
-                   "--use-precision-aware-optimizer",
-                   MEG "megatron/training/arguments.py L2918-2922, L1884-1892");
+    if (l->offload) { /* arguments.py L1884: offload needs the precision-aware optimizer */
+        /* HybridDeviceOptimizer keeps a pinned fp32 copy of the shard's
+         * gradients on the host for its CPU AdamW (hybrid_optimizer.py
+         * L108-114; optimizer/__init__.py L517-544) */
+        t = add(ts, "fp32 gradients copied to the host", MESH_PART_OPTIMIZER, 4, 1,
+                "--optimizer-cpu-offload --optimizer-offload-fraction 1.0 "
+                "--use-precision-aware-optimizer",
+                NULL, MEG "megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py L108-114");
+        if (t)
+            t->host = 1;
+    }
 
     /* Megatron-FSDP: ZeRO-2 keeps one layer's unsharded gradients before
      * their reduce-scatter; ZeRO-3 also gathers the current and the
      * prefetched layer's weights (docs/user-guide/features/megatron_fsdp.md) */
     double unit = largest_unit(m, l, stage, 0);
     double w = mixed(m) ? 2 : 4; /* FP8 parameters: data and transpose, 2 bytes too */
-    if (l->zero >= 2 && l->dp * l->cp > 1 && unit > 0)
+    if (l->zero >= 2 && unit > 0)
         add_buffer(ts, "one layer's unsharded gradients (Megatron-FSDP)", MESH_PART_GRADS, g * unit,
                    MESH_CAUSE_ARGS, "--use-megatron-fsdp",
                    MEG "docs/user-guide/features/megatron_fsdp.md");
-    if (l->zero == 3 && l->dp * l->cp > 1 && unit > 0)
+    if (l->zero == 3 && unit > 0)
         add_buffer(ts, "gathered layer and prefetched layer (Megatron-FSDP)", MESH_PART_WEIGHTS,
                    2 * w * unit, MESH_CAUSE_ARGS,
                    "--data-parallel-sharding-strategy optim_grads_params",
@@ -220,7 +229,7 @@ static void deepspeed(terms_t *ts, const mesh_layout_t *l, int stage)
                        : fp16    ? "\"fp16\":{\"enabled\":true}"
                                  : "\"bf16\":{\"enabled\":true}";
     mesh_term_t *t;
-    int z = l->dp * l->cp > 1 ? l->zero : 0;
+    int z = l->zero; /* as exported, even over one replica: its buffers come all the same */
 
     t = add(ts, !mixed(m) ? "fp32 parameters" : "16-bit parameters", MESH_PART_WEIGHTS,
             mixed(m) ? 2 : 4, 3, prec, NULL,
@@ -309,6 +318,8 @@ static void torch(terms_t *ts, const mesh_layout_t *l, int stage)
     if (mixed(m) && z <= 2) /* autocast's cached bf16 casts, or FSDP2's unsharded bf16 */
         add(ts, "16-bit copies of the weights", MESH_PART_WEIGHTS, 2, MESH_UNSHARDED, NULL, NULL,
             src);
+    else if (z == 2) /* fp32: FSDP2 keeps the unsharded fp32 parameters to the backward */
+        add(ts, "unsharded fp32 parameters", MESH_PART_WEIGHTS, 4, MESH_UNSHARDED, NULL, NULL, src);
     double unit = largest_unit(m, l, stage, 0);
     if (z == 3 && unit > 0) /* current and prefetched unit, one unit's fp32 gradients */
         add_buffer(ts, "gathered unit and prefetched unit (FSDP2)", MESH_PART_WEIGHTS,

@@ -116,7 +116,8 @@ static void r_pp_group(const ctx_t *x, mesh_buf_t *b)
 
 static void r_recompute(const ctx_t *x, mesh_buf_t *b)
 {
-    mesh_buf_puts(b, mesh_recompute_name(x->l->recompute));
+    char rc[48]; /* none, selective, selective:MODULES, full or full:N */
+    mesh_buf_puts(b, mesh_layout_recompute(x->l, rc, sizeof(rc)));
 }
 
 static void r_pp_layers(const ctx_t *x, mesh_buf_t *b)
@@ -163,6 +164,10 @@ static void causes(const ctx_t *x, mesh_framework_t fw, mesh_cause_at_t at, mesh
             const char *next = strstr(c + 1, " --");
             size_t len = next ? (size_t)(next - c) : strlen(c);
             char flag[128];
+            if (len >= sizeof(flag)) { /* no cause is near that long */
+                b->failed = 1;
+                return;
+            }
             snprintf(flag, sizeof(flag), "%.*s", (int)len, c);
             int seen = 0;
             for (const char *p = b->data ? strstr(b->data, flag) : NULL; p && !seen;

@@ -308,6 +308,22 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
         return mesh_error_set(err,
                               "offload=optimizer needs zero 1 or more (Megatron-LM offloads the "
                               "distributed optimizer's shard)");
+    if (l->offload && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err,
+                              "offload=optimizer runs Adam on the CPU: it needs optimizer adam "
+                              "or adamw");
+    if (l->offload && l->moments != MESH_PREC_FP32)
+        return mesh_error_set(err, "offload=optimizer keeps fp32 moments (the CPU optimizer is "
+                                   "torch's AdamW): use moments=fp32");
+    if (l->moments != MESH_PREC_FP32 && (int)l->moments >= 0 && l->zero < 1)
+        return mesh_error_set(err,
+                              "moments=%s needs zero 1 or more (Megatron-LM's precision-aware "
+                              "optimizer needs the distributed one)",
+                              mesh_precision_name(l->moments));
+    if ((l->offload || (l->moments != MESH_PREC_FP32 && (int)l->moments >= 0)) &&
+        m->framework == MESH_FW_TORCH)
+        return mesh_error_set(err, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
+                                   "levers: not with framework: torch");
     if (l->moments != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
         return mesh_error_set(err, "moments=%s: SGD has no Adam moments",
                               mesh_precision_name(l->moments));

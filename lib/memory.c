@@ -26,10 +26,13 @@ void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
     /* the largest of the frameworks the model is priced under, unsharded */
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
+    /* zero 1 over one replica shards nothing, and lets Megatron-LM keep
+     * 2-byte main gradients where the spec asks for them */
     mesh_layout_t l = {.tp = 1,
                        .pp = 1,
                        .dp = 1,
                        .cp = 1,
+                       .zero = 1,
                        .vpp = 1,
                        .micro_batch = 1,
                        .moments = m->optimizer_dtype};
@@ -86,17 +89,24 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
      * projection and fc2 inputs. */
     double lin = m->precision == MESH_PREC_FP8 ? 1 : 2;
     /* replicated under plain TP: two norm inputs (4sbh), the QKV and fc1
-     * inputs (the norms' outputs, 2sbh each, unless recomputed), and two
-     * 1-byte dropout masks */
-    double replicated =
-        4 * sbh + (modules & MESH_RC_LAYERNORM ? 0 : 2 * lin * sbh) + (masks ? 2 * sbh : 0);
+     * inputs (the norms' outputs, 2sbh each), and two 1-byte dropout masks.
+     * Recomputing "layernorm" saves nothing here: Megatron-LM recomputes
+     * only a norm that is a module of its own (transformer_layer.py
+     * L475-477, L522-527 at d98e8a6), and its default Transformer Engine
+     * layer fuses both norms into the linear layers after them
+     * (gpt_layer_specs.py L258-259, L313-336). */
+    double replicated = 4 * sbh + 2 * lin * sbh + (masks ? 2 * sbh : 0);
     /* split by TP: Q (2sbh), K and V (2sbh * kv/heads each), the attention
      * output that feeds the projection, and the MLP: GeLU keeps its input
      * and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1 output
      * (4sbf) and its product; recomputing the MLP keeps only its input */
     double mlp = m->mlp == MESH_MLP_SWIGLU ? 4 * s * b * f + lin * s * b * f
                                            : 2 * s * b * f + lin * s * b * f;
-    double split = 2 * sbh + 4 * sbh * kv + lin * sbh + (modules & MESH_RC_MLP ? 0 : mlp);
+    /* the attention output: the projection's input; under FP8 the
+     * projection keeps an FP8 copy while the attention core keeps its
+     * bf16 output for its own backward, unless the core is recomputed */
+    double attn_out = lin == 2 ? 2 : modules & MESH_RC_CORE_ATTN ? 1 : 3;
+    double split = 2 * sbh + 4 * sbh * kv + attn_out * sbh + (modules & MESH_RC_MLP ? 0 : mlp);
     /* the attention core: softmax output (2 bytes), and with dropout its
      * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
      * the paper.  FlashAttention keeps only the fp32 log-sum-exp per row.
@@ -257,6 +267,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     int stages[3], n = mesh_heavy_stages(l->pp, stages), d = l->dp * l->cp;
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
+    double host = 0; /* the most any stage needs under any framework */
     layer_act_t la = {0, 0};
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
@@ -273,6 +284,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
             for (int k = 0; k < 4; k++)
                 part[k] = c->whole[k] * psi[i] + c->shard[k] * psi[i] / d + c->fixed[k];
             double total = part[0] + part[1] + part[2] + act + overhead;
+            host = part[3] > host ? part[3] : host;
             if ((i == 0 && f == 0) || total > out->total) {
                 memset(out, 0, sizeof(*out));
                 out->stage = stage;
@@ -287,6 +299,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
             }
         }
     }
+    out->host = host;
     out->capacity = mesh_policy_usable(pol, &a->gpu);
 }
 

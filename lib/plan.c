@@ -247,9 +247,10 @@ static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c
  * Prices the layout chosen into *c. */
 static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
 {
-    static const int flash[] = {MESH_RC_LAYERNORM, MESH_RC_MLP, MESH_RC_LAYERNORM | MESH_RC_MLP};
-    static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_LAYERNORM,
-                                 MESH_RC_CORE_ATTN | MESH_RC_MLP, MESH_RC_ALL};
+    /* "layernorm" saves nothing under Megatron's default layers (see
+     * mesh_activation_layer), so it is never chosen */
+    static const int flash[] = {MESH_RC_MLP};
+    static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
     const int *sets = s->m->flash_attention ? flash : scores;
     int n = s->m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
     /* the last set saves the most: if it does not fit, none does */
@@ -413,6 +414,7 @@ static int divisors(long n, long hi, int *out)
 static void search_batches(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
+    s->full_lo = 1;
     if (p->micro_batch != MESH_FREE || s->first_fit_only) {
         /* answering "does anything fit?", the smallest micro-batch decides:
          * memory grows with it (the loop below stops likewise) */
@@ -426,7 +428,6 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         evaluate(s, l);
         return;
     }
-    s->full_lo = 1;
     for (int mb = 1; mb <= MB_MAX && mb <= per_replica && !s->found; mb++) {
         if (per_replica % mb || (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb))
             continue;
@@ -507,7 +508,7 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                     l->recompute_layers = 0;
                 if (s->first_fit_only && l->recompute_modules == MESH_FREE)
                     l->recompute_modules =
-                        m->flash_attention ? MESH_RC_LAYERNORM | MESH_RC_MLP : MESH_RC_ALL;
+                        m->flash_attention ? MESH_RC_MLP : MESH_RC_CORE_ATTN | MESH_RC_MLP;
                 search_batches(s, l);
                 if (s->found)
                     return;
@@ -855,16 +856,22 @@ static void digest(mesh_plan_t *p)
     const mesh_gpu_t *g = &p->alloc.gpu;
     const mesh_policy_t *pol = &p->policy;
     snprintf(text, sizeof(text),
-             "v2|%s|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%s",
+             "v3|%s|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|"
+             "%.17g|%s",
              mesh_model_digest(&p->model, model), p->alloc.nodes, p->alloc.gpus_per_node,
-             p->alloc.island, g->name, g->memory, g->peak_flops, g->hbm_bw, g->link_bw, g->net_bw,
-             g->gemm_eff, pol->reserve, pol->overhead_context, pol->overhead_comm,
-             pol->fragmentation, mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
+             p->alloc.island, g->name, g->memory, g->peak_flops, g->peak_fp8, g->hbm_bw, g->link_bw,
+             g->net_bw, g->gemm_eff, p->alloc.host_memory, pol->reserve, pol->overhead_context,
+             pol->overhead_comm, pol->fragmentation,
+             mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
     snprintf(p->digest, sizeof(p->digest), "%016llx", (unsigned long long)mesh_fnv1a64(text));
 }
 
-static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
+static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        mesh_error_t *err)
 {
+    if (pins && pins->offload == 1 && a->host_memory <= 0)
+        return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
+                                   "job --mem, or meshplan --host-mem SIZE)");
     if (a->nodes < 1 || a->nodes > 1 << 20)
         return mesh_error_set(err, "nodes: %d is out of range (1..%d)", a->nodes, 1 << 20);
     if (a->gpus_per_node < 1 || a->gpus_per_node > 1024)
@@ -939,12 +946,8 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         mesh_policy_init(&defaults);
         pol = &defaults;
     }
-    if (check_inputs(m, a, err) < 0)
+    if (check_inputs(m, a, pins, err) < 0)
         return NULL;
-    if (pins && pins->offload == 1 && a->host_memory <= 0)
-        return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown; give "
-                                   "--host-mem SIZE or a topology"),
-               NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;
@@ -1006,11 +1009,12 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
         mesh_policy_init(&defaults);
         pol = &defaults;
     }
-    if (check_inputs(m, a, &err) < 0)
+    if (check_inputs(m, a, pins, &err) < 0)
         return 0;
     /* the first-fit search leaves out only layouts that need more memory
-     * than one it tries (larger micro-batches, interleaving, lower ZeRO
-     * stages), so its answer is the plan's */
+     * than one it tries (larger micro-batches, interleaving, no
+     * recomputation and the weaker recomputations), so its answer is the
+     * plan's */
     mesh_alloc_t alloc;
     mesh_layout_t pin;
     search_inputs(m, a, pins, &alloc, &pin);

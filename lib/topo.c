@@ -20,7 +20,6 @@ struct mesh_topo {
     mesh_topo_gpu_t gpu[MESH_TOPO_MAX_GPUS];
     int n_islands, numa;
     char links[32];
-    double host_memory; /* bytes of the node's NUMA nodes together */
 };
 
 static int is_gpu(hwloc_obj_t o)
@@ -191,7 +190,6 @@ static int read_gpus(hwloc_topology_t topo, mesh_topo_t *t, mesh_error_t *err)
             t->gpu[j - 1] = tmp;
         }
     t->numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    t->host_memory = (double)hwloc_get_root_obj(topo)->total_memory;
     if (!islands_from(topo, t, "NVLinkBandwidth") && !islands_from(topo, t, "XGMIBandwidth"))
         islands_by_rule(t);
     return 0;
@@ -403,11 +401,6 @@ int mesh_topo_numa_count(const mesh_topo_t *t)
     return t->numa;
 }
 
-double mesh_topo_host_memory(const mesh_topo_t *t)
-{
-    return t->host_memory;
-}
-
 int mesh_topo_island_count(const mesh_topo_t *t)
 {
     return t->n_islands;
@@ -571,7 +564,8 @@ int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes, i
     }
     out->nodes = nodes;
     out->gpus_per_node = t->n;
-    out->host_memory = t->host_memory;
+    /* host_memory stays unknown (0): the plugin plans offload against the
+     * job's --mem, the same on every node, never a node's own total */
     /* TP groups are runs of consecutive tasks: the island is the largest run
      * length dividing the node whose every aligned run shares one island */
     int order[MESH_TOPO_MAX_GPUS];

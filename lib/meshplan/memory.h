@@ -30,7 +30,8 @@ typedef struct mesh_memory {
     /* the framework whose accounting these are (with train.framework auto,
      * the one that needs the most: it set the bound) */
     mesh_framework_t framework;
-    double host; /* bytes this GPU's task keeps in host memory (optimizer offload) */
+    double host; /* bytes one task keeps in host memory (optimizer offload): the most of any
+                    stage under any framework priced */
 } mesh_memory_t;
 
 /* Memory of the worst rank of layout l (which must pass mesh_layout_check). */

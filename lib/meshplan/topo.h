@@ -56,10 +56,6 @@ int mesh_topo_save_timeout(const char *path, double seconds, mesh_error_t *err);
 int mesh_topo_gpu_count(const mesh_topo_t *t);
 const mesh_topo_gpu_t *mesh_topo_gpu(const mesh_topo_t *t, int i);
 int mesh_topo_numa_count(const mesh_topo_t *t);
-
-/* Bytes of host memory the node has (hwloc's total over its NUMA nodes);
- * 0 when the topology does not say. */
-double mesh_topo_host_memory(const mesh_topo_t *t);
 int mesh_topo_island_count(const mesh_topo_t *t);
 /* Where the islands came from: "NVLinkBandwidth", "XGMIBandwidth" or "rule". */
 const char *mesh_topo_links(const mesh_topo_t *t);

@@ -79,7 +79,10 @@ typedef struct oracle {
 static oracle_t megatron(const mesh_model_t *m, int zero, int moments16, int fp8_params)
 {
     int fp32 = m->precision == MESH_PREC_FP32, fp16 = m->precision == MESH_PREC_FP16;
-    double p = fp32 ? 4 : 2, g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
+    /* 2-byte main grads need the precision-aware optimizer, which needs the
+     * distributed one (optimizer/__init__.py L1057-1060) */
+    double p = fp32 ? 4 : 2,
+           g = m->grad_accum_dtype == MESH_PREC_FP32 || (zero == 0 && !fp16) ? 4 : 2;
     double te = m->precision == MESH_PREC_FP8 && !fp8_params ? 2 : 0;
     double opt = (fp32 ? 0 : 4) +
                  (m->optimizer == MESH_OPT_SGD ? 4
@@ -120,13 +123,16 @@ static oracle_t deepspeed(const mesh_model_t *m, int zero)
 /* PyTorch: DDP under autocast keeps fp32 parameters, fp32 gradients, Adam
  * and autocast's bf16 copies (18); FSDP2 with MixedPrecisionPolicy(bf16,
  * reduce fp32) shards the fp32 parameters, gradients and Adam (16/d). */
-static oracle_t torch_fsdp(int zero)
+static oracle_t torch_fsdp(const mesh_model_t *m, int zero)
 {
+    /* ZeRO-2 (reshard_after_forward=False) keeps the unsharded parameters
+     * from the forward to the backward: bf16 copies, or the fp32 ones */
+    double copies = m->precision == MESH_PREC_FP32 ? 0 : 2;
     if (zero == 0)
-        return (oracle_t){4 + 4 + 8 + 2, 0};
+        return (oracle_t){4 + 4 + 8 + copies, 0};
     if (zero == 1)
-        return (oracle_t){4 + 4 + 2, 8};
-    return (oracle_t){zero == 2 ? 2 : 0, 16};
+        return (oracle_t){4 + 4 + copies, 8};
+    return (oracle_t){zero == 2 ? (copies ? copies : 4) : 0, 16};
 }
 
 /* ---- the cases ---- */
@@ -157,7 +163,8 @@ static const kase_t cases[] = {
      "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: megatron, precision: fp32}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
-    /* 2-byte gradient buffers: the seed's 16 and 4 + 12/d */
+    /* 2-byte gradient buffers: 4 + 12/d (the seed's 16 unsharded); without
+     * the distributed optimizer Megatron-LM keeps fp32 main grads */
     {"preset: llama2-7b\ntrain: {framework: megatron, grad_accum_dtype: bf16}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: megatron, grad_accum_dtype: bf16}\n", "H100-SXM", 1,
@@ -240,6 +247,11 @@ static const kase_t cases[] = {
      "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_TORCH, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: torch}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_TORCH, 0, NULL},
+    {"preset: llama2-7b\ntrain: {framework: torch, precision: fp32}\n", "A100-80GB", 1,
+     "tp=1,pp=1,dp=8,cp=1,zero=2,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_TORCH, 0, NULL},
+    /* a ZeRO stage pinned over one replica is priced as exported */
+    {"preset: llama3-8b\ntrain: {framework: deepspeed}\n", "H100-SXM", 1,
+     "tp=8,pp=1,dp=1,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=on", MESH_FW_DEEPSPEED, 0, NULL},
 };
 
 /* Buffers beyond the per-parameter count, as each framework sizes them:
@@ -305,12 +317,15 @@ static void oracle__model_states(void **state)
         oracle_t o = k->fw == MESH_FW_MEGATRON
                          ? megatron(&m, l->zero, l->moments != MESH_PREC_FP32, fp8_params)
                      : k->fw == MESH_FW_DEEPSPEED ? deepspeed(&m, l->zero)
-                                                  : torch_fsdp(l->zero);
+                                                  : torch_fsdp(&m, l->zero);
         double host = 0;
-        if (k->host) { /* master and moments (and DeepSpeed's fp32 gradients) move */
-            double moved = k->fw == MESH_FW_MEGATRON ? 12 : 16;
-            o.sharded -= moved;
-            host = moved * psi / d;
+        if (k->host) {
+            /* master and moments move to the host, with an fp32 copy of
+             * the gradient shard: Megatron-LM's HybridDeviceOptimizer
+             * (hybrid_optimizer.py L108-114) copies it there beside the
+             * gradient buffer, DeepSpeed moves its fp32 partition */
+            o.sharded -= k->fw == MESH_FW_MEGATRON ? 12 : 16;
+            host = 16 * psi / d;
         }
         double expect = o.unsharded * psi + o.sharded * psi / d + buffers(&priced, l, stage);
         double got = c->memory.weights + c->memory.grads + c->memory.optimizer;

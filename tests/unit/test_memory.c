@@ -184,6 +184,34 @@ static void worst_rank__uneven_split(void **state)
     assert_true(mem.total <= mem.capacity);
 }
 
+/* Selective recomputation's modules, and FP8's one-byte linear inputs,
+ * term by term (Llama 3 8B, s 8192, b 1, t 1, FlashAttention: sbh = 8192 *
+ * 4096, sbf = 8192 * 14336, KV heads 8 of 32). */
+static void activations__modules_and_fp8(void **state)
+{
+    mesh_model_t m = test_preset("llama3-8b");
+    double sbh = 8192.0 * 4096, sbf = 8192.0 * 14336, lse = 4.0 * 32 * 8192;
+    double none = mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0);
+    /* norm inputs 4, QKV and fc1 inputs 2+2, Q 2, K and V 4*8/32, attention
+     * output 2 (sbh); SwiGLU fc1 output 4 and product 2 (sbf) */
+    assert_bytes(none, (4 + 4 + 2 + 1 + 2) * sbh + 6 * sbf + lse);
+    /* layernorm saves nothing: Megatron's default layers fuse the norms */
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE,
+                                       MESH_RC_LAYERNORM | MESH_RC_CORE_ATTN),
+                 none - lse);
+    /* mlp keeps only its input */
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, MESH_RC_MLP),
+                 none - 6 * sbf);
+    /* FP8: the four linear inputs in one byte (QKV and fc1 2 -> 1, fc2's
+     * 2sbf -> sbf), the attention output 2 + 1 (the core's bf16 and the
+     * projection's FP8 copy), 1 when the core is recomputed */
+    m.precision = MESH_PREC_FP8;
+    double fp8 = (4 + 2 + 2 + 1 + 3) * sbh + 5 * sbf + lse;
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0), fp8);
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, 0),
+                 fp8 - 2 * sbh - lse);
+}
+
 static void capacity__reserve(void **state)
 {
     mesh_policy_t pol;
@@ -205,6 +233,7 @@ int main(void)
         cmocka_unit_test(activations__flash_gqa_swiglu_dropout),
         cmocka_unit_test(activations__first_stage_holds_all_layers),
         cmocka_unit_test(worst_rank__uneven_split),
+        cmocka_unit_test(activations__modules_and_fp8),
         cmocka_unit_test(capacity__reserve),
     };
     return cmocka_run_group_tests_name("memory", tests, NULL, NULL);

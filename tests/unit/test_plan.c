@@ -220,6 +220,50 @@ static void zero3_can_need_more_than_zero2(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Offload fits only where the node's host memory holds every task's share:
+ * 16 bytes a sharded parameter under Megatron-LM (fp32 master, moments and
+ * the gradient copy of its HybridDeviceOptimizer) and DeepSpeed alike, the
+ * most of any stage and framework.  The plan, the yes/no and the digest
+ * agree. */
+static void offload__host_checked_under_every_framework(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=4,cp=2,pp=1,zero=3,mb=1,offload=optimizer";
+    a.host_memory = 1200e9;
+    mesh_plan_t *p = test_plan(&m, &a, mesh);
+    const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
+    /* 70.55e9 parameters over 8 ranks, 16 bytes each on the host, x 8 tasks */
+    assert_true(mem->host * 8 >= 16 * 70.5e9);
+    assert_false(mesh_plan_fits(p)); /* about 1130 GB > 0.8 x 1200 GB */
+    mesh_layout_t pins = test_mesh(mesh);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 0);
+    char d1[17];
+    snprintf(d1, sizeof(d1), "%s", mesh_plan_digest(p));
+    mesh_plan_destroy(p);
+    a.host_memory = 2400e9;
+    p = test_plan(&m, &a, mesh);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 1);
+    assert_string_not_equal(d1, mesh_plan_digest(p)); /* host memory is an input */
+    mesh_plan_destroy(p);
+    /* no host memory: pinned offload is bad input to both */
+    a.host_memory = 0;
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol, &err));
+    assert_non_null(strstr(err.msg, "host memory is unknown"));
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 0);
+    /* framework torch prices no offload: refused, by both */
+    m.framework = MESH_FW_TORCH;
+    a.host_memory = 2400e9;
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol, &err));
+    assert_non_null(strstr(err.msg, "framework: torch"));
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 0);
+}
+
 static void params_only__plans_dp_and_zero(void **state)
 {
     mesh_model_t m = test_preset("params-only");
@@ -358,6 +402,7 @@ int main(void)
         cmocka_unit_test(near_tie__simplest_wins),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
+        cmocka_unit_test(offload__host_checked_under_every_framework),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
