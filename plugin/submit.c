@@ -152,9 +152,10 @@ int mesh_submit_local_user_init(spank_t sp)
     mesh_error_t err;
     mesh_alloc_t a;
     mesh_plan_t *p = NULL;
+    /* srun sees the job's memory only inside an allocation */
+    double host = mesh_plugin_host_memory(getenv("SLURM_MEM_PER_NODE"));
     if (mesh_plugin_policy_alloc(&s, &a, &err) == 0)
-        p = mesh_plugin_plan(&mesh_plugin.spec, &a,
-                             mesh_plugin_host_memory(getenv("SLURM_MEM_PER_NODE")), &err);
+        p = mesh_plugin_plan(&mesh_plugin.spec, &a, host, &err);
     if (!p) {
         slurm_error("meshplan: %s", err.msg);
         return -1;
@@ -169,6 +170,15 @@ int mesh_submit_local_user_init(spank_t sp)
         free(pics);
     }
     rc = 0;
+    /* A step that would fit with the optimizer offloaded, where srun cannot
+     * see the job's memory, is left to the nodes, which can */
+    mesh_alloc_t ample = a;
+    ample.host_memory = 1e18;
+    if (!mesh_plan_fits(p) && host <= 0 &&
+        mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins, &mesh_plugin.policy)) {
+        mesh_plan_destroy(p);
+        return 0;
+    }
     if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce != MESH_ENFORCE_OFF) {
         char msg[4096];
         mesh_report_nofit(p, msg, sizeof(msg));
