@@ -18,7 +18,7 @@ static void bubble__llama3_70b_on_64(void **state)
     assert_true(mesh_pipeline_bubble(8, 1, 64) == 0.109375);
     assert_true(mesh_pipeline_bubble(8, 5, 64) == 0.021875);
     assert_int_equal(mesh_stage_layers(80, 8, 3), 10);
-    assert_int_equal(80 / (8 * 5), 2); /* layers per virtual stage */
+    assert_int_equal(mesh_vpp_chunk_layers(80, 8, 5), 2); /* layers per virtual stage */
     mesh_plan_destroy(p);
 }
 

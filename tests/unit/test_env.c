@@ -197,8 +197,12 @@ static void master_port__range_and_spread(void **state)
                          mesh_env_master_port(101, 0, 20000, 29999));
     assert_int_equal(mesh_env_master_port(5, 3, 30000, 30000), 30000);
     assert_int_equal(mesh_env_master_port(5, 3, 30001, 30000), 30001); /* empty range */
-    assert_int_equal(mesh_env_master_port(4294967295UL, 4294967295UL, 20000, 29999),
-                     mesh_env_master_port(4294967295UL, 4294967295UL, 20000, 29999));
+    /* the documented formula: lo + (job * 131 + step) mod (hi - lo + 1) */
+    assert_int_equal(mesh_env_master_port(100, 0, 20000, 29999), 20000 + 13100 % 10000);
+    assert_int_equal(mesh_env_master_port(101, 2, 20000, 29999), 20000 + (13231 + 2) % 10000);
+    unsigned long big = 4294967295UL;
+    assert_int_equal(mesh_env_master_port(big, big, 20000, 29999),
+                     20000 + (int)((big * 131UL + big) % 10000UL));
 }
 
 int main(void)
