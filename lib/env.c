@@ -186,7 +186,6 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
 {
     const mesh_layout_t *l = x->l;
     const mesh_model_t *m = x->m;
-    char rc[48];
     mesh_buf_printf(b,
                     "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
                     "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
@@ -225,8 +224,8 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
         /* the first N layers of each stage (transformer_config.py L543-551) */
         mesh_buf_printf(b,
                         " --recompute-granularity full --recompute-method block "
-                        "--recompute-num-layers %s",
-                        mesh_layout_recompute(l, rc, sizeof(rc)) + 5);
+                        "--recompute-num-layers %d",
+                        l->recompute_layers);
     else if (l->recompute == MESH_RECOMPUTE_FULL)
         mesh_buf_puts(b, " --recompute-granularity full --recompute-method uniform "
                          "--recompute-num-layers 1");
