@@ -1,6 +1,6 @@
 /*
- * Topology: real machines' hwloc exports (../shared/topologies, when
- * present) and this project's fixtures (tests/fixtures/topologies).
+ * Topology: this project's fixtures (tests/fixtures/topologies); the real
+ * machines' exports are test_topo_real's.
  */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,138 +8,13 @@
 #include <fcntl.h>
 
 #include "testutil.h"
-
-static mesh_topo_t *load(const char *dir, const char *file)
-{
-    char path[1024];
-    mesh_error_t err;
-    if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
-        fail_msg("path too long: %s/%s", dir, file);
-    mesh_topo_t *t = mesh_topo_load(path, &err);
-    if (!t)
-        fail_msg("%s", err.msg);
-    return t;
-}
-
-static const char *shared_dir(void)
-{
-    const char *d = getenv("MESH_SHARED_TOPOLOGIES");
-    if (!d || access(d, R_OK) != 0) {
-        printf("  ../shared/topologies is absent: the real machines' topologies are skipped\n");
-        return NULL;
-    }
-    return d;
-}
+#include "topoutil.h"
 
 static const char *fixtures(void)
 {
     static char dir[1024];
     snprintf(dir, sizeof(dir), "%s/topologies", getenv("MESH_FIXTURES"));
     return dir;
-}
-
-/* Expected: PCI device of every GPU, each GPU's NUMA node and island. */
-static void expect(const mesh_topo_t *t, int n, unsigned device, const int *numa, const int *island,
-                   const char *links)
-{
-    assert_int_equal(mesh_topo_gpu_count(t), n);
-    assert_string_equal(mesh_topo_links(t), links);
-    for (int i = 0; i < n; i++) {
-        const mesh_topo_gpu_t *g = mesh_topo_gpu(t, i);
-        assert_int_equal(g->device_id, device);
-        if (g->numa != numa[i] || g->island != island[i])
-            fail_msg("GPU %d (%s): NUMA %d island %d, want NUMA %d island %d", i, g->busid, g->numa,
-                     g->island, numa[i], island[i]);
-        if (i)
-            assert_true(strcmp(mesh_topo_gpu(t, i - 1)->busid, g->busid) < 0);
-    }
-}
-
-static int alloc_island(const mesh_topo_t *t, int by_island, const char *model)
-{
-    mesh_alloc_t a;
-    mesh_error_t err;
-    mesh_policy_t pol;
-    mesh_policy_init(&pol);
-    if (mesh_topo_alloc(t, &pol, 2, by_island, &a, &err) < 0)
-        fail_msg("%s", err.msg);
-    assert_string_equal(a.gpu.name, model);
-    assert_int_equal(a.gpus_per_node, mesh_topo_gpu_count(t));
-    return a.island;
-}
-
-static void shared__nvlink_pairs_power8(void **state)
-{
-    const char *d = shared_dir();
-    if (!d)
-        skip();
-    /* POWER8 Minsky: NVLink joins GPU pairs, and each GPU to its CPU: the
-     * CPU links must not merge the pairs */
-    mesh_topo_t *t = load(d, "ibm-power8-4xp100-nvlink.xml");
-    expect(t, 4, 0x15f9, (int[]){0, 0, 1, 1}, (int[]){0, 0, 1, 1}, "NVLinkBandwidth");
-    assert_int_equal(mesh_topo_numa_count(t), 2);
-    assert_int_equal(alloc_island(t, 0, "P100-SXM2"), 2);
-    mesh_topo_destroy(t);
-}
-
-static void shared__nvswitch_dgx2(void **state)
-{
-    const char *d = shared_dir();
-    if (!d)
-        skip();
-    /* DGX-2: 16 V100 on two baseboards of 6 NVSwitches each; NVML reports
-     * GPU-to-switch links only, none between the baseboards' switches, so
-     * the file shows two islands of 8 */
-    mesh_topo_t *t = load(d, "nvidia-dgx2.xml");
-    int numa[16], island[16];
-    for (int i = 0; i < 16; i++)
-        numa[i] = island[i] = i / 8;
-    expect(t, 16, 0x1db8, numa, island, "NVLinkBandwidth");
-    assert_int_equal(mesh_topo_island_count(t), 2);
-    assert_int_equal(alloc_island(t, 0, "V100-SXM3-32GB"), 8);
-    mesh_topo_destroy(t);
-}
-
-static void shared__xgmi_mi250x(void **state)
-{
-    const char *d = shared_dir();
-    if (!d)
-        skip();
-    /* Tioga (MI250X): 8 GCDs, all-to-all XGMI; each hangs under an L3 of
-     * one NUMA node, not in bus order */
-    mesh_topo_t *t = load(d, "llnl-eas-tioga.xml");
-    expect(t, 8, 0x7408, (int[]){3, 3, 1, 1, 0, 0, 2, 2}, (int[]){0, 0, 0, 0, 0, 0, 0, 0},
-           "XGMIBandwidth");
-    assert_int_equal(mesh_topo_numa_count(t), 4);
-    assert_int_equal(alloc_island(t, 0, "MI250X"), 8);
-    mesh_topo_destroy(t);
-}
-
-static void shared__rules_without_links(void **state)
-{
-    const char *d = shared_dir();
-    if (!d)
-        skip();
-    /* Lassen (POWER9, V100 SXM2): no matrix in the file; SXM parts form one
-     * island by rule */
-    mesh_topo_t *t = load(d, "llnl-coral-lassen.xml");
-    expect(t, 4, 0x1db1, (int[]){0, 0, 8, 8}, (int[]){0, 0, 0, 0}, "rule");
-    assert_int_equal(alloc_island(t, 0, "V100-16GB"), 4);
-    mesh_topo_destroy(t);
-    /* PCIe-only machines: every GPU is its own island, TP is impossible */
-    t = load(d, "llnl-g4dnmetal.xml");
-    expect(t, 8, 0x1eb8, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, "rule");
-    assert_int_equal(alloc_island(t, 0, "T4"), 1);
-    assert_true(mesh_topo_gpu(t, 0)->reported_mem == 15472384.0 * 1024); /* CUDA's figure */
-    mesh_topo_destroy(t);
-    t = load(d, "llnl-cts1-pascal.xml");
-    expect(t, 2, 0x15f8, (int[]){0, 0}, (int[]){0, 1}, "rule");
-    assert_int_equal(alloc_island(t, 0, "P100-PCIe"), 1);
-    mesh_topo_destroy(t);
-    t = load(d, "llnl-epyc-corona-p2.xml");
-    expect(t, 8, 0x66a1, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, "rule");
-    assert_int_equal(alloc_island(t, 0, "MI50-32GB"), 1);
-    mesh_topo_destroy(t);
 }
 
 static void fixture__hgx_h100(void **state)
@@ -365,10 +240,6 @@ static void timeout__bounded_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shared__nvlink_pairs_power8),
-        cmocka_unit_test(shared__nvswitch_dgx2),
-        cmocka_unit_test(shared__xgmi_mi250x),
-        cmocka_unit_test(shared__rules_without_links),
         cmocka_unit_test(fixture__hgx_h100),
         cmocka_unit_test(fixture__two_islands),
         cmocka_unit_test(fixture__interleaved_islands),
