@@ -6,6 +6,7 @@
 #ifndef MESHPLAN_H
 #define MESHPLAN_H
 
+#include "meshplan/version.h"
 #include "meshplan/error.h"
 #include "meshplan/parse.h"
 #include "meshplan/spec.h"

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "meshplan/error.h"
+#include "meshplan/version.h"
 #include "meshplan/parse.h"
 
 /* Messages quote user input; they must stay one printable line, so that a
@@ -21,6 +22,11 @@ static void one_line(char *s)
     for (; *s; s++)
         if ((unsigned char)*s < 0x20 || *s == 0x7f)
             *s = '?';
+}
+
+const char *mesh_version(void)
+{
+    return MESHPLAN_VERSION_STRING;
 }
 
 int mesh_error_set(mesh_error_t *err, const char *fmt, ...)

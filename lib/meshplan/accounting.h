@@ -12,6 +12,7 @@
 #ifndef MESHPLAN_ACCOUNTING_H
 #define MESHPLAN_ACCOUNTING_H
 
+#include "meshplan/api.h"
 #include "meshplan/layout.h"
 #include "meshplan/spec.h"
 
@@ -60,22 +61,22 @@ typedef struct mesh_term {
  * for model m under framework fw (not MESH_FW_AUTO), written to out
  * (MESH_TERMS_MAX entries); returns how many.  The per-parameter terms
  * apply to mesh_stage_params(m, l, stage) parameters. */
-int mesh_state_terms(const mesh_model_t *m, mesh_framework_t fw, const mesh_layout_t *l, int stage,
-                     mesh_term_t *out);
+MESH_API int mesh_state_terms(const mesh_model_t *m, mesh_framework_t fw, const mesh_layout_t *l,
+                              int stage, mesh_term_t *out);
 
 /* Bytes one GPU keeps of term t for psi parameters over d data-parallel
  * ranks (d = dp*cp, the group the optimizer shards over) under ZeRO stage
  * zero. */
-double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero);
+MESH_API double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero);
 
 /* The frameworks a plan must fit under: fw itself, or for MESH_FW_AUTO every
  * framework meshplan exports a configuration for (Megatron-LM and
  * DeepSpeed).  Fills out[] and returns how many. */
-int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3]);
+MESH_API int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3]);
 
 /* The framework flag that shards the optimizer (ZeRO-1) and beyond:
  * what a ZeRO stage is exported as, or NULL for stage 0. */
-const char *mesh_zero_cause(mesh_framework_t fw, int zero);
+MESH_API const char *mesh_zero_cause(mesh_framework_t fw, int zero);
 
 #ifdef __cplusplus
 }

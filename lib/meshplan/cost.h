@@ -9,6 +9,7 @@
 #ifndef MESHPLAN_COST_H
 #define MESHPLAN_COST_H
 
+#include "meshplan/api.h"
 #include "meshplan/layout.h"
 #include "meshplan/spec.h"
 
@@ -35,11 +36,11 @@ typedef struct mesh_cost {
  * 6 * (matmul parameters) + 6*layers*seq*hidden for causal attention
  * (Megatron-LM's convention: QK^T and AV count half under the causal mask);
  * 4 per matmul parameter under LoRA, whose frozen weights get no gradients. */
-double mesh_flops_per_token(const mesh_model_t *m);
+MESH_API double mesh_flops_per_token(const mesh_model_t *m);
 
 /* Estimate the step time of layout l (which must pass mesh_layout_check). */
-void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                        mesh_cost_t *out);
+MESH_API void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l,
+                                 const mesh_alloc_t *a, mesh_cost_t *out);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #ifndef MESHPLAN_ENV_H
 #define MESHPLAN_ENV_H
 
+#include "meshplan/api.h"
 #include "meshplan/plan.h"
 #include "meshplan/policy.h"
 #include "meshplan/topo.h"
@@ -38,23 +39,25 @@ typedef struct mesh_task {
  * it may see: the entry of step_visible (the step's CUDA_VISIBLE_DEVICES or
  * ROCR_VISIBLE_DEVICES; NULL: 0,1,...) at its GPU's position, kept in
  * buf[len].  Returns -1 if the node has fewer GPUs than the task needs. */
-int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int bind,
-                           const char *step_visible, char *buf, size_t len, mesh_error_t *err);
+MESH_API int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int bind,
+                                    const char *step_visible, char *buf, size_t len,
+                                    mesh_error_t *err);
 
 /* Render the variables of one task of plan p (which must fit or be pinned).
  * Returns NULL with err set if the task is outside the allocation. */
-mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_error_t *err);
-void mesh_env_destroy(mesh_env_t *e);
+MESH_API mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task,
+                                     mesh_error_t *err);
+MESH_API void mesh_env_destroy(mesh_env_t *e);
 
-int mesh_env_count(const mesh_env_t *e);
-const char *mesh_env_name(const mesh_env_t *e, int i);
-const char *mesh_env_value(const mesh_env_t *e, int i);
+MESH_API int mesh_env_count(const mesh_env_t *e);
+MESH_API const char *mesh_env_name(const mesh_env_t *e, int i);
+MESH_API const char *mesh_env_value(const mesh_env_t *e, int i);
 /* 1 if the variable must not replace a value the task already has. */
-int mesh_env_keep_existing(const mesh_env_t *e, int i);
+MESH_API int mesh_env_keep_existing(const mesh_env_t *e, int i);
 
 /* MASTER_PORT for a job step: lo + (a mix of job and step id) mod (hi-lo+1),
  * so concurrent steps of one job, and jobs sharing a node, differ. */
-int mesh_env_master_port(unsigned long job_id, unsigned long step_id, int lo, int hi);
+MESH_API int mesh_env_master_port(unsigned long job_id, unsigned long step_id, int lo, int hi);
 
 #ifdef __cplusplus
 }

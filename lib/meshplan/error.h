@@ -9,6 +9,8 @@
 #ifndef MESHPLAN_ERROR_H
 #define MESHPLAN_ERROR_H
 
+#include "meshplan/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,10 +23,11 @@ typedef struct mesh_error {
 
 /* Format a message into err (if err is not NULL) and return -1, so that
  * callers can write `return mesh_error_set(err, "...")`. */
-int mesh_error_set(mesh_error_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+MESH_API int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Prefix an existing message with "<prefix>: ", keeping it one line. */
-int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
+MESH_API int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #ifndef MESHPLAN_GPU_H
 #define MESHPLAN_GPU_H
 
+#include "meshplan/api.h"
 #include "meshplan/error.h"
 
 #ifdef __cplusplus
@@ -32,20 +33,20 @@ typedef struct mesh_gpu {
 } mesh_gpu_t;
 
 /* Number of entries in the built-in table and the i-th entry. */
-int mesh_gpu_count(void);
-const mesh_gpu_t *mesh_gpu_at(int i);
+MESH_API int mesh_gpu_count(void);
+MESH_API const mesh_gpu_t *mesh_gpu_at(int i);
 
 /* Look a GPU up by table name, case-insensitively; NULL if unknown. */
-const mesh_gpu_t *mesh_gpu_find(const char *name);
+MESH_API const mesh_gpu_t *mesh_gpu_find(const char *name);
 
 /* Like mesh_gpu_find, but fills err with the list of known names. */
-int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err);
+MESH_API int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err);
 
 /* Look a GPU up by PCI vendor:device id; NULL if unknown. */
-const mesh_gpu_t *mesh_gpu_find_pci(unsigned vendor, unsigned device);
+MESH_API const mesh_gpu_t *mesh_gpu_find_pci(unsigned vendor, unsigned device);
 
 /* The GPU assumed for speeds when only a memory size is given. */
-const mesh_gpu_t *mesh_gpu_default(void);
+MESH_API const mesh_gpu_t *mesh_gpu_default(void);
 
 #ifdef __cplusplus
 }

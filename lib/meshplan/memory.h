@@ -10,6 +10,7 @@
 #ifndef MESHPLAN_MEMORY_H
 #define MESHPLAN_MEMORY_H
 
+#include "meshplan/api.h"
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"
 #include "meshplan/spec.h"
@@ -35,38 +36,39 @@ typedef struct mesh_memory {
 } mesh_memory_t;
 
 /* Memory of the worst rank of layout l (which must pass mesh_layout_check). */
-void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                          const mesh_policy_t *pol, mesh_memory_t *out);
+MESH_API void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l,
+                                   const mesh_alloc_t *a, const mesh_policy_t *pol,
+                                   mesh_memory_t *out);
 
 /* Model states per GPU of psi parameters under ZeRO stage `zero` over `d`
  * data-parallel ranks (Rajbhandari et al. 2020): w bytes per weight, g per
  * gradient, k per parameter of optimizer state.  Mixed-precision Adam is
  * w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at stage 3. */
-double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
+MESH_API double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
 
 /* Parameters one GPU of pipeline stage `stage` holds: its layers split by TP
  * (norms replicated), the input embedding on the first stage, the output
  * layer (or a tied copy) and the final norm on the last. */
-double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
+MESH_API double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
 
 /* Parameters one GPU holds of one transformer layer under tensor
  * parallelism tp: the matrices split, the norms replicated. */
-double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
+MESH_API double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
 
 /* Bytes per parameter (w, g, k) of the model's precision and optimizer,
  * unsharded, under the framework that needs the most (lib/accounting.c). */
-void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
+MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
 
 /* Activation bytes one transformer layer stores for one micro-batch
  * (Korthikanti et al. 2022, Table 2, generalised for GQA, SwiGLU, flash
  * attention, dropout-free training and FP8's one-byte linear inputs).
  * `modules` (MESH_RC_*) says what selective recomputation recomputes; 0 is
  * Megatron's default, the attention core. */
-double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp, int sp,
-                             mesh_recompute_t rc, unsigned modules);
+MESH_API double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp,
+                                      int sp, mesh_recompute_t rc, unsigned modules);
 
 /* Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v). */
-double mesh_interleave_factor(int pp, int vpp);
+MESH_API double mesh_interleave_factor(int pp, int vpp);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #ifndef MESHPLAN_PICTURE_H
 #define MESHPLAN_PICTURE_H
 
+#include "meshplan/api.h"
 #include "meshplan/plan.h"
 
 #ifdef __cplusplus
@@ -25,19 +26,19 @@ typedef struct mesh_picture_opts {
 
 /* The options for pictures written to fd: colour only on a terminal and
  * never with NO_COLOR (no-color.org); the terminal's width under 100. */
-mesh_picture_opts_t mesh_picture_opts_for(int fd);
+MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd);
 
 /* All three text pictures, malloc'd (free() it); NULL only out of memory. */
-char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o);
+MESH_API char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 
 /* One picture each. */
-char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o);
-char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o);
-char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o);
+MESH_API char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o);
+MESH_API char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o);
+MESH_API char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 
 /* The three as one self-contained SVG document (no scripts, no external
  * fonts), malloc'd. */
-char *mesh_picture_svg(const mesh_plan_t *p);
+MESH_API char *mesh_picture_svg(const mesh_plan_t *p);
 
 /* One unit of work of the pipeline schedule: stage `stage` runs the forward
  * (kind 'F') or backward ('B') pass of micro-batch `mb` through its model
@@ -51,7 +52,7 @@ typedef struct mesh_pipe_op {
  * m % pp == 0) for pp stages and m micro-batches, a forward taking one slot
  * and a backward two.  Fills ops (2*pp*vpp*m of them, malloc'd) and returns
  * the slots the whole schedule takes, or -1 on bad arguments. */
-int mesh_pipe_schedule(int pp, int vpp, int m, mesh_pipe_op_t **ops);
+MESH_API int mesh_pipe_schedule(int pp, int vpp, int m, mesh_pipe_op_t **ops);
 
 #ifdef __cplusplus
 }

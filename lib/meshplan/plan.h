@@ -12,6 +12,7 @@
 #ifndef MESHPLAN_PLAN_H
 #define MESHPLAN_PLAN_H
 
+#include "meshplan/api.h"
 #include "meshplan/cost.h"
 #include "meshplan/layout.h"
 #include "meshplan/memory.h"
@@ -42,45 +43,45 @@ typedef struct mesh_candidate {
  * default policy.  Returns NULL with err set on bad input (including
  * pins that no valid layout satisfies); a plan that does not fit is not an
  * error: see mesh_plan_fits. */
-mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
-                              const mesh_layout_t *pins, const mesh_policy_t *pol,
-                              mesh_error_t *err);
-void mesh_plan_destroy(mesh_plan_t *p);
+MESH_API mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
+                                       const mesh_layout_t *pins, const mesh_policy_t *pol,
+                                       mesh_error_t *err);
+MESH_API void mesh_plan_destroy(mesh_plan_t *p);
 
 /* 1 if the chosen layout fits in usable memory. */
-int mesh_plan_fits(const mesh_plan_t *p);
+MESH_API int mesh_plan_fits(const mesh_plan_t *p);
 
 /* 1 if some layout of m fits a, from the same inputs as mesh_plan_create;
  * 0 if none does or an input is bad (mesh_plan_create says why).  It stops
  * at the first fitting layout and prices none: a quick yes for the controller. */
-int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                       const mesh_policy_t *pol);
+MESH_API int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a,
+                                const mesh_layout_t *pins, const mesh_policy_t *pol);
 
 /* The chosen layout; when nothing fits, the one that comes closest. */
-const mesh_candidate_t *mesh_plan_best(const mesh_plan_t *p);
+MESH_API const mesh_candidate_t *mesh_plan_best(const mesh_plan_t *p);
 
 /* Runners-up: the fastest fitting layout of each other (tp, cp, pp) shape. */
-int mesh_plan_alternative_count(const mesh_plan_t *p);
-const mesh_candidate_t *mesh_plan_alternative(const mesh_plan_t *p, int i);
+MESH_API int mesh_plan_alternative_count(const mesh_plan_t *p);
+MESH_API const mesh_candidate_t *mesh_plan_alternative(const mesh_plan_t *p, int i);
 
 /* Why simpler layouts were refused, and why nothing fits (one line each). */
-int mesh_plan_reason_count(const mesh_plan_t *p);
-const char *mesh_plan_reason(const mesh_plan_t *p, int i);
+MESH_API int mesh_plan_reason_count(const mesh_plan_t *p);
+MESH_API const char *mesh_plan_reason(const mesh_plan_t *p, int i);
 
 /* What would fit when the chosen layout does not (one line each). */
-int mesh_plan_advice_count(const mesh_plan_t *p);
-const char *mesh_plan_advice(const mesh_plan_t *p, int i);
+MESH_API int mesh_plan_advice_count(const mesh_plan_t *p);
+MESH_API const char *mesh_plan_advice(const mesh_plan_t *p, int i);
 
 /* Layouts evaluated (for benchmarks and reports). */
-long mesh_plan_evaluated(const mesh_plan_t *p);
+MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
 
 /* The inputs the plan was made from. */
-const mesh_model_t *mesh_plan_model(const mesh_plan_t *p);
-const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p);
+MESH_API const mesh_model_t *mesh_plan_model(const mesh_plan_t *p);
+MESH_API const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p);
 
 /* A 64-bit FNV-1a digest of everything that determines the plan's result
  * (model numbers, allocation, chosen layout), as 16 hex digits. */
-const char *mesh_plan_digest(const mesh_plan_t *p);
+MESH_API const char *mesh_plan_digest(const mesh_plan_t *p);
 
 #ifdef __cplusplus
 }

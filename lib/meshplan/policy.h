@@ -9,6 +9,7 @@
 #ifndef MESHPLAN_POLICY_H
 #define MESHPLAN_POLICY_H
 
+#include "meshplan/api.h"
 #include "meshplan/error.h"
 #include "meshplan/gpu.h"
 #include "meshplan/layout.h"
@@ -82,55 +83,57 @@ typedef struct mesh_policy {
 } mesh_policy_t;
 
 /* Fill in the defaults. */
-void mesh_policy_init(mesh_policy_t *p);
+MESH_API void mesh_policy_init(mesh_policy_t *p);
 
 /* Set one key, as written in plugstack.conf ("reserve", "0.1").  GPU
  * overrides are "gpu.NAME.FIELD" (e.g. gpu.H100-SXM.memory=80GiB). */
-int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err);
+MESH_API int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value,
+                             mesh_error_t *err);
 
 /* Set one "key=value" argument. */
-int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
+MESH_API int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
 
 /* Read a YAML policy file: a mapping of the same keys; `gpus:` holds a
  * mapping of GPU names to mappings of override fields.  Checks the result
  * with mesh_policy_check. */
-int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
+MESH_API int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
 
 /* The same from len bytes of buf (no NUL needed); path only names it in errors. */
-int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
-                      mesh_error_t *err);
+MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
+                               mesh_error_t *err);
 
 /* The settings for partition `name` (NULL: the job named none), or those
  * of the partition called "default"; NULL if neither is in the policy. */
-const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
+MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
 /* The GPU called `name`: the table's, or one the policy defines in full
  * (gpu.NAME.pci, .memory, .peak_tflops), with the policy's overrides applied. */
-int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, mesh_error_t *err);
+MESH_API int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out,
+                             mesh_error_t *err);
 
 /* Check what single keys cannot: a GPU the table does not know must come
  * with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops. */
-int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
+MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 
 /* Apply the policy's overrides for gpu->name to *gpu. */
-void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);
+MESH_API void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);
 
 /* Describe an allocation: `gpu` names a table entry (NULL: the policy's
  * gpu=, else a generic GPU with the default GPU's speeds); the policy's
  * gpu.NAME.* overrides apply; `gpu_mem` (0: the policy's gpu_mem= for a
  * generic GPU) and `island` (0: the GPU's own) override last. */
-int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
-                      int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err);
+MESH_API int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
+                               int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err);
 
 /* The installed presets directory ($(datadir)/meshplan/models). */
-const char *mesh_default_models_dir(void);
+MESH_API const char *mesh_default_models_dir(void);
 
 /* Memory a layout may use on this GPU: memory * (1 - reserve). */
-double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu);
+MESH_API double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu);
 
-const char *mesh_enforce_name(mesh_enforce_t e);
-const char *mesh_export_name(mesh_export_t e);
-int mesh_export_parse(const char *s, mesh_export_t *out); /* 0 ok, -1 unknown */
+MESH_API const char *mesh_enforce_name(mesh_enforce_t e);
+MESH_API const char *mesh_export_name(mesh_export_t e);
+MESH_API int mesh_export_parse(const char *s, mesh_export_t *out); /* 0 ok, -1 unknown */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifndef MESHPLAN_RANKS_H
 #define MESHPLAN_RANKS_H
 
+#include "meshplan/api.h"
 #include "meshplan/layout.h"
 
 #ifdef __cplusplus
@@ -25,23 +26,23 @@ typedef struct mesh_coords {
 } mesh_coords_t;
 
 /* Coordinates of a global rank (0 <= rank < world). */
-mesh_coords_t mesh_rank_coords(const mesh_layout_t *l, long rank);
+MESH_API mesh_coords_t mesh_rank_coords(const mesh_layout_t *l, long rank);
 
 /* Global rank of coordinates. */
-long mesh_rank_of(const mesh_layout_t *l, const mesh_coords_t *c);
+MESH_API long mesh_rank_of(const mesh_layout_t *l, const mesh_coords_t *c);
 
 /* Size of the group along `axis`. */
-int mesh_axis_size(const mesh_layout_t *l, mesh_axis_t axis);
+MESH_API int mesh_axis_size(const mesh_layout_t *l, mesh_axis_t axis);
 
 /* The group of `rank` along `axis` is first, first + stride, ... (size
  * members): an arithmetic progression in this order. */
-void mesh_rank_group_span(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *first,
-                          long *stride);
+MESH_API void mesh_rank_group_span(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *first,
+                                   long *stride);
 
 /* The group of `rank` along `axis`, ascending, into out[mesh_axis_size()]. */
-void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out);
+MESH_API void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out);
 
-const char *mesh_axis_name(mesh_axis_t axis);
+MESH_API const char *mesh_axis_name(mesh_axis_t axis);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef MESHPLAN_REPORT_H
 #define MESHPLAN_REPORT_H
 
+#include "meshplan/api.h"
 #include "meshplan/plan.h"
 
 #ifdef __cplusplus
@@ -16,21 +17,21 @@ extern "C" {
 
 /* The explained plan: model and allocation, the chosen layout as a table,
  * its memory breakdown and cost, runners-up, reasons and advice. */
-char *mesh_report_text(const mesh_plan_t *p);
+MESH_API char *mesh_report_text(const mesh_plan_t *p);
 
 /* The plan as one JSON object (DESIGN section 9): model, fits, layout,
  * memory (bytes per GPU, worst rank), cost, alternatives, reasons, advice. */
-char *mesh_report_json(const mesh_plan_t *p);
+MESH_API char *mesh_report_json(const mesh_plan_t *p);
 
 /* The rank map of the chosen layout: one row per rank with node, local
  * index and coordinates, then the groups of rank 0. */
-char *mesh_report_ranks_text(const mesh_plan_t *p);
-char *mesh_report_ranks_json(const mesh_plan_t *p);
+MESH_API char *mesh_report_ranks_text(const mesh_plan_t *p);
+MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
 
 /* Why a plan that does not fit falls short, in one line, then one line per
  * "what would fit" advice, into buf[len]: what the plugin and
  * job_submit/meshplan tell the user. */
-const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
+MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #ifndef MESHPLAN_REQUEST_H
 #define MESHPLAN_REQUEST_H
 
+#include "meshplan/api.h"
 #include <stddef.h>
 
 #include "meshplan/error.h"
@@ -27,12 +28,13 @@ extern "C" {
 #define MESH_REQUEST_MAX     2048 /* bytes, with the terminating NUL */
 
 /* Write model m and the pins into buf[len] (at most MESH_REQUEST_MAX). */
-int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *buf, size_t len,
-                        mesh_error_t *err);
+MESH_API int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *buf,
+                                 size_t len, mesh_error_t *err);
 
 /* Read a request back, with every check a spec file and --mesh get; errors
  * name the request's part ("request: ..."). */
-int mesh_request_decode(const char *s, mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err);
+MESH_API int mesh_request_decode(const char *s, mesh_model_t *m, mesh_layout_t *pins,
+                                 mesh_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #ifndef MESHPLAN_SPEC_H
 #define MESHPLAN_SPEC_H
 
+#include "meshplan/api.h"
 #include <stddef.h>
 
 #include "meshplan/error.h"
@@ -68,8 +69,8 @@ enum {
 };
 /* "core_attn+layernorm+mlp" for a module set (0: core_attn); -1 on an
  * unknown name. */
-const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len);
-int mesh_recompute_modules_parse(const char *s, unsigned *out);
+MESH_API const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len);
+MESH_API int mesh_recompute_modules_parse(const char *s, unsigned *out);
 
 /* A model and its training setup, with every default filled in. */
 typedef struct mesh_model {
@@ -110,52 +111,52 @@ typedef struct mesh_spec_dirs {
 /* Load a spec: `spec` is a file path if it contains '/' or ends in .yaml/.yml,
  * otherwise a preset name looked up in `dirs`.  Fills *out with defaults
  * applied and params computed; returns 0, or -1 with err naming the key. */
-int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
-                   mesh_error_t *err);
+MESH_API int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
+                            mesh_error_t *err);
 
 /* Parse a spec held in memory; `origin` names it in errors (e.g. the path).
  * A `preset:` key is resolved through dirs (which may be NULL to forbid it). */
-int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
-                    mesh_model_t *out, mesh_error_t *err);
+MESH_API int mesh_spec_parse(const char *buf, size_t len, const char *origin,
+                             const mesh_spec_dirs_t *dirs, mesh_model_t *out, mesh_error_t *err);
 
 /* Read a spec file the way the plugin must read a user's file: open without
  * following a FIFO's block, check it is a regular file after opening, cap
  * its size at MESH_SPEC_MAX_BYTES.  Returns a malloc'd NUL-terminated buffer. */
-char *mesh_spec_read_file(const char *path, size_t *len, mesh_error_t *err);
+MESH_API char *mesh_spec_read_file(const char *path, size_t *len, mesh_error_t *err);
 
 /* True if `spec` names a file (contains '/' or ends in .yaml or .yml)
  * rather than a preset. */
-int mesh_spec_is_path(const char *spec);
+MESH_API int mesh_spec_is_path(const char *spec);
 
 /* True if `name` is a well-formed preset name ([A-Za-z0-9._-], no leading dot). */
-int mesh_spec_valid_preset_name(const char *name);
+MESH_API int mesh_spec_valid_preset_name(const char *name);
 
 /* A 16-hex-digit digest (FNV-1a 64) of every field of m, written into
  * buf[17]: equal digests mean the same model and training setup, whatever
  * the file's comments or key order. */
-const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
+MESH_API const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
 
 /* Parameter count from the architecture (DESIGN section 4):
  * GPT-style (gelu): 12*l*h^2*(1 + 13/(12h) + (V+s)/(12*l*h)), plus V*h if untied;
  * Llama-style (swiglu): l*(2h^2 + 2h^2*kv/heads + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h. */
-double mesh_model_params_from_arch(const mesh_model_t *m);
+MESH_API double mesh_model_params_from_arch(const mesh_model_t *m);
 
 /* The vocabulary Megatron-LM allocates under tensor parallelism: padded
  * up to a multiple of 128*tp (--make-vocab-size-divisible-by 128). */
-double mesh_model_padded_vocab(const mesh_model_t *m, int tp);
+MESH_API double mesh_model_padded_vocab(const mesh_model_t *m, int tp);
 
 /* Parameters of one transformer layer (weights, biases and norms). */
-double mesh_model_layer_params(const mesh_model_t *m);
+MESH_API double mesh_model_layer_params(const mesh_model_t *m);
 
 /* Names for the enums, as written in specs. */
-const char *mesh_precision_name(mesh_precision_t p);
-const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r);
-const char *mesh_framework_name(mesh_framework_t f);
-const char *mesh_optimizer_name(mesh_optimizer_t o);
-const char *mesh_recompute_name(mesh_recompute_t r);
-const char *mesh_mlp_name(mesh_mlp_t m);
-const char *mesh_finetune_name(mesh_finetune_t f);
-int mesh_recompute_parse(const char *s, mesh_recompute_t *out); /* 0 ok, -1 unknown */
+MESH_API const char *mesh_precision_name(mesh_precision_t p);
+MESH_API const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r);
+MESH_API const char *mesh_framework_name(mesh_framework_t f);
+MESH_API const char *mesh_optimizer_name(mesh_optimizer_t o);
+MESH_API const char *mesh_recompute_name(mesh_recompute_t r);
+MESH_API const char *mesh_mlp_name(mesh_mlp_t m);
+MESH_API const char *mesh_finetune_name(mesh_finetune_t f);
+MESH_API int mesh_recompute_parse(const char *s, mesh_recompute_t *out); /* 0 ok, -1 unknown */
 
 #ifdef __cplusplus
 }
