@@ -244,6 +244,482 @@ static void partitions__for_the_controller(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "on_submit_error=maybe", &err), -1);
 }
 
+/* ---- every key, as meshplan(8) documents it ----
+ *
+ * Written from meshplan(8) (POLICY and CONTROLLER) and the README, not from
+ * lib/policy.c.  The man page states no numeric bounds but reserve's being a
+ * fraction; the others are the ones the errors state to admins. */
+
+typedef struct pol_key {
+    const char *key;  /* as plugstack.conf writes it; gpu.NAME.* and partition.NAME.* in YAML
+                         go under gpus: and partitions: */
+    const char *dflt; /* the documented default as written; NULL: unset by default */
+    const char *lo, *below, *hi, *above; /* the bounds (accepted) and one past them (refused) */
+    const char *below_msg, *above_msg;   /* their errors: {} is the value; "..." ends a prefix */
+    const char *good;                    /* other values accepted, space-separated */
+    const char *bad, *bad_msg;           /* a value refused, and the error */
+    int at_check; /* bad is refused by mesh_policy_check, once the policy is read */
+} pol_key_t;
+
+#define SIZE_OOR(key) key ": {} is out of range (allowed ..."
+
+static const pol_key_t pol_keys[] = {
+    {"enforce", "reject", NULL, NULL, NULL, NULL, NULL, NULL, "off warn reject", "maybe",
+     "enforce: '{}' is not one of off, warn, reject", 0},
+    {"reserve", "0.03", "0", "-0.01", "0.9", "0.91", "reserve: {} is out of range (allowed 0..0.9)",
+     "reserve: {} is out of range (allowed 0..0.9)", "0.1 0.5", "lots",
+     "reserve: '{}' is not a number (expected 0..0.9)", 0},
+    {"gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM h200 A100-80GB", "bad name!",
+     "gpu: unknown GPU 'bad name!' (known: ...", 0},
+    {"gpu_mem", NULL, "100MB", "99999999", "100TB", "100000000000001", SIZE_OOR("gpu_mem"),
+     SIZE_OOR("gpu_mem"), "80GB 80GiB", "80G",
+     "gpu_mem: unit 'G' is ambiguous: write GB (powers of 1000) or GiB (powers of 1024)", 0},
+    {"export", "torch", NULL, NULL, NULL, NULL, NULL, NULL, "torch torchrun mesh", "slurm",
+     "export: '{}' is not one of torch, torchrun, mesh", 0},
+    {"port_range", "20000-29999", "1024-29999", "1023-29999", "20000-65535", "20000-65536",
+     "port_range low: 1023 is out of range (allowed 1024..65535)",
+     "port_range high: 65536 is out of range (allowed 1024..65535)",
+     "30000-30999 40000-40000 1024-65535", "40000-30000",
+     "port_range: {} is empty (LO must not exceed HI)", 0},
+    {"port_range", "20000-29999", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "3000",
+     "port_range: '{}' is not LO-HI (e.g. 20000-29999)", 0},
+    {"models_dir", NULL, NULL, NULL, "@255", "@256", NULL,
+     "models_dir: path longer than 255 characters", "/opt/models /etc/slurm/meshplan-models",
+     "relative", "models_dir: '{}' must be an absolute path", 0},
+    {"topology_xml", NULL, NULL, NULL, "@255", "@256", NULL,
+     "topology_xml: path longer than 255 characters", "none /etc/slurm/topo-%n.xml", "topo.xml",
+     "topology_xml: '{}' must be an absolute path", 0},
+    {"topology_timeout", "10", "0", "-1", "3600", "3601",
+     "topology_timeout: {} is out of range (allowed 0..3600)",
+     "topology_timeout: {} is out of range (allowed 0..3600)", "2.5 60", "soon",
+     "topology_timeout: '{}' is not a number (expected 0..3600)", 0},
+    {"on_topology_error", "fail", NULL, NULL, NULL, NULL, NULL, NULL, "fail fallback", "retry",
+     "on_topology_error: '{}' is not one of fail, fallback", 0},
+    {"bind", "none", NULL, NULL, NULL, NULL, NULL, NULL, "none gpu", "tight",
+     "bind: '{}' is not one of none, gpu", 0},
+    {"gpu_order", "pci", NULL, NULL, NULL, NULL, NULL, NULL, "pci minor", "bus",
+     "gpu_order: '{}' is not one of pci, minor", 0},
+    {"steps", "regular", NULL, NULL, NULL, NULL, NULL, NULL,
+     "regular batch interactive all regular,batch batch,interactive", "sometimes",
+     "steps: '{}' is not one of regular, batch, interactive, all", 0},
+    {"steps", "regular", NULL, NULL, NULL, NULL, NULL, NULL, NULL, ",",
+     "steps: empty (use regular, batch, interactive or all)", 0},
+    {"overhead", "1GiB", "0", NULL, "1TB", "1000000000001", NULL, SIZE_OOR("overhead"),
+     "2GiB 512MB", "lots", "overhead: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
+    {"comm_buffer", "256MiB", "0", NULL, "100GB", "100000000001", NULL, SIZE_OOR("comm_buffer"),
+     "128MiB 1GB", "1Q",
+     "comm_buffer: unknown unit in '{}' (use B, KB, MB, GB, TB, KiB, MiB, "
+     "GiB or TiB)",
+     0},
+    {"fragmentation", "0.05", "0", "-0.01", "1", "1.01",
+     "fragmentation: {} is out of range (allowed 0..1)",
+     "fragmentation: {} is out of range (allowed 0..1)", "0.1 0.5", "5%",
+     "fragmentation: '{}' is not a number (expected 0..1)", 0},
+    {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
+     "on_submit_error: '{}' is not one of allow, reject", 0},
+    /* gpu.NAME.FIELD */
+    {"gpu.H100-SXM.pci", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "10de:2330 10de:2331", "10de",
+     "gpu.H100-SXM.pci: '{}' is not a PCI id VVVV:DDDD (e.g. 10de:2330)", 0},
+    {"gpu.H100-SXM.memory", NULL, "100MB", "99999999", "100TB", "100000000000001",
+     SIZE_OOR("gpu.H100-SXM.memory"), SIZE_OOR("gpu.H100-SXM.memory"), "80GB 94GiB", "80G",
+     "gpu.H100-SXM.memory: unit 'G' is ambiguous: write GB (powers of 1000) or GiB (powers of "
+     "1024)",
+     0},
+    {"gpu.H100-SXM.peak_tflops", NULL, "1", "0.99", "1e6", "1000001",
+     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06)",
+     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06)", "989 1979.5", "fast",
+     "gpu.H100-SXM.peak_tflops: '{}' is not a number (expected 1..1e+06)", 0},
+    {"gpu.H100-SXM.hbm_bw", NULL, "1GB", "999999999", "100TB", "100000000000001",
+     SIZE_OOR("gpu.H100-SXM.hbm_bw"), SIZE_OOR("gpu.H100-SXM.hbm_bw"), "3350GB 4TB", "fast",
+     "gpu.H100-SXM.hbm_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
+    {"gpu.H100-SXM.link_bw", NULL, "100MB", "99999999", "100TB", "100000000000001",
+     SIZE_OOR("gpu.H100-SXM.link_bw"), SIZE_OOR("gpu.H100-SXM.link_bw"), "450GB 900GB", "fast",
+     "gpu.H100-SXM.link_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
+    {"gpu.H100-SXM.net_bw", NULL, "100MB", "99999999", "100TB", "100000000000001",
+     SIZE_OOR("gpu.H100-SXM.net_bw"), SIZE_OOR("gpu.H100-SXM.net_bw"), "25GB 50GB", "fast",
+     "gpu.H100-SXM.net_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
+    {"gpu.H100-SXM.gemm_eff", NULL, "0.01", "0.009", "1", "1.01",
+     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)",
+     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)", "0.7 0.85", "high",
+     "gpu.H100-SXM.gemm_eff: '{}' is not a number (expected 0.01..1)", 0},
+    {"gpu.H100-SXM.island", NULL, "1", "0", "1024", "1025",
+     "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)",
+     "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)", "4 8", "all",
+     "gpu.H100-SXM.island: '{}' is not an integer (expected 1..1024)", 0},
+    /* partition.NAME.FIELD (the controller's) */
+    {"partition.p.gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM A100-80GB", "Z9",
+     "partition.p.gpu: gpu: unknown GPU 'Z9' (known: ...", 1},
+    {"partition.p.gpu_mem", NULL, "100MB", "99999999", "100TB", "100000000000001",
+     SIZE_OOR("partition.p.gpu_mem"), SIZE_OOR("partition.p.gpu_mem"), "40GB 80GiB", "40G",
+     "partition.p.gpu_mem: unit 'G' is ambiguous: write GB (powers of 1000) or GiB (powers of "
+     "1024)",
+     0},
+    {"partition.p.nvlink", NULL, "1", "0", "1048576", "1048577",
+     "partition.p.nvlink: {} is out of range (allowed 1..1048576)",
+     "partition.p.nvlink: {} is out of range (allowed 1..1048576)", "4 8", "all",
+     "partition.p.nvlink: '{}' is not an integer (expected 1..1048576)", 0},
+    {"partition.p.nodes", NULL, "1", "0", "1048576", "1048577",
+     "partition.p.nodes: {} is out of range (allowed 1..1048576)",
+     "partition.p.nodes: {} is out of range (allowed 1..1048576)", "4 1000", "many",
+     "partition.p.nodes: '{}' is not an integer (expected 1..1048576)", 0},
+    /* policy=FILE: plugstack.conf only (a file cannot include another) */
+    {"policy", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "/nonexistent/meshplan.yaml",
+     "cannot open policy '{}': ...", 0},
+};
+
+#define POL_KEYS (sizeof(pol_keys) / sizeof(pol_keys[0]))
+
+/* "@N": an absolute path of N characters; anything else as it is. */
+static const char *pol_value(const char *v, char *buf, size_t len)
+{
+    if (!v || v[0] != '@')
+        return v;
+    size_t n = strtoul(v + 1, NULL, 10);
+    assert_true(n < len);
+    memset(buf, 'd', n);
+    buf[0] = '/';
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The key's family: "" (top level), "gpu" or "partition". */
+static const char *pol_family(const char *key)
+{
+    return strncmp(key, "gpu.", 4) == 0          ? "gpu"
+           : strncmp(key, "partition.", 10) == 0 ? "partition"
+                                                 : "";
+}
+
+/* The field of a gpu.NAME.FIELD or partition.NAME.FIELD key; the key else. */
+static const char *pol_field(const char *key)
+{
+    return *pol_family(key) ? strrchr(key, '.') + 1 : key;
+}
+
+/* The YAML for key = value; returns the value's line. */
+static int pol_yaml(const char *key, const char *value, char *buf, size_t len)
+{
+    const char *fam = pol_family(key);
+    if (!*fam) {
+        snprintf(buf, len, "%s: \"%s\"\n", key, value);
+        return 1;
+    }
+    const char *name = strchr(key, '.') + 1, *dot = strrchr(key, '.');
+    snprintf(buf, len, "%ss:\n  %.*s:\n    %s: \"%s\"\n", fam, (int)(dot - name), name, dot + 1,
+             value);
+    return 3;
+}
+
+/* Set key = value as plugstack.conf would (and check the policy as a whole). */
+static int pol_arg(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+{
+    char arg[512];
+    snprintf(arg, sizeof(arg), "%s=%s", key, value);
+    return mesh_policy_set_arg(p, arg, err) < 0 ? -1 : mesh_policy_check(p, err);
+}
+
+static int pol_file(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err,
+                    int *line)
+{
+    char yaml[512];
+    *line = pol_yaml(key, value, yaml, sizeof(yaml));
+    return mesh_policy_parse(p, yaml, strlen(yaml), "p.yaml", err);
+}
+
+/* Does msg read prefix + tmpl, {} replaced by value ("..." at the end: only
+ * begin so)?  want gets what it should read. */
+static int pol_is(const char *msg, const char *prefix, const char *tmpl, const char *value,
+                  char *want, size_t len)
+{
+    size_t n = (size_t)snprintf(want, len, "%s", prefix);
+    for (const char *t = tmpl; *t && n + 1 < len; t++)
+        if (strncmp(t, "{}", 2) == 0) {
+            n += (size_t)snprintf(want + n, len - n, "%s", value);
+            t++;
+        } else {
+            want[n++] = *t;
+            want[n] = '\0';
+        }
+    if (n > 3 && strcmp(want + n - 3, "...") == 0)
+        return strncmp(msg, want, n - 3) == 0;
+    return strcmp(msg, want) == 0;
+}
+
+/* key = value is accepted both ways, and gives the same policy. */
+static mesh_policy_t pol_accept(const char *key, const char *value)
+{
+    mesh_policy_t a, y;
+    mesh_error_t err;
+    int line;
+    mesh_policy_init(&a);
+    mesh_policy_init(&y);
+    if (pol_arg(&a, key, value, &err) < 0)
+        fail_msg("%s=%s: %s", key, value, err.msg);
+    if (strcmp(key, "policy") != 0) {
+        if (pol_file(&y, key, value, &err, &line) < 0)
+            fail_msg("%s: %s in YAML: %s", key, value, err.msg);
+        if (memcmp(&a, &y, sizeof(a)) != 0)
+            fail_msg("%s: %s reads otherwise in YAML than in plugstack.conf", key, value);
+    }
+    return a;
+}
+
+/* key = value is refused both ways with the error tmpl (and its line in YAML). */
+static void pol_refuse(const pol_key_t *k, const char *value, const char *tmpl)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    int line;
+    char prefix[32], want[MESH_ERROR_MAX + 64];
+    mesh_policy_init(&p);
+    if (pol_arg(&p, k->key, value, &err) == 0)
+        fail_msg("%s=%s was accepted", k->key, value);
+    if (!pol_is(err.msg, "", tmpl, value, want, sizeof(want)))
+        fail_msg("%s=%s: error '%s', wanted '%s'", k->key, value, err.msg, want);
+    if (strcmp(k->key, "policy") == 0)
+        return;
+    mesh_policy_init(&p);
+    if (pol_file(&p, k->key, value, &err, &line) == 0)
+        fail_msg("%s: %s was accepted in YAML", k->key, value);
+    if (k->at_check && tmpl == k->bad_msg)
+        snprintf(prefix, sizeof(prefix), "p.yaml: ");
+    else
+        snprintf(prefix, sizeof(prefix), "p.yaml:%d: ", line);
+    if (!pol_is(err.msg, prefix, tmpl, value, want, sizeof(want)))
+        fail_msg("%s: %s in YAML: error '%s', wanted '%s'", k->key, value, err.msg, want);
+}
+
+static void keys__documented_defaults(void **state)
+{
+    mesh_policy_t init, p;
+    mesh_policy_init(&init);
+    int checked = 0;
+    /* writing the documented default changes nothing */
+    for (size_t i = 0; i < POL_KEYS; i++) {
+        if (!pol_keys[i].dflt)
+            continue;
+        p = pol_accept(pol_keys[i].key, pol_keys[i].dflt);
+        if (memcmp(&p, &init, sizeof(p)) != 0)
+            fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
+        checked++;
+    }
+    assert_int_equal(checked, 15);
+    /* and the values meshplan(8) gives */
+    assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
+    assert_true(init.reserve == 0.03);
+    assert_int_equal(init.export_mode, MESH_EXPORT_TORCH);
+    assert_int_equal(init.port_lo, 20000);
+    assert_int_equal(init.port_hi, 29999);
+    assert_true(init.topology_timeout == 10);
+    assert_false(init.topology_fallback);
+    assert_false(init.bind_gpu);
+    assert_false(init.gpu_order_minor);
+    assert_int_equal(init.steps, MESH_STEP_REGULAR);
+    assert_true(init.overhead_context == 1073741824.0);
+    assert_true(init.overhead_comm == 268435456.0);
+    assert_true(init.fragmentation == 0.05);
+    assert_false(init.submit_fail_closed);
+    /* the keys without a default are unset */
+    assert_string_equal(init.gpu, "");
+    assert_true(init.gpu_mem == 0);
+    assert_string_equal(init.models_dir, "");
+    assert_string_equal(init.topology_xml, "");
+    assert_int_equal(init.n_gpu_overrides, 0);
+    assert_int_equal(init.n_partitions, 0);
+}
+
+static void keys__bounds_accepted_one_past_refused(void **state)
+{
+    char v[300];
+    int checked = 0;
+    for (size_t i = 0; i < POL_KEYS; i++) {
+        const pol_key_t *k = &pol_keys[i];
+        const char *at[] = {k->lo, k->hi}, *past[] = {k->below, k->above},
+                   *msg[] = {k->below_msg, k->above_msg};
+        for (int j = 0; j < 2; j++) {
+            if (at[j]) {
+                mesh_policy_t init, p = pol_accept(k->key, pol_value(at[j], v, sizeof(v)));
+                mesh_policy_init(&init);
+                if (!k->dflt || strcmp(at[j], k->dflt) != 0)
+                    assert_memory_not_equal(&p, &init, sizeof(p));
+                checked++;
+            }
+            if (past[j]) {
+                pol_refuse(k, pol_value(past[j], v, sizeof(v)), msg[j]);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 50);
+    /* the values at the bounds are the ones kept */
+    mesh_policy_t p = pol_accept("port_range", "1024-65535");
+    assert_int_equal(p.port_lo, 1024);
+    assert_int_equal(p.port_hi, 65535);
+    p = pol_accept("reserve", "0.9");
+    assert_true(p.reserve == 0.9);
+    p = pol_accept("gpu_mem", "100TB");
+    assert_true(p.gpu_mem == 1e14);
+    p = pol_accept("partition.p.nodes", "1048576");
+    assert_int_equal(p.partitions[0].nodes, 1048576);
+    p = pol_accept("gpu.H100-SXM.island", "1024");
+    assert_int_equal(p.gpu_overrides[0].island, 1024);
+}
+
+static void keys__values_accepted_and_refused(void **state)
+{
+    for (size_t i = 0; i < POL_KEYS; i++) {
+        const pol_key_t *k = &pol_keys[i];
+        char good[128];
+        mesh_policy_t seen[8];
+        int n = 0;
+        snprintf(good, sizeof(good), "%s", k->good ? k->good : "");
+        char *save = NULL;
+        for (char *v = strtok_r(good, " ", &save); v; v = strtok_r(NULL, " ", &save)) {
+            assert_true(n < 8);
+            seen[n] = pol_accept(k->key, v);
+            /* every value means something else */
+            for (int j = 0; j < n; j++)
+                if (memcmp(&seen[j], &seen[n], sizeof(seen[n])) == 0)
+                    fail_msg("%s: two of '%s' give the same policy", k->key, k->good);
+            n++;
+        }
+        if (k->bad)
+            pol_refuse(k, k->bad, k->bad_msg);
+    }
+}
+
+/* The list an unknown-key error gives, split at separators, must be the
+ * table's keys of that family (top-level keys, GPU fields, partition fields). */
+static void pol_check_list(const char *msg, const char *open, const char *seps, const char *fam)
+{
+    const char *list = strstr(msg, open);
+    if (!list)
+        fail_msg("'%s' does not list the keys", msg);
+    list += strlen(open);
+    const char *close = strchr(list, ')');
+    assert_non_null(close);
+    int listed = 0, documented = 0;
+    while (list < close) {
+        char stops[8];
+        snprintf(stops, sizeof(stops), "%s)", seps);
+        size_t n = strcspn(list, stops);
+        int found = 0;
+        if (!*fam && ((n == 14 && strncmp(list, "gpu.NAME.FIELD", n) == 0) ||
+                      (n == 20 && strncmp(list, "partition.NAME.FIELD", n) == 0)))
+            found = 1;
+        for (size_t i = 0; !found && i < POL_KEYS; i++)
+            found = strcmp(pol_family(pol_keys[i].key), fam) == 0 &&
+                    strlen(pol_field(pol_keys[i].key)) == n &&
+                    strncmp(pol_field(pol_keys[i].key), list, n) == 0;
+        if (!found)
+            fail_msg("'%s' names '%.*s', which meshplan(8) does not document", msg, (int)n, list);
+        listed++;
+        list += n;
+        list += strspn(list, seps);
+    }
+    for (size_t i = 0; i < POL_KEYS; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i; j++)
+            dup |= strcmp(pol_keys[i].key, pol_keys[j].key) == 0;
+        documented += !dup && strcmp(pol_family(pol_keys[i].key), fam) == 0;
+    }
+    if (listed != documented + (*fam ? 0 : 2))
+        fail_msg("'%s' names %d keys, meshplan(8) documents %d", msg, listed,
+                 documented + (*fam ? 0 : 2));
+}
+
+/* Is field a key of the family? */
+static int pol_in(const char *fam, const char *field)
+{
+    for (size_t i = 0; i < POL_KEYS; i++)
+        if (strcmp(pol_family(pol_keys[i].key), fam) == 0 &&
+            strcmp(pol_field(pol_keys[i].key), field) == 0)
+            return 1;
+    return 0;
+}
+
+static void keys__only_in_their_section(void **state)
+{
+    static const char *const fams[] = {"", "gpu", "partition"};
+    int checked = 0;
+    char v[300];
+    for (size_t i = 0; i < POL_KEYS; i++) {
+        const pol_key_t *k = &pol_keys[i];
+        const char *field = pol_field(k->key);
+        const char *val = k->dflt ? k->dflt : k->lo ? k->lo : k->good ? k->good : k->bad;
+        char first[300];
+        snprintf(first, sizeof(first), "%s", pol_value(val, v, sizeof(v)));
+        first[strcspn(first, " ")] = '\0';
+        for (int f = 0; f < 3; f++) {
+            if (pol_in(fams[f], field))
+                continue; /* gpu and gpu_mem are partition fields too */
+            char key[128];
+            snprintf(key, sizeof(key), "%s%s%s", fams[f],
+                     !*fams[f]                     ? ""
+                     : strcmp(fams[f], "gpu") == 0 ? ".H100-SXM."
+                                                   : ".p.",
+                     field);
+            mesh_policy_t p;
+            mesh_error_t err;
+            int line;
+            mesh_policy_init(&p);
+            if (pol_arg(&p, key, first, &err) == 0)
+                fail_msg("%s=%s was accepted", key, first);
+            mesh_policy_t y;
+            mesh_error_t yerr;
+            mesh_policy_init(&y);
+            if (pol_file(&y, key, first, &yerr, &line) == 0)
+                fail_msg("%s: %s was accepted in YAML", key, first);
+            char want[200];
+            if (!*fams[f]) {
+                snprintf(want, sizeof(want), "unknown policy key '%s' (keys: ", key);
+                pol_check_list(err.msg, "(keys: ", " ", "");
+            } else {
+                snprintf(want, sizeof(want), "%s: unknown %s field '%s' (", key,
+                         strcmp(fams[f], "gpu") == 0 ? "GPU" : "partition", field);
+                pol_check_list(err.msg, "' (", ", ", fams[f]);
+            }
+            if (strncmp(err.msg, want, strlen(want)) != 0)
+                fail_msg("%s=%s: error '%s', wanted '%s...'", key, first, err.msg, want);
+            char ywant[300];
+            snprintf(ywant, sizeof(ywant), "p.yaml:%d: %s", line, want);
+            if (strncmp(yerr.msg, ywant, strlen(ywant)) != 0)
+                fail_msg("%s: %s in YAML: error '%s', wanted '%s...'", key, first, yerr.msg, ywant);
+            checked++;
+        }
+    }
+    assert_true(checked >= 40);
+    /* the YAML sections are gpus: and partitions:, the argument prefixes gpu. and partition. */
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {"gpu: {H100-SXM: {memory: 80GB}}\n", "p.yaml:1: gpu: expected a single value"},
+        {"partition: {p: {nodes: 4}}\n", "p.yaml:1: partition: expected a single value"},
+        {"gpus: {memory: 80GB}\n", "p.yaml:1: gpu.memory: expected a mapping"},
+        {"model: {seq_len: 4096}\n", "p.yaml:1: model: expected a single value"},
+        {"reserve: 0.1\nseq_len: 4096\n", "p.yaml:2: unknown policy key 'seq_len' (keys: "},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_policy_t p;
+        mesh_error_t err;
+        mesh_policy_init(&p);
+        assert_int_equal(
+            mesh_policy_parse(&p, cases[i].text, strlen(cases[i].text), "p.yaml", &err), -1);
+        if (strncmp(err.msg, cases[i].needle, strlen(cases[i].needle)) != 0)
+            fail_msg("'%s': error '%s', wanted '%s'", cases[i].text, err.msg, cases[i].needle);
+    }
+    static const char *const args[] = {"gpus.H100-SXM.memory=80GB", "partitions.p.nodes=4",
+                                       "Reserve=0.1", "nodes=4", "memory=80GB"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(*args); i++) {
+        mesh_policy_t p;
+        mesh_error_t err;
+        mesh_policy_init(&p);
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), -1);
+        assert_non_null(strstr(err.msg, "unknown policy key '"));
+        pol_check_list(err.msg, "(keys: ", " ", "");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +730,10 @@ int main(void)
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
+        cmocka_unit_test(keys__documented_defaults),
+        cmocka_unit_test(keys__bounds_accepted_one_past_refused),
+        cmocka_unit_test(keys__values_accepted_and_refused),
+        cmocka_unit_test(keys__only_in_their_section),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -270,6 +270,492 @@ static void digest__same_model_same_digest(void **state)
     assert_int_equal(strlen(a), 16);
 }
 
+/* ---- every key, as meshplan.yaml(5) documents it ----
+ *
+ * One row per key (and per context where a key's meaning depends on another,
+ * as grad_accum_dtype's default does on precision), written from the man page
+ * and the README's spec, not from lib/spec.c's own table.  Where the man page
+ * states no upper bound (the integer keys), the bound is the one the error
+ * message states to users. */
+
+enum ftype { T_NONE, T_INT, T_LONG, T_DBL, T_ENUM, T_NAME };
+
+_Static_assert(sizeof(mesh_precision_t) == sizeof(int), "enums are read as int");
+
+typedef struct doc_key {
+    const char *section; /* "" (top level), "arch" or "train" */
+    const char *key;
+    const char *ctx;    /* what the values need: "section.key: value" items, ", "-separated */
+    const char *dflt;   /* the documented default as a spec writes it; NULL: none */
+    const char *absent; /* NULL, or the whole error when the key is left out */
+    const char *lo, *below, *hi, *above; /* the bounds (accepted) and one past them (refused) */
+    const char *oor;  /* the error past a bound: {} is the value, {40} its first 40 characters */
+    const char *good; /* other values accepted, space-separated */
+    const char *bad, *bad_msg; /* a value refused, and the error ("..." at the end: a prefix) */
+    size_t off;                /* where the value lands in mesh_model_t */
+    enum ftype type;
+} doc_key_t;
+
+#define AT(member, t) offsetof(mesh_model_t, member), t
+#define PARAMS        "params: 1e9"
+#define ARCH          "arch.layers: 2, arch.hidden: 64, arch.heads: 4, arch.vocab: 100"
+#define NAME_RULE     "is not a valid name (letters, digits, '.', '_', '-'; at most 63 characters)"
+#define ARCH_NEEDS    "is missing (an arch needs layers, hidden, heads and vocab)"
+
+static const doc_key_t doc_keys[] = {
+    /* top level */
+    {"", "name", PARAMS, "model", NULL, NULL, NULL, "@63", "@64", "name: '{40}' " NAME_RULE,
+     "my-70b x.y_z-1 Llama3", "../etc", "name: '{}' " NAME_RULE, AT(name, T_NAME)},
+    {"", "preset", "", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "llama3-8b gpt3-175b params-only",
+     "no-such-model", "preset: unknown preset '{}' (looked in: ...", 0, T_NONE},
+    {"", "params", "", NULL, NULL, "1000", "999", "1e16", "1.001e16",
+     "params: {} is out of range (allowed 1000..1e+16)", "70.55e9 13e9", "lots",
+     "params: '{}' is not a number (expected 1000..1e+16)", AT(params, T_DBL)},
+    /* given with an arch, it replaces the computed count */
+    {"", "params", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "5e9 1000", "1e17",
+     "params: {} is out of range (allowed 1000..1e+16)", AT(params, T_DBL)},
+    /* arch: layers, hidden, heads and vocab are required together */
+    {"arch", "layers", "arch.hidden: 64, arch.heads: 4, arch.vocab: 100", NULL,
+     "t.yaml: arch.layers " ARCH_NEEDS, "1", "0", "100000", "100001",
+     "arch.layers: {} is out of range (allowed 1..100000)", "80", "2.5",
+     "arch.layers: '{}' is not an integer (expected 1..100000)", AT(layers, T_INT)},
+    {"arch", "hidden", "arch.layers: 2, arch.heads: 1, arch.vocab: 1000", NULL,
+     "t.yaml: arch.hidden " ARCH_NEEDS, "1", "0", "1048576", "1048577",
+     "arch.hidden: {} is out of range (allowed 1..1048576)", "4096", "1e3",
+     "arch.hidden: '{}' is not an integer (expected 1..1048576)", AT(hidden, T_INT)},
+    {"arch", "heads", "arch.layers: 1, arch.hidden: 65536, arch.vocab: 100", NULL,
+     "t.yaml: arch.heads " ARCH_NEEDS, "1", "0", "65536", "65537",
+     "arch.heads: {} is out of range (allowed 1..65536)", "64", "many",
+     "arch.heads: '{}' is not an integer (expected 1..65536)", AT(heads, T_INT)},
+    /* heads must divide hidden */
+    {"arch", "heads", "arch.layers: 2, arch.hidden: 64, arch.vocab: 100", NULL, NULL, NULL, NULL,
+     NULL, NULL, NULL, "4 16 64", "5", "arch.heads: {} does not divide hidden 64",
+     AT(heads, T_INT)},
+    /* default: heads; must divide heads */
+    {"arch", "kv_heads", "arch.layers: 1, arch.hidden: 65536, arch.heads: 65536, arch.vocab: 100",
+     "65536", NULL, "1", "0", "65536", "65537",
+     "arch.kv_heads: {} is out of range (allowed 1..65536)", "8", "3",
+     "arch.kv_heads: {} must divide heads 65536", AT(kv_heads, T_INT)},
+    /* default: 4 * hidden */
+    {"arch", "ffn", ARCH, "256", NULL, "1", "0", "16777216", "16777217",
+     "arch.ffn: {} is out of range (allowed 1..16777216)", "11008", "0x10",
+     "arch.ffn: '{}' is not an integer (expected 1..16777216)", AT(ffn, T_INT)},
+    {"arch", "vocab", "arch.layers: 2, arch.hidden: 64, arch.heads: 4", NULL,
+     "t.yaml: arch.vocab " ARCH_NEEDS, "1", "0", "16777216", "16777217",
+     "arch.vocab: {} is out of range (allowed 1..16777216)", "128256", "big",
+     "arch.vocab: '{}' is not an integer (expected 1..16777216)", AT(vocab, T_INT)},
+    {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL, "gelu swiglu", "relu",
+     "arch.mlp: '{}' is not one of: gelu swiglu", AT(mlp, T_ENUM)},
+    {"arch", "tied_embeddings", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
+     "sometimes", "arch.tied_embeddings: '{}' is not a boolean (use true or false)",
+     AT(tied_embeddings, T_INT)},
+    /* train */
+    {"train", "seq_len", PARAMS, "4096", NULL, "1", "0", "16777216", "16777217",
+     "train.seq_len: {} is out of range (allowed 1..16777216)", "8192", "4k",
+     "train.seq_len: '{}' is not an integer (expected 1..16777216)", AT(seq_len, T_INT)},
+    {"train", "global_batch", PARAMS, "512", NULL, "1", "0", "1073741824", "1073741825",
+     "train.global_batch: {} is out of range (allowed 1..1073741824)", "1024", "1,024",
+     "train.global_batch: '{}' is not an integer (expected 1..1073741824)",
+     AT(global_batch, T_LONG)},
+    {"train", "micro_batch", PARAMS ", train.global_batch: 1073741824", "auto", NULL, "1", "0",
+     "65536", "65537", "train.micro_batch: {} is out of range (allowed 1..65536) or auto", "2 auto",
+     "lots", "train.micro_batch: '{}' is not an integer (expected 1..65536) or auto",
+     AT(micro_batch, T_INT)},
+    /* it must divide global_batch */
+    {"train", "micro_batch", PARAMS ", train.global_batch: 10", "auto", NULL, NULL, NULL, NULL,
+     NULL, NULL, "1 2 5 10", "3", "train.micro_batch: {} does not divide global_batch 10",
+     AT(micro_batch, T_INT)},
+    {"train", "precision", PARAMS, "bf16", NULL, NULL, NULL, NULL, NULL, NULL, "bf16 fp16 fp32 fp8",
+     "fp4", "train.precision: '{}' is not one of: bf16 fp16 fp32 fp8", AT(precision, T_ENUM)},
+    {"train", "fp8_recipe", PARAMS ", train.precision: fp8", "delayed", NULL, NULL, NULL, NULL,
+     NULL, NULL, "delayed tensorwise blockwise mxfp8", "hybrid",
+     "train.fp8_recipe: '{}' is not one of: delayed tensorwise blockwise mxfp8",
+     AT(fp8_recipe, T_ENUM)},
+    /* only with precision: fp8 */
+    {"train", "fp8_recipe", PARAMS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "delayed",
+     "train.fp8_recipe: only means something with precision: fp8 (precision is bf16)",
+     AT(fp8_recipe, T_ENUM)},
+    /* default: fp32 under bf16 and fp8, fp16 under fp16 */
+    {"train", "grad_accum_dtype", PARAMS, "fp32", NULL, NULL, NULL, NULL, NULL, NULL,
+     "bf16 fp16 fp32", "fp8", "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32",
+     AT(grad_accum_dtype, T_ENUM)},
+    {"train", "grad_accum_dtype", PARAMS ", train.precision: fp16", "fp16", NULL, NULL, NULL, NULL,
+     NULL, NULL, "bf16 fp16 fp32", "int8",
+     "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32", AT(grad_accum_dtype, T_ENUM)},
+    {"train", "grad_accum_dtype", PARAMS ", train.precision: fp8", "fp32", NULL, NULL, NULL, NULL,
+     NULL, NULL, "bf16 fp16 fp32", "fp8",
+     "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32", AT(grad_accum_dtype, T_ENUM)},
+    {"train", "grad_accum_dtype", PARAMS ", train.precision: fp32", "fp32", NULL, NULL, NULL, NULL,
+     NULL, NULL, "fp32", "bf16",
+     "train.grad_accum_dtype: {} gradients under precision fp32 would lose what fp32 training "
+     "keeps; use fp32 or leave it out",
+     AT(grad_accum_dtype, T_ENUM)},
+    {"train", "optimizer", PARAMS, "adamw", NULL, NULL, NULL, NULL, NULL, NULL, "adam adamw sgd",
+     "lion", "train.optimizer: '{}' is not one of: adam adamw sgd", AT(optimizer, T_ENUM)},
+    {"train", "optimizer_dtype", PARAMS, "fp32", NULL, NULL, NULL, NULL, NULL, NULL,
+     "fp32 bf16 fp16", "fp8", "train.optimizer_dtype: '{}' is not one of: bf16 fp16 fp32",
+     AT(optimizer_dtype, T_ENUM)},
+    /* 16-bit moments are Adam's, and not DeepSpeed's */
+    {"train", "optimizer_dtype", PARAMS ", train.optimizer: sgd", "fp32", NULL, NULL, NULL, NULL,
+     NULL, NULL, "fp32", "bf16",
+     "train.optimizer_dtype: 16-bit moments are Adam's (--exp-avg-dtype); SGD keeps fp32 "
+     "momentum",
+     AT(optimizer_dtype, T_ENUM)},
+    {"train", "optimizer_dtype", PARAMS ", train.framework: deepspeed", "fp32", NULL, NULL, NULL,
+     NULL, NULL, NULL, "fp32", "fp16",
+     "train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; use fp32, or framework: megatron",
+     AT(optimizer_dtype, T_ENUM)},
+    {"train", "framework", PARAMS, "auto", NULL, NULL, NULL, NULL, NULL, NULL,
+     "auto megatron deepspeed torch", "jax",
+     "train.framework: '{}' is not one of: auto megatron deepspeed torch", AT(framework, T_ENUM)},
+    {"train", "recompute", PARAMS, "auto", NULL, NULL, NULL, NULL, NULL, NULL,
+     "auto none selective full", "sometimes",
+     "train.recompute: '{}' is not one of: none selective full auto", AT(recompute, T_ENUM)},
+    {"train", "flash_attention", PARAMS, "true", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
+     "perhaps", "train.flash_attention: '{}' is not a boolean (use true or false)",
+     AT(flash_attention, T_INT)},
+    {"train", "dropout", PARAMS, "0.0", NULL, "0", "-0.001", "1", "1.001",
+     "train.dropout: {} is out of range (allowed 0..1)", "0.1", "10%",
+     "train.dropout: '{}' is not a number (expected 0..1)", AT(dropout, T_DBL)},
+    {"train", "finetune", PARAMS, "full", NULL, NULL, NULL, NULL, NULL, NULL, "full lora", "qlora",
+     "train.finetune: '{}' is not one of: full lora", AT(finetune, T_ENUM)},
+};
+
+#define DOC_KEYS (sizeof(doc_keys) / sizeof(doc_keys[0]))
+
+static const char *const doc_sections[] = {"", "arch", "train"};
+
+/* "@N": N letters (a name of that length); anything else as it is. */
+static const char *doc_value(const char *v, char *buf, size_t len)
+{
+    if (v[0] != '@')
+        return v;
+    size_t n = strtoul(v + 1, NULL, 10);
+    assert_true(n < len);
+    memset(buf, 'n', n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The template with {} replaced by the value ({40}: its first 40 characters). */
+static void doc_subst(const char *tmpl, const char *value, char *out, size_t len)
+{
+    size_t n = strlen(out);
+    for (const char *t = tmpl; *t && n + 1 < len; t++) {
+        if (strncmp(t, "{}", 2) == 0 || strncmp(t, "{40}", 4) == 0) {
+            int w = t[1] == '}' ? (int)strlen(value) : 40;
+            n += (size_t)snprintf(out + n, len - n, "%.*s", w, value);
+            t += t[1] == '}' ? 1 : 3;
+        } else {
+            out[n++] = *t;
+            out[n] = '\0';
+        }
+    }
+    assert_true(n + 1 < len);
+}
+
+static void doc_append(char *buf, size_t len, const char *text, size_t tlen)
+{
+    size_t n = strlen(buf);
+    assert_true(n + tlen + 1 < len);
+    memcpy(buf + n, text, tlen);
+    buf[n + tlen] = '\0';
+}
+
+/* Append the row's context items of section sec (indented inside one). */
+static void doc_ctx(const doc_key_t *k, const char *sec, char *buf, size_t len, int *header)
+{
+    for (const char *item = k->ctx; item && *item;) {
+        size_t n = strcspn(item, ",");
+        const char *colon = memchr(item, ':', n), *dot = memchr(item, '.', n);
+        size_t slen = dot && dot < colon ? (size_t)(dot - item) : 0;
+        if (strlen(sec) == slen && strncmp(item, sec, slen) == 0) {
+            if (*header) {
+                doc_append(buf, len, sec, strlen(sec));
+                doc_append(buf, len, ":\n", 2);
+                *header = 0;
+            }
+            if (*sec)
+                doc_append(buf, len, "  ", 2);
+            const char *rest = slen ? item + slen + 1 : item;
+            doc_append(buf, len, rest, n - (size_t)(rest - item));
+            doc_append(buf, len, "\n", 1);
+        }
+        item += n;
+        item += strspn(item, ", ");
+    }
+}
+
+/* The spec of row k with its key set to value (NULL: left out) in section
+ * sec (k's own, or a wrong one); the key is the last line.  Returns its line. */
+static int doc_spec(const doc_key_t *k, const char *sec, const char *value, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int header = 0;
+    doc_ctx(k, "", buf, len, &header);
+    for (int i = 1; i < 3; i++)
+        if (strcmp(doc_sections[i], sec) != 0) {
+            header = 1;
+            doc_ctx(k, doc_sections[i], buf, len, &header);
+        }
+    header = *sec != '\0';
+    if (*sec)
+        doc_ctx(k, sec, buf, len, &header);
+    if (!value)
+        return 0;
+    if (header) {
+        doc_append(buf, len, sec, strlen(sec));
+        doc_append(buf, len, ":\n", 2);
+    }
+    char line[600];
+    snprintf(line, sizeof(line), "%s%s: %s\n", *sec ? "  " : "", k->key, value);
+    doc_append(buf, len, line, strlen(line));
+    int lines = 0;
+    for (const char *c = buf; *c; c++)
+        lines += *c == '\n';
+    return lines;
+}
+
+static int doc_parse(const char *text, mesh_model_t *m, mesh_error_t *err)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    return mesh_spec_parse(text, strlen(text), "t.yaml", &d, m, err);
+}
+
+static mesh_model_t doc_accept(const char *text)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    if (doc_parse(text, &m, &err) < 0)
+        fail_msg("refused: %s\n--- spec:\n%s", err.msg, text);
+    return m;
+}
+
+/* The spec must be refused with "t.yaml:LINE: " and the template (line 0:
+ * the template is the whole message). */
+static void doc_refuse(const char *text, int line, const char *tmpl, const char *value)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    char want[MESH_ERROR_MAX + 64] = "";
+    if (doc_parse(text, &m, &err) == 0)
+        fail_msg("accepted, wanted the error '%s'\n--- spec:\n%s", tmpl, text);
+    if (line)
+        snprintf(want, sizeof(want), "t.yaml:%d: ", line);
+    doc_subst(tmpl, value, want, sizeof(want));
+    size_t n = strlen(want);
+    int prefix = n > 3 && strcmp(want + n - 3, "...") == 0;
+    if (prefix ? strncmp(err.msg, want, n - 3) != 0 : strcmp(err.msg, want) != 0)
+        fail_msg("error '%s'\n wanted '%s'\n--- spec:\n%s", err.msg, want, text);
+}
+
+/* The value as the model holds it, for the numeric kinds. */
+static double doc_field(const mesh_model_t *m, const doc_key_t *k)
+{
+    const char *p = (const char *)m + k->off;
+    int i;
+    long l;
+    double d;
+    switch (k->type) {
+    case T_INT:
+    case T_ENUM: memcpy(&i, p, sizeof(i)); return i;
+    case T_LONG: memcpy(&l, p, sizeof(l)); return (double)l;
+    case T_DBL: memcpy(&d, p, sizeof(d)); return d;
+    default: return 0;
+    }
+}
+
+/* The model holds value for k's key (numbers and names; the enums are
+ * checked by the digests differing). */
+static void doc_check_value(const mesh_model_t *m, const doc_key_t *k, const char *value)
+{
+    char *end;
+    double want = strtod(value, &end);
+    if (k->type == T_NONE && strcmp(k->key, "preset") == 0) {
+        /* the preset itself, as loaded by name */
+        char d1[17], d2[17];
+        mesh_model_t p = test_preset(value);
+        if (strcmp(mesh_model_digest(m, d1), mesh_model_digest(&p, d2)) != 0)
+            fail_msg("preset: %s is not the preset loaded by its name", value);
+    } else if (k->type == T_NAME) {
+        if (strcmp(m->name, value) != 0)
+            fail_msg("%s: '%s' read back as name '%s'", k->key, value, m->name);
+    } else if (k->type != T_ENUM && k->type != T_NONE && *end == '\0' && end != value) {
+        if (doc_field(m, k) != want)
+            fail_msg("%s.%s: '%s' read back as %.17g", k->section, k->key, value, doc_field(m, k));
+    } else if (k->type == T_INT && strcmp(value, "true") == 0) {
+        assert_int_equal((int)doc_field(m, k), 1);
+    } else if (k->type == T_INT && (strcmp(value, "false") == 0 || strcmp(value, "auto") == 0)) {
+        assert_int_equal((int)doc_field(m, k), 0);
+    }
+}
+
+static void keys__documented_defaults(void **state)
+{
+    char text[1024], with[1024], d1[17], d2[17];
+    int checked = 0;
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        const doc_key_t *k = &doc_keys[i];
+        doc_spec(k, k->section, NULL, text, sizeof(text));
+        if (k->absent)
+            doc_refuse(text, 0, k->absent, "");
+        if (!k->dflt)
+            continue;
+        /* leaving the key out is writing its documented default */
+        mesh_model_t left_out = doc_accept(text);
+        doc_spec(k, k->section, k->dflt, with, sizeof(with));
+        mesh_model_t given = doc_accept(with);
+        doc_check_value(&left_out, k, k->dflt);
+        if (strcmp(mesh_model_digest(&left_out, d1), mesh_model_digest(&given, d2)) != 0)
+            fail_msg("%s%s%s: the default is not the documented '%s' (context: %s)", k->section,
+                     *k->section ? "." : "", k->key, k->dflt, k->ctx);
+        checked++;
+    }
+    assert_true(checked >= 20);
+}
+
+static void keys__bounds_accepted_one_past_refused(void **state)
+{
+    char text[1024], v[80];
+    int checked = 0;
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        const doc_key_t *k = &doc_keys[i];
+        const char *at[] = {k->lo, k->hi}, *past[] = {k->below, k->above};
+        for (int j = 0; j < 2; j++) {
+            if (at[j]) {
+                const char *val = doc_value(at[j], v, sizeof(v));
+                doc_spec(k, k->section, val, text, sizeof(text));
+                mesh_model_t m = doc_accept(text);
+                doc_check_value(&m, k, val);
+                checked++;
+            }
+            if (past[j]) {
+                const char *val = doc_value(past[j], v, sizeof(v));
+                int line = doc_spec(k, k->section, val, text, sizeof(text));
+                doc_refuse(text, line, k->oor, val);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 40);
+}
+
+static void keys__values_accepted_and_refused(void **state)
+{
+    char text[1024];
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        const doc_key_t *k = &doc_keys[i];
+        char digests[8][17];
+        int n = 0;
+        char good[128];
+        snprintf(good, sizeof(good), "%s", k->good ? k->good : "");
+        char *save = NULL;
+        for (char *v = strtok_r(good, " ", &save); v; v = strtok_r(NULL, " ", &save)) {
+            doc_spec(k, k->section, v, text, sizeof(text));
+            mesh_model_t m = doc_accept(text);
+            doc_check_value(&m, k, v);
+            /* every value means something else */
+            assert_true(n < 8);
+            mesh_model_digest(&m, digests[n]);
+            for (int j = 0; j < n; j++)
+                if (strcmp(digests[j], digests[n]) == 0)
+                    fail_msg("%s: two of '%s' read as the same model", k->key, k->good);
+            n++;
+        }
+        if (k->bad) {
+            int line = doc_spec(k, k->section, k->bad, text, sizeof(text));
+            doc_refuse(text, line, k->bad_msg, k->bad);
+        }
+    }
+}
+
+/* The keys "(allowed: a, b, c)" lists must be those of the table's section. */
+static void doc_check_allowed(const char *msg, const char *sec)
+{
+    const char *list = strstr(msg, "(allowed: ");
+    if (!list)
+        fail_msg("'%s' does not list the allowed keys", msg);
+    list += strlen("(allowed: ");
+    const char *close = strchr(list, ')');
+    assert_non_null(close);
+    int listed = 0;
+    while (list < close) {
+        size_t n = strcspn(list, ",)");
+        int found = !*sec && ((n == 4 && strncmp(list, "arch", 4) == 0) ||
+                              (n == 5 && strncmp(list, "train", 5) == 0));
+        for (size_t i = 0; !found && i < DOC_KEYS; i++)
+            found = strcmp(doc_keys[i].section, sec) == 0 && strlen(doc_keys[i].key) == n &&
+                    strncmp(doc_keys[i].key, list, n) == 0;
+        if (!found)
+            fail_msg("'%s' allows '%.*s', which meshplan.yaml(5) does not document in '%s'", msg,
+                     (int)n, list, sec);
+        listed++;
+        list += n;
+        list += strspn(list, ", ");
+    }
+    /* and every documented key is listed */
+    int documented = *sec ? 0 : 2;
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i; j++)
+            dup |= strcmp(doc_keys[j].section, doc_keys[i].section) == 0 &&
+                   strcmp(doc_keys[j].key, doc_keys[i].key) == 0;
+        documented += !dup && strcmp(doc_keys[i].section, sec) == 0;
+    }
+    if (listed != documented)
+        fail_msg("'%s' lists %d keys; meshplan.yaml(5) documents %d in '%s'", msg, listed,
+                 documented, sec);
+}
+
+static void doc_refuse_unknown(const char *text, int line, const char *key, const char *sec)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    char want[256];
+    if (doc_parse(text, &m, &err) == 0)
+        fail_msg("'%s' accepted in '%s'\n--- spec:\n%s", key, sec, text);
+    snprintf(want, sizeof(want), "t.yaml:%d: unknown key '%s'%s%s (allowed: ", line, key,
+             *sec ? " in " : "", sec);
+    if (strncmp(err.msg, want, strlen(want)) != 0)
+        fail_msg("error '%s'\n wanted '%s...'\n--- spec:\n%s", err.msg, want, text);
+    doc_check_allowed(err.msg, sec);
+}
+
+static void keys__only_in_their_section(void **state)
+{
+    char text[1024], v[80];
+    int checked = 0;
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        const doc_key_t *k = &doc_keys[i];
+        const char *val = k->dflt ? k->dflt : k->lo ? k->lo : k->good;
+        char first[80];
+        snprintf(first, sizeof(first), "%s", doc_value(val, v, sizeof(v)));
+        first[strcspn(first, " ")] = '\0';
+        for (int s = 0; s < 3; s++) {
+            if (strcmp(doc_sections[s], k->section) == 0)
+                continue;
+            int line = doc_spec(k, doc_sections[s], first, text, sizeof(text));
+            doc_refuse_unknown(text, line, k->key, doc_sections[s]);
+            checked++;
+        }
+    }
+    assert_true(checked >= 60);
+    /* no section but arch and train, and no dotted keys */
+    doc_refuse_unknown("params: 1e9\nmodel:\n  seq_len: 4096\n", 2, "model", "");
+    doc_refuse_unknown("params: 1e9\ntrain.seq_len: 4096\n", 2, "train.seq_len", "");
+    doc_refuse_unknown("params: 1e9\ntrain:\n  train.seq_len: 4096\n", 3, "train.seq_len", "train");
+    doc_refuse_unknown("params: 1e9\narch:\n  train:\n    seq_len: 1\n", 3, "train", "arch");
+}
+
+static void keys__unknown_refused_with_allowed_list(void **state)
+{
+    doc_refuse_unknown("params: 1e9\ncolour: blue\n", 2, "colour", "");
+    doc_refuse_unknown("params: 1e9\narch:\n  colour: blue\n", 3, "colour", "arch");
+    doc_refuse_unknown("params: 1e9\ntrain:\n  colour: blue\n", 3, "colour", "train");
+    /* keys are case-sensitive */
+    doc_refuse_unknown("params: 1e9\ntrain:\n  Seq_Len: 4096\n", 3, "Seq_Len", "train");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +772,11 @@ int main(void)
         cmocka_unit_test(presets__bad_names_and_nesting),
         cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),
+        cmocka_unit_test(keys__documented_defaults),
+        cmocka_unit_test(keys__bounds_accepted_one_past_refused),
+        cmocka_unit_test(keys__values_accepted_and_refused),
+        cmocka_unit_test(keys__only_in_their_section),
+        cmocka_unit_test(keys__unknown_refused_with_allowed_list),
     };
     return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
 }
