@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the shell suites: the result lines CMocka prints, which automake
 # keeps in each suite's .log and tests/run-all adds up.
 #   begin NAME;  ok NAME  or  failed NAME;  ...;  summary  (exits 1 after a failure)
