@@ -4,6 +4,8 @@
  */
 #include "testutil.h"
 
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 static void bubble__llama3_70b_on_64(void **state)
 {
     /* Llama 3 70B, 64 GPUs, TP 4, PP 8, VPP 5, GBS 128, MBS 1 */
@@ -97,6 +99,340 @@ static void cost__bubble_shrinks_with_micro_batches(void **state)
     assert_true(many.mfu > few.mfu);
 }
 
+/* ---- exact values on a small hand-made model ----
+ *
+ * Each term of the step time counted by hand from the formulas lib/cost.c's
+ * header states and their sources: the bubble from Narayanan et al. 2021
+ * section 2.2 (m + (p-1)/v micro-batch slots a step), the TP all-reduces
+ * from Shoeybi et al. 2019 (two forward, two backward per layer, each of
+ * b*s*h elements; DESIGN.md section 4: 16bsh(t-1)/t bytes a layer and
+ * micro-batch), ring collectives moving 2(n-1)/n (all-reduce) or (n-1)/n
+ * (reduce-scatter, all-gather) of the buffer, and ZeRO's collectives from
+ * Rajbhandari et al. 2020 section 7.  The calibration constants are
+ * lib/cost.c's own, restated: */
+#define KERNELS_PER_LAYER 20   /* forward kernels of a fused layer */
+#define KERNEL_GAP_S      3e-6 /* each kernel's launch and tail */
+#define STEP_LAT_LINK     2e-6 /* one step of a collective over NVLink */
+#define STEP_LAT_NET      6e-6 /* ... across nodes */
+#define SUSTAINED         0.8  /* of the GEMM benchmark rate, sustained */
+#define ATTN_EFF          0.6  /* the attention core's share of that (Dao 2023) */
+#define OVERLAP_TAX       0.1  /* compute lost per second of hidden communication */
+
+/* Relative 1e-9: the hand formula and the library sum in other orders. */
+#define assert_near(got, want)                                                                     \
+    do {                                                                                           \
+        double g_ = (got), w_ = (want), e_ = g_ - w_;                                              \
+        if (!((e_ < 0 ? -e_ : e_) <= 1e-9 * (w_ < 0 ? -w_ : w_)))                                  \
+            fail_msg("%s = %.17g, by hand %.17g", #got, g_, w_);                                   \
+    } while (0)
+
+/* The tiny Llama-style model of test_memory.c: 8 layers, h 128, 8 heads of
+ * which 4 KV heads, SwiGLU f 320, vocabulary 200 (256 padded to 128 x tp
+ * for tp up to 2, 512 at tp 4), seq 64, bf16, FlashAttention, no dropout. */
+#define H   128.0
+#define A   8.0
+#define KV  0.5
+#define F   320.0
+#define SEQ 64.0
+
+static mesh_model_t tiny(long gbs)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml),
+             "arch: {layers: 8, hidden: 128, heads: 8, kv_heads: 4, ffn: 320, vocab: 200, "
+             "mlp: swiglu, tied_embeddings: false}\n"
+             "train: {seq_len: 64, global_batch: %ld, framework: megatron}\n",
+             gbs);
+    return test_spec(yaml);
+}
+
+static double padded(int tp)
+{
+    return tp <= 2 ? 256 : 128.0 * tp;
+}
+
+/* Parameters of the fullest GPU, the last stage of an even split: its
+ * layers (DESIGN.md section 4: 2h^2 + 2h^2 kv/heads + 3hf split, 2h
+ * replicated), the output layer, the final norm, and at pp 1 the input
+ * embedding too. */
+static double psi_max(int tp, int pp)
+{
+    double layer = (2 * H * H + 2 * H * H * KV + 3 * H * F) / tp + 2 * H;
+    double emb = padded(tp) * H / tp;
+    return 8 / pp * layer + emb + H + (pp == 1 ? emb : 0);
+}
+
+static int ceil_log2(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+
+/* Ring steps of a collective over n ranks: n - 1 for a reduce-scatter or
+ * all-gather; an all-reduce 2(n-1) as a ring or 2 log2 n as a tree,
+ * whichever NCCL finds shorter. */
+static double steps(int n, int allreduce)
+{
+    if (!allreduce)
+        return n - 1;
+    return 2 * (n - 1) < 2 * ceil_log2(n) ? 2 * (n - 1) : 2 * ceil_log2(n);
+}
+
+/* Communication hidden behind `window` seconds of compute costs only its
+ * tax; what does not fit is exposed. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_TAX * hidden;
+}
+
+/* One layer's forward for one micro-batch of mb sequences on one GPU. */
+typedef struct hand {
+    double fwd;    /* the whole layer */
+    double attn;   /* of which the attention core */
+    double mlp;    /* of which fc1 and fc2 */
+    double logits; /* the output layer's forward, last stage */
+    double tp;     /* TP collectives, forward */
+} hand_t;
+
+static hand_t by_hand(const mesh_alloc_t *a, int tp, int cp, int sp, int mb)
+{
+    const mesh_gpu_t *g = &a->gpu;
+    double rate = g->peak_flops * g->gemm_eff * SUSTAINED, hbm = g->hbm_bw;
+    double s = SEQ / cp, T = mb * s, t = tp;
+    hand_t x;
+    /* Megatron's column- and row-parallel GEMMs [T x k] @ [k x n]: QKV,
+     * output projection, fc1 (gate and up, 2f wide), fc2; 2Tkn FLOPs and
+     * 2(Tk + kn + Tn) bytes of bf16 operands through HBM each */
+    double k[4] = {H, H / t, H, F / t}, n[4] = {(H + 2 * H * KV) / t, H, 2 * F / t, H};
+    double flops = 0, bytes = 0;
+    x.mlp = 0;
+    for (int i = 0; i < 4; i++) {
+        double fl = 2 * T * k[i] * n[i], by = 2 * (T * k[i] + k[i] * n[i] + T * n[i]);
+        flops += fl;
+        bytes += by;
+        if (i >= 2)
+            x.mlp += fl / rate + by / hbm;
+    }
+    /* causal attention: QK^T and AV over half the s x S products for the
+     * local s queries and all S keys, 2 * 2bsSh/2 / t FLOPs */
+    x.attn = 2 * mb * s * SEQ * H / t / (rate * ATTN_EFF);
+    /* elementwise traffic: the layer's stored activations (Korthikanti
+     * et al. 2022, as test_memory.c counts them), written and read */
+    double sbh = T * H, rep = sp ? t : 1;
+    double act = 8 * sbh / rep + (4 * sbh + 4 * sbh * KV + 6 * T * F + 4 * A * T) / t;
+    x.fwd = flops / rate + x.attn + (bytes + 2 * act) / hbm + KERNELS_PER_LAYER * KERNEL_GAP_S;
+    /* logits: [T x h] @ [h x V/t], and their 4-byte write and read */
+    double v = padded(tp);
+    x.logits = 2 * T * H * v / t / rate + 4 * T * v / t / hbm;
+    /* TP: half of DESIGN.md's 16bsh(t-1)/t bytes forward, two all-reduces
+     * of latency */
+    x.tp = tp > 1 ? 8 * T * H * (t - 1) / t / g->link_bw + 2 * steps(tp, 1) * STEP_LAT_LINK : 0;
+    return x;
+}
+
+static mesh_cost_t cost_exact(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
+{
+    mesh_cost_t c = cost_of(m, a, mesh);
+    assert_near(c.step_seconds, c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s +
+                                    c.dp_comm_s + c.optimizer_s);
+    return c;
+}
+
+/* Adam's step streams the fp32 master (4) and moments (8), read and
+ * written, reads the fp32 gradient (4) and writes the bf16 weight (2): 30
+ * bytes a parameter the rank owns, psi/d from ZeRO-1 on. */
+static double optimizer_by_hand(const mesh_alloc_t *a, double owned)
+{
+    return owned * (2 * (4 + 8) + 4 + 2) / a->gpu.hbm_bw;
+}
+
+/* The pipeline, tp 2, pp 4 on one node of 8, m = 8: one step is m + (p-1)/v
+ * slots of the slowest stage's micro-batch (Narayanan et al. 2021, section
+ * 2.2: the bubble (p-1)/(vm) of m); the last stage's 2 layers, forward and
+ * backward (2x), and its logits; per slot 2 TP collectives per layer
+ * forward and 2 backward, and a send and receive of the b*s*h/t
+ * activations (SP) per model chunk, v of them, over NVLink (the 2 x 1 x 1
+ * ranks of a stage share a node). */
+static void cost__bubble_with_and_without_interleaving(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(8);
+    hand_t x = by_hand(&a, 2, 1, 1, 1);
+    double mbs = 8, p = 4, per_mb = 2 * 3 * x.fwd + 3 * x.logits;
+    mesh_cost_t c1 = {0};
+    for (int v = 1; v <= 2; v++) {
+        char mesh[128];
+        snprintf(mesh, sizeof(mesh), "tp=2,pp=4,dp=1,cp=1,zero=0,vpp=%d,mb=1,recompute=none,sp=on",
+                 v);
+        mesh_cost_t c = cost_exact(&m, &a, mesh);
+        double slots = mbs + (p - 1) / v;
+        assert_true(c.bubble == (p - 1) / (v * mbs));
+        assert_near(c.compute_s, slots * per_mb);
+        assert_near(c.tp_comm_s, slots * 2 * 2 * x.tp);
+        assert_near(c.pp_comm_s, slots * 2 * v * (2 * SEQ * H / 2 / a.gpu.link_bw + STEP_LAT_LINK));
+        assert_true(c.cp_comm_s == 0 && c.dp_comm_s == 0);
+        assert_near(c.optimizer_s, optimizer_by_hand(&a, psi_max(2, 4)));
+        if (v == 1)
+            c1 = c;
+        else /* interleaving shrinks the bubble from 3 slots to 1.5 */
+            assert_near(c.compute_s / c1.compute_s, (8 + 1.5) / (8 + 3));
+    }
+}
+
+/* TP's collectives on the critical path (tp 4, pp 1, m 4): 2 forward and
+ * 2 backward per layer, and full recomputation repeats the forward two
+ * (of N of the q layers under full:N); compute adds the forward again, the
+ * attention core (selective's default, Korthikanti et al. section 5), or
+ * the MLP's GEMMs. */
+static void cost__tp_comm_and_recomputation(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(8);
+    hand_t x = by_hand(&a, 4, 1, 1, 1);
+    /* one layer's forward: 8bsh(t-1)/t bytes over NVLink, two all-reduces
+     * of 4 ranks, each a tree's 2 log2 4 = 4 steps (a ring's would be 6) */
+    double tp_fwd = 8 * 64 * H * 3 / 4 / a.gpu.link_bw + 2 * 4 * STEP_LAT_LINK;
+    const struct {
+        const char *rc;
+        double recompute, tp_passes;
+    } cases[] = {
+        {"none", 0, 2},
+        {"selective", x.attn, 2},
+        {"selective:mlp", x.mlp, 2},
+        {"full", x.fwd, 3},
+        {"full:3", 3.0 / 8 * x.fwd, 2 + 3.0 / 8},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        char mesh[128];
+        snprintf(mesh, sizeof(mesh), "tp=4,pp=1,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=%s,sp=on",
+                 cases[i].rc);
+        mesh_cost_t c = cost_exact(&m, &a, mesh);
+        double mbs = 4; /* 8 / (1 x 2); pp 1: no bubble */
+        assert_near(c.compute_s, mbs * (8 * (3 * x.fwd + cases[i].recompute) + 3 * x.logits));
+        assert_near(c.tp_comm_s, mbs * 8 * cases[i].tp_passes * tp_fwd);
+        assert_true(c.pp_comm_s == 0 && c.cp_comm_s == 0 && c.bubble == 0);
+    }
+}
+
+/* Stage-to-stage sends cross nodes once a stage's tp x cp x dp ranks fill
+ * a node (Megatron's order tp-cp-dp-pp puts the next stage on the next
+ * node): tp 4, pp 2, dp 2 on 2 nodes of 8, over the network, its bandwidth
+ * and latency. */
+static void cost__pp_comm_across_nodes(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_model_t m = tiny(8);
+    mesh_cost_t c =
+        cost_exact(&m, &a, "tp=4,pp=2,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on");
+    double mbs = 4, slots = mbs + 1;
+    assert_near(c.pp_comm_s, slots * 2 * (2 * SEQ * H / 4 / a.gpu.net_bw + STEP_LAT_NET));
+    assert_true(c.bubble == 1 / mbs);
+}
+
+/* DP's gradient all-reduce (ZeRO-0: 2(d-1)/d of the fp32 gradients, one
+ * bucket, hidden behind the backward, 2q layer forwards) stays on NVLink
+ * while the dp group's tp x cp x dp consecutive ranks fit a node, up to
+ * and including a full node, and crosses the network beyond. */
+static void cost__dp_comm_inside_and_across_nodes(void **state)
+{
+    const struct {
+        int nodes;
+        const char *mesh;
+        int tp, pp, d, cross;
+    } cases[] = {
+        /* 8 ranks of a node of 8: NVLink */
+        {1, "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 8, 0},
+        /* tp 2 x dp 4 = 8 ranks of each stage's node: NVLink */
+        {2, "tp=2,pp=2,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 2, 4, 0},
+        /* 16 ranks over 2 nodes: the network */
+        {2, "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 16, 1},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
+        mesh_model_t m = tiny(16);
+        mesh_cost_t c = cost_exact(&m, &a, cases[i].mesh);
+        int d = cases[i].d, q = 8 / cases[i].pp;
+        double psi = psi_max(cases[i].tp, cases[i].pp);
+        hand_t x = by_hand(&a, cases[i].tp, 1, cases[i].tp > 1, 1);
+        double bw = cases[i].cross ? a.gpu.net_bw : a.gpu.link_bw;
+        double lat = cases[i].cross ? STEP_LAT_NET : STEP_LAT_LINK;
+        double ar = 2.0 * (d - 1) / d * 4 * psi / bw + steps(d, 1) * lat;
+        assert_near(c.dp_comm_s, exposed(ar, 2 * q * x.fwd));
+        assert_near(c.optimizer_s, optimizer_by_hand(&a, psi));
+    }
+}
+
+/* ZeRO's collectives over dp 8 on NVLink, m = 4 micro-batches (ZeRO
+ * section 7; DESIGN.md section 4): ZeRO-1 reduce-scatters the fp32
+ * gradients once a step behind the backward and all-gathers the bf16
+ * weights behind the next forward; ZeRO-2 reduce-scatters after every
+ * micro-batch; ZeRO-3 all-gathers the weights in every forward and again
+ * in every backward beside the reduce-scatter, layer by layer (8
+ * collectives each).  The optimizer steps over psi/d from ZeRO-1 on. */
+static void cost__zero_stages_dp_comm(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(32);
+    hand_t x = by_hand(&a, 1, 1, 0, 1);
+    double psi = psi_max(1, 1), d = 8, bw = a.gpu.link_bw, lat = STEP_LAT_LINK, mbs = 4;
+    double fwd = 8 * x.fwd, bwd = 2 * 8 * x.fwd;
+    for (int z = 0; z <= 3; z++) {
+        char mesh[128];
+        snprintf(mesh, sizeof(mesh), "tp=1,pp=1,dp=8,cp=1,zero=%d,vpp=1,mb=1,recompute=none,sp=off",
+                 z);
+        mesh_cost_t c = cost_exact(&m, &a, mesh);
+        double n = z == 3 ? 8 : 1; /* collectives: one bucket, or one a layer */
+        double ar = 2 * (d - 1) / d * 4 * psi / bw + n * steps(8, 1) * lat;
+        double rs = (d - 1) / d * 4 * psi / bw + n * steps(8, 0) * lat;
+        double ag = (d - 1) / d * 2 * psi / bw + n * steps(8, 0) * lat;
+        double want = z == 0   ? exposed(ar, bwd)
+                      : z == 1 ? exposed(rs, bwd) + exposed(ag, fwd)
+                      : z == 2 ? mbs * exposed(rs, bwd) + exposed(ag, fwd)
+                               : mbs * (exposed(ag, fwd) + exposed(ag + rs, bwd));
+        assert_near(c.dp_comm_s, want);
+        assert_near(c.optimizer_s, optimizer_by_hand(&a, z ? psi / d : psi));
+    }
+}
+
+/* Context parallelism: the K/V ring of cp - 1 passes per layer forward and
+ * twice that backward, hidden behind the attention core where it fits, on
+ * NVLink while tp x cp fits a node; the data-parallel group is dp x cp
+ * (Megatron shards the optimizer over it). */
+static void cost__cp_ring_inside_and_across_nodes(void **state)
+{
+    const struct {
+        int nodes;
+        const char *mesh;
+        int tp, cp, dp, cross;
+        double mbs;
+    } cases[] = {
+        {1, "tp=2,pp=1,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on", 2, 2, 2, 0, 4},
+        {2, "tp=4,pp=1,dp=1,cp=4,zero=1,vpp=1,mb=1,recompute=none,sp=on", 4, 4, 1, 1, 8},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
+        mesh_model_t m = tiny(8);
+        mesh_cost_t c = cost_exact(&m, &a, cases[i].mesh);
+        int tp = cases[i].tp, cp = cases[i].cp, d = cases[i].dp * cp;
+        hand_t x = by_hand(&a, tp, cp, 1, 1);
+        double bw = cases[i].cross ? a.gpu.net_bw : a.gpu.link_bw;
+        double lat = cases[i].cross ? STEP_LAT_NET : STEP_LAT_LINK;
+        /* cp - 1 passes of this rank's K and V blocks of s/cp tokens, bf16 */
+        double ring = (cp - 1) * 2 * 2 * (SEQ / cp) * H * KV / tp / bw;
+        assert_near(c.cp_comm_s,
+                    cases[i].mbs * 8 * (exposed(ring, x.attn) + exposed(2 * ring, 2 * x.attn)));
+        double psi = psi_max(tp, 1);
+        double rs = (d - 1.0) / d * 4 * psi / bw + steps(d, 0) * lat;
+        double ag = (d - 1.0) / d * 2 * psi / bw + steps(d, 0) * lat;
+        assert_near(c.dp_comm_s, exposed(rs, 2 * 8 * x.fwd) + exposed(ag, 8 * x.fwd));
+        assert_near(c.optimizer_s, optimizer_by_hand(&a, psi / d));
+        assert_near(c.compute_s, cases[i].mbs * (8 * 3 * x.fwd + 3 * x.logits));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +441,12 @@ int main(void)
         cmocka_unit_test(cost__parts_and_limits),
         cmocka_unit_test(cost__zero3_latency_at_scale),
         cmocka_unit_test(cost__bubble_shrinks_with_micro_batches),
+        cmocka_unit_test(cost__bubble_with_and_without_interleaving),
+        cmocka_unit_test(cost__tp_comm_and_recomputation),
+        cmocka_unit_test(cost__pp_comm_across_nodes),
+        cmocka_unit_test(cost__dp_comm_inside_and_across_nodes),
+        cmocka_unit_test(cost__zero_stages_dp_comm),
+        cmocka_unit_test(cost__cp_ring_inside_and_across_nodes),
     };
     return cmocka_run_group_tests_name("cost", tests, NULL, NULL);
 }

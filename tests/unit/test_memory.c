@@ -3,6 +3,9 @@
  */
 #include "testutil.h"
 
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define GiB     1073741824.0
+
 static void zero__paper_figure1(void **state)
 {
     /* ZeRO paper, Figure 1: 7.5B parameters, 64-way DP, mixed-precision Adam */
@@ -133,12 +136,16 @@ static void activations__first_stage_holds_all_layers(void **state)
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
     assert_int_equal(mem.stage, 0);
     assert_bytes(mem.activations, 10267656192ULL + 8 * (8 * 2048 + 2048 * 12288 / 8));
-    /* interleaving (p 8, v 3) multiplies stage 0's layers by 1 + 7/24 */
-    assert_true(mesh_interleave_factor(8, 3) == 1.0 + 7.0 / 24);
-    l.vpp = 4; /* 96 layers = 8 stages x 4 chunks x 3 layers */
+    /* interleaved, p 8, v 4 (96 layers = 8 stages x 4 chunks x 3 layers):
+     * Megatron-LM's schedules.py warms stage 0 up with 2(p-1) + (v-1)p =
+     * 38 chunks and holds one more in its steady state, 39 chunks of 3
+     * layers = 117 layers, Korthikanti et al. 2022's 96 x (1 + (p-1)/(pv))
+     * = 96 x 39/32 (section 4.2.3); 1536 / 8 = 192 micro-batches, no cap */
+    l.vpp = 4;
     mesh_memory_estimate(&m, &l, &a, &pol, &mem);
-    double layers = 96 * mesh_interleave_factor(8, 4);
-    assert_bytes(mem.activations, layers * 106954752.0 + 8 * (8 * 2048 + 2048 * 12288 / 8));
+    assert_int_equal(mem.stage, 0);
+    assert_bytes(mem.activations,
+                 (2 * 7 + 3 * 8 + 1) * 3 * 106954752.0 + 8 * (8 * 2048 + 2048 * 12288 / 8));
 }
 
 static void worst_rank__uneven_split(void **state)
@@ -223,6 +230,438 @@ static void capacity__reserve(void **state)
     assert_bytes(g.memory, 81920.0 * 1048576);
 }
 
+/* ---- exact values on small hand-made models ----
+ *
+ * Every expected number below is counted by hand from the sources named
+ * beside it, not from the library's helpers: DESIGN.md section 4 for the
+ * parameters, Megatron-LM's dist_optimizer.md and megatron_fsdp.md and
+ * DeepSpeed's stage_1_and_2.py / stage3.py (as lib/accounting.c cites them)
+ * for the model states, Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models") for the activations, and
+ * Megatron-LM's schedules.py for the micro-batches in flight. */
+
+/* Megatron-LM pads the vocabulary to a multiple of 128 x tp
+ * (--make-vocab-size-divisible-by 128, _vocab_size_with_padding). */
+static double padded(int vocab, int tp)
+{
+    long unit = 128L * tp;
+    return (double)((vocab + unit - 1) / unit * unit);
+}
+
+/* A Llama-style model small enough to count by hand: 8 layers, h 128, 8
+ * heads of which 4 KV heads (GQA, kv/heads = 1/2), SwiGLU with f 320, seq
+ * 64, bf16, FlashAttention, no dropout. */
+#define TINY_L   8
+#define TINY_H   128.0
+#define TINY_A   8.0
+#define TINY_KV  0.5
+#define TINY_F   320.0
+#define TINY_SEQ 64.0
+
+static mesh_model_t tiny(int vocab, int tied, long gbs, const char *framework)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml),
+             "arch: {layers: 8, hidden: 128, heads: 8, kv_heads: 4, ffn: 320, vocab: %d, "
+             "mlp: swiglu, tied_embeddings: %s}\n"
+             "train: {seq_len: 64, global_batch: %ld, framework: %s}\n",
+             vocab, tied ? "true" : "false", gbs, framework);
+    return test_spec(yaml);
+}
+
+/* DESIGN.md section 4, Llama-style: per layer 2h^2 + 2h^2 kv/heads + 3hf
+ * (q and o, k and v, gate/up/down) split by TP, the two RMSNorms (2h)
+ * replicated. */
+static double tiny_layer(int tp)
+{
+    double h = TINY_H, f = TINY_F;
+    return (2 * h * h + 2 * h * h * TINY_KV + 3 * h * f) / tp + 2 * h;
+}
+
+/* One GPU of stage `stage` of an even split: its layers, the input embedding
+ * on the first stage, the output layer (or, tied over pp > 1, the last
+ * stage's copy of the embedding) and the final RMSNorm on the last. */
+static double tiny_stage(int vocab, int tied, int tp, int pp, int stage)
+{
+    double emb = padded(vocab, tp) * TINY_H / tp;
+    double p = TINY_L / pp * tiny_layer(tp);
+    if (stage == 0)
+        p += emb;
+    if (stage == pp - 1)
+        p += TINY_H + (!tied || pp > 1 ? emb : 0);
+    return p;
+}
+
+/* Korthikanti et al. 2022 section 4.1 term by term for one tiny layer and
+ * one micro-batch of mb sequences, no recomputation, bytes: replicated
+ * (divided by t only under SP) the two norm inputs 4sbh and the QKV and fc1
+ * inputs 4sbh; split by TP: Q 2sbh, K and V 4sbh x kv/heads, the attention
+ * output 2sbh, SwiGLU's 2f-wide fc1 output 4sbf and its product 2sbf, and
+ * in place of the 5as^2b scores FlashAttention's fp32 log-sum-exp 4asb; no
+ * dropout, no masks.  CP divides the sequence. */
+static double tiny_act_none(int tp, int cp, int sp, int mb)
+{
+    double s = TINY_SEQ / cp, sbh = s * mb * TINY_H, sbf = s * mb * TINY_F;
+    double rep = sp ? tp : 1;
+    return 8 * sbh / rep + (4 * sbh + 4 * sbh * TINY_KV + 6 * sbf + 4 * TINY_A * s * mb) / tp;
+}
+
+/* ...what selective recomputation of the attention core keeps (the
+ * log-sum-exp goes), of the MLP (its input only: 6sbf goes), and full
+ * recomputation: the layer's input 2sbh (2sbh/t under SP). */
+static double tiny_act_core(int tp, int cp, int sp, int mb)
+{
+    return tiny_act_none(tp, cp, sp, mb) - 4 * TINY_A * (TINY_SEQ / cp) * mb / tp;
+}
+
+static double tiny_act_mlp(int tp, int cp, int sp, int mb)
+{
+    return tiny_act_none(tp, cp, sp, mb) - 6 * (TINY_SEQ / cp) * mb * TINY_F / tp;
+}
+
+static double tiny_act_full(int tp, int cp, int sp, int mb)
+{
+    return 2 * (TINY_SEQ / cp) * mb * TINY_H / (sp ? tp : 1);
+}
+
+/* The first stage's int64 token ids, 8 bytes a token, one set per
+ * micro-batch in flight (Megatron-LM theoretical_memory_usage.py,
+ * compute_activation_memory: 8sbp); the last stage's final-norm and
+ * output-layer inputs 4sbh (Korthikanti section 4.3: 2sbh/t each under SP)
+ * and logits: 16-bit and the loss's fp32 copy, 6 bytes a vocabulary entry,
+ * split by TP (vocab-parallel cross entropy). */
+static double tiny_ids(int cp, int mb)
+{
+    return 8 * (TINY_SEQ / cp) * mb;
+}
+
+static double tiny_logits(int vocab, int tp, int cp, int sp, int mb)
+{
+    double s = TINY_SEQ / cp;
+    return 4 * s * mb * TINY_H / (sp ? tp : 1) + 6 * s * mb * padded(vocab, tp) / tp;
+}
+
+static mesh_memory_t mem_of(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
+{
+    mesh_layout_t l = test_layout(mesh);
+    mesh_error_t err;
+    if (mesh_layout_check(m, a, &l, &err) < 0)
+        fail_msg("%s: %s", mesh, err.msg);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_memory_t mem;
+    mesh_memory_estimate(m, &l, a, &pol, &mem);
+    return mem;
+}
+
+/* Megatron-LM at every ZeRO stage: bf16 parameters (2), fp32 main
+ * gradients (4), fp32 master and Adam (12) (dist_optimizer.md: 18, 6 + 12/d
+ * distributed); Megatron-FSDP optim_grads (ZeRO-2) shards the gradients and
+ * keeps one unit's unsharded fp32 gradients, optim_grads_params (ZeRO-3)
+ * shards the parameters too and gathers the current and the prefetched
+ * unit, 2 x 2 bytes (docs/user-guide/features/megatron_fsdp.md).  A unit is
+ * a layer, or on an end stage the embedding where that is larger; both are
+ * per GPU, split by TP.  Two vocabularies put the unit on either side. */
+static void states__megatron_every_zero_stage(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const int vocabs[] = {200, 4000}; /* layer 86,272 > 16,384; 262,144 > layer */
+    for (int v = 0; v < 2; v++) {
+        mesh_model_t m = tiny(vocabs[v], 0, 16, "megatron");
+        double psi = tiny_stage(vocabs[v], 0, 2, 1, 0), d = 4;
+        double emb = padded(vocabs[v], 2) * TINY_H / 2, layer = tiny_layer(2);
+        double unit = emb > layer ? emb : layer;
+        char mesh[128];
+        for (int z = 0; z <= 3; z++) {
+            snprintf(mesh, sizeof(mesh),
+                     "tp=2,pp=1,dp=4,cp=1,zero=%d,vpp=1,mb=1,recompute=none,sp=on", z);
+            mesh_memory_t mem = mem_of(&m, &a, mesh);
+            assert_int_equal(mem.stage, 0);
+            assert_int_equal(mem.framework, MESH_FW_MEGATRON);
+            assert_bytes(mem.weights, z < 3 ? 2 * psi : 2 * psi / d + 2 * 2 * unit);
+            assert_bytes(mem.grads, z < 2 ? 4 * psi : 4 * psi / d + 4 * unit);
+            assert_bytes(mem.optimizer, z < 1 ? 12 * psi : 12 * psi / d);
+            assert_bytes(mem.host, 0);
+        }
+    }
+}
+
+/* DeepSpeed at every ZeRO stage: 16-bit parameters and gradients, the fp32
+ * gradient partition for the step, fp32 master and Adam (4 + 4 + 8); ZeRO-1
+ * keeps the gradients whole (stage_1_and_2.py L946-953, L1742-1754), ZeRO-2
+ * shards them (estimate_zero2: 2 + 18/d, plus the fp32 partition's 2/d);
+ * the reduce bucket, 5e8 elements of 2 bytes, two of them at ZeRO-3
+ * (config.py L113, overlap_comm); ZeRO-3's largest module gathered with its
+ * gradients, 4 x its parameters (stage3.py L3755: a module, so the widest
+ * linear h x max(f, h) / t, or the embedding on an end stage), and the
+ * prefetch bucket of 5e7 (config.py L215). */
+static void states__deepspeed_every_zero_stage(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const int vocabs[] = {200, 4000}; /* widest linear 20,480 > 16,384; 262,144 > it */
+    for (int v = 0; v < 2; v++) {
+        mesh_model_t m = tiny(vocabs[v], 0, 16, "deepspeed");
+        double psi = tiny_stage(vocabs[v], 0, 2, 1, 0), d = 4;
+        double emb = padded(vocabs[v], 2) * TINY_H / 2, linear = TINY_H * TINY_F / 2;
+        double leaf = emb > linear ? emb : linear;
+        char mesh[128];
+        for (int z = 0; z <= 3; z++) {
+            snprintf(mesh, sizeof(mesh),
+                     "tp=2,pp=1,dp=4,cp=1,zero=%d,vpp=1,mb=1,recompute=none,sp=on", z);
+            mesh_memory_t mem = mem_of(&m, &a, mesh);
+            assert_int_equal(mem.stage, 0);
+            assert_int_equal(mem.framework, MESH_FW_DEEPSPEED);
+            assert_bytes(mem.weights, z < 3 ? 2 * psi : 2 * psi / d + 2 * 2 * leaf + 2 * 5e7);
+            double bucket = z == 0 ? 0 : z < 3 ? 2 * 5e8 : 2 * 2 * 5e8;
+            assert_bytes(mem.grads, (z < 2 ? 2 * psi : 2 * psi / d) + bucket);
+            assert_bytes(mem.optimizer, z < 1 ? 16 * psi : 16 * psi / d);
+        }
+    }
+}
+
+/* PyTorch FSDP2 with MixedPrecisionPolicy(bf16, reduce fp32): fp32
+ * parameters, gradients and Adam; DDP under autocast keeps autocast's bf16
+ * copies (2) beside them; ZeroRedundancyOptimizer (ZeRO-1) shards Adam;
+ * fully_shard shards the fp32 parameters and gradients, keeping the
+ * unsharded bf16 parameters to the backward with reshard_after_forward=False
+ * (ZeRO-2) and with True (ZeRO-3) the current and prefetched unit (2 x 2)
+ * and one unit's fp32 gradients (4) (pytorch.org/docs/2.9
+ * distributed.fsdp.fully_shard, MixedPrecisionPolicy). */
+static void states__torch_every_zero_stage(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(4000, 0, 16, "torch");
+    double psi = tiny_stage(4000, 0, 2, 1, 0), d = 4, unit = padded(4000, 2) * TINY_H / 2;
+    char mesh[128];
+    for (int z = 0; z <= 3; z++) {
+        snprintf(mesh, sizeof(mesh), "tp=2,pp=1,dp=4,cp=1,zero=%d,vpp=1,mb=1,recompute=none,sp=on",
+                 z);
+        mesh_memory_t mem = mem_of(&m, &a, mesh);
+        assert_int_equal(mem.framework, MESH_FW_TORCH);
+        assert_bytes(mem.weights, z < 2   ? 4 * psi + 2 * psi
+                                  : z < 3 ? 4 * psi / d + 2 * psi
+                                          : 4 * psi / d + (2 * 2 + 4) * unit);
+        assert_bytes(mem.grads, z < 2 ? 4 * psi : 4 * psi / d);
+        assert_bytes(mem.optimizer, z < 1 ? 8 * psi : 8 * psi / d);
+    }
+}
+
+/* Megatron-LM's distributed optimizer shards over the data-parallel group
+ * with context parallelism, dp x cp ranks (parallel_state.py
+ * get_data_parallel_group(with_context_parallel=True)), and so does
+ * Megatron-FSDP: with dp 1 and cp 2 the optimizer is still halved.  CP
+ * divides the sequence each rank's activations hold. */
+static void states__optimizer_shards_over_dp_times_cp(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(200, 0, 16, "megatron");
+    /* tp 2, cp 2, dp 2: d = 4 */
+    mesh_memory_t mem =
+        mem_of(&m, &a, "tp=2,pp=1,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    double psi = tiny_stage(200, 0, 2, 1, 0);
+    assert_bytes(mem.weights, 2 * psi);
+    assert_bytes(mem.grads, 4 * psi);
+    assert_bytes(mem.optimizer, 12 * psi / 4);
+    /* pp 1: one micro-batch in flight, every layer, ids and logits */
+    double act = TINY_L * tiny_act_none(2, 2, 1, 1) + tiny_ids(2, 1) + tiny_logits(200, 2, 2, 1, 1);
+    assert_bytes(mem.activations, act);
+    /* overhead (lib/policy.c defaults): 1 GiB of context, 0.25 GiB of NCCL
+     * buffers for each of the TP, CP and DP groups, 5% of the activations */
+    double overhead = 1.0 * GiB + 3 * 0.25 * GiB + 0.05 * act;
+    assert_true(mem.overhead > overhead * (1 - 1e-12) && mem.overhead < overhead * (1 + 1e-12));
+    /* tp 4, cp 2, dp 1: d = 2, though no data parallelism */
+    mem = mem_of(&m, &a, "tp=4,pp=1,dp=1,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    psi = tiny_stage(200, 0, 4, 1, 0);
+    assert_bytes(mem.optimizer, 12 * psi / 2);
+    mem = mem_of(&m, &a, "tp=4,pp=1,dp=1,cp=2,zero=3,vpp=1,mb=1,recompute=none,sp=on");
+    assert_bytes(mem.weights, 2 * psi / 2 + 2 * 2 * tiny_layer(4));
+    assert_bytes(mem.grads, 4 * psi / 2 + 4 * tiny_layer(4));
+}
+
+/* One stage (pp 1) under every recomputation mode: all 8 layers of one
+ * micro-batch, the token ids and the logits.  Selective recomputation drops
+ * what it recomputes (Megatron's default is the attention core); full keeps
+ * each layer's input and, while one layer is recomputed, that layer's full
+ * activations; full:N (block method) keeps only the input of N layers and
+ * everything of the others (Megatron-LM transformer_block.py
+ * _checkpointed_forward, recompute_method block). */
+static void activations__every_recompute_mode(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(200, 0, 16, "megatron");
+    const struct {
+        const char *mesh;
+        double layers; /* the 8 layers' activations */
+        double plus;   /* beside them: the layer being recomputed */
+    } cases[] = {
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off",
+         8 * tiny_act_none(2, 1, 0, 1), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on",
+         8 * tiny_act_none(2, 1, 1, 1), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on",
+         8 * tiny_act_none(2, 1, 1, 2), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=on",
+         8 * tiny_act_core(2, 1, 1, 1), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective:core_attn,sp=off",
+         8 * tiny_act_core(2, 1, 0, 1), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective:mlp,sp=on",
+         8 * tiny_act_mlp(2, 1, 1, 1), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective:core_attn+mlp,sp=on",
+         8 * (tiny_act_mlp(2, 1, 1, 1) - 4 * TINY_A * TINY_SEQ / 2), 0},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off",
+         8 * tiny_act_full(2, 1, 0, 1), tiny_act_none(2, 1, 0, 1)},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=on",
+         8 * tiny_act_full(2, 1, 1, 1), tiny_act_none(2, 1, 1, 1)},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full:3,sp=on",
+         3 * tiny_act_full(2, 1, 1, 1) + 5 * tiny_act_none(2, 1, 1, 1), tiny_act_none(2, 1, 1, 1)},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_memory_t mem = mem_of(&m, &a, cases[i].mesh);
+        mesh_layout_t l = test_layout(cases[i].mesh);
+        int sp = l.sequence_parallel, mb = l.micro_batch;
+        double want =
+            cases[i].layers + cases[i].plus + tiny_ids(1, mb) + tiny_logits(200, 2, 1, sp, mb);
+        if ((uint64_t)(mem.activations + 0.5) != (uint64_t)(want + 0.5))
+            fail_msg("%s: activations %.0f, by hand %.0f", cases[i].mesh, mem.activations, want);
+    }
+}
+
+/* Korthikanti et al. 2022's closed forms (section 4, Table 2; DESIGN.md
+ * section 4) on a GPT-style layer under their own assumptions (MHA, GeLU,
+ * f = 4h, dropout, no FlashAttention), s 128, h 64, a 4: 5as/h = 40.  Per
+ * layer: TP sbh(10 + 24/t + 5as/(ht)); TP+SP (sbh/t)(34 + 5as/h); TP +
+ * selective sbh(10 + 24/t); TP+SP+selective 34sbh/t; full 2sbh (2sbh/t
+ * with SP).  Beside the layers on one stage (pp 1): the token ids 8sb and
+ * the embedding's dropout mask sbh (sbh/t with SP) (section 4.3), the final
+ * norm and output-layer inputs 4sbh (4sbh/t), the logits 6sV/t. */
+static void activations__korthikanti_closed_forms(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 4, hidden: 64, heads: 4, vocab: 1000, mlp: gelu, "
+                               "tied_embeddings: true}\n"
+                               "train: {seq_len: 128, global_batch: 8, framework: megatron, "
+                               "flash_attention: false, dropout: 0.1}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    double s = 128, h = 64, sbh = s * h, t = 2, as_h = 5 * 4 * s / h, v = 1024;
+    const struct {
+        const char *mesh;
+        double layer, plus, rep;
+    } cases[] = {
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off",
+         sbh * (10 + 24 / t + as_h / t), 0, 1},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on", sbh / t * (34 + as_h), 0, t},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=off", sbh * (10 + 24 / t), 0,
+         1},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=on", 34 * sbh / t, 0, t},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", 2 * sbh,
+         sbh * (10 + 24 / t + as_h / t), 1},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=on", 2 * sbh / t,
+         sbh / t * (34 + as_h), t},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_memory_t mem = mem_of(&m, &a, cases[i].mesh);
+        double rep = cases[i].rep;
+        double want =
+            4 * cases[i].layer + cases[i].plus + 8 * s + sbh / rep + 4 * sbh / rep + 6 * s * v / t;
+        if ((uint64_t)(mem.activations + 0.5) != (uint64_t)(want + 0.5))
+            fail_msg("%s: activations %.0f, Korthikanti %.0f", cases[i].mesh, mem.activations,
+                     want);
+    }
+    /* pp 2: the first stage (2 layers, GPT's learned positions s x h beside
+     * the tied embedding) holds 2 micro-batches in flight, each with its
+     * ids and mask; 12h^2 + 13h per layer, of which the LayerNorms and the
+     * row-parallel biases (6h) are replicated (Narayanan et al. 2021) */
+    mesh_memory_t mem =
+        mem_of(&m, &a, "tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mem.stage, 0);
+    assert_bytes(mem.activations, 2 * 2 * sbh / t * (34 + as_h) + 2 * (8 * s + sbh / t));
+    double psi0 = 2 * ((12 * h * h + 7 * h) / t + 6 * h) + v * h / t + s * h;
+    assert_bytes(mem.weights, 2 * psi0);
+    assert_bytes(mem.grads, 4 * psi0);
+    assert_bytes(mem.optimizer, 12 * psi0 / 2);
+}
+
+/* 1F1B: stage r of p holds min(p - r, m) micro-batches (Megatron-LM
+ * schedules.py, forward_backward_pipelining_without_interleaving: p - r - 1
+ * warm-up micro-batches, capped at m, plus one), so stage 0 of 4 holds 4 x
+ * its 2 layers, or all m when there are fewer; ids for each. */
+static void activations__1f1b_in_flight(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=1,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    const struct {
+        long gbs, in_flight;
+    } cases[] = {{16, 4}, {8, 4}, {6, 3}, {4, 2}}; /* m = 8, 4, 3, 2 */
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_model_t m = tiny(200, 0, cases[i].gbs, "megatron");
+        mesh_memory_t mem = mem_of(&m, &a, mesh);
+        assert_int_equal(mem.stage, 0);
+        assert_bytes(mem.activations,
+                     cases[i].in_flight * (2 * tiny_act_none(1, 1, 0, 1) + tiny_ids(1, 1)));
+        assert_bytes(mem.weights, 2 * tiny_stage(200, 0, 1, 4, 0));
+    }
+}
+
+/* Interleaved 1F1B (p 4, v 2, one layer a chunk): Megatron-LM's
+ * schedules.py (forward_backward_pipelining_with_interleaving) warms stage
+ * r up with 2(p - r - 1) + (v - 1)p chunks, at most all m x v of them, and
+ * holds one more in its steady state: stage 0 holds 6 + 4 + 1 = 11 chunks
+ * with m = 8 (Korthikanti's 8 x (1 + (p-1)/(pv)) = 11 layers), but only
+ * the m x v = 8 there are with m = 4. */
+static void activations__interleaved_in_flight_and_cap(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=1,pp=4,dp=2,cp=1,zero=1,vpp=2,mb=1,recompute=none,sp=off";
+    const struct {
+        long gbs, chunks;
+    } cases[] = {{16, 11}, {8, 8}};
+    for (int i = 0; i < N_OF(cases); i++) {
+        mesh_model_t m = tiny(200, 0, cases[i].gbs, "megatron");
+        mesh_memory_t mem = mem_of(&m, &a, mesh);
+        assert_int_equal(mem.stage, 0);
+        /* one layer a chunk; ids for min(p, m) = 4 micro-batches */
+        assert_bytes(mem.activations,
+                     cases[i].chunks * tiny_act_none(1, 1, 0, 1) + 4 * tiny_ids(1, 1));
+    }
+}
+
+/* The last stage of pp 2 (a large vocabulary makes it the worst): its 4
+ * layers of one micro-batch, the output-layer inputs and logits split by TP,
+ * and its parameters: the output layer, or tied the copy of the embedding
+ * Megatron-LM keeps there in sync over the embedding group
+ * (language_module.py setup_embeddings_and_output_layer); at pp 1 a tied
+ * model holds the embedding once. */
+static void weights__logits_and_tied_copy_on_the_last_stage(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *pp2 = "tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on";
+    const char *pp1 = "tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on";
+    /* vocabulary 16,000 -> 16,128 at tp 2 (a multiple of 256) */
+    for (int tied = 0; tied <= 1; tied++) {
+        mesh_model_t m = tiny(16000, tied, 16, "megatron");
+        mesh_memory_t mem = mem_of(&m, &a, pp2);
+        assert_int_equal(mem.stage, 1);
+        assert_bytes(mem.activations,
+                     4 * tiny_act_none(2, 1, 1, 1) + tiny_logits(16000, 2, 1, 1, 1));
+        /* 4 layers, the output layer or the tied copy, the final norm */
+        double psi = 4 * tiny_layer(2) + 16128 * TINY_H / 2 + TINY_H;
+        assert_bytes(mem.weights, 2 * psi);
+        assert_bytes(mem.grads, 4 * psi);
+        assert_bytes(mem.optimizer, 12 * psi / 2);
+        mem = mem_of(&m, &a, pp1);
+        psi = 8 * tiny_layer(2) + (tied ? 1 : 2) * 16128 * TINY_H / 2 + TINY_H;
+        assert_bytes(mem.weights, 2 * psi);
+        assert_bytes(mem.activations, 8 * tiny_act_none(2, 1, 1, 1) + tiny_ids(1, 1) +
+                                          tiny_logits(16000, 2, 1, 1, 1));
+    }
+    /* tp 4: the logits are split four ways */
+    mesh_model_t m = tiny(16000, 1, 16, "megatron");
+    mesh_memory_t mem =
+        mem_of(&m, &a, "tp=4,pp=2,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mem.stage, 1);
+    assert_bytes(mem.activations, 4 * tiny_act_none(4, 1, 1, 1) + 4 * 64 * TINY_H / 4 +
+                                      6 * 64 * padded(16000, 4) / 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +674,15 @@ int main(void)
         cmocka_unit_test(worst_rank__uneven_split),
         cmocka_unit_test(activations__modules_and_fp8),
         cmocka_unit_test(capacity__reserve),
+        cmocka_unit_test(states__megatron_every_zero_stage),
+        cmocka_unit_test(states__deepspeed_every_zero_stage),
+        cmocka_unit_test(states__torch_every_zero_stage),
+        cmocka_unit_test(states__optimizer_shards_over_dp_times_cp),
+        cmocka_unit_test(activations__every_recompute_mode),
+        cmocka_unit_test(activations__korthikanti_closed_forms),
+        cmocka_unit_test(activations__1f1b_in_flight),
+        cmocka_unit_test(activations__interleaved_in_flight_and_cap),
+        cmocka_unit_test(weights__logits_and_tied_copy_on_the_last_stage),
     };
     return cmocka_run_group_tests_name("memory", tests, NULL, NULL);
 }
