@@ -131,6 +131,16 @@ static double collective(double bytes, int n, double bw, double step_lat, int al
     return vol / bw + count * steps * step_lat;
 }
 
+/* Whether a group of `span` consecutive ranks, groups aligned on multiples
+ * of span (a TP-CP block, a stage's dp-cp group, the whole pipeline), has
+ * one straddling two nodes.  Ranks fill the nodes in order, so one does
+ * when there is more than one node and the span is larger than a node or
+ * does not divide it (a stage of 6 on nodes of 8: ranks 6-11). */
+static int crosses_nodes(long span, const mesh_alloc_t *a)
+{
+    return a->nodes > 1 && (span > a->gpus_per_node || a->gpus_per_node % span != 0);
+}
+
 /* FLOP/s a training step sustains in GEMMs. */
 static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
 {
@@ -186,9 +196,9 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     lt->tp_comm = collective(2 * ACT_BYTES * tokens * h, l->tp, g->link_bw, STEP_LAT_LINK, 1, 2);
     /* CP: cp-1 steps, each passing this rank's K and V block */
     if (l->cp > 1) {
-        int intra = l->tp * l->cp <= a->gpus_per_node;
+        int cross = crosses_nodes((long)l->tp * l->cp, a);
         double blk = 2 * ACT_BYTES * tokens * h * kv / t;
-        lt->cp_comm = (l->cp - 1) * blk / (intra ? g->link_bw : g->net_bw);
+        lt->cp_comm = (l->cp - 1) * blk / (cross ? g->net_bw : g->link_bw);
     }
 }
 
@@ -239,7 +249,7 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     if (m->finetune == MESH_FINETUNE_LORA) /* only the adapters train (lib/accounting.c) */
         g *= MESH_LORA_ADAPTER_FRACTION, k *= MESH_LORA_ADAPTER_FRACTION;
     /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of tp */
-    int cross = (long)l->tp * l->cp * l->dp > a->gpus_per_node;
+    int cross = crosses_nodes((long)l->tp * l->cp * l->dp, a);
     double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
     double lat = cross ? STEP_LAT_NET : STEP_LAT_LINK;
     /* Gradients travel in buckets of max(40M, 1M * dp) parameters (Megatron's
@@ -318,7 +328,9 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
         int sp = l->sequence_parallel == 1;
         double act =
             ACT_BYTES * l->micro_batch * (double)m->seq_len / l->cp * m->hidden / (sp ? l->tp : 1);
-        int cross = (long)l->tp * l->cp * l->dp >= a->gpus_per_node;
+        /* the slowest stage boundary sets the pace: one crosses nodes
+         * whenever the pipeline spans more than one */
+        int cross = crosses_nodes(mesh_layout_world(l), a);
         double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
         pp = 2.0 * l->vpp * (act / bw + (cross ? STEP_LAT_NET : STEP_LAT_LINK));
     }

@@ -330,6 +330,11 @@ static void cost__pp_comm_across_nodes(void **state)
     double mbs = 4, slots = mbs + 1;
     assert_near(c.pp_comm_s, slots * 2 * (2 * SEQ * H / 4 / a.gpu.net_bw + STEP_LAT_NET));
     assert_true(c.bubble == 1 / mbs);
+    /* stages of 4 ranks, half a node: stage 1 (ranks 4-7, node 0) sends to
+     * stage 2 (ranks 8-11, node 1) over the network all the same */
+    c = cost_exact(&m, &a, "tp=2,pp=4,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on");
+    slots = 4 + 3;
+    assert_near(c.pp_comm_s, slots * 2 * (2 * SEQ * H / 2 / a.gpu.net_bw + STEP_LAT_NET));
 }
 
 /* DP's gradient all-reduce (ZeRO-0: 2(d-1)/d of the fp32 gradients, one
@@ -349,10 +354,12 @@ static void cost__dp_comm_inside_and_across_nodes(void **state)
         {2, "tp=2,pp=2,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 2, 4, 0},
         /* 16 ranks over 2 nodes: the network */
         {2, "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 16, 1},
+        /* stages of 6 ranks on nodes of 8: stage 1 (ranks 6-11) spans two */
+        {3, "tp=2,pp=4,dp=3,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 4, 3, 1},
     };
     for (int i = 0; i < N_OF(cases); i++) {
         mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
-        mesh_model_t m = tiny(16);
+        mesh_model_t m = tiny(48);
         mesh_cost_t c = cost_exact(&m, &a, cases[i].mesh);
         int d = cases[i].d, q = 8 / cases[i].pp;
         double psi = psi_max(cases[i].tp, cases[i].pp);
