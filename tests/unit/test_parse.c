@@ -92,6 +92,329 @@ static void error__long_user_input_is_cut(void **state)
     assert_true(strlen(err.msg) < MESH_ERROR_MAX);
 }
 
+/* ---- the --mesh syntax (lib/layout.c) ---- */
+
+#define MESH_KEY_LIST "tp pp dp cp zero vpp mb recompute sp offload moments"
+
+/* Parse s, which must fail with exactly the message want. */
+static void mesh_refused(const char *s, const char *want)
+{
+    mesh_layout_t l;
+    mesh_error_t err;
+    err.msg[0] = '\0';
+    if (mesh_layout_parse(s, &l, &err) != -1)
+        fail_msg("--mesh '%s' was accepted", s);
+    if (strcmp(err.msg, want) != 0)
+        fail_msg("--mesh '%s': '%s', expected '%s'", s, err.msg, want);
+}
+
+/* Every field of a layout left free by mesh_layout_unpin. */
+static void assert_all_free(const mesh_layout_t *l)
+{
+    const int v[] = {l->tp,          l->pp,      l->dp,
+                     l->cp,          l->zero,    l->vpp,
+                     l->micro_batch, l->offload, l->sequence_parallel,
+                     (int)l->moments};
+    for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+        assert_int_equal(v[i], MESH_FREE);
+    assert_int_equal(l->recompute, MESH_RECOMPUTE_AUTO);
+    assert_int_equal(l->recompute_layers, MESH_FREE);
+    assert_int_equal(l->recompute_modules, MESH_FREE);
+}
+
+/* Each integer key: its smallest and largest value, one past either end
+ * and a non-number, with the message naming the key and the range, and
+ * "auto"; the other fields stay free. */
+static void mesh__integer_keys__bounds_and_messages(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key;
+        size_t off;
+        long long min, max;
+    } keys[] = {
+        {"tp", offsetof(mesh_layout_t, tp), 1, 65536},
+        {"pp", offsetof(mesh_layout_t, pp), 1, 65536},
+        {"dp", offsetof(mesh_layout_t, dp), 1, 16777216},
+        {"cp", offsetof(mesh_layout_t, cp), 1, 65536},
+        {"zero", offsetof(mesh_layout_t, zero), 0, 3},
+        {"vpp", offsetof(mesh_layout_t, vpp), 1, 65536},
+        {"mb", offsetof(mesh_layout_t, micro_batch), 1, 65536},
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+        const char *k = keys[i].key;
+        long long lo = keys[i].min, hi = keys[i].max;
+        char s[64], want[160];
+        mesh_layout_t l;
+        mesh_error_t err;
+        const long long ok[] = {lo, hi};
+        for (int j = 0; j < 2; j++) {
+            snprintf(s, sizeof(s), "%s=%lld", k, ok[j]);
+            if (mesh_layout_parse(s, &l, &err) < 0)
+                fail_msg("%s: %s", s, err.msg);
+            int *f = (int *)((char *)&l + keys[i].off);
+            assert_int_equal(*f, ok[j]);
+            *f = MESH_FREE; /* nothing else was set */
+            assert_all_free(&l);
+        }
+        const long long bad[] = {lo - 1, hi + 1};
+        for (int j = 0; j < 2; j++) {
+            snprintf(s, sizeof(s), "%s=%lld", k, bad[j]);
+            snprintf(want, sizeof(want), "mesh %s: %lld is out of range (allowed %lld..%lld)", k,
+                     bad[j], lo, hi);
+            mesh_refused(s, want);
+        }
+        snprintf(s, sizeof(s), "%s=2x", k);
+        snprintf(want, sizeof(want), "mesh %s: '2x' is not an integer (expected %lld..%lld)", k, lo,
+                 hi);
+        mesh_refused(s, want);
+        snprintf(s, sizeof(s), "%s=", k);
+        snprintf(want, sizeof(want), "mesh %s: empty value, expected an integer in %lld..%lld", k,
+                 lo, hi);
+        mesh_refused(s, want);
+        snprintf(s, sizeof(s), "%s=AUTO", k);
+        assert_int_equal(mesh_layout_parse(s, &l, &err), 0);
+        int *f = (int *)((char *)&l + keys[i].off);
+        assert_int_equal(*f, MESH_AUTO);
+        *f = MESH_FREE;
+        assert_all_free(&l);
+    }
+}
+
+/* The word-valued keys: every value, what it sets, and the refusals. */
+static void mesh__word_keys__values_and_messages(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int recompute, layers, modules;
+    } rc[] = {
+        {"recompute=none", MESH_RECOMPUTE_NONE, MESH_FREE, MESH_FREE},
+        {"recompute=selective", MESH_RECOMPUTE_SELECTIVE, MESH_FREE, 0},
+        /* core_attn alone is Megatron's default: plain selective */
+        {"recompute=selective:core_attn", MESH_RECOMPUTE_SELECTIVE, MESH_FREE, 0},
+        {"recompute=selective:mlp", MESH_RECOMPUTE_SELECTIVE, MESH_FREE, MESH_RC_MLP},
+        {"recompute=selective:mlp+layernorm", MESH_RECOMPUTE_SELECTIVE, MESH_FREE,
+         MESH_RC_MLP | MESH_RC_LAYERNORM},
+        {"recompute=selective:core_attn+layernorm+mlp", MESH_RECOMPUTE_SELECTIVE, MESH_FREE,
+         MESH_RC_ALL},
+        {"recompute=full", MESH_RECOMPUTE_FULL, 0, MESH_FREE},
+        {"recompute=full:1", MESH_RECOMPUTE_FULL, 1, MESH_FREE},
+        {"recompute=full:100000", MESH_RECOMPUTE_FULL, 100000, MESH_FREE},
+        {"recompute=auto", MESH_AUTO, MESH_FREE, MESH_FREE},
+    };
+    mesh_layout_t l;
+    mesh_error_t err;
+    for (size_t i = 0; i < sizeof(rc) / sizeof(*rc); i++) {
+        if (mesh_layout_parse(rc[i].s, &l, &err) < 0)
+            fail_msg("%s: %s", rc[i].s, err.msg);
+        assert_int_equal(l.recompute, rc[i].recompute);
+        assert_int_equal(l.recompute_layers, rc[i].layers);
+        assert_int_equal(l.recompute_modules, rc[i].modules);
+        assert_int_equal(l.tp, MESH_FREE);
+    }
+    static const struct {
+        const char *s;
+        int sp, offload, moments;
+    } words[] = {
+        {"sp=on", 1, MESH_FREE, MESH_FREE},
+        {"sp=false", 0, MESH_FREE, MESH_FREE},
+        {"sp=auto", MESH_AUTO, MESH_FREE, MESH_FREE},
+        {"offload=optimizer", MESH_FREE, 1, MESH_FREE},
+        {"offload=none", MESH_FREE, 0, MESH_FREE},
+        {"offload=auto", MESH_FREE, MESH_AUTO, MESH_FREE},
+        {"moments=bf16", MESH_FREE, MESH_FREE, MESH_PREC_BF16},
+        {"moments=FP16", MESH_FREE, MESH_FREE, MESH_PREC_FP16},
+        {"moments=fp32", MESH_FREE, MESH_FREE, MESH_PREC_FP32},
+        {"moments=auto", MESH_FREE, MESH_FREE, MESH_AUTO},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
+        if (mesh_layout_parse(words[i].s, &l, &err) < 0)
+            fail_msg("%s: %s", words[i].s, err.msg);
+        assert_int_equal(l.sequence_parallel, words[i].sp);
+        assert_int_equal(l.offload, words[i].offload);
+        assert_int_equal((int)l.moments, words[i].moments);
+        assert_int_equal(l.recompute, MESH_RECOMPUTE_AUTO);
+    }
+    mesh_refused("recompute=some",
+                 "mesh recompute: 'some' is not one of none selective selective:MODULES full "
+                 "full:N auto");
+    mesh_refused("recompute=none:2", "mesh recompute: ':N' (layers per stage) goes with full, "
+                                     "':MODULES' with selective, as in recompute=full:4");
+    mesh_refused("recompute=full:0",
+                 "mesh recompute full:N: 0 is out of range (allowed 1..100000)");
+    mesh_refused("recompute=full:100001",
+                 "mesh recompute full:N: 100001 is out of range (allowed 1..100000)");
+    mesh_refused("recompute=selective:mlp+",
+                 "mesh recompute: selective:'mlp+' is not modules joined by '+' (core_attn, "
+                 "layernorm, mlp), as in selective:layernorm+mlp");
+    mesh_refused("recompute=selective:attn",
+                 "mesh recompute: selective:'attn' is not modules joined by '+' (core_attn, "
+                 "layernorm, mlp), as in selective:layernorm+mlp");
+    mesh_refused("sp=maybe", "mesh sp: 'maybe' is not a boolean (use true or false)");
+    mesh_refused("offload=gpu", "mesh offload: 'gpu' is not one of none optimizer auto");
+    mesh_refused("moments=fp8", "mesh moments: 'fp8' is not one of fp32 bf16 fp16 auto");
+}
+
+static void mesh__syntax__messages(void **state)
+{
+    (void)state;
+    mesh_layout_t l;
+    mesh_error_t err;
+    mesh_refused("tp", "mesh: 'tp' is not key=value (keys: " MESH_KEY_LIST ")");
+    mesh_refused("tp=2,foo=1", "mesh: unknown key 'foo' (keys: " MESH_KEY_LIST ")");
+    mesh_refused("TP=2", "mesh: unknown key 'TP' (keys: " MESH_KEY_LIST ")");
+    mesh_refused("mb=2,pp=4,mb=2", "mesh: mb given twice");
+    mesh_refused("recompute=full,recompute=none", "mesh: recompute given twice");
+    mesh_refused("tp=2,,pp=2", "mesh: empty field in 'tp=2,,pp=2'");
+    mesh_refused("tp=2,", "mesh: empty field in 'tp=2,'");
+    mesh_refused(",tp=2", "mesh: empty field in ',tp=2'");
+    /* 383 characters fit the buffer (leading zeros are still a number), 384 do not */
+    char s[400];
+    memset(s, '0', sizeof(s));
+    memcpy(s, "tp=", 3);
+    s[382] = '2';
+    s[383] = '\0';
+    assert_int_equal(mesh_layout_parse(s, &l, &err), 0);
+    assert_int_equal(l.tp, 2);
+    s[383] = '2';
+    s[384] = '\0';
+    mesh_refused(s, "mesh: longer than 383 characters");
+    /* nothing pinned */
+    const char *free_all[] = {"auto", "AUTO", "", NULL};
+    for (size_t i = 0; i < sizeof(free_all) / sizeof(*free_all); i++) {
+        memset(&l, 0, sizeof(l));
+        assert_int_equal(mesh_layout_parse(free_all[i], &l, &err), 0);
+        assert_all_free(&l);
+    }
+    /* any order */
+    assert_int_equal(mesh_layout_parse("mb=8,dp=3,tp=2", &l, &err), 0);
+    assert_int_equal(l.tp, 2);
+    assert_int_equal(l.dp, 3);
+    assert_int_equal(l.micro_batch, 8);
+    assert_int_equal(l.pp, MESH_FREE);
+}
+
+/* The canonical string writes every field, each from its own field: the
+ * numbers are all different so that one written from another shows. */
+static void mesh__format__every_field(void **state)
+{
+    (void)state;
+    char buf[MESH_LAYOUT_STR_MAX];
+    mesh_layout_t l = {.tp = 2,
+                       .pp = 3,
+                       .dp = 5,
+                       .cp = 7,
+                       .zero = 1,
+                       .vpp = 11,
+                       .micro_batch = 13,
+                       .recompute = MESH_RECOMPUTE_NONE,
+                       .sequence_parallel = 0,
+                       .moments = MESH_PREC_FP32};
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=2,pp=3,dp=5,cp=7,zero=1,vpp=11,mb=13,recompute=none,sp=off");
+    l = (mesh_layout_t){.tp = 8,
+                        .pp = 16,
+                        .dp = 128,
+                        .cp = 4,
+                        .zero = 2,
+                        .vpp = 6,
+                        .micro_batch = 3,
+                        .recompute = MESH_RECOMPUTE_FULL,
+                        .recompute_layers = 5,
+                        .sequence_parallel = 1,
+                        .offload = 1,
+                        .moments = MESH_PREC_FP32};
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=8,pp=16,dp=128,cp=4,zero=2,vpp=6,mb=3,recompute=full:5,sp=on,"
+                        "offload=optimizer");
+    l = (mesh_layout_t){.tp = 4,
+                        .pp = 9,
+                        .dp = 1,
+                        .cp = 2,
+                        .zero = 3,
+                        .vpp = 1,
+                        .micro_batch = 24,
+                        .recompute = MESH_RECOMPUTE_SELECTIVE,
+                        .recompute_modules = MESH_RC_LAYERNORM | MESH_RC_MLP,
+                        .sequence_parallel = 1,
+                        .moments = MESH_PREC_BF16};
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=4,pp=9,dp=1,cp=2,zero=3,vpp=1,mb=24,recompute=selective:layernorm+mlp,"
+                        "sp=on,moments=bf16");
+    /* full of every layer is plain full; selective of core_attn plain selective */
+    l.recompute = MESH_RECOMPUTE_FULL;
+    l.recompute_layers = 0;
+    l.recompute_modules = 0;
+    l.moments = MESH_PREC_FP16;
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=4,pp=9,dp=1,cp=2,zero=3,vpp=1,mb=24,recompute=full,sp=on,moments=fp16");
+    l.recompute = MESH_RECOMPUTE_SELECTIVE;
+    l.recompute_modules = MESH_RC_CORE_ATTN;
+    l.moments = MESH_PREC_FP32;
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=4,pp=9,dp=1,cp=2,zero=3,vpp=1,mb=24,recompute=selective,sp=on");
+    /* a buffer too short is cut, not overrun */
+    char small[12];
+    memset(small, '#', sizeof(small));
+    assert_string_equal(mesh_layout_format(&l, small, sizeof(small)), "tp=4,pp=9,d");
+}
+
+/* Canonical strings parse to the layout they were written from, which
+ * writes the same string again. */
+static void mesh__format__parse_round_trip(void **state)
+{
+    (void)state;
+    static const char *const canon[] = {
+        "tp=2,pp=3,dp=5,cp=7,zero=1,vpp=11,mb=13,recompute=none,sp=off",
+        "tp=8,pp=16,dp=128,cp=4,zero=2,vpp=6,mb=3,recompute=full:5,sp=on,offload=optimizer",
+        "tp=4,pp=9,dp=1,cp=2,zero=3,vpp=1,mb=24,recompute=selective:layernorm+mlp,sp=on,"
+        "moments=bf16",
+        "tp=1,pp=1,dp=16777216,cp=1,zero=0,vpp=1,mb=65536,recompute=full,sp=off",
+        "tp=65536,pp=65536,dp=1,cp=65536,zero=3,vpp=65536,mb=1,recompute=selective,sp=on,"
+        "moments=fp16",
+    };
+    static const int fields[][7] = {
+        {2, 3, 5, 7, 1, 11, 13},
+        {8, 16, 128, 4, 2, 6, 3},
+        {4, 9, 1, 2, 3, 1, 24},
+        {1, 1, 16777216, 1, 0, 1, 65536},
+        {65536, 65536, 1, 65536, 3, 65536, 1},
+    };
+    for (size_t i = 0; i < sizeof(canon) / sizeof(*canon); i++) {
+        mesh_layout_t l = test_layout(canon[i]);
+        const int got[] = {l.tp, l.pp, l.dp, l.cp, l.zero, l.vpp, l.micro_batch};
+        for (int k = 0; k < 7; k++)
+            if (got[k] != fields[i][k])
+                fail_msg("%s: field %d is %d, not %d", canon[i], k, got[k], fields[i][k]);
+        char buf[MESH_LAYOUT_STR_MAX];
+        assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)), canon[i]);
+    }
+}
+
+/* The pinned fields in --mesh syntax, in the canonical order. */
+static void mesh__format_pins__only_the_pinned(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"auto", "auto"},
+        {"mb=4,tp=2", "tp=2,mb=4"},
+        {"vpp=3,zero=2,cp=4,dp=6,pp=5,tp=7,mb=9", "tp=7,pp=5,dp=6,cp=4,zero=2,vpp=3,mb=9"},
+        {"tp=auto,mb=auto,recompute=auto,sp=auto,offload=auto,moments=auto",
+         "tp=auto,mb=auto,recompute=auto,sp=auto,offload=auto,moments=auto"},
+        {"moments=bf16,offload=none,sp=off,recompute=full:3",
+         "recompute=full:3,sp=off,offload=none,moments=bf16"},
+        {"recompute=selective:mlp,offload=optimizer", "recompute=selective:mlp,offload=optimizer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char buf[MESH_LAYOUT_STR_MAX];
+        mesh_layout_t l = test_mesh(cases[i].in);
+        assert_string_equal(mesh_layout_format_pins(&l, buf, sizeof(buf)), cases[i].out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -101,6 +424,12 @@ int main(void)
         cmocka_unit_test(double__refuses_nan_inf_hex),
         cmocka_unit_test(bool__words),
         cmocka_unit_test(error__long_user_input_is_cut),
+        cmocka_unit_test(mesh__integer_keys__bounds_and_messages),
+        cmocka_unit_test(mesh__word_keys__values_and_messages),
+        cmocka_unit_test(mesh__syntax__messages),
+        cmocka_unit_test(mesh__format__every_field),
+        cmocka_unit_test(mesh__format__parse_round_trip),
+        cmocka_unit_test(mesh__format_pins__only_the_pinned),
     };
     return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }
