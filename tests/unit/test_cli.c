@@ -249,14 +249,114 @@ static void nothing_fits__exit_1_with_advice(void **state)
     assert_non_null(strstr(r->out, "lora"));
 }
 
+/* Text of NAME=value lines equal to want as a set: every line of want
+ * exactly once, and no other line. */
+static void assert_same_lines(const char *got, const char *const *want, int n, const char *who)
+{
+    int lines = 0;
+    for (const char *p = got; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+        lines++;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(want[i]), name = strcspn(want[i], "=") + 1;
+        int times = 0;
+        const char *same_name = "";
+        for (const char *p = got; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+            times += strcspn(p, "\n") == len && strncmp(p, want[i], len) == 0;
+            if (strncmp(p, want[i], name) == 0)
+                same_name = p;
+        }
+        if (times != 1)
+            fail_msg("%s: '%s' found %d times; the line of that name: '%.*s'", who, want[i], times,
+                     (int)strcspn(same_name, "\n"), same_name);
+    }
+    if (lines != n)
+        fail_msg("%s: %d lines, want %d:\n%s", who, lines, n, got);
+}
+
+/* The library's variables as `meshplan env` prints them. */
+static void env_text(const mesh_env_t *e, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < mesh_env_count(e); i++) {
+        at += (size_t)snprintf(buf + at, len - at, "%s=%s\n", mesh_env_name(e, i),
+                               mesh_env_value(e, i));
+        assert_true(at < len);
+    }
+}
+
 static void env__equals_library(void **state)
 {
-    result_t *r = run("env", "--model", "llama3-70b", ALLOC, "--node", "3", "--local", "5",
-                      "--master-addr", "node001", "--job-id", "77", "--step-id", "2", NULL);
+    /* Llama 3 70B on 8 x 8 H100, every field pinned; task 5 of node 3 is
+     * rank 3 * 8 + 5 = 29 (DESIGN section 6: node-contiguous ranks) */
+    const char *mesh = "tp=4,pp=4,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=selective,sp=on";
+    result_t *r =
+        run("env", "--model", "llama3-70b", ALLOC, "--mesh", mesh, "--node", "3", "--local", "5",
+            "--master-addr", "node001", "--job-id", "77", "--step-id", "2", NULL);
     assert_int_equal(r->status, 0);
     mesh_model_t m = test_preset("llama3-70b");
     mesh_alloc_t a = test_alloc("H100-SXM", 8, 8);
-    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_plan_t *p = test_plan(&m, &a, mesh);
+    /* What rank 29 must get, by hand.  DESIGN section 6:
+     * rank = tp + 4*(cp + 2*(dp + 2*pp)), so 29 = 1 + 4*(1 + 2*(1 + 2*1)):
+     * tp 1, cp 1, dp 1, pp 1; its groups vary one coordinate: TP 28..31,
+     * CP 29-4 and 29, DP 29-8 and 29, PP 29-16, 29, 29+16, 29+32. */
+    char mem[64], digest[64], port[64];
+    /* the memory model's and the digest's own numbers (test_memory,
+     * test_plan); here only that they are what is exported */
+    snprintf(mem, sizeof(mem), "MESH_PREDICTED_MEM_BYTES=%.0f", mesh_plan_best(p)->memory.total);
+    snprintf(digest, sizeof(digest), "MESH_PLAN_DIGEST=%s", mesh_plan_digest(p));
+    /* README: MASTER_PORT = lo + (job*131 + step) mod (hi - lo + 1) in the
+     * default port_range 20000-29999 */
+    snprintf(port, sizeof(port), "MASTER_PORT=%d", 20000 + (77 * 131 + 2) % 10000);
+    assert_string_equal(port, "MASTER_PORT=20089");
+    const char *want[] = {
+        "MESH_TP_SIZE=4",
+        "MESH_PP_SIZE=4",
+        "MESH_DP_SIZE=2",
+        "MESH_CP_SIZE=2",
+        "MESH_TP_RANK=1",
+        "MESH_PP_RANK=1",
+        "MESH_DP_RANK=1",
+        "MESH_CP_RANK=1",
+        "MESH_ORDER=tp-cp-dp-pp",
+        "MESH_TP_GROUP=28,29,30,31",
+        "MESH_PP_GROUP=13,29,45,61",
+        "MESH_DP_GROUP=21,29",
+        "MESH_CP_GROUP=25,29",
+        "MESH_ZERO_STAGE=1",
+        "MESH_VPP_SIZE=1",
+        "MESH_MICRO_BATCH_SIZE=1",
+        "MESH_NUM_MICRO_BATCHES=256", /* global 512 / (mb 1 * dp 2) */
+        "MESH_GLOBAL_BATCH_SIZE=512", /* the preset's */
+        "MESH_RECOMPUTE=selective",
+        "MESH_SEQUENCE_PARALLEL=1",
+        "MESH_PP_LAYERS=20,20,20,20", /* 80 layers over 4 stages */
+        mem,
+        "MESH_GPU_MEM_BYTES=85520809984", /* H100 SXM: 81559 MiB */
+        "MESH_PLAN=tp=4,pp=4,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=selective,sp=on",
+        digest,
+        /* Megatron-LM's flags (arguments.py), whole: the sizes, sequence
+         * parallelism, ZeRO-1 as the distributed optimizer, selective
+         * recomputation, bf16 */
+        "MESH_MEGATRON_ARGS=--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 "
+        "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --seq-length 8192 "
+        "--sequence-parallel --use-distributed-optimizer --recompute-granularity selective --bf16",
+        /* DeepSpeed: train = micro * accumulation * dp = 1 * 256 * 2 */
+        "MESH_DEEPSPEED_CONFIG={\"train_batch_size\":512,\"train_micro_batch_size_per_gpu\":1,"
+        "\"gradient_accumulation_steps\":256,\"zero_optimization\":{\"stage\":1,"
+        "\"reduce_bucket_size\":500000000},\"bf16\":{\"enabled\":true}}",
+        "RANK=29",
+        "WORLD_SIZE=64",
+        "LOCAL_RANK=5",
+        "LOCAL_WORLD_SIZE=8",
+        "NODE_RANK=3",
+        "MASTER_ADDR=node001",
+        port,
+    };
+    int n = (int)(sizeof(want) / sizeof(want[0]));
+    assert_same_lines(r->out, want, n, "meshplan env");
+    /* the library, which the plugin calls, renders the same */
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_task_t t = {.node = 3,
@@ -268,15 +368,31 @@ static void env__equals_library(void **state)
     mesh_error_t err;
     mesh_env_t *e = mesh_env_create(p, &t, &err);
     assert_non_null(e);
-    char want[1 << 16] = "";
-    for (int i = 0; i < mesh_env_count(e); i++) {
-        strcat(want, mesh_env_name(e, i));
-        strcat(want, "=");
-        strcat(want, mesh_env_value(e, i));
-        strcat(want, "\n");
+    static char lib[1 << 16];
+    env_text(e, lib, sizeof(lib));
+    assert_same_lines(lib, want, n, "mesh_env_create");
+    assert_string_equal(r->out, lib); /* and in the same order */
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+
+    /* a planned layout: the CLI prints what the library renders, and the
+     * task's place is the same whatever was planned */
+    r = run("env", "--model", "llama3-70b", ALLOC, "--node", "3", "--local", "5", "--master-addr",
+            "node001", "--job-id", "77", "--step-id", "2", NULL);
+    assert_int_equal(r->status, 0);
+    p = test_plan(&m, &a, "auto");
+    e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    env_text(e, lib, sizeof(lib));
+    assert_string_equal(r->out, lib);
+    const char *place[] = {"RANK=29",     "WORLD_SIZE=64",       "LOCAL_RANK=5",
+                           "NODE_RANK=3", "MASTER_ADDR=node001", "MASTER_PORT=20089"};
+    for (int i = 0; i < 6; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "\n%s\n", place[i]);
+        if (!strstr(r->out, line))
+            fail_msg("meshplan env (planned) lacks %s", place[i]);
     }
-    assert_string_equal(r->out, want);
-    assert_non_null(strstr(r->out, "RANK=29\n"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
     r = run("env", "--model", "llama3-70b", ALLOC, "--export", "mesh", NULL);

@@ -73,61 +73,6 @@ static void torch_mode__rank13(void **state)
     mesh_plan_destroy(p);
 }
 
-static void framework_args(void **state)
-{
-    mesh_plan_t *p = example_plan();
-    mesh_env_t *e = env_of(p, 0, 0, MESH_EXPORT_MESH);
-    const char *mg = get(e, "MESH_MEGATRON_ARGS");
-    assert_non_null(strstr(mg, "--tensor-model-parallel-size 2 "));
-    assert_non_null(strstr(mg, "--pipeline-model-parallel-size 4 "));
-    assert_non_null(strstr(mg, "--micro-batch-size 2 "));
-    assert_non_null(strstr(mg, "--global-batch-size 16 "));
-    assert_non_null(strstr(mg, "--sequence-parallel"));
-    assert_non_null(strstr(mg, "--use-distributed-optimizer"));
-    assert_non_null(strstr(mg, "--bf16"));
-    assert_null(strstr(mg, "virtual"));
-    assert_string_equal(get(e, "MESH_DEEPSPEED_CONFIG"),
-                        "{\"train_batch_size\":16,\"train_micro_batch_size_per_gpu\":2,"
-                        "\"gradient_accumulation_steps\":4,\"zero_optimization\":{\"stage\":1,"
-                        "\"reduce_bucket_size\":500000000},\"bf16\":{\"enabled\":true}}");
-    assert_null(get(e, "RANK"));
-    mesh_env_destroy(e);
-    mesh_plan_destroy(p);
-
-    /* uneven stages and interleaving are spelt as Megatron wants them */
-    mesh_model_t m = test_preset("llama3.1-405b");
-    mesh_alloc_t a = test_alloc("H100-SXM", 2048, 8);
-    p = test_plan(&m, &a, "tp=8,pp=16,cp=1,zero=2,mb=1,vpp=1,recompute=none");
-    e = env_of(p, 0, 0, MESH_EXPORT_MESH);
-    mg = get(e, "MESH_MEGATRON_ARGS");
-    assert_non_null(strstr(mg, "--decoder-first-pipeline-num-layers 7 "));
-    assert_non_null(strstr(mg, "--decoder-last-pipeline-num-layers 7"));
-    assert_non_null(strstr(mg, "--data-parallel-sharding-strategy optim_grads"));
-    assert_null(strstr(mg, "account-for"));
-    assert_string_equal(get(e, "MESH_PP_LAYERS"), "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7");
-    mesh_env_destroy(e);
-    mesh_plan_destroy(p);
-    /* interleaved, the embedding and the loss take the missing layers' slots:
-     * (126 + 2) / (16 * 4) = 2 layers per virtual stage */
-    p = test_plan(&m, &a, "tp=8,pp=16,cp=1,zero=2,mb=1,vpp=4,recompute=none");
-    e = env_of(p, 0, 0, MESH_EXPORT_MESH);
-    mg = get(e, "MESH_MEGATRON_ARGS");
-    assert_non_null(strstr(mg, "--num-layers-per-virtual-pipeline-stage 2 "
-                               "--account-for-embedding-in-pipeline-split "
-                               "--account-for-loss-in-pipeline-split"));
-    assert_null(strstr(mg, "decoder-first"));
-    mesh_env_destroy(e);
-    mesh_plan_destroy(p);
-    m = test_preset("llama3-70b");
-    a = test_alloc("H100-SXM", 8, 8);
-    p = test_plan(&m, &a, "tp=4,pp=8,vpp=5,cp=1,mb=1");
-    e = env_of(p, 0, 0, MESH_EXPORT_MESH);
-    assert_non_null(
-        strstr(get(e, "MESH_MEGATRON_ARGS"), "--num-layers-per-virtual-pipeline-stage 2"));
-    mesh_env_destroy(e);
-    mesh_plan_destroy(p);
-}
-
 static void torchrun_mode__one_launcher_per_node(void **state)
 {
     mesh_plan_t *p = example_plan();
@@ -205,15 +150,676 @@ static void master_port__range_and_spread(void **state)
                      20000 + (int)((big * 131UL + big) % 10000UL));
 }
 
+/* ---- independent expectations: every variable of a task ----
+ * What a task must get is written here by hand (the layout-wide values,
+ * each with where it comes from) or derived here without the library: the
+ * rank map by brute force from DESIGN section 6, the torch variables from
+ * the task's place (RANK == SLURM_PROCID, section 6), MASTER_PORT from the
+ * documented formula.  The library is asked only for the two values other
+ * modules own: the memory model's prediction and the plan digest. */
+
+#define GPN  8    /* every case runs on H100-SXM nodes of 8 GPUs */
+#define JOB  4242 /* the README's example job */
+#define STEP 3
+
+/* README "The per-task variables": MASTER_PORT = lo + (job_id*131 +
+ * step_id) mod (hi - lo + 1), in the policy's port_range (default
+ * 20000-29999, meshplan(8)). */
+static int documented_port(unsigned long job, unsigned long step, int lo, int hi)
+{
+    unsigned long span = (unsigned long)(hi - lo + 1);
+    return lo + (int)((job * 131UL + step) % span);
+}
+
+/* DESIGN section 6: rank = tp + t*(cp + c*(dp + d*pp)), enumerated with
+ * nested loops; a group is the ranks that differ in one coordinate only. */
+typedef struct bf_map {
+    int size[4]; /* t, c, d, p */
+    long world;
+    int (*co)[4]; /* co[rank] = {tp, cp, dp, pp} */
+} bf_map_t;
+
+enum { BF_TP, BF_CP, BF_DP, BF_PP };
+
+static void bf_make(bf_map_t *m, int t, int c, int d, int p)
+{
+    m->size[BF_TP] = t, m->size[BF_CP] = c, m->size[BF_DP] = d, m->size[BF_PP] = p;
+    m->world = (long)t * c * d * p;
+    m->co = calloc((size_t)m->world, sizeof(*m->co));
+    assert_non_null(m->co);
+    for (int pp = 0; pp < p; pp++)
+        for (int dp = 0; dp < d; dp++)
+            for (int cp = 0; cp < c; cp++)
+                for (int tp = 0; tp < t; tp++) {
+                    long r = tp + (long)t * (cp + (long)c * (dp + (long)d * pp));
+                    m->co[r][BF_TP] = tp, m->co[r][BF_CP] = cp;
+                    m->co[r][BF_DP] = dp, m->co[r][BF_PP] = pp;
+                }
+}
+
+/* The group of r along axis as DESIGN section 7 writes it: comma-separated
+ * global ranks, ascending (every group here has far fewer than the 4096
+ * members beyond which it is written FIRST:STRIDE:COUNT). */
+static void bf_group(const bf_map_t *m, long r, int axis, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (long q = 0; q < m->world; q++) {
+        int same = 1;
+        for (int a = 0; a < 4; a++)
+            same &= a == axis || m->co[q][a] == m->co[r][a];
+        if (same)
+            at += (size_t)snprintf(out + at, len - at, "%s%ld", at ? "," : "", q);
+        assert_true(at < len);
+    }
+}
+
+#define WANT_MAX 48
+
+typedef struct want {
+    int n;
+    const char *name[WANT_MAX];
+    char *value[WANT_MAX];
+    int keep[WANT_MAX];
+} want_t;
+
+static void want_add(want_t *w, const char *name, int keep, const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    assert_true(w->n < WANT_MAX);
+    w->name[w->n] = name;
+    w->value[w->n] = strdup(buf);
+    w->keep[w->n] = keep;
+    w->n++;
+}
+
+static void want_free(want_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        free(w->value[i]);
+    w->n = 0;
+}
+
+/* The task's variables are exactly w: each name once with its value and
+ * its keep-existing flag, and nothing else. */
+static void assert_env_is(const mesh_env_t *e, const want_t *w, const char *what)
+{
+    for (int i = 0; i < w->n; i++) {
+        int at = -1, times = 0;
+        for (int j = 0; j < mesh_env_count(e); j++)
+            if (strcmp(mesh_env_name(e, j), w->name[i]) == 0)
+                at = j, times++;
+        if (times != 1)
+            fail_msg("%s: %s exported %d times, want once", what, w->name[i], times);
+        if (strcmp(mesh_env_value(e, at), w->value[i]) != 0)
+            fail_msg("%s: %s is\n  '%s'\nwant\n  '%s'", what, w->name[i], mesh_env_value(e, at),
+                     w->value[i]);
+        if (mesh_env_keep_existing(e, at) != w->keep[i])
+            fail_msg("%s: %s keep-existing %d, want %d", what, w->name[i],
+                     mesh_env_keep_existing(e, at), w->keep[i]);
+    }
+    for (int j = 0; j < mesh_env_count(e); j++) {
+        int known = 0;
+        for (int i = 0; i < w->n; i++)
+            known |= strcmp(mesh_env_name(e, j), w->name[i]) == 0;
+        if (!known)
+            fail_msg("%s: unexpected variable %s=%s", what, mesh_env_name(e, j),
+                     mesh_env_value(e, j));
+    }
+    assert_int_equal(mesh_env_count(e), w->n);
+}
+
+/* One layout, every field pinned, and what its tasks must get. */
+typedef struct env_case {
+    const char *spec; /* YAML */
+    int nodes;        /* of GPN H100-SXM each */
+    const char *mesh; /* every field, in the canonical order: MESH_PLAN too */
+    int t, c, d, p;   /* the sizes again, for the brute-force rank map */
+    int zero, vpp, mb, sp;
+    long micro_batches, global_batch;
+    const char *recompute, *pp_layers, *megatron, *deepspeed;
+} env_case_t;
+
+static mesh_plan_t *case_plan(const env_case_t *k)
+{
+    mesh_model_t m = test_spec(k->spec);
+    mesh_alloc_t a = test_alloc("H100-SXM", k->nodes, GPN);
+    return test_plan(&m, &a, k->mesh);
+}
+
+/* Everything task t of case k must get (DESIGN section 7 and README "The
+ * per-task variables"; the torchrun launcher gets no per-rank variable). */
+static void want_task(const env_case_t *k, const mesh_plan_t *p, const bf_map_t *map,
+                      const mesh_task_t *t, int port, want_t *w)
+{
+    long rank = (long)t->node * GPN + t->local; /* node-contiguous: RANK == SLURM_PROCID */
+    int per_rank = t->export_mode != MESH_EXPORT_TORCHRUN;
+    char g[8192];
+    want_add(w, "MESH_TP_SIZE", 0, "%d", k->t);
+    want_add(w, "MESH_PP_SIZE", 0, "%d", k->p);
+    want_add(w, "MESH_DP_SIZE", 0, "%d", k->d);
+    want_add(w, "MESH_CP_SIZE", 0, "%d", k->c);
+    if (per_rank) {
+        want_add(w, "MESH_TP_RANK", 0, "%d", map->co[rank][BF_TP]);
+        want_add(w, "MESH_PP_RANK", 0, "%d", map->co[rank][BF_PP]);
+        want_add(w, "MESH_DP_RANK", 0, "%d", map->co[rank][BF_DP]);
+        want_add(w, "MESH_CP_RANK", 0, "%d", map->co[rank][BF_CP]);
+        static const struct {
+            const char *name;
+            int axis;
+        } groups[] = {{"MESH_TP_GROUP", BF_TP},
+                      {"MESH_PP_GROUP", BF_PP},
+                      {"MESH_DP_GROUP", BF_DP},
+                      {"MESH_CP_GROUP", BF_CP}};
+        for (int i = 0; i < 4; i++) {
+            bf_group(map, rank, groups[i].axis, g, sizeof(g));
+            want_add(w, groups[i].name, 0, "%s", g);
+        }
+    }
+    want_add(w, "MESH_ORDER", 0, "tp-cp-dp-pp");
+    want_add(w, "MESH_ZERO_STAGE", 0, "%d", k->zero);
+    want_add(w, "MESH_VPP_SIZE", 0, "%d", k->vpp);
+    want_add(w, "MESH_MICRO_BATCH_SIZE", 0, "%d", k->mb);
+    want_add(w, "MESH_NUM_MICRO_BATCHES", 0, "%ld", k->micro_batches);
+    want_add(w, "MESH_GLOBAL_BATCH_SIZE", 0, "%ld", k->global_batch);
+    want_add(w, "MESH_RECOMPUTE", 0, "%s", k->recompute);
+    want_add(w, "MESH_SEQUENCE_PARALLEL", 0, "%d", k->sp);
+    want_add(w, "MESH_PP_LAYERS", 0, "%s", k->pp_layers);
+    /* the memory model's and the digest's own values (tested in
+     * test_memory and test_plan): here only that they are exported */
+    want_add(w, "MESH_PREDICTED_MEM_BYTES", 0, "%.0f", mesh_plan_best(p)->memory.total);
+    /* H100 SXM: 81559 MiB, what nvidia-smi reports (lib/gpu.c's table) */
+    want_add(w, "MESH_GPU_MEM_BYTES", 0, "%lld", 81559LL * 1048576);
+    want_add(w, "MESH_PLAN", 0, "%s", k->mesh);
+    want_add(w, "MESH_PLAN_DIGEST", 0, "%s", mesh_plan_digest(p));
+    want_add(w, "MESH_MEGATRON_ARGS", 0, "%s", k->megatron);
+    want_add(w, "MESH_DEEPSPEED_CONFIG", 0, "%s", k->deepspeed);
+    if (per_rank && t->gpu_busid)
+        want_add(w, "MESH_GPU_BUSID", 0, "%s", t->gpu_busid);
+    if (per_rank && t->numa_node >= 0)
+        want_add(w, "MESH_NUMA_NODE", 0, "%d", t->numa_node);
+    if (per_rank && t->cuda_visible)
+        want_add(w, "CUDA_VISIBLE_DEVICES", 0, "%s", t->cuda_visible);
+    if (per_rank && t->rocr_visible)
+        want_add(w, "ROCR_VISIBLE_DEVICES", 0, "%s", t->rocr_visible);
+    /* the launcher's variables never overwrite the task's own (section 7) */
+    if (t->export_mode == MESH_EXPORT_TORCH) {
+        want_add(w, "RANK", 1, "%ld", rank);
+        want_add(w, "WORLD_SIZE", 1, "%ld", (long)k->nodes * GPN);
+        want_add(w, "LOCAL_RANK", 1, "%d", t->local);
+        want_add(w, "LOCAL_WORLD_SIZE", 1, "%d", GPN);
+        want_add(w, "NODE_RANK", 1, "%d", t->node);
+        want_add(w, "MASTER_ADDR", 1, "%s", t->master_addr);
+        want_add(w, "MASTER_PORT", 1, "%d", port);
+    } else if (t->export_mode == MESH_EXPORT_TORCHRUN) {
+        want_add(w, "PET_NNODES", 1, "%d", k->nodes);
+        want_add(w, "PET_NODE_RANK", 1, "%d", t->node);
+        want_add(w, "PET_NPROC_PER_NODE", 1, "%d", GPN);
+        want_add(w, "PET_MASTER_ADDR", 1, "%s", t->master_addr);
+        want_add(w, "PET_MASTER_PORT", 1, "%d", port);
+    }
+}
+
+/* Check tasks of case k in mode: the given global ranks, or all of them
+ * (all nodes' launchers under torchrun) when ranks is NULL. */
+static void check_case(const env_case_t *k, mesh_export_t mode, const long *ranks, int n)
+{
+    mesh_plan_t *p = case_plan(k);
+    bf_map_t map;
+    bf_make(&map, k->t, k->c, k->d, k->p);
+    assert_int_equal(map.world, (long)k->nodes * GPN);
+    int torchrun = mode == MESH_EXPORT_TORCHRUN;
+    if (!ranks)
+        n = torchrun ? k->nodes : (int)map.world;
+    for (int i = 0; i < n; i++) {
+        long rank = ranks ? ranks[i] : torchrun ? (long)i * GPN : i;
+        mesh_task_t t = {.node = (int)(rank / GPN),
+                         .local = (int)(rank % GPN),
+                         .master_addr = "node001",
+                         .master_port = mesh_env_master_port(JOB, STEP, 20000, 29999),
+                         .export_mode = mode,
+                         .numa_node = -1};
+        want_t w = {0};
+        want_task(k, p, &map, &t, documented_port(JOB, STEP, 20000, 29999), &w);
+        mesh_error_t err;
+        mesh_env_t *e = mesh_env_create(p, &t, &err);
+        if (!e)
+            fail_msg("%s: %s", k->mesh, err.msg);
+        char what[256];
+        snprintf(what, sizeof(what), "%s, rank %ld (node %d local %d)", k->mesh, rank, t.node,
+                 t.local);
+        assert_env_is(e, &w, what);
+        mesh_env_destroy(e);
+        want_free(&w);
+    }
+    free(map.co);
+    mesh_plan_destroy(p);
+}
+
+/* Megatron-LM's flags (megatron/training/arguments.py) and DeepSpeed's
+ * config (deepspeed/runtime/config.py, zero/config.py) written out whole.
+ * Their parts, in the order they are written:
+ *   --tensor-model-parallel-size T --pipeline-model-parallel-size P
+ *   --context-parallel-size C --micro-batch-size B --global-batch-size G
+ *   --seq-length S, --sequence-parallel with sp on;
+ *   the pipeline split: --num-layers-per-virtual-pipeline-stage (vpp > 1),
+ *   plus --account-for-embedding-in-pipeline-split when the first stage
+ *   holds one layer fewer and --account-for-loss-in-pipeline-split when the
+ *   last one does too; or, without vpp, an uneven split as
+ *   --decoder-first/last-pipeline-num-layers;
+ *   ZeRO: 1 the distributed optimizer (--use-distributed-optimizer), 2 and 3
+ *   Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy
+ *   optim_grads, resp. optim_grads_params: megatron_fsdp.md);
+ *   recompute: selective -> --recompute-granularity selective; full ->
+ *   granularity full, method uniform, 1 layer; full:N -> method block, N;
+ *   the precision (--bf16, --fp16) and what the gradients are kept in.
+ * DeepSpeed: train_batch_size = micro * gradient_accumulation_steps * dp
+ * (config.py _batch_assertion); the ZeRO stage; at stage 1 and more the
+ * reduce bucket (500M, zero/config.py's default, pinned), at stage 3 the
+ * prefetch bucket (50M); the precision block. */
+#define MEG(t, p, c, b, g, s)                                                                      \
+    "--tensor-model-parallel-size " #t " --pipeline-model-parallel-size " #p                       \
+    " --context-parallel-size " #c " --micro-batch-size " #b " --global-batch-size " #g            \
+    " --seq-length " #s
+#define DS(g, b, acc, zero)                                                                        \
+    "{\"train_batch_size\":" #g ",\"train_micro_batch_size_per_gpu\":" #b                          \
+    ",\"gradient_accumulation_steps\":" #acc ",\"zero_optimization\":{" zero "}"
+#define DS_Z0 "\"stage\":0"
+#define DS_Z1 "\"stage\":1,\"reduce_bucket_size\":500000000"
+#define DS_Z2 "\"stage\":2,\"reduce_bucket_size\":500000000"
+#define DS_Z3                                                                                      \
+    "\"stage\":3,\"reduce_bucket_size\":500000000,\"stage3_prefetch_bucket_size\":50000000"
+#define DS_BF16   ",\"bf16\":{\"enabled\":true}}"
+#define FSDP_Z2   " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads"
+#define FSDP_Z3   " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params"
+#define SPEC_7B16 "preset: llama2-7b\ntrain: {global_batch: 16}\n"
+
+/* DESIGN section 6's example, Llama 2 7B (32 layers, seq 4096) */
+static const env_case_t design_example = {
+    SPEC_7B16,
+    2,
+    "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on",
+    2,
+    1,
+    2,
+    4,
+    /* zero, vpp, mb, sp */ 1,
+    1,
+    2,
+    1,
+    /* 16 / (mb 2 * dp 2) micro-batches, global batch */ 4,
+    16,
+    "none",
+    "8,8,8,8",
+    MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --bf16",
+    DS(16, 2, 4, DS_Z1) DS_BF16};
+
+static void env__design_example_every_task(void **state)
+{
+    check_case(&design_example, MESH_EXPORT_TORCH, NULL, 0);
+    check_case(&design_example, MESH_EXPORT_TORCHRUN, NULL, 0);
+    check_case(&design_example, MESH_EXPORT_MESH, NULL, 0);
+}
+
+static void env__context_parallel_every_task(void **state)
+{
+    /* every axis of size 2: each group differs from the others (CP 0,2;
+     * DP 0,4; PP 0,8 for rank 0) */
+    static const env_case_t k = {
+        SPEC_7B16,
+        2,
+        "tp=2,pp=2,dp=2,cp=2,zero=0,vpp=1,mb=1,recompute=selective,sp=on",
+        2,
+        2,
+        2,
+        2,
+        0,
+        1,
+        1,
+        1,
+        /* 16 / (1 * 2) */ 8,
+        16,
+        "selective",
+        "16,16",
+        MEG(2, 2, 2, 1, 16, 4096) " --sequence-parallel --recompute-granularity selective --bf16",
+        DS(16, 1, 8, DS_Z0) DS_BF16};
+    check_case(&k, MESH_EXPORT_MESH, NULL, 0);
+    check_case(&k, MESH_EXPORT_TORCH, NULL, 0);
+    /* tp 1, cp 4: CP groups are consecutive ranks */
+    static const env_case_t k2 = {
+        SPEC_7B16,
+        2,
+        "tp=1,pp=2,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full,sp=off",
+        1,
+        4,
+        2,
+        2,
+        1,
+        1,
+        1,
+        0,
+        8,
+        16,
+        "full",
+        "16,16",
+        MEG(1, 2, 4, 1, 16, 4096) " --use-distributed-optimizer --recompute-granularity full "
+                                  "--recompute-method uniform --recompute-num-layers 1 --bf16",
+        DS(16, 1, 8, DS_Z1) DS_BF16};
+    check_case(&k2, MESH_EXPORT_TORCH, NULL, 0);
+}
+
+static void env__zero_stages(void **state)
+{
+    /* plain DP over 16 GPUs, tp 1 (no sequence parallelism), 64 sequences */
+    static const env_case_t z[] = {
+        {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
+         "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 0, 1, 1, 0, 4,
+         64, "full", "32",
+         MEG(1, 1, 1, 1, 64, 4096) " --recompute-granularity full --recompute-method uniform "
+                                   "--recompute-num-layers 1 --bf16",
+         DS(64, 1, 4, DS_Z0) DS_BF16},
+        {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
+         "tp=1,pp=1,dp=16,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 1, 1, 1, 0, 4,
+         64, "full", "32",
+         MEG(1, 1, 1, 1, 64, 4096) " --use-distributed-optimizer --recompute-granularity full "
+                                   "--recompute-method uniform --recompute-num-layers 1 --bf16",
+         DS(64, 1, 4, DS_Z1) DS_BF16},
+        {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
+         "tp=1,pp=1,dp=16,cp=1,zero=2,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 2, 1, 1, 0, 4,
+         64, "full", "32",
+         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z2 " --recompute-granularity full --recompute-method "
+                                           "uniform --recompute-num-layers 1 --bf16",
+         DS(64, 1, 4, DS_Z2) DS_BF16},
+        {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
+         "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 3, 1, 1, 0, 4,
+         64, "full", "32",
+         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z3 " --recompute-granularity full --recompute-method "
+                                           "uniform --recompute-num-layers 1 --bf16",
+         DS(64, 1, 4, DS_Z3) DS_BF16},
+        /* with TP and PP around the sharded optimizer */
+        {SPEC_7B16, 2, "tp=2,pp=2,dp=4,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=on", 2, 1, 4, 2, 3,
+         1, 1, 1, 4, 16, "none", "16,16",
+         MEG(2, 2, 1, 1, 16, 4096) " --sequence-parallel" FSDP_Z3 " --bf16",
+         DS(16, 1, 4, DS_Z3) DS_BF16},
+    };
+    for (size_t i = 0; i < sizeof(z) / sizeof(z[0]); i++)
+        check_case(&z[i], MESH_EXPORT_TORCH, NULL, 0);
+}
+
+static void env__recompute_block(void **state)
+{
+    /* full:3: the first 3 layers of each stage (Megatron's block method) */
+    static const env_case_t k = {
+        SPEC_7B16,
+        2,
+        "tp=4,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full:3,sp=on",
+        4,
+        1,
+        2,
+        2,
+        1,
+        1,
+        1,
+        1,
+        8,
+        16,
+        "full:3",
+        "16,16",
+        MEG(4, 2, 1, 1, 16, 4096) " --sequence-parallel --use-distributed-optimizer "
+                                  "--recompute-granularity full --recompute-method block "
+                                  "--recompute-num-layers 3 --bf16",
+        DS(16, 1, 8, DS_Z1) DS_BF16};
+    check_case(&k, MESH_EXPORT_MESH, NULL, 0);
+}
+
+/* Llama 3.1 405B: 126 layers over 16 stages is 8 per stage with a deficit
+ * of 2: the first and the last stage hold 7 (the Llama 3 recipe), and an
+ * interleaved split counts the embedding and the loss as one layer each:
+ * (126 + 2) / (16 * 4) = 2 layers per virtual stage. */
+#define PP16_LAYERS "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7"
+
+static void env__uneven_pipelines(void **state)
+{
+    static const long some[] = {0, 5, 8191, 16383};
+    static const env_case_t k405 = {
+        "preset: llama3.1-405b\n",
+        2048,
+        "tp=8,pp=16,dp=128,cp=1,zero=2,vpp=1,mb=1,recompute=none,sp=on",
+        8,
+        1,
+        128,
+        16,
+        2,
+        1,
+        1,
+        1,
+        /* global batch 2048 / dp 128 */ 16,
+        2048,
+        "none",
+        PP16_LAYERS,
+        MEG(8, 16, 1, 1, 2048, 8192) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
+                                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16",
+        DS(2048, 1, 16, DS_Z2) DS_BF16};
+    check_case(&k405, MESH_EXPORT_TORCH, some, 4);
+    /* 31 layers over 4 stages: a deficit of 1, which the first stage takes
+     * (7,8,8,8) */
+    static const env_case_t k31 = {
+        "preset: llama2-7b\narch: {layers: 31}\ntrain: {global_batch: 16}\n",
+        1,
+        "tp=2,pp=4,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on",
+        2,
+        1,
+        1,
+        4,
+        0,
+        1,
+        1,
+        1,
+        16,
+        16,
+        "none",
+        "7,8,8,8",
+        MEG(2, 4, 1, 1, 16, 4096) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
+                                  "--decoder-last-pipeline-num-layers 8 --bf16",
+        DS(16, 1, 16, DS_Z0) DS_BF16};
+    check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
+}
+
+static void env__interleaved_pipelines(void **state)
+{
+    /* Llama 3 70B: 80 layers, 10 per stage of 8, 5 chunks of 2; no deficit,
+     * so no account-for flags */
+    static const env_case_t k70 = {
+        "preset: llama3-70b\n",
+        8,
+        "tp=4,pp=8,dp=2,cp=1,zero=1,vpp=5,mb=1,recompute=none,sp=on",
+        4,
+        1,
+        2,
+        8,
+        1,
+        5,
+        1,
+        1,
+        /* 512 / (1 * 2) */ 256,
+        512,
+        "none",
+        "10,10,10,10,10,10,10,10",
+        MEG(4, 8, 1, 1, 512, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
+                                   "2 --use-distributed-optimizer --bf16",
+        DS(512, 1, 256, DS_Z1) DS_BF16};
+    check_case(&k70, MESH_EXPORT_TORCH, NULL, 0);
+    /* deficit 2: both the embedding and the loss take a layer's slot */
+    static const long some[] = {0, 8191, 16383};
+    static const env_case_t k405 = {
+        "preset: llama3.1-405b\n",
+        2048,
+        "tp=8,pp=16,dp=128,cp=1,zero=2,vpp=4,mb=1,recompute=none,sp=on",
+        8,
+        1,
+        128,
+        16,
+        2,
+        4,
+        1,
+        1,
+        16,
+        2048,
+        "none",
+        PP16_LAYERS,
+        MEG(8, 16, 1, 1, 2048, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
+                                     "2 --account-for-embedding-in-pipeline-split "
+                                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16",
+        DS(2048, 1, 16, DS_Z2) DS_BF16};
+    check_case(&k405, MESH_EXPORT_TORCH, some, 3);
+    /* deficit 1: only the embedding does, (31 + 1) / (4 * 2) = 4 layers
+     * per virtual stage */
+    static const env_case_t k31 = {
+        "preset: llama2-7b\narch: {layers: 31}\ntrain: {global_batch: 16}\n",
+        1,
+        "tp=2,pp=4,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=none,sp=on",
+        2,
+        1,
+        1,
+        4,
+        0,
+        2,
+        1,
+        1,
+        16,
+        16,
+        "none",
+        "7,8,8,8",
+        MEG(2, 4, 1, 1, 16, 4096) " --sequence-parallel --num-layers-per-virtual-pipeline-stage 4 "
+                                  "--account-for-embedding-in-pipeline-split --bf16",
+        DS(16, 1, 16, DS_Z0) DS_BF16};
+    check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
+}
+
+static void env__frameworks(void **state)
+{
+    /* framework: deepspeed with bf16 gradient accumulation: DeepSpeed is
+     * told data_types.grad_accum_dtype (engine.py), Megatron-LM the
+     * precision-aware optimizer's --main-grads-dtype bf16 */
+    static const env_case_t ds = {
+        "preset: llama2-7b\ntrain: {global_batch: 16, framework: deepspeed, grad_accum_dtype: "
+        "bf16}\n",
+        2,
+        "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on",
+        2,
+        1,
+        2,
+        4,
+        1,
+        1,
+        2,
+        1,
+        4,
+        16,
+        "none",
+        "8,8,8,8",
+        MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --bf16 "
+                                  "--use-precision-aware-optimizer --main-grads-dtype bf16",
+        DS(16, 2, 4, DS_Z1) ",\"bf16\":{\"enabled\":true},\"data_types\":{\"grad_accum_dtype\":"
+                            "\"bf16\"}}"};
+    check_case(&ds, MESH_EXPORT_TORCH, NULL, 0);
+    /* framework: megatron in fp16: Megatron-LM keeps fp16 main grads
+     * unless told --accumulate-allreduce-grads-in-fp32 (arguments.py sets
+     * it itself only under --bf16), which the spec's grad_accum_dtype: fp32
+     * asks for.  DeepSpeed accumulates in the model's dtype by default
+     * (engine.py); data_types names only a 16-bit accumulation */
+    static const env_case_t mg[] = {
+        {"preset: llama2-7b\ntrain: {global_batch: 16, framework: megatron, precision: fp16}\n", 2,
+         "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on", 2, 1, 2, 4, 1, 1, 2, 1, 4,
+         16, "none", "8,8,8,8",
+         MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --fp16",
+         /* said explicitly, as the spec's (default) fp16 accumulation */
+         DS(16, 2, 4, DS_Z1) ",\"fp16\":{\"enabled\":true},\"data_types\":{\"grad_accum_"
+                             "dtype\":\"fp16\"}}"},
+        {"preset: llama2-7b\ntrain: {global_batch: 16, framework: megatron, precision: fp16, "
+         "grad_accum_dtype: fp32}\n",
+         2, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on", 2, 1, 2, 4, 1, 1, 2, 1, 4,
+         16, "none", "8,8,8,8",
+         MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --fp16 "
+                                   "--accumulate-allreduce-grads-in-fp32",
+         DS(16, 2, 4, DS_Z1) ",\"fp16\":{\"enabled\":true}}"},
+    };
+    check_case(&mg[0], MESH_EXPORT_TORCH, NULL, 0);
+    check_case(&mg[1], MESH_EXPORT_MESH, NULL, 0);
+}
+
+static void env__topology_variables(void **state)
+{
+    /* where the node's topology is known: the task's GPU, its NUMA node and,
+     * bound, its one visible device; none of them is a launcher variable */
+    mesh_plan_t *p = case_plan(&design_example);
+    bf_map_t map;
+    bf_make(&map, 2, 1, 2, 4);
+    static const struct {
+        const char *busid, *cuda, *rocr;
+        int numa;
+    } tasks[] = {{"0000:19:00.0", NULL, NULL, 0},
+                 {"0000:b7:00.0", "6", NULL, 1},
+                 {"0000:c1:00.0", NULL, "3", -1}};
+    for (int i = 0; i < 3; i++) {
+        mesh_task_t t = {.node = 1,
+                         .local = 6,
+                         .master_addr = "node001",
+                         .master_port = 20042,
+                         .export_mode = MESH_EXPORT_TORCH,
+                         .gpu_busid = tasks[i].busid,
+                         .numa_node = tasks[i].numa,
+                         .cuda_visible = tasks[i].cuda,
+                         .rocr_visible = tasks[i].rocr};
+        want_t w = {0};
+        want_task(&design_example, p, &map, &t, 20042, &w);
+        mesh_error_t err;
+        mesh_env_t *e = mesh_env_create(p, &t, &err);
+        assert_non_null(e);
+        assert_env_is(e, &w, tasks[i].busid);
+        mesh_env_destroy(e);
+        want_free(&w);
+    }
+    free(map.co);
+    mesh_plan_destroy(p);
+}
+
+static void master_port__documented_formula(void **state)
+{
+    /* README: lo + (job_id*131 + step_id) mod (hi - lo + 1); the README's
+     * own example: job 4242, step 0 -> 25702 */
+    assert_int_equal(mesh_env_master_port(4242, 0, 20000, 29999), 25702);
+    assert_int_equal(mesh_env_master_port(77, 2, 20000, 29999), 20089); /* 10089 mod 10000 */
+    assert_int_equal(mesh_env_master_port(2, 77, 20000, 29999), 20339); /* 262 + 77 */
+    static const int ranges[][2] = {{20000, 29999}, {40000, 40999}, {1024, 1030}, {5, 5}};
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+        for (unsigned long job = 1; job < 3000; job += 37)
+            for (unsigned long step = 0; step < 5; step++)
+                assert_int_equal(mesh_env_master_port(job, step, ranges[r][0], ranges[r][1]),
+                                 documented_port(job, step, ranges[r][0], ranges[r][1]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(torch_mode__rank13),
-        cmocka_unit_test(framework_args),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
         cmocka_unit_test(huge_groups__compact),
         cmocka_unit_test(tasks_outside__refused),
         cmocka_unit_test(master_port__range_and_spread),
+        cmocka_unit_test(env__design_example_every_task),
+        cmocka_unit_test(env__context_parallel_every_task),
+        cmocka_unit_test(env__zero_stages),
+        cmocka_unit_test(env__recompute_block),
+        cmocka_unit_test(env__uneven_pipelines),
+        cmocka_unit_test(env__interleaved_pipelines),
+        cmocka_unit_test(env__frameworks),
+        cmocka_unit_test(env__topology_variables),
+        cmocka_unit_test(master_port__documented_formula),
     };
     return cmocka_run_group_tests_name("env", tests, NULL, NULL);
 }

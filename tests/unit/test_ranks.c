@@ -99,6 +99,114 @@ static void tp_groups__inside_a_node(void **state)
     }
 }
 
+/* ---- independent expectations: the rank map by brute force ----
+ * DESIGN section 6: rank = tp + t*(cp + c*(dp + d*pp)) (Megatron's order,
+ * TP fastest); a group is the ranks that differ from a rank in one
+ * coordinate only.  The test enumerates every coordinate tuple with nested
+ * loops, and finds each group by scanning the whole world: nothing below
+ * calls the library to know what to expect. */
+
+#define BF_WORLD_MAX 128
+
+typedef struct bf_map {
+    int size[4]; /* t, c, d, p: axes in the order of mesh_axis_t */
+    long world;
+    int co[BF_WORLD_MAX][4]; /* co[rank][axis] */
+} bf_map_t;
+
+static void bf_make(bf_map_t *m, int t, int c, int d, int p)
+{
+    memset(m, 0, sizeof(*m));
+    m->size[0] = t, m->size[1] = c, m->size[2] = d, m->size[3] = p;
+    m->world = (long)t * c * d * p;
+    assert_true(m->world <= BF_WORLD_MAX);
+    int hits[BF_WORLD_MAX] = {0};
+    for (int pp = 0; pp < p; pp++)
+        for (int dp = 0; dp < d; dp++)
+            for (int cp = 0; cp < c; cp++)
+                for (int tp = 0; tp < t; tp++) {
+                    long r = tp + (long)t * (cp + (long)c * (dp + (long)d * pp));
+                    assert_true(r >= 0 && r < m->world);
+                    hits[r]++;
+                    m->co[r][0] = tp, m->co[r][1] = cp, m->co[r][2] = dp, m->co[r][3] = pp;
+                }
+    for (long r = 0; r < m->world; r++)
+        assert_int_equal(hits[r], 1); /* the formula is a bijection onto 0..world-1 */
+}
+
+/* The group of r along axis: every rank equal to r in the other three
+ * coordinates, ascending (the scan goes up); returns its size. */
+static int bf_group(const bf_map_t *m, long r, int axis, long *out)
+{
+    int n = 0;
+    for (long q = 0; q < m->world; q++) {
+        int same = 1;
+        for (int a = 0; a < 4; a++)
+            if (a != axis && m->co[q][a] != m->co[r][a])
+                same = 0;
+        if (same)
+            out[n++] = q;
+    }
+    return n;
+}
+
+static void coords_and_groups__brute_force(void **state)
+{
+    /* {t, c, d, p, vpp}: DESIGN's example, cp>1, tp=1, each axis alone,
+     * a non-power-of-two cp, a 64-rank mix, interleaving (vpp does not move
+     * ranks: Megatron's virtual stages live inside one rank) */
+    static const int shapes[][5] = {
+        {2, 1, 2, 4, 1},  {2, 2, 2, 2, 1}, {1, 2, 4, 2, 1}, {4, 1, 1, 1, 1}, {1, 1, 1, 8, 1},
+        {1, 1, 16, 1, 1}, {1, 4, 1, 1, 1}, {2, 3, 2, 2, 1}, {8, 1, 4, 2, 1}, {2, 1, 2, 4, 4},
+        {4, 2, 2, 2, 2},  {1, 4, 2, 4, 1}, {2, 2, 1, 4, 2}, {1, 1, 1, 1, 1}};
+    static const mesh_axis_t axes[4] = {MESH_AXIS_TP, MESH_AXIS_CP, MESH_AXIS_DP, MESH_AXIS_PP};
+    static bf_map_t m;
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        const int *k = shapes[s];
+        bf_make(&m, k[0], k[1], k[2], k[3]);
+        mesh_layout_t l = layout(k[0], k[1], k[2], k[3]);
+        l.vpp = k[4];
+        assert_int_equal(mesh_layout_world(&l), m.world);
+        for (long r = 0; r < m.world; r++) {
+            mesh_coords_t c = mesh_rank_coords(&l, r);
+            int got[4] = {c.tp, c.cp, c.dp, c.pp};
+            for (int a = 0; a < 4; a++)
+                if (got[a] != m.co[r][a])
+                    fail_msg("t%d c%d d%d p%d: rank %ld %s coordinate %d, want %d", k[0], k[1],
+                             k[2], k[3], r, mesh_axis_name(axes[a]), got[a], m.co[r][a]);
+            mesh_coords_t want = {m.co[r][0], m.co[r][1], m.co[r][2], m.co[r][3]};
+            assert_int_equal(mesh_rank_of(&l, &want), r);
+            for (int a = 0; a < 4; a++) {
+                long bf[BF_WORLD_MAX] = {0}, lib[BF_WORLD_MAX] = {0};
+                int n = bf_group(&m, r, a, bf);
+                assert_int_equal(n, k[a]); /* a group spans its whole axis */
+                assert_int_equal(mesh_axis_size(&l, axes[a]), n);
+                mesh_rank_group(&l, r, axes[a], lib);
+                for (int i = 0; i < n; i++)
+                    if (lib[i] != bf[i])
+                        fail_msg("t%d c%d d%d p%d: rank %ld %s group member %d: %ld, want %ld",
+                                 k[0], k[1], k[2], k[3], r, mesh_axis_name(axes[a]), i, lib[i],
+                                 bf[i]);
+                long first, stride;
+                mesh_rank_group_span(&l, r, axes[a], &first, &stride);
+                assert_int_equal(first, bf[0]);
+                if (n > 1) /* an arithmetic progression: the stride is any gap */
+                    assert_int_equal(stride, bf[1] - bf[0]);
+            }
+        }
+    }
+}
+
+static void axis_names__design_order(void **state)
+{
+    /* MESH_ORDER=tp-cp-dp-pp (DESIGN section 6), fastest first */
+    assert_string_equal(MESH_ORDER, "tp-cp-dp-pp");
+    assert_string_equal(mesh_axis_name(MESH_AXIS_TP), "tp");
+    assert_string_equal(mesh_axis_name(MESH_AXIS_CP), "cp");
+    assert_string_equal(mesh_axis_name(MESH_AXIS_DP), "dp");
+    assert_string_equal(mesh_axis_name(MESH_AXIS_PP), "pp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +214,8 @@ int main(void)
         cmocka_unit_test(context_parallel__order),
         cmocka_unit_test(groups__tile_the_world),
         cmocka_unit_test(tp_groups__inside_a_node),
+        cmocka_unit_test(coords_and_groups__brute_force),
+        cmocka_unit_test(axis_names__design_order),
     };
     return cmocka_run_group_tests_name("ranks", tests, NULL, NULL);
 }
