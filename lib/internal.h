@@ -56,6 +56,12 @@ static inline int mesh_heavy_stages(int pp, int out[3])
 
 struct mesh_model;
 struct mesh_layout;
+
+/* Append the spec m as one YAML flow mapping that mesh_spec_parse reads
+ * back to the same model (every key of lib/spec.c's table but preset):
+ * the controller's request carries it. */
+void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
+
 struct mesh_alloc;
 struct mesh_policy;
 struct mesh_memory;

@@ -14,32 +14,9 @@ int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *
     mesh_buf_t b;
     mesh_buf_init(&b);
     /* %.17g: every double reads back to the same bits */
-    mesh_buf_printf(&b, "%d;%s;{name: %s, params: %.17g", MESH_REQUEST_VERSION,
-                    mesh_layout_format_pins(pins, p, sizeof(p)), m->name, m->params);
-    if (m->has_arch)
-        mesh_buf_printf(&b,
-                        ", arch: {layers: %d, hidden: %d, heads: %d, kv_heads: %d, ffn: %d, "
-                        "vocab: %d, mlp: %s, tied_embeddings: %s}",
-                        m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
-                        mesh_mlp_name(m->mlp), m->tied_embeddings ? "true" : "false");
-    mesh_buf_printf(&b, ", train: {seq_len: %d, global_batch: %ld, micro_batch: ", m->seq_len,
-                    m->global_batch);
-    if (m->micro_batch > 0)
-        mesh_buf_printf(&b, "%d", m->micro_batch);
-    else
-        mesh_buf_puts(&b, "auto");
-    mesh_buf_printf(
-        &b,
-        ", precision: %s, grad_accum_dtype: %s, optimizer: %s, optimizer_dtype: %s, "
-        "framework: %s, recompute: %s, flash_attention: %s, dropout: %.17g, finetune: %s",
-        mesh_precision_name(m->precision), mesh_precision_name(m->grad_accum_dtype),
-        mesh_optimizer_name(m->optimizer), mesh_precision_name(m->optimizer_dtype),
-        mesh_framework_name(m->framework),
-        m->recompute == MESH_RECOMPUTE_AUTO ? "auto" : mesh_recompute_name(m->recompute),
-        m->flash_attention ? "true" : "false", m->dropout, mesh_finetune_name(m->finetune));
-    if (m->precision == MESH_PREC_FP8) /* the recipe is an error without fp8 */
-        mesh_buf_printf(&b, ", fp8_recipe: %s", mesh_fp8_recipe_name(m->fp8_recipe));
-    mesh_buf_puts(&b, "}}");
+    mesh_buf_printf(&b, "%d;%s;", MESH_REQUEST_VERSION,
+                    mesh_layout_format_pins(pins, p, sizeof(p)));
+    mesh_spec_write(m, &b); /* every key of the spec table, %.17g for numbers */
     int rc = 0;
     if (b.failed || !b.data)
         rc = mesh_error_set(err, "request: out of memory");

@@ -5,6 +5,7 @@
  * it comes, so hostile input (alias bombs, deep nesting, huge scalars) is
  * refused before anything is built, and every error has its line.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,34 +23,63 @@
 
 #define SCALAR_MAX MESH_YAML_SCALAR_MAX
 
-/* Which keys a spec set: overrides are applied on top of a preset. */
-enum field {
-    F_NAME,
-    F_PRESET,
-    F_LAYERS,
-    F_HIDDEN,
-    F_HEADS,
-    F_KV_HEADS,
-    F_FFN,
-    F_VOCAB,
-    F_MLP,
-    F_TIED,
-    F_PARAMS,
-    F_SEQ,
-    F_GBS,
-    F_MB,
-    F_PREC,
-    F_FP8_RECIPE,
-    F_GRAD_DTYPE,
-    F_OPT,
-    F_OPT_DTYPE,
-    F_FRAMEWORK,
-    F_RECOMPUTE,
-    F_FLASH,
-    F_DROPOUT,
-    F_FINETUNE,
-    F_COUNT
-};
+enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM };
+/* When the controller's request carries a key (see mesh_spec_write). */
+enum when { ALWAYS, WITH_FP8 };
+#define NO_AUTO 0x7fffffff
+
+/* The models meshplan plans, whether params is given or comes from arch. */
+#define PARAMS_MIN 1e3
+#define PARAMS_MAX 1e16
+
+/*
+ * Every key a spec may hold, in one table: field id, section ("" the top
+ * level), name, kind, member of mesh_model_t, range (K_INT, K_NUM) or
+ * choices (K_ENUM, space-separated in enum order), the value "auto" stands
+ * for (NO_AUTO: none), and when the request carries it.  The table drives
+ * reading, the allowed-keys lists of errors, a file's overrides of its
+ * preset, the controller's request and the digest; the field ids name a key
+ * where its value is checked (finish()).  Adding a key is a row here, its
+ * default in model_defaults() and its use.  The train keys keep the digest's
+ * historical order, so that plan digests stay the same.  preset is kept in
+ * spec_in_t, not in the model (its member column is unused).
+ */
+#define SPEC_KEYS(X)                                                                               \
+    X(F_NAME, "", "name", K_STR, name, 0, 0, NULL, NO_AUTO, ALWAYS)                                \
+    X(F_PRESET, "", "preset", K_PRESET, name, 0, 0, NULL, NO_AUTO, ALWAYS)                         \
+    X(F_PARAMS, "", "params", K_NUM, params, PARAMS_MIN, PARAMS_MAX, NULL, NO_AUTO, ALWAYS)        \
+    X(F_LAYERS, "arch", "layers", K_INT, layers, 1, 100000, NULL, NO_AUTO, ALWAYS)                 \
+    X(F_HIDDEN, "arch", "hidden", K_INT, hidden, 1, 1 << 20, NULL, NO_AUTO, ALWAYS)                \
+    X(F_HEADS, "arch", "heads", K_INT, heads, 1, 1 << 16, NULL, NO_AUTO, ALWAYS)                   \
+    X(F_KV_HEADS, "arch", "kv_heads", K_INT, kv_heads, 1, 1 << 16, NULL, NO_AUTO, ALWAYS)          \
+    X(F_FFN, "arch", "ffn", K_INT, ffn, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                         \
+    X(F_VOCAB, "arch", "vocab", K_INT, vocab, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                   \
+    X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, "gelu swiglu", NO_AUTO, ALWAYS)                     \
+    X(F_TIED, "arch", "tied_embeddings", K_BOOL, tied_embeddings, 0, 0, NULL, NO_AUTO, ALWAYS)     \
+    X(F_SEQ, "train", "seq_len", K_INT, seq_len, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                \
+    X(F_GBS, "train", "global_batch", K_INT, global_batch, 1, 1 << 30, NULL, NO_AUTO, ALWAYS)      \
+    X(F_MB, "train", "micro_batch", K_INT, micro_batch, 1, 1 << 16, NULL, 0, ALWAYS)               \
+    X(F_PREC, "train", "precision", K_ENUM, precision, 0, 0, "bf16 fp16 fp32 fp8", NO_AUTO,        \
+      ALWAYS)                                                                                      \
+    X(F_GRAD_DTYPE, "train", "grad_accum_dtype", K_ENUM, grad_accum_dtype, 0, 0, "bf16 fp16 fp32", \
+      NO_AUTO, ALWAYS)                                                                             \
+    X(F_OPT, "train", "optimizer", K_ENUM, optimizer, 0, 0, "adam adamw sgd", NO_AUTO, ALWAYS)     \
+    X(F_RECOMPUTE, "train", "recompute", K_ENUM, recompute, 0, 0, "none selective full",           \
+      MESH_RECOMPUTE_AUTO, ALWAYS)                                                                 \
+    X(F_FLASH, "train", "flash_attention", K_BOOL, flash_attention, 0, 0, NULL, NO_AUTO, ALWAYS)   \
+    X(F_DROPOUT, "train", "dropout", K_NUM, dropout, 0, 1, NULL, NO_AUTO, ALWAYS)                  \
+    X(F_FINETUNE, "train", "finetune", K_ENUM, finetune, 0, 0, "full lora", NO_AUTO, ALWAYS)       \
+    X(F_FP8_RECIPE, "train", "fp8_recipe", K_ENUM, fp8_recipe, 0, 0,                               \
+      "delayed tensorwise blockwise mxfp8", NO_AUTO, WITH_FP8)                                     \
+    X(F_OPT_DTYPE, "train", "optimizer_dtype", K_ENUM, optimizer_dtype, 0, 0, "bf16 fp16 fp32",    \
+      NO_AUTO, ALWAYS)                                                                             \
+    X(F_FRAMEWORK, "train", "framework", K_ENUM, framework, 0, 0, "auto megatron deepspeed torch", \
+      NO_AUTO, ALWAYS)
+
+/* The field ids: a key's index in the table. */
+#define FIELD_ID(id, ...) id,
+enum field { SPEC_KEYS(FIELD_ID) F_COUNT };
+#undef FIELD_ID
 
 typedef struct spec_in {
     mesh_model_t m;
@@ -62,45 +92,30 @@ typedef struct spec_in {
     int line[F_COUNT];
 } spec_in_t;
 
-enum kind { K_STR, K_INT, K_NUM, K_BOOL, K_ENUM };
-
-/* The models meshplan plans, whether params is given or comes from arch. */
-#define PARAMS_MIN 1e3
-#define PARAMS_MAX 1e16
-
-/* Every key a spec may hold: section ("" top level), name, field, kind, range. */
 static const struct key {
     const char *section, *name;
-    enum field field;
     enum kind kind;
+    size_t off, size; /* the member of mesh_model_t */
     double min, max;
-    const char *choices; /* K_ENUM: space-separated, in enum order */
+    const char *choices;
+    int auto_value;
+    enum when when;
 } keys[] = {
-    {"", "name", F_NAME, K_STR, 0, 0, NULL},
-    {"", "preset", F_PRESET, K_STR, 0, 0, NULL},
-    {"", "params", F_PARAMS, K_NUM, PARAMS_MIN, PARAMS_MAX, NULL},
-    {"arch", "layers", F_LAYERS, K_INT, 1, 100000, NULL},
-    {"arch", "hidden", F_HIDDEN, K_INT, 1, 1 << 20, NULL},
-    {"arch", "heads", F_HEADS, K_INT, 1, 1 << 16, NULL},
-    {"arch", "kv_heads", F_KV_HEADS, K_INT, 1, 1 << 16, NULL},
-    {"arch", "ffn", F_FFN, K_INT, 1, 1 << 24, NULL},
-    {"arch", "vocab", F_VOCAB, K_INT, 1, 1 << 24, NULL},
-    {"arch", "mlp", F_MLP, K_ENUM, 0, 0, "gelu swiglu"},
-    {"arch", "tied_embeddings", F_TIED, K_BOOL, 0, 0, NULL},
-    {"train", "seq_len", F_SEQ, K_INT, 1, 1 << 24, NULL},
-    {"train", "global_batch", F_GBS, K_INT, 1, 1 << 30, NULL},
-    {"train", "micro_batch", F_MB, K_INT, 1, 1 << 16, NULL}, /* or "auto" */
-    {"train", "precision", F_PREC, K_ENUM, 0, 0, "bf16 fp16 fp32 fp8"},
-    {"train", "fp8_recipe", F_FP8_RECIPE, K_ENUM, 0, 0, "delayed tensorwise blockwise mxfp8"},
-    {"train", "grad_accum_dtype", F_GRAD_DTYPE, K_ENUM, 0, 0, "bf16 fp16 fp32"},
-    {"train", "optimizer", F_OPT, K_ENUM, 0, 0, "adam adamw sgd"},
-    {"train", "optimizer_dtype", F_OPT_DTYPE, K_ENUM, 0, 0, "bf16 fp16 fp32"},
-    {"train", "framework", F_FRAMEWORK, K_ENUM, 0, 0, "auto megatron deepspeed torch"},
-    {"train", "recompute", F_RECOMPUTE, K_ENUM, 0, 0, "none selective full"}, /* or "auto" */
-    {"train", "flash_attention", F_FLASH, K_BOOL, 0, 0, NULL},
-    {"train", "dropout", F_DROPOUT, K_NUM, 0, 1, NULL},
-    {"train", "finetune", F_FINETUNE, K_ENUM, 0, 0, "full lora"},
+#define KEY_ROW(id, sec, nm, kd, member, lo, hi, ch, au, wh)                                       \
+    {sec, nm, kd, offsetof(mesh_model_t, member), sizeof(((mesh_model_t *)0)->member), lo, hi,     \
+     ch,  au, wh},
+    SPEC_KEYS(KEY_ROW)
+#undef KEY_ROW
 };
+
+/* Integers, booleans and enums are stored as int (or long), numbers as double. */
+#define INT_MEMBER(id, sec, nm, kd, member, ...)                                                   \
+    _Static_assert(kd == K_NUM || kd == K_STR || kd == K_PRESET ||                                 \
+                       sizeof(((mesh_model_t *)0)->member) == sizeof(int) ||                       \
+                       sizeof(((mesh_model_t *)0)->member) == sizeof(long),                        \
+                   "spec key " nm ": an int or a long");
+SPEC_KEYS(INT_MEMBER)
+#undef INT_MEMBER
 
 static const char *const sections[] = {"arch", "train"};
 
@@ -233,7 +248,7 @@ int mesh_spec_valid_preset_name(const char *name)
     return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
-/* ---- parameter counts (DESIGN section 4) ---- */
+/* ---- parameter counts (doc/design.md, "Parameter counts") ---- */
 
 double mesh_model_layer_params(const mesh_model_t *m)
 {
@@ -336,7 +351,29 @@ static const char *key_list(const char *section, char *buf, size_t len)
     return buf;
 }
 
-/* Store one scalar value into the field of key k. */
+/* A key's member of the model. */
+static void *member_of(mesh_model_t *m, const struct key *k)
+{
+    return (char *)m + k->off;
+}
+
+static long long get_int(const mesh_model_t *m, const struct key *k)
+{
+    const char *p = (const char *)m + k->off;
+    if (k->size == sizeof(long))
+        return *(const long *)(const void *)p;
+    return *(const int *)(const void *)p;
+}
+
+static void put_int(mesh_model_t *m, const struct key *k, long long v)
+{
+    if (k->size == sizeof(long))
+        *(long *)member_of(m, k) = (long)v;
+    else
+        *(int *)member_of(m, k) = (int)v;
+}
+
+/* Store one scalar value into the member of key k. */
 static int set_value(reader_t *r, const struct key *k, const char *dotted, const char *v,
                      size_t line)
 {
@@ -345,73 +382,52 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
     mesh_error_t e;
     long long iv = 0;
     double dv = 0;
-    int bv = 0, ev = 0;
+    int bv = 0, id = (int)(k - keys);
 
-    if (k->field == F_MB && strcasecmp(v, "auto") == 0) {
-        m->micro_batch = 0;
+    if (k->auto_value != NO_AUTO && strcasecmp(v, "auto") == 0) {
+        put_int(m, k, k->auto_value);
         goto done;
     }
-    if (k->field == F_RECOMPUTE && strcasecmp(v, "auto") == 0) {
-        m->recompute = MESH_RECOMPUTE_AUTO;
-        goto done;
-    }
+    const char *or_auto = k->auto_value != NO_AUTO ? " or auto" : "";
     switch (k->kind) {
     case K_STR:
+    case K_PRESET:
         if (!mesh_spec_valid_preset_name(v))
             return fail(r, line,
                         "%s: '%.40s' is not a valid name (letters, digits, '.', '_', "
                         "'-'; at most %d characters)",
                         dotted, v, MESH_NAME_MAX - 1);
+        if (k->kind == K_PRESET)
+            mesh_strlcpy(in->preset, v, sizeof(in->preset));
+        else
+            mesh_strlcpy(member_of(m, k), v, k->size);
         break;
     case K_INT:
         if (mesh_parse_int(v, dotted, (long long)k->min, (long long)k->max, &iv, &e) < 0)
-            return fail(r, line, "%s%s", e.msg, k->field == F_MB ? " or auto" : "");
+            return fail(r, line, "%s%s", e.msg, or_auto);
+        put_int(m, k, iv);
         break;
     case K_NUM:
         if (mesh_parse_double(v, dotted, k->min, k->max, &dv, &e) < 0)
             return fail(r, line, "%s", e.msg);
+        *(double *)member_of(m, k) = dv;
         break;
     case K_BOOL:
         if (mesh_parse_bool(v, dotted, &bv, &e) < 0)
             return fail(r, line, "%s", e.msg);
+        put_int(m, k, bv);
         break;
     case K_ENUM:
-        if ((ev = enum_parse(k->choices, v)) < 0)
+        if ((iv = enum_parse(k->choices, v)) < 0)
             return fail(r, line, "%s: '%.40s' is not one of: %s%s", dotted, v, k->choices,
-                        k->field == F_RECOMPUTE ? " auto" : "");
+                        k->auto_value != NO_AUTO ? " auto" : "");
+        put_int(m, k, iv);
         break;
     }
-    switch (k->field) {
-    case F_NAME: mesh_strlcpy(m->name, v, sizeof(m->name)); break;
-    case F_PRESET: mesh_strlcpy(in->preset, v, sizeof(in->preset)); break;
-    case F_LAYERS: m->layers = (int)iv; break;
-    case F_HIDDEN: m->hidden = (int)iv; break;
-    case F_HEADS: m->heads = (int)iv; break;
-    case F_KV_HEADS: m->kv_heads = (int)iv; break;
-    case F_FFN: m->ffn = (int)iv; break;
-    case F_VOCAB: m->vocab = (int)iv; break;
-    case F_MLP: m->mlp = (mesh_mlp_t)ev; break;
-    case F_TIED: m->tied_embeddings = bv; break;
-    case F_PARAMS: m->params = dv; break;
-    case F_SEQ: m->seq_len = (int)iv; break;
-    case F_GBS: m->global_batch = (long)iv; break;
-    case F_MB: m->micro_batch = (int)iv; break;
-    case F_PREC: m->precision = (mesh_precision_t)ev; break;
-    case F_FP8_RECIPE: m->fp8_recipe = (mesh_fp8_recipe_t)ev; break;
-    case F_GRAD_DTYPE: m->grad_accum_dtype = (mesh_precision_t)ev; break;
-    case F_OPT: m->optimizer = (mesh_optimizer_t)ev; break;
-    case F_OPT_DTYPE: m->optimizer_dtype = (mesh_precision_t)ev; break;
-    case F_FRAMEWORK: m->framework = (mesh_framework_t)ev; break;
-    case F_RECOMPUTE: m->recompute = (mesh_recompute_t)ev; break;
-    case F_FLASH: m->flash_attention = bv; break;
-    case F_DROPOUT: m->dropout = dv; break;
-    case F_FINETUNE: m->finetune = (mesh_finetune_t)ev; break;
-    case F_COUNT: break;
-    }
 done:
-    in->set[k->field] = 1;
-    in->file[k->field] = in->path;
-    in->line[k->field] = (int)line + 1;
+    in->set[id] = 1;
+    in->file[id] = in->path;
+    in->line[id] = (int)line + 1;
     return 0;
 }
 
@@ -467,7 +483,7 @@ static int read_mapping(reader_t *r, const char *section, int depth)
             yaml_event_delete(&val);
             return fail(r, line, "%s: expected a single value", dotted);
         }
-        if (r->in->set[k->field]) {
+        if (r->in->set[k - keys]) {
             yaml_event_delete(&val);
             return fail(r, line, "%s: given twice", dotted);
         }
@@ -648,45 +664,17 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 #undef MINE
 }
 
-/* Copy into base the fields `over` set. */
+/* Copy into base the keys `over` set (its preset is the base itself). */
 static void apply_overrides(spec_in_t *base, const spec_in_t *over)
 {
-    mesh_model_t *b = &base->m;
-    const mesh_model_t *o = &over->m;
-#define TAKE(f, member)                                                                            \
-    do {                                                                                           \
-        if (over->set[f]) {                                                                        \
-            b->member = o->member;                                                                 \
-            base->set[f] = 1;                                                                      \
-            base->file[f] = over->file[f];                                                         \
-            base->line[f] = over->line[f];                                                         \
-        }                                                                                          \
-    } while (0)
-    TAKE(F_LAYERS, layers);
-    TAKE(F_HIDDEN, hidden);
-    TAKE(F_HEADS, heads);
-    TAKE(F_KV_HEADS, kv_heads);
-    TAKE(F_FFN, ffn);
-    TAKE(F_VOCAB, vocab);
-    TAKE(F_MLP, mlp);
-    TAKE(F_TIED, tied_embeddings);
-    TAKE(F_PARAMS, params);
-    TAKE(F_SEQ, seq_len);
-    TAKE(F_GBS, global_batch);
-    TAKE(F_MB, micro_batch);
-    TAKE(F_PREC, precision);
-    TAKE(F_FP8_RECIPE, fp8_recipe);
-    TAKE(F_GRAD_DTYPE, grad_accum_dtype);
-    TAKE(F_OPT, optimizer);
-    TAKE(F_OPT_DTYPE, optimizer_dtype);
-    TAKE(F_FRAMEWORK, framework);
-    TAKE(F_RECOMPUTE, recompute);
-    TAKE(F_FLASH, flash_attention);
-    TAKE(F_DROPOUT, dropout);
-    TAKE(F_FINETUNE, finetune);
-#undef TAKE
-    if (over->set[F_NAME])
-        memcpy(b->name, o->name, sizeof(b->name));
+    for (int i = 0; i < F_COUNT; i++) {
+        if (!over->set[i] || keys[i].kind == K_PRESET)
+            continue;
+        memcpy(member_of(&base->m, &keys[i]), (const char *)&over->m + keys[i].off, keys[i].size);
+        base->set[i] = 1;
+        base->file[i] = over->file[i];
+        base->line[i] = over->line[i];
+    }
 }
 
 static int load_preset(const char *name, const mesh_spec_dirs_t *dirs, spec_in_t *out,
@@ -779,16 +767,77 @@ int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t 
     return rc;
 }
 
+/* Key k's value as the request writes it (enum and "auto" by name), or as
+ * the digest hashes it (raw numbers). */
+static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k, int named)
+{
+    char name[32];
+    switch (k->kind) {
+    case K_STR: mesh_buf_puts(b, (const char *)m + k->off); break;
+    case K_PRESET: break;
+    case K_NUM:
+        mesh_buf_printf(b, "%.17g", *(const double *)(const void *)((const char *)m + k->off));
+        break;
+    default: {
+        long long v = get_int(m, k);
+        if (!named)
+            mesh_buf_printf(b, "%lld", v);
+        else if (k->auto_value != NO_AUTO && v == k->auto_value)
+            mesh_buf_puts(b, "auto");
+        else if (k->kind == K_BOOL)
+            mesh_buf_puts(b, v ? "true" : "false");
+        else if (k->kind == K_ENUM)
+            mesh_buf_puts(b, enum_names(k->choices, (int)v, name, sizeof(name)));
+        else
+            mesh_buf_printf(b, "%lld", v);
+    }
+    }
+}
+
+void mesh_spec_write(const mesh_model_t *m, mesh_buf_t *b)
+{
+    /* every key but preset: a request is complete in itself; the arch
+     * section when there is one, fp8_recipe only under fp8 (it is an error
+     * otherwise) */
+    const char *open = NULL;
+    mesh_buf_puts(b, "{");
+    for (int i = 0; i < F_COUNT; i++) {
+        const struct key *k = &keys[i];
+        if (k->kind == K_PRESET || (!m->has_arch && strcmp(k->section, "arch") == 0) ||
+            (k->when == WITH_FP8 && m->precision != MESH_PREC_FP8))
+            continue;
+        if (!open || strcmp(open, k->section) != 0) {
+            if (open && *open)
+                mesh_buf_puts(b, "}");
+            mesh_buf_printf(b, "%s%s%s", open ? ", " : "", k->section, *k->section ? ": {" : "");
+            open = k->section;
+        } else {
+            mesh_buf_puts(b, ", ");
+        }
+        mesh_buf_printf(b, "%s: ", k->name);
+        put_value(b, m, k, 1);
+    }
+    mesh_buf_puts(b, open && *open ? "}}" : "}");
+}
+
 const char *mesh_model_digest(const mesh_model_t *m, char buf[17])
 {
-    char text[1024];
-    snprintf(text, sizeof(text),
-             "m2|%s|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%ld|%d|%d|%d|%d|%d|%d|%.17g|%d|%d|%d|%d",
-             m->name, m->params, m->has_arch, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
-             m->vocab, (int)m->mlp, m->tied_embeddings, m->seq_len, m->global_batch, m->micro_batch,
-             (int)m->precision, (int)m->grad_accum_dtype, (int)m->optimizer, (int)m->recompute,
-             m->flash_attention, m->dropout, (int)m->finetune, (int)m->fp8_recipe,
-             (int)m->optimizer_dtype, (int)m->framework);
-    snprintf(buf, 17, "%016llx", (unsigned long long)mesh_fnv1a64(text));
+    /* every key but preset, in table order, and after the top-level ones
+     * whether there is an arch */
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_puts(&b, "m2");
+    for (int i = 0; i < F_COUNT; i++) {
+        if (keys[i].kind == K_PRESET)
+            continue;
+        if (i > 0 && !*keys[i - 1].section && *keys[i].section)
+            mesh_buf_printf(&b, "|%d", m->has_arch);
+        mesh_buf_puts(&b, "|");
+        put_value(&b, m, &keys[i], 0);
+    }
+    /* a digest of nothing rather than of a part, should memory run out */
+    snprintf(buf, 17, "%016llx",
+             (unsigned long long)mesh_fnv1a64(b.failed || !b.data ? "" : b.data));
+    mesh_buf_free(&b);
     return buf;
 }
