@@ -359,7 +359,7 @@ static int bounded(const char *path, int save, double seconds, mesh_topo_t **t, 
                               "topology: hwloc took more than %g s to read %s (topology_timeout=)",
                               seconds, save || !path ? "this machine" : path);
     int rc = j->rc;
-    if (rc < 0)
+    if (rc < 0 && err) /* err may be NULL, as everywhere in the library */
         *err = j->err;
     if (!save) {
         *t = j->t;

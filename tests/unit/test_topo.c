@@ -184,6 +184,20 @@ static void live__this_machine(void **state)
     mesh_topo_destroy(t);
 }
 
+/* err may be NULL, as everywhere in the library: a bounded load that fails
+ * in time (a file that is not XML) returns NULL without a message. */
+static void timeout__null_err(void **state)
+{
+    char path[] = "/tmp/meshplan-badxml-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not xml", 7), 7);
+    close(fd);
+    assert_null(mesh_topo_load_timeout(path, 5, NULL));
+    assert_int_equal(mesh_topo_save_timeout("/nonexistent-dir/topo.xml", 5, NULL), -1);
+    unlink(path);
+}
+
 /* A FIFO nobody writes to stands for a wedged sysfs or file system: the
  * bounded load gives up in time, and its thread cleans up once unblocked. */
 static void timeout__bounded_load(void **state)
@@ -248,6 +262,7 @@ int main(void)
         cmocka_unit_test(tasks__gpu_numa_and_binding),
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(live__this_machine),
+        cmocka_unit_test(timeout__null_err),
         cmocka_unit_test(timeout__bounded_load),
     };
     return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
