@@ -20,17 +20,17 @@
 extern "C" {
 #endif
 
-/* The memory part a term belongs to (mesh_memory_t's fields). */
+/** The memory part a term belongs to (mesh_memory_t's fields). */
 typedef enum mesh_part {
     MESH_PART_WEIGHTS,
     MESH_PART_GRADS,
     MESH_PART_OPTIMIZER,
 } mesh_part_t;
 
-#define MESH_UNSHARDED 4 /* shard_from of a term no ZeRO stage divides */
-#define MESH_TERMS_MAX 16
+#define MESH_UNSHARDED 4  /* shard_from of a term no ZeRO stage divides */
+#define MESH_TERMS_MAX 16 /* terms of one GPU at most: the room mesh_state_terms needs */
 
-/* Where a term's cause is written. */
+/** Where a term's cause is written. */
 typedef enum mesh_cause_at {
     MESH_CAUSE_ARGS,     /* a Megatron-LM command-line flag sequence */
     MESH_CAUSE_DS_TOP,   /* a member of the DeepSpeed config's top object */
@@ -38,14 +38,17 @@ typedef enum mesh_cause_at {
     MESH_CAUSE_LAUNCHER, /* what the training program does with MESH_ZERO_STAGE (torch) */
 } mesh_cause_at_t;
 
-/* One memory term of one GPU.  A term is either per parameter
+/**
+ * One memory term of one GPU.  A term is either per parameter
  * (per_param bytes for each parameter the GPU holds before ZeRO shards
  * them, divided over the dp*cp group from ZeRO stage shard_from on) or a
- * buffer of fixed bytes. */
+ * buffer of fixed bytes.  Every string is static: valid for the life of
+ * the program, never freed.
+ */
 typedef struct mesh_term {
-    const char *what; /* "fp32 main gradients" */
-    mesh_part_t part;
-    double per_param;
+    const char *what;   /* "fp32 main gradients" */
+    mesh_part_t part;   /* which of mesh_memory_t's parts it adds to */
+    double per_param;   /* bytes per parameter; 0 for a buffer */
     int shard_from;     /* 1..3, or MESH_UNSHARDED */
     double fixed;       /* bytes of a buffer (gathered modules, buckets) */
     int host;           /* kept in host memory (offload=optimizer), not on the GPU */
@@ -57,25 +60,40 @@ typedef struct mesh_term {
     const char *source; /* the framework's file@commit that allocates it */
 } mesh_term_t;
 
-/* The model-state terms of one GPU of pipeline stage `stage` of layout l
- * for model m under framework fw (not MESH_FW_AUTO), written to out
- * (MESH_TERMS_MAX entries); returns how many.  The per-parameter terms
- * apply to mesh_stage_params(m, l, stage) parameters. */
+/**
+ * The model-state terms of one GPU of pipeline stage `stage` of layout l
+ * for model m under framework fw, written to out (room for MESH_TERMS_MAX
+ * entries); returns how many.  fw should be a framework, not MESH_FW_AUTO:
+ * any value other than MESH_FW_DEEPSPEED and MESH_FW_TORCH is priced as
+ * Megatron-LM.  The per-parameter terms apply to mesh_stage_params(m, l,
+ * stage) parameters; of the stage, only whether it is the first or last
+ * matters (the gathered units of ZeRO-2/3).  Never fails.
+ */
 MESH_API int mesh_state_terms(const mesh_model_t *m, mesh_framework_t fw, const mesh_layout_t *l,
                               int stage, mesh_term_t *out);
 
-/* Bytes one GPU keeps of term t for psi parameters over d data-parallel
+/**
+ * Bytes one GPU keeps of term t for psi parameters over d data-parallel
  * ranks (d = dp*cp, the group the optimizer shards over) under ZeRO stage
- * zero. */
+ * zero: per_param*psi, divided by d when d > 1 and zero >= shard_from,
+ * plus fixed.
+ */
 MESH_API double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero);
 
-/* The frameworks a plan must fit under: fw itself, or for MESH_FW_AUTO every
+/**
+ * The frameworks a plan must fit under: fw itself, or for MESH_FW_AUTO every
  * framework meshplan exports a configuration for (Megatron-LM and
- * DeepSpeed).  Fills out[] and returns how many. */
+ * DeepSpeed).  Fills out[] and returns how many (1 or 2).
+ */
 MESH_API int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3]);
 
-/* The framework flag that shards the optimizer (ZeRO-1) and beyond:
- * what a ZeRO stage is exported as, or NULL for stage 0. */
+/**
+ * What ZeRO stage `zero` is exported as for framework fw: Megatron-LM's
+ * flags (NULL for stage 0), DeepSpeed's "\"stage\":Z" member (for every
+ * stage, 0 included), and NULL for PyTorch, whose training program reads
+ * MESH_ZERO_STAGE; NULL for a stage outside 0..3.  A static string, never
+ * freed.
+ */
 MESH_API const char *mesh_zero_cause(mesh_framework_t fw, int zero);
 
 #ifdef __cplusplus

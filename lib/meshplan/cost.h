@@ -17,12 +17,16 @@
 extern "C" {
 #endif
 
+/** Predicted time of one step.  Times are in seconds. */
 typedef struct mesh_cost {
     double step_seconds;   /* one optimizer step */
-    double tokens_per_sec; /* whole job */
+    double tokens_per_sec; /* whole job, tokens per second */
     double tflops_per_gpu; /* model FLOPs (no recompute) per second per GPU, in 1e12 */
-    double mfu;            /* model FLOPs utilisation: tflops_per_gpu / peak */
-    double bubble;         /* pipeline bubble fraction (p-1)/(v*m) */
+    /* model FLOPs utilisation, a fraction: tflops_per_gpu over the peak of
+     * the training precision (FP8's under fp8; under fp32 half of
+     * peak_flops, an eighth without bf16) */
+    double mfu;
+    double bubble; /* pipeline bubble fraction (p-1)/(v*m) */
     /* the parts of step_seconds */
     double compute_s;   /* forward + backward (+ recompute) incl. bubble */
     double tp_comm_s;   /* TP all-reduces / all-gathers, on the critical path */
@@ -32,13 +36,21 @@ typedef struct mesh_cost {
     double optimizer_s; /* the optimizer step itself */
 } mesh_cost_t;
 
-/* Model FLOPs of one token, forward and backward, no recomputation:
+/**
+ * Model FLOPs of one token, forward and backward, no recomputation:
  * 6 * (matmul parameters) + 6*layers*seq*hidden for causal attention
  * (Megatron-LM's convention: QK^T and AV count half under the causal mask);
- * 4 per matmul parameter under LoRA, whose frozen weights get no gradients. */
+ * 4 per matmul parameter under LoRA, whose frozen weights get no gradients.
+ * Without an arch: 6 (LoRA: 4) * m->params.
+ */
 MESH_API double mesh_flops_per_token(const mesh_model_t *m);
 
-/* Estimate the step time of layout l (which must pass mesh_layout_check). */
+/**
+ * Estimate the step time of layout l on allocation a into *out (cleared
+ * first).  No pointer may be NULL; l must be complete and should pass
+ * mesh_layout_check (nothing is checked here, and whether it fits memory
+ * does not matter).
+ */
 MESH_API void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l,
                                  const mesh_alloc_t *a, mesh_cost_t *out);
 

@@ -3,8 +3,12 @@
  *
  * Every fallible function takes a mesh_error_t * and returns 0 on success,
  * -1 on failure with one line in err->msg that names the offending field and
- * says what is allowed.  Nothing in libmeshplan prints: the caller decides
- * where the line goes (stderr, slurm_error, JSON).
+ * says what is allowed (functions that return a pointer return NULL instead
+ * of -1).  Nothing in libmeshplan prints: the caller decides where the line
+ * goes (stderr, slurm_error, JSON).  err may be NULL wherever a function
+ * takes one, to ignore the message.  libmeshplan keeps no mutable global state: calls from several
+ * threads are safe as long as they do not share an object being modified
+ * (exceptions are noted where they apply).
  */
 #ifndef MESHPLAN_ERROR_H
 #define MESHPLAN_ERROR_H
@@ -15,18 +19,34 @@
 extern "C" {
 #endif
 
-#define MESH_ERROR_MAX 512
+#define MESH_ERROR_MAX 512 /* bytes of a message, with its NUL */
 
+/** An error message: the caller's own storage, one per call in flight. */
 typedef struct mesh_error {
+    /* one printable line (control characters become '?'), NUL-terminated,
+     * truncated to MESH_ERROR_MAX - 1 bytes */
     char msg[MESH_ERROR_MAX];
 } mesh_error_t;
 
-/* Format a message into err (if err is not NULL) and return -1, so that
- * callers can write `return mesh_error_set(err, "...")`. */
+/**
+ * Format a message into err->msg, printf-style, and return -1, so that
+ * callers can write `return mesh_error_set(err, "...")`.
+ *
+ * err may be NULL (then nothing is written).  The message is truncated to
+ * MESH_ERROR_MAX - 1 bytes and every control character in it becomes '?',
+ * so that quoted user input cannot forge log lines.  Always returns -1.
+ */
 MESH_API int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Prefix an existing message with "<prefix>: ", keeping it one line. */
+/**
+ * Prefix the message already in err->msg with "<prefix>: ", keeping it one
+ * line, and return -1.
+ *
+ * err may be NULL; otherwise err->msg must already hold a message (it is
+ * read).  The result is truncated to MESH_ERROR_MAX - 1 bytes, the end of
+ * the old message going first.  Always returns -1.
+ */
 MESH_API int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

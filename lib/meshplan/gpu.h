@@ -16,6 +16,7 @@
 extern "C" {
 #endif
 
+/** One GPU model: the table's figures, or a copy with the policy's overrides. */
 typedef struct mesh_gpu {
     char name[32];             /* table name, e.g. "H100-SXM" */
     unsigned vendor_id;        /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD) */
@@ -32,20 +33,44 @@ typedef struct mesh_gpu {
     int fp8_blocks;  /* 1: MXFP8 block scaling too (Blackwell, sm_100) */
 } mesh_gpu_t;
 
-/* Number of entries in the built-in table and the i-th entry. */
+/**
+ * The built-in table: mesh_gpu_count() entries, mesh_gpu_at(i) the i-th.
+ *
+ * mesh_gpu_at returns NULL unless 0 <= i < mesh_gpu_count().  Its pointer,
+ * like those of mesh_gpu_find, mesh_gpu_find_pci and mesh_gpu_default,
+ * points into a static read-only table: valid for the life of the program,
+ * never freed, and never modified (the policy's overrides apply to copies:
+ * see mesh_policy_gpu).
+ */
 MESH_API int mesh_gpu_count(void);
 MESH_API const mesh_gpu_t *mesh_gpu_at(int i);
 
-/* Look a GPU up by table name, case-insensitively; NULL if unknown. */
+/**
+ * Look a GPU up by table name ("H100-SXM"), case-insensitively.
+ *
+ * name may be NULL.  Returns a pointer into the static table, or NULL if
+ * no entry has that name.
+ */
 MESH_API const mesh_gpu_t *mesh_gpu_find(const char *name);
 
-/* Like mesh_gpu_find, but fills err with the list of known names. */
+/**
+ * Like mesh_gpu_find, but copies the entry into *out (which must not be
+ * NULL) and returns 0.  On an unknown or NULL name returns -1, leaves *out
+ * alone and fills err with the names the table knows.
+ */
 MESH_API int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err);
 
-/* Look a GPU up by PCI vendor:device id; NULL if unknown. */
+/**
+ * Look a GPU up by PCI vendor and device id (e.g. 0x10de, 0x2330).
+ * Returns a pointer into the static table, or NULL if unknown.
+ */
 MESH_API const mesh_gpu_t *mesh_gpu_find_pci(unsigned vendor, unsigned device);
 
-/* The GPU assumed for speeds when only a memory size is given. */
+/**
+ * The GPU whose speeds are assumed when only a memory size is given (the
+ * "generic" GPU, and GPUs the policy defines): the H100-SXM entry.  Never
+ * NULL; points into the static table.
+ */
 MESH_API const mesh_gpu_t *mesh_gpu_default(void);
 
 #ifdef __cplusplus

@@ -21,16 +21,21 @@
 extern "C" {
 #endif
 
-#define MESH_FREE           (-1)
+#define MESH_FREE           (-1) /* in pins: left to the planner (== MESH_RECOMPUTE_AUTO) */
 #define MESH_AUTO           (-2) /* in --mesh pins: planned even where the spec fixes it */
-#define MESH_LAYOUT_STR_MAX 192
+#define MESH_LAYOUT_STR_MAX 192  /* a buffer that holds any layout string */
 
+/**
+ * A layout, or as pins a partial one (fields MESH_FREE or MESH_AUTO).
+ * Plain data: copy it freely.
+ */
 typedef struct mesh_layout {
+    /* tensor, pipeline, data and context parallel sizes (>= 1 when complete) */
     int tp, pp, dp, cp;
     int zero;        /* 0: none, 1: optimizer states, 2: + grads, 3: + weights */
     int vpp;         /* model chunks per pipeline stage (interleaved 1F1B); 1 = plain 1F1B */
     int micro_batch; /* sequences per micro-batch */
-    mesh_recompute_t recompute;
+    mesh_recompute_t recompute; /* activation recomputation: none, selective or full */
     /* with recompute full: how many layers of each stage are recomputed
      * (Megatron's --recompute-method block); 0: all of them */
     int recompute_layers;
@@ -42,65 +47,116 @@ typedef struct mesh_layout {
     mesh_precision_t moments; /* Adam moments: fp32, or bf16/fp16 when the spec allows */
 } mesh_layout_t;
 
-/* What the job runs on.  gpus_per_node is the number of tasks (one GPU
- * each) per node; island is how many of them share an all-to-all NVLink. */
+/**
+ * What the job runs on.  gpus_per_node is the number of tasks (one GPU
+ * each) per node; island is how many of them share an all-to-all NVLink.
+ * Made by mesh_policy_alloc or mesh_topo_alloc, or filled by hand.
+ */
 typedef struct mesh_alloc {
-    int nodes;
-    int gpus_per_node;
-    int island;
-    mesh_gpu_t gpu;
+    int nodes;          /* nodes of the job, >= 1 */
+    int gpus_per_node;  /* tasks (GPUs) per node, >= 1 */
+    int island;         /* GPUs per NVLink island, 1..gpus_per_node */
+    mesh_gpu_t gpu;     /* the GPU model, with the policy's overrides */
     double host_memory; /* bytes of host memory per node; 0: unknown (no optimizer offload) */
 } mesh_alloc_t;
 
-/* Make every field of l MESH_FREE (nothing pinned). */
+/**
+ * Make every field of l MESH_FREE (nothing pinned): recompute becomes
+ * MESH_RECOMPUTE_AUTO, which is the same value.
+ */
 MESH_API void mesh_layout_unpin(mesh_layout_t *l);
 
-/* Parse "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,
- * offload=none|optimizer,moments=fp32|bf16|fp16" (any subset, any order;
- * R is none, selective, selective:M+M (M: core_attn, layernorm, mlp), full
- * or full:N); fields not named stay MESH_FREE,
- * fields given as "auto" become MESH_AUTO. */
+/**
+ * Parse a --mesh string into pins: "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,
+ * vpp=V,mb=B,recompute=R,sp=on|off,offload=none|optimizer,
+ * moments=fp32|bf16|fp16" (any subset, any order, each key once; R is none,
+ * selective, selective:M+M (M: core_attn, layernorm, mlp), full or full:N).
+ *
+ * *pins is first unpinned: fields not named stay MESH_FREE, fields given
+ * as "auto" become MESH_AUTO.  s may be NULL or "" (nothing pinned).
+ * Ranges: zero 0..3, dp 1..2^24, the other sizes and mb 1..65536, full:N
+ * 1..100000; sp takes any mesh_parse_bool word.  Returns 0, or -1 with err
+ * naming the key ("mesh tp: ...") on an unknown key, a repeated key, a bad
+ * value, an empty field or more than 383 characters; *pins is then partly
+ * filled.
+ */
 MESH_API int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
 
-/* Canonical string of a complete layout, in the syntax mesh_layout_parse
- * reads; every field is written, in a fixed order. */
+/**
+ * Canonical string of a complete layout, in the syntax mesh_layout_parse
+ * reads, into buf[len] (MESH_LAYOUT_STR_MAX bytes suffice; truncated to
+ * fit).  tp, pp, dp, cp, zero, vpp, mb, recompute and sp are always
+ * written, in that order; offload and moments only when they differ from
+ * none and fp32.  Returns buf.
+ */
 MESH_API const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len);
 
-/* The pinned fields of l in --mesh syntax ("tp=2,zero=1"; "auto" if none). */
+/**
+ * The pinned fields of l in --mesh syntax ("tp=2,zero=1"; MESH_AUTO fields
+ * as "auto"; "auto" if none is pinned), into buf[len] (MESH_LAYOUT_STR_MAX
+ * bytes suffice; truncated to fit).  Returns buf.  Allocates internally:
+ * if memory runs out, "auto" is written.
+ */
 MESH_API const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len);
 
-/* The recompute field as --mesh writes it: none, selective,
- * selective:MODULE+MODULE, full or full:N. */
+/**
+ * The recompute field of l as --mesh writes it: none, selective,
+ * selective:MODULE+MODULE, full or full:N (auto for MESH_RECOMPUTE_AUTO
+ * and MESH_AUTO), into buf[len] (48 bytes suffice).  Returns buf.
+ */
 MESH_API const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len);
 
-/* tp*cp*pp*dp. */
+/** tp*cp*pp*dp, the number of ranks (a complete layout). */
 MESH_API long mesh_layout_world(const mesh_layout_t *l);
 
-/* Micro-batches per optimizer step per pipeline: global_batch / (micro_batch*dp). */
+/**
+ * Micro-batches per optimizer step per pipeline: global_batch /
+ * (micro_batch*dp), rounded down (divisibility is mesh_layout_check's);
+ * 0 if micro_batch*dp is not positive.
+ */
 MESH_API long mesh_layout_micro_batches(const mesh_layout_t *l, long global_batch);
 
-/* Pipeline bubble fraction (p-1)/(v*m) (Narayanan et al. 2021, section 2.2). */
+/**
+ * Pipeline bubble fraction (p-1)/(v*m) (Narayanan et al. 2021, section
+ * 2.2): 0 when pp <= 1 or micro_batches <= 0; vpp must be >= 1.
+ */
 MESH_API double mesh_pipeline_bubble(int pp, int vpp, long micro_batches);
 
-/* Layers held by each of pp stages (out[pp]).  Even when pp divides layers;
- * otherwise every stage gets ceil(layers/pp) and the first and last stages,
- * which also carry the embedding and the loss, give up the surplus first
- * (the Llama 3 recipe). */
+/**
+ * Layers held by each of pp (>= 1) stages, into out[pp].  Even when pp
+ * divides layers; otherwise every stage gets ceil(layers/pp) and the first
+ * and last stages, which also carry the embedding and the loss, give up
+ * the surplus first (the Llama 3 recipe; the first gives up the odd one).
+ * The counts always sum to layers, but with a large surplus an end stage
+ * can get 0 or fewer (5 layers on 4 stages: 0,2,2,1): mesh_layout_check
+ * refuses such splits.
+ */
 MESH_API void mesh_layer_split(int layers, int pp, int *out);
 
-/* Layers held by stage `stage` of pp under the split above. */
+/**
+ * Layers held by stage `stage` (0..pp-1; any other value gets a middle
+ * stage's count) under the split above; pp >= 1.
+ */
 MESH_API int mesh_stage_layers(int layers, int pp, int stage);
 
-/* Layers per virtual pipeline stage (one interleaved chunk) with vpp chunks
- * per stage, or 0 if the split cannot be interleaved.  An even split needs
- * layers divisible by pp*vpp; when the first (and last) stage hold one layer
- * fewer, the embedding (and loss) count as a layer there, as Megatron's
- * --account-for-embedding-in-pipeline-split (--account-for-loss-...) do. */
+/**
+ * Layers per virtual pipeline stage (one interleaved chunk) with vpp chunks
+ * per stage, or 0 if the split cannot be interleaved (always for pp <= 2 or
+ * vpp < 2).  An even split needs layers divisible by pp*vpp; when the first
+ * (and last) stage hold one layer fewer, the embedding (and loss) count as
+ * a layer there, as Megatron's --account-for-embedding-in-pipeline-split
+ * (--account-for-loss-...) do; a larger surplus cannot be interleaved.
+ */
 MESH_API int mesh_vpp_chunk_layers(int layers, int pp, int vpp);
 
-/* Check that a complete layout is valid for this model and allocation
- * (divisibility, TP inside one NVLink island, batch arithmetic, interleaving
- * rules).  Returns 0, or -1 with a line naming the rule that fails. */
+/**
+ * Check that a complete layout (no MESH_FREE or MESH_AUTO field) is valid
+ * for this model and allocation: divisibility, TP inside one NVLink island
+ * and one node, batch arithmetic, interleaving rules, and which levers go
+ * together.  Returns 0, or -1 with a line in err naming the rule that
+ * fails.  offload and sequence_parallel are read as booleans (any nonzero
+ * is on), and recompute itself is not range-checked.
+ */
 MESH_API int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                                mesh_error_t *err);
 

@@ -3,9 +3,10 @@
  *
  * Bytes per GPU of a layout for its worst rank.  Pipeline stages differ: the
  * first holds the input embedding and the most micro-batches in flight, the
- * last the output layer and the logits, so every stage is priced and the
- * largest is reported.  Formulas and their sources are in lib/memory.c and
- * in the README.
+ * last the output layer and the logits, so the stages that can hold the
+ * most (the first, the second and the last) are priced and the largest is
+ * reported.  Formulas and their sources are in lib/memory.c and in the
+ * README.
  */
 #ifndef MESHPLAN_MEMORY_H
 #define MESHPLAN_MEMORY_H
@@ -19,15 +20,16 @@
 extern "C" {
 #endif
 
+/** Memory of one GPU, in bytes. */
 typedef struct mesh_memory {
     double weights;     /* training-precision weights (+ ZeRO-3 gathered layers) */
     double grads;       /* gradient buffers */
     double optimizer;   /* fp32 master weights and optimizer moments */
     double activations; /* stored for the backward pass, all micro-batches in flight */
     double overhead;    /* CUDA context, communication buffers, fragmentation */
-    double total;
-    double capacity; /* usable: GPU memory * (1 - reserve) */
-    int stage;       /* the pipeline stage these figures are for */
+    double total;       /* weights + grads + optimizer + activations + overhead */
+    double capacity;    /* usable: GPU memory * (1 - reserve) */
+    int stage;          /* the pipeline stage these figures are for */
     /* the framework whose accounting these are (with train.framework auto,
      * the one that needs the most: it set the bound) */
     mesh_framework_t framework;
@@ -35,39 +37,69 @@ typedef struct mesh_memory {
                     stage under any framework priced */
 } mesh_memory_t;
 
-/* Memory of the worst rank of layout l (which must pass mesh_layout_check). */
+/**
+ * Memory of the worst rank of layout l into *out, under the framework(s)
+ * m->framework prices (mesh_frameworks_priced).  None of the pointers may
+ * be NULL (pol included).  l must be complete and should pass
+ * mesh_layout_check: nothing is checked here.  out->host is the most any
+ * priced stage and framework keeps in host memory, not only the worst
+ * rank's.
+ */
 MESH_API void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l,
                                    const mesh_alloc_t *a, const mesh_policy_t *pol,
                                    mesh_memory_t *out);
 
-/* Model states per GPU of psi parameters under ZeRO stage `zero` over `d`
- * data-parallel ranks (Rajbhandari et al. 2020): w bytes per weight, g per
- * gradient, k per parameter of optimizer state.  Mixed-precision Adam is
- * w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at stage 3. */
+/**
+ * Model states per GPU, in bytes, of psi parameters under ZeRO stage `zero`
+ * over `d` (>= 1) data-parallel ranks (Rajbhandari et al. 2020): w bytes
+ * per weight, g per gradient, k per parameter of optimizer state.
+ * Mixed-precision Adam is w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at
+ * stage 3.  A zero outside 0..2 counts as 3.
+ */
 MESH_API double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
 
-/* Parameters one GPU of pipeline stage `stage` holds: its layers split by TP
- * (norms replicated), the input embedding on the first stage, the output
- * layer (or a tied copy) and the final norm on the last. */
+/**
+ * Parameters one GPU of pipeline stage `stage` (0..l->pp-1) holds: its
+ * layers split by TP (norms replicated), the input embedding on the first
+ * stage, the output layer (or a tied copy) and the final norm on the last.
+ * A params count given in the spec scales the result; without an arch it
+ * is m->params, whatever the layout.
+ */
 MESH_API double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
 
-/* Parameters one GPU holds of one transformer layer under tensor
- * parallelism tp: the matrices split, the norms replicated. */
+/**
+ * Parameters one GPU holds of one transformer layer under tensor
+ * parallelism tp (>= 1): the matrices split, the norms replicated.  Needs
+ * the arch.
+ */
 MESH_API double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
 
-/* Bytes per parameter (w, g, k) of the model's precision and optimizer,
- * unsharded, under the framework that needs the most (lib/accounting.c). */
+/**
+ * Bytes per parameter (weights *w, gradients *g, optimizer states *k; none
+ * NULL) of the model's precision and optimizer, unsharded, under the
+ * framework that needs the most (lib/accounting.c); under LoRA g and k
+ * are scaled to the adapters' share.
+ */
 MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
 
-/* Activation bytes one transformer layer stores for one micro-batch
- * (Korthikanti et al. 2022, Table 2, generalised for GQA, SwiGLU, flash
- * attention, dropout-free training and FP8's one-byte linear inputs).
- * `modules` (MESH_RC_*) says what selective recomputation recomputes; 0 is
- * Megatron's default, the attention core. */
+/**
+ * Activation bytes one transformer layer stores for one micro-batch of
+ * micro_batch sequences on one GPU (Korthikanti et al. 2022, Table 2,
+ * generalised for GQA, SwiGLU, flash attention, dropout-free training and
+ * FP8's one-byte linear inputs); 0 without an arch.  tp and cp are >= 1;
+ * sp nonzero means sequence parallelism.  `modules` (MESH_RC_*) says what
+ * selective recomputation recomputes, and counts only when rc is
+ * selective; 0 is Megatron's default, the attention core.  rc auto counts
+ * as none.
+ */
 MESH_API double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp,
                                       int sp, mesh_recompute_t rc, unsigned modules);
 
-/* Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v). */
+/**
+ * Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v),
+ * for pp and vpp >= 1 (the memory model counts the same chunks in flight
+ * directly).
+ */
 MESH_API double mesh_interleave_factor(int pp, int vpp);
 
 #ifdef __cplusplus

@@ -19,24 +19,51 @@
 extern "C" {
 #endif
 
-/* Parse a decimal integer in [min, max]. */
+/*
+ * Common to the parsers: s is the whole text (NULL or "" is an error);
+ * `what` (not NULL) names the value in the error ("reserve", "mesh tp");
+ * on success the value goes to *out and 0 is returned; on failure *out is
+ * left alone and -1 is returned with err saying what is allowed.  Leading
+ * spaces and trailing text are errors (mesh_parse_size alone skips spaces
+ * before its unit).
+ */
+
+/**
+ * Parse a decimal integer in [min, max]: optional sign, digits only (no
+ * hex, no spaces, no trailing text).  Errors: not an integer, or out of
+ * range (overflow included).
+ */
 MESH_API int mesh_parse_int(const char *s, const char *what, long long min, long long max,
                             long long *out, mesh_error_t *err);
 
-/* Parse a finite decimal number (e.g. "70.55e9", "0.05") in [min, max]. */
+/**
+ * Parse a finite decimal number (e.g. "70.55e9", "0.05") in [min, max].
+ * "inf", "nan" and hex floats are refused as not a number.
+ */
 MESH_API int mesh_parse_double(const char *s, const char *what, double min, double max, double *out,
                                mesh_error_t *err);
 
-/* Parse a size: a plain byte count or a number with a unit; KB MB GB TB are
- * powers of 1000, KiB MiB GiB TiB powers of 1024 (case-insensitive).  A bare
- * "G" or "M" is refused as ambiguous.  The result must be in [min, max]. */
+/**
+ * Parse a size in bytes: a plain byte count or a non-negative number with
+ * a unit, spaces allowed between them ("80GB", "80 GiB"); B, KB MB GB TB
+ * are powers of 1000, KiB MiB GiB TiB powers of 1024 (units
+ * case-insensitive).  A bare "K", "M", "G" or "T" is refused as ambiguous.
+ * The result, in bytes, must be in [min, max].
+ */
 MESH_API int mesh_parse_size(const char *s, const char *what, double min, double max, double *out,
                              mesh_error_t *err);
 
-/* Parse true/false (also yes/no, on/off, 1/0). */
+/**
+ * Parse a boolean: true/yes/on/1 (*out = 1) or false/no/off/0 (*out = 0),
+ * case-insensitively.  s may be NULL (an error).
+ */
 MESH_API int mesh_parse_bool(const char *s, const char *what, int *out, mesh_error_t *err);
 
-/* Format bytes as a short human string ("74.5 GiB") into buf. */
+/**
+ * Format bytes as a short human string in powers of 1024 ("74.5 GiB",
+ * "512 B", up to PiB) into buf[len] (len > 0; truncated to fit; 32 bytes
+ * suffice below 1e21 bytes).  Returns buf; thread-safe.
+ */
 MESH_API const char *mesh_format_bytes(double bytes, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -18,29 +18,45 @@
 extern "C" {
 #endif
 
-/* How the text pictures may be drawn. */
+/** How the text pictures may be drawn. */
 typedef struct mesh_picture_opts {
-    int color; /* ANSI colours */
-    int width; /* columns available; 0: 100 */
+    int color; /* 1: ANSI colours */
+    int width; /* columns available; 0: 100; below 40 drawn as 40 */
 } mesh_picture_opts_t;
 
-/* The options for pictures written to fd: colour only on a terminal and
- * never with NO_COLOR (no-color.org); the terminal's width under 100. */
+/**
+ * The options for pictures written to fd: colour only on a terminal and
+ * never with a non-empty NO_COLOR (no-color.org); the terminal's width
+ * when it is 40 to 99 columns, else 100.  Reads the environment, so it
+ * must not race a setenv in another thread.
+ */
 MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd);
 
-/* All three text pictures, malloc'd (free() it); NULL only out of memory. */
+/**
+ * All three text pictures, one after the other: a malloc'd string the
+ * caller frees with free(), or NULL when memory runs out (a picture that
+ * ran out alone is left out).  p and o must not be NULL.
+ */
 MESH_API char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 
-/* One picture each. */
+/**
+ * One picture each, as mesh_picture_text (malloc'd, free() it; NULL only
+ * out of memory; p and o not NULL).  The pipeline picture draws at most
+ * as many micro-batches as the width allows, and shows only its title
+ * line when the schedule cannot be simulated.
+ */
 MESH_API char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 MESH_API char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 MESH_API char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 
-/* The three as one self-contained SVG document (no scripts, no external
- * fonts), malloc'd. */
+/**
+ * The three as one self-contained SVG document (no scripts, no external
+ * fonts): a malloc'd string the caller frees with free(), NULL when memory
+ * runs out.  p must not be NULL.
+ */
 MESH_API char *mesh_picture_svg(const mesh_plan_t *p);
 
-/* One unit of work of the pipeline schedule: stage `stage` runs the forward
+/** One unit of work of the pipeline schedule: stage `stage` runs the forward
  * (kind 'F') or backward ('B') pass of micro-batch `mb` through its model
  * chunk `chunk`, from time slot `start` for `len` slots. */
 typedef struct mesh_pipe_op {
@@ -48,10 +64,16 @@ typedef struct mesh_pipe_op {
     char kind;
 } mesh_pipe_op_t;
 
-/* Simulate Megatron's schedule (1F1B; interleaved when vpp > 1, which needs
- * m % pp == 0) for pp stages and m micro-batches, a forward taking one slot
- * and a backward two.  Fills ops (2*pp*vpp*m of them, malloc'd) and returns
- * the slots the whole schedule takes, or -1 on bad arguments. */
+/**
+ * Simulate Megatron's schedule (1F1B; interleaved when vpp > 1) for pp
+ * stages and m micro-batches, a forward taking one slot and a backward
+ * two.  On success sets *ops (ops not NULL) to a malloc'd array of
+ * 2*pp*vpp*m operations, in the order they were scheduled, which the
+ * caller frees with free(), and returns the slots the whole schedule
+ * takes.  Returns -1 with *ops NULL on bad arguments (pp, vpp or m below 1,
+ * vpp > 1 with m not a multiple of pp, pp*vpp*m above 2^20) or when memory
+ * runs out.
+ */
 MESH_API int mesh_pipe_schedule(int pp, int vpp, int m, mesh_pipe_op_t **ops);
 
 #ifdef __cplusplus

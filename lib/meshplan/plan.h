@@ -24,63 +24,112 @@ extern "C" {
 #endif
 
 #define MESH_PLAN_TIE          0.01 /* step times within 1% are a tie */
-#define MESH_PLAN_ALTERNATIVES 5
+#define MESH_PLAN_ALTERNATIVES 5    /* runners-up kept at most */
 
+/** A plan, opaque: made by mesh_plan_create, freed by mesh_plan_destroy. */
 typedef struct mesh_plan mesh_plan_t;
 
-/* One evaluated layout. */
+/** One evaluated layout. */
 typedef struct mesh_candidate {
-    mesh_layout_t layout;
-    long micro_batches; /* per optimizer step per pipeline */
-    mesh_memory_t memory;
-    mesh_cost_t cost;
+    mesh_layout_t layout; /* complete: no field MESH_FREE */
+    long micro_batches;   /* per optimizer step per pipeline */
+    mesh_memory_t memory; /* the worst rank's */
+    mesh_cost_t cost;     /* predicted step time */
+    /* 1: fits the usable GPU memory and, with the optimizer offloaded, 80%
+     * of the node's host memory */
     int fits;
 } mesh_candidate_t;
 
-/* Plan model m on allocation a.  Fields of pins that are not MESH_FREE are
+/**
+ * Plan model m on allocation a.  Fields of pins that are not MESH_FREE are
  * fixed (pins may be NULL); the spec's micro_batch and recompute act as pins
  * unless pins set them (MESH_AUTO: planned anyway).  pol may be NULL for the
- * default policy.  Returns NULL with err set on bad input (including
- * pins that no valid layout satisfies); a plan that does not fit is not an
- * error: see mesh_plan_fits. */
+ * default policy.  m, a, pins and pol are copied: the plan keeps no
+ * pointer to them.
+ *
+ * Returns a new plan, which the caller frees with mesh_plan_destroy, or
+ * NULL with err set on bad input: an allocation out of range (nodes
+ * 1..2^20, gpus_per_node 1..1024, at most 2^22 GPUs, island >= 1, GPU
+ * memory known), a precision the GPU lacks, offload pinned without host
+ * memory, pins (or a model) that no valid layout satisfies, or memory
+ * running out.  A plan that does not fit is not an error: see
+ * mesh_plan_fits.  Deterministic and thread-safe; the search is exhaustive
+ * and, when nothing fits, the advice runs further searches.
+ */
 MESH_API mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                                        const mesh_layout_t *pins, const mesh_policy_t *pol,
                                        mesh_error_t *err);
+
+/**
+ * Free a plan and everything its accessors returned.  p may be NULL.
+ * mesh_env_create's environments and the reports' strings are copies and
+ * outlive it.
+ */
 MESH_API void mesh_plan_destroy(mesh_plan_t *p);
 
-/* 1 if the chosen layout fits in usable memory. */
+/** 1 if the chosen layout fits in usable memory, 0 if none does. */
 MESH_API int mesh_plan_fits(const mesh_plan_t *p);
 
-/* 1 if some layout of m fits a, from the same inputs as mesh_plan_create;
+/**
+ * 1 if some layout of m fits a, from the same inputs as mesh_plan_create;
  * 0 if none does or an input is bad (mesh_plan_create says why).  It stops
- * at the first fitting layout and prices none: a quick yes for the controller. */
+ * at the first fitting layout and prices none: a quick yes for the
+ * controller.
+ */
 MESH_API int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a,
                                 const mesh_layout_t *pins, const mesh_policy_t *pol);
 
-/* The chosen layout; when nothing fits, the one that comes closest. */
+/**
+ * The chosen layout; when nothing fits, the one that needs the least
+ * memory, priced all the same.  Never NULL; points into p, valid until
+ * mesh_plan_destroy(p).
+ */
 MESH_API const mesh_candidate_t *mesh_plan_best(const mesh_plan_t *p);
 
-/* Runners-up: the fastest fitting layout of each other (tp, cp, pp) shape. */
+/**
+ * Runners-up: the fastest fitting layout of each other (tp, cp, pp) shape,
+ * fastest first, at most MESH_PLAN_ALTERNATIVES (none when nothing fits).
+ * mesh_plan_alternative returns NULL unless 0 <= i < count; its pointer is
+ * into p, valid until mesh_plan_destroy(p).
+ */
 MESH_API int mesh_plan_alternative_count(const mesh_plan_t *p);
 MESH_API const mesh_candidate_t *mesh_plan_alternative(const mesh_plan_t *p, int i);
 
-/* Why simpler layouts were refused, and why nothing fits (one line each). */
+/**
+ * Why simpler layouts were refused, or when nothing fits why (one line
+ * each, at most 24 lines of at most 383 characters).  mesh_plan_reason
+ * returns NULL unless 0 <= i < count; the string is in p, valid until
+ * mesh_plan_destroy(p).
+ */
 MESH_API int mesh_plan_reason_count(const mesh_plan_t *p);
 MESH_API const char *mesh_plan_reason(const mesh_plan_t *p, int i);
 
-/* What would fit when the chosen layout does not (one line each). */
+/**
+ * What would fit when the chosen layout does not (one line each, at most
+ * 24; none when it fits): a pin to drop, more nodes, or LoRA.
+ * mesh_plan_advice returns NULL unless 0 <= i < count; the string is in p,
+ * valid until mesh_plan_destroy(p).
+ */
 MESH_API int mesh_plan_advice_count(const mesh_plan_t *p);
 MESH_API const char *mesh_plan_advice(const mesh_plan_t *p, int i);
 
-/* Layouts evaluated (for benchmarks and reports). */
+/** Layouts evaluated by the search (for benchmarks and reports). */
 MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
 
-/* The inputs the plan was made from. */
+/**
+ * The inputs the plan was made from: the plan's own copies, valid until
+ * mesh_plan_destroy(p).  The allocation's island is capped at its GPUs per
+ * node, so it may differ from what was passed.
+ */
 MESH_API const mesh_model_t *mesh_plan_model(const mesh_plan_t *p);
 MESH_API const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p);
 
-/* A 64-bit FNV-1a digest of everything that determines the plan's result
- * (model numbers, allocation, chosen layout), as 16 hex digits. */
+/**
+ * A 64-bit FNV-1a digest of everything that determines the plan's result
+ * (model digest, allocation and GPU figures, host memory, the policy's
+ * reserve and overheads, chosen layout), as 16 hex digits: a string in p,
+ * valid until mesh_plan_destroy(p).
+ */
 MESH_API const char *mesh_plan_digest(const mesh_plan_t *p);
 
 #ifdef __cplusplus

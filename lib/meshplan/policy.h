@@ -18,122 +18,198 @@
 extern "C" {
 #endif
 
-#define MESH_PATH_MAX          256
-#define MESH_GPU_OVERRIDES_MAX 16
+#define MESH_PATH_MAX          256 /* bytes of a path setting, with its NUL */
+#define MESH_GPU_OVERRIDES_MAX 16  /* GPU models gpu.NAME.* may name */
 
+/** enforce=: what to do with a job whose model does not fit. */
 typedef enum mesh_enforce {
     MESH_ENFORCE_OFF,
     MESH_ENFORCE_WARN,
     MESH_ENFORCE_REJECT
 } mesh_enforce_t;
+/** export=: which launcher variables the tasks get (see env.h). */
 typedef enum mesh_export {
     MESH_EXPORT_TORCH,
     MESH_EXPORT_TORCHRUN,
     MESH_EXPORT_MESH
 } mesh_export_t;
 
-/* Which job steps get the variables (steps=). */
+/** Which job steps get the variables (steps=). */
 enum {
     MESH_STEP_REGULAR = 1 << 0,     /* srun steps */
     MESH_STEP_BATCH = 1 << 1,       /* the batch script itself */
     MESH_STEP_INTERACTIVE = 1 << 2, /* salloc's interactive step */
 };
 
-/* A per-model override of the GPU table; zero fields are left as they are. */
+/** A per-model override of the GPU table; zero fields are left as they are. */
 typedef struct mesh_gpu_override {
-    char name[32];
+    char name[32]; /* the GPU model, matched case-insensitively */
+    /* bytes; FLOP/s (gpu.NAME.peak_tflops, in 1e12); bytes/s (hbm_bw,
+     * link_bw, net_bw); fraction of peak */
     double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
-    int island;
+    int island;                      /* GPUs per NVLink island */
     unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
 } mesh_gpu_override_t;
 
-/* What job_submit/meshplan assumes about a Slurm partition (the controller
+/** What job_submit/meshplan assumes about a Slurm partition (the controller
  * sees no node's topology); zero fields fall back to the policy's own. */
-#define MESH_PARTITIONS_MAX 32
+#define MESH_PARTITIONS_MAX 32 /* partitions a policy may describe */
 typedef struct mesh_partition {
-    char name[64]; /* "default": any partition not listed */
-    char gpu[32];
-    double gpu_mem;
-    int island; /* nvlink= */
-    int nodes;  /* how many nodes it has, to explain requests beyond them */
+    char name[64];  /* "default": any partition not listed */
+    char gpu[32];   /* GPU model name; "": the policy's gpu= */
+    double gpu_mem; /* bytes; 0: the policy's */
+    int island;     /* nvlink= */
+    int nodes;      /* how many nodes it has, to explain requests beyond them */
 } mesh_partition_t;
 
+/** The admin policy: mesh_policy_init's defaults, then the keys set.  Plain data. */
 typedef struct mesh_policy {
-    mesh_enforce_t enforce; /* what to do with a job whose model does not fit */
-    double reserve;         /* fraction of GPU memory kept free */
-    char gpu[32];           /* GPU model to assume where discovery cannot tell */
-    double gpu_mem;         /* GPU memory to assume (bytes); 0 = from the GPU table */
-    mesh_export_t export_mode;
-    int port_lo, port_hi; /* MASTER_PORT range */
-    char models_dir[MESH_PATH_MAX];
-    char topology_xml[MESH_PATH_MAX];
-    unsigned steps;          /* MESH_STEP_* mask */
-    int bind_gpu;            /* bind=gpu: each task sees only its own GPU */
-    int gpu_order_minor;     /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
+    mesh_enforce_t enforce;           /* what to do with a job whose model does not fit */
+    double reserve;                   /* fraction of GPU memory kept free */
+    char gpu[32];                     /* GPU model to assume where discovery cannot tell */
+    double gpu_mem;                   /* GPU memory to assume (bytes); 0 = from the GPU table */
+    mesh_export_t export_mode;        /* export= */
+    int port_lo, port_hi;             /* MASTER_PORT range, inclusive (port_range=) */
+    char models_dir[MESH_PATH_MAX];   /* presets searched before the installed ones; "": none */
+    char topology_xml[MESH_PATH_MAX]; /* XML path (%n: node name), "none", or "": discover */
+    unsigned steps;                   /* MESH_STEP_* mask */
+    int bind_gpu;                     /* bind=gpu: each task sees only its own GPU */
+    int gpu_order_minor;              /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
     double topology_timeout; /* seconds a node may spend reading its topology; 0: no bound */
     int topology_fallback;   /* on_topology_error=fallback: plan from gpu=/gpu_mem= instead */
     double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
     double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
     double fragmentation;    /* allocator slack, fraction of activation memory */
     int submit_fail_closed;  /* on_submit_error=reject: job_submit refuses on its own failures */
-    int n_partitions;
+    int n_partitions;        /* entries used in partitions[] */
     mesh_partition_t partitions[MESH_PARTITIONS_MAX];
-    int n_gpu_overrides;
+    int n_gpu_overrides; /* entries used in gpu_overrides[] */
     mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
 } mesh_policy_t;
 
-/* Fill in the defaults. */
+/**
+ * Fill *p with the defaults: enforce=reject, reserve 3%, export=torch,
+ * ports 20000-29999, steps=regular, topology_timeout 10 s, overhead 1 GiB,
+ * comm_buffer 0.25 GiB, fragmentation 5%; every other field 0 or "".
+ * Call it before any other policy function.
+ */
 MESH_API void mesh_policy_init(mesh_policy_t *p);
 
-/* Set one key, as written in plugstack.conf ("reserve", "0.1").  GPU
- * overrides are "gpu.NAME.FIELD" (e.g. gpu.H100-SXM.memory=80GiB). */
+/**
+ * Set one key, as written in plugstack.conf ("reserve", "0.1"); key and
+ * value must not be NULL.  GPU overrides are "gpu.NAME.FIELD" (e.g.
+ * gpu.H100-SXM.memory=80GiB), partitions "partition.NAME.FIELD".
+ *
+ * Returns 0, or -1 with err naming the key on an unknown key (the list of
+ * keys follows), a value out of range, or more than MESH_GPU_OVERRIDES_MAX
+ * GPUs or MESH_PARTITIONS_MAX partitions.  A gpu.NAME.* or partition.NAME.*
+ * key adds its NAME entry before its value is checked, so a failed call
+ * can leave an empty entry behind.  "policy" is mesh_policy_set_arg's, not
+ * a key here.  Names of GPUs the table does not know are accepted here and
+ * checked by mesh_policy_check.
+ */
 MESH_API int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value,
                              mesh_error_t *err);
 
-/* Set one "key=value" argument. */
+/**
+ * Set one "key=value" argument (key at most 127 characters), as
+ * mesh_policy_set does; "policy=PATH" loads a policy file with
+ * mesh_policy_load.  Errors as theirs, or "not key=value".
+ */
 MESH_API int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
 
-/* Read a YAML policy file: a mapping of the same keys; `gpus:` holds a
- * mapping of GPU names to mappings of override fields.  Checks the result
- * with mesh_policy_check. */
+/**
+ * Read a YAML policy file (a regular file of at most 64 KiB, opened
+ * without blocking on a FIFO) and apply it with mesh_policy_parse.
+ * Returns 0, or -1 with err set; see mesh_policy_parse for what *p holds
+ * then.
+ */
 MESH_API int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err);
 
-/* The same from len bytes of buf (no NUL needed); path only names it in errors. */
+/**
+ * Apply a YAML policy held in len bytes of buf (no NUL needed; at most 64
+ * KiB): a mapping of the same keys, where `gpus:` maps GPU names to
+ * mappings of override fields and `partitions:` partition names to
+ * mappings of their fields.  path (not NULL) only names it in errors.
+ *
+ * The keys are set on top of what *p holds (initialise it first); an empty
+ * document changes nothing.  The result is then checked with
+ * mesh_policy_check.  Returns 0, or -1 with err as "path:line: key: ...";
+ * the keys read before the error stay set.  A key given twice in one
+ * mapping, a `policy:` key, and YAML anchors, aliases or tags are errors.
+ */
 MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
                                mesh_error_t *err);
 
-/* The settings for partition `name` (NULL: the job named none), or those
- * of the partition called "default"; NULL if neither is in the policy. */
+/**
+ * The settings for partition `name` (NULL: the job named none), matched
+ * exactly, or else those of the partition called "default"; NULL if
+ * neither is in the policy.  The pointer is into *p: valid as long as *p.
+ */
 MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
-/* The GPU called `name`: the table's, or one the policy defines in full
- * (gpu.NAME.pci, .memory, .peak_tflops), with the policy's overrides applied. */
+/**
+ * The GPU called `name` (not NULL) into *out: the table's entry, or one the
+ * policy defines in full (gpu.NAME.pci, .memory, .peak_tflops), with the
+ * policy's overrides applied.  A GPU the policy defines copies the default
+ * GPU's entry (mesh_gpu_default) for every figure it does not give, its
+ * PCI device list and FP8 support included, with island 1.  Returns 0, or
+ * -1 with err listing the known names (*out untouched).
+ */
 MESH_API int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out,
                              mesh_error_t *err);
 
-/* Check what single keys cannot: a GPU the table does not know must come
- * with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops. */
+/**
+ * Check what single keys cannot: gpu= and every partition.NAME.gpu= name a
+ * GPU of the table or of the policy, and a GPU the table does not know
+ * comes with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops.
+ * Returns 0, or -1 with err naming the key.
+ */
 MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 
-/* Apply the policy's overrides for gpu->name to *gpu. */
+/**
+ * Apply the policy's overrides for gpu->name (matched case-insensitively)
+ * to *gpu: every nonzero field of the override replaces the GPU's.
+ */
 MESH_API void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);
 
-/* Describe an allocation: `gpu` names a table entry (NULL: the policy's
- * gpu=, else a generic GPU with the default GPU's speeds); the policy's
- * gpu.NAME.* overrides apply; `gpu_mem` (0: the policy's gpu_mem= for a
- * generic GPU) and `island` (0: the GPU's own) override last. */
+/**
+ * Describe an allocation into *out (which is cleared first): `gpu` names a
+ * GPU (NULL: the policy's gpu=, else a "generic" GPU with the default
+ * GPU's speeds, which needs gpu_mem or the policy's gpu_mem=); the
+ * policy's gpu.NAME.* overrides apply; `gpu_mem` (bytes, 0: none) and
+ * `island` (0: the GPU's own) override last, and the island is capped at
+ * gpus_per_node.  The policy's gpu_mem= serves the generic GPU only.  nodes
+ * and gpus_per_node are copied unchecked (mesh_plan_create checks them);
+ * host_memory is left 0.  Returns 0, or -1 with err on an unknown GPU or
+ * no memory size at all.
+ */
 MESH_API int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
                                int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err);
 
-/* The installed presets directory ($(datadir)/meshplan/models). */
+/**
+ * The installed presets directory ($(datadir)/meshplan/models), fixed at
+ * build time: a static string, never NULL, never freed.
+ */
 MESH_API const char *mesh_default_models_dir(void);
 
-/* Memory a layout may use on this GPU: memory * (1 - reserve). */
+/** Memory a layout may use on this GPU, in bytes: gpu->memory * (1 - reserve). */
 MESH_API double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu);
 
+/**
+ * Names of the enforce= and export= settings ("off", "torchrun", ...):
+ * static strings, never NULL; a value outside the enum gives "reject" and
+ * "mesh" respectively.
+ */
 MESH_API const char *mesh_enforce_name(mesh_enforce_t e);
 MESH_API const char *mesh_export_name(mesh_export_t e);
-MESH_API int mesh_export_parse(const char *s, mesh_export_t *out); /* 0 ok, -1 unknown */
+
+/**
+ * Parse an export mode (s not NULL): torch, torchrun or mesh,
+ * case-insensitively.  Returns 0 with *out set, or -1 (*out untouched, no
+ * err).
+ */
+MESH_API int mesh_export_parse(const char *s, mesh_export_t *out);
 
 #ifdef __cplusplus
 }

@@ -21,27 +21,43 @@ extern "C" {
 
 typedef enum mesh_axis { MESH_AXIS_TP, MESH_AXIS_CP, MESH_AXIS_DP, MESH_AXIS_PP } mesh_axis_t;
 
+/** A rank's position along each axis, 0-based (0 <= tp < l->tp, ...). */
 typedef struct mesh_coords {
     int tp, cp, dp, pp;
 } mesh_coords_t;
 
-/* Coordinates of a global rank (0 <= rank < world). */
+/*
+ * The layout l must be complete (every size >= 1); none of these checks
+ * its arguments or allocates.
+ */
+
+/**
+ * Coordinates of a global rank, 0 <= rank < mesh_layout_world(l) (not
+ * checked: a larger rank gives a pp coordinate past the last stage).
+ */
 MESH_API mesh_coords_t mesh_rank_coords(const mesh_layout_t *l, long rank);
 
-/* Global rank of coordinates. */
+/** Global rank of coordinates c, the inverse of mesh_rank_coords. */
 MESH_API long mesh_rank_of(const mesh_layout_t *l, const mesh_coords_t *c);
 
-/* Size of the group along `axis`. */
+/** Size of the group along `axis` (l->tp, ...; any other axis value gives l->pp). */
 MESH_API int mesh_axis_size(const mesh_layout_t *l, mesh_axis_t axis);
 
-/* The group of `rank` along `axis` is first, first + stride, ... (size
- * members): an arithmetic progression in this order. */
+/**
+ * The group of `rank` along `axis` is first, first + stride, ... (size
+ * members): an arithmetic progression in this order.  Writes *first and
+ * *stride.
+ */
 MESH_API void mesh_rank_group_span(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *first,
                                    long *stride);
 
-/* The group of `rank` along `axis`, ascending, into out[mesh_axis_size()]. */
+/**
+ * The group of `rank` along `axis`, ascending, into out, which the caller
+ * sizes for mesh_axis_size(l, axis) entries.
+ */
 MESH_API void mesh_rank_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, long *out);
 
+/** "tp", "cp", "dp" or "pp" ("?" for another value): a static string. */
 MESH_API const char *mesh_axis_name(mesh_axis_t axis);
 
 #ifdef __cplusplus

@@ -2,8 +2,10 @@
  * meshplan: reports of a plan for people and for programs.
  *
  * The CLI prints these and the plugin's --mesh-explain shows the same text,
- * so a plan reads the same wherever it is made.  Every function returns a
- * malloc'd NUL-terminated string (free it), or NULL if memory ran out.
+ * so a plan reads the same wherever it is made.  Every function but
+ * mesh_report_nofit returns a malloc'd NUL-terminated string ending in a
+ * newline, which the caller frees with free() and which outlives the plan,
+ * or NULL if memory ran out.  p must not be NULL.  Thread-safe.
  */
 #ifndef MESHPLAN_REPORT_H
 #define MESHPLAN_REPORT_H
@@ -15,22 +17,34 @@
 extern "C" {
 #endif
 
-/* The explained plan: model and allocation, the chosen layout as a table,
- * its memory breakdown and cost, runners-up, reasons and advice. */
+/**
+ * The explained plan: model and allocation, the chosen layout as a table,
+ * its memory breakdown and cost, runners-up, reasons and advice.
+ */
 MESH_API char *mesh_report_text(const mesh_plan_t *p);
 
-/* The plan as one JSON object (DESIGN section 9): model, fits, layout,
- * memory (bytes per GPU, worst rank), cost, alternatives, reasons, advice. */
+/**
+ * The plan as one JSON object (doc/design.md, "CLI and JSON"): model,
+ * allocation, fits, layout, memory (bytes per GPU, worst rank), cost
+ * (seconds), pp_layers, alternatives, reasons, advice, digest, evaluated.
+ */
 MESH_API char *mesh_report_json(const mesh_plan_t *p);
 
-/* The rank map of the chosen layout: one row per rank with node, local
- * index and coordinates, then the groups of rank 0. */
+/**
+ * The rank map of the chosen layout: one row (text) or object (JSON) per
+ * rank of the whole allocation, with its node, local index and
+ * coordinates; large allocations make long strings.
+ */
 MESH_API char *mesh_report_ranks_text(const mesh_plan_t *p);
 MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
 
-/* Why a plan that does not fit falls short, in one line, then one line per
- * "what would fit" advice, into buf[len]: what the plugin and
- * job_submit/meshplan tell the user. */
+/**
+ * Why a plan that does not fit falls short, in one line, then one line per
+ * "what would fit" advice, into buf[len] (len > 0; truncated to fit; no
+ * final newline): what the plugin and job_submit/meshplan tell the user.
+ * It says "does not fit" whatever mesh_plan_fits says: call it only for a
+ * plan that does not.  Returns buf.
+ */
 MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -27,12 +27,25 @@ extern "C" {
 #define MESH_REQUEST_VERSION 1
 #define MESH_REQUEST_MAX     2048 /* bytes, with the terminating NUL */
 
-/* Write model m and the pins into buf[len] (at most MESH_REQUEST_MAX). */
+/**
+ * Write model m and the pins (not NULL; mesh_layout_format_pins's syntax)
+ * as a request into buf[len]: "1;PINS;{name: ..., params: ..., arch: {...},
+ * train: {...}}", NUL-terminated; doubles are written so that they read
+ * back exactly.  Returns 0, or -1 with err set and buf untouched when the
+ * request would not fit in len bytes or in MESH_REQUEST_MAX, or memory
+ * runs out.
+ */
 MESH_API int mesh_request_encode(const mesh_model_t *m, const mesh_layout_t *pins, char *buf,
                                  size_t len, mesh_error_t *err);
 
-/* Read a request back, with every check a spec file and --mesh get; errors
- * name the request's part ("request: ..."). */
+/**
+ * Read a request (s not NULL, shorter than MESH_REQUEST_MAX) back into *m
+ * and *pins, with every check a spec file (mesh_spec_parse, presets
+ * refused) and --mesh (mesh_layout_parse) get; errors name the request's
+ * part ("request: ..."), and a version other than MESH_REQUEST_VERSION is
+ * one.  Returns 0, or -1 with err set; *m is then untouched, but *pins may
+ * have been changed (the pins are decoded before the spec).
+ */
 MESH_API int mesh_request_decode(const char *s, mesh_model_t *m, mesh_layout_t *pins,
                                  mesh_error_t *err);
 

@@ -24,7 +24,7 @@ extern "C" {
 #define MESH_SPEC_MAX_BYTES (64 * 1024) /* larger spec files are refused */
 
 typedef enum mesh_mlp { MESH_MLP_GELU, MESH_MLP_SWIGLU } mesh_mlp_t;
-/* Training precision.  fp8 runs the GEMMs in FP8 through Transformer Engine
+/** Training precision.  fp8 runs the GEMMs in FP8 through Transformer Engine
  * and keeps bf16 parameters and an fp32 master copy (mixed precision). */
 typedef enum mesh_precision {
     MESH_PREC_BF16,
@@ -32,14 +32,14 @@ typedef enum mesh_precision {
     MESH_PREC_FP32,
     MESH_PREC_FP8,
 } mesh_precision_t;
-/* Transformer Engine's FP8 scaling recipes (transformer_engine/common/recipe). */
+/** Transformer Engine's FP8 scaling recipes (transformer_engine/common/recipe). */
 typedef enum mesh_fp8_recipe {
     MESH_FP8_DELAYED,    /* DelayedScaling: per-tensor, amax history (Hopper) */
     MESH_FP8_TENSORWISE, /* Float8CurrentScaling: per-tensor, current amax (Hopper) */
     MESH_FP8_BLOCKWISE,  /* Float8BlockScaling: 128-wide blocks (Hopper) */
     MESH_FP8_MXFP8,      /* MXFP8BlockScaling: 32-wide blocks, needs Blackwell */
 } mesh_fp8_recipe_t;
-/* Whose accounting "fits" means: the framework that will run the job.  auto:
+/** Whose accounting "fits" means: the framework that will run the job.  auto:
  * every framework meshplan exports flags or a config for (Megatron-LM and
  * DeepSpeed), priced each and the largest kept. */
 typedef enum mesh_framework {
@@ -59,7 +59,7 @@ typedef enum mesh_recompute {
     MESH_RECOMPUTE_SELECTIVE = 1,
     MESH_RECOMPUTE_FULL = 2,
 } mesh_recompute_t;
-/* What selective recomputation recomputes (Megatron-LM's --recompute-modules,
+/** What selective recomputation recomputes (Megatron-LM's --recompute-modules,
  * transformer_config.py L560-581 at d98e8a6); 0 is its default, core_attn. */
 enum {
     MESH_RC_CORE_ATTN = 1, /* the attention core: QK^T, softmax, AV */
@@ -67,88 +67,150 @@ enum {
     MESH_RC_MLP = 4,       /* the whole MLP, from its input */
     MESH_RC_ALL = 7,
 };
-/* "core_attn+layernorm+mlp" for a module set (0: core_attn); -1 on an
- * unknown name. */
+/**
+ * Write a MESH_RC_* module set as its names joined by '+', in the order
+ * core_attn, layernorm, mlp ("core_attn+layernorm+mlp"), into buf[len]
+ * (len > 0; 24 bytes hold every set).  0 is written as "core_attn", what
+ * it means; bits above MESH_RC_ALL are ignored.  A name that does not fit
+ * is left out whole rather than cut.  Returns buf.
+ */
 MESH_API const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len);
+
+/**
+ * Parse module names joined by '+' ("layernorm+mlp"; case-sensitive, no
+ * spaces) into a MESH_RC_* set in *out.  Returns 0, or -1 on an unknown or
+ * empty name, a stray '+' or an empty string; no err, and *out may have
+ * been changed even on -1.
+ */
 MESH_API int mesh_recompute_modules_parse(const char *s, unsigned *out);
 
-/* A model and its training setup, with every default filled in. */
+/**
+ * A model and its training setup, with every default filled in, as
+ * mesh_spec_load and mesh_spec_parse make it.  Plain data: copy it freely.
+ */
 typedef struct mesh_model {
-    char name[MESH_NAME_MAX];
-    int has_arch; /* 0: only `params` is known, so activations are not modelled */
-    /* arch */
+    char name[MESH_NAME_MAX]; /* the spec's name, else its preset's, else "model" */
+    int has_arch;             /* 0: only `params` is known, so activations are not modelled */
+    /* arch (all 0 without one): transformer layers, hidden size, attention
+     * heads, key/value heads (GQA; default heads), MLP width (default
+     * 4*hidden) and vocabulary size */
     int layers, hidden, heads, kv_heads, ffn, vocab;
     mesh_mlp_t
         mlp; /* gelu: GPT-style (biases, LayerNorm, learned positions); swiglu: Llama-style */
-    int tied_embeddings;
-    double params; /* parameter count: given, or computed from arch */
+    int tied_embeddings; /* 1: the output layer shares the input embedding's weights */
+    double params;       /* parameter count: given, or computed from arch */
     /* train */
-    int seq_len;
-    long global_batch; /* sequences per optimizer step */
-    int micro_batch;   /* 0 = auto (planned) */
-    mesh_precision_t precision;
-    mesh_fp8_recipe_t fp8_recipe; /* with precision fp8 */
+    int seq_len;                  /* tokens per sequence (default 4096) */
+    long global_batch;            /* sequences per optimizer step (default 512) */
+    int micro_batch;              /* 0 = auto (planned) */
+    mesh_precision_t precision;   /* default bf16 */
+    mesh_fp8_recipe_t fp8_recipe; /* with precision fp8 (default delayed) */
     /* gradient buffers: fp32 by default under bf16 and fp32 (Megatron's main
      * grads, DeepSpeed's fp32 accumulation), fp16 under fp16 (Megatron then
      * copies them to fp32 for the optimizer); bf16 = 2-byte buffers */
     mesh_precision_t grad_accum_dtype;
-    mesh_optimizer_t optimizer;
+    mesh_optimizer_t optimizer; /* default adamw */
     /* the narrowest Adam moments the planner may choose: fp32 (the default)
      * or 16-bit, which changes numerics and so is only taken when given */
     mesh_precision_t optimizer_dtype;
-    mesh_framework_t framework;
-    mesh_recompute_t recompute;
-    int flash_attention; /* no s x s attention scores are stored */
-    double dropout;      /* 0: no dropout masks are stored */
-    mesh_finetune_t finetune;
+    mesh_framework_t framework; /* default auto */
+    mesh_recompute_t recompute; /* default auto (planned) */
+    int flash_attention;        /* no s x s attention scores are stored (default 1) */
+    double dropout;             /* probability, 0..1; 0: no dropout masks are stored */
+    mesh_finetune_t finetune;   /* default full */
 } mesh_model_t;
 
-/* Where presets are searched, in order; NULL entries end the list early. */
+/** Where presets are searched, in order; a NULL entry ends the list early. */
 typedef struct mesh_spec_dirs {
-    const char *dirs[4];
+    const char *dirs[4]; /* directories holding NAME.yaml files; the caller's strings */
 } mesh_spec_dirs_t;
 
-/* Load a spec: `spec` is a file path if it contains '/' or ends in .yaml/.yml,
- * otherwise a preset name looked up in `dirs`.  Fills *out with defaults
- * applied and params computed; returns 0, or -1 with err naming the key. */
+/**
+ * Load a spec: `spec` is a file path if mesh_spec_is_path says so,
+ * otherwise a preset name looked up as DIR/NAME.yaml in `dirs` (the first
+ * directory where the effective uid can read it wins).
+ *
+ * dirs may be NULL (no presets: a preset name is then an error).  A file
+ * may name a preset (`preset:`), looked up in dirs; a preset may not.
+ * Files are read with mesh_spec_read_file.  On success fills *out with
+ * defaults applied and params computed and returns 0; on failure returns
+ * -1, leaves *out alone and sets err, naming the file and, where there
+ * is one, the line and key ("llama.yaml:7: arch.heads: ...").  Nothing of
+ * dirs or spec is kept.
+ */
 MESH_API int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
                             mesh_error_t *err);
 
-/* Parse a spec held in memory; `origin` names it in errors (e.g. the path).
- * A `preset:` key is resolved through dirs (which may be NULL to forbid it). */
+/**
+ * Parse a spec held in memory: len bytes of buf (no NUL needed; a NUL byte
+ * inside is an error; no size limit here, unlike mesh_spec_read_file).
+ * `origin` (not NULL) names it in errors, e.g. the path.  A `preset:` key
+ * is resolved through dirs; dirs NULL forbids it.  Returns 0 with *out
+ * filled as by mesh_spec_load, or -1 with err set and *out untouched.
+ */
 MESH_API int mesh_spec_parse(const char *buf, size_t len, const char *origin,
                              const mesh_spec_dirs_t *dirs, mesh_model_t *out, mesh_error_t *err);
 
-/* Read a spec file the way the plugin must read a user's file: open without
- * following a FIFO's block, check it is a regular file after opening, cap
- * its size at MESH_SPEC_MAX_BYTES.  Returns a malloc'd NUL-terminated buffer. */
+/**
+ * Read a spec file the way the plugin must read a user's file: open without
+ * blocking on a FIFO, check that what was opened is a regular file, cap its
+ * size at MESH_SPEC_MAX_BYTES.  Returns a malloc'd buffer, NUL-terminated,
+ * that the caller frees with free(), and its length in *len (len may be
+ * NULL); NULL with err set when the file cannot be opened or read, is not
+ * a regular file, is too large, or memory runs out.
+ */
 MESH_API char *mesh_spec_read_file(const char *path, size_t *len, mesh_error_t *err);
 
-/* True if `spec` names a file (contains '/' or ends in .yaml or .yml)
- * rather than a preset. */
+/**
+ * True if `spec` (not NULL) names a file rather than a preset: it contains
+ * '/' or ends in ".yaml" or ".yml" after at least one more character.
+ */
 MESH_API int mesh_spec_is_path(const char *spec);
 
-/* True if `name` is a well-formed preset name ([A-Za-z0-9._-], no leading dot). */
+/**
+ * True if `name` (not NULL) is a well-formed preset or model name: 1 to
+ * MESH_NAME_MAX - 1 characters of [A-Za-z0-9._-], not starting with '.' or
+ * '-' (so no path can be made of it).
+ */
 MESH_API int mesh_spec_valid_preset_name(const char *name);
 
-/* A 16-hex-digit digest (FNV-1a 64) of every field of m, written into
- * buf[17]: equal digests mean the same model and training setup, whatever
- * the file's comments or key order. */
+/**
+ * A 16-hex-digit digest (FNV-1a 64) of every field of m, the name
+ * included, written into buf[17] (NUL-terminated).  Equal digests mean the
+ * same model and training setup, whatever the file's comments or key
+ * order.  Returns buf.
+ */
 MESH_API const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
 
-/* Parameter count from the architecture (DESIGN section 4):
+/**
+ * Parameter count from the architecture (doc/design.md, "Parameter counts"):
  * GPT-style (gelu): 12*l*h^2*(1 + 13/(12h) + (V+s)/(12*l*h)), plus V*h if untied;
- * Llama-style (swiglu): l*(2h^2 + 2h^2*kv/heads + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h. */
+ * Llama-style (swiglu): l*(2h^2 + 2h^2*kv/heads + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h.
+ * The GPT form is for ffn = 4h and kv_heads = heads: the count itself uses
+ * the model's own.  Needs the arch (m->has_arch); m->params is ignored.
+ */
 MESH_API double mesh_model_params_from_arch(const mesh_model_t *m);
 
-/* The vocabulary Megatron-LM allocates under tensor parallelism: padded
- * up to a multiple of 128*tp (--make-vocab-size-divisible-by 128). */
+/**
+ * The vocabulary Megatron-LM allocates under tensor parallelism tp (>= 1):
+ * m->vocab padded up to a multiple of 128*tp (--make-vocab-size-divisible-by
+ * 128).
+ */
 MESH_API double mesh_model_padded_vocab(const mesh_model_t *m, int tp);
 
-/* Parameters of one transformer layer (weights, biases and norms). */
+/**
+ * Parameters of one transformer layer (weights, biases and norms), from
+ * the arch (m->has_arch must be set).
+ */
 MESH_API double mesh_model_layer_params(const mesh_model_t *m);
 
-/* Names for the enums, as written in specs. */
+/**
+ * Names of the enums, as written in specs ("bf16", "megatron", ...): static
+ * strings, never NULL, never freed.  A value outside its enum gives "?" for
+ * precision, FP8 recipe and framework; the others fall back to one of
+ * their names (optimizer "sgd", recompute "auto", mlp "swiglu", finetune
+ * "full").
+ */
 MESH_API const char *mesh_precision_name(mesh_precision_t p);
 MESH_API const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r);
 MESH_API const char *mesh_framework_name(mesh_framework_t f);
@@ -156,7 +218,13 @@ MESH_API const char *mesh_optimizer_name(mesh_optimizer_t o);
 MESH_API const char *mesh_recompute_name(mesh_recompute_t r);
 MESH_API const char *mesh_mlp_name(mesh_mlp_t m);
 MESH_API const char *mesh_finetune_name(mesh_finetune_t f);
-MESH_API int mesh_recompute_parse(const char *s, mesh_recompute_t *out); /* 0 ok, -1 unknown */
+
+/**
+ * Parse a recomputation name (s not NULL): auto, none, selective or full,
+ * case-insensitively.  Returns 0 with *out set, or -1 on an unknown name
+ * (*out untouched, no err).
+ */
+MESH_API int mesh_recompute_parse(const char *s, mesh_recompute_t *out);
 
 #ifdef __cplusplus
 }

@@ -288,7 +288,7 @@ static void env_text(const mesh_env_t *e, char *buf, size_t len)
 static void env__equals_library(void **state)
 {
     /* Llama 3 70B on 8 x 8 H100, every field pinned; task 5 of node 3 is
-     * rank 3 * 8 + 5 = 29 (DESIGN section 6: node-contiguous ranks) */
+     * rank 3 * 8 + 5 = 29 (doc/design.md, "Rank map": node-contiguous ranks) */
     const char *mesh = "tp=4,pp=4,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=selective,sp=on";
     result_t *r =
         run("env", "--model", "llama3-70b", ALLOC, "--mesh", mesh, "--node", "3", "--local", "5",
@@ -297,7 +297,7 @@ static void env__equals_library(void **state)
     mesh_model_t m = test_preset("llama3-70b");
     mesh_alloc_t a = test_alloc("H100-SXM", 8, 8);
     mesh_plan_t *p = test_plan(&m, &a, mesh);
-    /* What rank 29 must get, by hand.  DESIGN section 6:
+    /* What rank 29 must get, by hand.  doc/design.md, "Rank map":
      * rank = tp + 4*(cp + 2*(dp + 2*pp)), so 29 = 1 + 4*(1 + 2*(1 + 2*1)):
      * tp 1, cp 1, dp 1, pp 1; its groups vary one coordinate: TP 28..31,
      * CP 29-4 and 29, DP 29-8 and 29, PP 29-16, 29, 29+16, 29+32. */

@@ -105,7 +105,7 @@ static void cost__bubble_shrinks_with_micro_batches(void **state)
  * header states and their sources: the bubble from Narayanan et al. 2021
  * section 2.2 (m + (p-1)/v micro-batch slots a step), the TP all-reduces
  * from Shoeybi et al. 2019 (two forward, two backward per layer, each of
- * b*s*h elements; DESIGN.md section 4: 16bsh(t-1)/t bytes a layer and
+ * b*s*h elements; doc/design.md, "Step time": 16bsh(t-1)/t bytes a layer and
  * micro-batch), ring collectives moving 2(n-1)/n (all-reduce) or (n-1)/n
  * (reduce-scatter, all-gather) of the buffer, and ZeRO's collectives from
  * Rajbhandari et al. 2020 section 7.  The calibration constants are
@@ -152,7 +152,7 @@ static double padded(int tp)
 }
 
 /* Parameters of the fullest GPU, the last stage of an even split: its
- * layers (DESIGN.md section 4: 2h^2 + 2h^2 kv/heads + 3hf split, 2h
+ * layers (doc/design.md, "Parameter counts": 2h^2 + 2h^2 kv/heads + 3hf split, 2h
  * replicated), the output layer, the final norm, and at pp 1 the input
  * embedding too. */
 static double psi_max(int tp, int pp)
@@ -227,7 +227,7 @@ static hand_t by_hand(const mesh_alloc_t *a, int tp, int cp, int sp, int mb)
     /* logits: [T x h] @ [h x V/t], and their 4-byte write and read */
     double v = padded(tp);
     x.logits = 2 * T * H * v / t / rate + 4 * T * v / t / hbm;
-    /* TP: half of DESIGN.md's 16bsh(t-1)/t bytes forward, two all-reduces
+    /* TP: half of the 16bsh(t-1)/t bytes of doc/design.md, "Step time", forward, two all-reduces
      * of latency */
     x.tp = tp > 1 ? 8 * T * H * (t - 1) / t / g->link_bw + 2 * steps(tp, 1) * STEP_LAT_LINK : 0;
     return x;
@@ -373,7 +373,7 @@ static void cost__dp_comm_inside_and_across_nodes(void **state)
 }
 
 /* ZeRO's collectives over dp 8 on NVLink, m = 4 micro-batches (ZeRO
- * section 7; DESIGN.md section 4): ZeRO-1 reduce-scatters the fp32
+ * section 7; doc/design.md, "Step time"): ZeRO-1 reduce-scatters the fp32
  * gradients once a step behind the backward and all-gathers the bf16
  * weights behind the next forward; ZeRO-2 reduce-scatters after every
  * micro-batch; ZeRO-3 all-gathers the weights in every forward and again

@@ -29,7 +29,7 @@ static mesh_env_t *env_of(const mesh_plan_t *p, int node, int local, mesh_export
 
 static mesh_plan_t *example_plan(void)
 {
-    /* DESIGN section 6's example on 2 nodes x 8: t 2, p 4, d 2 */
+    /* the example of doc/design.md, "Rank map" on 2 nodes x 8: t 2, p 4, d 2 */
     mesh_model_t m = test_preset("llama2-7b");
     m.global_batch = 16;
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
@@ -153,7 +153,7 @@ static void master_port__range_and_spread(void **state)
 /* ---- independent expectations: every variable of a task ----
  * What a task must get is written here by hand (the layout-wide values,
  * each with where it comes from) or derived here without the library: the
- * rank map by brute force from DESIGN section 6, the torch variables from
+ * rank map by brute force from doc/design.md, "Rank map", the torch variables from
  * the task's place (RANK == SLURM_PROCID, section 6), MASTER_PORT from the
  * documented formula.  The library is asked only for the two values other
  * modules own: the memory model's prediction and the plan digest. */
@@ -171,7 +171,7 @@ static int documented_port(unsigned long job, unsigned long step, int lo, int hi
     return lo + (int)((job * 131UL + step) % span);
 }
 
-/* DESIGN section 6: rank = tp + t*(cp + c*(dp + d*pp)), enumerated with
+/* doc/design.md, "Rank map": rank = tp + t*(cp + c*(dp + d*pp)), enumerated with
  * nested loops; a group is the ranks that differ in one coordinate only. */
 typedef struct bf_map {
     int size[4]; /* t, c, d, p */
@@ -197,7 +197,7 @@ static void bf_make(bf_map_t *m, int t, int c, int d, int p)
                 }
 }
 
-/* The group of r along axis as DESIGN section 7 writes it: comma-separated
+/* The group of r along axis as doc/design.md, "Per-task environment" writes it: comma-separated
  * global ranks, ascending (every group here has far fewer than the 4096
  * members beyond which it is written FIRST:STRIDE:COUNT). */
 static void bf_group(const bf_map_t *m, long r, int axis, char *out, size_t len)
@@ -291,7 +291,7 @@ static mesh_plan_t *case_plan(const env_case_t *k)
     return test_plan(&m, &a, k->mesh);
 }
 
-/* Everything task t of case k must get (DESIGN section 7 and README "The
+/* Everything task t of case k must get (doc/design.md, "Per-task environment", and README "The
  * per-task variables"; the torchrun launcher gets no per-rank variable). */
 static void want_task(const env_case_t *k, const mesh_plan_t *p, const bf_map_t *map,
                       const mesh_task_t *t, int port, want_t *w)
@@ -438,7 +438,7 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 #define FSDP_Z3   " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params"
 #define SPEC_7B16 "preset: llama2-7b\ntrain: {global_batch: 16}\n"
 
-/* DESIGN section 6's example, Llama 2 7B (32 layers, seq 4096) */
+/* the example of doc/design.md, "Rank map", Llama 2 7B (32 layers, seq 4096) */
 static const env_case_t design_example = {
     SPEC_7B16,
     2,

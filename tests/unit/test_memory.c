@@ -233,8 +233,8 @@ static void capacity__reserve(void **state)
 /* ---- exact values on small hand-made models ----
  *
  * Every expected number below is counted by hand from the sources named
- * beside it, not from the library's helpers: DESIGN.md section 4 for the
- * parameters, Megatron-LM's dist_optimizer.md and megatron_fsdp.md and
+ * beside it, not from the library's helpers: doc/design.md, "Parameter
+ * counts" for the parameters, Megatron-LM's dist_optimizer.md and megatron_fsdp.md and
  * DeepSpeed's stage_1_and_2.py / stage3.py (as lib/accounting.c cites them)
  * for the model states, Korthikanti et al. 2022 ("Reducing Activation
  * Recomputation in Large Transformer Models") for the activations, and
@@ -269,7 +269,7 @@ static mesh_model_t tiny(int vocab, int tied, long gbs, const char *framework)
     return test_spec(yaml);
 }
 
-/* DESIGN.md section 4, Llama-style: per layer 2h^2 + 2h^2 kv/heads + 3hf
+/* doc/design.md, "Parameter counts", Llama-style: per layer 2h^2 + 2h^2 kv/heads + 3hf
  * (q and o, k and v, gate/up/down) split by TP, the two RMSNorms (2h)
  * replicated. */
 static double tiny_layer(int tp)
@@ -526,8 +526,8 @@ static void activations__every_recompute_mode(void **state)
     }
 }
 
-/* Korthikanti et al. 2022's closed forms (section 4, Table 2; DESIGN.md
- * section 4) on a GPT-style layer under their own assumptions (MHA, GeLU,
+/* Korthikanti et al. 2022's closed forms (section 4, Table 2; doc/design.md,
+ * "Memory") on a GPT-style layer under their own assumptions (MHA, GeLU,
  * f = 4h, dropout, no FlashAttention), s 128, h 64, a 4: 5as/h = 40.  Per
  * layer: TP sbh(10 + 24/t + 5as/(ht)); TP+SP (sbh/t)(34 + 5as/h); TP +
  * selective sbh(10 + 24/t); TP+SP+selective 34sbh/t; full 2sbh (2sbh/t

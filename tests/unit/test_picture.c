@@ -80,7 +80,7 @@ static mesh_plan_t *plan(const char *model, int nodes, const char *mesh)
 
 static void text__ranks_pipeline_memory(void **state)
 {
-    /* DESIGN section 6's example: rank 13 (node 1, GPU 5) is stage 3, replica 0, tp 1 */
+    /* doc/design.md, "Rank map", example: rank 13 (node 1, GPU 5) is stage 3, replica 0, tp 1 */
     mesh_model_t m = test_preset("llama2-7b");
     m.global_batch = 16;
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
@@ -409,7 +409,7 @@ static void text__memory_exact(void **state)
 }
 
 /* The rank map with context parallelism: rank = tp + t*(cp + c*(dp + d*pp))
- * (DESIGN section 6), a cell stage.replica.cp.tp. */
+ * (doc/design.md, "Rank map"), a cell stage.replica.cp.tp. */
 static void text__ranks_with_cp_exact(void **state)
 {
     (void)state;

@@ -317,7 +317,7 @@ static void deterministic(void **state)
     mesh_plan_destroy(p3);
 }
 
-/* Near-ties go to the simpler layout (DESIGN section 5: DP+ZeRO, then TP,
+/* Near-ties go to the simpler layout (doc/design.md, "Planner": DP+ZeRO, then TP,
  * then PP; then fewer stages, smaller tp).  A runner-up faster than the
  * chosen layout was within MESH_PLAN_TIE of the fastest, so it lost on
  * simplicity alone: it is within the tie of the chosen one and less simple.
@@ -859,7 +859,7 @@ static void layout_check__each_rule__exact_message(void **state)
 
 /* Seed 7B on 4 GPUs of 80e9 bytes (usable 0.97 of it: 77.6e9, 72.3 GiB).
  * Plain DP keeps fp32 main gradients (Megatron-LM's 2-byte ones need the
- * distributed optimizer, DESIGN section 11): 2 + 4 + 12 = 18 bytes a
+ * distributed optimizer, doc/design.md, "Memory"): 2 + 4 + 12 = 18 bytes a
  * parameter, 126e9 bytes (weights 13.0, grads 26.1, optimizer 78.2 GiB),
  * plus 1.25 GiB overhead: 118.6 GiB.  ZeRO-1 fits: 2 + 2 + 12/4 bytes. */
 static mesh_alloc_t alloc_80e9(int nodes, int gpus)
@@ -1061,7 +1061,7 @@ static void report__json__small_plan_exact(void **state)
     mesh_plan_destroy(p);
 }
 
-/* A plan with an arch: the model's computed size (DESIGN section 4:
+/* A plan with an arch: the model's computed size (doc/design.md, "Parameter counts":
  * 11 * (2h^2 + 2h^2 kv/heads + 3 h ffn + 2h) + 2 V h + h = 189,553,664), the
  * layout as pinned, the layers of each stage (11 over 4: 2,3,3,3) and the
  * bubble 3/16, in the JSON and the text. */
@@ -1164,7 +1164,7 @@ static void report__offload_reported(void **state)
     mesh_plan_destroy(p);
 }
 
-/* The rank map of DESIGN section 6's example (world 16, t 2, p 4, d 2):
+/* The rank map of the example in doc/design.md, "Rank map" (world 16, t 2, p 4, d 2):
  * rank 13 is node 1, GPU 5, tp 1, dp 0, pp 3; rank 6 dp 1, pp 1. */
 static void report__ranks_design_example(void **state)
 {

@@ -29,7 +29,7 @@ static void assert_group(const mesh_layout_t *l, long rank, mesh_axis_t axis, co
 
 static void design_example__rank13(void **state)
 {
-    /* world 16, t 2, p 4, d 2 (DESIGN section 6; Megatron's docstring) */
+    /* world 16, t 2, p 4, d 2 (doc/design.md, "Rank map"; Megatron's docstring) */
     mesh_layout_t l = layout(2, 1, 2, 4);
     mesh_coords_t c = mesh_rank_coords(&l, 13);
     assert_int_equal(c.tp, 1);
@@ -100,7 +100,7 @@ static void tp_groups__inside_a_node(void **state)
 }
 
 /* ---- independent expectations: the rank map by brute force ----
- * DESIGN section 6: rank = tp + t*(cp + c*(dp + d*pp)) (Megatron's order,
+ * doc/design.md, "Rank map": rank = tp + t*(cp + c*(dp + d*pp)) (Megatron's order,
  * TP fastest); a group is the ranks that differ from a rank in one
  * coordinate only.  The test enumerates every coordinate tuple with nested
  * loops, and finds each group by scanning the whole world: nothing below
@@ -152,7 +152,7 @@ static int bf_group(const bf_map_t *m, long r, int axis, long *out)
 
 static void coords_and_groups__brute_force(void **state)
 {
-    /* {t, c, d, p, vpp}: DESIGN's example, cp>1, tp=1, each axis alone,
+    /* {t, c, d, p, vpp}: the doc's example, cp>1, tp=1, each axis alone,
      * a non-power-of-two cp, a 64-rank mix, interleaving (vpp does not move
      * ranks: Megatron's virtual stages live inside one rank) */
     static const int shapes[][5] = {
@@ -199,7 +199,7 @@ static void coords_and_groups__brute_force(void **state)
 
 static void axis_names__design_order(void **state)
 {
-    /* MESH_ORDER=tp-cp-dp-pp (DESIGN section 6), fastest first */
+    /* MESH_ORDER=tp-cp-dp-pp (doc/design.md, "Rank map"), fastest first */
     assert_string_equal(MESH_ORDER, "tp-cp-dp-pp");
     assert_string_equal(mesh_axis_name(MESH_AXIS_TP), "tp");
     assert_string_equal(mesh_axis_name(MESH_AXIS_CP), "cp");
