@@ -306,6 +306,14 @@ char *mesh_report_ranks_text(const mesh_plan_t *p)
     return mesh_buf_take(&b);
 }
 
+char *mesh_json_string(const char *s)
+{
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_json_string(&b, s);
+    return mesh_buf_take(&b);
+}
+
 char *mesh_report_ranks_json(const mesh_plan_t *p)
 {
     const mesh_alloc_t *a = mesh_plan_alloc(p);

@@ -378,18 +378,12 @@ static int is_preset_file(const struct dirent *e)
     return n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0 && e->d_name[0] != '.';
 }
 
+/* The library's escaper, so that every JSON meshplan writes escapes alike. */
 static void json_string(const char *s)
 {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
+    char *q = mesh_json_string(s);
+    fputs(q ? q : "null", stdout);
+    free(q);
 }
 
 /* Whether NAME.yaml is in one of the first n directories (which shadow the rest). */

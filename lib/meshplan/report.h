@@ -47,6 +47,15 @@ MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
  */
 MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
 
+/**
+ * s as a JSON string literal, quotes included, escaped as every JSON the
+ * library writes is: '"' and '\\' with a backslash, a newline as \n, other
+ * control characters and DEL as \u00XX; other bytes as they are.  Returns a
+ * malloc'd string the caller frees, or NULL when memory runs out.  The CLI
+ * writes the JSON of its own commands with it, so there is one escaper.
+ */
+MESH_API char *mesh_json_string(const char *s);
+
 #ifdef __cplusplus
 }
 #endif

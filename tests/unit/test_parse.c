@@ -415,9 +415,22 @@ static void mesh__format_pins__only_the_pinned(void **state)
     }
 }
 
+/* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
+ * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
+static void json_string__escapes(void **state)
+{
+    char *q = mesh_json_string("a\"b\\c\nd\001e\177f \303\251");
+    assert_string_equal(q, "\"a\\\"b\\\\c\\nd\\u0001e\\u007ff \303\251\"");
+    free(q);
+    q = mesh_json_string("");
+    assert_string_equal(q, "\"\"");
+    free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
         cmocka_unit_test(int__strict),
