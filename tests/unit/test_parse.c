@@ -415,6 +415,18 @@ static void mesh__format_pins__only_the_pinned(void **state)
     }
 }
 
+/* Every --mesh key the library lists in its "unknown key" error is
+ * documented in meshplan(1). */
+static void mesh__keys_in_the_manual(void **state)
+{
+    mesh_layout_t l;
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_parse("zz=1", &l, &err), -1);
+    const char *list = strstr(err.msg, "(keys: ");
+    assert_non_null(list);
+    assert_int_equal(test_man_lists("meshplan.1", list + strlen("(keys: "), ')', " "), 11);
+}
+
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
  * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 static void json_string__escapes(void **state)
@@ -431,6 +443,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_string__escapes),
+        cmocka_unit_test(mesh__keys_in_the_manual),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
         cmocka_unit_test(int__strict),

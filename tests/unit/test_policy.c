@@ -720,9 +720,23 @@ static void keys__only_in_their_section(void **state)
     }
 }
 
+/* Every policy key the library lists in its "unknown key" error is
+ * documented in meshplan(8). */
+static void keys__table_in_the_manual(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set(&p, "zz", "1", &err), -1);
+    const char *list = strstr(err.msg, "(keys: ");
+    assert_non_null(list);
+    assert_true(test_man_lists("meshplan.8", list + strlen("(keys: "), ')', " ") >= 19);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(defaults),
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),

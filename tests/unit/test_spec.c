@@ -756,9 +756,28 @@ static void keys__unknown_refused_with_allowed_list(void **state)
     doc_refuse_unknown("params: 1e9\ntrain:\n  Seq_Len: 4096\n", 3, "Seq_Len", "train");
 }
 
+/* Every key of the library's table, as its "unknown key" errors list them,
+ * is documented in meshplan.yaml(5). */
+static void keys__table_in_the_manual(void **state)
+{
+    const char *docs[] = {"{params: 1e9, zz: 1}", "{arch: {zz: 1}}", "{train: {zz: 1}}"};
+    int checked = 0;
+    for (int i = 0; i < 3; i++) {
+        mesh_spec_dirs_t d = test_dirs();
+        mesh_model_t m;
+        mesh_error_t err;
+        assert_int_equal(mesh_spec_parse(docs[i], strlen(docs[i]), "t.yaml", &d, &m, &err), -1);
+        const char *list = strstr(err.msg, "(allowed: ");
+        assert_non_null(list);
+        checked += test_man_lists("meshplan.yaml.5", list + strlen("(allowed: "), ')', ", ");
+    }
+    assert_true(checked >= 25); /* 3 top-level keys and 2 sections, 8 arch, 13 train */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),

@@ -95,4 +95,46 @@ static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *
 #define assert_bytes(actual, expected)                                                             \
     assert_int_equal((uint64_t)((actual) + 0.5), (uint64_t)(expected))
 
+/* The documentation cannot fall behind the tables: every key that an
+ * error's list of allowed keys names (the list comes from the library's own
+ * table) is mentioned in the manual page `page` (man/, beside the presets),
+ * as a word of its own.  `list` runs from the first key to `end`; keys are
+ * separated by `sep` characters; a dotted key (gpu.NAME.FIELD) is checked by
+ * its first part.  Returns how many keys were checked. */
+static inline int test_man_lists(const char *page, const char *list, char end, const char *sep)
+{
+    char path[1024], *text;
+    snprintf(path, sizeof(path), "%s/../../man/%s", getenv("MESH_MODELS_DIR"), page);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot read %s", path);
+    text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    int checked = 0;
+    char stop[16];
+    snprintf(stop, sizeof(stop), "%s%c", sep, end);
+    while (*list && *list != end) {
+        size_t len = strcspn(list, stop), word = strcspn(list, ".");
+        char key[64];
+        snprintf(key, sizeof(key), "%.*s", (int)(word < len ? word : len), list);
+        int found = 0;
+        /* a word: no lower-case letter, digit or '_' either side (troff's
+         * \fB and \fR are upper case) */
+        for (const char *p = strstr(text, key); p && !found; p = strstr(p + 1, key)) {
+            char before = p > text ? p[-1] : ' ', after = p[strlen(key)];
+            found = !strchr("abcdefghijklmnopqrstuvwxyz0123456789_", before) &&
+                    (!after || !strchr("abcdefghijklmnopqrstuvwxyz0123456789_", after));
+        }
+        if (!found)
+            fail_msg("%s does not document '%s'", page, key);
+        checked++;
+        list += len;
+        list += strspn(list, sep);
+    }
+    free(text);
+    return checked;
+}
+
 #endif
