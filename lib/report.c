@@ -306,6 +306,16 @@ char *mesh_report_ranks_text(const mesh_plan_t *p)
     return mesh_buf_take(&b);
 }
 
+mesh_verdict_t mesh_plan_verdict(const mesh_plan_t *p, mesh_enforce_t enforce, char *msg,
+                                 size_t len)
+{
+    msg[0] = '\0';
+    if (mesh_plan_fits(p) || enforce == MESH_ENFORCE_OFF)
+        return MESH_VERDICT_RUN;
+    mesh_report_nofit(p, msg, len);
+    return enforce == MESH_ENFORCE_WARN ? MESH_VERDICT_WARN : MESH_VERDICT_REFUSE;
+}
+
 char *mesh_json_string(const char *s)
 {
     mesh_buf_t b;

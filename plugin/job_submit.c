@@ -265,9 +265,8 @@ static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
     mesh_plan_t *p = mesh_plan_create(m, &a, pins, &policy, &err);
     if (!p)
         return snprintf(why, len, "%s", err.msg), 0;
-    int fits = mesh_plan_fits(p);
-    if (!fits)
-        mesh_report_nofit(p, why, len);
+    /* enforce=off returned earlier; warn or reject, the caller answers */
+    int fits = mesh_plan_verdict(p, policy.enforce, why, len) == MESH_VERDICT_RUN;
     mesh_plan_destroy(p);
     return fits;
 }

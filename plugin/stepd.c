@@ -466,12 +466,12 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         mesh_topo_destroy(topo);
         return;
     }
-    if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT) {
-        char msg[sizeof(mesh_plugin.step_error)];
-        mesh_report_nofit(p, msg, sizeof(msg));
+    char msg[sizeof(mesh_plugin.step_error)];
+    mesh_verdict_t v = mesh_plan_verdict(p, mesh_plugin.policy.enforce, msg, sizeof(msg));
+    if (v == MESH_VERDICT_REFUSE) {
         defer("%s", msg);
     } else {
-        if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce == MESH_ENFORCE_WARN)
+        if (v == MESH_VERDICT_WARN)
             slurm_info("meshplan: %s does not fit; running it anyway (enforce=warn)", m.name);
         keep_explanation(p, &s);
         build_table(sp, p, &s, topo, jobid, stepid);

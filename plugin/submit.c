@@ -179,10 +179,10 @@ int mesh_submit_local_user_init(spank_t sp)
         mesh_plan_destroy(p);
         return 0;
     }
-    if (!mesh_plan_fits(p) && mesh_plugin.policy.enforce != MESH_ENFORCE_OFF) {
-        char msg[4096];
-        mesh_report_nofit(p, msg, sizeof(msg));
-        int reject = mesh_plugin.policy.enforce == MESH_ENFORCE_REJECT;
+    char msg[4096];
+    mesh_verdict_t v = mesh_plan_verdict(p, mesh_plugin.policy.enforce, msg, sizeof(msg));
+    if (v != MESH_VERDICT_RUN) {
+        int reject = v == MESH_VERDICT_REFUSE;
         for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n")) {
             if (reject)
                 slurm_error("meshplan: %s", line);

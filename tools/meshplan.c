@@ -582,14 +582,14 @@ static int cmd_env(const options_t *o)
     int rc = make_plan(o, &p, &t);
     if (rc)
         return rc;
-    if (!mesh_plan_fits(p) && o->pol.enforce != MESH_ENFORCE_OFF) {
-        const mesh_memory_t *m = &mesh_plan_best(p)->memory;
-        fprintf(stderr,
-                "meshplan: %s: %s does not fit: needs %.1f GiB per GPU > %.1f GiB usable%s\n",
-                o->pol.enforce == MESH_ENFORCE_REJECT ? "error" : "warning",
-                mesh_plan_model(p)->name, m->total / 1073741824.0, m->capacity / 1073741824.0,
-                o->pol.enforce == MESH_ENFORCE_REJECT ? " (meshplan plan explains)" : "");
-        if (o->pol.enforce == MESH_ENFORCE_REJECT) {
+    char msg[4096];
+    mesh_verdict_t v = mesh_plan_verdict(p, o->pol.enforce, msg, sizeof(msg));
+    if (v != MESH_VERDICT_RUN) {
+        /* the plugin's words, line by line, as srun prints them */
+        for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
+            fprintf(stderr, "meshplan: %s: %s\n", v == MESH_VERDICT_REFUSE ? "error" : "warning",
+                    line);
+        if (v == MESH_VERDICT_REFUSE) {
             mesh_plan_destroy(p);
             mesh_topo_destroy(t);
             return EXIT_NOFIT;

@@ -47,6 +47,24 @@ MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
  */
 MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
 
+/** What the policy makes of a plan (mesh_plan_verdict). */
+typedef enum mesh_verdict {
+    MESH_VERDICT_RUN,    /**< it fits, or enforce=off: run it, say nothing */
+    MESH_VERDICT_WARN,   /**< it does not fit and enforce=warn: run it, print the message */
+    MESH_VERDICT_REFUSE, /**< it does not fit and enforce=reject: refuse it with the message */
+} mesh_verdict_t;
+
+/**
+ * The one decision every front end makes with a plan (srun, slurmstepd,
+ * job_submit/meshplan and `meshplan env` all call this): run, warn or
+ * refuse, under the policy's `enforce`.  For WARN and REFUSE, msg[len]
+ * (len > 0) receives mesh_report_nofit's lines, what the user is told
+ * wherever the plan was made; for RUN it is left empty.  p must not be
+ * NULL.  Returns the verdict.
+ */
+MESH_API mesh_verdict_t mesh_plan_verdict(const mesh_plan_t *p, mesh_enforce_t enforce, char *msg,
+                                          size_t len);
+
 /**
  * s as a JSON string literal, quotes included, escaped as every JSON the
  * library writes is: '"' and '\\' with a backslash, a newline as \n, other

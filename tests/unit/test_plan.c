@@ -1199,9 +1199,44 @@ static void report__ranks_design_example(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The verdict every front end takes from the library: run, warn or refuse
+ * by the policy's enforce, with mesh_report_nofit's words. */
+static void verdict__by_enforce(void **state)
+{
+    mesh_policy_t pol;
+    mesh_layout_t pins;
+    mesh_error_t err;
+    char msg[4096], nofit[4096];
+    mesh_policy_init(&pol);
+    mesh_layout_unpin(&pins);
+    mesh_model_t big = test_preset("llama3.1-405b"), small = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = mesh_plan_create(&big, &a, &pins, &pol, &err);
+    assert_non_null(p);
+    assert_false(mesh_plan_fits(p));
+    mesh_report_nofit(p, nofit, sizeof(nofit));
+    assert_int_equal(strncmp(nofit, "llama3.1-405b does not fit on 1 x 8 H100-SXM GPUs: ", 51), 0);
+    assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_REJECT, msg, sizeof(msg)),
+                     MESH_VERDICT_REFUSE);
+    assert_string_equal(msg, nofit);
+    strcpy(msg, "stale");
+    assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_WARN, msg, sizeof(msg)), MESH_VERDICT_WARN);
+    assert_string_equal(msg, nofit);
+    assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_OFF, msg, sizeof(msg)), MESH_VERDICT_RUN);
+    assert_string_equal(msg, "");
+    mesh_plan_destroy(p);
+    p = mesh_plan_create(&small, &a, &pins, &pol, &err);
+    assert_non_null(p);
+    strcpy(msg, "stale");
+    assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_REJECT, msg, sizeof(msg)), MESH_VERDICT_RUN);
+    assert_string_equal(msg, "");
+    mesh_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(verdict__by_enforce),
         cmocka_unit_test(seed__plain_dp_80gb__does_not_fit),
         cmocka_unit_test(fits__and_explains_simpler),
         cmocka_unit_test(small_model__prefers_data_parallel),
