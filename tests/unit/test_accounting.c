@@ -634,9 +634,25 @@ static void table__a_flag_without_its_term_is_caught(void **state)
     mesh_plan_destroy(p);
 }
 
+/* mesh_term_bytes: a term's bytes on one GPU, per_param*psi divided over
+ * the d replicas from its ZeRO stage on (ZeRO paper, section 5), plus its
+ * fixed buffer; nothing is divided over one replica. */
+static void term_bytes__sharded_from_its_stage(void **state)
+{
+    mesh_term_t t = {.per_param = 4, .shard_from = 2, .fixed = 1000};
+    const double psi = 1e9;
+    assert_true(mesh_term_bytes(&t, psi, 8, 1) == 4e9 + 1000);
+    assert_true(mesh_term_bytes(&t, psi, 8, 2) == 4e9 / 8 + 1000);
+    assert_true(mesh_term_bytes(&t, psi, 8, 3) == 4e9 / 8 + 1000);
+    assert_true(mesh_term_bytes(&t, psi, 1, 3) == 4e9 + 1000);
+    t.shard_from = MESH_UNSHARDED;
+    assert_true(mesh_term_bytes(&t, psi, 8, 3) == 4e9 + 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(term_bytes__sharded_from_its_stage),
         cmocka_unit_test(oracle__model_states),
         cmocka_unit_test(oracle__never_below_deepspeeds_estimators),
         cmocka_unit_test(table__terms_and_exports_agree_both_ways),

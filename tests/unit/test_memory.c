@@ -446,6 +446,24 @@ static void states__torch_every_zero_stage(void **state)
     }
 }
 
+/* PyTorch over one replica has nothing to shard: DDP's autocast copies,
+ * whatever ZeRO stage the layout names (lib/accounting.c, torch()). */
+static void states__torch_one_replica_unsharded(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
+    mesh_model_t m = tiny(200, 0, 16, "torch");
+    mesh_memory_t z0 = mem_of(&m, &a, "tp=4,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on");
+    for (int z = 1; z <= 3; z++) {
+        char mesh[128];
+        snprintf(mesh, sizeof(mesh), "tp=4,pp=1,dp=1,cp=1,zero=%d,vpp=1,mb=1,recompute=none,sp=on",
+                 z);
+        mesh_memory_t mz = mem_of(&m, &a, mesh);
+        assert_bytes(mz.weights, z0.weights);
+        assert_bytes(mz.grads, z0.grads);
+        assert_bytes(mz.optimizer, z0.optimizer);
+    }
+}
+
 /* Megatron-LM's distributed optimizer shards over the data-parallel group
  * with context parallelism, dp x cp ranks (parallel_state.py
  * get_data_parallel_group(with_context_parallel=True)), and so does
@@ -469,6 +487,12 @@ static void states__optimizer_shards_over_dp_times_cp(void **state)
      * buffers for each of the TP, CP and DP groups, 5% of the activations */
     double overhead = 1.0 * GiB + 3 * 0.25 * GiB + 0.05 * act;
     assert_true(mem.overhead > overhead * (1 - 1e-12) && mem.overhead < overhead * (1 + 1e-12));
+    /* pp 2 adds the pipeline's group and the embedding group (the first and
+     * last stages keep the tied or shared embedding in sync): TP, CP and
+     * those two, no DP group */
+    mem = mem_of(&m, &a, "tp=2,pp=2,dp=1,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    overhead = 1.0 * GiB + 4 * 0.25 * GiB;
+    assert_true(fabs(mem.overhead - 0.05 * mem.activations - overhead) < 1e-3);
     /* tp 4, cp 2, dp 1: d = 2, though no data parallelism */
     mem = mem_of(&m, &a, "tp=4,pp=1,dp=1,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
     psi = tiny_stage(200, 0, 4, 1, 0);
@@ -678,6 +702,7 @@ int main(void)
         cmocka_unit_test(states__deepspeed_every_zero_stage),
         cmocka_unit_test(states__torch_every_zero_stage),
         cmocka_unit_test(states__optimizer_shards_over_dp_times_cp),
+        cmocka_unit_test(states__torch_one_replica_unsharded),
         cmocka_unit_test(activations__every_recompute_mode),
         cmocka_unit_test(activations__korthikanti_closed_forms),
         cmocka_unit_test(activations__1f1b_in_flight),
