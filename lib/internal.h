@@ -98,7 +98,14 @@ void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
  * gradients and optimizer states. */
 #define MESH_LORA_ADAPTER_FRACTION 0.01
 
-#define MESH_GiB          1073741824.0
+#define MESH_GiB 1073741824.0
+
+/* Bytes in GiB, the one unit every report prints memory in. */
+static inline double mesh_gib(double bytes)
+{
+    return bytes / MESH_GiB;
+}
+
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #endif

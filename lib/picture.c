@@ -19,7 +19,6 @@
 #define DEFAULT_WIDTH 100
 #define ALL_NODES     16 /* a rank map of more nodes shows a sample: */
 #define SHOWN_NODES   8  /* the first two, the first of each stage, the last */
-#define GiB           1073741824.0
 
 /* ---- the schedule ---- */
 
@@ -382,7 +381,8 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     double scale = (mem->total > mem->capacity ? mem->total : mem->capacity) / (bar - 1);
     int cap = (int)(mem->capacity / scale + 0.5), pos = 0;
     say(&b, o, "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s", mem->stage,
-        mem->total / GiB, mem->capacity / GiB, mem->total > mem->capacity ? ": DOES NOT FIT" : "");
+        mesh_gib(mem->total), mesh_gib(mem->capacity),
+        mem->total > mem->capacity ? ": DOES NOT FIT" : "");
     mesh_buf_puts(&b, " [");
     double acc = 0;
     for (int i = 0; i < MESH_ARRAY_LEN(part); i++) {
@@ -398,7 +398,8 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     mesh_buf_puts(&b, "]\n");
     for (int i = 0, col = 0; i < MESH_ARRAY_LEN(part); i++) {
         char key[2] = {part[i].glyph, 0}, entry[64];
-        int len = snprintf(entry, sizeof(entry), " %s %.1f GiB", part[i].name, part[i].bytes / GiB);
+        int len =
+            snprintf(entry, sizeof(entry), " %s %.1f GiB", part[i].name, mesh_gib(part[i].bytes));
         if (col > 0 && col + 2 + len > width_of(o)) {
             mesh_buf_puts(&b, "\n");
             col = 0;
@@ -410,7 +411,8 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     }
     mesh_buf_puts(&b, "\n");
     say(&b, o, " | usable capacity (%.0f%% of the GPU's %.1f GiB)",
-        100 * mem->capacity / mesh_plan_alloc(p)->gpu.memory, mesh_plan_alloc(p)->gpu.memory / GiB);
+        100 * mem->capacity / mesh_plan_alloc(p)->gpu.memory,
+        mesh_gib(mesh_plan_alloc(p)->gpu.memory));
     return mesh_buf_take(&b);
 }
 
@@ -560,7 +562,7 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
                 {"overhead", "#bab0ac", mem->overhead}};
     char line[200];
     snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s",
-             mem->stage, mem->total / GiB, mem->capacity / GiB,
+             mem->stage, mesh_gib(mem->total), mesh_gib(mem->capacity),
              mem->total > mem->capacity ? " (does not fit)" : "");
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
@@ -570,7 +572,7 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" fill=\"%s\"/>\n",
                         x, y, w, part[i].fill);
-        snprintf(line, sizeof(line), "%s %.1f GiB", part[i].name, part[i].bytes / GiB);
+        snprintf(line, sizeof(line), "%s %.1f GiB", part[i].name, mesh_gib(part[i].bytes));
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
                         90 + 180 * i, y + 36, part[i].fill);
         svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);

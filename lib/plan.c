@@ -635,11 +635,6 @@ static void add_line(char lines[][LINE_LEN], int *n, const char *fmt, ...)
     (*n)++;
 }
 
-static double gib(double bytes)
-{
-    return bytes / MESH_GiB;
-}
-
 static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
 {
     char canon[MESH_LAYOUT_STR_MAX];
@@ -650,7 +645,7 @@ static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
         add_line(p->reasons, &p->n_reasons,
                  "%s fits (%.1f of %.1f GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
                  "s: %s)",
-                 name, gib(c->memory.total), gib(c->memory.capacity), 100 * slower,
+                 name, mesh_gib(c->memory.total), mesh_gib(c->memory.capacity), 100 * slower,
                  c->cost.step_seconds, p->best.cost.step_seconds,
                  mesh_layout_format(&c->layout, canon, sizeof(canon)));
     } else if (st->has_min) {
@@ -658,9 +653,9 @@ static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
         add_line(p->reasons, &p->n_reasons,
                  "%s needs %.1f GiB per GPU > %.1f GiB usable (weights %.1f, grads %.1f, "
                  "optimizer %.1f, activations %.1f, overhead %.1f GiB at %s)",
-                 name, gib(mm->total), gib(mm->capacity), gib(mm->weights), gib(mm->grads),
-                 gib(mm->optimizer), gib(mm->activations), gib(mm->overhead),
-                 mesh_layout_format(&st->min.layout, canon, sizeof(canon)));
+                 name, mesh_gib(mm->total), mesh_gib(mm->capacity), mesh_gib(mm->weights),
+                 mesh_gib(mm->grads), mesh_gib(mm->optimizer), mesh_gib(mm->activations),
+                 mesh_gib(mm->overhead), mesh_layout_format(&st->min.layout, canon, sizeof(canon)));
     } else if (st->has_invalid) {
         mesh_error_t e;
         mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
@@ -772,12 +767,14 @@ static void advise(mesh_plan_t *p)
                          "recompute=%s instead of the pinned recompute=%s fits: %s (%.1f GiB)",
                          mesh_recompute_name((mesh_recompute_t)now),
                          mesh_recompute_name((mesh_recompute_t)was),
-                         mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+                         mesh_layout_format(&c.layout, canon, sizeof(canon)),
+                         mesh_gib(c.memory.total));
             else
                 add_line(p->advice, &p->n_advice,
                          "%s=%d instead of the pinned %s=%d fits: %s (%.1f GiB)", fields[i].key,
                          now, fields[i].key, was,
-                         mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+                         mesh_layout_format(&c.layout, canon, sizeof(canon)),
+                         mesh_gib(c.memory.total));
         }
     }
     mesh_layout_t none;
@@ -786,7 +783,7 @@ static void advise(mesh_plan_t *p)
         if (p->n_advice == 0)
             add_line(p->advice, &p->n_advice,
                      "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
-                     mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+                     mesh_layout_format(&c.layout, canon, sizeof(canon)), mesh_gib(c.memory.total));
         return; /* the allocation is big enough: the pins were in the way */
     }
     /* 2. more nodes */
@@ -795,7 +792,7 @@ static void advise(mesh_plan_t *p)
         add_line(p->advice, &p->n_advice,
                  "%d nodes (%d GPUs) would fit full training: %s (%.1f GiB per GPU)", n,
                  n * p->alloc.gpus_per_node, mesh_layout_format(&c.layout, canon, sizeof(canon)),
-                 gib(c.memory.total));
+                 mesh_gib(c.memory.total));
     /* 3. parameter-efficient fine-tuning */
     if (p->model.finetune != MESH_FINETUNE_FULL)
         return;
@@ -815,7 +812,7 @@ static void advise(mesh_plan_t *p)
         add_line(p->advice, &p->n_advice,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
                  "lora): %s, %.1f GiB per GPU",
-                 mesh_layout_format(&c.layout, canon, sizeof(canon)), gib(c.memory.total));
+                 mesh_layout_format(&c.layout, canon, sizeof(canon)), mesh_gib(c.memory.total));
     else if ((n = min_nodes(p, &lora, &none, &c)) > 0)
         add_line(p->advice, &p->n_advice,
                  "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
@@ -988,8 +985,8 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                  "nothing fits: the closest layout (%s) needs %.1f GiB per GPU > %.1f GiB "
                  "usable, short by %.1f GiB",
                  mesh_layout_format(&p->best.layout, canon, sizeof(canon)),
-                 gib(p->best.memory.total), gib(p->best.memory.capacity),
-                 gib(p->best.memory.total - p->best.memory.capacity));
+                 mesh_gib(p->best.memory.total), mesh_gib(p->best.memory.capacity),
+                 mesh_gib(p->best.memory.total - p->best.memory.capacity));
         for (int f = 0; f < FAM_COUNT; f++)
             if (s.fam[f].valid > 0)
                 explain_family(p, f, &s.fam[f]);

@@ -9,11 +9,6 @@
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
 
-static double gib(double b)
-{
-    return b / MESH_GiB;
-}
-
 /* 12.3 M, 456 k: for token counts and rates */
 static const char *si(double v, char *buf, size_t len)
 {
@@ -61,8 +56,8 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     "on       %d node%s x %d %s GPUs (%ld in all), %.1f GiB each, %.1f GiB "
                     "usable, NVLink island %d\n",
                     a->nodes, a->nodes == 1 ? "" : "s", a->gpus_per_node, a->gpu.name,
-                    (long)a->nodes * a->gpus_per_node, gib(a->gpu.memory), gib(mem->capacity),
-                    a->island);
+                    (long)a->nodes * a->gpus_per_node, mesh_gib(a->gpu.memory),
+                    mesh_gib(mem->capacity), a->island);
     if (strcmp(a->gpu.name, "generic") == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
@@ -126,14 +121,15 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
                 {"activations", mem->activations},
                 {"overhead", mem->overhead}};
     for (int i = 0; i < MESH_ARRAY_LEN(rows); i++)
-        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, gib(rows[i].v));
-    mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total", gib(mem->total),
-                    gib(mem->capacity), 100 * mem->total / mem->capacity);
+        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, mesh_gib(rows[i].v));
+    mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total",
+                    mesh_gib(mem->total), mesh_gib(mem->capacity),
+                    100 * mem->total / mem->capacity);
     if (mem->host > 0) {
         const mesh_alloc_t *a = mesh_plan_alloc(p);
         mesh_buf_printf(b, "  %-12s %8.1f GiB per task in host memory, %.1f GiB per node of %.1f\n",
-                        "offloaded", gib(mem->host), gib(mem->host * a->gpus_per_node),
-                        gib(a->host_memory));
+                        "offloaded", mesh_gib(mem->host), mesh_gib(mem->host * a->gpus_per_node),
+                        mesh_gib(a->host_memory));
     }
 }
 
@@ -162,7 +158,7 @@ static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
             const mesh_candidate_t *c = mesh_plan_alternative(p, i);
             mesh_buf_printf(b, "  %-64s %7.3g s %6.1f GiB %5.1f%%\n",
                             mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                            c->cost.step_seconds, gib(c->memory.total), 100 * c->cost.mfu);
+                            c->cost.step_seconds, mesh_gib(c->memory.total), 100 * c->cost.mfu);
         }
     }
     if ((n = mesh_plan_reason_count(p)) > 0) {
@@ -356,7 +352,7 @@ const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len)
                      "per GPU > %.1f GiB usable",
                      mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
                      mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                     c->memory.total / 1073741824.0, c->memory.capacity / 1073741824.0);
+                     mesh_gib(c->memory.total), mesh_gib(c->memory.capacity));
     for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
         n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
     return buf;
