@@ -665,12 +665,14 @@ static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
     }
 }
 
-/* Does model m fit on n nodes?  The first layout found goes in *out. */
+/* Does model m fit with these pins on n nodes (0: the allocation's)?  A
+ * first-fit search; the first layout found goes in *out. */
 static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
                    mesh_candidate_t *out)
 {
     mesh_alloc_t a = p->alloc;
-    a.nodes = (int)n;
+    if (n > 0)
+        a.nodes = (int)n;
     search_t s;
     search_init(&s, &p->policy, m, &a, pins, 1);
     search_run(&s);
@@ -722,18 +724,6 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
     return (int)n;
 }
 
-/* First fitting layout on this allocation for model m with pins; 1 if found. */
-static int fits_with(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
-                     mesh_candidate_t *out)
-{
-    search_t s;
-    search_init(&s, &p->policy, m, &p->alloc, pins, 1);
-    search_run(&s);
-    if (s.found)
-        *out = s.first;
-    return s.found;
-}
-
 static void advise(mesh_plan_t *p)
 {
     char canon[MESH_LAYOUT_STR_MAX];
@@ -760,7 +750,7 @@ static void advise(mesh_plan_t *p)
             continue;
         int was = *f;
         *f = MESH_FREE;
-        if (fits_with(p, &p->model, &relaxed, &c)) {
+        if (fits_on(p, &p->model, &relaxed, 0, &c)) {
             int now = *(const int *)((const char *)&c.layout + fields[i].off);
             if (strcmp(fields[i].key, "recompute") == 0)
                 add_line(p->advice, &p->n_advice,
@@ -779,7 +769,7 @@ static void advise(mesh_plan_t *p)
     }
     mesh_layout_t none;
     mesh_layout_unpin(&none);
-    if (fits_with(p, &p->model, &none, &c)) {
+    if (fits_on(p, &p->model, &none, 0, &c)) {
         if (p->n_advice == 0)
             add_line(p->advice, &p->n_advice,
                      "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
@@ -808,7 +798,7 @@ static void advise(mesh_plan_t *p)
                  "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
                  w + g + k, (w + g + k) * p->model.params / (MESH_GiB * 1024),
                  total / (MESH_GiB * 1024));
-    if (fits_with(p, &lora, &none, &c))
+    if (fits_on(p, &lora, &none, 0, &c))
         add_line(p->advice, &p->n_advice,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
                  "lora): %s, %.1f GiB per GPU",
