@@ -22,6 +22,7 @@
 #include "meshplan/report.h"
 #include "meshplan/topo.h"
 #include "meshplan/request.h"
+#include "meshplan/schedule.h"
 #include "meshplan/picture.h"
 
 #endif
