@@ -440,9 +440,56 @@ static void cost__cp_ring_inside_and_across_nodes(void **state)
     }
 }
 
+/* LoRA's frozen weights need no weight gradients: the backward is one
+ * forward, not two, so a step computes 2 passes where full training does 3
+ * (lib/cost.c; Hu et al. 2021).  Without recomputation the compute time is
+ * exactly two thirds. */
+static void cost__lora_two_passes(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t full = tiny(8), lora = tiny(8);
+    lora.finetune = MESH_FINETUNE_LORA;
+    const char *mesh = "tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on";
+    mesh_cost_t cf = cost_exact(&full, &a, mesh), cl = cost_exact(&lora, &a, mesh);
+    assert_near(cl.compute_s, cf.compute_s * 2 / 3);
+}
+
+/* A params-only model on V100 in fp32: V100 has no TF32, so fp32 GEMMs run
+ * at an eighth of its fp16 tensor-core peak (NVIDIA V100 datasheet: 15.7
+ * vs 125 TFLOP/s).  One block of 2*params FLOPs a token forward, its 2-byte
+ * weights streamed once; backward twice that (lib/cost.c). */
+static void cost__v100_fp32_rate(void **state)
+{
+    mesh_alloc_t a = test_alloc("V100-32GB", 1, 8);
+    mesh_model_t m = test_spec("params: 1e9\ntrain: {seq_len: 1024, global_batch: 8, "
+                               "precision: fp32}\n");
+    mesh_cost_t c =
+        cost_exact(&m, &a, "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
+    double rate = 125e12 / 8 * a.gpu.gemm_eff * SUSTAINED;
+    double fwd = 2 * 1e9 * 1024 / rate + 1e9 * 2 / a.gpu.hbm_bw;
+    assert_near(c.compute_s, 1 * 3 * fwd);
+}
+
+/* Optimizer offload (ZeRO-Offload, Ren et al. 2021): the shard's fp32
+ * gradients go to the host and its 2-byte weights come back over PCIe at
+ * 25 GB/s a GPU, and the node's CPUs update 2e9 parameters a second for all
+ * its GPUs: owned*(4 + 2)/25e9 + owned*gpus/2e9, owned = psi/d. */
+static void cost__offload_time(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = tiny(16);
+    mesh_cost_t c = cost_exact(
+        &m, &a, "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off,offload=optimizer");
+    double owned = psi_max(1, 1) / 8;
+    assert_near(c.optimizer_s, owned * (4 + 2) / 25e9 + owned * 8 / 2e9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cost__lora_two_passes),
+        cmocka_unit_test(cost__v100_fp32_rate),
+        cmocka_unit_test(cost__offload_time),
         cmocka_unit_test(bubble__llama3_70b_on_64),
         cmocka_unit_test(flops__per_token),
         cmocka_unit_test(cost__parts_and_limits),
