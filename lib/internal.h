@@ -54,6 +54,14 @@ static inline int mesh_heavy_stages(int pp, int out[3])
     return n;
 }
 
+/* Run fn(arg), waiting at most `seconds` (NaN, 0 or more than a day: no
+ * bound, in this thread).  0 when it finished in time: arg is the caller's
+ * again.  -1 when it did not: fn goes on, on a detached thread that owns arg
+ * from then on and calls drop(arg) when fn returns.  Work that cannot be
+ * interrupted (hwloc reading a wedged sysfs) is bounded this way.  Without a
+ * thread to spare, fn runs in this thread, unbounded. */
+int mesh_run_bounded(void (*fn)(void *), void (*drop)(void *), void *arg, double seconds);
+
 struct mesh_model;
 struct mesh_layout;
 

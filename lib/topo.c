@@ -2,8 +2,6 @@
  * The node's GPUs, islands and NUMA locality, from hwloc 2.x.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,107 +252,44 @@ int mesh_topo_save(const char *path, mesh_error_t *err)
     return 0;
 }
 
-/* A load or save on a thread of its own, shared with the caller until both
- * are done with it: whichever of them finishes last frees it. */
+/* A load or save that may run on a thread of its own (mesh_run_bounded):
+ * its input and, once it has run, its result. */
 typedef struct topo_job {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, abandoned;
     char *path; /* load: the XML file (NULL: this machine); save: the target */
     int save, rc;
     mesh_topo_t *t;
     mesh_error_t err;
 } topo_job_t;
 
-static void job_free(topo_job_t *j)
+static void job_free(void *arg)
 {
-    pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
+    topo_job_t *j = arg;
     mesh_topo_destroy(j->t);
     free(j->path);
     free(j);
 }
 
-static void *job_run(void *arg)
+static void job_run(void *arg)
 {
     topo_job_t *j = arg;
-    mesh_error_t err = {{0}};
-    mesh_topo_t *t = NULL;
-    int rc =
-        j->save ? mesh_topo_save(j->path, &err) : ((t = mesh_topo_load(j->path, &err)) ? 0 : -1);
-    pthread_mutex_lock(&j->mu);
-    j->t = t;
-    j->rc = rc;
-    j->err = err;
-    j->done = 1;
-    int abandoned = j->abandoned;
-    pthread_cond_signal(&j->cv);
-    pthread_mutex_unlock(&j->mu);
-    if (abandoned)
-        job_free(j);
-    return NULL;
+    j->rc = j->save ? mesh_topo_save(j->path, &j->err)
+                    : ((j->t = mesh_topo_load(j->path, &j->err)) ? 0 : -1);
 }
 
-/* Run the job, waiting at most `seconds`; 0 when it finished in time. */
-static int job_wait(topo_job_t *j, double seconds)
-{
-    pthread_condattr_t ca;
-    pthread_attr_t ta;
-    pthread_t th;
-    struct timespec end;
-    pthread_mutex_init(&j->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    int started = pthread_create(&th, &ta, job_run, j) == 0;
-    pthread_attr_destroy(&ta);
-    if (!started) {
-        job_run(j); /* no thread to spare: in this one, unbounded */
-        return 0;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)seconds;
-    end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&j->mu);
-    while (!j->done && pthread_cond_timedwait(&j->cv, &j->mu, &end) != ETIMEDOUT)
-        ;
-    int late = !j->done;
-    j->abandoned = late;
-    pthread_mutex_unlock(&j->mu);
-    return late ? -1 : 0;
-}
-
-static topo_job_t *job_new(const char *path, int save)
+/* Load (save = 0, into *t) or save, waiting at most `seconds`; returns what
+ * mesh_topo_load or mesh_topo_save would.  hwloc cannot be interrupted: a
+ * job that overruns is left to its thread, which frees it when done. */
+static int bounded(const char *path, int save, double seconds, mesh_topo_t **t, mesh_error_t *err)
 {
     topo_job_t *j = calloc(1, sizeof(*j));
     if (j && path && !(j->path = strdup(path))) {
         free(j);
-        return NULL;
+        j = NULL;
     }
-    if (j)
-        j->save = save;
-    return j;
-}
-
-/* Load (save = 0, into *t) or save on a thread of its own, waiting at most
- * `seconds`; returns what mesh_topo_load or mesh_topo_save would. */
-static int bounded(const char *path, int save, double seconds, mesh_topo_t **t, mesh_error_t *err)
-{
-    topo_job_t *j;
-    /* NaN, 0 or more than a day: unbounded */
-    if (!(seconds > 0 && seconds <= 86400) || !(j = job_new(path, save))) {
-        if (save)
-            return mesh_topo_save(path, err);
-        return (*t = mesh_topo_load(path, err)) ? 0 : -1;
-    }
-    if (job_wait(j, seconds) < 0)
+    if (!j)
+        return mesh_error_set(err, "topology: out of memory");
+    j->save = save;
+    if (mesh_run_bounded(job_run, job_free, j, seconds) < 0)
         return mesh_error_set(err,
                               "topology: hwloc took more than %g s to read %s (topology_timeout=)",
                               seconds, save || !path ? "this machine" : path);

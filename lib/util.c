@@ -3,6 +3,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -312,4 +314,83 @@ const char *mesh_format_bytes(double bytes, char *buf, size_t len)
     else
         snprintf(buf, len, "%.1f %s", v, units[u]);
     return buf;
+}
+
+/* ---- work bounded in time ---- */
+
+/* What the caller and the thread share until both are done with it:
+ * whichever of them finishes last frees it. */
+typedef struct bounded {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, abandoned;
+    void (*fn)(void *), (*drop)(void *);
+    void *arg;
+} bounded_t;
+
+static void bounded_free(bounded_t *b)
+{
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b);
+}
+
+static void *bounded_thread(void *p)
+{
+    bounded_t *b = p;
+    b->fn(b->arg);
+    pthread_mutex_lock(&b->mu);
+    b->done = 1;
+    int abandoned = b->abandoned;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    if (abandoned) {
+        b->drop(b->arg);
+        bounded_free(b);
+    }
+    return NULL;
+}
+
+int mesh_run_bounded(void (*fn)(void *), void (*drop)(void *), void *arg, double seconds)
+{
+    bounded_t *b = NULL;
+    if (!(seconds > 0 && seconds <= 86400) || !(b = calloc(1, sizeof(*b)))) {
+        fn(arg);
+        return 0;
+    }
+    b->fn = fn, b->drop = drop, b->arg = arg;
+    pthread_condattr_t ca;
+    pthread_attr_t ta;
+    pthread_t th;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&b->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_attr_init(&ta);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&th, &ta, bounded_thread, b) == 0;
+    pthread_attr_destroy(&ta);
+    if (!started) { /* no thread to spare: in this one, unbounded */
+        bounded_free(b);
+        fn(arg);
+        return 0;
+    }
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)seconds;
+    end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&b->mu);
+    while (!b->done && pthread_cond_timedwait(&b->cv, &b->mu, &end) != ETIMEDOUT)
+        ;
+    int late = !b->done;
+    b->abandoned = late;
+    pthread_mutex_unlock(&b->mu);
+    if (!late)
+        bounded_free(b);
+    return late ? -1 : 0;
 }
