@@ -464,6 +464,27 @@ static void states__torch_one_replica_unsharded(void **state)
     }
 }
 
+/* Megatron-FSDP's ZeRO-2 keeps one unit's unsharded gradients: a layer on
+ * a middle stage, the embedding on an end stage when it is larger
+ * (megatron_fsdp.md).  13 layers over pp 4 split 2,4,4,3: stage 1 holds
+ * twice stage 0's layers and more of them in flight, and is the worst rank
+ * for an embedding between one and two layers.  Its buffer is one layer. */
+static void states__zero2_middle_stage_buffer_is_a_layer(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = test_spec("arch: {layers: 13, hidden: 128, heads: 8, kv_heads: 4, ffn: 320, "
+                               "vocab: 2000, mlp: swiglu}\n"
+                               "train: {seq_len: 64, global_batch: 16, framework: megatron}\n");
+    mesh_memory_t mem =
+        mem_of(&m, &a, "tp=1,pp=4,dp=2,cp=1,zero=2,vpp=1,mb=1,recompute=none,sp=off");
+    /* a layer: q, o h^2; k, v h^2/2; gate, up, down h*f; two norms */
+    double layer = 2 * 128.0 * 128 + 2 * 128.0 * 128 * 0.5 + 3 * 128.0 * 320 + 2 * 128;
+    assert_true(2048 * 128.0 > layer && 2048 * 128.0 < 2 * layer); /* the padded embedding */
+    assert_int_equal(mem.stage, 1);
+    /* fp32 main grads sharded over dp 2, plus one layer's unsharded */
+    assert_bytes(mem.grads, 4 * (4 * layer) / 2 + 4 * layer);
+}
+
 /* Megatron-LM's distributed optimizer shards over the data-parallel group
  * with context parallelism, dp x cp ranks (parallel_state.py
  * get_data_parallel_group(with_context_parallel=True)), and so does
@@ -703,6 +724,7 @@ int main(void)
         cmocka_unit_test(states__torch_every_zero_stage),
         cmocka_unit_test(states__optimizer_shards_over_dp_times_cp),
         cmocka_unit_test(states__torch_one_replica_unsharded),
+        cmocka_unit_test(states__zero2_middle_stage_buffer_is_a_layer),
         cmocka_unit_test(activations__every_recompute_mode),
         cmocka_unit_test(activations__korthikanti_closed_forms),
         cmocka_unit_test(activations__1f1b_in_flight),
