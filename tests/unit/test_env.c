@@ -113,6 +113,23 @@ static void huge_groups__compact(void **state)
     mesh_plan_destroy(p);
 }
 
+static void huge_groups__4096_still_listed(void **state)
+{
+    /* up to 4096 ranks a group is listed (about 20 KiB); beyond, compact */
+    mesh_model_t m = test_spec("params: 1e6\ntrain: {global_batch: 4096}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 512, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_env_t *e = env_of(p, 1, 2, MESH_EXPORT_TORCH);
+    char *want = malloc(6 * 4096);
+    size_t n = 0;
+    for (int r = 0; r < 4096; r++)
+        n += (size_t)sprintf(want + n, "%s%d", r ? "," : "", r);
+    assert_string_equal(get(e, "MESH_DP_GROUP"), want);
+    free(want);
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+}
+
 static void tasks_outside__refused(void **state)
 {
     mesh_plan_t *p = example_plan();
@@ -576,6 +593,32 @@ static void env__recompute_block(void **state)
     check_case(&k, MESH_EXPORT_MESH, NULL, 0);
 }
 
+static void env__sequence_parallel_off(void **state)
+{
+    /* tp 4 with sp=off pinned: no --sequence-parallel, MESH_SEQUENCE_PARALLEL=0 */
+    static const env_case_t k = {
+        SPEC_7B16,
+        2,
+        "tp=4,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full:3,sp=off",
+        4,
+        1,
+        2,
+        2,
+        1,
+        1,
+        1,
+        0,
+        8,
+        16,
+        "full:3",
+        "16,16",
+        MEG(4, 2, 1, 1, 16, 4096) " --use-distributed-optimizer "
+                                  "--recompute-granularity full --recompute-method block "
+                                  "--recompute-num-layers 3 --bf16",
+        DS(16, 1, 8, DS_Z1) DS_BF16};
+    check_case(&k, MESH_EXPORT_MESH, NULL, 0);
+}
+
 /* Llama 3.1 405B: 126 layers over 16 stages is 8 per stage with a deficit
  * of 2: the first and the last stage hold 7 (the Llama 3 recipe), and an
  * interleaved split counts the embedding and the loss as one layer each:
@@ -809,12 +852,14 @@ int main(void)
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
         cmocka_unit_test(huge_groups__compact),
+        cmocka_unit_test(huge_groups__4096_still_listed),
         cmocka_unit_test(tasks_outside__refused),
         cmocka_unit_test(master_port__range_and_spread),
         cmocka_unit_test(env__design_example_every_task),
         cmocka_unit_test(env__context_parallel_every_task),
         cmocka_unit_test(env__zero_stages),
         cmocka_unit_test(env__recompute_block),
+        cmocka_unit_test(env__sequence_parallel_off),
         cmocka_unit_test(env__uneven_pipelines),
         cmocka_unit_test(env__interleaved_pipelines),
         cmocka_unit_test(env__frameworks),
