@@ -756,6 +756,30 @@ static void keys__unknown_refused_with_allowed_list(void **state)
     doc_refuse_unknown("params: 1e9\ntrain:\n  Seq_Len: 4096\n", 3, "Seq_Len", "train");
 }
 
+/* A file overrides its preset key by key, whatever the key's kind (string,
+ * integer, number, boolean, choice), and keeps the preset's other keys. */
+static void preset__every_kind_overridden(void **state)
+{
+    mesh_model_t m = test_spec("preset: llama3-8b\nname: mine\n"
+                               "arch: {tied_embeddings: true, mlp: gelu}\n"
+                               "train: {flash_attention: false, dropout: 0.25, optimizer: sgd, "
+                               "seq_len: 2048, micro_batch: 2, recompute: full}\n");
+    assert_string_equal(m.name, "mine");
+    assert_int_equal(m.tied_embeddings, 1);
+    assert_int_equal(m.mlp, MESH_MLP_GELU);
+    assert_int_equal(m.flash_attention, 0);
+    assert_true(m.dropout == 0.25);
+    assert_int_equal(m.optimizer, MESH_OPT_SGD);
+    assert_int_equal(m.seq_len, 2048);
+    assert_int_equal(m.micro_batch, 2);
+    assert_int_equal(m.recompute, MESH_RECOMPUTE_FULL);
+    /* the preset's own (etc/models/llama3-8b.yaml) */
+    assert_int_equal(m.layers, 32);
+    assert_int_equal(m.hidden, 4096);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.vocab, 128256);
+}
+
 /* Every key of the library's table, as its "unknown key" errors list them,
  * is documented in meshplan.yaml(5). */
 static void keys__table_in_the_manual(void **state)
@@ -778,6 +802,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(preset__every_kind_overridden),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),
