@@ -10,8 +10,6 @@
 #include "meshplan/layout.h"
 #include "meshplan/parse.h"
 
-#define MESH_KEYS "tp pp dp cp zero vpp mb recompute sp offload moments"
-
 void mesh_layout_unpin(mesh_layout_t *l)
 {
     l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
@@ -23,28 +21,56 @@ void mesh_layout_unpin(mesh_layout_t *l)
     l->moments = (mesh_precision_t)MESH_FREE;
 }
 
-/* One --mesh field: its key and where it lives. */
-static int *int_field(mesh_layout_t *l, const char *key, long long *max)
+/*
+ * Every --mesh key, in its canonical order: the int member of mesh_layout_t
+ * it pins, its kind and, for the integers, its range.  The table drives
+ * parsing, "given twice", the key lists of errors and the pinned-fields
+ * string (mesh_layout_format_pins, the controller's request).  Adding a key
+ * is a row here, its parsing if it is a new kind, and its use.
+ */
+enum mesh_kind { MK_INT, MK_RECOMPUTE, MK_SP, MK_OFFLOAD, MK_MOMENTS };
+static const struct mesh_key {
+    const char *key;
+    size_t off;
+    enum mesh_kind kind;
+    long long min, max;
+} mesh_keys[] = {
+    {"tp", offsetof(mesh_layout_t, tp), MK_INT, 1, 1 << 16},
+    {"pp", offsetof(mesh_layout_t, pp), MK_INT, 1, 1 << 16},
+    {"dp", offsetof(mesh_layout_t, dp), MK_INT, 1, 1 << 24},
+    {"cp", offsetof(mesh_layout_t, cp), MK_INT, 1, 1 << 16},
+    {"zero", offsetof(mesh_layout_t, zero), MK_INT, 0, 3},
+    {"vpp", offsetof(mesh_layout_t, vpp), MK_INT, 1, 1 << 16},
+    {"mb", offsetof(mesh_layout_t, micro_batch), MK_INT, 1, 1 << 16},
+    {"recompute", offsetof(mesh_layout_t, recompute), MK_RECOMPUTE, 0, 0},
+    {"sp", offsetof(mesh_layout_t, sequence_parallel), MK_SP, 0, 0},
+    {"offload", offsetof(mesh_layout_t, offload), MK_OFFLOAD, 0, 0},
+    {"moments", offsetof(mesh_layout_t, moments), MK_MOMENTS, 0, 0},
+};
+/* the enums among them are pinned as ints, like the rest */
+_Static_assert(sizeof(mesh_recompute_t) == sizeof(int) && sizeof(mesh_precision_t) == sizeof(int),
+               "--mesh members are ints");
+
+static int *pinned(mesh_layout_t *l, const struct mesh_key *k)
 {
-    static const struct {
-        const char *key;
-        size_t off;
-        long long max;
-    } f[] = {
-        {"tp", offsetof(mesh_layout_t, tp), 1 << 16},
-        {"pp", offsetof(mesh_layout_t, pp), 1 << 16},
-        {"dp", offsetof(mesh_layout_t, dp), 1 << 24},
-        {"cp", offsetof(mesh_layout_t, cp), 1 << 16},
-        {"zero", offsetof(mesh_layout_t, zero), 3},
-        {"vpp", offsetof(mesh_layout_t, vpp), 1 << 16},
-        {"mb", offsetof(mesh_layout_t, micro_batch), 1 << 16},
-    };
-    for (int i = 0; i < MESH_ARRAY_LEN(f); i++)
-        if (strcmp(key, f[i].key) == 0) {
-            *max = f[i].max;
-            return (int *)((char *)l + f[i].off);
-        }
-    return NULL;
+    return (int *)(void *)((char *)l + k->off);
+}
+
+static int pin_of(const mesh_layout_t *l, const struct mesh_key *k)
+{
+    return *(const int *)(const void *)((const char *)l + k->off);
+}
+
+/* "tp pp dp ...": what errors list as the allowed keys. */
+static const char *mesh_key_list(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys) && n < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", mesh_keys[i].key);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
 }
 
 /* none, selective, selective:M+M, full, full:N (N layers per stage, the
@@ -87,45 +113,39 @@ static int parse_recompute(mesh_layout_t *l, const char *val, mesh_error_t *err)
 
 static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_t *err)
 {
-    char *eq = strchr(item, '=');
+    char *eq = strchr(item, '='), keys[128];
     if (!eq)
-        return mesh_error_set(err, "mesh: '%.40s' is not key=value (keys: %s)", item, MESH_KEYS);
+        return mesh_error_set(err, "mesh: '%.40s' is not key=value (keys: %s)", item,
+                              mesh_key_list(keys, sizeof(keys)));
     *eq = '\0';
     const char *key = item, *val = eq + 1;
-    static const char *const order[] = {"tp", "pp",        "dp", "cp",      "zero",   "vpp",
-                                        "mb", "recompute", "sp", "offload", "moments"};
-    int idx = -1;
-    for (int i = 0; i < MESH_ARRAY_LEN(order); i++)
-        if (strcmp(key, order[i]) == 0)
-            idx = i;
-    if (idx < 0)
-        return mesh_error_set(err, "mesh: unknown key '%.20s' (keys: %s)", key, MESH_KEYS);
-    if (*seen & (1u << idx))
+    const struct mesh_key *k = NULL;
+    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys) && !k; i++)
+        if (strcmp(key, mesh_keys[i].key) == 0)
+            k = &mesh_keys[i];
+    if (!k)
+        return mesh_error_set(err, "mesh: unknown key '%.20s' (keys: %s)", key,
+                              mesh_key_list(keys, sizeof(keys)));
+    unsigned bit = 1u << (k - mesh_keys);
+    if (*seen & bit)
         return mesh_error_set(err, "mesh: %s given twice", key);
-    *seen |= 1u << idx;
-    long long max = 0, v;
-    int *dst = int_field(l, key, &max);
+    *seen |= bit;
     if (strcasecmp(val, "auto") == 0) { /* explicitly planned, whatever the spec says */
-        if (dst)
-            *dst = MESH_AUTO;
-        else if (strcmp(key, "recompute") == 0)
-            l->recompute = (mesh_recompute_t)MESH_AUTO;
-        else if (strcmp(key, "offload") == 0)
-            l->offload = MESH_AUTO;
-        else if (strcmp(key, "moments") == 0)
-            l->moments = (mesh_precision_t)MESH_AUTO;
-        else
-            l->sequence_parallel = MESH_AUTO;
+        *pinned(l, k) = MESH_AUTO;
         return 0;
     }
-    if (strcmp(key, "offload") == 0) {
+    char what[32];
+    snprintf(what, sizeof(what), "mesh %s", key);
+    switch (k->kind) {
+    case MK_RECOMPUTE: return parse_recompute(l, val, err);
+    case MK_SP: return mesh_parse_bool(val, what, &l->sequence_parallel, err);
+    case MK_OFFLOAD:
         if (strcasecmp(val, "none") && strcasecmp(val, "optimizer"))
             return mesh_error_set(err, "mesh offload: '%.20s' is not one of none optimizer auto",
                                   val);
         l->offload = strcasecmp(val, "optimizer") == 0;
         return 0;
-    }
-    if (strcmp(key, "moments") == 0) {
+    case MK_MOMENTS: {
         const char *const names[] = {"bf16", "fp16", "fp32"};
         for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
             if (strcasecmp(val, names[i]) == 0) {
@@ -134,15 +154,12 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
             }
         return mesh_error_set(err, "mesh moments: '%.20s' is not one of fp32 bf16 fp16 auto", val);
     }
-    char what[32];
-    snprintf(what, sizeof(what), "mesh %s", key);
-    if (strcmp(key, "recompute") == 0)
-        return parse_recompute(l, val, err);
-    if (strcmp(key, "sp") == 0)
-        return mesh_parse_bool(val, what, &l->sequence_parallel, err);
-    if (mesh_parse_int(val, what, strcmp(key, "zero") == 0 ? 0 : 1, max, &v, err) < 0)
+    case MK_INT: break;
+    }
+    long long v;
+    if (mesh_parse_int(val, what, k->min, k->max, &v, err) < 0)
         return -1;
-    *dst = (int)v;
+    *pinned(l, k) = (int)v;
     return 0;
 }
 
@@ -348,40 +365,27 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
 
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len)
 {
-    const struct {
-        const char *key;
-        int v;
-    } f[] = {{"tp", l->tp},     {"pp", l->pp},   {"dp", l->dp},         {"cp", l->cp},
-             {"zero", l->zero}, {"vpp", l->vpp}, {"mb", l->micro_batch}};
     mesh_buf_t b;
-    mesh_buf_init(&b);
-    for (int i = 0; i < MESH_ARRAY_LEN(f); i++) {
-        if (f[i].v == MESH_FREE)
-            continue;
-        mesh_buf_printf(&b, "%s%s=", b.len ? "," : "", f[i].key);
-        if (f[i].v == MESH_AUTO)
-            mesh_buf_puts(&b, "auto");
-        else
-            mesh_buf_printf(&b, "%d", f[i].v);
-    }
     char rc[48];
-    if ((int)l->recompute != MESH_FREE)
-        mesh_buf_printf(&b, "%srecompute=%s", b.len ? "," : "",
-                        (int)l->recompute == MESH_AUTO ? "auto"
-                                                       : mesh_layout_recompute(l, rc, sizeof(rc)));
-    if (l->sequence_parallel != MESH_FREE)
-        mesh_buf_printf(&b, "%ssp=%s", b.len ? "," : "",
-                        l->sequence_parallel == MESH_AUTO ? "auto"
-                        : l->sequence_parallel            ? "on"
-                                                          : "off");
-    if (l->offload != MESH_FREE)
-        mesh_buf_printf(&b, "%soffload=%s", b.len ? "," : "",
-                        l->offload == MESH_AUTO ? "auto"
-                        : l->offload            ? "optimizer"
-                                                : "none");
-    if ((int)l->moments != MESH_FREE)
-        mesh_buf_printf(&b, "%smoments=%s", b.len ? "," : "",
-                        (int)l->moments == MESH_AUTO ? "auto" : mesh_precision_name(l->moments));
+    mesh_buf_init(&b);
+    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys); i++) {
+        const struct mesh_key *k = &mesh_keys[i];
+        int v = pin_of(l, k);
+        if (v == MESH_FREE)
+            continue;
+        mesh_buf_printf(&b, "%s%s=", b.len ? "," : "", k->key);
+        if (v == MESH_AUTO) {
+            mesh_buf_puts(&b, "auto");
+            continue;
+        }
+        switch (k->kind) {
+        case MK_INT: mesh_buf_printf(&b, "%d", v); break;
+        case MK_RECOMPUTE: mesh_buf_puts(&b, mesh_layout_recompute(l, rc, sizeof(rc))); break;
+        case MK_SP: mesh_buf_puts(&b, v ? "on" : "off"); break;
+        case MK_OFFLOAD: mesh_buf_puts(&b, v ? "optimizer" : "none"); break;
+        case MK_MOMENTS: mesh_buf_puts(&b, mesh_precision_name((mesh_precision_t)v)); break;
+        }
+    }
     snprintf(buf, len, "%s", b.len && !b.failed ? b.data : "auto");
     mesh_buf_free(&b);
     return buf;
