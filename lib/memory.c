@@ -61,11 +61,6 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
     }
 }
 
-double mesh_interleave_factor(int pp, int vpp)
-{
-    return 1.0 + (double)(pp - 1) / ((double)pp * vpp);
-}
-
 double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int sp,
                              mesh_recompute_t rc, unsigned modules)
 {

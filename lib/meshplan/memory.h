@@ -95,13 +95,6 @@ MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, doub
 MESH_API double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp,
                                       int sp, mesh_recompute_t rc, unsigned modules);
 
-/**
- * Interleaving's activation factor on the first stage: 1 + (p-1)/(p*v),
- * for pp and vpp >= 1 (the memory model counts the same chunks in flight
- * directly).
- */
-MESH_API double mesh_interleave_factor(int pp, int vpp);
-
 #ifdef __cplusplus
 }
 #endif
