@@ -24,5 +24,6 @@
 #include "meshplan/request.h"
 #include "meshplan/schedule.h"
 #include "meshplan/picture.h"
+#include "meshplan/step.h"
 
 #endif

@@ -132,82 +132,24 @@ static const char *find_request(const job_desc_msg_t *d, int *bad)
     return NULL;
 }
 
-/* GPUs in a TRES list ("gres:gpu:8", "gres/gpu:a100:8,cpu=4", "gpu:2"): the
- * count, 0 when there is no GPU in it, -1 when it cannot be read. */
-static long tres_gpus(const char *tres)
+/* What the job asks for, as the library reads it: Slurm's "not given"
+ * values (NO_VAL, 0) become 0, --mem-per-cpu says nothing per node. */
+static mesh_job_counts_t job_counts(const job_desc_msg_t *d)
 {
-    char buf[512];
-    long total = 0;
-    if (!tres || !*tres)
-        return 0;
-    if (strlen(tres) >= sizeof(buf))
-        return -1;
-    strcpy(buf, tres);
-    for (char *save, *t = strtok_r(buf, ",;", &save); t; t = strtok_r(NULL, ",;", &save)) {
-        if (strncmp(t, "gres:", 5) == 0 || strncmp(t, "gres/", 5) == 0)
-            t += 5;
-        if (strncmp(t, "gpu", 3) != 0 || (t[3] && t[3] != ':' && t[3] != '='))
-            continue;
-        /* Slurm's gpu[:type][:count] (or gpu=count): a last field that is
-         * not a number is a type, and the count is one */
-        const char *n = strrchr(t, ':'), *eq = strrchr(t, '=');
-        n = eq > n ? eq : n;
-        char *end;
-        long v = n ? strtol(n + 1, &end, 10) : 1;
-        if (n && (end == n + 1 || *end))
-            v = 1;
-        if (v < 0 || v > 1 << 20)
-            return -1;
-        total += v;
-    }
-    return total > 1 << 20 ? -1 : total;
-}
-
-typedef struct {
-    int nodes, tasks_per_node, gpus_per_node;
-    double host_memory; /* --mem per node, bytes; 0: not given (no optimizer offload) */
-} shape_t;
-
-/* Nodes, tasks and GPUs per node the job asks for; a message when it cannot
- * be told. */
-static int job_shape(const job_desc_msg_t *d, shape_t *s, char *why, size_t len)
-{
-    long per_node = tres_gpus(d->tres_per_node), per_job = tres_gpus(d->tres_per_job),
-         per_task = tres_gpus(d->tres_per_task);
-    if (per_node < 0 || per_job < 0 || per_task < 0)
-        return snprintf(why, len, "cannot read the job's GPU request"), -1;
-    long tasks = d->num_tasks != NO_VAL && d->num_tasks > 0 ? (long)d->num_tasks : 0;
-    /* --mem (megabytes per node), as the nodes read SLURM_MEM_PER_NODE;
-     * --mem-per-cpu sets MEM_PER_CPU and says nothing per node */
-    s->host_memory =
-        d->pn_min_memory != NO_VAL64 && d->pn_min_memory > 0 && !(d->pn_min_memory & MEM_PER_CPU)
-            ? (double)d->pn_min_memory * 1048576.0
-            : 0;
-    s->nodes = d->min_nodes != NO_VAL && d->min_nodes > 0 ? (int)d->min_nodes : 0;
-    s->tasks_per_node =
-        d->ntasks_per_node != NO_VAL16 && d->ntasks_per_node > 0 ? (int)d->ntasks_per_node : 0;
-    if (!s->nodes && s->tasks_per_node && tasks)
-        s->nodes = (int)(tasks / s->tasks_per_node);
-    if (!s->nodes)
-        s->nodes = 1;
-    if (!s->tasks_per_node && tasks && tasks % s->nodes == 0)
-        s->tasks_per_node = (int)(tasks / s->nodes);
-    long gpn = per_node;
-    if (!gpn && per_job > 0) {
-        if (per_job % s->nodes)
-            return snprintf(why, len,
-                            "--gpus=%ld does not split evenly over %d nodes: give "
-                            "--gpus-per-node",
-                            per_job, s->nodes),
-                   -1;
-        gpn = per_job / s->nodes;
-    }
-    if (!gpn && per_task > 0 && s->tasks_per_node)
-        gpn = per_task * s->tasks_per_node;
-    if (gpn > 1 << 20)
-        return snprintf(why, len, "%ld GPUs per node is not a request meshplan can plan", gpn), -1;
-    s->gpus_per_node = (int)gpn;
-    return 0; /* 0 GPUs: asked per socket or not at all; see judge */
+    mesh_job_counts_t c = {
+        .nodes = d->min_nodes != NO_VAL ? (long)d->min_nodes : 0,
+        .tasks = d->num_tasks != NO_VAL ? (long)d->num_tasks : 0,
+        .tasks_per_node = d->ntasks_per_node != NO_VAL16 ? (long)d->ntasks_per_node : 0,
+        .tres_per_node = d->tres_per_node,
+        .tres_per_job = d->tres_per_job,
+        .tres_per_task = d->tres_per_task,
+        .tres_per_socket = d->tres_per_socket,
+        /* --mem (megabytes per node), as the nodes read SLURM_MEM_PER_NODE */
+        .mem_per_node = d->pn_min_memory != NO_VAL64 && !(d->pn_min_memory & MEM_PER_CPU)
+                            ? (long)d->pn_min_memory
+                            : 0,
+    };
+    return c;
 }
 
 /* The answer to the user: refuse (SLURM_ERROR) or let through with a
@@ -240,7 +182,7 @@ static double now_ms(void)
  * policy has nothing on it): 1 if it does, or if the policy gives it no GPU
  * (the nodes will judge it at launch); 0 if not, with the reason in why. */
 static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
-                          const mesh_layout_t *pins, const shape_t *s, uint32_t uid, char *why,
+                          const mesh_layout_t *pins, const mesh_step_t *s, uint32_t uid, char *why,
                           size_t len)
 {
     mesh_alloc_t a;
@@ -309,22 +251,13 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     if (mesh_request_decode(req, &m, &pins, &err) < 0)
         return answer(1, err_msg, "meshplan: %s (submit with meshplan's own --model option)",
                       err.msg);
-    shape_t s;
-    char why[256];
-    if (job_shape(d, &s, why, sizeof(why)) < 0)
-        return answer(reject, err_msg, "meshplan: %s", why);
-    if (!s.gpus_per_node) {
-        if (d->tres_per_socket && tres_gpus(d->tres_per_socket) > 0)
-            return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
-        return answer(reject, err_msg,
-                      "meshplan: --model asks for a layout, but the job requests no GPUs (give "
-                      "--gpus-per-node=N)");
-    }
-    if (s.tasks_per_node && s.tasks_per_node != s.gpus_per_node && s.tasks_per_node != 1)
-        return answer(reject, err_msg,
-                      "meshplan: %d tasks per node but %d GPUs per node: meshplan plans one GPU "
-                      "per task (or one torchrun per node)",
-                      s.tasks_per_node, s.gpus_per_node);
+    mesh_job_counts_t counts = job_counts(d);
+    mesh_step_t s;
+    int shaped = mesh_job_shape(&counts, &s, &err);
+    if (shaped < 0)
+        return answer(reject, err_msg, "meshplan: %s", err.msg);
+    if (shaped > 0)
+        return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
     /* A job naming several partitions runs in whichever starts it first, so
      * it is refused only when it fits none of them, with the first's reason.
      * Names share policy entries (all unknown ones share `default`): each

@@ -54,10 +54,7 @@ int mesh_plugin_register_options(spank_t sp);
 mesh_export_t mesh_plugin_export_mode(void);
 int mesh_plugin_bind(void);
 
-/* job.c: the shape of a step and the plan for it */
-typedef struct mesh_step {
-    int nodes, tasks_per_node, gpus_per_node, node;
-} mesh_step_t;
+/* job.c: the model and the plan of a step (its shape: mesh_step_t, lib/meshplan/step.h) */
 int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err);
 /* The allocation from the policy's gpu= or gpu_mem= alone (no topology). */
 int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err);
