@@ -19,31 +19,27 @@ int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
     return mesh_spec_load(spec, &dirs, m, err);
 }
 
-int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err)
-{
-    return mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, s->nodes, s->gpus_per_node, a, err);
-}
-
-double mesh_plugin_host_memory(const char *mem_per_node)
+long mesh_plugin_mem_per_node(const char *mem_per_node)
 {
     long long mb;
     mesh_error_t err;
     if (!mem_per_node ||
         mesh_parse_int(mem_per_node, "SLURM_MEM_PER_NODE", 1, 1LL << 40, &mb, &err) < 0)
         return 0;
-    return (double)mb * 1048576.0; /* Slurm counts megabytes of 2^20 bytes */
+    return (long)mb;
 }
 
-mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, double host_memory,
-                              mesh_error_t *err)
+mesh_launch_t mesh_plugin_launch(void)
 {
-    /* Optimizer offload is checked against the job's memory per node, the
-     * same number on every node; a node's own total (hwloc) can differ by a
-     * few megabytes from its neighbours', and two nodes must never plan two
-     * layouts. */
-    mesh_alloc_t job = *a;
-    job.host_memory = host_memory;
-    return mesh_plan_create(m, &job, &mesh_plugin.pins, &mesh_plugin.policy, err);
+    return mesh_plugin_export_mode() == MESH_EXPORT_TORCHRUN ? MESH_LAUNCH_TORCHRUN
+                                                             : MESH_LAUNCH_TASKS;
+}
+
+/* The allocation carries the job's memory per node (mesh_step_alloc): the
+ * same on every node, so that every node plans the same layout. */
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
+{
+    return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy, err);
 }
 
 int mesh_plugin_topology_file(const char *host, char *buf, size_t len)

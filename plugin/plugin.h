@@ -56,13 +56,12 @@ int mesh_plugin_bind(void);
 
 /* job.c: the model and the plan of a step (its shape: mesh_step_t, lib/meshplan/step.h) */
 int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err);
-/* The allocation from the policy's gpu= or gpu_mem= alone (no topology). */
-int mesh_plugin_policy_alloc(const mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err);
 /* The job's memory per node from Slurm's SLURM_MEM_PER_NODE (megabytes), or
  * 0 when not given (then nothing is offloaded to the host). */
-double mesh_plugin_host_memory(const char *mem_per_node);
-mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, double host_memory,
-                              mesh_error_t *err);
+long mesh_plugin_mem_per_node(const char *mem_per_node);
+/* How the step's tasks use their node's GPUs, per --mesh-export. */
+mesh_launch_t mesh_plugin_launch(void);
+mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err);
 /* Set at submission to the digest of the spec as read then (mesh_model_digest);
  * every node refuses a spec that reads differently at step start, so that no
  * two nodes plan from two versions of a file the user is editing. */

@@ -48,57 +48,37 @@ static int env_int(spank_t sp, const char *name)
     return *end == '\0' && v > 0 && v < (1 << 20) ? (int)v : 0;
 }
 
-/* The batch (or interactive) step reports no nodes or tasks of its own: it
- * is the launcher, planned as node 0 of the whole job. */
-static int launcher_shape(spank_t sp, mesh_step_t *s)
+static int launcher_step(uint32_t stepid)
 {
-    s->nodes = env_int(sp, "SLURM_JOB_NUM_NODES");
-    s->tasks_per_node = 1;
-    s->gpus_per_node = env_int(sp, "SLURM_GPUS_ON_NODE");
-    if (!s->gpus_per_node)
-        s->gpus_per_node = env_int(sp, "SLURM_NTASKS_PER_NODE");
-    if (!s->nodes || !s->gpus_per_node)
-        return defer("the job's nodes and GPUs per node are unknown in this step (give "
-                     "--gpus-per-node or --ntasks-per-node)");
-    return 0;
+    return stepid == STEP_BATCH || stepid == STEP_INTERACTIVE;
 }
 
-/* A regular step: the same number of tasks on every node. */
+/* The step's shape from what Slurm tells this node.  The batch (or
+ * interactive) step reports no nodes or tasks of its own: it is the
+ * launcher, planned as node 0 of the whole job. */
 static int step_shape(spank_t sp, uint32_t stepid, mesh_step_t *s)
 {
     uint32_t nodes = 0, nodeid = 0, local = 0, total = 0;
-    memset(s, 0, sizeof(*s));
-    if (stepid == STEP_BATCH || stepid == STEP_INTERACTIVE)
-        return launcher_shape(sp, s);
-    if (spank_get_item(sp, S_JOB_NNODES, &nodes) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS || nodes == 0)
-        return defer("cannot read the step's nodes and tasks from Slurm");
-    if (total % nodes || local * nodes != total)
-        return defer("%u tasks on %u nodes (%u here): a 3D layout needs the same number of "
-                     "tasks on every node (use --ntasks-per-node)",
-                     total, nodes, local);
-    s->nodes = (int)nodes;
-    s->node = (int)nodeid;
-    s->tasks_per_node = (int)local;
-    s->gpus_per_node = (int)local;
-    if (mesh_plugin_export_mode() != MESH_EXPORT_TORCHRUN) {
-        /* Slurm's count of the step's GPUs here, when it has any: the
-         * topology checks the same, but a node without one must too */
-        int gpus = env_int(sp, "SLURM_GPUS_ON_NODE");
-        if (gpus && gpus != s->tasks_per_node)
-            return defer("%d tasks per node but %d GPUs in the step on this node: meshplan plans "
-                         "one GPU per task (use --gpus-per-node=%d, or --ntasks-per-node=%d)",
-                         s->tasks_per_node, gpus, s->tasks_per_node, gpus);
-        return 0;
-    }
-    if (local != 1)
-        return defer("--mesh-export=torchrun runs one launcher task per node, not %u (use "
-                     "--ntasks-per-node=1)",
-                     local);
-    s->gpus_per_node = env_int(sp, "SLURM_GPUS_ON_NODE"); /* the topology may know better */
-    return 0;
+    char mem[32];
+    mesh_error_t err;
+    mesh_launch_t launch = launcher_step(stepid) ? MESH_LAUNCH_JOB : mesh_plugin_launch();
+    if (spank_getenv(sp, "SLURM_MEM_PER_NODE", mem, sizeof(mem)) != ESPANK_SUCCESS)
+        mem[0] = '\0';
+    mesh_step_counts_t c = {.gpus_on_node = env_int(sp, "SLURM_GPUS_ON_NODE"),
+                            .mem_per_node = mesh_plugin_mem_per_node(mem)};
+    if (launch == MESH_LAUNCH_JOB) {
+        c.nodes = env_int(sp, "SLURM_JOB_NUM_NODES");
+        c.ntasks_per_node = env_int(sp, "SLURM_NTASKS_PER_NODE");
+    } else if (spank_get_item(sp, S_JOB_NNODES, &nodes) == ESPANK_SUCCESS &&
+               spank_get_item(sp, S_JOB_NODEID, &nodeid) == ESPANK_SUCCESS &&
+               spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) == ESPANK_SUCCESS &&
+               spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) == ESPANK_SUCCESS) {
+        c.nodes = nodes;
+        c.node = nodeid;
+        c.tasks = total;
+        c.local_tasks = local;
+    } /* else no nodes: the library says it cannot read them */
+    return mesh_step_shape(&c, launch, s, &err) < 0 ? defer("%s", err.msg) : 0;
 }
 
 /* Host `nth` (0-based) of the step's node list: MASTER_ADDR is host 0. */
@@ -129,8 +109,7 @@ static int step_host(spank_t sp, int nth, char *buf, size_t len)
 static int step_gpus(spank_t sp, uint32_t stepid, int *pos, int max)
 {
     char list[256];
-    const char *var =
-        stepid == STEP_BATCH || stepid == STEP_INTERACTIVE ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+    const char *var = launcher_step(stepid) ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
     if (spank_getenv(sp, var, list, sizeof(list)) != ESPANK_SUCCESS)
         return 0; /* none given: all of the node's */
     int n = 0;
@@ -220,28 +199,16 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
     return mesh_plugin_topology_file(host, buf, len);
 }
 
-/* on_topology_error=fallback, with a GPU in the policy to fall back on. */
-static int may_fall_back(void)
-{
-    const mesh_policy_t *pol = &mesh_plugin.policy;
-    return pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0);
-}
-
 /* A topology that cannot be read in time fails the step, or if it may fall
  * back, is planned without: *fell_back is then set. */
-static mesh_topo_t *topology_error(const mesh_error_t *err, int *fell_back)
+static mesh_topo_t *topology_error(mesh_error_t *err, int *fell_back)
 {
-    const mesh_policy_t *pol = &mesh_plugin.policy;
-    if (may_fall_back()) {
-        slurm_info(
-            "meshplan: %s; planning for the policy's %s instead (on_topology_error=fallback)",
-            err->msg, pol->gpu[0] ? pol->gpu : "gpu_mem");
+    if (mesh_step_fallback(&mesh_plugin.policy, err) > 0) {
+        slurm_info("meshplan: %s", err->msg);
         *fell_back = 1;
         return NULL;
     }
-    return defer("%s (an admin can set on_topology_error=fallback, with gpu=, to plan without it)",
-                 err->msg),
-           NULL;
+    return defer("%s", err->msg), NULL;
 }
 
 static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int npos,
@@ -298,22 +265,21 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
     }
     if (s->node > 0 && strstr(mesh_plugin.policy.topology_xml, "%n")) {
         mesh_topo_t *first = load_node_topology(sp, 0, pos, npos, &fell_back);
-        char mine[256], theirs[256], host[256];
+        char mine[256], theirs[256], host[256] = "", hosts0[256] = "";
+        mesh_error_t err;
         if (!first) { /* node 0 cannot read it either: it fails, or falls back too */
             mesh_topo_destroy(t);
             return *failed = !fell_back, NULL;
         }
+        const char *hosts[] = {hosts0, host}, *gpus[] = {theirs, mine};
         mesh_topo_signature(t, &mesh_plugin.policy, mine, sizeof(mine));
         mesh_topo_signature(first, &mesh_plugin.policy, theirs, sizeof(theirs));
         mesh_topo_destroy(first);
-        if (strcmp(mine, theirs) != 0) {
-            step_host(sp, s->node, host, sizeof(host));
+        step_host(sp, 0, hosts0, sizeof(hosts0));
+        step_host(sp, s->node, host, sizeof(host));
+        if (mesh_nodes_alike(2, hosts, gpus, &err) < 0) {
             mesh_topo_destroy(t);
-            return defer("node %s has %s but the step's first node has %s: one layout is "
-                         "planned for all nodes, so they must be alike (choose nodes with -w, "
-                         "--constraint or a partition)",
-                         host, mine, theirs),
-                   NULL;
+            return defer("%s", err.msg), NULL;
         }
     }
     *failed = 0;
@@ -339,9 +305,7 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
         .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.port_lo,
                                             mesh_plugin.policy.port_hi),
         /* the batch script is a launcher: it gets the layout, not a rank */
-        .export_mode = stepid == STEP_BATCH || stepid == STEP_INTERACTIVE
-                           ? MESH_EXPORT_TORCHRUN
-                           : mesh_plugin_export_mode(),
+        .export_mode = launcher_step(stepid) ? MESH_EXPORT_TORCHRUN : mesh_plugin_export_mode(),
         .gpu_busid = NULL,
         .numa_node = -1,
     };
@@ -368,37 +332,14 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Plan this node's share of the step; on failure the error is deferred. */
 /* The allocation the plan is for: the node's topology where there is one,
  * else what the policy declares. */
 static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
 {
     mesh_error_t err;
-    if (!topo && s->gpus_per_node <= 0)
-        return defer("--mesh-export=torchrun needs the node's GPUs (give --gpus-per-node)");
-    const mesh_policy_t *pol = &mesh_plugin.policy;
-    if (!topo)
-        return mesh_plugin_policy_alloc(s, a, &err) < 0 ? defer("%s", err.msg) : 0;
-    if (mesh_topo_alloc(topo, pol, s->nodes, mesh_plugin_bind(), a, &err) < 0)
+    if (mesh_step_alloc(&mesh_plugin.policy, topo, mesh_plugin_launch() == MESH_LAUNCH_TORCHRUN,
+                        mesh_plugin_bind(), s, a, &err) < 0)
         return defer("%s", err.msg);
-    if (may_fall_back()) {
-        /* A node that cannot read its topology plans for the policy's GPU:
-         * so do all the others, or two nodes could plan two layouts.  The
-         * topology still places the tasks; it must show the policy's GPU. */
-        if (pol->gpu[0] && strcmp(a->gpu.name, pol->gpu) != 0)
-            return defer("this node has %s GPUs but the policy plans for %s "
-                         "(on_topology_error=fallback plans every node for gpu=): fix gpu=",
-                         a->gpu.name, pol->gpu);
-        if (mesh_plugin_policy_alloc(s, a, &err) < 0)
-            return defer("%s", err.msg);
-        return 0;
-    }
-    if (s->tasks_per_node == 1 && mesh_plugin_export_mode() == MESH_EXPORT_TORCHRUN)
-        s->gpus_per_node = a->gpus_per_node; /* one launcher for all the node's GPUs */
-    else if (a->gpus_per_node != s->tasks_per_node)
-        return defer("%d tasks per node but %d GPUs in the step on this node: meshplan plans one "
-                     "GPU per task (use --gpus-per-node=%d, or --ntasks-per-node=%d)",
-                     s->tasks_per_node, a->gpus_per_node, s->tasks_per_node, a->gpus_per_node);
     return 0;
 }
 
@@ -457,10 +398,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         mesh_topo_destroy(topo);
         return;
     }
-    char mem[32];
-    if (spank_getenv(sp, "SLURM_MEM_PER_NODE", mem, sizeof(mem)) != ESPANK_SUCCESS)
-        mem[0] = '\0';
-    mesh_plan_t *p = mesh_plugin_plan(&m, &a, mesh_plugin_host_memory(mem), &err);
+    mesh_plan_t *p = mesh_plugin_plan(&m, &a, &err);
     if (!p) {
         defer("%s", err.msg);
         mesh_topo_destroy(topo);

@@ -53,53 +53,59 @@ int mesh_submit_post_opt(spank_t sp)
     return 0;
 }
 
-/* The shape srun is about to launch: the same number of tasks on every node. */
+/* The shape srun is about to launch: 1, or 0 when srun cannot tell (then
+ * slurmstepd checks), or -1 after saying why it cannot run. */
 static int step_shape(spank_t sp, mesh_step_t *s)
 {
     uint32_t nodes = 0, tasks = 0;
+    mesh_error_t err;
     if (spank_get_item(sp, S_JOB_NNODES, &nodes) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks) != ESPANK_SUCCESS || nodes == 0)
         return 0; /* unknown here: slurmstepd checks */
-    if (tasks % nodes) {
-        slurm_error("meshplan: %u tasks on %u nodes: a 3D layout needs the same number of tasks "
-                    "on every node (use --ntasks-per-node)",
-                    tasks, nodes);
+    mesh_launch_t launch = mesh_plugin_launch();
+    /* srun's SLURM_GPUS_ON_NODE is the allocation's, not the step's: it
+     * says only what a torchrun launcher gets, all of the node's */
+    const char *g = getenv("SLURM_GPUS_ON_NODE");
+    mesh_step_counts_t c = {
+        .nodes = nodes,
+        .tasks = tasks,
+        .local_tasks = -1, /* srun runs on no node of the step */
+        .gpus_on_node = launch == MESH_LAUNCH_TORCHRUN && g ? atoi(g) : 0,
+        /* srun sees the job's memory only inside an allocation */
+        .mem_per_node = mesh_plugin_mem_per_node(getenv("SLURM_MEM_PER_NODE")),
+    };
+    if (mesh_step_shape(&c, launch, s, &err) < 0) {
+        slurm_error("meshplan: %s", err.msg);
         return -1;
     }
-    memset(s, 0, sizeof(*s));
-    s->nodes = (int)nodes;
-    s->tasks_per_node = (int)(tasks / nodes);
-    s->gpus_per_node = s->tasks_per_node;
-    if (mesh_plugin_export_mode() == MESH_EXPORT_TORCHRUN) {
-        /* one launcher per node; its GPUs are what the node was given */
-        const char *g = getenv("SLURM_GPUS_ON_NODE");
-        s->gpus_per_node = g ? atoi(g) : 0;
-        if (s->gpus_per_node <= 0)
-            return 0; /* slurmstepd knows; it checks */
-    }
-    return 1;
+    return s->gpus_per_node > 0; /* a launcher's GPUs: slurmstepd knows; it checks */
 }
 
 /* srun compares the first this many nodes and leaves the rest to the
  * nodes themselves: a file costs about 0.4 ms to load. */
 #define MESH_SUBMIT_MAX_NODE_FILES 256
 
-/* The GPU model in HOST's topology file; 0 when srun cannot tell (no such
- * file here, no GPU in it), which leaves the question to the node. */
-static int node_gpu_model(const char *host, char *name, size_t len)
+typedef struct node_gpus {
+    char host[256], gpus[64];
+} node_gpus_t;
+
+/* The GPUs in n's topology file ("H100-SXM GPUs"); NULL when srun cannot
+ * tell (no such file here, no GPU in it), which leaves the question to the
+ * node. */
+static const char *node_gpus(node_gpus_t *n)
 {
     char path[MESH_PATH_MAX + 256];
     mesh_error_t err;
     mesh_gpu_t g;
-    if (mesh_plugin_topology_file(host, path, sizeof(path)) < 0)
-        return 0;
+    if (mesh_plugin_topology_file(n->host, path, sizeof(path)) < 0)
+        return NULL;
     mesh_topo_t *t = mesh_topo_load(path, &err);
     int ok = t && mesh_topo_gpu_count(t) > 0 &&
              mesh_topo_gpu_model(t, 0, &mesh_plugin.policy, &g, &err) == 0;
     if (ok)
-        snprintf(name, len, "%s", g.name);
+        snprintf(n->gpus, sizeof(n->gpus), "%s GPUs", g.name);
     mesh_topo_destroy(t);
-    return ok;
+    return ok ? n->gpus : NULL;
 }
 
 /* With one topology file per node (topology_xml=.../%n.xml) srun sees every
@@ -113,24 +119,26 @@ static int nodes_alike(void)
     if (!strstr(mesh_plugin.policy.topology_xml, "%n") || !list)
         return 0;
     hostlist_t hl = slurm_hostlist_create(list);
-    if (!hl)
-        return 0;
-    int rc = 0;
-    char first[256] = "", want[64] = "", got[64], *host;
-    for (int i = 0; rc == 0 && i < MESH_SUBMIT_MAX_NODE_FILES && (host = slurm_hostlist_shift(hl));
-         i++) {
-        if (i == 0 && node_gpu_model(host, want, sizeof(want)))
-            snprintf(first, sizeof(first), "%s", host);
-        else if (first[0] && node_gpu_model(host, got, sizeof(got)) && strcmp(got, want) != 0) {
-            slurm_error("meshplan: node %s has %s GPUs but the step's first node %s has %s: one "
-                        "layout is planned for all nodes, so they must be alike (choose nodes with "
-                        "-w, --constraint or a partition)",
-                        host, got, first, want);
-            rc = -1;
-        }
+    node_gpus_t *node = calloc(MESH_SUBMIT_MAX_NODE_FILES, sizeof(*node));
+    const char *hosts[MESH_SUBMIT_MAX_NODE_FILES], *gpus[MESH_SUBMIT_MAX_NODE_FILES];
+    mesh_error_t err;
+    char *host;
+    int n = 0, rc = 0;
+    while (hl && node && n < MESH_SUBMIT_MAX_NODE_FILES && (host = slurm_hostlist_shift(hl))) {
+        snprintf(node[n].host, sizeof(node[n].host), "%s", host);
         free(host);
+        hosts[n] = node[n].host;
+        /* when the first node's GPUs are unknown, nothing is compared */
+        gpus[n] = n == 0 || gpus[0] ? node_gpus(&node[n]) : NULL;
+        n++;
     }
-    slurm_hostlist_destroy(hl);
+    if (mesh_nodes_alike(n, hosts, gpus, &err) < 0) {
+        slurm_error("meshplan: %s", err.msg);
+        rc = -1;
+    }
+    free(node);
+    if (hl)
+        slurm_hostlist_destroy(hl);
     return rc;
 }
 
@@ -152,10 +160,9 @@ int mesh_submit_local_user_init(spank_t sp)
     mesh_error_t err;
     mesh_alloc_t a;
     mesh_plan_t *p = NULL;
-    /* srun sees the job's memory only inside an allocation */
-    double host = mesh_plugin_host_memory(getenv("SLURM_MEM_PER_NODE"));
-    if (mesh_plugin_policy_alloc(&s, &a, &err) == 0)
-        p = mesh_plugin_plan(&mesh_plugin.spec, &a, host, &err);
+    if (mesh_step_alloc(pol, NULL, mesh_plugin_launch() == MESH_LAUNCH_TORCHRUN, mesh_plugin_bind(),
+                        &s, &a, &err) == 0)
+        p = mesh_plugin_plan(&mesh_plugin.spec, &a, &err);
     if (!p) {
         slurm_error("meshplan: %s", err.msg);
         return -1;
@@ -174,7 +181,7 @@ int mesh_submit_local_user_init(spank_t sp)
      * see the job's memory, is left to the nodes, which can */
     mesh_alloc_t ample = a;
     ample.host_memory = 1e18;
-    if (!mesh_plan_fits(p) && host <= 0 &&
+    if (!mesh_plan_fits(p) && s.host_memory <= 0 &&
         mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins, &mesh_plugin.policy)) {
         mesh_plan_destroy(p);
         return 0;
