@@ -311,7 +311,11 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
             snprintf(err.msg, sizeof(err.msg), "--topology replaces --gpu, --gpu-mem and --nvlink");
             goto fail;
         }
-        if (mesh_topo_alloc(*topo, &o->pol, (int)o->nodes, o->pol.bind_gpu, &alloc, &err) < 0)
+        /* the allocation a node of this topology plans for, as the plugin
+         * makes it (on_topology_error=fallback included); tasks not given:
+         * one per GPU of the topology */
+        mesh_step_t step = {.nodes = (int)o->nodes};
+        if (mesh_step_alloc(&o->pol, *topo, 0, o->pol.bind_gpu, &step, &alloc, &err) < 0)
             goto fail;
         if (o->gpus_per_node && o->gpus_per_node != alloc.gpus_per_node) {
             snprintf(err.msg, sizeof(err.msg), "--gpus-per-node %lld, but the topology has %d GPUs",

@@ -473,6 +473,23 @@ static void topo__shows_and_plans(void **state)
     assert_non_null(strstr(r->out, "topology of this machine"));
 }
 
+/* With a topology the CLI plans what a node of it plans, the policy's
+ * on_topology_error=fallback included: every node then plans for the
+ * policy's GPU (lib/step.c, mesh_step_alloc), not for the topology's. */
+static void topology__planned_as_the_node_plans(void **state)
+{
+    char xml[512];
+    snprintf(xml, sizeof(xml), "%s/topologies/two-islands-8gpu.xml", getenv("MESH_FIXTURES"));
+    result_t *r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--topology", xml, "--set",
+                      "on_topology_error=fallback", "--set", "gpu_mem=40GiB", "--json", NULL);
+    assert_int_equal(r->status, 0);
+    /* 40 GiB = 42949672960 bytes; the generic GPU's island of 8, not the A100s' 4 */
+    assert_non_null(strstr(r->out, "\"gpu\":\"generic\",\"gpu_memory\":42949672960,\"island\":8"));
+    assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "1", "--topology", xml, "--set",
+                   "on_topology_error=fallback", "--set", "gpu=H100-SXM", NULL),
+               "this node has A100-80GB GPUs but the policy plans for H100-SXM");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +501,7 @@ int main(void)
         cmocka_unit_test(env__equals_library),
         cmocka_unit_test(ranks_gpus_presets),
         cmocka_unit_test(topo__shows_and_plans),
+        cmocka_unit_test(topology__planned_as_the_node_plans),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }
