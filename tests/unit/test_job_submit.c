@@ -1,0 +1,205 @@
+/*
+ * job_submit/meshplan against the CLI: for the same model, nodes, GPUs and
+ * policy, slurmctld's answer at submission and the CLI's (`meshplan env`,
+ * the command that applies the policy's enforce=, and `meshplan plan`'s
+ * exit status) are the same verdict in the same words.  Both come from
+ * mesh_plan_verdict; this checks that each front end really goes through it
+ * with the same allocation, and only adds its own prefix.
+ *
+ * The plugin is linked in with what slurmctld would give it: xstrdup and
+ * the log functions, stubbed here.
+ */
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* plugin/job_submit.c, as slurmctld looks it up */
+int init(void);
+int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg);
+
+char *slurm_xstrdup(const char *str);
+char *slurm_xstrdup(const char *str)
+{
+    return strdup(str);
+}
+
+void slurm_info(const char *fmt, ...)
+{
+}
+
+void slurm_error(const char *fmt, ...)
+{
+}
+
+void slurm_debug(const char *fmt, ...)
+{
+}
+
+static char policy_path[] = "/tmp/meshplan-policy-XXXXXX";
+
+/* The site's policy, read by both: the controller from MESHPLAN_POLICY,
+ * the CLI from --policy. */
+static void write_policy(const char *enforce)
+{
+    FILE *f = fopen(policy_path, "w");
+    assert_non_null(f);
+    fprintf(f, "gpu: H100-SXM\nenforce: %s\n", enforce);
+    assert_int_equal(fclose(f), 0);
+    setenv("MESHPLAN_POLICY", policy_path, 1);
+    assert_int_equal(init(), SLURM_SUCCESS); /* reads it afresh */
+}
+
+/* The controller's answer to `sbatch -N NODES --gpus=GPUS --model=MODEL`:
+ * its return code, and the message it hands back (NULL: none). */
+static int controller(const char *model, int nodes, const char *gpus, char **msg)
+{
+    char env[MESH_REQUEST_MAX + 32], req[MESH_REQUEST_MAX];
+    mesh_model_t m = test_preset(model);
+    mesh_layout_t pins;
+    mesh_error_t err;
+    mesh_layout_unpin(&pins);
+    if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+        fail_msg("%s", err.msg);
+    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, req);
+    char *spank_env[] = {env};
+    job_desc_msg_t d;
+    memset(&d, 0, sizeof(d)); /* what slurm_init_job_desc_msg leaves unset */
+    d.min_nodes = (uint32_t)nodes;
+    d.num_tasks = NO_VAL;
+    d.ntasks_per_node = NO_VAL16;
+    d.pn_min_memory = NO_VAL64;
+    d.tres_per_job = (char *)gpus;
+    d.spank_job_env = spank_env;
+    d.spank_job_env_size = 1;
+    *msg = NULL;
+    return job_submit(&d, 1000, msg);
+}
+
+/* The CLI's output for a command (stderr, or stdout with to_stdout) and
+ * its exit status. */
+static int cli(const char *cmd, const char *model, int nodes, int gpn, int to_stdout, char *out,
+               size_t len)
+{
+    char line[1024];
+    snprintf(line, sizeof(line),
+             "'%s' %s --model %s --nodes %d --gpus-per-node %d --gpu H100-SXM --policy '%s' %s",
+             getenv("MESHPLAN"), cmd, model, nodes, gpn, policy_path,
+             to_stdout ? "2>/dev/null" : "2>&1 >/dev/null");
+    FILE *p = popen(line, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The message of a front end, its own prefixes and suffix taken off:
+ * lines joined by '\n'. */
+static void strip(char *s, const char *const *prefixes, const char *suffix)
+{
+    char out[8192] = "";
+    size_t n = 0;
+    if (suffix && strlen(s) >= strlen(suffix) && !strcmp(s + strlen(s) - strlen(suffix), suffix))
+        s[strlen(s) - strlen(suffix)] = '\0';
+    for (char *save, *l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        for (int i = 0; prefixes[i]; i++)
+            if (!strncmp(l, prefixes[i], strlen(prefixes[i]))) {
+                l += strlen(prefixes[i]);
+                break;
+            }
+        n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", n ? "\n" : "", l);
+    }
+    strcpy(s, out);
+}
+
+/* What the library says of the plan the CLI makes (mesh_policy_alloc with
+ * --gpu, mesh_plan_create), under enforce. */
+static mesh_verdict_t library(const char *model, int nodes, int gpn, mesh_enforce_t enforce,
+                              char *msg, size_t len)
+{
+    mesh_model_t m = test_preset(model);
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, gpn);
+    mesh_layout_t pins;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_layout_unpin(&pins);
+    mesh_policy_init(&pol);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    mesh_verdict_t v = mesh_plan_verdict(p, enforce, msg, len);
+    mesh_plan_destroy(p);
+    return v;
+}
+
+static void fits__both_run_it_silently(void **state)
+{
+    char out[8192], lib[4096];
+    char *msg;
+    write_policy("reject");
+    /* llama3-8b on 2 x 8 H100: --gpus=16 is 8 a node */
+    assert_int_equal(controller("llama3-8b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    assert_int_equal(cli("env", "llama3-8b", 2, 8, 0, out, sizeof(out)), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(cli("plan", "llama3-8b", 2, 8, 1, out, sizeof(out)), 0);
+    assert_int_equal(library("llama3-8b", 2, 8, MESH_ENFORCE_REJECT, lib, sizeof(lib)),
+                     MESH_VERDICT_RUN);
+}
+
+/* One model that does not fit, under enforce=ENFORCE: the controller's
+ * message, the CLI's and the library's, stripped, are one. */
+static void does_not_fit(const char *enforce, mesh_enforce_t e, int controller_rc,
+                         const char *cli_prefix, int cli_rc, mesh_verdict_t verdict)
+{
+    char out[8192], lib[4096];
+    char *msg;
+    write_policy(enforce);
+    /* llama3.1-405b on 2 x 8 H100 (it needs 14 nodes) */
+    assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), controller_rc);
+    assert_non_null(msg);
+    assert_int_equal(cli("env", "llama3.1-405b", 2, 8, 0, out, sizeof(out)), cli_rc);
+    assert_int_equal(library("llama3.1-405b", 2, 8, e, lib, sizeof(lib)), verdict);
+    const char *head = "meshplan: llama3.1-405b does not fit on 2 x 8 H100-SXM GPUs: ";
+    assert_true(!strncmp(msg, head, strlen(head)));
+    assert_true(!strncmp(out, cli_prefix, strlen(cli_prefix)));
+    strip(msg, (const char *[]){"meshplan: ", NULL}, "\n(enforce=warn: queued anyway)");
+    strip(out, (const char *[]){cli_prefix, NULL}, NULL);
+    assert_string_equal(msg, out);
+    assert_string_equal(msg, lib);
+    assert_non_null(strstr(msg, "\nwhat would fit: ")); /* the advice, line by line, in both */
+    /* and `meshplan plan` says it does not fit, whatever enforce says */
+    assert_int_equal(cli("plan", "llama3.1-405b", 2, 8, 1, out, sizeof(out)), 1);
+    free(msg);
+}
+
+static void warn__both_run_it_and_say_why(void **state)
+{
+    does_not_fit("warn", MESH_ENFORCE_WARN, SLURM_SUCCESS, "meshplan: warning: ", 0,
+                 MESH_VERDICT_WARN);
+}
+
+static void reject__both_refuse_it_and_say_why(void **state)
+{
+    does_not_fit("reject", MESH_ENFORCE_REJECT, SLURM_ERROR, "meshplan: error: ", 1,
+                 MESH_VERDICT_REFUSE);
+}
+
+int main(void)
+{
+    int fd = mkstemp(policy_path);
+    if (fd < 0)
+        return 1;
+    close(fd);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fits__both_run_it_silently),
+        cmocka_unit_test(warn__both_run_it_and_say_why),
+        cmocka_unit_test(reject__both_refuse_it_and_say_why),
+    };
+    int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
+    unlink(policy_path);
+    return rc;
+}
