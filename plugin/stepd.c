@@ -409,8 +409,10 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     if (v == MESH_VERDICT_REFUSE) {
         defer("%s", msg);
     } else {
-        if (v == MESH_VERDICT_WARN)
-            slurm_info("meshplan: %s does not fit; running it anyway (enforce=warn)", m.name);
+        char *save = NULL; /* enforce=warn: srun's warning, line by line, in slurmd's log */
+        for (char *l = strtok_r(msg, "\n", &save); v == MESH_VERDICT_WARN && l;
+             l = strtok_r(NULL, "\n", &save))
+            slurm_info("meshplan: warning: %s", l);
         keep_explanation(p, &s);
         build_table(sp, p, &s, topo, jobid, stepid);
     }

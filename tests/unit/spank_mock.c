@@ -164,6 +164,14 @@ void slurm_error(const char *fmt, ...)
 
 void slurm_info(const char *fmt, ...)
 {
+    size_t n = strlen(mock.info);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(mock.info + n, sizeof(mock.info) - n, fmt, ap);
+    va_end(ap);
+    n = strlen(mock.info);
+    if (n + 1 < sizeof(mock.info))
+        strcpy(mock.info + n, "\n");
 }
 
 void slurm_debug(const char *fmt, ...)

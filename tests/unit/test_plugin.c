@@ -306,6 +306,33 @@ static void stepd__errors_wait_for_task_init(void **state)
     assert_non_null(strstr(mock.last_error, "--mesh"));
 }
 
+static void stepd__warns_in_srun_words(void **state)
+{
+    /* enforce=warn: the tasks start, and slurmd's log has the reason and the
+     * advice, line by line, as srun prints its warning */
+    char want[4096], lines[4096];
+    assert_int_equal(init(S_CTX_REMOTE, "enforce=warn"), 0);
+    mesh_test_option("model", "llama3.1-405b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), 0);
+    assert_non_null(mock_getenv("RANK"));
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_plugin_load_model("llama3.1-405b", &m, &err), 0);
+    mesh_alloc_t a;
+    assert_int_equal(mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, 1, 8, &a, &err), 0);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &mesh_plugin.pins, &mesh_plugin.policy, &err);
+    assert_non_null(p);
+    assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_WARN, lines, sizeof(lines)),
+                     MESH_VERDICT_WARN);
+    mesh_plan_destroy(p);
+    size_t n = 0;
+    for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        n += (size_t)snprintf(want + n, sizeof(want) - n, "meshplan: warning: %s\n", l);
+    assert_non_null(strstr(mock.info, want));
+    assert_non_null(strstr(mock.info, "meshplan: warning: what would fit: 14 nodes"));
+}
+
 static void stepd__skips_batch_extern_and_plain_jobs(void **state)
 {
     assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
@@ -407,6 +434,7 @@ int main(void)
         cmocka_unit_test(stepd__spec_changed_since_submit),
         cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
+        cmocka_unit_test(stepd__warns_in_srun_words),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
         cmocka_unit_test(stepd__topology_per_node),
