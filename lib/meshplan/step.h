@@ -58,8 +58,8 @@ typedef struct mesh_job_counts {
     /* GPUs asked per node, per job, per task and per socket, as Slurm's TRES
      * strings (mesh_tres_gpus); NULL or "": none */
     const char *tres_per_node, *tres_per_job, *tres_per_task, *tres_per_socket;
-    long mem_per_node; /* --mem in MiB; 0: not given (or given per CPU, which says nothing per node)
-                        */
+    /* --mem in MiB; 0: not given (or given per CPU: that says nothing per node) */
+    long mem_per_node;
 } mesh_job_counts_t;
 
 /**
@@ -88,9 +88,10 @@ MESH_API long mesh_tres_gpus(const char *s);
  * c->ntasks_per_node; both must be known.
  *
  * Returns 0, or -1 with err set to the message for the user: the step's
- * counts cannot be read (c->nodes 0 or less, counts beyond an int), uneven
- * tasks, a GPU count unlike the task count, or a torchrun step with several
- * tasks per node.
+ * counts cannot be read (no nodes or no tasks, c->node not among the
+ * nodes, counts beyond an int), uneven tasks, a GPU count unlike the task
+ * count, a torchrun step with several tasks per node, or a batch step
+ * whose nodes or GPUs are not known.
  */
 MESH_API int mesh_step_shape(const mesh_step_counts_t *c, mesh_launch_t launch, mesh_step_t *s,
                              mesh_error_t *err);
