@@ -733,10 +733,31 @@ static void keys__table_in_the_manual(void **state)
     assert_true(test_man_lists("meshplan.8", list + strlen("(keys: "), ')', " ") >= 19);
 }
 
+/* So is every field of gpu.NAME. and partition.NAME.: the "unknown field"
+ * errors list lib/policy.c's field tables. */
+static void keys__fields_in_the_manual(void **state)
+{
+    static const struct {
+        const char *key;
+        int fields;
+    } fams[] = {{"gpu.H100-SXM.zz", 8}, {"partition.p.zz", 4}};
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+        mesh_policy_t p;
+        mesh_error_t err;
+        mesh_policy_init(&p);
+        assert_int_equal(mesh_policy_set(&p, fams[i].key, "1", &err), -1);
+        const char *list = strstr(err.msg, "field 'zz' (");
+        assert_non_null(list);
+        assert_int_equal(test_man_lists("meshplan.8", list + strlen("field 'zz' ("), ')', ", "),
+                         fams[i].fields);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),
