@@ -48,6 +48,7 @@ typedef struct policy_key {
     const char *const *words; /* NULL-terminated */
     int anycase;              /* K_WORD: the words' case does not matter */
     int (*read)(void *base, const char *key, const char *value, mesh_error_t *err);
+    size_t to; /* a GPU field: the mesh_gpu_t member a nonzero value replaces; 0: none */
     const char *dflt;
     const char *doc;
 } policy_key_t;
@@ -75,57 +76,64 @@ static int read_pci(void *base, const char *key, const char *value, mesh_error_t
 static const policy_key_t top_keys[] = {
     {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
      .doc = "what to do with a job whose layout does not fit"},
-    {"reserve", K_NUM, POL(reserve), .min = 0, .max = 0.9, .dflt = "0.03",
+    {"reserve", K_NUM, POL(assume.reserve), .min = 0, .max = 0.9, .dflt = "0.03",
      .doc = "fraction of each GPU's memory no plan may use"},
-    {"gpu", K_CUSTOM, POL(gpu), .read = read_gpu_name,
+    {"gpu", K_CUSTOM, POL(assume.gpu), .read = read_gpu_name,
      .doc = "GPU model assumed where the topology shows none"},
-    {"gpu_mem", K_SIZE, POL(gpu_mem), .min = 1e8, .max = 1e14,
+    {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
      .doc = "GPU memory assumed for a GPU meshplan does not know"},
-    {"export", K_WORD, POL(export_mode), .words = export_names, .anycase = 1, .dflt = "torch",
-     .doc = "which launcher's variables the tasks get"},
-    {"port_range", K_CUSTOM, POL(port_lo), .read = read_port_range, .dflt = "20000-29999",
+    {"export", K_WORD, POL(launch.export_mode), .words = export_names, .anycase = 1,
+     .dflt = "torch", .doc = "which launcher's variables the tasks get"},
+    {"port_range", K_CUSTOM, POL(launch.port_lo), .read = read_port_range, .dflt = "20000-29999",
      .doc = "where MASTER_PORT is picked, LO-HI"},
-    {"models_dir", K_PATH, POL(models_dir), .doc = "presets searched before the installed ones"},
-    {"topology_xml", K_PATH, POL(topology_xml), .words = topology_xml_words,
+    {"models_dir", K_PATH, POL(launch.models_dir),
+     .doc = "presets searched before the installed ones"},
+    {"topology_xml", K_PATH, POL(launch.topology_xml), .words = topology_xml_words,
      .doc = "hwloc XML of the node (%n: its name) instead of discovery, or none"},
     /* live discovery takes ~10 ms; a wedged sysfs, forever */
-    {"topology_timeout", K_NUM, POL(topology_timeout), .min = 0, .max = 3600, .dflt = "10",
+    {"topology_timeout", K_NUM, POL(launch.topology_timeout), .min = 0, .max = 3600, .dflt = "10",
      .doc = "seconds a node may spend reading its topology; 0: no bound"},
-    {"on_topology_error", K_WORD, POL(topology_fallback), .words = topology_error_words,
+    {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
      .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
-    {"steps", K_CUSTOM, POL(steps), .read = read_steps, .dflt = "regular",
+    {"steps", K_CUSTOM, POL(launch.steps), .read = read_steps, .dflt = "regular",
      .doc = "which job steps get the variables"},
-    {"bind", K_WORD, POL(bind_gpu), .words = bind_words, .dflt = "none",
+    {"bind", K_WORD, POL(launch.bind_gpu), .words = bind_words, .dflt = "none",
      .doc = "the default of --mesh-bind"},
-    {"gpu_order", K_WORD, POL(gpu_order_minor), .words = gpu_order_words, .dflt = "pci",
+    {"gpu_order", K_WORD, POL(launch.gpu_order_minor), .words = gpu_order_words, .dflt = "pci",
      .doc = "Slurm's GPU indices in bus order, or /dev/nvidiaN minors"},
-    {"overhead", K_SIZE, POL(overhead_context), .min = 0, .max = 1e12, .dflt = "1GiB",
+    {"overhead", K_SIZE, POL(assume.overhead_context), .min = 0, .max = 1e12, .dflt = "1GiB",
      .doc = "CUDA context and cuBLAS/NCCL workspaces, per GPU"},
-    {"comm_buffer", K_SIZE, POL(overhead_comm), .min = 0, .max = 1e11, .dflt = "256MiB",
+    {"comm_buffer", K_SIZE, POL(assume.overhead_comm), .min = 0, .max = 1e11, .dflt = "256MiB",
      .doc = "NCCL channel buffers, per communicator a rank is in"},
-    {"fragmentation", K_NUM, POL(fragmentation), .min = 0, .max = 1, .dflt = "0.05",
+    {"fragmentation", K_NUM, POL(assume.fragmentation), .min = 0, .max = 1, .dflt = "0.05",
      .doc = "caching-allocator slack, a fraction of activation memory"},
-    {"on_submit_error", K_WORD, POL(submit_fail_closed), .words = submit_error_words,
+    {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
      .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
-#define GPU(member) AT(mesh_gpu_override_t, member)
+#define GPU(member)    AT(mesh_gpu_override_t, member)
+#define TO(gpu_member) .to = offsetof(mesh_gpu_t, gpu_member)
 static const policy_key_t gpu_fields[] = {
     {"pci", K_CUSTOM, GPU(pci_vendor), .read = read_pci,
      .doc = "VVVV:DDDD, a PCI id that is this GPU"},
-    {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, .doc = "bytes the device reports"},
-    {"peak_tflops", K_NUM, GPU(peak_flops), .min = 1, .max = 1e6, .scale = 1e12,
+    {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, TO(memory),
+     .doc = "bytes the device reports"},
+    {"peak_tflops", K_NUM, GPU(peak_flops), .min = 1, .max = 1e6, .scale = 1e12, TO(peak_flops),
      .doc = "dense bf16 tensor TFLOP/s"},
-    {"hbm_bw", K_SIZE, GPU(hbm_bw), .min = 1e9, .max = 1e14, .doc = "memory bandwidth, bytes/s"},
-    {"link_bw", K_SIZE, GPU(link_bw), .min = 1e8, .max = 1e14,
+    {"hbm_bw", K_SIZE, GPU(hbm_bw), .min = 1e9, .max = 1e14, TO(hbm_bw),
+     .doc = "memory bandwidth, bytes/s"},
+    {"link_bw", K_SIZE, GPU(link_bw), .min = 1e8, .max = 1e14, TO(link_bw),
      .doc = "NVLink bandwidth per GPU, one direction, bytes/s"},
-    {"net_bw", K_SIZE, GPU(net_bw), .min = 1e8, .max = 1e14,
+    {"net_bw", K_SIZE, GPU(net_bw), .min = 1e8, .max = 1e14, TO(net_bw),
      .doc = "network bandwidth per GPU, one direction, bytes/s"},
-    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1,
+    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1, TO(gemm_eff),
      .doc = "fraction of the peak large GEMMs reach"},
-    {"island", K_INT, GPU(island), .min = 1, .max = 1024, .doc = "GPUs per NVLink island"},
+    {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
+     .doc = "GPUs per NVLink island"},
 };
+/* the figures an override replaces are numbers (double) or island (int) */
+_Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
 
 /* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
 #define PART(member) AT(mesh_partition_t, member)
@@ -136,6 +144,7 @@ static const policy_key_t partition_fields[] = {
     {"nodes", K_INT, PART(nodes), .min = 1, .max = 1 << 20, .doc = "how many nodes it has"},
 };
 
+static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name);
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
 static void *partition_entry(mesh_policy_t *p, const char *key, const char *name,
                              mesh_error_t *err);
@@ -370,7 +379,7 @@ static int read_steps(void *base, const char *key, const char *value, mesh_error
     }
     if (!mask)
         return mesh_error_set(err, "%s: empty (use regular, batch, interactive or all)", key);
-    ((mesh_policy_t *)base)->steps = mask;
+    ((mesh_policy_t *)base)->launch.steps = mask;
     return 0;
 }
 
@@ -387,9 +396,9 @@ static int read_port_range(void *base, const char *key, const char *value, mesh_
         return -1;
     if (b < a)
         return mesh_error_set(err, "%s: %lld-%lld is empty (LO must not exceed HI)", key, a, b);
-    mesh_policy_t *p = base;
-    p->port_lo = (int)a;
-    p->port_hi = (int)b;
+    mesh_policy_launch_t *l = &((mesh_policy_t *)base)->launch;
+    l->port_lo = (int)a;
+    l->port_hi = (int)b;
     return 0;
 }
 
@@ -397,14 +406,14 @@ static int read_port_range(void *base, const char *key, const char *value, mesh_
  * mesh_policy_check makes sure it is defined) */
 static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err)
 {
-    mesh_policy_t *p = base;
+    mesh_assumptions_t *as = &((mesh_policy_t *)base)->assume;
     const mesh_gpu_t *g = mesh_gpu_find(value);
     (void)key;
-    if (!g && (strlen(value) >= sizeof(p->gpu) || !*value ||
+    if (!g && (strlen(value) >= sizeof(as->gpu) || !*value ||
                strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
                    strlen(value)))
         return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
-    return mesh_strlcpy(p->gpu, g ? g->name : value, sizeof(p->gpu)), 0;
+    return mesh_strlcpy(as->gpu, g ? g->name : value, sizeof(as->gpu)), 0;
 }
 
 static int read_pci(void *base, const char *key, const char *value, mesh_error_t *err)
@@ -424,14 +433,15 @@ static int read_pci(void *base, const char *key, const char *value, mesh_error_t
  * makes sure it gets a PCI id, a memory and a peak. */
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
 {
-    for (int i = 0; i < p->n_gpu_overrides; i++)
-        if (strcasecmp(p->gpu_overrides[i].name, name) == 0)
-            return &p->gpu_overrides[i];
-    if (p->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
+    mesh_assumptions_t *as = &p->assume;
+    const mesh_gpu_override_t *known = override_of(as, name);
+    if (known)
+        return &as->gpu_overrides[known - as->gpu_overrides];
+    if (as->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
         return mesh_error_set(err, "%s: at most %d GPU models can be overridden", key,
                               MESH_GPU_OVERRIDES_MAX),
                NULL;
-    mesh_gpu_override_t *o = &p->gpu_overrides[p->n_gpu_overrides++];
+    mesh_gpu_override_t *o = &as->gpu_overrides[as->n_gpu_overrides++];
     memset(o, 0, sizeof(*o));
     mesh_strlcpy(o->name, name, sizeof(o->name));
     return o;
@@ -439,12 +449,13 @@ static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh
 
 static void *partition_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
 {
-    for (int i = 0; i < p->n_partitions; i++)
-        if (strcmp(p->partitions[i].name, name) == 0)
-            return &p->partitions[i];
-    if (p->n_partitions == MESH_PARTITIONS_MAX)
+    mesh_policy_controller_t *c = &p->controller;
+    for (int i = 0; i < c->n_partitions; i++)
+        if (strcmp(c->partitions[i].name, name) == 0)
+            return &c->partitions[i];
+    if (c->n_partitions == MESH_PARTITIONS_MAX)
         return mesh_error_set(err, "%s: at most %d partitions", key, MESH_PARTITIONS_MAX), NULL;
-    mesh_partition_t *q = &p->partitions[p->n_partitions++];
+    mesh_partition_t *q = &c->partitions[c->n_partitions++];
     memset(q, 0, sizeof(*q));
     mesh_strlcpy(q->name, name, sizeof(q->name));
     return q;
@@ -619,18 +630,19 @@ out:
     return rc;
 }
 
-/* The admin's own definition of a GPU the table does not know. */
-static const mesh_gpu_override_t *defined_gpu(const mesh_policy_t *p, const char *name)
+/* The overrides of GPU `name` (a table GPU's, or the admin's own GPU), or NULL. */
+static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name)
 {
-    for (int i = 0; i < p->n_gpu_overrides; i++)
-        if (strcasecmp(p->gpu_overrides[i].name, name) == 0)
-            return &p->gpu_overrides[i];
+    for (int i = 0; i < as->n_gpu_overrides; i++)
+        if (strcasecmp(as->gpu_overrides[i].name, name) == 0)
+            return &as->gpu_overrides[i];
     return NULL;
 }
 
-int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, mesh_error_t *err)
+int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
+                    mesh_error_t *err)
 {
-    const mesh_gpu_override_t *o = mesh_gpu_find(name) ? NULL : defined_gpu(p, name);
+    const mesh_gpu_override_t *o = mesh_gpu_find(name) ? NULL : override_of(assume, name);
     if (o && o->memory > 0 && o->peak_flops > 0) {
         *out = *mesh_gpu_default(); /* priced like the default GPU where not said */
         mesh_strlcpy(out->name, o->name, sizeof(out->name));
@@ -639,24 +651,25 @@ int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, m
     } else if (mesh_gpu_lookup(name, out, err) < 0) {
         return -1;
     }
-    mesh_policy_apply_gpu(p, out);
+    mesh_policy_apply_gpu(assume, out);
     return 0;
 }
 
 int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
 {
+    const mesh_assumptions_t *as = &p->assume;
     mesh_gpu_t g;
-    if (p->gpu[0] && !mesh_gpu_find(p->gpu) && !defined_gpu(p, p->gpu))
-        return mesh_gpu_lookup(p->gpu, &g, err);
-    for (int i = 0; i < p->n_partitions; i++) {
-        const mesh_partition_t *q = &p->partitions[i];
-        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !defined_gpu(p, q->gpu)) {
+    if (as->gpu[0] && !mesh_gpu_find(as->gpu) && !override_of(as, as->gpu))
+        return mesh_gpu_lookup(as->gpu, &g, err);
+    for (int i = 0; i < p->controller.n_partitions; i++) {
+        const mesh_partition_t *q = &p->controller.partitions[i];
+        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !override_of(as, q->gpu)) {
             mesh_gpu_lookup(q->gpu, &g, err);
             return mesh_error_prefix(err, "partition.%s.gpu", q->name);
         }
     }
-    for (int i = 0; i < p->n_gpu_overrides; i++) {
-        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
+    for (int i = 0; i < as->n_gpu_overrides; i++) {
+        const mesh_gpu_override_t *o = &as->gpu_overrides[i];
         if (mesh_gpu_find(o->name))
             continue;
         if (!o->pci_vendor || o->memory <= 0 || o->peak_flops <= 0)
@@ -668,53 +681,46 @@ int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
     return 0;
 }
 
-void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu)
+void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
 {
-    for (int i = 0; i < p->n_gpu_overrides; i++) {
-        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
-        if (strcasecmp(o->name, gpu->name) != 0)
+    const mesh_gpu_override_t *o = override_of(assume, gpu->name);
+    for (int i = 0; o && i < MESH_ARRAY_LEN(gpu_fields); i++) {
+        const policy_key_t *k = &gpu_fields[i];
+        const void *from = (const char *)o + k->off;
+        void *to = (char *)gpu + k->to;
+        if (!k->to)
             continue;
-        if (o->memory > 0)
-            gpu->memory = o->memory;
-        if (o->peak_flops > 0)
-            gpu->peak_flops = o->peak_flops;
-        if (o->hbm_bw > 0)
-            gpu->hbm_bw = o->hbm_bw;
-        if (o->link_bw > 0)
-            gpu->link_bw = o->link_bw;
-        if (o->net_bw > 0)
-            gpu->net_bw = o->net_bw;
-        if (o->gemm_eff > 0)
-            gpu->gemm_eff = o->gemm_eff;
-        if (o->island > 0)
-            gpu->island = o->island;
+        if (k->kind == K_INT && *(const int *)from > 0)
+            *(int *)to = *(const int *)from;
+        else if (k->kind != K_INT && *(const double *)from > 0)
+            *(double *)to = *(const double *)from;
     }
 }
 
-double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu)
+double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu)
 {
-    return gpu->memory * (1 - p->reserve);
+    return gpu->memory * (1 - assume->reserve);
 }
 
-int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
+int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem, int island,
                       int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err)
 {
     memset(out, 0, sizeof(*out));
-    if (!gpu && p->gpu[0])
-        gpu = p->gpu;
+    if (!gpu && assume->gpu[0])
+        gpu = assume->gpu;
     if (gpu) {
-        if (mesh_policy_gpu(p, gpu, &out->gpu, err) < 0)
+        if (mesh_policy_gpu(assume, gpu, &out->gpu, err) < 0)
             return -1;
     } else {
         /* memory alone: a generic GPU priced like the default one */
         out->gpu = *mesh_gpu_default();
         mesh_strlcpy(out->gpu.name, "generic", sizeof(out->gpu.name));
         if (gpu_mem <= 0)
-            gpu_mem = p->gpu_mem;
+            gpu_mem = assume->gpu_mem;
         if (gpu_mem <= 0)
             return mesh_error_set(err, "the GPU is unknown: give --gpu NAME or --gpu-mem SIZE "
                                        "(admins: gpu= or gpu_mem= in the policy)");
-        mesh_policy_apply_gpu(p, &out->gpu);
+        mesh_policy_apply_gpu(assume, &out->gpu);
     }
     if (gpu_mem > 0)
         out->gpu.memory = gpu_mem;
@@ -733,11 +739,12 @@ const char *mesh_default_models_dir(void)
 
 const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
 {
-    for (int i = 0; name && i < p->n_partitions; i++)
-        if (strcmp(p->partitions[i].name, name) == 0)
-            return &p->partitions[i];
-    for (int i = 0; i < p->n_partitions; i++) /* the admin's catch-all */
-        if (strcmp(p->partitions[i].name, "default") == 0)
-            return &p->partitions[i];
+    const mesh_policy_controller_t *c = &p->controller;
+    for (int i = 0; name && i < c->n_partitions; i++)
+        if (strcmp(c->partitions[i].name, name) == 0)
+            return &c->partitions[i];
+    for (int i = 0; i < c->n_partitions; i++) /* the admin's catch-all */
+        if (strcmp(c->partitions[i].name, "default") == 0)
+            return &c->partitions[i];
     return NULL;
 }

@@ -153,7 +153,7 @@ static int step_gpus(spank_t sp, uint32_t stepid, int *pos, int max)
 
 static int wanted(uint32_t stepid)
 {
-    unsigned steps = mesh_plugin.policy.steps;
+    unsigned steps = mesh_plugin.policy.launch.steps;
     if (stepid == STEP_EXTERN)
         return 0; /* runs no tasks */
     if (stepid == STEP_BATCH)
@@ -199,13 +199,13 @@ int mesh_stepd_post_opt(spank_t sp)
     mesh_error_t err;
     uint32_t stepid = 0;
     spank_get_item(sp, S_JOB_STEPID, &stepid);
-    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.topology_xml[0] ||
+    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.launch.topology_xml[0] ||
         geteuid() != 0 || cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
         return 0;
     if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
         return 0;
     if (trusted(TOPOLOGY_CACHE_DIR, 1) &&
-        mesh_topo_save_timeout(path, mesh_plugin.policy.topology_timeout, &err) < 0)
+        mesh_topo_save_timeout(path, mesh_plugin.policy.launch.topology_timeout, &err) < 0)
         slurm_debug("meshplan: %s", err.msg);
     return 0; /* without a cache, user_init discovers the node itself */
 }
@@ -214,7 +214,7 @@ int mesh_stepd_post_opt(spank_t sp)
 static int topology_path(spank_t sp, int node, char *buf, size_t len)
 {
     char host[256] = "";
-    if (strstr(mesh_plugin.policy.topology_xml, "%n") &&
+    if (strstr(mesh_plugin.policy.launch.topology_xml, "%n") &&
         step_host(sp, node, host, sizeof(host)) < 0)
         return -1;
     return mesh_plugin_topology_file(host, buf, len);
@@ -224,7 +224,7 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
 static int may_fall_back(void)
 {
     const mesh_policy_t *pol = &mesh_plugin.policy;
-    return pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0);
+    return pol->launch.topology_fallback && (pol->assume.gpu[0] || pol->assume.gpu_mem > 0);
 }
 
 /* A topology that cannot be read in time fails the step, or if it may fall
@@ -235,7 +235,7 @@ static mesh_topo_t *topology_error(const mesh_error_t *err, int *fell_back)
     if (may_fall_back()) {
         slurm_info(
             "meshplan: %s; planning for the policy's %s instead (on_topology_error=fallback)",
-            err->msg, pol->gpu[0] ? pol->gpu : "gpu_mem");
+            err->msg, pol->assume.gpu[0] ? pol->assume.gpu : "gpu_mem");
         *fell_back = 1;
         return NULL;
     }
@@ -250,7 +250,7 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
     char path[MESH_PATH_MAX + 256];
     mesh_error_t err;
     const char *xml = NULL;
-    if (mesh_plugin.policy.topology_xml[0]) {
+    if (mesh_plugin.policy.launch.topology_xml[0]) {
         if (topology_path(sp, node, path, sizeof(path)) < 0)
             return defer("topology_xml: cannot name node %d's file", node), NULL;
         xml = path;
@@ -258,13 +258,13 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
                trusted(path, 0)) {
         xml = path; /* what an earlier step discovered on this node */
     }
-    mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.topology_timeout, &err);
+    mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.launch.topology_timeout, &err);
     if (!t)
         return topology_error(&err, fell_back);
     int sel[MESH_TOPO_MAX_GPUS];
     memcpy(sel, pos, sizeof(int) * (size_t)npos);
     if (npos > 0 && mesh_topo_gpu_count(t) > 0 &&
-        ((mesh_plugin.policy.gpu_order_minor &&
+        ((mesh_plugin.policy.launch.gpu_order_minor &&
           mesh_topo_minors_to_positions(t, NULL, sel, npos, &err) < 0) ||
          mesh_topo_select(t, sel, npos, &err) < 0)) {
         mesh_topo_destroy(t);
@@ -283,7 +283,7 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
 {
     int pos[MESH_TOPO_MAX_GPUS];
     *failed = 1;
-    if (strcmp(mesh_plugin.policy.topology_xml, "none") == 0)
+    if (strcmp(mesh_plugin.policy.launch.topology_xml, "none") == 0)
         return *failed = 0, NULL;
     int npos = step_gpus(sp, stepid, pos, MESH_TOPO_MAX_GPUS);
     if (npos < 0)
@@ -296,15 +296,15 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
         mesh_topo_destroy(t);
         return *failed = 0, NULL;
     }
-    if (s->node > 0 && strstr(mesh_plugin.policy.topology_xml, "%n")) {
+    if (s->node > 0 && strstr(mesh_plugin.policy.launch.topology_xml, "%n")) {
         mesh_topo_t *first = load_node_topology(sp, 0, pos, npos, &fell_back);
         char mine[256], theirs[256], host[256];
         if (!first) { /* node 0 cannot read it either: it fails, or falls back too */
             mesh_topo_destroy(t);
             return *failed = !fell_back, NULL;
         }
-        mesh_topo_signature(t, &mesh_plugin.policy, mine, sizeof(mine));
-        mesh_topo_signature(first, &mesh_plugin.policy, theirs, sizeof(theirs));
+        mesh_topo_signature(t, &mesh_plugin.policy.assume, mine, sizeof(mine));
+        mesh_topo_signature(first, &mesh_plugin.policy.assume, theirs, sizeof(theirs));
         mesh_topo_destroy(first);
         if (strcmp(mine, theirs) != 0) {
             step_host(sp, s->node, host, sizeof(host));
@@ -336,8 +336,8 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
     mesh_task_t t = {
         .node = s->node,
         .master_addr = host,
-        .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.port_lo,
-                                            mesh_plugin.policy.port_hi),
+        .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.launch.port_lo,
+                                            mesh_plugin.policy.launch.port_hi),
         /* the batch script is a launcher: it gets the layout, not a rank */
         .export_mode = stepid == STEP_BATCH || stepid == STEP_INTERACTIVE
                            ? MESH_EXPORT_TORCHRUN
@@ -379,16 +379,16 @@ static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
     const mesh_policy_t *pol = &mesh_plugin.policy;
     if (!topo)
         return mesh_plugin_policy_alloc(s, a, &err) < 0 ? defer("%s", err.msg) : 0;
-    if (mesh_topo_alloc(topo, pol, s->nodes, mesh_plugin_bind(), a, &err) < 0)
+    if (mesh_topo_alloc(topo, &pol->assume, s->nodes, mesh_plugin_bind(), a, &err) < 0)
         return defer("%s", err.msg);
     if (may_fall_back()) {
         /* A node that cannot read its topology plans for the policy's GPU:
          * so do all the others, or two nodes could plan two layouts.  The
          * topology still places the tasks; it must show the policy's GPU. */
-        if (pol->gpu[0] && strcmp(a->gpu.name, pol->gpu) != 0)
+        if (pol->assume.gpu[0] && strcmp(a->gpu.name, pol->assume.gpu) != 0)
             return defer("this node has %s GPUs but the policy plans for %s "
                          "(on_topology_error=fallback plans every node for gpu=): fix gpu=",
-                         a->gpu.name, pol->gpu);
+                         a->gpu.name, pol->assume.gpu);
         if (mesh_plugin_policy_alloc(s, a, &err) < 0)
             return defer("%s", err.msg);
         return 0;

@@ -95,7 +95,7 @@ static int node_gpu_model(const char *host, char *name, size_t len)
         return 0;
     mesh_topo_t *t = mesh_topo_load(path, &err);
     int ok = t && mesh_topo_gpu_count(t) > 0 &&
-             mesh_topo_gpu_model(t, 0, &mesh_plugin.policy, &g, &err) == 0;
+             mesh_topo_gpu_model(t, 0, &mesh_plugin.policy.assume, &g, &err) == 0;
     if (ok)
         snprintf(name, len, "%s", g.name);
     mesh_topo_destroy(t);
@@ -110,7 +110,7 @@ static int node_gpu_model(const char *host, char *name, size_t len)
 static int nodes_alike(void)
 {
     const char *list = getenv("SLURM_NODELIST"); /* srun sets the step's */
-    if (!strstr(mesh_plugin.policy.topology_xml, "%n") || !list)
+    if (!strstr(mesh_plugin.policy.launch.topology_xml, "%n") || !list)
         return 0;
     hostlist_t hl = slurm_hostlist_create(list);
     if (!hl)
@@ -147,7 +147,7 @@ int mesh_submit_local_user_init(spank_t sp)
     /* srun knows no node's GPUs: it checks early only with what the policy
      * declares (gpu= or gpu_mem=); slurmstepd, which sees the topology, decides */
     const mesh_policy_t *pol = &mesh_plugin.policy;
-    if (!pol->gpu[0] && pol->gpu_mem <= 0)
+    if (!pol->assume.gpu[0] && pol->assume.gpu_mem <= 0)
         return 0;
     mesh_error_t err;
     mesh_alloc_t a;
@@ -175,7 +175,8 @@ int mesh_submit_local_user_init(spank_t sp)
     mesh_alloc_t ample = a;
     ample.host_memory = 1e18;
     if (!mesh_plan_fits(p) && host <= 0 &&
-        mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins, &mesh_plugin.policy)) {
+        mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins,
+                           &mesh_plugin.policy.assume)) {
         mesh_plan_destroy(p);
         return 0;
     }
