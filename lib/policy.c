@@ -630,29 +630,69 @@ out:
     return rc;
 }
 
-/* The overrides of GPU `name` (a table GPU's, or the admin's own GPU), or NULL. */
+/* The overrides of GPU `name` (a table GPU's, or the admin's own GPU), or
+ * NULL; as may be NULL. */
 static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name)
 {
-    for (int i = 0; i < as->n_gpu_overrides; i++)
+    for (int i = 0; as && i < as->n_gpu_overrides; i++)
         if (strcasecmp(as->gpu_overrides[i].name, name) == 0)
             return &as->gpu_overrides[i];
     return NULL;
 }
 
+/* The overrides whose gpu.NAME.pci is this PCI id, or NULL; as may be NULL. */
+static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, unsigned vendor,
+                                                  unsigned device)
+{
+    for (int i = 0; as && i < as->n_gpu_overrides; i++)
+        if (as->gpu_overrides[i].pci_vendor == vendor && as->gpu_overrides[i].pci_device == device)
+            return &as->gpu_overrides[i];
+    return NULL;
+}
+
+/* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
+ * wants .pci too), priced like the default GPU where the policy says nothing,
+ * with island 1. */
+static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
+{
+    *out = *mesh_gpu_default();
+    mesh_strlcpy(out->name, o->name, sizeof(out->name));
+    out->vendor_id = o->pci_vendor;
+    out->island = 1;
+}
+
+int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, unsigned vendor,
+                            unsigned device, mesh_gpu_t *out, mesh_error_t *err)
+{
+    /* the admin's entry: by name, or the one whose gpu.NAME.pci is this id */
+    const mesh_gpu_override_t *o =
+        name ? override_of(assume, name) : override_of_pci(assume, vendor, device);
+    /* the table's model: by name; by PCI id, the one the admin's entry
+     * names, else the table's own for the id */
+    const mesh_gpu_t *m = mesh_gpu_find(name ? name : o ? o->name : NULL);
+    if (!m && !name)
+        m = mesh_gpu_find_pci(vendor, device);
+    if (m)
+        *out = *m;
+    else if (o && o->memory > 0 && o->peak_flops > 0)
+        defined_gpu(o, out);
+    else if (name)
+        return mesh_gpu_lookup(name, out, err);
+    else
+        return mesh_error_set(err,
+                              "PCI %04x:%04x is not in the GPU table: name it in the policy "
+                              "(gpu.NAME.pci=%04x:%04x with memory= and peak_tflops=, or the "
+                              "name of a known model)",
+                              vendor, device, vendor, device);
+    if (assume)
+        mesh_policy_apply_gpu(assume, out);
+    return 0;
+}
+
 int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                     mesh_error_t *err)
 {
-    const mesh_gpu_override_t *o = mesh_gpu_find(name) ? NULL : override_of(assume, name);
-    if (o && o->memory > 0 && o->peak_flops > 0) {
-        *out = *mesh_gpu_default(); /* priced like the default GPU where not said */
-        mesh_strlcpy(out->name, o->name, sizeof(out->name));
-        out->vendor_id = o->pci_vendor;
-        out->island = 1;
-    } else if (mesh_gpu_lookup(name, out, err) < 0) {
-        return -1;
-    }
-    mesh_policy_apply_gpu(assume, out);
-    return 0;
+    return mesh_policy_resolve_gpu(assume, name, 0, 0, out, err);
 }
 
 int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)

@@ -413,40 +413,12 @@ int mesh_topo_minors_to_positions(const mesh_topo_t *t, const char *dir, int *id
     return 0;
 }
 
-/* The policy's overrides for a PCI id that defines or renames a GPU. */
-static const mesh_gpu_override_t *pci_override(const mesh_assumptions_t *as, unsigned v, unsigned d)
-{
-    for (int i = 0; as && i < as->n_gpu_overrides; i++)
-        if (as->gpu_overrides[i].pci_vendor == v && as->gpu_overrides[i].pci_device == d)
-            return &as->gpu_overrides[i];
-    return NULL;
-}
-
 int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_assumptions_t *assume,
                         mesh_gpu_t *out, mesh_error_t *err)
 {
     const mesh_topo_gpu_t *g = &t->gpu[i];
-    const mesh_gpu_override_t *o = pci_override(assume, g->vendor_id, g->device_id);
-    const mesh_gpu_t *m = o ? mesh_gpu_find(o->name) : NULL;
-    if (!m)
-        m = mesh_gpu_find_pci(g->vendor_id, g->device_id);
-    if (m) {
-        *out = *m;
-    } else if (o && o->memory > 0 && o->peak_flops > 0) {
-        /* a GPU the table does not know, defined by the admin */
-        *out = *mesh_gpu_default();
-        mesh_strlcpy(out->name, o->name, sizeof(out->name));
-        out->vendor_id = g->vendor_id;
-        out->island = 1;
-    } else {
-        return mesh_error_set(err,
-                              "topology: GPU %s is PCI %04x:%04x, which is not in the GPU table: "
-                              "name it in the policy (gpu.NAME.pci=%04x:%04x with memory= and "
-                              "peak_tflops=, or the name of a known model)",
-                              g->busid, g->vendor_id, g->device_id, g->vendor_id, g->device_id);
-    }
-    if (assume)
-        mesh_policy_apply_gpu(assume, out);
+    if (mesh_policy_resolve_gpu(assume, NULL, g->vendor_id, g->device_id, out, err) < 0)
+        return mesh_error_prefix(err, "topology: GPU %s", g->busid);
     if (g->reported_mem > 0) /* what the driver says beats the table */
         out->memory = g->reported_mem;
     return 0;

@@ -179,13 +179,30 @@ MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, co
 MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
 /**
- * The GPU called `name` (not NULL) into *out: the table's entry, or one the
- * policy defines in full (gpu.NAME.pci, .memory, .peak_tflops), with the
- * overrides of the policy's assumptions *assume (not NULL) applied.  A GPU
- * the policy defines copies the default GPU's entry (mesh_gpu_default) for
- * every figure it does not give, its PCI device list and FP8 support
- * included, with island 1.  Returns 0, or -1 with err listing the known
- * names (*out untouched).
+ * Resolve a GPU: the one rule every front end names a GPU by.  By name
+ * (name not NULL; vendor and device unused), it is the table's entry of
+ * that name (case-insensitively), else a GPU the policy defines in full
+ * (gpu.NAME.memory and .peak_tflops; mesh_policy_check wants .pci too).
+ * By PCI id (name NULL), it is the table model that a gpu.NAME.pci of this
+ * id names, else the table's model of this id, else the GPU that
+ * gpu.NAME.pci defines.  A GPU the policy defines is priced like
+ * mesh_gpu_default where the policy gives no figure, with its PCI device
+ * list and FP8 support, and island 1.  The overrides of *assume for the
+ * resolved name then apply (mesh_policy_apply_gpu).  assume may be NULL
+ * (the table alone).
+ *
+ * Returns 0 with *out filled, or -1 with err set and *out untouched: by
+ * name, err lists the known names (mesh_gpu_lookup's error); by PCI id, it
+ * names the id and how to define it in the policy.
+ */
+MESH_API int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name,
+                                     unsigned vendor, unsigned device, mesh_gpu_t *out,
+                                     mesh_error_t *err);
+
+/**
+ * The GPU called `name` (not NULL) into *out, as mesh_policy_resolve_gpu
+ * resolves a name under *assume (not NULL).  Returns 0, or -1 with err
+ * listing the known names (*out untouched).
  */
 MESH_API int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                              mesh_error_t *err);

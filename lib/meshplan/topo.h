@@ -122,15 +122,12 @@ MESH_API int mesh_topo_minors_to_positions(const mesh_topo_t *t, const char *dir
                                            mesh_error_t *err);
 
 /**
- * The model of GPU i (0 <= i < count: not checked) into *out, under the
- * policy's assumptions *assume (its GPU overrides; NULL: none).  The model
- * is the table's by PCI id, unless the policy's gpu.NAME.pci names this id
- * as a table model NAME; failing both, a GPU the policy defines (.pci,
- * .memory, .peak_tflops), priced like mesh_gpu_default with island 1.  The
- * policy's overrides then apply, and last the memory hwloc reported
- * (CUDAGlobalMemorySize) replaces the memory, even an override's.  Returns
- * 0, or -1 with err naming the PCI id when neither the table nor the
- * policy knows it.
+ * The model of GPU i (0 <= i < count: not checked) into *out: its PCI id
+ * resolved by mesh_policy_resolve_gpu under the policy's assumptions
+ * *assume (NULL: the table alone), then the memory hwloc reported
+ * (CUDAGlobalMemorySize) in place of the memory, even an override's.
+ * Returns 0, or -1 with err naming the GPU's bus id and PCI id when
+ * neither the table nor the policy knows it.
  */
 MESH_API int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_assumptions_t *assume,
                                  mesh_gpu_t *out, mesh_error_t *err);

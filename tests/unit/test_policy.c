@@ -141,6 +141,45 @@ static void gpus__defined_by_pci_id(void **state)
     assert_string_equal(p.launch.topology_xml, "none");
 }
 
+/* One rule names a GPU, by name (gpu=, --gpu, partitions) or by PCI id (the
+ * node's topology): both ways give the same GPU. */
+static void gpus__resolved_by_name_or_pci_id(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t by_name, by_pci;
+    mesh_policy_init(&p);
+    /* the table alone */
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, NULL, 0x10de, 0x2330, &by_pci, &err), 0);
+    assert_string_equal(by_pci.name, "H100-SXM");
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, NULL, 0x10de, 0x9999, &by_pci, &err), -1);
+    assert_non_null(strstr(err.msg, "10de:9999"));
+    assert_non_null(strstr(err.msg, "gpu.NAME.pci=10de:9999"));
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, "H1000", 0, 0, &by_name, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown GPU 'H1000'"));
+    /* a PCI id the admin gives a table model, with an override */
+    const char *args[] = {"gpu.A100-80GB.pci=10de:9999", "gpu.a100-80gb.island=4",
+                          "gpu.H1000.pci=10de:9998",     "gpu.H1000.memory=90GB",
+                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9999, &by_pci, &err), 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, "A100-80GB", 0, 0, &by_name, &err), 0);
+    assert_string_equal(by_pci.name, "A100-80GB");
+    assert_int_equal(by_pci.island, 4);
+    assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
+    /* a GPU the admin defines */
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9998, &by_pci, &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "h1000", &by_name, &err), 0);
+    assert_string_equal(by_pci.name, "H1000");
+    assert_true(by_pci.memory == 90e9 && by_pci.peak_flops == 1200e12);
+    assert_true(by_pci.link_bw == 300e9);
+    assert_int_equal(by_pci.island, 1);
+    assert_int_equal(by_pci.vendor_id, 0x10de);
+    assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
+}
+
 static char *write_tmp(const char *text)
 {
     static char path[64];
@@ -762,6 +801,7 @@ int main(void)
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
+        cmocka_unit_test(gpus__resolved_by_name_or_pci_id),
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
