@@ -17,6 +17,11 @@
 
 #define POLICY_MAX_BYTES (64 * 1024)
 
+/* Dense FP8 tensor throughput over dense bf16: 2 on every GPU of the table
+ * that has FP8 (lib/gpu.c: H100, H200, B200, L40S, MI300X, ...), so the FP8
+ * peak of a GPU that gpu.NAME.fp8 says has FP8. */
+#define FP8_PER_BF16 2.0
+
 /* How a key's value is read, and what its member holds. */
 enum kind {
     K_WORD,   /* one of `words`; int: its index */
@@ -131,6 +136,8 @@ static const policy_key_t gpu_fields[] = {
      .doc = "fraction of the peak large GEMMs reach"},
     {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
      .doc = "GPUs per NVLink island"},
+    {"fp8", K_YESNO, GPU(fp8),
+     .doc = "it has FP8 tensor cores (a GPU the policy defines has none unless said)"},
 };
 /* the figures an override replaces are numbers (double) or island (int) */
 _Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
@@ -651,14 +658,20 @@ static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, 
 }
 
 /* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
- * wants .pci too), priced like the default GPU where the policy says nothing,
- * with island 1. */
+ * wants .pci too), priced like the default GPU where the policy says nothing.
+ * What the default GPU is, not what it is priced at, stays out: its PCI ids,
+ * its NVLink (island 1) and its FP8, which a plan would otherwise use on a
+ * GPU that has none (gpu.NAME.fp8 gives it back). */
 static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
 {
     *out = *mesh_gpu_default();
     mesh_strlcpy(out->name, o->name, sizeof(out->name));
     out->vendor_id = o->pci_vendor;
+    memset(out->devices, 0, sizeof(out->devices));
+    out->devices[0] = (unsigned short)o->pci_device;
     out->island = 1;
+    out->peak_fp8 = 0;
+    out->fp8_blocks = 0;
 }
 
 int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, unsigned vendor,
@@ -734,6 +747,12 @@ void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
             *(int *)to = *(const int *)from;
         else if (k->kind != K_INT && *(const double *)from > 0)
             *(double *)to = *(const double *)from;
+    }
+    if (o && o->fp8 < 0) {
+        gpu->peak_fp8 = 0;
+        gpu->fp8_blocks = 0;
+    } else if (o && o->fp8 > 0 && gpu->peak_fp8 <= 0) {
+        gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
     }
 }
 

@@ -53,6 +53,7 @@ typedef struct mesh_gpu_override {
     double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
     int island;                      /* GPUs per NVLink island */
     unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
+    int fp8; /* gpu.NAME.fp8: 1 it has FP8 tensor cores, -1 it has none, 0 not said */
 } mesh_gpu_override_t;
 
 /** What job_submit/meshplan assumes about a Slurm partition (the controller
@@ -186,10 +187,9 @@ MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, c
  * By PCI id (name NULL), it is the table model that a gpu.NAME.pci of this
  * id names, else the table's model of this id, else the GPU that
  * gpu.NAME.pci defines.  A GPU the policy defines is priced like
- * mesh_gpu_default where the policy gives no figure, with its PCI device
- * list and FP8 support, and island 1.  The overrides of *assume for the
- * resolved name then apply (mesh_policy_apply_gpu).  assume may be NULL
- * (the table alone).
+ * mesh_gpu_default where the policy gives no figure, but has its own PCI
+ * id for device list, island 1, and no FP8 unless gpu.NAME.fp8 says so.  The overrides of *assume
+ * for the resolved name then apply (mesh_policy_apply_gpu).  assume may be NULL (the table alone).
  *
  * Returns 0 with *out filled, or -1 with err set and *out untouched: by
  * name, err lists the known names (mesh_gpu_lookup's error); by PCI id, it
@@ -217,8 +217,10 @@ MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 
 /**
  * Apply the overrides of the policy's assumptions *assume (not NULL) for
- * gpu->name (matched case-insensitively) to *gpu: every nonzero field of
- * the override replaces the GPU's.
+ * gpu->name (matched case-insensitively) to *gpu: every nonzero figure of
+ * the override replaces the GPU's; fp8 no takes FP8 away (peak_fp8 and
+ * fp8_blocks 0), fp8 yes gives a GPU without FP8 an FP8 peak of twice its
+ * bf16 peak and leaves one with FP8 as it is.
  */
 MESH_API void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu);
 

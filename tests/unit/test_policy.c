@@ -180,6 +180,54 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
 }
 
+/* A GPU the admin defines is priced like the default GPU (H100-SXM) where
+ * the policy gives no figure, but it must not claim the H100's FP8: a plan
+ * would then train in FP8 on a GPU that has none. */
+static void gpus__defined_without_fp8(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t g;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9998, &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
+    /* nor another GPU's PCI ids */
+    assert_int_equal(g.devices[0], 0x9998);
+    assert_int_equal(g.devices[1], 0);
+    /* so FP8 training on it is refused */
+    mesh_model_t m = test_preset("llama3-8b");
+    m.precision = MESH_PREC_FP8;
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    assert_null(mesh_plan_create(&m, &a, NULL, &p.assume, &err));
+    assert_non_null(strstr(err.msg, "X1 has no FP8 tensor cores"));
+    /* unless the policy says it has: twice its bf16 peak, no MXFP8 */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.fp8=yes", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_true(g.peak_fp8 == 1000e12);
+    assert_int_equal(g.fp8_blocks, 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    mesh_plan_t *plan = mesh_plan_create(&m, &a, NULL, &p.assume, &err);
+    assert_non_null(plan);
+    mesh_plan_destroy(plan);
+    /* a table GPU keeps its own FP8 peak, or loses it */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H100-SXM.fp8=yes", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "H100-SXM", &g, &err), 0);
+    assert_true(g.peak_fp8 == mesh_gpu_find("H100-SXM")->peak_fp8);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.B200.fp8=no", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "B200", &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
+}
+
 static char *write_tmp(const char *text)
 {
     static char path[64];
@@ -381,6 +429,8 @@ static const pol_key_t pol_keys[] = {
      "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)",
      "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)", "0.7 0.85", "high",
      "gpu.H100-SXM.gemm_eff: '{}' is not a number (expected 0.01..1)", 0},
+    {"gpu.H100-SXM.fp8", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "yes no", "maybe",
+     "gpu.H100-SXM.fp8: 'maybe' is not a boolean (use true or false)", 0},
     {"gpu.H100-SXM.island", NULL, "1", "0", "1024", "1025",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)", "4 8", "all",
@@ -779,7 +829,7 @@ static void keys__fields_in_the_manual(void **state)
     static const struct {
         const char *key;
         int fields;
-    } fams[] = {{"gpu.H100-SXM.zz", 8}, {"partition.p.zz", 4}};
+    } fams[] = {{"gpu.H100-SXM.zz", 9}, {"partition.p.zz", 4}};
     for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
         mesh_policy_t p;
         mesh_error_t err;
@@ -802,6 +852,7 @@ int main(void)
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
         cmocka_unit_test(gpus__resolved_by_name_or_pci_id),
+        cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
