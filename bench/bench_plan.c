@@ -54,7 +54,7 @@ static int bench_host(const char *preset, const char *gpu, int nodes, int gpn, i
              : strcmp(preset, "llama3-70b-32k") == 0
                  ? mesh_spec_parse(long70b, strlen(long70b), "llama3-70b-32k", &dirs, &m, &err)
                  : mesh_spec_load(preset, &dirs, &m, &err);
-    if (rc < 0 || mesh_policy_alloc(&pol, gpu, 0, 0, nodes, gpn, &a, &err) < 0) {
+    if (rc < 0 || mesh_policy_alloc(&pol.assume, gpu, 0, 0, nodes, gpn, &a, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
@@ -65,12 +65,12 @@ static int bench_host(const char *preset, const char *gpu, int nodes, int gpn, i
     for (int i = 0; i < runs; i++) {
         double t0 = now();
         if (quick) {
-            int fits = mesh_plan_any_fits(&m, &a, NULL, &pol);
+            int fits = mesh_plan_any_fits(&m, &a, NULL, &pol.assume);
             t[i] = now() - t0;
             snprintf(canon, sizeof(canon), "any fits: %s", fits ? "yes" : "no");
             continue;
         }
-        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
         t[i] = now() - t0;
         if (!p) {
             fprintf(stderr, "bench: %s\n", err.msg);

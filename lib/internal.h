@@ -71,7 +71,7 @@ struct mesh_layout;
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
 struct mesh_alloc;
-struct mesh_policy;
+struct mesh_assumptions;
 struct mesh_memory;
 /* A framework's model-state terms summed per memory part (weights, grads,
  * optimizer, host): per parameter kept whole, per parameter sharded over
@@ -91,7 +91,7 @@ void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
  * planner counts them once per shape and ZeRO stage instead of once per
  * layout it prices. */
 void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
-                        const struct mesh_alloc *a, const struct mesh_policy *pol,
+                        const struct mesh_alloc *a, const struct mesh_assumptions *assume,
                         const double psi[3], const mesh_states_sum_t sums[3][2],
                         struct mesh_memory *out);
 

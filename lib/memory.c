@@ -256,7 +256,7 @@ void mesh_states_sums(const mesh_model_t *m, const mesh_layout_t *l, mesh_states
 }
 
 void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                        const mesh_policy_t *pol, const double psi[3],
+                        const mesh_assumptions_t *assume, const double psi[3],
                         const mesh_states_sum_t sums[3][2], mesh_memory_t *out)
 {
     int stages[3], n = mesh_heavy_stages(l->pp, stages), d = l->dp * l->cp;
@@ -270,8 +270,8 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     for (int i = 0; i < n; i++) {
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
-        double overhead =
-            pol->overhead_context + pol->overhead_comm * groups_of(l) + pol->fragmentation * act;
+        double overhead = assume->overhead_context + assume->overhead_comm * groups_of(l) +
+                          assume->fragmentation * act;
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < nf; f++) {
             const mesh_states_sum_t *c = &sums[f][mid];
@@ -295,11 +295,11 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
         }
     }
     out->host = host;
-    out->capacity = mesh_policy_usable(pol, &a->gpu);
+    out->capacity = mesh_policy_usable(assume, &a->gpu);
 }
 
 void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                          const mesh_policy_t *pol, mesh_memory_t *out)
+                          const mesh_assumptions_t *assume, mesh_memory_t *out)
 {
     int stages[3], n = mesh_heavy_stages(l->pp, stages);
     double psi[3];
@@ -307,5 +307,5 @@ void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const m
     for (int i = 0; i < n; i++)
         psi[i] = mesh_stage_params(m, l, stages[i]);
     mesh_states_sums(m, l, sums);
-    mesh_memory_priced(m, l, a, pol, psi, sums, out);
+    mesh_memory_priced(m, l, a, assume, psi, sums, out);
 }

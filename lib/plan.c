@@ -43,7 +43,7 @@ typedef struct family_stat {
 typedef struct search {
     const mesh_model_t *m;
     const mesh_alloc_t *a;
-    const mesh_policy_t *pol;
+    const mesh_assumptions_t *assume;
     const mesh_layout_t *pins;
     int first_fit_only; /* stop at the first layout that fits, price nothing */
     /* the largest micro-batch at which the layout being searched fit with
@@ -80,7 +80,7 @@ typedef struct search {
 struct mesh_plan {
     mesh_model_t model;
     mesh_alloc_t alloc;
-    mesh_policy_t policy;
+    mesh_assumptions_t assume; /* the policy's: the plan keeps no other part */
     mesh_layout_t pins;
     int fits;
     mesh_candidate_t best;
@@ -203,7 +203,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
         mesh_states_sums(s->m, l, s->sums);
         s->memo_key = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->pol, s->psi, s->sums, &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->sums, &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
                c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
@@ -607,13 +607,13 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     return l;
 }
 
-static void search_init(search_t *s, const mesh_policy_t *pol, const mesh_model_t *m,
+static void search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_model_t *m,
                         const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only)
 {
     memset(s, 0, sizeof(*s));
     s->m = m;
     s->a = a;
-    s->pol = pol;
+    s->assume = assume;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
     s->memo_key = -1;
@@ -674,7 +674,7 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
     if (n > 0)
         a.nodes = (int)n;
     search_t s;
-    search_init(&s, &p->policy, m, &a, pins, 1);
+    search_init(&s, &p->assume, m, &a, pins, 1);
     search_run(&s);
     if (s.found)
         *out = s.first;
@@ -692,7 +692,7 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
 {
     double w, g, k;
     mesh_state_bytes(m, &w, &g, &k);
-    double usable = mesh_policy_usable(&p->policy, &p->alloc.gpu);
+    double usable = mesh_policy_usable(&p->assume, &p->alloc.gpu);
     long gpn = p->alloc.gpus_per_node, cap = MAX_GPUS / gpn;
     double bound = (w + g + k) * m->params / usable / (double)gpn;
     long lo = bound < (double)cap ? (long)bound : cap;
@@ -790,7 +790,7 @@ static void advise(mesh_plan_t *p)
     lora.finetune = MESH_FINETUNE_LORA;
     double w, g, k,
         total = (double)p->alloc.nodes * p->alloc.gpus_per_node *
-                mesh_policy_usable(&p->policy, &p->alloc.gpu);
+                mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);
     if (n == 0 || n > 4 * p->alloc.nodes)
         add_line(p->advice, &p->n_advice,
@@ -841,14 +841,14 @@ static void digest(mesh_plan_t *p)
 {
     char text[1024], canon[MESH_LAYOUT_STR_MAX], model[17];
     const mesh_gpu_t *g = &p->alloc.gpu;
-    const mesh_policy_t *pol = &p->policy;
+    const mesh_assumptions_t *as = &p->assume;
     snprintf(text, sizeof(text),
              "v3|%s|%d|%d|%d|%s|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|%.17g|"
              "%.17g|%s",
              mesh_model_digest(&p->model, model), p->alloc.nodes, p->alloc.gpus_per_node,
              p->alloc.island, g->name, g->memory, g->peak_flops, g->peak_fp8, g->hbm_bw, g->link_bw,
-             g->net_bw, g->gemm_eff, p->alloc.host_memory, pol->reserve, pol->overhead_context,
-             pol->overhead_comm, pol->fragmentation,
+             g->net_bw, g->gemm_eff, p->alloc.host_memory, as->reserve, as->overhead_context,
+             as->overhead_comm, as->fragmentation,
              mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
     snprintf(p->digest, sizeof(p->digest), "%016llx", (unsigned long long)mesh_fnv1a64(text));
 }
@@ -924,15 +924,21 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
         pin->recompute_layers = pin->recompute_modules = MESH_FREE;
 }
 
-mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
-                              const mesh_layout_t *pins, const mesh_policy_t *pol,
-                              mesh_error_t *err)
+/* *assume into *out, or mesh_policy_init's when it is NULL. */
+static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptions_t *out)
 {
     mesh_policy_t defaults;
-    if (!pol) {
+    if (!assume) {
         mesh_policy_init(&defaults);
-        pol = &defaults;
+        assume = &defaults.assume;
     }
+    *out = *assume;
+}
+
+mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
+                              const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                              mesh_error_t *err)
+{
     if (check_inputs(m, a, pins, err) < 0)
         return NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
@@ -940,10 +946,10 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         return mesh_error_set(err, "out of memory"), NULL;
     p->model = *m;
     search_inputs(m, a, pins, &p->alloc, &p->pins);
-    p->policy = *pol;
+    default_assumptions(assume, &p->assume);
 
     search_t s;
-    search_init(&s, &p->policy, &p->model, &p->alloc, &p->pins, 0);
+    search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
     search_run(&s);
     p->evaluated = s.evaluated;
     if (s.oom) {
@@ -988,14 +994,10 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
 }
 
 int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                       const mesh_policy_t *pol)
+                       const mesh_assumptions_t *assume)
 {
-    mesh_policy_t defaults;
+    mesh_assumptions_t as;
     mesh_error_t err;
-    if (!pol) {
-        mesh_policy_init(&defaults);
-        pol = &defaults;
-    }
     if (check_inputs(m, a, pins, &err) < 0)
         return 0;
     /* the first-fit search leaves out only layouts that need more memory
@@ -1006,7 +1008,8 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     mesh_layout_t pin;
     search_inputs(m, a, pins, &alloc, &pin);
     search_t s;
-    search_init(&s, pol, m, &alloc, &pin, 1);
+    default_assumptions(assume, &as);
+    search_init(&s, &as, m, &alloc, &pin, 1);
     search_run(&s);
     return s.found;
 }

@@ -2,6 +2,8 @@
  * Admin policy: one table of keys for plugstack.conf arguments, YAML policy
  * files and the CLI's --policy.
  */
+#include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,42 +17,349 @@
 
 #define POLICY_MAX_BYTES (64 * 1024)
 
+/* Dense FP8 tensor throughput over dense bf16: 2 on every GPU of the table
+ * that has FP8 (lib/gpu.c: H100, H200, B200, L40S, MI300X, ...), so the FP8
+ * peak of a GPU that gpu.NAME.fp8 says has FP8. */
+#define FP8_PER_BF16 2.0
+
+/* How a key's value is read, and what its member holds. */
+enum kind {
+    K_WORD,   /* one of `words`; int: its index */
+    K_NUM,    /* a number in min..max; double: it times `scale` (0: 1) */
+    K_SIZE,   /* bytes in min..max; double */
+    K_INT,    /* an integer in min..max; int */
+    K_YESNO,  /* a boolean; int: 1 yes, -1 no, 0 not said */
+    K_PATH,   /* an absolute path, or one of `words`; char[MESH_PATH_MAX] */
+    K_TEXT,   /* a name, checked with the rest by mesh_policy_check; char[size] */
+    K_CUSTOM, /* read(): values of their own shape */
+};
+
+/*
+ * One key: its name, kind, member (an offset into the table's struct:
+ * mesh_policy_t for the top level, an override or a partition for the
+ * gpu.NAME. and partition.NAME. fields), range, the words it takes, its
+ * default as meshplan(8) writes it (NULL: none, the member is 0 or "") and
+ * what it means.  The tables below drive mesh_policy_set, the YAML reader's
+ * sections, the lists of allowed keys in errors, the range errors and
+ * mesh_policy_init's defaults; tests/unit/test_policy.c checks that
+ * meshplan(8) names every key.  Adding a key is a row, its member and its
+ * use.
+ */
+typedef struct policy_key {
+    const char *name;
+    enum kind kind;
+    size_t off, size;
+    double min, max, scale;
+    const char *const *words; /* NULL-terminated */
+    int anycase;              /* K_WORD: the words' case does not matter */
+    int (*read)(void *base, const char *key, const char *value, mesh_error_t *err);
+    size_t to; /* a GPU field: the mesh_gpu_t member a nonzero value replaces; 0: none */
+    const char *dflt;
+    const char *doc;
+} policy_key_t;
+
+#define AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define POL(member)      AT(mesh_policy_t, member)
+
+/* the words' order is the enum's */
+_Static_assert(sizeof(mesh_enforce_t) == sizeof(int) && sizeof(mesh_export_t) == sizeof(int),
+               "word keys are ints");
+static const char *const enforce_names[] = {"off", "warn", "reject", NULL};
+static const char *const export_names[] = {"torch", "torchrun", "mesh", NULL};
+static const char *const bind_words[] = {"none", "gpu", NULL};
+static const char *const gpu_order_words[] = {"pci", "minor", NULL};
+static const char *const topology_error_words[] = {"fail", "fallback", NULL};
+static const char *const submit_error_words[] = {"allow", "reject", NULL};
+static const char *const topology_xml_words[] = {"none", NULL};
+
+static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
+static int read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
+static int read_steps(void *base, const char *key, const char *value, mesh_error_t *err);
+static int read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
+
+/* The top-level keys, in the order errors list them. */
+static const policy_key_t top_keys[] = {
+    {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
+     .doc = "what to do with a job whose layout does not fit"},
+    {"reserve", K_NUM, POL(assume.reserve), .min = 0, .max = 0.9, .dflt = "0.03",
+     .doc = "fraction of each GPU's memory no plan may use"},
+    {"gpu", K_CUSTOM, POL(assume.gpu), .read = read_gpu_name,
+     .doc = "GPU model assumed where the topology shows none"},
+    {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
+     .doc = "GPU memory assumed for a GPU meshplan does not know"},
+    {"export", K_WORD, POL(launch.export_mode), .words = export_names, .anycase = 1,
+     .dflt = "torch", .doc = "which launcher's variables the tasks get"},
+    {"port_range", K_CUSTOM, POL(launch.port_lo), .read = read_port_range, .dflt = "20000-29999",
+     .doc = "where MASTER_PORT is picked, LO-HI"},
+    {"models_dir", K_PATH, POL(launch.models_dir),
+     .doc = "presets searched before the installed ones"},
+    {"topology_xml", K_PATH, POL(launch.topology_xml), .words = topology_xml_words,
+     .doc = "hwloc XML of the node (%n: its name) instead of discovery, or none"},
+    /* live discovery takes ~10 ms; a wedged sysfs, forever */
+    {"topology_timeout", K_NUM, POL(launch.topology_timeout), .min = 0, .max = 3600, .dflt = "10",
+     .doc = "seconds a node may spend reading its topology; 0: no bound"},
+    {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
+     .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
+    {"steps", K_CUSTOM, POL(launch.steps), .read = read_steps, .dflt = "regular",
+     .doc = "which job steps get the variables"},
+    {"bind", K_WORD, POL(launch.bind_gpu), .words = bind_words, .dflt = "none",
+     .doc = "the default of --mesh-bind"},
+    {"gpu_order", K_WORD, POL(launch.gpu_order_minor), .words = gpu_order_words, .dflt = "pci",
+     .doc = "Slurm's GPU indices in bus order, or /dev/nvidiaN minors"},
+    {"overhead", K_SIZE, POL(assume.overhead_context), .min = 0, .max = 1e12, .dflt = "1GiB",
+     .doc = "CUDA context and cuBLAS/NCCL workspaces, per GPU"},
+    {"comm_buffer", K_SIZE, POL(assume.overhead_comm), .min = 0, .max = 1e11, .dflt = "256MiB",
+     .doc = "NCCL channel buffers, per communicator a rank is in"},
+    {"fragmentation", K_NUM, POL(assume.fragmentation), .min = 0, .max = 1, .dflt = "0.05",
+     .doc = "caching-allocator slack, a fraction of activation memory"},
+    {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
+     .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
+};
+
+/* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
+#define GPU(member)    AT(mesh_gpu_override_t, member)
+#define TO(gpu_member) .to = offsetof(mesh_gpu_t, gpu_member)
+static const policy_key_t gpu_fields[] = {
+    {"pci", K_CUSTOM, GPU(pci_vendor), .read = read_pci,
+     .doc = "VVVV:DDDD, a PCI id that is this GPU"},
+    {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, TO(memory),
+     .doc = "bytes the device reports"},
+    {"peak_tflops", K_NUM, GPU(peak_flops), .min = 1, .max = 1e6, .scale = 1e12, TO(peak_flops),
+     .doc = "dense bf16 tensor TFLOP/s"},
+    {"hbm_bw", K_SIZE, GPU(hbm_bw), .min = 1e9, .max = 1e14, TO(hbm_bw),
+     .doc = "memory bandwidth, bytes/s"},
+    {"link_bw", K_SIZE, GPU(link_bw), .min = 1e8, .max = 1e14, TO(link_bw),
+     .doc = "NVLink bandwidth per GPU, one direction, bytes/s"},
+    {"net_bw", K_SIZE, GPU(net_bw), .min = 1e8, .max = 1e14, TO(net_bw),
+     .doc = "network bandwidth per GPU, one direction, bytes/s"},
+    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1, TO(gemm_eff),
+     .doc = "fraction of the peak large GEMMs reach"},
+    {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
+     .doc = "GPUs per NVLink island"},
+    {"fp8", K_YESNO, GPU(fp8),
+     .doc = "it has FP8 tensor cores (a GPU the policy defines has none unless said)"},
+};
+/* the figures an override replaces are numbers (double) or island (int) */
+_Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
+
+/* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
+#define PART(member) AT(mesh_partition_t, member)
+static const policy_key_t partition_fields[] = {
+    {"gpu", K_TEXT, PART(gpu), .doc = "its GPU model"},
+    {"gpu_mem", K_SIZE, PART(gpu_mem), .min = 1e8, .max = 1e14, .doc = "its GPUs' memory"},
+    {"nvlink", K_INT, PART(island), .min = 1, .max = 1 << 20, .doc = "GPUs per NVLink island"},
+    {"nodes", K_INT, PART(nodes), .min = 1, .max = 1 << 20, .doc = "how many nodes it has"},
+};
+
+static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name);
+static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
+static void *partition_entry(mesh_policy_t *p, const char *key, const char *name,
+                             mesh_error_t *err);
+
+/* The keys of many entries: PREFIX NAME.FIELD, in YAML `SECTION: {NAME: {FIELD: VALUE}}`. */
+static const struct family {
+    const char *prefix, *section;
+    const char *what;  /* the entries, in errors */
+    const char *usage; /* the error for a key without NAME or FIELD */
+    size_t name_max;   /* bytes of a name, with its NUL */
+    const policy_key_t *fields;
+    int n_fields;
+    /* entry NAME (found, else added), or NULL with err set */
+    void *(*entry)(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
+} families[] = {
+    {"gpu.", "gpus", "GPU", "GPU overrides are gpu.NAME.FIELD (e.g. gpu.H100-SXM.memory=80GiB)",
+     sizeof(((mesh_gpu_override_t *)0)->name), gpu_fields, MESH_ARRAY_LEN(gpu_fields), gpu_entry},
+    {"partition.", "partitions", "partition",
+     "partition settings are partition.NAME.FIELD (e.g. partition.gpu.gpu=H100-SXM)",
+     sizeof(((mesh_partition_t *)0)->name), partition_fields, MESH_ARRAY_LEN(partition_fields),
+     partition_entry},
+};
+
+static int read_key(void *base, const policy_key_t *k, const char *key, const char *value,
+                    mesh_error_t *err);
+
 void mesh_policy_init(mesh_policy_t *p)
 {
     memset(p, 0, sizeof(*p));
-    p->enforce = MESH_ENFORCE_REJECT;
-    p->reserve = 0.03;
-    p->export_mode = MESH_EXPORT_TORCH;
-    p->port_lo = 20000;
-    p->port_hi = 29999;
-    p->steps = MESH_STEP_REGULAR;
-    p->topology_timeout = 10;             /* live discovery takes ~10 ms; a wedged sysfs, forever */
-    p->overhead_context = 1.0 * MESH_GiB; /* CUDA context + cuBLAS/NCCL workspaces */
-    p->overhead_comm = 0.25 * MESH_GiB;   /* NCCL channel buffers per communicator */
-    p->fragmentation = 0.05;              /* caching-allocator slack on activations */
+    /* the defaults are read as an admin would write them: they cannot fail */
+    mesh_error_t err;
+    for (int i = 0; i < MESH_ARRAY_LEN(top_keys); i++)
+        if (top_keys[i].dflt)
+            read_key(p, &top_keys[i], top_keys[i].name, top_keys[i].dflt, &err);
 }
 
 const char *mesh_enforce_name(mesh_enforce_t e)
 {
-    return e == MESH_ENFORCE_OFF ? "off" : e == MESH_ENFORCE_WARN ? "warn" : "reject";
+    return (unsigned)e <= MESH_ENFORCE_REJECT ? enforce_names[e] : "reject";
 }
 
 const char *mesh_export_name(mesh_export_t e)
 {
-    return e == MESH_EXPORT_TORCH ? "torch" : e == MESH_EXPORT_TORCHRUN ? "torchrun" : "mesh";
+    return (unsigned)e <= MESH_EXPORT_MESH ? export_names[e] : "mesh";
 }
 
 int mesh_export_parse(const char *s, mesh_export_t *out)
 {
-    for (int i = MESH_EXPORT_TORCH; i <= MESH_EXPORT_MESH; i++)
-        if (strcasecmp(s, mesh_export_name((mesh_export_t)i)) == 0) {
+    for (int i = 0; export_names[i]; i++)
+        if (strcasecmp(s, export_names[i]) == 0) {
             *out = (mesh_export_t)i;
             return 0;
         }
     return -1;
 }
 
-static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
+/* "a, b, c" (or with sep " "): the names of a table, into buf[len]. */
+static const char *list_of(const policy_key_t *keys, int n, const char *sep, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? sep : "", keys[i].name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* Edit distance (insert, delete, replace one character; case ignored),
+ * capped at 3: enough to tell a typo. */
+static int typo_distance(const char *a, const char *b)
+{
+    enum { MAX = 32 };
+    size_t la = strlen(a), lb = strlen(b);
+    int row[MAX + 1];
+    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
+        return 3;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
+                                            tolower((unsigned char)b[j - 1]));
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* The key of the table a typo of `word` most likely meant, or NULL. */
+static const policy_key_t *meant(const policy_key_t *keys, int n, const char *word)
+{
+    const policy_key_t *best = NULL;
+    int best_d = 3;
+    for (int i = 0; i < n; i++) {
+        int d = typo_distance(word, keys[i].name);
+        if (d < best_d && (size_t)d * 3 < strlen(keys[i].name) + 1) {
+            best = &keys[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static const policy_key_t *find_key(const policy_key_t *keys, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+/* "; did you mean X?" for a typo of a key of the table; "" else. */
+static const char *hint(const policy_key_t *keys, int n, const char *word, char *buf, size_t len)
+{
+    const policy_key_t *k = meant(keys, n, word);
+    snprintf(buf, len, "%s%s%s", k ? "; did you mean " : "", k ? k->name : "", k ? "?" : "");
+    return buf;
+}
+
+static int unknown_key(const char *key, mesh_error_t *err)
+{
+    char list[MESH_ERROR_MAX / 2], fams[64] = "", guess[64];
+    size_t used = 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(families) && used < sizeof(fams); i++) {
+        int w = snprintf(fams + used, sizeof(fams) - used, "%sNAME.FIELD ", families[i].prefix);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return mesh_error_set(err, "unknown policy key '%.40s' (keys: %s %spolicy)%s", key,
+                          list_of(top_keys, MESH_ARRAY_LEN(top_keys), " ", list, sizeof(list)),
+                          fams,
+                          hint(top_keys, MESH_ARRAY_LEN(top_keys), key, guess, sizeof(guess)));
+}
+
+static int read_word(int *dst, const policy_key_t *k, const char *key, const char *value,
+                     mesh_error_t *err)
+{
+    char list[128] = "";
+    size_t used = 0;
+    for (int i = 0; k->words[i]; i++) {
+        if ((k->anycase ? strcasecmp(value, k->words[i]) : strcmp(value, k->words[i])) == 0) {
+            *dst = i;
+            return 0;
+        }
+        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", k->words[i]);
+        used += w > 0 && (size_t)w < sizeof(list) - used ? (size_t)w : 0;
+    }
+    return mesh_error_set(err, "%s: '%.20s' is not one of %s", key, value, list);
+}
+
+static int read_path(char *dst, const policy_key_t *k, const char *key, const char *value,
+                     mesh_error_t *err)
+{
+    for (int i = 0; k->words && k->words[i]; i++)
+        if (strcmp(value, k->words[i]) == 0)
+            return mesh_strlcpy(dst, value, k->size), 0;
+    if (value[0] != '/')
+        return mesh_error_set(err, "%s: '%.60s' must be an absolute path", key, value);
+    if (mesh_strlcpy(dst, value, k->size) < 0)
+        return mesh_error_set(err, "%s: path longer than %d characters", key, (int)k->size - 1);
+    return 0;
+}
+
+/* Read value into k's member of base (a policy, an override or a
+ * partition); key names it in errors. */
+static int read_key(void *base, const policy_key_t *k, const char *key, const char *value,
+                    mesh_error_t *err)
+{
+    void *dst = (char *)base + k->off;
+    long long n;
+    double v;
+    int yes;
+    switch (k->kind) {
+    case K_WORD: return read_word(dst, k, key, value, err);
+    case K_NUM:
+        if (mesh_parse_double(value, key, k->min, k->max, &v, err) < 0)
+            return -1;
+        *(double *)dst = k->scale ? v * k->scale : v;
+        return 0;
+    case K_SIZE: return mesh_parse_size(value, key, k->min, k->max, dst, err);
+    case K_INT:
+        if (mesh_parse_int(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
+            return -1;
+        *(int *)dst = (int)n;
+        return 0;
+    case K_YESNO:
+        if (mesh_parse_bool(value, key, &yes, err) < 0)
+            return -1;
+        *(int *)dst = yes ? 1 : -1;
+        return 0;
+    case K_PATH: return read_path(dst, k, key, value, err);
+    case K_TEXT:
+        if (mesh_strlcpy(dst, value, k->size) < 0)
+            return mesh_error_set(err, "%s: '%.40s' is too long", key, value);
+        return 0;
+    case K_CUSTOM: return k->read(base, key, value, err);
+    }
+    return mesh_error_set(err, "%s: no reader", key);
+}
+
+static int read_steps(void *base, const char *key, const char *value, mesh_error_t *err)
 {
     static const struct {
         const char *name;
@@ -61,7 +370,7 @@ static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
                  {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE}};
     char buf[128];
     if (mesh_strlcpy(buf, value, sizeof(buf)) < 0)
-        return mesh_error_set(err, "steps: value too long");
+        return mesh_error_set(err, "%s: value too long", key);
     unsigned mask = 0;
     char *save = NULL;
     for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
@@ -72,230 +381,124 @@ static int set_steps(mesh_policy_t *p, const char *value, mesh_error_t *err)
                 found = 1;
             }
         if (!found)
-            return mesh_error_set(
-                err, "steps: '%.20s' is not one of regular, batch, interactive, all", w);
+            return mesh_error_set(err, "%s: '%.20s' is not one of regular, batch, interactive, all",
+                                  key, w);
     }
     if (!mask)
-        return mesh_error_set(err, "steps: empty (use regular, batch, interactive or all)");
-    p->steps = mask;
+        return mesh_error_set(err, "%s: empty (use regular, batch, interactive or all)", key);
+    ((mesh_policy_t *)base)->launch.steps = mask;
     return 0;
 }
 
-static int set_port_range(mesh_policy_t *p, const char *value, mesh_error_t *err)
+static int read_port_range(void *base, const char *key, const char *value, mesh_error_t *err)
 {
     char lo[16], *dash = strchr(value, '-');
     long long a, b;
     if (!dash || (size_t)(dash - value) >= sizeof(lo))
-        return mesh_error_set(err, "port_range: '%.30s' is not LO-HI (e.g. 20000-29999)", value);
+        return mesh_error_set(err, "%s: '%.30s' is not LO-HI (e.g. 20000-29999)", key, value);
     memcpy(lo, value, (size_t)(dash - value));
     lo[dash - value] = '\0';
     if (mesh_parse_int(lo, "port_range low", 1024, 65535, &a, err) < 0 ||
         mesh_parse_int(dash + 1, "port_range high", 1024, 65535, &b, err) < 0)
         return -1;
     if (b < a)
-        return mesh_error_set(err, "port_range: %lld-%lld is empty (LO must not exceed HI)", a, b);
-    p->port_lo = (int)a;
-    p->port_hi = (int)b;
+        return mesh_error_set(err, "%s: %lld-%lld is empty (LO must not exceed HI)", key, a, b);
+    mesh_policy_launch_t *l = &((mesh_policy_t *)base)->launch;
+    l->port_lo = (int)a;
+    l->port_hi = (int)b;
     return 0;
 }
 
-static int set_path(char *dst, const char *key, const char *value, mesh_error_t *err)
+/* gpu=: a table name, or one the policy defines (gpu.NAME.*, in any order:
+ * mesh_policy_check makes sure it is defined) */
+static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err)
 {
-    if (value[0] != '/')
-        return mesh_error_set(err, "%s: '%.60s' must be an absolute path", key, value);
-    if (mesh_strlcpy(dst, value, MESH_PATH_MAX) < 0)
-        return mesh_error_set(err, "%s: path longer than %d characters", key, MESH_PATH_MAX - 1);
+    mesh_assumptions_t *as = &((mesh_policy_t *)base)->assume;
+    const mesh_gpu_t *g = mesh_gpu_find(value);
+    (void)key;
+    if (!g && (strlen(value) >= sizeof(as->gpu) || !*value ||
+               strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
+                   strlen(value)))
+        return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
+    return mesh_strlcpy(as->gpu, g ? g->name : value, sizeof(as->gpu)), 0;
+}
+
+static int read_pci(void *base, const char *key, const char *value, mesh_error_t *err)
+{
+    mesh_gpu_override_t *o = base;
+    unsigned pv, pd;
+    char end;
+    if (sscanf(value, "%4x:%4x%c", &pv, &pd, &end) != 2 || strlen(value) != 9)
+        return mesh_error_set(err, "%s: '%.20s' is not a PCI id VVVV:DDDD (e.g. 10de:2330)", key,
+                              value);
+    o->pci_vendor = pv;
+    o->pci_device = pd;
     return 0;
 }
 
-/* gpu.NAME.FIELD=value */
-static int set_gpu_override(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+/* A name the table does not know defines a new GPU: mesh_policy_check
+ * makes sure it gets a PCI id, a memory and a peak. */
+static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
 {
-    const char *name = key + 4, *dot = strrchr(name, '.');
-    char gname[32];
-    if (!dot || dot == name || (size_t)(dot - name) >= sizeof(gname))
-        return mesh_error_set(err,
-                              "%s: GPU overrides are gpu.NAME.FIELD (e.g. "
-                              "gpu.H100-SXM.memory=80GiB)",
-                              key);
-    memcpy(gname, name, (size_t)(dot - name));
-    gname[dot - name] = '\0';
-    /* a name the table does not know defines a new GPU: mesh_policy_check
-     * makes sure it gets a PCI id, a memory and a peak */
+    mesh_assumptions_t *as = &p->assume;
+    const mesh_gpu_override_t *known = override_of(as, name);
+    if (known)
+        return &as->gpu_overrides[known - as->gpu_overrides];
+    if (as->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
+        return mesh_error_set(err, "%s: at most %d GPU models can be overridden", key,
+                              MESH_GPU_OVERRIDES_MAX),
+               NULL;
+    mesh_gpu_override_t *o = &as->gpu_overrides[as->n_gpu_overrides++];
+    memset(o, 0, sizeof(*o));
+    mesh_strlcpy(o->name, name, sizeof(o->name));
+    return o;
+}
+
+static void *partition_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
+{
+    mesh_policy_controller_t *c = &p->controller;
+    for (int i = 0; i < c->n_partitions; i++)
+        if (strcmp(c->partitions[i].name, name) == 0)
+            return &c->partitions[i];
+    if (c->n_partitions == MESH_PARTITIONS_MAX)
+        return mesh_error_set(err, "%s: at most %d partitions", key, MESH_PARTITIONS_MAX), NULL;
+    mesh_partition_t *q = &c->partitions[c->n_partitions++];
+    memset(q, 0, sizeof(*q));
+    mesh_strlcpy(q->name, name, sizeof(q->name));
+    return q;
+}
+
+/* PREFIX NAME.FIELD = value: the entry NAME is found or added first. */
+static int set_field(mesh_policy_t *p, const struct family *f, const char *key, const char *value,
+                     mesh_error_t *err)
+{
+    const char *name = key + strlen(f->prefix), *dot = strrchr(name, '.');
+    char entry_name[64];
+    if (!dot || dot == name || (size_t)(dot - name) >= f->name_max)
+        return mesh_error_set(err, "%s: %s", key, f->usage);
+    snprintf(entry_name, sizeof(entry_name), "%.*s", (int)(dot - name), name);
+    void *entry = f->entry(p, key, entry_name, err);
+    if (!entry)
+        return -1;
     const char *field = dot + 1;
-    mesh_gpu_override_t *o = NULL;
-    for (int i = 0; i < p->n_gpu_overrides; i++)
-        if (strcasecmp(p->gpu_overrides[i].name, gname) == 0)
-            o = &p->gpu_overrides[i];
-    if (!o) {
-        if (p->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
-            return mesh_error_set(err, "%s: at most %d GPU models can be overridden", key,
-                                  MESH_GPU_OVERRIDES_MAX);
-        o = &p->gpu_overrides[p->n_gpu_overrides++];
-        memset(o, 0, sizeof(*o));
-        mesh_strlcpy(o->name, gname, sizeof(o->name));
-    }
-    double v;
-    long long iv;
-    if (strcmp(field, "memory") == 0)
-        return mesh_parse_size(value, key, 1e8, 1e14, &o->memory, err);
-    if (strcmp(field, "peak_tflops") == 0) {
-        if (mesh_parse_double(value, key, 1, 1e6, &v, err) < 0)
-            return -1;
-        o->peak_flops = v * 1e12;
-        return 0;
-    }
-    if (strcmp(field, "hbm_bw") == 0)
-        return mesh_parse_size(value, key, 1e9, 1e14, &o->hbm_bw, err);
-    if (strcmp(field, "link_bw") == 0)
-        return mesh_parse_size(value, key, 1e8, 1e14, &o->link_bw, err);
-    if (strcmp(field, "net_bw") == 0)
-        return mesh_parse_size(value, key, 1e8, 1e14, &o->net_bw, err);
-    if (strcmp(field, "gemm_eff") == 0)
-        return mesh_parse_double(value, key, 0.01, 1, &o->gemm_eff, err);
-    if (strcmp(field, "pci") == 0) {
-        unsigned pv, pd;
-        char end;
-        if (sscanf(value, "%4x:%4x%c", &pv, &pd, &end) != 2 || strlen(value) != 9)
-            return mesh_error_set(err, "%s: '%.20s' is not a PCI id VVVV:DDDD (e.g. 10de:2330)",
-                                  key, value);
-        o->pci_vendor = pv;
-        o->pci_device = pd;
-        return 0;
-    }
-    if (strcmp(field, "island") == 0) {
-        if (mesh_parse_int(value, key, 1, 1024, &iv, err) < 0)
-            return -1;
-        o->island = (int)iv;
-        return 0;
-    }
-    return mesh_error_set(err,
-                          "%s: unknown GPU field '%.20s' (pci, memory, peak_tflops, hbm_bw, "
-                          "link_bw, net_bw, gemm_eff, island)",
-                          key, field);
-}
-
-/* A setting of two words: *out is 0 for the first (off), 1 for the second. */
-static int set_either(const char *key, const char *value, const char *off, const char *on, int *out,
-                      mesh_error_t *err)
-{
-    if (strcmp(value, off) && strcmp(value, on))
-        return mesh_error_set(err, "%s: '%.20s' is not one of %s, %s", key, value, off, on);
-    *out = strcmp(value, on) == 0;
-    return 0;
-}
-
-/* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
-static int set_partition(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
-{
-    const char *name = key + 10, *dot = strrchr(name, '.');
-    mesh_partition_t *q = NULL;
-    if (!dot || dot == name || (size_t)(dot - name) >= sizeof(q->name))
-        return mesh_error_set(err,
-                              "%s: partition settings are partition.NAME.FIELD (e.g. "
-                              "partition.gpu.gpu=H100-SXM)",
-                              key);
-    for (int i = 0; i < p->n_partitions; i++)
-        if (strncmp(p->partitions[i].name, name, (size_t)(dot - name)) == 0 &&
-            !p->partitions[i].name[dot - name])
-            q = &p->partitions[i];
-    if (!q) {
-        if (p->n_partitions == MESH_PARTITIONS_MAX)
-            return mesh_error_set(err, "%s: at most %d partitions", key, MESH_PARTITIONS_MAX);
-        q = &p->partitions[p->n_partitions++];
-        memset(q, 0, sizeof(*q));
-        memcpy(q->name, name, (size_t)(dot - name));
-    }
-    const char *field = dot + 1;
-    long long v;
-    if (strcmp(field, "gpu") == 0) /* checked with the rest in mesh_policy_check */
-        return mesh_strlcpy(q->gpu, value, sizeof(q->gpu)) < 0
-                   ? mesh_error_set(err, "%s: '%.40s' is too long", key, value)
-                   : 0;
-    if (strcmp(field, "gpu_mem") == 0)
-        return mesh_parse_size(value, key, 1e8, 1e14, &q->gpu_mem, err);
-    int *count = strcmp(field, "nvlink") == 0  ? &q->island
-                 : strcmp(field, "nodes") == 0 ? &q->nodes
-                                               : NULL;
-    if (count) {
-        if (mesh_parse_int(value, key, 1, 1 << 20, &v, err) < 0)
-            return -1;
-        *count = (int)v;
-        return 0;
-    }
-    return mesh_error_set(err, "%s: unknown partition field '%.20s' (gpu, gpu_mem, nvlink, nodes)",
-                          key, field);
+    const policy_key_t *k = find_key(f->fields, f->n_fields, field);
+    if (k)
+        return read_key(entry, k, key, value, err);
+    char list[128], guess[64];
+    return mesh_error_set(err, "%s: unknown %s field '%.20s' (%s)%s", key, f->what, field,
+                          list_of(f->fields, f->n_fields, ", ", list, sizeof(list)),
+                          hint(f->fields, f->n_fields, field, guess, sizeof(guess)));
 }
 
 int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
 {
-    if (strcmp(key, "enforce") == 0) {
-        for (int i = MESH_ENFORCE_OFF; i <= MESH_ENFORCE_REJECT; i++)
-            if (strcmp(value, mesh_enforce_name((mesh_enforce_t)i)) == 0) {
-                p->enforce = (mesh_enforce_t)i;
-                return 0;
-            }
-        return mesh_error_set(err, "enforce: '%.20s' is not one of off, warn, reject", value);
-    }
-    if (strcmp(key, "reserve") == 0)
-        return mesh_parse_double(value, "reserve", 0, 0.9, &p->reserve, err);
-    if (strcmp(key, "gpu") == 0) {
-        /* a table name, or one the policy defines (gpu.NAME.*, in any order:
-         * mesh_policy_check makes sure it is defined) */
-        const mesh_gpu_t *g = mesh_gpu_find(value);
-        if (!g &&
-            (strlen(value) >= sizeof(p->gpu) || !*value ||
-             strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
-                 strlen(value)))
-            return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
-        return mesh_strlcpy(p->gpu, g ? g->name : value, sizeof(p->gpu)), 0;
-    }
-    if (strcmp(key, "gpu_mem") == 0)
-        return mesh_parse_size(value, "gpu_mem", 1e8, 1e14, &p->gpu_mem, err);
-    if (strcmp(key, "export") == 0) {
-        if (mesh_export_parse(value, &p->export_mode) < 0)
-            return mesh_error_set(err, "export: '%.20s' is not one of torch, torchrun, mesh",
-                                  value);
-        return 0;
-    }
-    if (strcmp(key, "port_range") == 0)
-        return set_port_range(p, value, err);
-    if (strcmp(key, "models_dir") == 0)
-        return set_path(p->models_dir, key, value, err);
-    if (strcmp(key, "topology_xml") == 0) { /* a path (%n: the node's name), or none */
-        if (strcmp(value, "none") == 0)
-            return mesh_strlcpy(p->topology_xml, value, MESH_PATH_MAX), 0;
-        return set_path(p->topology_xml, key, value, err);
-    }
-    if (strcmp(key, "steps") == 0)
-        return set_steps(p, value, err);
-    if (strcmp(key, "bind") == 0)
-        return set_either(key, value, "none", "gpu", &p->bind_gpu, err);
-    if (strcmp(key, "gpu_order") == 0)
-        return set_either(key, value, "pci", "minor", &p->gpu_order_minor, err);
-    if (strcmp(key, "topology_timeout") == 0)
-        return mesh_parse_double(value, key, 0, 3600, &p->topology_timeout, err);
-    if (strcmp(key, "on_topology_error") == 0)
-        return set_either(key, value, "fail", "fallback", &p->topology_fallback, err);
-    if (strcmp(key, "overhead") == 0)
-        return mesh_parse_size(value, key, 0, 1e12, &p->overhead_context, err);
-    if (strcmp(key, "comm_buffer") == 0)
-        return mesh_parse_size(value, key, 0, 1e11, &p->overhead_comm, err);
-    if (strcmp(key, "fragmentation") == 0)
-        return mesh_parse_double(value, key, 0, 1, &p->fragmentation, err);
-    if (strcmp(key, "on_submit_error") == 0)
-        return set_either(key, value, "allow", "reject", &p->submit_fail_closed, err);
-    if (strncmp(key, "gpu.", 4) == 0)
-        return set_gpu_override(p, key, value, err);
-    if (strncmp(key, "partition.", 10) == 0)
-        return set_partition(p, key, value, err);
-    return mesh_error_set(err,
-                          "unknown policy key '%.40s' (keys: enforce reserve gpu gpu_mem "
-                          "export port_range models_dir topology_xml topology_timeout "
-                          "on_topology_error steps bind gpu_order overhead comm_buffer "
-                          "fragmentation on_submit_error gpu.NAME.FIELD partition.NAME.FIELD "
-                          "policy)",
-                          key);
+    const policy_key_t *k = find_key(top_keys, MESH_ARRAY_LEN(top_keys), key);
+    if (k)
+        return read_key(p, k, key, value, err);
+    for (int i = 0; i < MESH_ARRAY_LEN(families); i++)
+        if (strncmp(key, families[i].prefix, strlen(families[i].prefix)) == 0)
+            return set_field(p, &families[i], key, value, err);
+    return unknown_key(key, err);
 }
 
 int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
@@ -309,6 +512,15 @@ int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
     if (strcmp(key, "policy") == 0)
         return mesh_policy_load(p, eq + 1, err);
     return mesh_policy_set(p, key, eq + 1, err);
+}
+
+/* The family whose YAML section is `name` (gpus, partitions), or NULL. */
+static const struct family *family_of_section(const char *name)
+{
+    for (int i = 0; i < MESH_ARRAY_LEN(families); i++)
+        if (strcmp(name, families[i].section) == 0)
+            return &families[i];
+    return NULL;
 }
 
 /* Read `mapping` (its start consumed) of the policy file; prefix is "" at the
@@ -344,18 +556,14 @@ static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t 
         mesh_strlcpy(seen[n_seen++], key, sizeof(seen[0]));
         if (mesh_yaml_next(yp, &v, origin, err) < 0)
             return -1;
-        int nested = (depth == 0 && (strcmp(key, "gpus") == 0 || strcmp(key, "partitions") == 0)) ||
-                     (depth == 1);
-        if (nested) {
+        const struct family *section = depth == 0 ? family_of_section(key) : NULL;
+        if (section || depth == 1) {
             int is_map = v.type == YAML_MAPPING_START_EVENT;
             yaml_event_delete(&v);
             if (!is_map)
                 return mesh_error_set(err, "%s:%zu: %s: expected a mapping", origin, line, key);
             char sub[2 * MESH_YAML_SCALAR_MAX + 2];
-            if (depth == 0)
-                snprintf(sub, sizeof(sub), "%s.", strcmp(key, "gpus") == 0 ? "gpu" : "partition");
-            else
-                snprintf(sub, sizeof(sub), "%s.", key);
+            snprintf(sub, sizeof(sub), "%s%s", section ? section->prefix : key, section ? "" : ".");
             if (read_policy_map(yp, origin, p, sub, depth + 1, err) < 0)
                 return -1;
             continue;
@@ -429,44 +637,92 @@ out:
     return rc;
 }
 
-/* The admin's own definition of a GPU the table does not know. */
-static const mesh_gpu_override_t *defined_gpu(const mesh_policy_t *p, const char *name)
+/* The overrides of GPU `name` (a table GPU's, or the admin's own GPU), or
+ * NULL; as may be NULL. */
+static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name)
 {
-    for (int i = 0; i < p->n_gpu_overrides; i++)
-        if (strcasecmp(p->gpu_overrides[i].name, name) == 0)
-            return &p->gpu_overrides[i];
+    for (int i = 0; as && i < as->n_gpu_overrides; i++)
+        if (strcasecmp(as->gpu_overrides[i].name, name) == 0)
+            return &as->gpu_overrides[i];
     return NULL;
 }
 
-int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out, mesh_error_t *err)
+/* The overrides whose gpu.NAME.pci is this PCI id, or NULL; as may be NULL. */
+static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, unsigned vendor,
+                                                  unsigned device)
 {
-    const mesh_gpu_override_t *o = mesh_gpu_find(name) ? NULL : defined_gpu(p, name);
-    if (o && o->memory > 0 && o->peak_flops > 0) {
-        *out = *mesh_gpu_default(); /* priced like the default GPU where not said */
-        mesh_strlcpy(out->name, o->name, sizeof(out->name));
-        out->vendor_id = o->pci_vendor;
-        out->island = 1;
-    } else if (mesh_gpu_lookup(name, out, err) < 0) {
-        return -1;
-    }
-    mesh_policy_apply_gpu(p, out);
+    for (int i = 0; as && i < as->n_gpu_overrides; i++)
+        if (as->gpu_overrides[i].pci_vendor == vendor && as->gpu_overrides[i].pci_device == device)
+            return &as->gpu_overrides[i];
+    return NULL;
+}
+
+/* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
+ * wants .pci too), priced like the default GPU where the policy says nothing.
+ * What the default GPU is, not what it is priced at, stays out: its PCI ids,
+ * its NVLink (island 1) and its FP8, which a plan would otherwise use on a
+ * GPU that has none (gpu.NAME.fp8 gives it back). */
+static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
+{
+    *out = *mesh_gpu_default();
+    mesh_strlcpy(out->name, o->name, sizeof(out->name));
+    out->vendor_id = o->pci_vendor;
+    memset(out->devices, 0, sizeof(out->devices));
+    out->devices[0] = (unsigned short)o->pci_device;
+    out->island = 1;
+    out->peak_fp8 = 0;
+    out->fp8_blocks = 0;
+}
+
+int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, unsigned vendor,
+                            unsigned device, mesh_gpu_t *out, mesh_error_t *err)
+{
+    /* the admin's entry: by name, or the one whose gpu.NAME.pci is this id */
+    const mesh_gpu_override_t *o =
+        name ? override_of(assume, name) : override_of_pci(assume, vendor, device);
+    /* the table's model: by name; by PCI id, the one the admin's entry
+     * names, else the table's own for the id */
+    const mesh_gpu_t *m = mesh_gpu_find(name ? name : o ? o->name : NULL);
+    if (!m && !name)
+        m = mesh_gpu_find_pci(vendor, device);
+    if (m)
+        *out = *m;
+    else if (o && o->memory > 0 && o->peak_flops > 0)
+        defined_gpu(o, out);
+    else if (name)
+        return mesh_gpu_lookup(name, out, err);
+    else
+        return mesh_error_set(err,
+                              "PCI %04x:%04x is not in the GPU table: name it in the policy "
+                              "(gpu.NAME.pci=%04x:%04x with memory= and peak_tflops=, or the "
+                              "name of a known model)",
+                              vendor, device, vendor, device);
+    if (assume)
+        mesh_policy_apply_gpu(assume, out);
     return 0;
+}
+
+int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
+                    mesh_error_t *err)
+{
+    return mesh_policy_resolve_gpu(assume, name, 0, 0, out, err);
 }
 
 int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
 {
+    const mesh_assumptions_t *as = &p->assume;
     mesh_gpu_t g;
-    if (p->gpu[0] && !mesh_gpu_find(p->gpu) && !defined_gpu(p, p->gpu))
-        return mesh_gpu_lookup(p->gpu, &g, err);
-    for (int i = 0; i < p->n_partitions; i++) {
-        const mesh_partition_t *q = &p->partitions[i];
-        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !defined_gpu(p, q->gpu)) {
+    if (as->gpu[0] && !mesh_gpu_find(as->gpu) && !override_of(as, as->gpu))
+        return mesh_gpu_lookup(as->gpu, &g, err);
+    for (int i = 0; i < p->controller.n_partitions; i++) {
+        const mesh_partition_t *q = &p->controller.partitions[i];
+        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !override_of(as, q->gpu)) {
             mesh_gpu_lookup(q->gpu, &g, err);
             return mesh_error_prefix(err, "partition.%s.gpu", q->name);
         }
     }
-    for (int i = 0; i < p->n_gpu_overrides; i++) {
-        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
+    for (int i = 0; i < as->n_gpu_overrides; i++) {
+        const mesh_gpu_override_t *o = &as->gpu_overrides[i];
         if (mesh_gpu_find(o->name))
             continue;
         if (!o->pci_vendor || o->memory <= 0 || o->peak_flops <= 0)
@@ -478,53 +734,52 @@ int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
     return 0;
 }
 
-void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu)
+void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
 {
-    for (int i = 0; i < p->n_gpu_overrides; i++) {
-        const mesh_gpu_override_t *o = &p->gpu_overrides[i];
-        if (strcasecmp(o->name, gpu->name) != 0)
+    const mesh_gpu_override_t *o = override_of(assume, gpu->name);
+    for (int i = 0; o && i < MESH_ARRAY_LEN(gpu_fields); i++) {
+        const policy_key_t *k = &gpu_fields[i];
+        const void *from = (const char *)o + k->off;
+        void *to = (char *)gpu + k->to;
+        if (!k->to)
             continue;
-        if (o->memory > 0)
-            gpu->memory = o->memory;
-        if (o->peak_flops > 0)
-            gpu->peak_flops = o->peak_flops;
-        if (o->hbm_bw > 0)
-            gpu->hbm_bw = o->hbm_bw;
-        if (o->link_bw > 0)
-            gpu->link_bw = o->link_bw;
-        if (o->net_bw > 0)
-            gpu->net_bw = o->net_bw;
-        if (o->gemm_eff > 0)
-            gpu->gemm_eff = o->gemm_eff;
-        if (o->island > 0)
-            gpu->island = o->island;
+        if (k->kind == K_INT && *(const int *)from > 0)
+            *(int *)to = *(const int *)from;
+        else if (k->kind != K_INT && *(const double *)from > 0)
+            *(double *)to = *(const double *)from;
+    }
+    if (o && o->fp8 < 0) {
+        gpu->peak_fp8 = 0;
+        gpu->fp8_blocks = 0;
+    } else if (o && o->fp8 > 0 && gpu->peak_fp8 <= 0) {
+        gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
     }
 }
 
-double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu)
+double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu)
 {
-    return gpu->memory * (1 - p->reserve);
+    return gpu->memory * (1 - assume->reserve);
 }
 
-int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
+int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem, int island,
                       int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err)
 {
     memset(out, 0, sizeof(*out));
-    if (!gpu && p->gpu[0])
-        gpu = p->gpu;
+    if (!gpu && assume->gpu[0])
+        gpu = assume->gpu;
     if (gpu) {
-        if (mesh_policy_gpu(p, gpu, &out->gpu, err) < 0)
+        if (mesh_policy_gpu(assume, gpu, &out->gpu, err) < 0)
             return -1;
     } else {
         /* memory alone: a generic GPU priced like the default one */
         out->gpu = *mesh_gpu_default();
         mesh_strlcpy(out->gpu.name, "generic", sizeof(out->gpu.name));
         if (gpu_mem <= 0)
-            gpu_mem = p->gpu_mem;
+            gpu_mem = assume->gpu_mem;
         if (gpu_mem <= 0)
             return mesh_error_set(err, "the GPU is unknown: give --gpu NAME or --gpu-mem SIZE "
                                        "(admins: gpu= or gpu_mem= in the policy)");
-        mesh_policy_apply_gpu(p, &out->gpu);
+        mesh_policy_apply_gpu(assume, &out->gpu);
     }
     if (gpu_mem > 0)
         out->gpu.memory = gpu_mem;
@@ -543,11 +798,12 @@ const char *mesh_default_models_dir(void)
 
 const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
 {
-    for (int i = 0; name && i < p->n_partitions; i++)
-        if (strcmp(p->partitions[i].name, name) == 0)
-            return &p->partitions[i];
-    for (int i = 0; i < p->n_partitions; i++) /* the admin's catch-all */
-        if (strcmp(p->partitions[i].name, "default") == 0)
-            return &p->partitions[i];
+    const mesh_policy_controller_t *c = &p->controller;
+    for (int i = 0; name && i < c->n_partitions; i++)
+        if (strcmp(c->partitions[i].name, name) == 0)
+            return &c->partitions[i];
+    for (int i = 0; i < c->n_partitions; i++) /* the admin's catch-all */
+        if (strcmp(c->partitions[i].name, "default") == 0)
+            return &c->partitions[i];
     return NULL;
 }

@@ -186,7 +186,7 @@ int mesh_nodes_alike(int n, const char *const *hosts, const char *const *gpus, m
 /* on_topology_error=fallback, with a GPU in the policy to fall back on. */
 static int falls_back(const mesh_policy_t *pol)
 {
-    return pol->topology_fallback && (pol->gpu[0] || pol->gpu_mem > 0);
+    return pol->launch.topology_fallback && (pol->assume.gpu[0] || pol->assume.gpu_mem > 0);
 }
 
 int mesh_step_fallback(const mesh_policy_t *pol, mesh_error_t *err)
@@ -195,7 +195,7 @@ int mesh_step_fallback(const mesh_policy_t *pol, mesh_error_t *err)
     mesh_strlcpy(why, err->msg, sizeof(why));
     if (falls_back(pol)) {
         mesh_error_set(err, "%s; planning for the policy's %s instead (on_topology_error=fallback)",
-                       why, pol->gpu[0] ? pol->gpu : "gpu_mem");
+                       why, pol->assume.gpu[0] ? pol->assume.gpu : "gpu_mem");
         return 1;
     }
     return mesh_error_set(
@@ -207,7 +207,7 @@ int mesh_step_fallback(const mesh_policy_t *pol, mesh_error_t *err)
 static int policy_alloc(const mesh_policy_t *pol, const mesh_step_t *s, mesh_alloc_t *a,
                         mesh_error_t *err)
 {
-    if (mesh_policy_alloc(pol, NULL, 0, 0, s->nodes, s->gpus_per_node, a, err) < 0)
+    if (mesh_policy_alloc(&pol->assume, NULL, 0, 0, s->nodes, s->gpus_per_node, a, err) < 0)
         return -1;
     a->host_memory = s->host_memory;
     return 0;
@@ -221,18 +221,18 @@ int mesh_step_alloc(const mesh_policy_t *pol, const mesh_topo_t *t, int launcher
             err, "--mesh-export=torchrun needs the node's GPUs (give --gpus-per-node)");
     if (!t)
         return policy_alloc(pol, s, a, err);
-    if (mesh_topo_alloc(t, pol, s->nodes, by_island, a, err) < 0)
+    if (mesh_topo_alloc(t, &pol->assume, s->nodes, by_island, a, err) < 0)
         return -1;
     if (falls_back(pol)) {
         /* A node that cannot read its topology plans for the policy's GPU:
          * so do all the others, or two nodes could plan two layouts.  The
          * topology still places the tasks; it must show the policy's GPU. */
-        if (pol->gpu[0] && strcmp(a->gpu.name, pol->gpu) != 0)
+        if (pol->assume.gpu[0] && strcmp(a->gpu.name, pol->assume.gpu) != 0)
             return mesh_error_set(
                 err,
                 "this node has %s GPUs but the policy plans for %s "
                 "(on_topology_error=fallback plans every node for gpu=): fix gpu=",
-                a->gpu.name, pol->gpu);
+                a->gpu.name, pol->assume.gpu);
         if (s->gpus_per_node <= 0)
             s->gpus_per_node = a->gpus_per_node;
         return policy_alloc(pol, s, a, err);

@@ -413,40 +413,12 @@ int mesh_topo_minors_to_positions(const mesh_topo_t *t, const char *dir, int *id
     return 0;
 }
 
-/* The policy's overrides for a PCI id that defines or renames a GPU. */
-static const mesh_gpu_override_t *pci_override(const mesh_policy_t *pol, unsigned v, unsigned d)
-{
-    for (int i = 0; pol && i < pol->n_gpu_overrides; i++)
-        if (pol->gpu_overrides[i].pci_vendor == v && pol->gpu_overrides[i].pci_device == d)
-            return &pol->gpu_overrides[i];
-    return NULL;
-}
-
-int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_policy_t *pol, mesh_gpu_t *out,
-                        mesh_error_t *err)
+int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_assumptions_t *assume,
+                        mesh_gpu_t *out, mesh_error_t *err)
 {
     const mesh_topo_gpu_t *g = &t->gpu[i];
-    const mesh_gpu_override_t *o = pci_override(pol, g->vendor_id, g->device_id);
-    const mesh_gpu_t *m = o ? mesh_gpu_find(o->name) : NULL;
-    if (!m)
-        m = mesh_gpu_find_pci(g->vendor_id, g->device_id);
-    if (m) {
-        *out = *m;
-    } else if (o && o->memory > 0 && o->peak_flops > 0) {
-        /* a GPU the table does not know, defined by the admin */
-        *out = *mesh_gpu_default();
-        mesh_strlcpy(out->name, o->name, sizeof(out->name));
-        out->vendor_id = g->vendor_id;
-        out->island = 1;
-    } else {
-        return mesh_error_set(err,
-                              "topology: GPU %s is PCI %04x:%04x, which is not in the GPU table: "
-                              "name it in the policy (gpu.NAME.pci=%04x:%04x with memory= and "
-                              "peak_tflops=, or the name of a known model)",
-                              g->busid, g->vendor_id, g->device_id, g->vendor_id, g->device_id);
-    }
-    if (pol)
-        mesh_policy_apply_gpu(pol, out);
+    if (mesh_policy_resolve_gpu(assume, NULL, g->vendor_id, g->device_id, out, err) < 0)
+        return mesh_error_prefix(err, "topology: GPU %s", g->busid);
     if (g->reported_mem > 0) /* what the driver says beats the table */
         out->memory = g->reported_mem;
     return 0;
@@ -478,8 +450,8 @@ const mesh_topo_gpu_t *mesh_topo_task_gpu(const mesh_topo_t *t, int by_island, i
     return &t->gpu[order[local]];
 }
 
-int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes, int by_island,
-                    mesh_alloc_t *out, mesh_error_t *err)
+int mesh_topo_alloc(const mesh_topo_t *t, const mesh_assumptions_t *assume, int nodes,
+                    int by_island, mesh_alloc_t *out, mesh_error_t *err)
 {
     if (t->n == 0)
         return mesh_error_set(err, "topology: hwloc found no GPU (lstopo shows what it sees); "
@@ -487,7 +459,7 @@ int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes, i
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < t->n; i++) {
         mesh_gpu_t m;
-        if (mesh_topo_gpu_model(t, i, pol, &m, err) < 0)
+        if (mesh_topo_gpu_model(t, i, assume, &m, err) < 0)
             return -1;
         if (i == 0)
             out->gpu = m;
@@ -518,13 +490,13 @@ int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes, i
     return 0;
 }
 
-const char *mesh_topo_signature(const mesh_topo_t *t, const mesh_policy_t *pol, char *buf,
+const char *mesh_topo_signature(const mesh_topo_t *t, const mesh_assumptions_t *assume, char *buf,
                                 size_t len)
 {
     mesh_gpu_t m;
     mesh_error_t err;
     int n = snprintf(buf, len, "%d x %s, islands", t->n,
-                     t->n && mesh_topo_gpu_model(t, 0, pol, &m, &err) == 0 ? m.name : "?");
+                     t->n && mesh_topo_gpu_model(t, 0, assume, &m, &err) == 0 ? m.name : "?");
     for (int isl = 0; isl < t->n_islands && n > 0 && (size_t)n < len; isl++) {
         int size = 0;
         for (int i = 0; i < t->n; i++)

@@ -128,10 +128,11 @@ int mesh_plugin_register_options(spank_t sp)
 
 int mesh_plugin_bind(void)
 {
-    return mesh_plugin.have_bind ? mesh_plugin.bind : mesh_plugin.policy.bind_gpu;
+    return mesh_plugin.have_bind ? mesh_plugin.bind : mesh_plugin.policy.launch.bind_gpu;
 }
 
 mesh_export_t mesh_plugin_export_mode(void)
 {
-    return mesh_plugin.have_export ? mesh_plugin.export_mode : mesh_plugin.policy.export_mode;
+    return mesh_plugin.have_export ? mesh_plugin.export_mode
+                                   : mesh_plugin.policy.launch.export_mode;
 }

@@ -13,8 +13,8 @@ int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
     const mesh_policy_t *pol = &mesh_plugin.policy;
     mesh_spec_dirs_t dirs = {{NULL, NULL, NULL, NULL}};
     int n = 0;
-    if (pol->models_dir[0])
-        dirs.dirs[n++] = pol->models_dir;
+    if (pol->launch.models_dir[0])
+        dirs.dirs[n++] = pol->launch.models_dir;
     dirs.dirs[n] = mesh_default_models_dir();
     return mesh_spec_load(spec, &dirs, m, err);
 }
@@ -39,12 +39,12 @@ mesh_launch_t mesh_plugin_launch(void)
  * same on every node, so that every node plans the same layout. */
 mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
 {
-    return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy, err);
+    return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy.assume, err);
 }
 
 int mesh_plugin_topology_file(const char *host, char *buf, size_t len)
 {
-    const char *pat = mesh_plugin.policy.topology_xml, *n = strstr(pat, "%n");
+    const char *pat = mesh_plugin.policy.launch.topology_xml, *n = strstr(pat, "%n");
     int w = n ? snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2)
               : snprintf(buf, len, "%s", pat);
     return w > 0 && (size_t)w < len ? 0 : -1;

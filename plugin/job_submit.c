@@ -77,7 +77,8 @@ static void load_policy(void)
          * admin closed: what to do follows on_submit_error, from the last
          * good policy or as far as this one was read */
         snprintf(policy_error, sizeof(policy_error), "%s", err.msg);
-        fail_closed = fresh.submit_fail_closed || (have_policy && policy.submit_fail_closed);
+        fail_closed = fresh.controller.submit_fail_closed ||
+                      (have_policy && policy.controller.submit_fail_closed);
         slurm_error("job_submit/meshplan: %s: jobs are %s until it is fixed", err.msg,
                     fail_closed ? "refused (on_submit_error=reject)" : "let through unjudged");
         return;
@@ -85,7 +86,7 @@ static void load_policy(void)
     policy = fresh;
     have_policy = 1;
     slurm_info("job_submit/meshplan: policy %s: enforce=%s, %d partition(s)", policy_path,
-               mesh_enforce_name(policy.enforce), policy.n_partitions);
+               mesh_enforce_name(policy.enforce), policy.controller.n_partitions);
 }
 
 /* An edited policy takes effect at the next submission: one stat() each. */
@@ -187,7 +188,7 @@ static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
 {
     mesh_alloc_t a;
     mesh_error_t err;
-    if (mesh_policy_alloc(&policy, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
+    if (mesh_policy_alloc(&policy.assume, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
                           q ? q->island : 0, s->nodes, s->gpus_per_node, &a, &err) < 0) {
         slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
                     q ? q->name : "(not in the policy)", err.msg);
@@ -202,9 +203,9 @@ static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
     a.host_memory = s->host_memory;
     /* most jobs fit: a first-fit search says so without pricing every
      * layout; only a refusal needs the whole plan, for its explanation */
-    if (mesh_plan_any_fits(m, &a, pins, &policy))
+    if (mesh_plan_any_fits(m, &a, pins, &policy.assume))
         return 1;
-    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &policy, &err);
+    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &policy.assume, &err);
     if (!p)
         return snprintf(why, len, "%s", err.msg), 0;
     /* enforce=off returned earlier; warn or reject, the caller answers */

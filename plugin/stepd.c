@@ -132,7 +132,7 @@ static int step_gpus(spank_t sp, uint32_t stepid, int *pos, int max)
 
 static int wanted(uint32_t stepid)
 {
-    unsigned steps = mesh_plugin.policy.steps;
+    unsigned steps = mesh_plugin.policy.launch.steps;
     if (stepid == STEP_EXTERN)
         return 0; /* runs no tasks */
     if (stepid == STEP_BATCH)
@@ -178,13 +178,13 @@ int mesh_stepd_post_opt(spank_t sp)
     mesh_error_t err;
     uint32_t stepid = 0;
     spank_get_item(sp, S_JOB_STEPID, &stepid);
-    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.topology_xml[0] ||
+    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.launch.topology_xml[0] ||
         geteuid() != 0 || cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
         return 0;
     if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
         return 0;
     if (trusted(TOPOLOGY_CACHE_DIR, 1) &&
-        mesh_topo_save_timeout(path, mesh_plugin.policy.topology_timeout, &err) < 0)
+        mesh_topo_save_timeout(path, mesh_plugin.policy.launch.topology_timeout, &err) < 0)
         slurm_debug("meshplan: %s", err.msg);
     return 0; /* without a cache, user_init discovers the node itself */
 }
@@ -193,7 +193,7 @@ int mesh_stepd_post_opt(spank_t sp)
 static int topology_path(spank_t sp, int node, char *buf, size_t len)
 {
     char host[256] = "";
-    if (strstr(mesh_plugin.policy.topology_xml, "%n") &&
+    if (strstr(mesh_plugin.policy.launch.topology_xml, "%n") &&
         step_host(sp, node, host, sizeof(host)) < 0)
         return -1;
     return mesh_plugin_topology_file(host, buf, len);
@@ -217,7 +217,7 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
     char path[MESH_PATH_MAX + 256];
     mesh_error_t err;
     const char *xml = NULL;
-    if (mesh_plugin.policy.topology_xml[0]) {
+    if (mesh_plugin.policy.launch.topology_xml[0]) {
         if (topology_path(sp, node, path, sizeof(path)) < 0)
             return defer("topology_xml: cannot name node %d's file", node), NULL;
         xml = path;
@@ -225,13 +225,13 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
                trusted(path, 0)) {
         xml = path; /* what an earlier step discovered on this node */
     }
-    mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.topology_timeout, &err);
+    mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.launch.topology_timeout, &err);
     if (!t)
         return topology_error(&err, fell_back);
     int sel[MESH_TOPO_MAX_GPUS];
     memcpy(sel, pos, sizeof(int) * (size_t)npos);
     if (npos > 0 && mesh_topo_gpu_count(t) > 0 &&
-        ((mesh_plugin.policy.gpu_order_minor &&
+        ((mesh_plugin.policy.launch.gpu_order_minor &&
           mesh_topo_minors_to_positions(t, NULL, sel, npos, &err) < 0) ||
          mesh_topo_select(t, sel, npos, &err) < 0)) {
         mesh_topo_destroy(t);
@@ -250,7 +250,7 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
 {
     int pos[MESH_TOPO_MAX_GPUS];
     *failed = 1;
-    if (strcmp(mesh_plugin.policy.topology_xml, "none") == 0)
+    if (strcmp(mesh_plugin.policy.launch.topology_xml, "none") == 0)
         return *failed = 0, NULL;
     int npos = step_gpus(sp, stepid, pos, MESH_TOPO_MAX_GPUS);
     if (npos < 0)
@@ -263,7 +263,7 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
         mesh_topo_destroy(t);
         return *failed = 0, NULL;
     }
-    if (s->node > 0 && strstr(mesh_plugin.policy.topology_xml, "%n")) {
+    if (s->node > 0 && strstr(mesh_plugin.policy.launch.topology_xml, "%n")) {
         mesh_topo_t *first = load_node_topology(sp, 0, pos, npos, &fell_back);
         char mine[256], theirs[256], host[256] = "", hosts0[256] = "";
         mesh_error_t err;
@@ -272,8 +272,8 @@ static mesh_topo_t *node_topology(spank_t sp, uint32_t stepid, const mesh_step_t
             return *failed = !fell_back, NULL;
         }
         const char *hosts[] = {hosts0, host}, *gpus[] = {theirs, mine};
-        mesh_topo_signature(t, &mesh_plugin.policy, mine, sizeof(mine));
-        mesh_topo_signature(first, &mesh_plugin.policy, theirs, sizeof(theirs));
+        mesh_topo_signature(t, &mesh_plugin.policy.assume, mine, sizeof(mine));
+        mesh_topo_signature(first, &mesh_plugin.policy.assume, theirs, sizeof(theirs));
         mesh_topo_destroy(first);
         step_host(sp, 0, hosts0, sizeof(hosts0));
         step_host(sp, s->node, host, sizeof(host));
@@ -302,8 +302,8 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
     mesh_task_t t = {
         .node = s->node,
         .master_addr = host,
-        .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.port_lo,
-                                            mesh_plugin.policy.port_hi),
+        .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.launch.port_lo,
+                                            mesh_plugin.policy.launch.port_hi),
         /* the batch script is a launcher: it gets the layout, not a rank */
         .export_mode = launcher_step(stepid) ? MESH_EXPORT_TORCHRUN : mesh_plugin_export_mode(),
         .gpu_busid = NULL,

@@ -101,7 +101,7 @@ static const char *node_gpus(node_gpus_t *n)
         return NULL;
     mesh_topo_t *t = mesh_topo_load(path, &err);
     int ok = t && mesh_topo_gpu_count(t) > 0 &&
-             mesh_topo_gpu_model(t, 0, &mesh_plugin.policy, &g, &err) == 0;
+             mesh_topo_gpu_model(t, 0, &mesh_plugin.policy.assume, &g, &err) == 0;
     if (ok)
         snprintf(n->gpus, sizeof(n->gpus), "%s GPUs", g.name);
     mesh_topo_destroy(t);
@@ -116,7 +116,7 @@ static const char *node_gpus(node_gpus_t *n)
 static int nodes_alike(void)
 {
     const char *list = getenv("SLURM_NODELIST"); /* srun sets the step's */
-    if (!strstr(mesh_plugin.policy.topology_xml, "%n") || !list)
+    if (!strstr(mesh_plugin.policy.launch.topology_xml, "%n") || !list)
         return 0;
     hostlist_t hl = slurm_hostlist_create(list);
     node_gpus_t *node = calloc(MESH_SUBMIT_MAX_NODE_FILES, sizeof(*node));
@@ -155,7 +155,7 @@ int mesh_submit_local_user_init(spank_t sp)
     /* srun knows no node's GPUs: it checks early only with what the policy
      * declares (gpu= or gpu_mem=); slurmstepd, which sees the topology, decides */
     const mesh_policy_t *pol = &mesh_plugin.policy;
-    if (!pol->gpu[0] && pol->gpu_mem <= 0)
+    if (!pol->assume.gpu[0] && pol->assume.gpu_mem <= 0)
         return 0;
     mesh_error_t err;
     mesh_alloc_t a;
@@ -182,7 +182,8 @@ int mesh_submit_local_user_init(spank_t sp)
     mesh_alloc_t ample = a;
     ample.host_memory = 1e18;
     if (!mesh_plan_fits(p) && s.host_memory <= 0 &&
-        mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins, &mesh_plugin.policy)) {
+        mesh_plan_any_fits(&mesh_plugin.spec, &ample, &mesh_plugin.pins,
+                           &mesh_plugin.policy.assume)) {
         mesh_plan_destroy(p);
         return 0;
     }

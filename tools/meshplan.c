@@ -240,7 +240,7 @@ static int parse_options(int argc, char **argv, options_t *o)
     if (mesh_policy_check(&o->pol, &err) < 0)
         return bad(err.msg);
     if (!o->have_export)
-        o->export_mode = o->pol.export_mode;
+        o->export_mode = o->pol.launch.export_mode;
     return 0;
 }
 
@@ -253,8 +253,8 @@ static void preset_dirs(const options_t *o, mesh_spec_dirs_t *d)
     memset(d, 0, sizeof(*d));
     if (o->models_dir)
         d->dirs[n++] = o->models_dir;
-    if (o->pol.models_dir[0])
-        d->dirs[n++] = o->pol.models_dir;
+    if (o->pol.launch.models_dir[0])
+        d->dirs[n++] = o->pol.launch.models_dir;
     const char *env = getenv("MESH_MODELS_DIR");
     if (env && *env && n < 3)
         d->dirs[n++] = env;
@@ -315,20 +315,20 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
          * makes it (on_topology_error=fallback included); tasks not given:
          * one per GPU of the topology */
         mesh_step_t step = {.nodes = (int)o->nodes};
-        if (mesh_step_alloc(&o->pol, *topo, 0, o->pol.bind_gpu, &step, &alloc, &err) < 0)
+        if (mesh_step_alloc(&o->pol, *topo, 0, o->pol.launch.bind_gpu, &step, &alloc, &err) < 0)
             goto fail;
         if (o->gpus_per_node && o->gpus_per_node != alloc.gpus_per_node) {
             snprintf(err.msg, sizeof(err.msg), "--gpus-per-node %lld, but the topology has %d GPUs",
                      o->gpus_per_node, alloc.gpus_per_node);
             goto fail;
         }
-    } else if (mesh_policy_alloc(&o->pol, o->gpu, o->gpu_mem, (int)o->nvlink, (int)o->nodes,
+    } else if (mesh_policy_alloc(&o->pol.assume, o->gpu, o->gpu_mem, (int)o->nvlink, (int)o->nodes,
                                  (int)o->gpus_per_node, &alloc, &err) < 0) {
         goto fail;
     }
     if (o->host_mem > 0)
         alloc.host_memory = o->host_mem;
-    if ((*out = mesh_plan_create(&model, &alloc, &pins, &o->pol, &err)))
+    if ((*out = mesh_plan_create(&model, &alloc, &pins, &o->pol.assume, &err)))
         return 0;
 fail:
     mesh_topo_destroy(*topo);
@@ -355,7 +355,7 @@ static int cmd_gpus(const options_t *o)
         printf("[");
     for (int i = 0; i < mesh_gpu_count(); i++) {
         mesh_gpu_t g = *mesh_gpu_at(i);
-        mesh_policy_apply_gpu(&o->pol, &g);
+        mesh_policy_apply_gpu(&o->pol.assume, &g);
         if (o->json)
             printf("%s{\"name\":\"%s\",\"memory\":%.0f,\"peak_flops\":%.6g,\"bf16\":%s,"
                    "\"hbm_bw\":%.6g,\"link_bw\":%.6g,\"net_bw\":%.6g,\"island\":%d,"
@@ -454,7 +454,8 @@ static int cmd_topo(const options_t *o)
     if (rc)
         return rc;
     int n = mesh_topo_gpu_count(t),
-        usable = n > 0 && mesh_topo_alloc(t, &o->pol, 1, o->pol.bind_gpu, &a, &err) == 0;
+        usable =
+            n > 0 && mesh_topo_alloc(t, &o->pol.assume, 1, o->pol.launch.bind_gpu, &a, &err) == 0;
     const char *src = strcmp(local.topology, "this") == 0 ? "this machine" : local.topology;
     if (o->json) {
         printf("{\"source\":");
@@ -471,7 +472,7 @@ static int cmd_topo(const options_t *o)
     for (int i = 0; i < n; i++) {
         const mesh_topo_gpu_t *g = mesh_topo_gpu(t, i);
         mesh_gpu_t m;
-        int known = mesh_topo_gpu_model(t, i, &o->pol, &m, &err) == 0;
+        int known = mesh_topo_gpu_model(t, i, &o->pol.assume, &m, &err) == 0;
         if (o->json) {
             printf("%s{\"index\":%d,\"busid\":\"%s\",\"vendor_id\":%u,\"device_id\":%u,"
                    "\"model\":",
@@ -510,7 +511,7 @@ static int cmd_topo(const options_t *o)
         printf("the planner assumes: %d x %s per node, %.1f GiB each, TP groups of up to %d GPUs "
                "(consecutive tasks sharing an island%s)\n",
                a.gpus_per_node, a.gpu.name, a.gpu.memory / 1073741824.0, a.island,
-               o->pol.bind_gpu ? ", tasks bound island by island" : ", tasks in PCI order");
+               o->pol.launch.bind_gpu ? ", tasks bound island by island" : ", tasks in PCI order");
     } else if (n) {
         printf("the planner cannot use these GPUs: %s\n", err.msg);
     } else {
@@ -604,13 +605,13 @@ static int cmd_env(const options_t *o)
         .local = (int)o->local,
         .master_addr = o->master_addr ? o->master_addr : "localhost",
         .master_port = mesh_env_master_port((unsigned long)o->job_id, (unsigned long)o->step_id,
-                                            o->pol.port_lo, o->pol.port_hi),
+                                            o->pol.launch.port_lo, o->pol.launch.port_hi),
         .export_mode = o->export_mode,
         .numa_node = -1,
     };
     mesh_env_t *e = NULL;
-    if (!t || mesh_env_task_topology(&task, t, o->pol.bind_gpu, NULL, visible, sizeof(visible),
-                                     &err) == 0) {
+    if (!t || mesh_env_task_topology(&task, t, o->pol.launch.bind_gpu, NULL, visible,
+                                     sizeof(visible), &err) == 0) {
         e = mesh_env_create(p, &task, &err);
         if (!e)
             mesh_error_prefix(&err, "--node %d --local %d", task.node, task.local);

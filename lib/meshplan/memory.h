@@ -39,14 +39,15 @@ typedef struct mesh_memory {
 
 /**
  * Memory of the worst rank of layout l into *out, under the framework(s)
- * m->framework prices (mesh_frameworks_priced).  None of the pointers may
- * be NULL (pol included).  l must be complete and should pass
- * mesh_layout_check: nothing is checked here.  out->host is the most any
+ * m->framework prices (mesh_frameworks_priced) and the policy's
+ * assumptions *assume (its reserve, overheads and fragmentation).  None of
+ * the pointers may be NULL (assume included).  l must be complete and
+ * should pass mesh_layout_check: nothing is checked here.  out->host is the most any
  * priced stage and framework keeps in host memory, not only the worst
  * rank's.
  */
 MESH_API void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l,
-                                   const mesh_alloc_t *a, const mesh_policy_t *pol,
+                                   const mesh_alloc_t *a, const mesh_assumptions_t *assume,
                                    mesh_memory_t *out);
 
 /**

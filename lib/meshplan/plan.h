@@ -43,9 +43,10 @@ typedef struct mesh_candidate {
 /**
  * Plan model m on allocation a.  Fields of pins that are not MESH_FREE are
  * fixed (pins may be NULL); the spec's micro_batch and recompute act as pins
- * unless pins set them (MESH_AUTO: planned anyway).  pol may be NULL for the
- * default policy.  m, a, pins and pol are copied: the plan keeps no
- * pointer to them.
+ * unless pins set them (MESH_AUTO: planned anyway).  assume is the policy's
+ * assumptions (mesh_policy_t's `assume`: reserve, overheads; the GPU
+ * overrides are already in a), NULL for mesh_policy_init's.  m, a, pins
+ * and assume are copied: the plan keeps no pointer to them.
  *
  * Returns a new plan, which the caller frees with mesh_plan_destroy, or
  * NULL with err set on bad input: an allocation out of range (nodes
@@ -57,7 +58,7 @@ typedef struct mesh_candidate {
  * and, when nothing fits, the advice runs further searches.
  */
 MESH_API mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
-                                       const mesh_layout_t *pins, const mesh_policy_t *pol,
+                                       const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                                        mesh_error_t *err);
 
 /**
@@ -77,7 +78,7 @@ MESH_API int mesh_plan_fits(const mesh_plan_t *p);
  * controller.
  */
 MESH_API int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a,
-                                const mesh_layout_t *pins, const mesh_policy_t *pol);
+                                const mesh_layout_t *pins, const mesh_assumptions_t *assume);
 
 /**
  * The chosen layout; when nothing fits, the one that needs the least
@@ -126,7 +127,7 @@ MESH_API const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p);
 
 /**
  * A 64-bit FNV-1a digest of everything that determines the plan's result
- * (model digest, allocation and GPU figures, host memory, the policy's
+ * (model digest, allocation and GPU figures, host memory, the assumptions'
  * reserve and overheads, chosen layout), as 16 hex digits: a string in p,
  * valid until mesh_plan_destroy(p).
  */

@@ -5,6 +5,10 @@
  * YAML policy file (policy=/etc/slurm/meshplan.yaml) or from the CLI's
  * --policy.  Unknown keys are errors naming the key.  Defaults are those of
  * mesh_policy_init and are documented in meshplan(8).
+ *
+ * The policy is three parts by who reads them: the assumptions (what a plan
+ * depends on: the planner and the memory model take only these), the
+ * launch settings (the SPANK plugin's) and the controller's (job_submit's).
  */
 #ifndef MESHPLAN_POLICY_H
 #define MESHPLAN_POLICY_H
@@ -49,6 +53,7 @@ typedef struct mesh_gpu_override {
     double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
     int island;                      /* GPUs per NVLink island */
     unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
+    int fp8; /* gpu.NAME.fp8: 1 it has FP8 tensor cores, -1 it has none, 0 not said */
 } mesh_gpu_override_t;
 
 /** What job_submit/meshplan assumes about a Slurm partition (the controller
@@ -62,12 +67,24 @@ typedef struct mesh_partition {
     int nodes;      /* how many nodes it has, to explain requests beyond them */
 } mesh_partition_t;
 
-/** The admin policy: mesh_policy_init's defaults, then the keys set.  Plain data. */
-typedef struct mesh_policy {
-    mesh_enforce_t enforce;           /* what to do with a job whose model does not fit */
-    double reserve;                   /* fraction of GPU memory kept free */
-    char gpu[32];                     /* GPU model to assume where discovery cannot tell */
-    double gpu_mem;                   /* GPU memory to assume (bytes); 0 = from the GPU table */
+/**
+ * What the policy makes the model assume: every setting that changes a plan
+ * (the memory and cost models read these and nothing else of the policy).
+ * Plain data, a part of mesh_policy_t; a plan keeps its own copy.
+ */
+typedef struct mesh_assumptions {
+    double reserve;          /* fraction of GPU memory kept free */
+    char gpu[32];            /* GPU model to assume where discovery cannot tell */
+    double gpu_mem;          /* GPU memory to assume (bytes); 0 = from the GPU table */
+    double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
+    double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
+    double fragmentation;    /* allocator slack, fraction of activation memory */
+    int n_gpu_overrides;     /* entries used in gpu_overrides[] */
+    mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
+} mesh_assumptions_t;
+
+/** What the SPANK plugin does with a plan: its launch settings. */
+typedef struct mesh_policy_launch {
     mesh_export_t export_mode;        /* export= */
     int port_lo, port_hi;             /* MASTER_PORT range, inclusive (port_range=) */
     char models_dir[MESH_PATH_MAX];   /* presets searched before the installed ones; "": none */
@@ -77,21 +94,34 @@ typedef struct mesh_policy {
     int gpu_order_minor;              /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
     double topology_timeout; /* seconds a node may spend reading its topology; 0: no bound */
     int topology_fallback;   /* on_topology_error=fallback: plan from gpu=/gpu_mem= instead */
-    double overhead_context; /* CUDA context, cuBLAS workspaces: bytes per GPU */
-    double overhead_comm;    /* NCCL buffers: bytes per communicator a rank is in */
-    double fragmentation;    /* allocator slack, fraction of activation memory */
-    int submit_fail_closed;  /* on_submit_error=reject: job_submit refuses on its own failures */
-    int n_partitions;        /* entries used in partitions[] */
+} mesh_policy_launch_t;
+
+/** What job_submit/meshplan does at submission: the controller's settings. */
+typedef struct mesh_policy_controller {
+    int submit_fail_closed; /* on_submit_error=reject: job_submit refuses on its own failures */
+    int n_partitions;       /* entries used in partitions[] */
     mesh_partition_t partitions[MESH_PARTITIONS_MAX];
-    int n_gpu_overrides; /* entries used in gpu_overrides[] */
-    mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
+} mesh_policy_controller_t;
+
+/**
+ * The admin policy: mesh_policy_init's defaults, then the keys set.  Plain
+ * data, in three parts by who reads them, and `enforce`, which both front
+ * ends read: the plugin judges each step's plan with it and job_submit each
+ * job's, so it belongs to neither part, and it is no assumption (a plan
+ * does not depend on it).
+ */
+typedef struct mesh_policy {
+    mesh_enforce_t enforce;              /* what to do with a job whose model does not fit */
+    mesh_assumptions_t assume;           /* the model's inputs */
+    mesh_policy_launch_t launch;         /* the SPANK plugin's */
+    mesh_policy_controller_t controller; /* job_submit/meshplan's */
 } mesh_policy_t;
 
 /**
- * Fill *p with the defaults: enforce=reject, reserve 3%, export=torch,
- * ports 20000-29999, steps=regular, topology_timeout 10 s, overhead 1 GiB,
- * comm_buffer 0.25 GiB, fragmentation 5%; every other field 0 or "".
- * Call it before any other policy function.
+ * Fill *p (all three parts) with the defaults: enforce=reject, reserve 3%,
+ * export=torch, ports 20000-29999, steps=regular, topology_timeout 10 s,
+ * overhead 1 GiB, comm_buffer 0.25 GiB, fragmentation 5%; every other field
+ * 0 or "".  Call it before any other policy function.
  */
 MESH_API void mesh_policy_init(mesh_policy_t *p);
 
@@ -100,11 +130,12 @@ MESH_API void mesh_policy_init(mesh_policy_t *p);
  * value must not be NULL.  GPU overrides are "gpu.NAME.FIELD" (e.g.
  * gpu.H100-SXM.memory=80GiB), partitions "partition.NAME.FIELD".
  *
- * Returns 0, or -1 with err naming the key on an unknown key (the list of
- * keys follows), a value out of range, or more than MESH_GPU_OVERRIDES_MAX
- * GPUs or MESH_PARTITIONS_MAX partitions.  A gpu.NAME.* or partition.NAME.*
- * key adds its NAME entry before its value is checked, so a failed call
- * can leave an empty entry behind.  "policy" is mesh_policy_set_arg's, not
+ * Returns 0, or -1 with err naming the key on an unknown key or field (the
+ * list of them follows, then the one a typo most likely meant), a value out
+ * of range, or more than MESH_GPU_OVERRIDES_MAX GPUs or MESH_PARTITIONS_MAX
+ * partitions.  A gpu.NAME.* or partition.NAME.* key adds its NAME entry
+ * before its value is checked, so a failed call can leave an empty entry
+ * behind.  "policy" is mesh_policy_set_arg's, not
  * a key here.  Names of GPUs the table does not know are accepted here and
  * checked by mesh_policy_check.
  */
@@ -149,14 +180,31 @@ MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, co
 MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
 /**
- * The GPU called `name` (not NULL) into *out: the table's entry, or one the
- * policy defines in full (gpu.NAME.pci, .memory, .peak_tflops), with the
- * policy's overrides applied.  A GPU the policy defines copies the default
- * GPU's entry (mesh_gpu_default) for every figure it does not give, its
- * PCI device list and FP8 support included, with island 1.  Returns 0, or
- * -1 with err listing the known names (*out untouched).
+ * Resolve a GPU: the one rule every front end names a GPU by.  By name
+ * (name not NULL; vendor and device unused), it is the table's entry of
+ * that name (case-insensitively), else a GPU the policy defines in full
+ * (gpu.NAME.memory and .peak_tflops; mesh_policy_check wants .pci too).
+ * By PCI id (name NULL), it is the table model that a gpu.NAME.pci of this
+ * id names, else the table's model of this id, else the GPU that
+ * gpu.NAME.pci defines.  A GPU the policy defines is priced like
+ * mesh_gpu_default where the policy gives no figure, but has its own PCI
+ * id for device list, island 1, and no FP8 unless gpu.NAME.fp8 says so.  The overrides of *assume
+ * for the resolved name then apply (mesh_policy_apply_gpu).  assume may be NULL (the table alone).
+ *
+ * Returns 0 with *out filled, or -1 with err set and *out untouched: by
+ * name, err lists the known names (mesh_gpu_lookup's error); by PCI id, it
+ * names the id and how to define it in the policy.
  */
-MESH_API int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_t *out,
+MESH_API int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name,
+                                     unsigned vendor, unsigned device, mesh_gpu_t *out,
+                                     mesh_error_t *err);
+
+/**
+ * The GPU called `name` (not NULL) into *out, as mesh_policy_resolve_gpu
+ * resolves a name under *assume (not NULL).  Returns 0, or -1 with err
+ * listing the known names (*out untouched).
+ */
+MESH_API int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                              mesh_error_t *err);
 
 /**
@@ -168,24 +216,28 @@ MESH_API int mesh_policy_gpu(const mesh_policy_t *p, const char *name, mesh_gpu_
 MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 
 /**
- * Apply the policy's overrides for gpu->name (matched case-insensitively)
- * to *gpu: every nonzero field of the override replaces the GPU's.
+ * Apply the overrides of the policy's assumptions *assume (not NULL) for
+ * gpu->name (matched case-insensitively) to *gpu: every nonzero figure of
+ * the override replaces the GPU's; fp8 no takes FP8 away (peak_fp8 and
+ * fp8_blocks 0), fp8 yes gives a GPU without FP8 an FP8 peak of twice its
+ * bf16 peak and leaves one with FP8 as it is.
  */
-MESH_API void mesh_policy_apply_gpu(const mesh_policy_t *p, mesh_gpu_t *gpu);
+MESH_API void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu);
 
 /**
- * Describe an allocation into *out (which is cleared first): `gpu` names a
- * GPU (NULL: the policy's gpu=, else a "generic" GPU with the default
- * GPU's speeds, which needs gpu_mem or the policy's gpu_mem=); the
- * policy's gpu.NAME.* overrides apply; `gpu_mem` (bytes, 0: none) and
- * `island` (0: the GPU's own) override last, and the island is capped at
- * gpus_per_node.  The policy's gpu_mem= serves the generic GPU only.  nodes
- * and gpus_per_node are copied unchecked (mesh_plan_create checks them);
+ * Describe an allocation into *out (which is cleared first), under the
+ * policy's assumptions *assume (not NULL): `gpu` names a GPU (NULL: the
+ * policy's gpu=, else a "generic" GPU with the default GPU's speeds, which
+ * needs gpu_mem or the policy's gpu_mem=); the policy's gpu.NAME.*
+ * overrides apply; `gpu_mem` (bytes, 0: none) and `island` (0: the GPU's
+ * own) override last, and the island is capped at gpus_per_node.  The policy's gpu_mem= serves the
+ * generic GPU only.  nodes and gpus_per_node are copied unchecked (mesh_plan_create checks them);
  * host_memory is left 0.  Returns 0, or -1 with err on an unknown GPU or
  * no memory size at all.
  */
-MESH_API int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double gpu_mem, int island,
-                               int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err);
+MESH_API int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem,
+                               int island, int nodes, int gpus_per_node, mesh_alloc_t *out,
+                               mesh_error_t *err);
 
 /**
  * The installed presets directory ($(datadir)/meshplan/models), fixed at
@@ -193,8 +245,11 @@ MESH_API int mesh_policy_alloc(const mesh_policy_t *p, const char *gpu, double g
  */
 MESH_API const char *mesh_default_models_dir(void);
 
-/** Memory a layout may use on this GPU, in bytes: gpu->memory * (1 - reserve). */
-MESH_API double mesh_policy_usable(const mesh_policy_t *p, const mesh_gpu_t *gpu);
+/**
+ * Memory a layout may use on this GPU, in bytes, under the policy's
+ * assumptions: gpu->memory * (1 - assume->reserve).
+ */
+MESH_API double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu);
 
 /**
  * Names of the enforce= and export= settings ("off", "torchrun", ...):

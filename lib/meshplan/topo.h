@@ -122,16 +122,14 @@ MESH_API int mesh_topo_minors_to_positions(const mesh_topo_t *t, const char *dir
                                            mesh_error_t *err);
 
 /**
- * The model of GPU i (0 <= i < count: not checked) into *out.  pol may be
- * NULL.  The model is the table's by PCI id, unless the policy's
- * gpu.NAME.pci names this id as a table model NAME; failing both, a GPU
- * the policy defines (.pci, .memory, .peak_tflops), priced like
- * mesh_gpu_default with island 1.  The policy's overrides then apply, and
- * last the memory hwloc reported (CUDAGlobalMemorySize) replaces the
- * memory, even an override's.  Returns 0, or -1 with err naming the PCI id
- * when neither the table nor the policy knows it.
+ * The model of GPU i (0 <= i < count: not checked) into *out: its PCI id
+ * resolved by mesh_policy_resolve_gpu under the policy's assumptions
+ * *assume (NULL: the table alone), then the memory hwloc reported
+ * (CUDAGlobalMemorySize) in place of the memory, even an override's.
+ * Returns 0, or -1 with err naming the GPU's bus id and PCI id when
+ * neither the table nor the policy knows it.
  */
-MESH_API int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_policy_t *pol,
+MESH_API int mesh_topo_gpu_model(const mesh_topo_t *t, int i, const mesh_assumptions_t *assume,
                                  mesh_gpu_t *out, mesh_error_t *err);
 
 /**
@@ -152,24 +150,25 @@ MESH_API const mesh_topo_gpu_t *mesh_topo_task_gpu(const mesh_topo_t *t, int by_
 
 /**
  * The allocation of `nodes` nodes like this one into *out: one GPU model
- * (as mesh_topo_gpu_model gives it; pol may be NULL), the smallest memory,
- * one task per GPU, host_memory 0 (unknown), and as island the largest
- * group of consecutive GPUs in task order, dividing the count, that always
- * shares an island.  Returns 0, or -1 with err set when the node has no
+ * (as mesh_topo_gpu_model gives it; assume may be NULL), the smallest
+ * memory, one task per GPU, host_memory 0 (unknown), and as island the
+ * largest group of consecutive GPUs in task order, dividing the count, that
+ * always shares an island.  Returns 0, or -1 with err set when the node has no
  * GPU, a GPU's model is unknown, or models are mixed (*out may then be
  * partly filled).
  */
-MESH_API int mesh_topo_alloc(const mesh_topo_t *t, const mesh_policy_t *pol, int nodes,
+MESH_API int mesh_topo_alloc(const mesh_topo_t *t, const mesh_assumptions_t *assume, int nodes,
                              int by_island, mesh_alloc_t *out, mesh_error_t *err);
 
 /**
  * What a plan depends on, as one line ("8 x H100-SXM, islands 8", island
  * sizes joined by '+'; "?" for an unknown model) into buf[len], truncated
- * to fit: equal on every node of a homogeneous step.  The GPU memory is
- * not part of it.  pol may be NULL.  Returns buf.
+ * to fit: equal on every node of a homogeneous step.  The model is named
+ * as mesh_topo_gpu_model names it under *assume (which may be NULL); the
+ * GPU memory is not part of it.  Returns buf.
  */
-MESH_API const char *mesh_topo_signature(const mesh_topo_t *t, const mesh_policy_t *pol, char *buf,
-                                         size_t len);
+MESH_API const char *mesh_topo_signature(const mesh_topo_t *t, const mesh_assumptions_t *assume,
+                                         char *buf, size_t len);
 
 #ifdef __cplusplus
 }

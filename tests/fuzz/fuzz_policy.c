@@ -15,7 +15,8 @@ static void args(mesh_policy_t *p, char *s)
     if (mesh_policy_check(p, &err) < 0)
         return;
     mesh_alloc_t a;
-    (void)mesh_policy_alloc(p, p->gpu[0] ? p->gpu : "H100-SXM", p->gpu_mem, 0, 2, 8, &a, &err);
+    (void)mesh_policy_alloc(&p->assume, p->assume.gpu[0] ? p->assume.gpu : "H100-SXM",
+                            p->assume.gpu_mem, 0, 2, 8, &a, &err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (mesh_policy_parse(&p, (const char *)data, size, "fuzz.yaml", &err) == 0) {
         mesh_alloc_t a;
-        (void)mesh_policy_alloc(&p, p.gpu[0] ? p.gpu : "H100-SXM", p.gpu_mem, 0, 2, 8, &a, &err);
+        (void)mesh_policy_alloc(&p.assume, p.assume.gpu[0] ? p.assume.gpu : "H100-SXM",
+                                p.assume.gpu_mem, 0, 2, 8, &a, &err);
     }
     return 0;
 }

@@ -24,10 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mesh_policy_t pol;
     mesh_alloc_t a;
     mesh_policy_init(&pol);
-    if (mesh_policy_alloc(&pol, "H100-SXM", 0, 0, 2, 8, &a, &err) == 0) {
-        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    if (mesh_policy_alloc(&pol.assume, "H100-SXM", 0, 0, 2, 8, &a, &err) == 0) {
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
         /* the controller's quick yes must be the plan's own verdict */
-        if (mesh_plan_any_fits(&m, &a, &pins, &pol) != (p ? mesh_plan_fits(p) : 0))
+        if (mesh_plan_any_fits(&m, &a, &pins, &pol.assume) != (p ? mesh_plan_fits(p) : 0))
             abort();
         if (p && !mesh_plan_fits(p)) {
             char msg[4096];

@@ -29,9 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mesh_layout_t pins;
     mesh_policy_init(&pol);
     mesh_layout_unpin(&pins);
-    if (mesh_policy_alloc(&pol, "H100-SXM", 0, 0, 1, 8, &a, &err) < 0)
+    if (mesh_policy_alloc(&pol.assume, "H100-SXM", 0, 0, 1, 8, &a, &err) < 0)
         abort();
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     if (!p) {
         check_error(&err);
         return 0;

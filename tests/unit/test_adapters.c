@@ -169,7 +169,7 @@ static int for_each_layout(check_fn check, const table_t *t)
                 fail_msg("%s", err.msg);
             mesh_alloc_t a = test_alloc("H100-SXM", cases[c].nodes, 8);
             a.host_memory = 2e12;
-            mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+            mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
             if (!p)
                 continue; /* not a valid layout for this model (e.g. layers vs stages) */
             mesh_env_t *e = env_of(p);

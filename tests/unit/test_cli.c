@@ -362,7 +362,8 @@ static void env__equals_library(void **state)
     mesh_task_t t = {.node = 3,
                      .local = 5,
                      .master_addr = "node001",
-                     .master_port = mesh_env_master_port(77, 2, pol.port_lo, pol.port_hi),
+                     .master_port =
+                         mesh_env_master_port(77, 2, pol.launch.port_lo, pol.launch.port_hi),
                      .export_mode = MESH_EXPORT_TORCH,
                      .numa_node = -1};
     mesh_error_t err;

@@ -11,6 +11,7 @@
  */
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/spank.h> /* the log functions' prototypes */
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,7 +128,7 @@ static mesh_verdict_t library(const char *model, int nodes, int gpn, mesh_enforc
     mesh_error_t err;
     mesh_layout_unpin(&pins);
     mesh_policy_init(&pol);
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     if (!p)
         fail_msg("%s", err.msg);
     mesh_verdict_t v = mesh_plan_verdict(p, enforce, msg, len);

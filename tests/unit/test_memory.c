@@ -133,7 +133,7 @@ static void activations__first_stage_holds_all_layers(void **state)
                        .sequence_parallel = 1,
                        .moments = MESH_PREC_FP32};
     mesh_memory_t mem;
-    mesh_memory_estimate(&m, &l, &a, &pol, &mem);
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_int_equal(mem.stage, 0);
     assert_bytes(mem.activations, 10267656192ULL + 8 * (8 * 2048 + 2048 * 12288 / 8));
     /* interleaved, p 8, v 4 (96 layers = 8 stages x 4 chunks x 3 layers):
@@ -142,7 +142,7 @@ static void activations__first_stage_holds_all_layers(void **state)
      * layers = 117 layers, Korthikanti et al. 2022's 96 x (1 + (p-1)/(pv))
      * = 96 x 39/32 (section 4.2.3); 1536 / 8 = 192 micro-batches, no cap */
     l.vpp = 4;
-    mesh_memory_estimate(&m, &l, &a, &pol, &mem);
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_int_equal(mem.stage, 0);
     assert_bytes(mem.activations,
                  (2 * 7 + 3 * 8 + 1) * 3 * 106954752.0 + 8 * (8 * 2048 + 2048 * 12288 / 8));
@@ -175,7 +175,7 @@ static void worst_rank__uneven_split(void **state)
                        .sequence_parallel = 1,
                        .moments = MESH_PREC_FP32};
     mesh_memory_t mem;
-    mesh_memory_estimate(&m, &l, &a, &pol, &mem);
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_int_equal(mem.stage, 1);
     assert_bytes(mem.activations,
                  120 * mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0));
@@ -187,7 +187,7 @@ static void worst_rank__uneven_split(void **state)
     assert_int_equal(mesh_vpp_chunk_layers(80, 8, 5), 2);
     assert_int_equal(mesh_vpp_chunk_layers(80, 2, 5), 0);
     l.vpp = 4;
-    mesh_memory_estimate(&m, &l, &a, &pol, &mem);
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_true(mem.total <= mem.capacity);
 }
 
@@ -224,9 +224,9 @@ static void capacity__reserve(void **state)
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_gpu_t g = *mesh_gpu_find("a100-80gb");
-    assert_true(mesh_policy_usable(&pol, &g) == g.memory * (1 - 0.03));
-    pol.reserve = 0.2;
-    assert_true(mesh_policy_usable(&pol, &g) == g.memory * 0.8);
+    assert_true(mesh_policy_usable(&pol.assume, &g) == g.memory * (1 - 0.03));
+    pol.assume.reserve = 0.2;
+    assert_true(mesh_policy_usable(&pol.assume, &g) == g.memory * 0.8);
     assert_bytes(g.memory, 81920.0 * 1048576);
 }
 
@@ -350,7 +350,7 @@ static mesh_memory_t mem_of(const mesh_model_t *m, const mesh_alloc_t *a, const 
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_memory_t mem;
-    mesh_memory_estimate(m, &l, a, &pol, &mem);
+    mesh_memory_estimate(m, &l, a, &pol.assume, &mem);
     return mem;
 }
 

@@ -390,7 +390,7 @@ static void text__memory_exact(void **state)
     mesh_policy_init(&pol);
     mesh_alloc_t a;
     mesh_error_t err;
-    assert_int_equal(mesh_policy_alloc(&pol, NULL, 80e9, 0, 1, 4, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 80e9, 0, 1, 4, &a, &err), 0);
     mesh_plan_t *p = test_plan(&m, &a, "zero=3");
     mesh_picture_opts_t o = {.color = 0, .width = 100};
     char *t = mesh_picture_memory(p, &o);

@@ -28,7 +28,7 @@ static void seed__plain_dp_80gb__does_not_fit(void **state)
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_error_t err;
-    assert_int_equal(mesh_policy_alloc(&pol, NULL, 80e9, 0, 1, 4, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 80e9, 0, 1, 4, &a, &err), 0);
     mesh_plan_t *p = test_plan(&m, &a, "zero=0");
     assert_false(mesh_plan_fits(p));
     assert_true(mesh_plan_best(p)->memory.total > 112e9);
@@ -144,7 +144,7 @@ static void pins__invalid__error_names_rule(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_layout_t pins = test_mesh(cases[i].mesh);
-        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
         if (p)
             fail_msg("--mesh %s was accepted", cases[i].mesh);
         if (!strstr(err.msg, cases[i].needle))
@@ -253,13 +253,13 @@ static void offload__host_checked_under_every_framework(void **state)
     mesh_error_t err;
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    assert_null(mesh_plan_create(&m, &a, &pins, &pol, &err));
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
     assert_non_null(strstr(err.msg, "host memory is unknown"));
     assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 0);
     /* framework torch prices no offload: refused, by both */
     m.framework = MESH_FW_TORCH;
     a.host_memory = 2400e9;
-    assert_null(mesh_plan_create(&m, &a, &pins, &pol, &err));
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
     assert_non_null(strstr(err.msg, "framework: torch"));
     assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 0);
 }
@@ -283,16 +283,16 @@ static void inputs__refused(void **state)
     mesh_policy_init(&pol);
     mesh_error_t err;
     mesh_alloc_t a = test_alloc("V100-32GB", 1, 8);
-    assert_null(mesh_plan_create(&m, &a, NULL, &pol, &err)); /* V100 has no bf16 */
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err)); /* V100 has no bf16 */
     assert_non_null(strstr(err.msg, "fp16"));
     m.precision = MESH_PREC_FP16;
-    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
     assert_non_null(p);
     mesh_plan_destroy(p);
     a.nodes = 0;
-    assert_null(mesh_plan_create(&m, &a, NULL, &pol, &err));
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
     assert_non_null(strstr(err.msg, "nodes"));
-    assert_int_equal(mesh_policy_alloc(&pol, NULL, 0, 0, 1, 8, &a, &err), -1);
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 0, 0, 1, 8, &a, &err), -1);
     assert_non_null(strstr(err.msg, "--gpu"));
 }
 
@@ -395,13 +395,13 @@ static void any_fits__agrees_with_the_plan(void **state)
                     mesh_layout_unpin(&pins);
                     if (meshes[pi] && mesh_layout_parse(meshes[pi], &pins, &err) < 0)
                         fail_msg("%s", err.msg);
-                    if (mesh_policy_alloc(&pol, gpus[gi], 0, 0, shapes[si][0], shapes[si][1], &a,
-                                          &err) < 0)
+                    if (mesh_policy_alloc(&pol.assume, gpus[gi], 0, 0, shapes[si][0], shapes[si][1],
+                                          &a, &err) < 0)
                         fail_msg("%s", err.msg);
-                    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+                    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
                     int want = p ? mesh_plan_fits(p) : 0;
                     mesh_plan_destroy(p);
-                    if (mesh_plan_any_fits(&m, &a, &pins, &pol) != want)
+                    if (mesh_plan_any_fits(&m, &a, &pins, &pol.assume) != want)
                         fail_msg("%s on %d x %d %s with %s: the plan says %d", models[mi],
                                  shapes[si][0], shapes[si][1], gpus[gi],
                                  meshes[pi] ? meshes[pi] : "no pins", want);
@@ -430,12 +430,12 @@ static void fit__need_equal_to_usable__fits(void **state)
     mesh_model_t m = seed_7b();
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    pol.reserve = 0.5;
+    pol.assume.reserve = 0.5;
     mesh_error_t err;
     mesh_alloc_t a;
     const double need = 29342177280.0;
-    assert_int_equal(mesh_policy_alloc(&pol, NULL, 2 * need, 0, 1, 4, &a, &err), 0);
-    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 2 * need, 0, 1, 4, &a, &err), 0);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
     assert_non_null(p);
     const mesh_candidate_t *c = mesh_plan_best(p);
     assert_bytes(c->memory.capacity, 29342177280ULL);
@@ -445,16 +445,16 @@ static void fit__need_equal_to_usable__fits(void **state)
     assert_true(c->fits);
     assert_int_equal(c->layout.zero, 3);
     assert_int_equal(c->layout.dp, 4);
-    assert_int_equal(mesh_plan_any_fits(&m, &a, NULL, &pol), 1);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, NULL, &pol.assume), 1);
     mesh_plan_destroy(p);
     /* one byte short */
-    assert_int_equal(mesh_policy_alloc(&pol, NULL, 2 * need - 2, 0, 1, 4, &a, &err), 0);
-    p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 2 * need - 2, 0, 1, 4, &a, &err), 0);
+    p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
     assert_non_null(p);
     assert_false(mesh_plan_fits(p));
     assert_bytes(mesh_plan_best(p)->memory.total, 29342177280ULL);
     assert_bytes(mesh_plan_best(p)->memory.capacity, 29342177279ULL);
-    assert_int_equal(mesh_plan_any_fits(&m, &a, NULL, &pol), 0);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, NULL, &pol.assume), 0);
     mesh_plan_destroy(p);
 }
 
@@ -470,27 +470,27 @@ static void fit__arch_model_at_exactly_its_need__fits(void **state)
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    pol.reserve = 0;
+    pol.assume.reserve = 0;
     mesh_error_t err;
     mesh_layout_t pins = test_mesh("tp=2,pp=2,dp=1,cp=1,zero=0,vpp=1,mb=2,recompute=none,sp=on");
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     double need = mesh_plan_best(p)->memory.total;
     assert_true(need > 1e9 && need < a.gpu.memory);
     mesh_plan_destroy(p);
     a.gpu.memory = need;
-    p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     assert_true(mesh_plan_best(p)->memory.capacity == need);
     assert_true(mesh_plan_best(p)->memory.total == need);
     assert_true(mesh_plan_fits(p));
-    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol), 1);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol.assume), 1);
     mesh_plan_destroy(p);
     a.gpu.memory = need - 1; /* a byte short */
-    p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+    p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     assert_false(mesh_plan_fits(p));
-    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol), 0);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol.assume), 0);
     mesh_plan_destroy(p);
 }
 
@@ -515,7 +515,7 @@ static void tp__must_divide_ffn_and_heads_not_hidden(void **state)
     const char *refused[] = {"tp=4", "pp=1,cp=1,dp=1"}; /* pinned, and the only one left */
     for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
         mesh_layout_t pins = test_mesh(refused[i]);
-        assert_null(mesh_plan_create(&m, &a, &pins, &pol, &err));
+        assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
         assert_string_equal(err.msg,
                             "no valid layout for ffn-odd on 1 x 4 GPUs: tp 4 must divide ffn 2730");
     }
@@ -578,7 +578,7 @@ static void cp__planned_from_8192_tokens(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t m = seq_model(cases[i].seq);
         mesh_alloc_t a = test_alloc("H100-SXM", 1, cases[i].gpus);
-        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol, &err);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
         if (cases[i].cp == 0) {
             if (p)
                 fail_msg("seq %d on %d GPUs: cp %d was planned", cases[i].seq, cases[i].gpus,
@@ -628,7 +628,7 @@ static void zero__planned_over_the_cp_group(void **state)
     assert_true(least[1] < least[0]);
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    a.gpu.memory = (least[0] + least[1]) / 2 / (1 - pol.reserve);
+    a.gpu.memory = (least[0] + least[1]) / 2 / (1 - pol.assume.reserve);
     mesh_plan_t *p = test_plan(&m, &a, "tp=1,pp=1,dp=1");
     assert_true(mesh_plan_fits(p));
     assert_int_equal(mesh_plan_best(p)->layout.cp, 2);
@@ -868,7 +868,7 @@ static mesh_alloc_t alloc_80e9(int nodes, int gpus)
     mesh_policy_init(&pol);
     mesh_alloc_t a;
     mesh_error_t err;
-    if (mesh_policy_alloc(&pol, NULL, 80e9, 0, nodes, gpus, &a, &err) < 0)
+    if (mesh_policy_alloc(&pol.assume, NULL, 80e9, 0, nodes, gpus, &a, &err) < 0)
         fail_msg("%s", err.msg);
     return a;
 }
@@ -1211,7 +1211,7 @@ static void verdict__by_enforce(void **state)
     mesh_layout_unpin(&pins);
     mesh_model_t big = test_preset("llama3.1-405b"), small = test_preset("llama3-8b");
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
-    mesh_plan_t *p = mesh_plan_create(&big, &a, &pins, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(&big, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     assert_false(mesh_plan_fits(p));
     mesh_report_nofit(p, nofit, sizeof(nofit));
@@ -1225,7 +1225,7 @@ static void verdict__by_enforce(void **state)
     assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_OFF, msg, sizeof(msg)), MESH_VERDICT_RUN);
     assert_string_equal(msg, "");
     mesh_plan_destroy(p);
-    p = mesh_plan_create(&small, &a, &pins, &pol, &err);
+    p = mesh_plan_create(&small, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     strcpy(msg, "stale");
     assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_REJECT, msg, sizeof(msg)), MESH_VERDICT_RUN);

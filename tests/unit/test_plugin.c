@@ -236,8 +236,8 @@ static void stepd__faults_refuse_the_step(void **state)
     snprintf(arg, sizeof(arg), "topology_xml=%s/%%n.xml", dir);
     for (int fallback = 0; fallback <= 1; fallback++) {
         assert_int_equal(init(S_CTX_REMOTE, arg), 0);
-        mesh_plugin.policy.topology_timeout = 0.2;
-        mesh_plugin.policy.topology_fallback = fallback;
+        mesh_plugin.policy.launch.topology_timeout = 0.2;
+        mesh_plugin.policy.launch.topology_fallback = fallback;
         mesh_test_option("model", "llama3-8b", 1);
         mock_step(0, 1, 0, 8);
         mock_setenv("SLURM_STEP_NODELIST", "n1");
@@ -259,7 +259,7 @@ static void stepd__faults_refuse_the_step(void **state)
     char dir2[] = "/tmp/meshplan-topo-XXXXXX", arg2[300];
     topo_dir(dir2, arg2, sizeof(arg2), (const char *[]){"two-islands-8gpu", NULL});
     assert_int_equal(init(S_CTX_REMOTE, arg2), 0); /* gpu=H100-SXM; the node has A100s */
-    mesh_plugin.policy.topology_fallback = 1;
+    mesh_plugin.policy.launch.topology_fallback = 1;
     mesh_test_option("model", "llama3-8b", 1);
     mock_step(0, 1, 0, 8);
     mock_setenv("SLURM_STEP_NODELIST", "n1");
@@ -320,8 +320,8 @@ static void stepd__warns_in_srun_words(void **state)
     mesh_error_t err;
     assert_int_equal(mesh_plugin_load_model("llama3.1-405b", &m, &err), 0);
     mesh_alloc_t a;
-    assert_int_equal(mesh_policy_alloc(&mesh_plugin.policy, NULL, 0, 0, 1, 8, &a, &err), 0);
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &mesh_plugin.pins, &mesh_plugin.policy, &err);
+    assert_int_equal(mesh_policy_alloc(&mesh_plugin.policy.assume, NULL, 0, 0, 1, 8, &a, &err), 0);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &mesh_plugin.pins, &mesh_plugin.policy.assume, &err);
     assert_non_null(p);
     assert_int_equal(mesh_plan_verdict(p, MESH_ENFORCE_WARN, lines, sizeof(lines)),
                      MESH_VERDICT_WARN);

@@ -10,10 +10,10 @@ static void defaults(void **state)
     mesh_policy_t p;
     mesh_policy_init(&p);
     assert_int_equal(p.enforce, MESH_ENFORCE_REJECT);
-    assert_int_equal(p.export_mode, MESH_EXPORT_TORCH);
-    assert_int_equal(p.steps, MESH_STEP_REGULAR);
-    assert_true(p.reserve > 0 && p.reserve < 0.1);
-    assert_true(p.port_lo < p.port_hi);
+    assert_int_equal(p.launch.export_mode, MESH_EXPORT_TORCH);
+    assert_int_equal(p.launch.steps, MESH_STEP_REGULAR);
+    assert_true(p.assume.reserve > 0 && p.assume.reserve < 0.1);
+    assert_true(p.launch.port_lo < p.launch.port_hi);
 }
 
 static void args__every_key(void **state)
@@ -42,22 +42,22 @@ static void args__every_key(void **state)
         if (mesh_policy_set_arg(&p, args[i], &err) < 0)
             fail_msg("%s: %s", args[i], err.msg);
     assert_int_equal(p.enforce, MESH_ENFORCE_WARN);
-    assert_true(p.reserve == 0.1);
-    assert_string_equal(p.gpu, "H100-SXM");
-    assert_true(p.gpu_mem == 80e9);
-    assert_int_equal(p.export_mode, MESH_EXPORT_TORCHRUN);
-    assert_int_equal(p.port_lo, 30000);
-    assert_int_equal(p.port_hi, 30999);
-    assert_string_equal(p.models_dir, "/opt/models");
-    assert_int_equal(p.steps, MESH_STEP_REGULAR | MESH_STEP_BATCH);
-    assert_true(p.overhead_context == 2.0 * 1073741824);
-    assert_int_equal(p.n_gpu_overrides, 2);
+    assert_true(p.assume.reserve == 0.1);
+    assert_string_equal(p.assume.gpu, "H100-SXM");
+    assert_true(p.assume.gpu_mem == 80e9);
+    assert_int_equal(p.launch.export_mode, MESH_EXPORT_TORCHRUN);
+    assert_int_equal(p.launch.port_lo, 30000);
+    assert_int_equal(p.launch.port_hi, 30999);
+    assert_string_equal(p.launch.models_dir, "/opt/models");
+    assert_int_equal(p.launch.steps, MESH_STEP_REGULAR | MESH_STEP_BATCH);
+    assert_true(p.assume.overhead_context == 2.0 * 1073741824);
+    assert_int_equal(p.assume.n_gpu_overrides, 2);
     mesh_gpu_t g = *mesh_gpu_find("A100-80GB");
-    mesh_policy_apply_gpu(&p, &g);
+    mesh_policy_apply_gpu(&p.assume, &g);
     assert_true(g.memory == 79.0 * 1073741824);
     assert_true(g.net_bw == 50e9);
     mesh_alloc_t a;
-    assert_int_equal(mesh_policy_alloc(&p, NULL, 0, 0, 2, 8, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, NULL, 0, 0, 2, 8, &a, &err), 0);
     assert_string_equal(a.gpu.name, "H100-SXM"); /* the policy's gpu= */
     assert_int_equal(a.island, 4);
     assert_true(a.gpu.peak_flops == 900e12);
@@ -65,10 +65,10 @@ static void args__every_key(void **state)
     mesh_policy_t q;
     mesh_policy_init(&q);
     mesh_policy_set_arg(&q, "gpu_mem=40GB", &err);
-    assert_int_equal(mesh_policy_alloc(&q, NULL, 0, 0, 1, 4, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&q.assume, NULL, 0, 0, 1, 4, &a, &err), 0);
     assert_string_equal(a.gpu.name, "generic");
     assert_true(a.gpu.memory == 40e9);
-    assert_int_equal(mesh_policy_alloc(&q, NULL, 90e9, 2, 1, 4, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&q.assume, NULL, 90e9, 2, 1, 4, &a, &err), 0);
     assert_true(a.gpu.memory == 90e9);
     assert_int_equal(a.island, 2);
 }
@@ -123,22 +123,109 @@ static void gpus__defined_by_pci_id(void **state)
     mesh_alloc_t a;
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=h1000", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
-    assert_int_equal(mesh_policy_alloc(&p, NULL, 0, 0, 1, 8, &a, &err), 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, NULL, 0, 0, 1, 8, &a, &err), 0);
     assert_string_equal(a.gpu.name, "H1000");
     assert_true(a.gpu.memory == 1e9 && a.gpu.peak_flops == 1500e12);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H2000", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), -1); /* named, never defined */
     assert_non_null(strstr(err.msg, "unknown GPU 'H2000'"));
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H1000", &err), 0);
-    assert_int_equal(p.gpu_overrides[0].pci_vendor, 0x10de);
-    assert_int_equal(p.gpu_overrides[0].pci_device, 0x9999);
+    assert_int_equal(p.assume.gpu_overrides[0].pci_vendor, 0x10de);
+    assert_int_equal(p.assume.gpu_overrides[0].pci_device, 0x9999);
     assert_int_equal(mesh_policy_set_arg(&p, "bind=gpu", &err), 0);
-    assert_true(p.bind_gpu);
+    assert_true(p.launch.bind_gpu);
     assert_int_equal(mesh_policy_set_arg(&p, "bind=tight", &err), -1);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu_order=minor", &err), 0);
-    assert_true(p.gpu_order_minor);
+    assert_true(p.launch.gpu_order_minor);
     assert_int_equal(mesh_policy_set_arg(&p, "topology_xml=none", &err), 0);
-    assert_string_equal(p.topology_xml, "none");
+    assert_string_equal(p.launch.topology_xml, "none");
+}
+
+/* One rule names a GPU, by name (gpu=, --gpu, partitions) or by PCI id (the
+ * node's topology): both ways give the same GPU. */
+static void gpus__resolved_by_name_or_pci_id(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t by_name, by_pci;
+    mesh_policy_init(&p);
+    /* the table alone */
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, NULL, 0x10de, 0x2330, &by_pci, &err), 0);
+    assert_string_equal(by_pci.name, "H100-SXM");
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, NULL, 0x10de, 0x9999, &by_pci, &err), -1);
+    assert_non_null(strstr(err.msg, "10de:9999"));
+    assert_non_null(strstr(err.msg, "gpu.NAME.pci=10de:9999"));
+    assert_int_equal(mesh_policy_resolve_gpu(NULL, "H1000", 0, 0, &by_name, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown GPU 'H1000'"));
+    /* a PCI id the admin gives a table model, with an override */
+    const char *args[] = {"gpu.A100-80GB.pci=10de:9999", "gpu.a100-80gb.island=4",
+                          "gpu.H1000.pci=10de:9998",     "gpu.H1000.memory=90GB",
+                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9999, &by_pci, &err), 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, "A100-80GB", 0, 0, &by_name, &err), 0);
+    assert_string_equal(by_pci.name, "A100-80GB");
+    assert_int_equal(by_pci.island, 4);
+    assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
+    /* a GPU the admin defines */
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9998, &by_pci, &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "h1000", &by_name, &err), 0);
+    assert_string_equal(by_pci.name, "H1000");
+    assert_true(by_pci.memory == 90e9 && by_pci.peak_flops == 1200e12);
+    assert_true(by_pci.link_bw == 300e9);
+    assert_int_equal(by_pci.island, 1);
+    assert_int_equal(by_pci.vendor_id, 0x10de);
+    assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
+}
+
+/* A GPU the admin defines is priced like the default GPU (H100-SXM) where
+ * the policy gives no figure, but it must not claim the H100's FP8: a plan
+ * would then train in FP8 on a GPU that has none. */
+static void gpus__defined_without_fp8(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t g;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9998, &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
+    /* nor another GPU's PCI ids */
+    assert_int_equal(g.devices[0], 0x9998);
+    assert_int_equal(g.devices[1], 0);
+    /* so FP8 training on it is refused */
+    mesh_model_t m = test_preset("llama3-8b");
+    m.precision = MESH_PREC_FP8;
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    assert_null(mesh_plan_create(&m, &a, NULL, &p.assume, &err));
+    assert_non_null(strstr(err.msg, "X1 has no FP8 tensor cores"));
+    /* unless the policy says it has: twice its bf16 peak, no MXFP8 */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.fp8=yes", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_true(g.peak_fp8 == 1000e12);
+    assert_int_equal(g.fp8_blocks, 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    mesh_plan_t *plan = mesh_plan_create(&m, &a, NULL, &p.assume, &err);
+    assert_non_null(plan);
+    mesh_plan_destroy(plan);
+    /* a table GPU keeps its own FP8 peak, or loses it */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H100-SXM.fp8=yes", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "H100-SXM", &g, &err), 0);
+    assert_true(g.peak_fp8 == mesh_gpu_find("H100-SXM")->peak_fp8);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.B200.fp8=no", &err), 0);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "B200", &g, &err), 0);
+    assert_true(g.peak_fp8 == 0);
+    assert_int_equal(g.fp8_blocks, 0);
 }
 
 static char *write_tmp(const char *text)
@@ -163,10 +250,10 @@ static void yaml__file(void **state)
     assert_int_equal(mesh_policy_load(&p, path, &err), 0);
     unlink(path);
     assert_int_equal(p.enforce, MESH_ENFORCE_WARN);
-    assert_true(p.reserve == 0.08);
-    assert_int_equal(p.port_lo, 40000);
+    assert_true(p.assume.reserve == 0.08);
+    assert_int_equal(p.launch.port_lo, 40000);
     mesh_gpu_t g = *mesh_gpu_find("H100-SXM");
-    mesh_policy_apply_gpu(&p, &g);
+    mesh_policy_apply_gpu(&p.assume, &g);
     assert_true(g.memory == 80.0 * 1073741824);
     assert_true(g.net_bw == 25e9);
     /* via the plugstack argument too */
@@ -175,7 +262,7 @@ static void yaml__file(void **state)
     snprintf(arg, sizeof(arg), "policy=%s", path);
     assert_int_equal(mesh_policy_set_arg(&p, arg, &err), 0);
     unlink(path);
-    assert_int_equal(p.export_mode, MESH_EXPORT_MESH);
+    assert_int_equal(p.launch.export_mode, MESH_EXPORT_MESH);
 }
 
 static void yaml__errors_with_line(void **state)
@@ -224,7 +311,7 @@ static void partitions__for_the_controller(void **state)
                        "    gpu: H100-SXM\n    nodes: 4\n  default:\n    gpu_mem: 40GB\n"
                        "    nvlink: 4\n";
     assert_int_equal(mesh_policy_parse(&p, yaml, strlen(yaml), "p.yaml", &err), 0);
-    assert_true(p.submit_fail_closed);
+    assert_true(p.controller.submit_fail_closed);
     const mesh_partition_t *q = mesh_policy_partition(&p, "h100");
     assert_non_null(q);
     assert_string_equal(q->gpu, "H100-SXM");
@@ -342,6 +429,8 @@ static const pol_key_t pol_keys[] = {
      "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)",
      "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)", "0.7 0.85", "high",
      "gpu.H100-SXM.gemm_eff: '{}' is not a number (expected 0.01..1)", 0},
+    {"gpu.H100-SXM.fp8", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "yes no", "maybe",
+     "gpu.H100-SXM.fp8: 'maybe' is not a boolean (use true or false)", 0},
     {"gpu.H100-SXM.island", NULL, "1", "0", "1024", "1025",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)", "4 8", "all",
@@ -506,26 +595,26 @@ static void keys__documented_defaults(void **state)
     assert_int_equal(checked, 15);
     /* and the values meshplan(8) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
-    assert_true(init.reserve == 0.03);
-    assert_int_equal(init.export_mode, MESH_EXPORT_TORCH);
-    assert_int_equal(init.port_lo, 20000);
-    assert_int_equal(init.port_hi, 29999);
-    assert_true(init.topology_timeout == 10);
-    assert_false(init.topology_fallback);
-    assert_false(init.bind_gpu);
-    assert_false(init.gpu_order_minor);
-    assert_int_equal(init.steps, MESH_STEP_REGULAR);
-    assert_true(init.overhead_context == 1073741824.0);
-    assert_true(init.overhead_comm == 268435456.0);
-    assert_true(init.fragmentation == 0.05);
-    assert_false(init.submit_fail_closed);
+    assert_true(init.assume.reserve == 0.03);
+    assert_int_equal(init.launch.export_mode, MESH_EXPORT_TORCH);
+    assert_int_equal(init.launch.port_lo, 20000);
+    assert_int_equal(init.launch.port_hi, 29999);
+    assert_true(init.launch.topology_timeout == 10);
+    assert_false(init.launch.topology_fallback);
+    assert_false(init.launch.bind_gpu);
+    assert_false(init.launch.gpu_order_minor);
+    assert_int_equal(init.launch.steps, MESH_STEP_REGULAR);
+    assert_true(init.assume.overhead_context == 1073741824.0);
+    assert_true(init.assume.overhead_comm == 268435456.0);
+    assert_true(init.assume.fragmentation == 0.05);
+    assert_false(init.controller.submit_fail_closed);
     /* the keys without a default are unset */
-    assert_string_equal(init.gpu, "");
-    assert_true(init.gpu_mem == 0);
-    assert_string_equal(init.models_dir, "");
-    assert_string_equal(init.topology_xml, "");
-    assert_int_equal(init.n_gpu_overrides, 0);
-    assert_int_equal(init.n_partitions, 0);
+    assert_string_equal(init.assume.gpu, "");
+    assert_true(init.assume.gpu_mem == 0);
+    assert_string_equal(init.launch.models_dir, "");
+    assert_string_equal(init.launch.topology_xml, "");
+    assert_int_equal(init.assume.n_gpu_overrides, 0);
+    assert_int_equal(init.controller.n_partitions, 0);
 }
 
 static void keys__bounds_accepted_one_past_refused(void **state)
@@ -553,16 +642,16 @@ static void keys__bounds_accepted_one_past_refused(void **state)
     assert_true(checked >= 50);
     /* the values at the bounds are the ones kept */
     mesh_policy_t p = pol_accept("port_range", "1024-65535");
-    assert_int_equal(p.port_lo, 1024);
-    assert_int_equal(p.port_hi, 65535);
+    assert_int_equal(p.launch.port_lo, 1024);
+    assert_int_equal(p.launch.port_hi, 65535);
     p = pol_accept("reserve", "0.9");
-    assert_true(p.reserve == 0.9);
+    assert_true(p.assume.reserve == 0.9);
     p = pol_accept("gpu_mem", "100TB");
-    assert_true(p.gpu_mem == 1e14);
+    assert_true(p.assume.gpu_mem == 1e14);
     p = pol_accept("partition.p.nodes", "1048576");
-    assert_int_equal(p.partitions[0].nodes, 1048576);
+    assert_int_equal(p.controller.partitions[0].nodes, 1048576);
     p = pol_accept("gpu.H100-SXM.island", "1024");
-    assert_int_equal(p.gpu_overrides[0].island, 1024);
+    assert_int_equal(p.assume.gpu_overrides[0].island, 1024);
 }
 
 static void keys__values_accepted_and_refused(void **state)
@@ -733,14 +822,37 @@ static void keys__table_in_the_manual(void **state)
     assert_true(test_man_lists("meshplan.8", list + strlen("(keys: "), ')', " ") >= 19);
 }
 
+/* So is every field of gpu.NAME. and partition.NAME.: the "unknown field"
+ * errors list lib/policy.c's field tables. */
+static void keys__fields_in_the_manual(void **state)
+{
+    static const struct {
+        const char *key;
+        int fields;
+    } fams[] = {{"gpu.H100-SXM.zz", 9}, {"partition.p.zz", 4}};
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+        mesh_policy_t p;
+        mesh_error_t err;
+        mesh_policy_init(&p);
+        assert_int_equal(mesh_policy_set(&p, fams[i].key, "1", &err), -1);
+        const char *list = strstr(err.msg, "field 'zz' (");
+        assert_non_null(list);
+        assert_int_equal(test_man_lists("meshplan.8", list + strlen("field 'zz' ("), ')', ", "),
+                         fams[i].fields);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
         cmocka_unit_test(args__every_key),
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
+        cmocka_unit_test(gpus__resolved_by_name_or_pci_id),
+        cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),

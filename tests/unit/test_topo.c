@@ -99,12 +99,12 @@ static void fixture__unknown_gpu(void **state)
     mesh_policy_t pol;
     mesh_alloc_t a;
     mesh_policy_init(&pol);
-    assert_int_equal(mesh_topo_alloc(t, &pol, 1, 0, &a, &err), -1);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), -1);
     assert_non_null(strstr(err.msg, "10de:9999"));
     assert_non_null(strstr(err.msg, "gpu.NAME.pci"));
     /* the admin names it */
     assert_int_equal(mesh_policy_set_arg(&pol, "gpu.H100-SXM.pci=10de:9999", &err), 0);
-    assert_int_equal(mesh_topo_alloc(t, &pol, 1, 0, &a, &err), 0);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), 0);
     assert_string_equal(a.gpu.name, "H100-SXM");
     mesh_topo_destroy(t);
     assert_null(mesh_topo_load("/nonexistent.xml", &err));
@@ -119,8 +119,8 @@ static void tasks__gpu_numa_and_binding(void **state)
     mesh_error_t err;
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    assert_int_equal(mesh_topo_alloc(t, &pol, 2, 1, &a, &err), 0);
-    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol, &err);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 2, 1, &a, &err), 0);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
     assert_non_null(p);
     char vis[16];
     mesh_task_t task = {.node = 1, .local = 5, .master_addr = "n1", .numa_node = -1};

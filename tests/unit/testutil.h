@@ -49,7 +49,7 @@ static inline mesh_alloc_t test_alloc(const char *gpu, int nodes, int gpn)
     mesh_alloc_t a;
     mesh_error_t err;
     mesh_policy_init(&pol);
-    if (mesh_policy_alloc(&pol, gpu, 0, 0, nodes, gpn, &a, &err) < 0)
+    if (mesh_policy_alloc(&pol.assume, gpu, 0, 0, nodes, gpn, &a, &err) < 0)
         fail_msg("%s", err.msg);
     return a;
 }
@@ -86,7 +86,7 @@ static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *
     mesh_error_t err;
     mesh_policy_init(&pol);
     mesh_layout_t pins = test_mesh(mesh);
-    mesh_plan_t *p = mesh_plan_create(m, a, &pins, &pol, &err);
+    mesh_plan_t *p = mesh_plan_create(m, a, &pins, &pol.assume, &err);
     if (!p)
         fail_msg("%s", err.msg);
     return p;

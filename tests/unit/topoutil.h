@@ -42,7 +42,7 @@ static inline int alloc_island(const mesh_topo_t *t, int by_island, const char *
     mesh_error_t err;
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    if (mesh_topo_alloc(t, &pol, 2, by_island, &a, &err) < 0)
+    if (mesh_topo_alloc(t, &pol.assume, 2, by_island, &a, &err) < 0)
         fail_msg("%s", err.msg);
     assert_string_equal(a.gpu.name, model);
     assert_int_equal(a.gpus_per_node, mesh_topo_gpu_count(t));
