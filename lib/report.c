@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/explain.h"
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
 
@@ -145,6 +146,114 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",
                     c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
                     c->dp_comm_s, c->optimizer_s);
+}
+
+/* ---- the explanation's records, as lines ---- */
+
+static const struct {
+    const char *key, *label;
+} families[MESH_FAMILY_COUNT] = {
+    [MESH_FAMILY_DP] = {"dp", "plain DP"},
+    [MESH_FAMILY_ZERO1] = {"zero1", "DP + ZeRO-1"},
+    [MESH_FAMILY_ZERO2] = {"zero2", "DP + ZeRO-2"},
+    [MESH_FAMILY_ZERO3] = {"zero3", "DP + ZeRO-3"},
+    [MESH_FAMILY_TP] = {"tp", "TP/CP without PP (+ DP/ZeRO)"},
+    [MESH_FAMILY_PP] = {"pp", "PP across nodes (+ TP, DP/ZeRO)"},
+};
+
+const char *mesh_family_name(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].key : NULL;
+}
+
+static const char *family_label(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].label : "?";
+}
+
+const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_memory_t *mm = &c->memory;
+    const char *name = family_label(r->family);
+    buf[0] = '\0';
+    switch (r->kind) {
+    case MESH_REASON_SLOWER:
+        snprintf(buf, len,
+                 "%s fits (%.1f of %.1f GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
+                 "s: %s)",
+                 name, mesh_gib(mm->total), mesh_gib(mm->capacity),
+                 100 * (c->cost.step_seconds / r->best_seconds - 1), c->cost.step_seconds,
+                 r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_MEMORY:
+        snprintf(buf, len,
+                 "%s needs %.1f GiB per GPU > %.1f GiB usable (weights %.1f, grads %.1f, "
+                 "optimizer %.1f, activations %.1f, overhead %.1f GiB at %s)",
+                 name, mesh_gib(mm->total), mesh_gib(mm->capacity), mesh_gib(mm->weights),
+                 mesh_gib(mm->grads), mesh_gib(mm->optimizer), mesh_gib(mm->activations),
+                 mesh_gib(mm->overhead), mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_RULE: snprintf(buf, len, "%s is not possible here: %s", name, r->rule); break;
+    case MESH_REASON_PINNED:
+        snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
+        break;
+    case MESH_REASON_NO_FIT:
+        snprintf(buf, len,
+                 "nothing fits: the closest layout (%s) needs %.1f GiB per GPU > %.1f GiB "
+                 "usable, short by %.1f GiB",
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib(mm->total),
+                 mesh_gib(mm->capacity), mesh_gib(mm->total - mm->capacity));
+        break;
+    }
+    return buf;
+}
+
+const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &a->candidate;
+    const char *mesh = mesh_layout_format(&c->layout, canon, sizeof(canon));
+    buf[0] = '\0';
+    switch (a->kind) {
+    case MESH_ADVICE_UNPIN:
+        if (strcmp(a->field, "recompute") == 0)
+            snprintf(
+                buf, len, "recompute=%s instead of the pinned recompute=%s fits: %s (%.1f GiB)",
+                mesh_recompute_name((mesh_recompute_t)a->value),
+                mesh_recompute_name((mesh_recompute_t)a->pinned), mesh, mesh_gib(c->memory.total));
+        else
+            snprintf(buf, len, "%s=%d instead of the pinned %s=%d fits: %s (%.1f GiB)", a->field,
+                     a->value, a->field, a->pinned, mesh, mesh_gib(c->memory.total));
+        break;
+    case MESH_ADVICE_UNPIN_ALL:
+        snprintf(buf, len, "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
+                 mesh, mesh_gib(c->memory.total));
+        break;
+    case MESH_ADVICE_NODES:
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%.1f GiB per GPU)",
+                 a->nodes, a->gpus, mesh, mesh_gib(c->memory.total));
+        break;
+    case MESH_ADVICE_OUT_OF_REACH:
+        snprintf(buf, len,
+                 "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
+                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
+                 a->bytes_per_param, a->states / (MESH_GiB * 1024), a->usable / (MESH_GiB * 1024));
+        break;
+    case MESH_ADVICE_LORA:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
+                 "lora): %s, %.1f GiB per GPU",
+                 mesh, mesh_gib(c->memory.total));
+        break;
+    case MESH_ADVICE_LORA_NODES:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
+                 a->nodes, mesh);
+        break;
+    }
+    return buf;
 }
 
 static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
