@@ -646,6 +646,7 @@ static void explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t 
     } else if (kind == MESH_REASON_RULE) {
         mesh_error_t e;
         r->candidate.layout = st->invalid;
+        r->candidate.micro_batches = mesh_layout_micro_batches(&st->invalid, p->model.global_batch);
         mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
         mesh_strlcpy(r->rule, e.msg, sizeof(r->rule));
     }

@@ -311,18 +311,23 @@ static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_ba
                     mesh_precision_name(l->moments), mesh_layout_format(l, canon, sizeof(canon)));
 }
 
-static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
 {
-    const mesh_memory_t *m = &c->memory;
-    const mesh_cost_t *k = &c->cost;
-    mesh_buf_printf(b, "\"fits\":%s,\"layout\":", c->fits ? "true" : "false");
-    json_layout(b, c, global_batch);
     mesh_buf_printf(b,
-                    ",\"memory\":{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
+                    "{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
                     "\"activations\":%.0f,\"overhead\":%.0f,\"total\":%.0f,\"capacity\":%.0f,"
                     "\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
                     m->weights, m->grads, m->optimizer, m->activations, m->overhead, m->total,
                     m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
+}
+
+static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+{
+    const mesh_cost_t *k = &c->cost;
+    mesh_buf_printf(b, "\"fits\":%s,\"layout\":", c->fits ? "true" : "false");
+    json_layout(b, c, global_batch);
+    mesh_buf_puts(b, ",\"memory\":");
+    json_memory(b, &c->memory);
     mesh_buf_printf(b,
                     ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
                     "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
@@ -341,6 +346,80 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
         if (i)
             mesh_buf_puts(b, ",");
         mesh_buf_json_string(b, get(p, i));
+    }
+    mesh_buf_puts(b, "]");
+}
+
+/* The records' kinds as the JSON names them, in the enums' order. */
+static const char *const reason_kinds[] = {"slower", "memory", "rule", "pinned", "no_fit"};
+static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
+                                           "out_of_reach", "lora",      "lora_nodes"};
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NO_FIT + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
+               "a name per advice kind");
+
+/* A record's priced layout: the layout, its memory, and its need against
+ * the usable memory (bytes per GPU). */
+static void json_priced(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+{
+    mesh_buf_puts(b, ",\"layout\":");
+    json_layout(b, c, global_batch);
+    mesh_buf_puts(b, ",\"memory\":");
+    json_memory(b, &c->memory);
+    mesh_buf_printf(b, ",\"need\":%.0f,\"have\":%.0f", c->memory.total, c->memory.capacity);
+}
+
+static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch)
+{
+    mesh_buf_printf(b, "{\"kind\":\"%s\",\"family\":\"%s\"", reason_kinds[r->kind],
+                    mesh_family_name(r->family));
+    if (r->kind == MESH_REASON_RULE) {
+        mesh_buf_puts(b, ",\"layout\":");
+        json_layout(b, &r->candidate, global_batch);
+        mesh_buf_puts(b, ",\"rule\":");
+        mesh_buf_json_string(b, r->rule);
+    } else if (r->kind != MESH_REASON_PINNED) {
+        json_priced(b, &r->candidate, global_batch);
+    }
+    if (r->kind == MESH_REASON_SLOWER)
+        mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"best_step_seconds\":%.6g",
+                        r->candidate.cost.step_seconds, r->best_seconds);
+    mesh_buf_puts(b, "}");
+}
+
+static void json_advice(mesh_buf_t *b, const mesh_advice_t *a, long global_batch)
+{
+    mesh_buf_printf(b, "{\"kind\":\"%s\"", advice_kinds[a->kind]);
+    if (a->kind == MESH_ADVICE_OUT_OF_REACH)
+        mesh_buf_printf(b, ",\"bytes_per_parameter\":%.6g,\"need\":%.0f,\"have\":%.0f",
+                        a->bytes_per_param, a->states, a->usable);
+    else
+        json_priced(b, &a->candidate, global_batch);
+    if (a->kind == MESH_ADVICE_UNPIN && strcmp(a->field, "recompute") == 0)
+        mesh_buf_printf(b, ",\"field\":\"%s\",\"pinned\":\"%s\",\"value\":\"%s\"", a->field,
+                        mesh_recompute_name((mesh_recompute_t)a->pinned),
+                        mesh_recompute_name((mesh_recompute_t)a->value));
+    else if (a->kind == MESH_ADVICE_UNPIN)
+        mesh_buf_printf(b, ",\"field\":\"%s\",\"pinned\":%d,\"value\":%d", a->field, a->pinned,
+                        a->value);
+    if (a->kind == MESH_ADVICE_NODES || a->kind == MESH_ADVICE_LORA_NODES)
+        mesh_buf_printf(b, ",\"nodes\":%d,\"gpus\":%d", a->nodes, a->gpus);
+    mesh_buf_puts(b, "}");
+}
+
+/* The records behind "reasons" and "advice", one for one. */
+static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    long gb = mesh_plan_model(p)->global_batch;
+    mesh_buf_puts(b, ",\"reason_records\":[");
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        mesh_buf_puts(b, i ? "," : "");
+        json_reason(b, mesh_plan_reason_record(p, i), gb);
+    }
+    mesh_buf_puts(b, "],\"advice_records\":[");
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        mesh_buf_puts(b, i ? "," : "");
+        json_advice(b, mesh_plan_advice_record(p, i), gb);
     }
     mesh_buf_puts(b, "]");
 }
@@ -385,8 +464,10 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "]");
     json_strings(&b, "reasons", mesh_plan_reason_count(p), mesh_plan_reason, p);
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
-    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld}\n", mesh_plan_digest(p),
+    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
                     mesh_plan_evaluated(p));
+    json_records(&b, p); /* last: the keys before them read as they always did */
+    mesh_buf_puts(&b, "}\n");
     return mesh_buf_take(&b);
 }
 

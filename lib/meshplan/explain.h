@@ -57,7 +57,8 @@ typedef struct mesh_reason {
     /* SLOWER: the family's fastest fitting layout, priced (memory and
      * cost); MEMORY: its layout needing the least memory (memory priced,
      * cost not: zero); NO_FIT: the closest layout, mesh_plan_best's copy;
-     * RULE: only .layout, the layout refused; PINNED: all zero.  Where
+     * RULE: only .layout, the layout refused, and .micro_batches; PINNED:
+     * all zero.  Where
      * priced, memory.total is the need and memory.capacity the usable
      * memory it is held against (bytes per GPU). */
     mesh_candidate_t candidate;

@@ -27,7 +27,9 @@ MESH_API char *mesh_report_text(const mesh_plan_t *p);
 /**
  * The plan as one JSON object (doc/design.md, "CLI and JSON"): model,
  * allocation, fits, layout, memory (bytes per GPU, worst rank), cost
- * (seconds), pp_layers, alternatives, reasons, advice, digest, evaluated.
+ * (seconds), pp_layers, alternatives, reasons, advice, digest, evaluated,
+ * reason_records and advice_records (the records of explain.h behind
+ * reasons and advice, one for one).
  */
 MESH_API char *mesh_report_json(const mesh_plan_t *p);
 
