@@ -113,16 +113,9 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
         b, "\nMemory per GPU (worst rank: pipeline stage %d of %d, as %s allocates it%s)\n",
         mem->stage, l->pp, framework_title(mem->framework),
         m->framework == MESH_FW_AUTO ? ": of the frameworks exported, it needs the most" : "");
-    const struct {
-        const char *name;
-        double v;
-    } rows[] = {{"weights", mem->weights},
-                {"grads", mem->grads},
-                {"optimizer", mem->optimizer},
-                {"activations", mem->activations},
-                {"overhead", mem->overhead}};
-    for (int i = 0; i < MESH_ARRAY_LEN(rows); i++)
-        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, mesh_gib(rows[i].v));
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", mesh_memory_part(i)->label,
+                        mesh_gib(mesh_memory_part_bytes(mem, i)));
     mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total",
                     mesh_gib(mem->total), mesh_gib(mem->capacity),
                     100 * mem->total / mem->capacity);
@@ -150,6 +143,8 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
 
 /* ---- the explanation's records, as lines ---- */
 
+#define LINE_PARTS 256 /* five parts' labels and GiB: under 100 bytes */
+
 static const struct {
     const char *key, *label;
 } families[MESH_FAMILY_COUNT] = {
@@ -171,9 +166,20 @@ static const char *family_label(mesh_family_t f)
     return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].label : "?";
 }
 
+/* "weights 13.0, grads 26.1, ...": the parts of mem in GiB, into buf[len]. */
+static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_MEMORY_PARTS && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s %.1f", i ? ", " : "",
+                              mesh_memory_part(i)->label, mesh_gib(mesh_memory_part_bytes(mem, i)));
+    return buf;
+}
+
 const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
 {
-    char canon[MESH_LAYOUT_STR_MAX];
+    char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
     const mesh_candidate_t *c = &r->candidate;
     const mesh_memory_t *mm = &c->memory;
     const char *name = family_label(r->family);
@@ -188,12 +194,9 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
                  r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
         break;
     case MESH_REASON_MEMORY:
-        snprintf(buf, len,
-                 "%s needs %.1f GiB per GPU > %.1f GiB usable (weights %.1f, grads %.1f, "
-                 "optimizer %.1f, activations %.1f, overhead %.1f GiB at %s)",
-                 name, mesh_gib(mm->total), mesh_gib(mm->capacity), mesh_gib(mm->weights),
-                 mesh_gib(mm->grads), mesh_gib(mm->optimizer), mesh_gib(mm->activations),
-                 mesh_gib(mm->overhead), mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        snprintf(buf, len, "%s needs %.1f GiB per GPU > %.1f GiB usable (%s GiB at %s)", name,
+                 mesh_gib(mm->total), mesh_gib(mm->capacity), parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)));
         break;
     case MESH_REASON_RULE: snprintf(buf, len, "%s is not possible here: %s", name, r->rule); break;
     case MESH_REASON_PINNED:
@@ -313,12 +316,12 @@ static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_ba
 
 static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
 {
-    mesh_buf_printf(b,
-                    "{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
-                    "\"activations\":%.0f,\"overhead\":%.0f,\"total\":%.0f,\"capacity\":%.0f,"
-                    "\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
-                    m->weights, m->grads, m->optimizer, m->activations, m->overhead, m->total,
-                    m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        mesh_buf_printf(b, "%s\"%s\":%.0f", i ? "," : "{", mesh_memory_part(i)->key,
+                        mesh_memory_part_bytes(m, i));
+    mesh_buf_printf(
+        b, ",\"total\":%.0f,\"capacity\":%.0f,\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
+        m->total, m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
 }
 
 static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
