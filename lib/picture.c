@@ -281,8 +281,8 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     /* the larger of total and capacity ends the bar; the capacity is a '|' */
     double scale = (mem->total > mem->capacity ? mem->total : mem->capacity) / (bar - 1);
     int cap = (int)(mem->capacity / scale + 0.5), pos = 0;
-    say(&b, o, "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s", mem->stage,
-        mesh_gib(mem->total), mesh_gib(mem->capacity),
+    say(&b, o, "Memory of the worst rank (stage %d): %s of %s GiB usable%s", mem->stage,
+        mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
         mem->total > mem->capacity ? ": DOES NOT FIT" : "");
     mesh_buf_puts(&b, " [");
     double acc = 0;
@@ -299,8 +299,8 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     mesh_buf_puts(&b, "]\n");
     for (int i = 0, col = 0; i < MESH_MEMORY_PARTS; i++) {
         char key[2] = {part[i].glyph, 0}, entry[64];
-        int len = snprintf(entry, sizeof(entry), " %s %.1f GiB", mesh_memory_part(i)->label,
-                           mesh_gib(mesh_memory_part_bytes(mem, i)));
+        int len = snprintf(entry, sizeof(entry), " %s %s GiB", mesh_memory_part(i)->label,
+                           mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
         if (col > 0 && col + 2 + len > width_of(o)) {
             mesh_buf_puts(&b, "\n");
             col = 0;
@@ -311,9 +311,9 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         col += (col ? 2 : 1) + 1 + len;
     }
     mesh_buf_puts(&b, "\n");
-    say(&b, o, " | usable capacity (%.0f%% of the GPU's %.1f GiB)",
+    say(&b, o, " | usable capacity (%.0f%% of the GPU's %s GiB)",
         100 * mem->capacity / mesh_plan_alloc(p)->gpu.memory,
-        mesh_gib(mesh_plan_alloc(p)->gpu.memory));
+        mesh_gib_str(mesh_plan_alloc(p)->gpu.memory).s);
     return mesh_buf_take(&b);
 }
 
@@ -457,8 +457,8 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
     static const char *const fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
                                                         "#bab0ac"};
     char line[200];
-    snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s",
-             mem->stage, mesh_gib(mem->total), mesh_gib(mem->capacity),
+    snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %s of %s GiB usable%s",
+             mem->stage, mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
              mem->total > mem->capacity ? " (does not fit)" : "");
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
@@ -468,7 +468,8 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" fill=\"%s\"/>\n",
                         x, y, w, fill[i]);
-        snprintf(line, sizeof(line), "%s %.1f GiB", mesh_memory_part(i)->label, mesh_gib(bytes));
+        snprintf(line, sizeof(line), "%s %s GiB", mesh_memory_part(i)->label,
+                 mesh_gib_str(bytes).s);
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
                         90 + 180 * i, y + 36, fill[i]);
         svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);

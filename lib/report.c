@@ -54,11 +54,11 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     m->finetune == MESH_FINETUNE_LORA ? ", LoRA" : "",
                     m->flash_attention ? ", FlashAttention" : "");
     mesh_buf_printf(b,
-                    "on       %d node%s x %d %s GPUs (%ld in all), %.1f GiB each, %.1f GiB "
+                    "on       %d node%s x %d %s GPUs (%ld in all), %s GiB each, %s GiB "
                     "usable, NVLink island %d\n",
                     a->nodes, a->nodes == 1 ? "" : "s", a->gpus_per_node, a->gpu.name,
-                    (long)a->nodes * a->gpus_per_node, mesh_gib(a->gpu.memory),
-                    mesh_gib(mem->capacity), a->island);
+                    (long)a->nodes * a->gpus_per_node, mesh_gib_str(a->gpu.memory).s,
+                    mesh_gib_str(mem->capacity).s, a->island);
     if (strcmp(a->gpu.name, "generic") == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
@@ -114,16 +114,17 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
         mem->stage, l->pp, framework_title(mem->framework),
         m->framework == MESH_FW_AUTO ? ": of the frameworks exported, it needs the most" : "");
     for (int i = 0; i < MESH_MEMORY_PARTS; i++)
-        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", mesh_memory_part(i)->label,
-                        mesh_gib(mesh_memory_part_bytes(mem, i)));
-    mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total",
-                    mesh_gib(mem->total), mesh_gib(mem->capacity),
+        mesh_buf_printf(b, "  %-12s %8s GiB\n", mesh_memory_part(i)->label,
+                        mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
+    mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%)\n", "total",
+                    mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
                     100 * mem->total / mem->capacity);
     if (mem->host > 0) {
         const mesh_alloc_t *a = mesh_plan_alloc(p);
-        mesh_buf_printf(b, "  %-12s %8.1f GiB per task in host memory, %.1f GiB per node of %.1f\n",
-                        "offloaded", mesh_gib(mem->host), mesh_gib(mem->host * a->gpus_per_node),
-                        mesh_gib(a->host_memory));
+        mesh_buf_printf(b, "  %-12s %8s GiB per task in host memory, %s GiB per node of %s\n",
+                        "offloaded", mesh_gib_str(mem->host).s,
+                        mesh_gib_str(mem->host * a->gpus_per_node).s,
+                        mesh_gib_str(a->host_memory).s);
     }
 }
 
@@ -172,8 +173,9 @@ static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
     size_t n = 0;
     buf[0] = '\0';
     for (int i = 0; i < MESH_MEMORY_PARTS && n < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%s %.1f", i ? ", " : "",
-                              mesh_memory_part(i)->label, mesh_gib(mesh_memory_part_bytes(mem, i)));
+        n +=
+            (size_t)snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", mesh_memory_part(i)->label,
+                             mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
     return buf;
 }
 
@@ -187,15 +189,16 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     switch (r->kind) {
     case MESH_REASON_SLOWER:
         snprintf(buf, len,
-                 "%s fits (%.1f of %.1f GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
+                 "%s fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
                  "s: %s)",
-                 name, mesh_gib(mm->total), mesh_gib(mm->capacity),
+                 name, mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
                  100 * (c->cost.step_seconds / r->best_seconds - 1), c->cost.step_seconds,
                  r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
         break;
     case MESH_REASON_MEMORY:
-        snprintf(buf, len, "%s needs %.1f GiB per GPU > %.1f GiB usable (%s GiB at %s)", name,
-                 mesh_gib(mm->total), mesh_gib(mm->capacity), parts_gib(mm, parts, sizeof(parts)),
+        snprintf(buf, len, "%s needs %s GiB per GPU > %s GiB usable (%s GiB at %s)", name,
+                 mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                 parts_gib(mm, parts, sizeof(parts)),
                  mesh_layout_format(&c->layout, canon, sizeof(canon)));
         break;
     case MESH_REASON_RULE: snprintf(buf, len, "%s is not possible here: %s", name, r->rule); break;
@@ -204,10 +207,10 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
         break;
     case MESH_REASON_NO_FIT:
         snprintf(buf, len,
-                 "nothing fits: the closest layout (%s) needs %.1f GiB per GPU > %.1f GiB "
-                 "usable, short by %.1f GiB",
-                 mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib(mm->total),
-                 mesh_gib(mm->capacity), mesh_gib(mm->total - mm->capacity));
+                 "nothing fits: the closest layout (%s) needs %s GiB per GPU > %s GiB "
+                 "usable, short by %s GiB",
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, mesh_gib_str(mm->total - mm->capacity).s);
         break;
     }
     return buf;
@@ -222,21 +225,21 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     switch (a->kind) {
     case MESH_ADVICE_UNPIN:
         if (strcmp(a->field, "recompute") == 0)
-            snprintf(
-                buf, len, "recompute=%s instead of the pinned recompute=%s fits: %s (%.1f GiB)",
-                mesh_recompute_name((mesh_recompute_t)a->value),
-                mesh_recompute_name((mesh_recompute_t)a->pinned), mesh, mesh_gib(c->memory.total));
+            snprintf(buf, len, "recompute=%s instead of the pinned recompute=%s fits: %s (%s GiB)",
+                     mesh_recompute_name((mesh_recompute_t)a->value),
+                     mesh_recompute_name((mesh_recompute_t)a->pinned), mesh,
+                     mesh_gib_str(c->memory.total).s);
         else
-            snprintf(buf, len, "%s=%d instead of the pinned %s=%d fits: %s (%.1f GiB)", a->field,
-                     a->value, a->field, a->pinned, mesh, mesh_gib(c->memory.total));
+            snprintf(buf, len, "%s=%d instead of the pinned %s=%d fits: %s (%s GiB)", a->field,
+                     a->value, a->field, a->pinned, mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_UNPIN_ALL:
-        snprintf(buf, len, "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
-                 mesh, mesh_gib(c->memory.total));
+        snprintf(buf, len, "planning every field instead of the pinned ones fits: %s (%s GiB)",
+                 mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_NODES:
-        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%.1f GiB per GPU)",
-                 a->nodes, a->gpus, mesh, mesh_gib(c->memory.total));
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%s GiB per GPU)",
+                 a->nodes, a->gpus, mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,
@@ -247,8 +250,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora): %s, %.1f GiB per GPU",
-                 mesh, mesh_gib(c->memory.total));
+                 "lora): %s, %s GiB per GPU",
+                 mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_LORA_NODES:
         snprintf(buf, len,
@@ -268,9 +271,10 @@ static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
                         "MFU");
         for (int i = 0; i < n; i++) {
             const mesh_candidate_t *c = mesh_plan_alternative(p, i);
-            mesh_buf_printf(b, "  %-64s %7.3g s %6.1f GiB %5.1f%%\n",
+            mesh_buf_printf(b, "  %-64s %7.3g s %6s GiB %5.1f%%\n",
                             mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                            c->cost.step_seconds, mesh_gib(c->memory.total), 100 * c->cost.mfu);
+                            c->cost.step_seconds, mesh_gib_str(c->memory.total).s,
+                            100 * c->cost.mfu);
         }
     }
     if ((n = mesh_plan_reason_count(p)) > 0) {
@@ -541,11 +545,11 @@ const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len)
     const mesh_alloc_t *a = mesh_plan_alloc(p);
     char canon[MESH_LAYOUT_STR_MAX];
     int n = snprintf(buf, len,
-                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %.1f GiB "
-                     "per GPU > %.1f GiB usable",
+                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %s GiB "
+                     "per GPU > %s GiB usable",
                      mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
                      mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                     mesh_gib(c->memory.total), mesh_gib(c->memory.capacity));
+                     mesh_gib_str(c->memory.total).s, mesh_gib_str(c->memory.capacity).s);
     for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
         n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
     return buf;
