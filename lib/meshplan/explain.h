@@ -104,15 +104,17 @@ typedef struct mesh_advice {
 
 /**
  * The record behind mesh_plan_reason(p, i) (mesh_plan_reason_count(p) of
- * them), or NULL unless 0 <= i < count.  Points into p, valid until
- * mesh_plan_destroy(p).
+ * them), or NULL unless 0 <= i < count.  p must not be NULL.  Points into
+ * p (the caller frees nothing), valid until mesh_plan_destroy(p).  The
+ * runners-up need no record: mesh_plan_alternative gives them whole.
  */
 MESH_API const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int i);
 
 /**
  * The record behind mesh_plan_advice(p, i) (mesh_plan_advice_count(p) of
- * them), or NULL unless 0 <= i < count.  Points into p, valid until
- * mesh_plan_destroy(p).
+ * them), or NULL unless 0 <= i < count.  p must not be NULL.  Points into
+ * p (the caller frees nothing), valid until mesh_plan_destroy(p); its
+ * field string is static and outlives p.
  */
 MESH_API const mesh_advice_t *mesh_plan_advice_record(const mesh_plan_t *p, int i);
 
