@@ -114,6 +114,15 @@ static inline double mesh_gib(double bytes)
     return bytes / MESH_GiB;
 }
 
+/* A memory size as every report prints it: bytes in GiB with one decimal,
+ * without the unit ("72.3").  A struct, so that calls serve as printf
+ * arguments, several in one call: mesh_gib_str(x).s lives until the end
+ * of the full expression (C11 6.2.4).  Sizes beyond 1e29 GiB are cut. */
+typedef struct mesh_gib_str {
+    char s[32];
+} mesh_gib_str_t;
+mesh_gib_str_t mesh_gib_str(double bytes);
+
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #endif

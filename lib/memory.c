@@ -309,3 +309,33 @@ void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const m
     mesh_states_sums(m, l, sums);
     mesh_memory_priced(m, l, a, assume, psi, sums, out);
 }
+
+/* ---- the parts of mesh_memory_t, for the reports ---- */
+
+/* the name and the JSON key are the field's own, and its offset is taken from it */
+#define PART(f, lbl, line)                                                                         \
+    {                                                                                              \
+        .name = #f, .key = #f, .label = lbl, .offset = offsetof(mesh_memory_t, f), .doc = line     \
+    }
+static const mesh_memory_part_t parts[MESH_MEMORY_PARTS] = {
+    PART(weights, "weights", "training-precision weights (+ ZeRO-3 gathered layers)"),
+    PART(grads, "grads", "gradient buffers"),
+    PART(optimizer, "optimizer", "fp32 master weights and optimizer moments"),
+    PART(activations, "activations", "stored for the backward pass, all micro-batches in flight"),
+    PART(overhead, "overhead", "CUDA context, communication buffers, fragmentation"),
+};
+_Static_assert(MESH_PART_WEIGHTS == 0 && MESH_PART_GRADS == 1 && MESH_PART_OPTIMIZER == 2,
+               "the model states' parts lead the table, in mesh_part_t's order");
+
+const mesh_memory_part_t *mesh_memory_part(int i)
+{
+    return i >= 0 && i < MESH_MEMORY_PARTS ? &parts[i] : NULL;
+}
+
+double mesh_memory_part_bytes(const mesh_memory_t *mem, int i)
+{
+    if (i < 0 || i >= MESH_MEMORY_PARTS)
+        return 0;
+    const double *v = (const double *)(const void *)((const char *)mem + parts[i].offset);
+    return *v;
+}

@@ -17,6 +17,7 @@
 #include "meshplan/memory.h"
 #include "meshplan/cost.h"
 #include "meshplan/plan.h"
+#include "meshplan/explain.h"
 #include "meshplan/ranks.h"
 #include "meshplan/env.h"
 #include "meshplan/report.h"

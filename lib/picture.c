@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "meshplan/memory.h"
 #include "meshplan/picture.h"
 #include "meshplan/ranks.h"
 
@@ -268,16 +269,11 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
-    const struct {
+    /* how each part of the table (memory.h) is drawn */
+    static const struct {
         char glyph;
         int bg;
-        const char *name;
-        double bytes;
-    } part[] = {{'W', 44, "weights", mem->weights},
-                {'G', 46, "grads", mem->grads},
-                {'O', 45, "optimizer", mem->optimizer},
-                {'A', 43, "activations", mem->activations},
-                {'X', 47, "overhead", mem->overhead}};
+    } part[MESH_MEMORY_PARTS] = {{'W', 44}, {'G', 46}, {'O', 45}, {'A', 43}, {'X', 47}};
     mesh_buf_t b;
     mesh_buf_init(&b);
     int bar = width_of(o) - 4;
@@ -285,13 +281,13 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     /* the larger of total and capacity ends the bar; the capacity is a '|' */
     double scale = (mem->total > mem->capacity ? mem->total : mem->capacity) / (bar - 1);
     int cap = (int)(mem->capacity / scale + 0.5), pos = 0;
-    say(&b, o, "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s", mem->stage,
-        mesh_gib(mem->total), mesh_gib(mem->capacity),
+    say(&b, o, "Memory of the worst rank (stage %d): %s of %s GiB usable%s", mem->stage,
+        mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
         mem->total > mem->capacity ? ": DOES NOT FIT" : "");
     mesh_buf_puts(&b, " [");
     double acc = 0;
-    for (int i = 0; i < MESH_ARRAY_LEN(part); i++) {
-        acc += part[i].bytes;
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
+        acc += mesh_memory_part_bytes(mem, i);
         int end = (int)(acc / scale + 0.5);
         for (; pos < end; pos++) {
             char g[2] = {pos == cap ? '|' : part[i].glyph, 0};
@@ -301,10 +297,10 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     for (; pos < bar; pos++)
         mesh_buf_puts(&b, pos == cap ? "|" : " ");
     mesh_buf_puts(&b, "]\n");
-    for (int i = 0, col = 0; i < MESH_ARRAY_LEN(part); i++) {
+    for (int i = 0, col = 0; i < MESH_MEMORY_PARTS; i++) {
         char key[2] = {part[i].glyph, 0}, entry[64];
-        int len =
-            snprintf(entry, sizeof(entry), " %s %.1f GiB", part[i].name, mesh_gib(part[i].bytes));
+        int len = snprintf(entry, sizeof(entry), " %s %s GiB", mesh_memory_part(i)->label,
+                           mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
         if (col > 0 && col + 2 + len > width_of(o)) {
             mesh_buf_puts(&b, "\n");
             col = 0;
@@ -315,9 +311,9 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         col += (col ? 2 : 1) + 1 + len;
     }
     mesh_buf_puts(&b, "\n");
-    say(&b, o, " | usable capacity (%.0f%% of the GPU's %.1f GiB)",
+    say(&b, o, " | usable capacity (%.0f%% of the GPU's %s GiB)",
         100 * mem->capacity / mesh_plan_alloc(p)->gpu.memory,
-        mesh_gib(mesh_plan_alloc(p)->gpu.memory));
+        mesh_gib_str(mesh_plan_alloc(p)->gpu.memory).s);
     return mesh_buf_take(&b);
 }
 
@@ -457,29 +453,25 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
 static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
-    const struct {
-        const char *name, *fill;
-        double bytes;
-    } part[] = {{"weights", "#4e79a7", mem->weights},
-                {"grads", "#76b7b2", mem->grads},
-                {"optimizer", "#b07aa1", mem->optimizer},
-                {"activations", "#edc948", mem->activations},
-                {"overhead", "#bab0ac", mem->overhead}};
+    /* the fill of each part of the table (memory.h) */
+    static const char *const fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
+                                                        "#bab0ac"};
     char line[200];
-    snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %.1f of %.1f GiB usable%s",
-             mem->stage, mesh_gib(mem->total), mesh_gib(mem->capacity),
+    snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %s of %s GiB usable%s",
+             mem->stage, mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
              mem->total > mem->capacity ? " (does not fit)" : "");
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
     double scale = 900 / (mem->total > mem->capacity ? mem->total : mem->capacity), x = 90;
-    for (int i = 0; i < MESH_ARRAY_LEN(part); i++) {
-        double w = part[i].bytes * scale;
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
+        double bytes = mesh_memory_part_bytes(mem, i), w = bytes * scale;
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" fill=\"%s\"/>\n",
-                        x, y, w, part[i].fill);
-        snprintf(line, sizeof(line), "%s %.1f GiB", part[i].name, mesh_gib(part[i].bytes));
+                        x, y, w, fill[i]);
+        snprintf(line, sizeof(line), "%s %s GiB", mesh_memory_part(i)->label,
+                 mesh_gib_str(bytes).s);
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
-                        90 + 180 * i, y + 36, part[i].fill);
+                        90 + 180 * i, y + 36, fill[i]);
         svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);
         x += w;
     }

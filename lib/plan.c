@@ -14,23 +14,14 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/explain.h"
 #include "meshplan/plan.h"
+#include "meshplan/report.h"
 
 #define MB_MAX    256 /* largest micro-batch tried */
 #define LINES_MAX 24  /* reasons or advice lines kept */
 #define LINE_LEN  384
 #define MAX_GPUS  (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
-
-enum family { FAM_DP, FAM_Z1, FAM_Z2, FAM_Z3, FAM_TP, FAM_PP, FAM_COUNT };
-
-static const char *const family_names[FAM_COUNT] = {
-    "plain DP",
-    "DP + ZeRO-1",
-    "DP + ZeRO-2",
-    "DP + ZeRO-3",
-    "TP/CP without PP (+ DP/ZeRO)",
-    "PP across nodes (+ TP, DP/ZeRO)",
-};
 
 typedef struct family_stat {
     long valid;
@@ -74,7 +65,7 @@ typedef struct search {
     int has_closest, has_invalid;
     mesh_candidate_t closest; /* least memory over capacity */
     mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
-    family_stat_t fam[FAM_COUNT];
+    family_stat_t fam[MESH_FAMILY_COUNT];
 } search_t;
 
 struct mesh_plan {
@@ -86,21 +77,24 @@ struct mesh_plan {
     mesh_candidate_t best;
     mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
     int n_alts;
-    char reasons[LINES_MAX][LINE_LEN];
+    /* the explanation: records, and the lines report.c renders from them */
+    mesh_reason_t reasons[LINES_MAX];
     int n_reasons;
-    char advice[LINES_MAX][LINE_LEN];
+    mesh_advice_t advice[LINES_MAX];
     int n_advice;
+    char reason_lines[LINES_MAX][LINE_LEN];
+    char advice_lines[LINES_MAX][LINE_LEN];
     long evaluated;
     char digest[17];
 };
 
-static int family_of(const mesh_layout_t *l)
+static mesh_family_t family_of(const mesh_layout_t *l)
 {
     if (l->pp > 1)
-        return FAM_PP;
+        return MESH_FAMILY_PP;
     if (l->tp > 1 || l->cp > 1)
-        return FAM_TP;
-    return l->dp > 1 ? FAM_DP + l->zero : FAM_DP;
+        return MESH_FAMILY_TP;
+    return l->dp > 1 ? (mesh_family_t)(MESH_FAMILY_DP + l->zero) : MESH_FAMILY_DP;
 }
 
 /* Lexicographic simplicity: negative if a is simpler than b. */
@@ -621,48 +615,65 @@ static void search_init(search_t *s, const mesh_assumptions_t *assume, const mes
 
 /* ---- explanation ---- */
 
-static void add_line(char lines[][LINE_LEN], int *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void add_line(char lines[][LINE_LEN], int *n, const char *fmt, ...)
+/* A new reason record of this kind, or NULL when LINES_MAX are kept. */
+static mesh_reason_t *add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_family_t f)
 {
-    if (*n >= LINES_MAX)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(lines[*n], LINE_LEN, fmt, ap);
-    va_end(ap);
-    (*n)++;
+    if (p->n_reasons >= LINES_MAX)
+        return NULL;
+    mesh_reason_t *r = &p->reasons[p->n_reasons++];
+    memset(r, 0, sizeof(*r));
+    r->kind = kind;
+    r->family = f;
+    return r;
 }
 
-static void explain_family(mesh_plan_t *p, int f, const family_stat_t *st)
+/* Why family f, simpler than the choice (or any, when nothing fits), was
+ * not chosen: its best fit, its least memory, a rule, or the pins. */
+static void explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *st)
 {
-    char canon[MESH_LAYOUT_STR_MAX];
-    const char *name = family_names[f];
-    if (st->has_fit) {
-        const mesh_candidate_t *c = &st->fit;
-        double slower = c->cost.step_seconds / p->best.cost.step_seconds - 1;
-        add_line(p->reasons, &p->n_reasons,
-                 "%s fits (%.1f of %.1f GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
-                 "s: %s)",
-                 name, mesh_gib(c->memory.total), mesh_gib(c->memory.capacity), 100 * slower,
-                 c->cost.step_seconds, p->best.cost.step_seconds,
-                 mesh_layout_format(&c->layout, canon, sizeof(canon)));
-    } else if (st->has_min) {
-        const mesh_memory_t *mm = &st->min.memory;
-        add_line(p->reasons, &p->n_reasons,
-                 "%s needs %.1f GiB per GPU > %.1f GiB usable (weights %.1f, grads %.1f, "
-                 "optimizer %.1f, activations %.1f, overhead %.1f GiB at %s)",
-                 name, mesh_gib(mm->total), mesh_gib(mm->capacity), mesh_gib(mm->weights),
-                 mesh_gib(mm->grads), mesh_gib(mm->optimizer), mesh_gib(mm->activations),
-                 mesh_gib(mm->overhead), mesh_layout_format(&st->min.layout, canon, sizeof(canon)));
-    } else if (st->has_invalid) {
+    mesh_reason_kind_t kind = st->has_fit       ? MESH_REASON_SLOWER
+                              : st->has_min     ? MESH_REASON_MEMORY
+                              : st->has_invalid ? MESH_REASON_RULE
+                                                : MESH_REASON_PINNED;
+    mesh_reason_t *r = add_reason(p, kind, f);
+    if (!r)
+        return;
+    if (kind == MESH_REASON_SLOWER) {
+        r->candidate = st->fit;
+        r->best_seconds = p->best.cost.step_seconds;
+    } else if (kind == MESH_REASON_MEMORY) {
+        r->candidate = st->min;
+    } else if (kind == MESH_REASON_RULE) {
         mesh_error_t e;
+        r->candidate.layout = st->invalid;
+        r->candidate.micro_batches = mesh_layout_micro_batches(&st->invalid, p->model.global_batch);
         mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
-        add_line(p->reasons, &p->n_reasons, "%s is not possible here: %s", name, e.msg);
-    } else {
-        add_line(p->reasons, &p->n_reasons, "%s is excluded by the pinned layout fields", name);
+        mesh_strlcpy(r->rule, e.msg, sizeof(r->rule));
     }
+}
+
+/* A new advice record of this kind on candidate c (NULL: none), or NULL
+ * when LINES_MAX are kept. */
+static mesh_advice_t *add_advice(mesh_plan_t *p, mesh_advice_kind_t kind, const mesh_candidate_t *c)
+{
+    if (p->n_advice >= LINES_MAX)
+        return NULL;
+    mesh_advice_t *a = &p->advice[p->n_advice++];
+    memset(a, 0, sizeof(*a));
+    a->kind = kind;
+    if (c)
+        a->candidate = *c;
+    return a;
+}
+
+/* The lines of the records, rendered once, so that mesh_plan_reason and
+ * mesh_plan_advice hand out strings that live as long as the plan. */
+static void render_lines(mesh_plan_t *p)
+{
+    for (int i = 0; i < p->n_reasons; i++)
+        mesh_report_reason(&p->reasons[i], p->reason_lines[i], LINE_LEN);
+    for (int i = 0; i < p->n_advice; i++)
+        mesh_report_advice(&p->advice[i], p->advice_lines[i], LINE_LEN);
 }
 
 /* Does model m fit with these pins on n nodes (0: the allocation's)?  A
@@ -726,8 +737,8 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
 
 static void advise(mesh_plan_t *p)
 {
-    char canon[MESH_LAYOUT_STR_MAX];
     mesh_candidate_t c;
+    mesh_advice_t *a;
     const mesh_layout_t *pins = &p->pins;
     /* 1. a pinned field that is in the way */
     static const struct {
@@ -750,39 +761,25 @@ static void advise(mesh_plan_t *p)
             continue;
         int was = *f;
         *f = MESH_FREE;
-        if (fits_on(p, &p->model, &relaxed, 0, &c)) {
-            int now = *(const int *)((const char *)&c.layout + fields[i].off);
-            if (strcmp(fields[i].key, "recompute") == 0)
-                add_line(p->advice, &p->n_advice,
-                         "recompute=%s instead of the pinned recompute=%s fits: %s (%.1f GiB)",
-                         mesh_recompute_name((mesh_recompute_t)now),
-                         mesh_recompute_name((mesh_recompute_t)was),
-                         mesh_layout_format(&c.layout, canon, sizeof(canon)),
-                         mesh_gib(c.memory.total));
-            else
-                add_line(p->advice, &p->n_advice,
-                         "%s=%d instead of the pinned %s=%d fits: %s (%.1f GiB)", fields[i].key,
-                         now, fields[i].key, was,
-                         mesh_layout_format(&c.layout, canon, sizeof(canon)),
-                         mesh_gib(c.memory.total));
+        if (fits_on(p, &p->model, &relaxed, 0, &c) && (a = add_advice(p, MESH_ADVICE_UNPIN, &c))) {
+            a->field = fields[i].key;
+            a->pinned = was;
+            a->value = *(const int *)((const char *)&c.layout + fields[i].off);
         }
     }
     mesh_layout_t none;
     mesh_layout_unpin(&none);
     if (fits_on(p, &p->model, &none, 0, &c)) {
         if (p->n_advice == 0)
-            add_line(p->advice, &p->n_advice,
-                     "planning every field instead of the pinned ones fits: %s (%.1f GiB)",
-                     mesh_layout_format(&c.layout, canon, sizeof(canon)), mesh_gib(c.memory.total));
+            add_advice(p, MESH_ADVICE_UNPIN_ALL, &c);
         return; /* the allocation is big enough: the pins were in the way */
     }
     /* 2. more nodes */
     int n = min_nodes(p, &p->model, &none, &c);
-    if (n > 0)
-        add_line(p->advice, &p->n_advice,
-                 "%d nodes (%d GPUs) would fit full training: %s (%.1f GiB per GPU)", n,
-                 n * p->alloc.gpus_per_node, mesh_layout_format(&c.layout, canon, sizeof(canon)),
-                 mesh_gib(c.memory.total));
+    if (n > 0 && (a = add_advice(p, MESH_ADVICE_NODES, &c))) {
+        a->nodes = n;
+        a->gpus = n * p->alloc.gpus_per_node;
+    }
     /* 3. parameter-efficient fine-tuning */
     if (p->model.finetune != MESH_FINETUNE_FULL)
         return;
@@ -792,21 +789,18 @@ static void advise(mesh_plan_t *p)
         total = (double)p->alloc.nodes * p->alloc.gpus_per_node *
                 mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);
-    if (n == 0 || n > 4 * p->alloc.nodes)
-        add_line(p->advice, &p->n_advice,
-                 "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
-                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
-                 w + g + k, (w + g + k) * p->model.params / (MESH_GiB * 1024),
-                 total / (MESH_GiB * 1024));
-    if (fits_on(p, &lora, &none, 0, &c))
-        add_line(p->advice, &p->n_advice,
-                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora): %s, %.1f GiB per GPU",
-                 mesh_layout_format(&c.layout, canon, sizeof(canon)), mesh_gib(c.memory.total));
-    else if ((n = min_nodes(p, &lora, &none, &c)) > 0)
-        add_line(p->advice, &p->n_advice,
-                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
-                 n, mesh_layout_format(&c.layout, canon, sizeof(canon)));
+    if ((n == 0 || n > 4 * p->alloc.nodes) && (a = add_advice(p, MESH_ADVICE_OUT_OF_REACH, NULL))) {
+        a->bytes_per_param = w + g + k;
+        a->states = (w + g + k) * p->model.params;
+        a->usable = total;
+    }
+    if (fits_on(p, &lora, &none, 0, &c)) {
+        add_advice(p, MESH_ADVICE_LORA, &c);
+    } else if ((n = min_nodes(p, &lora, &none, &c)) > 0 &&
+               (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
+        a->nodes = n;
+        a->gpus = n * p->alloc.gpus_per_node;
+    }
 }
 
 static void choose(mesh_plan_t *p, search_t *s)
@@ -971,24 +965,21 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     }
     if (s.n_fits > 0) {
         choose(p, &s);
-        for (int f = 0; f < family_of(&p->best.layout); f++)
-            explain_family(p, f, &s.fam[f]);
+        for (int f = 0; f < (int)family_of(&p->best.layout); f++)
+            explain_family(p, (mesh_family_t)f, &s.fam[f]);
     } else {
-        char canon[MESH_LAYOUT_STR_MAX];
         p->best = s.closest;
         mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);
-        add_line(p->reasons, &p->n_reasons,
-                 "nothing fits: the closest layout (%s) needs %.1f GiB per GPU > %.1f GiB "
-                 "usable, short by %.1f GiB",
-                 mesh_layout_format(&p->best.layout, canon, sizeof(canon)),
-                 mesh_gib(p->best.memory.total), mesh_gib(p->best.memory.capacity),
-                 mesh_gib(p->best.memory.total - p->best.memory.capacity));
-        for (int f = 0; f < FAM_COUNT; f++)
+        mesh_reason_t *r = add_reason(p, MESH_REASON_NO_FIT, family_of(&p->best.layout));
+        if (r) /* the first reason: always */
+            r->candidate = p->best;
+        for (int f = 0; f < MESH_FAMILY_COUNT; f++)
             if (s.fam[f].valid > 0)
-                explain_family(p, f, &s.fam[f]);
+                explain_family(p, (mesh_family_t)f, &s.fam[f]);
         advise(p);
     }
     free(s.fits);
+    render_lines(p);
     digest(p);
     return p;
 }
@@ -1046,7 +1037,12 @@ int mesh_plan_reason_count(const mesh_plan_t *p)
 
 const char *mesh_plan_reason(const mesh_plan_t *p, int i)
 {
-    return i >= 0 && i < p->n_reasons ? p->reasons[i] : NULL;
+    return i >= 0 && i < p->n_reasons ? p->reason_lines[i] : NULL;
+}
+
+const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int i)
+{
+    return i >= 0 && i < p->n_reasons ? &p->reasons[i] : NULL;
 }
 
 int mesh_plan_advice_count(const mesh_plan_t *p)
@@ -1056,7 +1052,12 @@ int mesh_plan_advice_count(const mesh_plan_t *p)
 
 const char *mesh_plan_advice(const mesh_plan_t *p, int i)
 {
-    return i >= 0 && i < p->n_advice ? p->advice[i] : NULL;
+    return i >= 0 && i < p->n_advice ? p->advice_lines[i] : NULL;
+}
+
+const mesh_advice_t *mesh_plan_advice_record(const mesh_plan_t *p, int i)
+{
+    return i >= 0 && i < p->n_advice ? &p->advice[i] : NULL;
 }
 
 long mesh_plan_evaluated(const mesh_plan_t *p)

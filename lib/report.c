@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/explain.h"
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
 
@@ -53,11 +54,11 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     m->finetune == MESH_FINETUNE_LORA ? ", LoRA" : "",
                     m->flash_attention ? ", FlashAttention" : "");
     mesh_buf_printf(b,
-                    "on       %d node%s x %d %s GPUs (%ld in all), %.1f GiB each, %.1f GiB "
+                    "on       %d node%s x %d %s GPUs (%ld in all), %s GiB each, %s GiB "
                     "usable, NVLink island %d\n",
                     a->nodes, a->nodes == 1 ? "" : "s", a->gpus_per_node, a->gpu.name,
-                    (long)a->nodes * a->gpus_per_node, mesh_gib(a->gpu.memory),
-                    mesh_gib(mem->capacity), a->island);
+                    (long)a->nodes * a->gpus_per_node, mesh_gib_str(a->gpu.memory).s,
+                    mesh_gib_str(mem->capacity).s, a->island);
     if (strcmp(a->gpu.name, "generic") == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
@@ -112,24 +113,18 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
         b, "\nMemory per GPU (worst rank: pipeline stage %d of %d, as %s allocates it%s)\n",
         mem->stage, l->pp, framework_title(mem->framework),
         m->framework == MESH_FW_AUTO ? ": of the frameworks exported, it needs the most" : "");
-    const struct {
-        const char *name;
-        double v;
-    } rows[] = {{"weights", mem->weights},
-                {"grads", mem->grads},
-                {"optimizer", mem->optimizer},
-                {"activations", mem->activations},
-                {"overhead", mem->overhead}};
-    for (int i = 0; i < MESH_ARRAY_LEN(rows); i++)
-        mesh_buf_printf(b, "  %-12s %8.1f GiB\n", rows[i].name, mesh_gib(rows[i].v));
-    mesh_buf_printf(b, "  %-12s %8.1f GiB of %.1f GiB usable (%.0f%%)\n", "total",
-                    mesh_gib(mem->total), mesh_gib(mem->capacity),
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        mesh_buf_printf(b, "  %-12s %8s GiB\n", mesh_memory_part(i)->label,
+                        mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
+    mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%)\n", "total",
+                    mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
                     100 * mem->total / mem->capacity);
     if (mem->host > 0) {
         const mesh_alloc_t *a = mesh_plan_alloc(p);
-        mesh_buf_printf(b, "  %-12s %8.1f GiB per task in host memory, %.1f GiB per node of %.1f\n",
-                        "offloaded", mesh_gib(mem->host), mesh_gib(mem->host * a->gpus_per_node),
-                        mesh_gib(a->host_memory));
+        mesh_buf_printf(b, "  %-12s %8s GiB per task in host memory, %s GiB per node of %s\n",
+                        "offloaded", mesh_gib_str(mem->host).s,
+                        mesh_gib_str(mem->host * a->gpus_per_node).s,
+                        mesh_gib_str(a->host_memory).s);
     }
 }
 
@@ -147,6 +142,126 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     c->dp_comm_s, c->optimizer_s);
 }
 
+/* ---- the explanation's records, as lines ---- */
+
+#define LINE_PARTS 256 /* five parts' labels and GiB: under 100 bytes */
+
+static const struct {
+    const char *key, *label;
+} families[MESH_FAMILY_COUNT] = {
+    [MESH_FAMILY_DP] = {"dp", "plain DP"},
+    [MESH_FAMILY_ZERO1] = {"zero1", "DP + ZeRO-1"},
+    [MESH_FAMILY_ZERO2] = {"zero2", "DP + ZeRO-2"},
+    [MESH_FAMILY_ZERO3] = {"zero3", "DP + ZeRO-3"},
+    [MESH_FAMILY_TP] = {"tp", "TP/CP without PP (+ DP/ZeRO)"},
+    [MESH_FAMILY_PP] = {"pp", "PP across nodes (+ TP, DP/ZeRO)"},
+};
+
+const char *mesh_family_name(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].key : NULL;
+}
+
+static const char *family_label(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].label : "?";
+}
+
+/* "weights 13.0, grads 26.1, ...": the parts of mem in GiB, into buf[len]. */
+static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_MEMORY_PARTS && n < len; i++)
+        n +=
+            (size_t)snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", mesh_memory_part(i)->label,
+                             mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
+    return buf;
+}
+
+const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_memory_t *mm = &c->memory;
+    const char *name = family_label(r->family);
+    buf[0] = '\0';
+    switch (r->kind) {
+    case MESH_REASON_SLOWER:
+        snprintf(buf, len,
+                 "%s fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
+                 "s: %s)",
+                 name, mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                 100 * (c->cost.step_seconds / r->best_seconds - 1), c->cost.step_seconds,
+                 r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_MEMORY:
+        snprintf(buf, len, "%s needs %s GiB per GPU > %s GiB usable (%s GiB at %s)", name,
+                 mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                 parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_RULE: snprintf(buf, len, "%s is not possible here: %s", name, r->rule); break;
+    case MESH_REASON_PINNED:
+        snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
+        break;
+    case MESH_REASON_NO_FIT:
+        snprintf(buf, len,
+                 "nothing fits: the closest layout (%s) needs %s GiB per GPU > %s GiB "
+                 "usable, short by %s GiB",
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, mesh_gib_str(mm->total - mm->capacity).s);
+        break;
+    }
+    return buf;
+}
+
+const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &a->candidate;
+    const char *mesh = mesh_layout_format(&c->layout, canon, sizeof(canon));
+    buf[0] = '\0';
+    switch (a->kind) {
+    case MESH_ADVICE_UNPIN:
+        if (strcmp(a->field, "recompute") == 0)
+            snprintf(buf, len, "recompute=%s instead of the pinned recompute=%s fits: %s (%s GiB)",
+                     mesh_recompute_name((mesh_recompute_t)a->value),
+                     mesh_recompute_name((mesh_recompute_t)a->pinned), mesh,
+                     mesh_gib_str(c->memory.total).s);
+        else
+            snprintf(buf, len, "%s=%d instead of the pinned %s=%d fits: %s (%s GiB)", a->field,
+                     a->value, a->field, a->pinned, mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_UNPIN_ALL:
+        snprintf(buf, len, "planning every field instead of the pinned ones fits: %s (%s GiB)",
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_NODES:
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%s GiB per GPU)",
+                 a->nodes, a->gpus, mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_OUT_OF_REACH:
+        snprintf(buf, len,
+                 "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
+                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
+                 a->bytes_per_param, a->states / (MESH_GiB * 1024), a->usable / (MESH_GiB * 1024));
+        break;
+    case MESH_ADVICE_LORA:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
+                 "lora): %s, %s GiB per GPU",
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_LORA_NODES:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
+                 a->nodes, mesh);
+        break;
+    }
+    return buf;
+}
+
 static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
 {
     char canon[MESH_LAYOUT_STR_MAX];
@@ -156,9 +271,10 @@ static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
                         "MFU");
         for (int i = 0; i < n; i++) {
             const mesh_candidate_t *c = mesh_plan_alternative(p, i);
-            mesh_buf_printf(b, "  %-64s %7.3g s %6.1f GiB %5.1f%%\n",
+            mesh_buf_printf(b, "  %-64s %7.3g s %6s GiB %5.1f%%\n",
                             mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                            c->cost.step_seconds, mesh_gib(c->memory.total), 100 * c->cost.mfu);
+                            c->cost.step_seconds, mesh_gib_str(c->memory.total).s,
+                            100 * c->cost.mfu);
         }
     }
     if ((n = mesh_plan_reason_count(p)) > 0) {
@@ -202,18 +318,23 @@ static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_ba
                     mesh_precision_name(l->moments), mesh_layout_format(l, canon, sizeof(canon)));
 }
 
+static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
+{
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        mesh_buf_printf(b, "%s\"%s\":%.0f", i ? "," : "{", mesh_memory_part(i)->key,
+                        mesh_memory_part_bytes(m, i));
+    mesh_buf_printf(
+        b, ",\"total\":%.0f,\"capacity\":%.0f,\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
+        m->total, m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
+}
+
 static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
 {
-    const mesh_memory_t *m = &c->memory;
     const mesh_cost_t *k = &c->cost;
     mesh_buf_printf(b, "\"fits\":%s,\"layout\":", c->fits ? "true" : "false");
     json_layout(b, c, global_batch);
-    mesh_buf_printf(b,
-                    ",\"memory\":{\"weights\":%.0f,\"grads\":%.0f,\"optimizer\":%.0f,"
-                    "\"activations\":%.0f,\"overhead\":%.0f,\"total\":%.0f,\"capacity\":%.0f,"
-                    "\"stage\":%d,\"host\":%.0f,\"framework\":\"%s\"}",
-                    m->weights, m->grads, m->optimizer, m->activations, m->overhead, m->total,
-                    m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
+    mesh_buf_puts(b, ",\"memory\":");
+    json_memory(b, &c->memory);
     mesh_buf_printf(b,
                     ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
                     "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
@@ -232,6 +353,80 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
         if (i)
             mesh_buf_puts(b, ",");
         mesh_buf_json_string(b, get(p, i));
+    }
+    mesh_buf_puts(b, "]");
+}
+
+/* The records' kinds as the JSON names them, in the enums' order. */
+static const char *const reason_kinds[] = {"slower", "memory", "rule", "pinned", "no_fit"};
+static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
+                                           "out_of_reach", "lora",      "lora_nodes"};
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NO_FIT + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
+               "a name per advice kind");
+
+/* A record's priced layout: the layout, its memory, and its need against
+ * the usable memory (bytes per GPU). */
+static void json_priced(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+{
+    mesh_buf_puts(b, ",\"layout\":");
+    json_layout(b, c, global_batch);
+    mesh_buf_puts(b, ",\"memory\":");
+    json_memory(b, &c->memory);
+    mesh_buf_printf(b, ",\"need\":%.0f,\"have\":%.0f", c->memory.total, c->memory.capacity);
+}
+
+static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch)
+{
+    mesh_buf_printf(b, "{\"kind\":\"%s\",\"family\":\"%s\"", reason_kinds[r->kind],
+                    mesh_family_name(r->family));
+    if (r->kind == MESH_REASON_RULE) {
+        mesh_buf_puts(b, ",\"layout\":");
+        json_layout(b, &r->candidate, global_batch);
+        mesh_buf_puts(b, ",\"rule\":");
+        mesh_buf_json_string(b, r->rule);
+    } else if (r->kind != MESH_REASON_PINNED) {
+        json_priced(b, &r->candidate, global_batch);
+    }
+    if (r->kind == MESH_REASON_SLOWER)
+        mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"best_step_seconds\":%.6g",
+                        r->candidate.cost.step_seconds, r->best_seconds);
+    mesh_buf_puts(b, "}");
+}
+
+static void json_advice(mesh_buf_t *b, const mesh_advice_t *a, long global_batch)
+{
+    mesh_buf_printf(b, "{\"kind\":\"%s\"", advice_kinds[a->kind]);
+    if (a->kind == MESH_ADVICE_OUT_OF_REACH)
+        mesh_buf_printf(b, ",\"bytes_per_parameter\":%.6g,\"need\":%.0f,\"have\":%.0f",
+                        a->bytes_per_param, a->states, a->usable);
+    else
+        json_priced(b, &a->candidate, global_batch);
+    if (a->kind == MESH_ADVICE_UNPIN && strcmp(a->field, "recompute") == 0)
+        mesh_buf_printf(b, ",\"field\":\"%s\",\"pinned\":\"%s\",\"value\":\"%s\"", a->field,
+                        mesh_recompute_name((mesh_recompute_t)a->pinned),
+                        mesh_recompute_name((mesh_recompute_t)a->value));
+    else if (a->kind == MESH_ADVICE_UNPIN)
+        mesh_buf_printf(b, ",\"field\":\"%s\",\"pinned\":%d,\"value\":%d", a->field, a->pinned,
+                        a->value);
+    if (a->kind == MESH_ADVICE_NODES || a->kind == MESH_ADVICE_LORA_NODES)
+        mesh_buf_printf(b, ",\"nodes\":%d,\"gpus\":%d", a->nodes, a->gpus);
+    mesh_buf_puts(b, "}");
+}
+
+/* The records behind "reasons" and "advice", one for one. */
+static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    long gb = mesh_plan_model(p)->global_batch;
+    mesh_buf_puts(b, ",\"reason_records\":[");
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        mesh_buf_puts(b, i ? "," : "");
+        json_reason(b, mesh_plan_reason_record(p, i), gb);
+    }
+    mesh_buf_puts(b, "],\"advice_records\":[");
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        mesh_buf_puts(b, i ? "," : "");
+        json_advice(b, mesh_plan_advice_record(p, i), gb);
     }
     mesh_buf_puts(b, "]");
 }
@@ -276,8 +471,10 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "]");
     json_strings(&b, "reasons", mesh_plan_reason_count(p), mesh_plan_reason, p);
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
-    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld}\n", mesh_plan_digest(p),
+    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
                     mesh_plan_evaluated(p));
+    json_records(&b, p); /* last: the keys before them read as they always did */
+    mesh_buf_puts(&b, "}\n");
     return mesh_buf_take(&b);
 }
 
@@ -348,11 +545,11 @@ const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len)
     const mesh_alloc_t *a = mesh_plan_alloc(p);
     char canon[MESH_LAYOUT_STR_MAX];
     int n = snprintf(buf, len,
-                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %.1f GiB "
-                     "per GPU > %.1f GiB usable",
+                     "%s does not fit on %d x %d %s GPUs: the closest layout (%s) needs %s GiB "
+                     "per GPU > %s GiB usable",
                      mesh_plan_model(p)->name, a->nodes, a->gpus_per_node, a->gpu.name,
                      mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                     mesh_gib(c->memory.total), mesh_gib(c->memory.capacity));
+                     mesh_gib_str(c->memory.total).s, mesh_gib_str(c->memory.capacity).s);
     for (int i = 0; i < mesh_plan_advice_count(p) && n > 0 && (size_t)n < len; i++)
         n += snprintf(buf + n, len - (size_t)n, "\nwhat would fit: %s", mesh_plan_advice(p, i));
     return buf;

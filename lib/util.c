@@ -316,6 +316,13 @@ const char *mesh_format_bytes(double bytes, char *buf, size_t len)
     return buf;
 }
 
+mesh_gib_str_t mesh_gib_str(double bytes)
+{
+    mesh_gib_str_t t;
+    snprintf(t.s, sizeof(t.s), "%.1f", mesh_gib(bytes));
+    return t;
+}
+
 /* ---- work bounded in time ---- */
 
 /* What the caller and the thread share until both are done with it:

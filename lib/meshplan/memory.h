@@ -11,6 +11,8 @@
 #ifndef MESHPLAN_MEMORY_H
 #define MESHPLAN_MEMORY_H
 
+#include <stddef.h>
+
 #include "meshplan/api.h"
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"
@@ -36,6 +38,33 @@ typedef struct mesh_memory {
     double host; /* bytes one task keeps in host memory (optimizer offload): the most of any
                     stage under any framework priced */
 } mesh_memory_t;
+
+/**
+ * The parts that add up to mesh_memory_t's total, one row each of a table
+ * that every report lists them from (text, JSON, pictures, reasons), in
+ * its order: weights, grads, optimizer, activations, overhead (the first
+ * three are mesh_part_t's, in its order).  Every string is static.
+ */
+#define MESH_MEMORY_PARTS 5
+typedef struct mesh_memory_part {
+    const char *name;  /* its field of mesh_memory_t: "weights" */
+    const char *key;   /* its key in the JSON report's "memory" objects */
+    const char *label; /* what the text report and the pictures call it */
+    size_t offset;     /* of its double in mesh_memory_t */
+    const char *doc;   /* one line on what it holds */
+} mesh_memory_part_t;
+
+/**
+ * Part i of the table, or NULL unless 0 <= i < MESH_MEMORY_PARTS.  Points
+ * to static storage, valid for the life of the program.
+ */
+MESH_API const mesh_memory_part_t *mesh_memory_part(int i);
+
+/**
+ * The bytes of part i (0 <= i < MESH_MEMORY_PARTS) in *mem, which must not
+ * be NULL; 0 for an i out of range.
+ */
+MESH_API double mesh_memory_part_bytes(const mesh_memory_t *mem, int i);
 
 /**
  * Memory of the worst rank of layout l into *out, under the framework(s)

@@ -100,7 +100,8 @@ MESH_API const mesh_candidate_t *mesh_plan_alternative(const mesh_plan_t *p, int
  * Why simpler layouts were refused, or when nothing fits why (one line
  * each, at most 24 lines of at most 383 characters).  mesh_plan_reason
  * returns NULL unless 0 <= i < count; the string is in p, valid until
- * mesh_plan_destroy(p).
+ * mesh_plan_destroy(p).  Each line is rendered from a record that
+ * mesh_plan_reason_record (explain.h) gives, at the same index.
  */
 MESH_API int mesh_plan_reason_count(const mesh_plan_t *p);
 MESH_API const char *mesh_plan_reason(const mesh_plan_t *p, int i);
@@ -109,7 +110,8 @@ MESH_API const char *mesh_plan_reason(const mesh_plan_t *p, int i);
  * What would fit when the chosen layout does not (one line each, at most
  * 24; none when it fits): a pin to drop, more nodes, or LoRA.
  * mesh_plan_advice returns NULL unless 0 <= i < count; the string is in p,
- * valid until mesh_plan_destroy(p).
+ * valid until mesh_plan_destroy(p).  Each line is rendered from the record
+ * mesh_plan_advice_record (explain.h) gives, at the same index.
  */
 MESH_API int mesh_plan_advice_count(const mesh_plan_t *p);
 MESH_API const char *mesh_plan_advice(const mesh_plan_t *p, int i);

@@ -11,6 +11,7 @@
 #define MESHPLAN_REPORT_H
 
 #include "meshplan/api.h"
+#include "meshplan/explain.h"
 #include "meshplan/plan.h"
 
 #ifdef __cplusplus
@@ -26,7 +27,9 @@ MESH_API char *mesh_report_text(const mesh_plan_t *p);
 /**
  * The plan as one JSON object (doc/design.md, "CLI and JSON"): model,
  * allocation, fits, layout, memory (bytes per GPU, worst rank), cost
- * (seconds), pp_layers, alternatives, reasons, advice, digest, evaluated.
+ * (seconds), pp_layers, alternatives, reasons, advice, digest, evaluated,
+ * reason_records and advice_records (the records of explain.h behind
+ * reasons and advice, one for one).
  */
 MESH_API char *mesh_report_json(const mesh_plan_t *p);
 
@@ -46,6 +49,21 @@ MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
  * plan that does not.  Returns buf.
  */
 MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
+
+/**
+ * The line of one reason record, as mesh_plan_reason gives it (at most
+ * 383 characters there), into buf[len] (len > 0; truncated to fit; no
+ * newline).  r must not be NULL; a kind out of range gives "".  Returns
+ * buf; thread-safe.
+ */
+MESH_API const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len);
+
+/**
+ * The line of one advice record, as mesh_plan_advice gives it, into
+ * buf[len] as mesh_report_reason does.  a must not be NULL, nor a->field
+ * on MESH_ADVICE_UNPIN.  Returns buf; thread-safe.
+ */
+MESH_API const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len);
 
 /** What the policy makes of a plan (mesh_plan_verdict). */
 typedef enum mesh_verdict {

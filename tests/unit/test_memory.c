@@ -1,6 +1,8 @@
 /*
  * The memory model against the numbers of its sources.
  */
+#include <math.h>
+
 #include "testutil.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))

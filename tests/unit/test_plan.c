@@ -864,13 +864,7 @@ static void layout_check__each_rule__exact_message(void **state)
  * plus 1.25 GiB overhead: 118.6 GiB.  ZeRO-1 fits: 2 + 2 + 12/4 bytes. */
 static mesh_alloc_t alloc_80e9(int nodes, int gpus)
 {
-    mesh_policy_t pol;
-    mesh_policy_init(&pol);
-    mesh_alloc_t a;
-    mesh_error_t err;
-    if (mesh_policy_alloc(&pol.assume, NULL, 80e9, 0, nodes, gpus, &a, &err) < 0)
-        fail_msg("%s", err.msg);
-    return a;
+    return test_alloc_mem(NULL, 80e9, nodes, gpus);
 }
 
 #define PLAIN_DP_4                                                                                 \

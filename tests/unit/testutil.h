@@ -43,15 +43,21 @@ static inline mesh_model_t test_spec(const char *yaml)
     return m;
 }
 
-static inline mesh_alloc_t test_alloc(const char *gpu, int nodes, int gpn)
+/* An allocation of GPUs by name, or (gpu NULL) of gpu_mem bytes each. */
+static inline mesh_alloc_t test_alloc_mem(const char *gpu, double gpu_mem, int nodes, int gpn)
 {
     mesh_policy_t pol;
     mesh_alloc_t a;
     mesh_error_t err;
     mesh_policy_init(&pol);
-    if (mesh_policy_alloc(&pol.assume, gpu, 0, 0, nodes, gpn, &a, &err) < 0)
+    if (mesh_policy_alloc(&pol.assume, gpu, gpu_mem, 0, nodes, gpn, &a, &err) < 0)
         fail_msg("%s", err.msg);
     return a;
+}
+
+static inline mesh_alloc_t test_alloc(const char *gpu, int nodes, int gpn)
+{
+    return test_alloc_mem(gpu, 0, nodes, gpn);
 }
 
 static inline mesh_layout_t test_mesh(const char *s)

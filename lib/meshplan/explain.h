@@ -1,0 +1,131 @@
+/*
+ * meshplan: the plan's explanation as data.
+ *
+ * The planner records why it refused the layouts simpler than the one it
+ * chose, and when nothing fits, what would: one record per line of
+ * mesh_plan_reason and mesh_plan_advice, at the same index, holding the
+ * numbers the line is written from (the layout, its memory, the limit it
+ * hit).  The lines themselves are rendered from these records by
+ * mesh_report_reason and mesh_report_advice (report.h), so a front end can
+ * show the same facts its own way.  doc/design.md, "Explanation and
+ * advice".
+ */
+#ifndef MESHPLAN_EXPLAIN_H
+#define MESHPLAN_EXPLAIN_H
+
+#include "meshplan/api.h"
+#include "meshplan/error.h"
+#include "meshplan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The families of layouts, simplest first: the planner prefers a simpler
+ * family on near-ties and explains each family simpler than its choice.
+ */
+typedef enum mesh_family {
+    MESH_FAMILY_DP,    /**< plain data parallelism, no ZeRO */
+    MESH_FAMILY_ZERO1, /**< DP + ZeRO-1 */
+    MESH_FAMILY_ZERO2, /**< DP + ZeRO-2 */
+    MESH_FAMILY_ZERO3, /**< DP + ZeRO-3 */
+    MESH_FAMILY_TP,    /**< TP and/or CP without PP (+ DP/ZeRO) */
+    MESH_FAMILY_PP,    /**< PP (+ TP, CP, DP/ZeRO) */
+    MESH_FAMILY_COUNT
+} mesh_family_t;
+
+/** What refused a family, or that nothing fits. */
+typedef enum mesh_reason_kind {
+    /** it fits, but its fastest layout is slower than the plan's */
+    MESH_REASON_SLOWER,
+    /** its layout needing the least memory needs more than is usable */
+    MESH_REASON_MEMORY,
+    /** none of its layouts is valid here: `rule` says which rule refused one */
+    MESH_REASON_RULE,
+    /** the pinned layout fields exclude every layout of it */
+    MESH_REASON_PINNED,
+    /** nothing fits: the closest layout (the plan's best) and its need */
+    MESH_REASON_NO_FIT,
+} mesh_reason_kind_t;
+
+/** One reason, the record behind mesh_plan_reason's line of the same index. */
+typedef struct mesh_reason {
+    mesh_reason_kind_t kind;
+    /* the family refused; NO_FIT: the closest layout's */
+    mesh_family_t family;
+    /* SLOWER: the family's fastest fitting layout, priced (memory and
+     * cost); MEMORY: its layout needing the least memory (memory priced,
+     * cost not: zero); NO_FIT: the closest layout, mesh_plan_best's copy;
+     * RULE: only .layout, the layout refused, and .micro_batches; PINNED:
+     * all zero.  Where
+     * priced, memory.total is the need and memory.capacity the usable
+     * memory it is held against (bytes per GPU). */
+    mesh_candidate_t candidate;
+    double best_seconds;       /* SLOWER: the chosen layout's step time */
+    char rule[MESH_ERROR_MAX]; /* RULE: mesh_layout_check's message for candidate.layout */
+} mesh_reason_t;
+
+/** What would fit, when the plan does not. */
+typedef enum mesh_advice_kind {
+    /** one pinned field is in the way: freeing `field` alone fits */
+    MESH_ADVICE_UNPIN,
+    /** no single pin is in the way, but planning every field fits */
+    MESH_ADVICE_UNPIN_ALL,
+    /** more nodes: `nodes` of them (`gpus` GPUs) fit full training */
+    MESH_ADVICE_NODES,
+    /** full fine-tuning is out of reach: its model states against the
+     * usable memory of the whole allocation */
+    MESH_ADVICE_OUT_OF_REACH,
+    /** parameter-efficient fine-tuning (LoRA) fits on this allocation */
+    MESH_ADVICE_LORA,
+    /** LoRA would fit on `nodes` nodes (`gpus` GPUs) */
+    MESH_ADVICE_LORA_NODES,
+} mesh_advice_kind_t;
+
+/** One piece of advice, the record behind mesh_plan_advice's line of the same index. */
+typedef struct mesh_advice {
+    mesh_advice_kind_t kind;
+    /* the layout that would fit, as a first-fit search found it: memory
+     * priced (on NODES and LORA_NODES, on that many nodes), cost not
+     * estimated (zero); OUT_OF_REACH: all zero */
+    mesh_candidate_t candidate;
+    /* UNPIN: the --mesh key freed ("zero", "recompute", "mb", "tp", "pp",
+     * "cp", "vpp" or "dp"; static storage, never freed), its pinned value
+     * and the value that fits (recompute: mesh_recompute_t values) */
+    const char *field;
+    int pinned, value;
+    int nodes, gpus; /* NODES, LORA_NODES: the allocation that fits */
+    /* OUT_OF_REACH: model-state bytes per parameter (weights, gradients
+     * and optimizer, unsharded), their bytes for the whole model, and the
+     * usable bytes of the whole allocation */
+    double bytes_per_param, states, usable;
+} mesh_advice_t;
+
+/**
+ * The record behind mesh_plan_reason(p, i) (mesh_plan_reason_count(p) of
+ * them), or NULL unless 0 <= i < count.  p must not be NULL.  Points into
+ * p (the caller frees nothing), valid until mesh_plan_destroy(p).  The
+ * runners-up need no record: mesh_plan_alternative gives them whole.
+ */
+MESH_API const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int i);
+
+/**
+ * The record behind mesh_plan_advice(p, i) (mesh_plan_advice_count(p) of
+ * them), or NULL unless 0 <= i < count.  p must not be NULL.  Points into
+ * p (the caller frees nothing), valid until mesh_plan_destroy(p); its
+ * field string is static and outlives p.
+ */
+MESH_API const mesh_advice_t *mesh_plan_advice_record(const mesh_plan_t *p, int i);
+
+/**
+ * A family's short name, as the JSON report writes it: "dp", "zero1",
+ * "zero2", "zero3", "tp" or "pp"; NULL for a value out of range.  A static
+ * string.
+ */
+MESH_API const char *mesh_family_name(mesh_family_t f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

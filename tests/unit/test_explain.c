@@ -1,0 +1,546 @@
+/*
+ * The plan's explanation as records (meshplan/explain.h): every kind of
+ * reason and advice with its numbers, by hand or from the memory and cost
+ * models themselves; the lines and the JSON rendered from them; the table
+ * of memory parts that the reports list; the GiB formatter.
+ */
+#include "testutil.h"
+
+#include "internal.h" /* mesh_gib_str */
+
+#define GiB 1073741824.0
+
+/* Megatron-LM, bf16 with 2-byte gradient buffers: 16 bytes a parameter,
+ * 18 under plain DP, whose main gradients stay fp32 (test_plan.c's seed). */
+static mesh_model_t seed(double params)
+{
+    char yaml[256];
+    snprintf(yaml, sizeof(yaml),
+             "name: seed\nparams: %g\ntrain:\n  seq_len: 4096\n  global_batch: 64\n"
+             "  grad_accum_dtype: bf16\n  framework: megatron\n",
+             params);
+    return test_spec(yaml);
+}
+
+/* seed(params) planned on nodes x gpus GPUs of 80e9 bytes (77.6e9 usable)
+ * with these pins; mesh_plan_model and mesh_plan_alloc give its inputs. */
+static mesh_plan_t *plan_seed(double params, int nodes, int gpus, const char *mesh)
+{
+    mesh_model_t m = seed(params);
+    mesh_alloc_t a = test_alloc_mem(NULL, 80e9, nodes, gpus);
+    return test_plan(&m, &a, mesh);
+}
+
+/* The record's memory is what the memory model says of its layout. */
+static void assert_models_memory(const mesh_model_t *m, const mesh_alloc_t *a,
+                                 const mesh_candidate_t *c)
+{
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_memory_t want;
+    mesh_memory_estimate(m, &c->layout, a, &pol.assume, &want);
+    const double got[] = {c->memory.weights,     c->memory.grads,    c->memory.optimizer,
+                          c->memory.activations, c->memory.overhead, c->memory.total,
+                          c->memory.capacity};
+    const double exp[] = {want.weights,  want.grads, want.optimizer, want.activations,
+                          want.overhead, want.total, want.capacity};
+    for (int i = 0; i < (int)(sizeof(got) / sizeof(got[0])); i++)
+        if (got[i] != exp[i])
+            fail_msg("memory field %d: %.17g, the model says %.17g", i, got[i], exp[i]);
+}
+
+/* Line i of p is its record rendered, and the record is in range. */
+static void assert_lines_are_records(const mesh_plan_t *p)
+{
+    char line[512];
+    for (int i = 0; i < mesh_plan_reason_count(p); i++)
+        assert_string_equal(mesh_plan_reason(p, i),
+                            mesh_report_reason(mesh_plan_reason_record(p, i), line, sizeof(line)));
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        assert_string_equal(mesh_plan_advice(p, i),
+                            mesh_report_advice(mesh_plan_advice_record(p, i), line, sizeof(line)));
+    assert_null(mesh_plan_reason_record(p, mesh_plan_reason_count(p)));
+    assert_null(mesh_plan_reason_record(p, -1));
+    assert_null(mesh_plan_advice_record(p, mesh_plan_advice_count(p)));
+    assert_null(mesh_plan_advice_record(p, -1));
+}
+
+/* The checks every plan of this suite ends with, then free it. */
+static void done(mesh_plan_t *p)
+{
+    assert_lines_are_records(p);
+    mesh_plan_destroy(p);
+}
+
+/* A LoRA advice fits, with the memory model's figures for LoRA on a. */
+static void assert_lora_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_advice_t *l)
+{
+    mesh_model_t lora = *m;
+    lora.finetune = MESH_FINETUNE_LORA;
+    assert_true(l->candidate.fits);
+    assert_models_memory(&lora, a, &l->candidate);
+}
+
+static void assert_mesh(const mesh_layout_t *l, const char *want)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    assert_string_equal(mesh_layout_format(l, canon, sizeof(canon)), want);
+}
+
+/* Seed 7B on 4 GPUs: ZeRO-1 is chosen; plain DP needs 18 bytes a
+ * parameter, 126e9, plus 1.25 GiB of overhead (context and one
+ * communicator), against 0.97 * 80e9 usable. */
+static void reason__memory(void **state)
+{
+    mesh_plan_t *p = plan_seed(7e9, 1, 4, "auto");
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_reason_count(p), 1);
+    const mesh_reason_t *r = mesh_plan_reason_record(p, 0);
+    assert_int_equal(r->kind, MESH_REASON_MEMORY);
+    assert_int_equal(r->family, MESH_FAMILY_DP);
+    assert_mesh(&r->candidate.layout,
+                "tp=1,pp=1,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
+    assert_bytes(r->candidate.memory.weights, 14000000000ULL);
+    assert_bytes(r->candidate.memory.grads, 28000000000ULL);
+    assert_bytes(r->candidate.memory.optimizer, 84000000000ULL);
+    assert_bytes(r->candidate.memory.overhead, 1342177280ULL);
+    assert_bytes(r->candidate.memory.total, 127342177280ULL);
+    assert_bytes(r->candidate.memory.capacity, 77600000000ULL);
+    assert_false(r->candidate.fits);
+    assert_true(r->candidate.cost.step_seconds == 0); /* not priced: it does not fit */
+    assert_models_memory(m, a, &r->candidate);
+    done(p);
+}
+
+/* Seed 1B on 4 GPUs: plain DP fits (18e9 + 1.25 GiB) but ZeRO-1 is faster;
+ * the record holds both step times, from the cost model. */
+static void reason__slower(void **state)
+{
+    mesh_plan_t *p = plan_seed(1e9, 1, 4, "auto");
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_candidate_t *best = mesh_plan_best(p);
+    assert_int_equal(best->layout.zero, 1);
+    assert_int_equal(mesh_plan_reason_count(p), 1);
+    const mesh_reason_t *r = mesh_plan_reason_record(p, 0);
+    assert_int_equal(r->kind, MESH_REASON_SLOWER);
+    assert_int_equal(r->family, MESH_FAMILY_DP);
+    assert_int_equal(r->candidate.layout.zero, 0);
+    assert_true(r->candidate.fits);
+    assert_bytes(r->candidate.memory.total, 19342177280ULL);
+    assert_models_memory(m, a, &r->candidate);
+    mesh_cost_t want;
+    mesh_cost_estimate(m, &r->candidate.layout, a, &want);
+    assert_true(r->candidate.cost.step_seconds == want.step_seconds);
+    assert_true(r->best_seconds == best->cost.step_seconds);
+    assert_true(r->candidate.cost.step_seconds > r->best_seconds);
+    done(p);
+}
+
+/* vpp=2 pinned: plain DP (pp 1) breaks the interleaving rule, and the
+ * record keeps the layout refused and the rule's own message. */
+static void reason__rule(void **state)
+{
+    mesh_model_t m = test_preset("llama2-7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "vpp=2");
+    const mesh_reason_t *r = mesh_plan_reason_record(p, 0);
+    assert_non_null(r);
+    assert_int_equal(r->kind, MESH_REASON_RULE);
+    assert_int_equal(r->family, MESH_FAMILY_DP);
+    assert_int_equal(r->candidate.layout.vpp, 2);
+    assert_int_equal(r->candidate.layout.pp, 1);
+    assert_int_equal(r->candidate.layout.dp, 8);
+    assert_string_equal(r->rule, "vpp 2 (interleaved schedule) needs pp > 2");
+    mesh_error_t e;
+    assert_int_equal(mesh_layout_check(&m, mesh_plan_alloc(p), &r->candidate.layout, &e), -1);
+    assert_string_equal(r->rule, e.msg);
+    assert_int_equal(r->candidate.micro_batches,
+                     m.global_batch / ((long)r->candidate.layout.micro_batch * 8));
+    assert_true(r->candidate.memory.total == 0);
+    done(p);
+}
+
+/* zero=3 pinned: the three simpler families are excluded, nothing more. */
+static void reason__pinned(void **state)
+{
+    mesh_plan_t *p = plan_seed(7e9, 1, 4, "zero=3");
+    assert_int_equal(mesh_plan_reason_count(p), 3);
+    const mesh_candidate_t none = {0};
+    for (int i = 0; i < 3; i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(p, i);
+        assert_int_equal(r->kind, MESH_REASON_PINNED);
+        assert_int_equal(r->family, MESH_FAMILY_DP + i);
+        assert_memory_equal(&r->candidate, &none, sizeof(none));
+        assert_string_equal(r->rule, "");
+    }
+    done(p);
+}
+
+/* Seed 7B on one GPU: nothing fits.  The closest needs 18 bytes a
+ * parameter plus 1 GiB (no communicator); two nodes fit under ZeRO-3 (8
+ * bytes a parameter + 1.25 GiB), and LoRA fits here. */
+static void no_fit__nodes_and_lora(void **state)
+{
+    mesh_plan_t *p = plan_seed(7e9, 1, 1, "auto");
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    assert_false(mesh_plan_fits(p));
+    const mesh_reason_t *r = mesh_plan_reason_record(p, 0);
+    assert_int_equal(r->kind, MESH_REASON_NO_FIT);
+    assert_int_equal(r->family, MESH_FAMILY_DP);
+    assert_memory_equal(&r->candidate, mesh_plan_best(p), sizeof(r->candidate));
+    assert_bytes(r->candidate.memory.total, 127073741824ULL);
+    assert_bytes(r->candidate.memory.capacity, 77600000000ULL);
+    assert_true(r->candidate.cost.step_seconds > 0); /* the closest is priced */
+
+    assert_int_equal(mesh_plan_advice_count(p), 2);
+    const mesh_advice_t *n = mesh_plan_advice_record(p, 0);
+    assert_int_equal(n->kind, MESH_ADVICE_NODES);
+    assert_int_equal(n->nodes, 2);
+    assert_int_equal(n->gpus, 2);
+    assert_mesh(&n->candidate.layout,
+                "tp=1,pp=1,dp=2,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off");
+    assert_bytes(n->candidate.memory.total, 57342177280ULL);
+    assert_true(n->candidate.fits);
+    assert_true(n->candidate.cost.step_seconds == 0); /* a first-fit search prices no time */
+    mesh_alloc_t two = *a;
+    two.nodes = 2;
+    assert_models_memory(m, &two, &n->candidate);
+
+    const mesh_advice_t *l = mesh_plan_advice_record(p, 1);
+    assert_int_equal(l->kind, MESH_ADVICE_LORA);
+    assert_int_equal(mesh_layout_world(&l->candidate.layout), 1);
+    assert_true(l->candidate.memory.total <= l->candidate.memory.capacity);
+    assert_lora_fits(m, a, l);
+    done(p);
+}
+
+/* Seed 1T on one GPU: 16 bytes a parameter, 16e12 bytes, against 77.6e9
+ * usable, and no node count fits (64 sequences: 64 GPUs at most, 250e9
+ * each); LoRA does, on as many nodes as the record says. */
+static void no_fit__out_of_reach_and_lora_nodes(void **state)
+{
+    mesh_plan_t *p = plan_seed(1e12, 1, 1, "auto");
+    assert_int_equal(mesh_plan_advice_count(p), 2);
+    assert_false(mesh_plan_fits(p));
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    const mesh_advice_t *o = mesh_plan_advice_record(p, 0);
+    assert_int_equal(o->kind, MESH_ADVICE_OUT_OF_REACH);
+    assert_true(o->bytes_per_param == 16);
+    assert_bytes(o->states, 16000000000000ULL);
+    assert_bytes(o->usable, 77600000000ULL);
+    double w, g, k;
+    mesh_state_bytes(m, &w, &g, &k);
+    assert_true(o->bytes_per_param == w + g + k);
+    assert_true(o->usable == mesh_plan_best(p)->memory.capacity);
+
+    const mesh_advice_t *l = mesh_plan_advice_record(p, 1);
+    assert_int_equal(l->kind, MESH_ADVICE_LORA_NODES);
+    assert_true(l->nodes > 1);
+    assert_int_equal(l->gpus, l->nodes);
+    assert_int_equal(mesh_layout_world(&l->candidate.layout), l->nodes);
+    mesh_alloc_t more = *a;
+    more.nodes = l->nodes;
+    assert_lora_fits(m, &more, l);
+    /* one node fewer does not fit (the search found the smallest) */
+    mesh_model_t lora = *m;
+    lora.finetune = MESH_FINETUNE_LORA;
+    more.nodes = l->nodes - 1;
+    assert_false(mesh_plan_any_fits(&lora, &more, NULL, NULL));
+    done(p);
+}
+
+/* A pinned field in the way: zero=0 on seed 7B over 4 GPUs; freeing it
+ * fits at ZeRO-3, 28e9 + 1.25 GiB. */
+static void advice__unpin_number(void **state)
+{
+    mesh_plan_t *p = plan_seed(7e9, 1, 4, "zero=0");
+    const mesh_model_t *m = mesh_plan_model(p);
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    assert_int_equal(mesh_plan_advice_count(p), 1);
+    const mesh_advice_t *u = mesh_plan_advice_record(p, 0);
+    assert_int_equal(u->kind, MESH_ADVICE_UNPIN);
+    assert_string_equal(u->field, "zero");
+    assert_int_equal(u->pinned, 0);
+    assert_int_equal(u->value, 3);
+    assert_int_equal(u->candidate.layout.zero, 3);
+    assert_bytes(u->candidate.memory.total, 29342177280ULL);
+    assert_models_memory(m, a, &u->candidate);
+    done(p);
+}
+
+/* recompute=none pinned where full recomputation fits: the record holds
+ * the recomputation kinds, not numbers to read as sizes. */
+static void advice__unpin_recompute(void **state)
+{
+    mesh_model_t m = test_preset("llama2-13b");
+    mesh_alloc_t a = test_alloc("A100-40GB", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=1,pp=1,zero=3,recompute=none");
+    assert_false(mesh_plan_fits(p));
+    const mesh_advice_t *u = mesh_plan_advice_record(p, 0);
+    assert_non_null(u);
+    assert_int_equal(u->kind, MESH_ADVICE_UNPIN);
+    assert_string_equal(u->field, "recompute");
+    assert_int_equal(u->pinned, MESH_RECOMPUTE_NONE);
+    assert_int_equal(u->value, MESH_RECOMPUTE_FULL);
+    assert_int_equal(u->candidate.layout.recompute, MESH_RECOMPUTE_FULL);
+    assert_true(u->candidate.fits);
+    assert_models_memory(&m, mesh_plan_alloc(p), &u->candidate);
+    assert_non_null(strstr(mesh_plan_advice(p, 0),
+                           "recompute=full instead of the pinned recompute=none fits: "));
+    done(p);
+}
+
+/* No single pin is in the way, but planning every field fits. */
+static void advice__unpin_all(void **state)
+{
+    mesh_model_t m = test_preset("llama2-13b");
+    mesh_alloc_t a = test_alloc("A100-40GB", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=1,pp=1,zero=0,recompute=none,mb=8");
+    assert_int_equal(mesh_plan_advice_count(p), 1);
+    const mesh_advice_t *u = mesh_plan_advice_record(p, 0);
+    assert_int_equal(u->kind, MESH_ADVICE_UNPIN_ALL);
+    assert_null(u->field);
+    assert_true(u->candidate.fits);
+    assert_true(u->candidate.memory.total <= u->candidate.memory.capacity);
+    assert_models_memory(&m, mesh_plan_alloc(p), &u->candidate);
+    done(p);
+}
+
+/* The renderers, on records made by hand. */
+static void render__by_hand(void **state)
+{
+    char line[384], small[16];
+    mesh_reason_t r = {.kind = MESH_REASON_SLOWER, .family = MESH_FAMILY_ZERO2};
+    r.candidate.layout = test_layout("tp=1,pp=1,dp=8,cp=1,zero=2,vpp=1,mb=2,recompute=none,sp=off");
+    r.candidate.memory.total = 40 * GiB;
+    r.candidate.memory.capacity = 80 * GiB;
+    r.candidate.cost.step_seconds = 1.5;
+    r.best_seconds = 1.2;
+    assert_string_equal(
+        mesh_report_reason(&r, line, sizeof(line)),
+        "DP + ZeRO-2 fits (40.0 of 80.0 GiB) but its best step is 25% slower (1.5 s "
+        "vs 1.2 s: tp=1,pp=1,dp=8,cp=1,zero=2,vpp=1,mb=2,recompute=none,sp=off)");
+    assert_string_equal(mesh_report_reason(&r, small, sizeof(small)), "DP + ZeRO-2 fit");
+    r.kind = MESH_REASON_RULE;
+    r.family = MESH_FAMILY_PP;
+    snprintf(r.rule, sizeof(r.rule), "a rule");
+    assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
+                        "PP across nodes (+ TP, DP/ZeRO) is not possible here: a rule");
+    r.kind = (mesh_reason_kind_t)99;
+    assert_string_equal(mesh_report_reason(&r, line, sizeof(line)), "");
+
+    mesh_advice_t a = {.kind = MESH_ADVICE_OUT_OF_REACH,
+                       .bytes_per_param = 18,
+                       .states = 2.5 * 1024 * GiB,
+                       .usable = 0.25 * 1024 * GiB};
+    assert_string_equal(
+        mesh_report_advice(&a, line, sizeof(line)),
+        "full fine-tuning is out of reach here: its model states alone are 18 bytes "
+        "per parameter, 2.5 TiB, against 0.2 TiB usable on the whole allocation");
+    a = (mesh_advice_t){.kind = MESH_ADVICE_NODES, .nodes = 3, .gpus = 24};
+    a.candidate.layout = r.candidate.layout;
+    a.candidate.memory.total = 70.25 * GiB;
+    assert_string_equal(
+        mesh_report_advice(&a, line, sizeof(line)),
+        "3 nodes (24 GPUs) would fit full training: "
+        "tp=1,pp=1,dp=8,cp=1,zero=2,vpp=1,mb=2,recompute=none,sp=off (70.2 GiB per GPU)");
+    a.kind = (mesh_advice_kind_t)99;
+    assert_string_equal(mesh_report_advice(&a, line, sizeof(line)), "");
+
+    const char *names[] = {"dp", "zero1", "zero2", "zero3", "tp", "pp"};
+    for (int f = 0; f < MESH_FAMILY_COUNT; f++)
+        assert_string_equal(mesh_family_name((mesh_family_t)f), names[f]);
+    assert_null(mesh_family_name(MESH_FAMILY_COUNT));
+    assert_null(mesh_family_name((mesh_family_t)-1));
+}
+
+/* ---- the JSON ---- */
+
+/* The records' keys in the JSON of the zero=0 plan, exactly: the closest
+ * layout and plain DP's (the same, 18 bytes a parameter), and the pin to
+ * free (ZeRO-3, 4 bytes a parameter of 28e9 + 1.25 GiB). */
+static void json__records_exact(void **state)
+{
+    mesh_plan_t *p = plan_seed(7e9, 1, 4, "zero=0");
+    char *j = mesh_report_json(p);
+#define LAYOUT(z)                                                                                  \
+    "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":4,\"cp\":1,\"zero\":" #z ",\"vpp\":1,\"micro_batch\":1," \
+    "\"micro_batches\":16,\"global_batch\":64,\"recompute\":\"none\",\"recompute_layers\":0,"      \
+    "\"sequence_parallel\":false,\"offload\":\"none\",\"moments\":\"fp32\",\"mesh\":\"tp=1,pp=1,"  \
+    "dp=4,cp=1,zero=" #z ",vpp=1,mb=1,recompute=none,sp=off\"}"
+#define PLAIN_DP                                                                                   \
+    "\"family\":\"dp\"," LAYOUT(0) ",\"memory\":{\"weights\":14000000000,\"grads\":28000000000,"   \
+                                   "\"optimizer\":84000000000,\"activations\":0,\"overhead\":"     \
+                                   "1342177280,\"total\":127342177280,\"capacity\":77600000000,"   \
+                                   "\"stage\":0,\"host\":0,\"framework\":\"megatron\"},"           \
+                                   "\"need\":127342177280,\"have\":77600000000}"
+    const char *want =
+        ",\"reason_records\":[{\"kind\":\"no_fit\"," PLAIN_DP ",{\"kind\":\"memory\"," PLAIN_DP
+        "],\"advice_records\":[{\"kind\":\"unpin\"," LAYOUT(
+            3) ",\"memory\":{\"weights\":3500000000,"
+               "\"grads\":3500000000,\"optimizer\":21000000000,\"activations\":0,\"overhead\":"
+               "1342177280,"
+               "\"total\":29342177280,\"capacity\":77600000000,\"stage\":0,\"host\":0,"
+               "\"framework\":"
+               "\"megatron\"},\"need\":29342177280,\"have\":77600000000,\"field\":\"zero\","
+               "\"pinned\":0,"
+               "\"value\":3}]}\n";
+#undef PLAIN_DP
+#undef LAYOUT
+    const char *at = strstr(j, ",\"reason_records\":");
+    assert_non_null(at);
+    assert_string_equal(at, want);
+    /* they come last: "evaluated" is just before */
+    assert_non_null(strstr(j, ",\"evaluated\":"));
+    assert_true(strstr(j, ",\"evaluated\":") < at);
+    free(j);
+    mesh_plan_destroy(p);
+}
+
+/* The other kinds' own keys. */
+static void json__records_other_kinds(void **state)
+{
+    mesh_plan_t *p = plan_seed(1e9, 1, 4, "auto");
+    char *j = mesh_report_json(p), want[256];
+    snprintf(want, sizeof(want),
+             "\"need\":19342177280,\"have\":77600000000,\"step_seconds\":%.6g,"
+             "\"best_step_seconds\":%.6g}]",
+             mesh_plan_reason_record(p, 0)->candidate.cost.step_seconds,
+             mesh_plan_best(p)->cost.step_seconds);
+    assert_non_null(strstr(j, ",\"reason_records\":[{\"kind\":\"slower\",\"family\":\"dp\","));
+    assert_non_null(strstr(j, want));
+    assert_non_null(strstr(j, ",\"advice_records\":[]}\n"));
+    free(j);
+    mesh_plan_destroy(p);
+
+    p = plan_seed(1e12, 1, 1, "auto");
+    j = mesh_report_json(p);
+    assert_non_null(strstr(j, ",\"advice_records\":[{\"kind\":\"out_of_reach\","
+                              "\"bytes_per_parameter\":16,\"need\":16000000000000,"
+                              "\"have\":77600000000},{\"kind\":\"lora_nodes\",\"layout\":"));
+    snprintf(want, sizeof(want), ",\"nodes\":%d,\"gpus\":%d}]}\n",
+             mesh_plan_advice_record(p, 1)->nodes, mesh_plan_advice_record(p, 1)->nodes);
+    assert_string_equal(j + strlen(j) - strlen(want), want);
+    free(j);
+    mesh_plan_destroy(p);
+
+    mesh_model_t m = test_preset("llama2-7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "vpp=2");
+    j = mesh_report_json(p);
+    assert_non_null(strstr(j, ",\"reason_records\":[{\"kind\":\"rule\",\"family\":\"dp\","
+                              "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":8,"));
+    assert_non_null(strstr(j, "\"rule\":\"vpp 2 (interleaved schedule) needs pp > 2\"}"));
+    free(j);
+    mesh_plan_destroy(p);
+
+    m = test_preset("llama2-13b");
+    a = test_alloc("A100-40GB", 1, 8);
+    p = test_plan(&m, &a, "tp=1,pp=1,zero=3,recompute=none");
+    j = mesh_report_json(p);
+    assert_non_null(strstr(j, "\"field\":\"recompute\",\"pinned\":\"none\",\"value\":\"full\"}"));
+    free(j);
+    mesh_plan_destroy(p);
+}
+
+/* ---- the memory parts ---- */
+
+static void memory_parts__table(void **state)
+{
+    const char *names[] = {"weights", "grads", "optimizer", "activations", "overhead"};
+    mesh_memory_t mem = {.total = 15, .capacity = 99, .host = 77};
+    double *field[] = {&mem.weights, &mem.grads, &mem.optimizer, &mem.activations, &mem.overhead};
+    assert_int_equal(MESH_MEMORY_PARTS, 5);
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        *field[i] = i + 1;
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
+        const mesh_memory_part_t *part = mesh_memory_part(i);
+        assert_non_null(part);
+        assert_string_equal(part->name, names[i]);
+        assert_string_equal(part->key, names[i]);
+        assert_string_equal(part->label, names[i]);
+        assert_int_equal(part->offset, (size_t)((char *)field[i] - (char *)&mem));
+        assert_true(part->doc && strlen(part->doc) > 10);
+        assert_true(mesh_memory_part_bytes(&mem, i) == i + 1);
+    }
+    /* the model states' parts are mesh_part_t's */
+    assert_string_equal(mesh_memory_part(MESH_PART_GRADS)->name, "grads");
+    assert_null(mesh_memory_part(MESH_MEMORY_PARTS));
+    assert_null(mesh_memory_part(-1));
+    assert_true(mesh_memory_part_bytes(&mem, MESH_MEMORY_PARTS) == 0);
+    assert_true(mesh_memory_part_bytes(&mem, -1) == 0);
+}
+
+/* Every "memory" object of the JSON lists the table's keys first, in its
+ * order, with the part's bytes; the parts add up to the total; the text
+ * report has a row per part. */
+static void memory_parts__drive_the_reports(void **state)
+{
+    mesh_model_t m = test_preset("llama2-7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=2,recompute=selective");
+    const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
+    char want[512], row[128];
+    int n = 0;
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        n += snprintf(want + n, sizeof(want) - (size_t)n, "%s\"%s\":%.0f", i ? "," : "\"memory\":{",
+                      mesh_memory_part(i)->key, mesh_memory_part_bytes(mem, i));
+    snprintf(want + n, sizeof(want) - (size_t)n, ",\"total\":%.0f,", mem->total);
+    char *j = mesh_report_json(p);
+    assert_non_null(strstr(j, want));
+    assert_true(mem->activations > 0);
+    double sum = 0;
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++)
+        sum += mesh_memory_part_bytes(mem, i);
+    assert_true(sum == mem->total);
+    free(j);
+    char *t = mesh_report_text(p);
+    for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
+        snprintf(row, sizeof(row), "\n  %-12s %8.1f GiB\n", mesh_memory_part(i)->label,
+                 mesh_memory_part_bytes(mem, i) / GiB);
+        assert_non_null(strstr(t, row));
+    }
+    free(t);
+    mesh_plan_destroy(p);
+}
+
+/* ---- the size formatter ---- */
+
+static void gib_str__one_decimal(void **state)
+{
+    assert_string_equal(mesh_gib_str(77.6e9).s, "72.3");
+    assert_string_equal(mesh_gib_str(0).s, "0.0");
+    assert_string_equal(mesh_gib_str(1.5 * GiB).s, "1.5");
+    assert_string_equal(mesh_gib_str(-46.25 * GiB).s, "-46.2"); /* round half to even */
+    char two[80];
+    snprintf(two, sizeof(two), "%s of %s", mesh_gib_str(GiB).s, mesh_gib_str(2 * GiB).s);
+    assert_string_equal(two, "1.0 of 2.0");
+    assert_int_equal(strlen(mesh_gib_str(1e300).s), sizeof(mesh_gib_str_t) - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reason__memory),
+        cmocka_unit_test(reason__slower),
+        cmocka_unit_test(reason__rule),
+        cmocka_unit_test(reason__pinned),
+        cmocka_unit_test(no_fit__nodes_and_lora),
+        cmocka_unit_test(no_fit__out_of_reach_and_lora_nodes),
+        cmocka_unit_test(advice__unpin_number),
+        cmocka_unit_test(advice__unpin_recompute),
+        cmocka_unit_test(advice__unpin_all),
+        cmocka_unit_test(render__by_hand),
+        cmocka_unit_test(json__records_exact),
+        cmocka_unit_test(json__records_other_kinds),
+        cmocka_unit_test(memory_parts__table),
+        cmocka_unit_test(memory_parts__drive_the_reports),
+        cmocka_unit_test(gib_str__one_decimal),
+    };
+    return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
+}
