@@ -160,15 +160,16 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
         return;
     }
     double s = (double)m->seq_len / l->cp, h = m->hidden, f = m->ffn;
-    double kv = (double)m->kv_heads / m->heads, tokens = b * s;
+    double q, kv, tokens = b * s;
+    mesh_model_attn_widths(m, &q, &kv);
     double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
     /* per-GPU GEMMs: [tokens x k] @ [k x n]: FLOPs 2*tokens*k*n, bytes w*(tokens*k + k*n +
      * tokens*n) */
     struct {
         double k, n;
     } gemm[4] = {
-        {h, (h + 2 * h * kv) / t},                        /* QKV */
-        {h / t, h},                                       /* output projection */
+        {h, (h * q + 2 * h * kv) / t},                    /* QKV */
+        {h * q / t, h},                                   /* output projection */
         {h, (m->mlp == MESH_MLP_SWIGLU ? 2 : 1) * f / t}, /* fc1 (gate+up) */
         {f / t, h},                                       /* fc2 */
     };
@@ -185,7 +186,7 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     lt->norm_fwd = 2 * 2 * w * tokens * h / hbm + 2 * KERNEL_GAP_S;
     /* causal attention: QK^T and AV, half the s x s products, over all s
      * keys for the local s/cp queries (load-balanced CP) */
-    double attn = 2 * b * s * (double)m->seq_len * h / t;
+    double attn = 2 * b * s * (double)m->seq_len * h * q / t;
     lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);
     int sp = l->sequence_parallel == 1;
     double elem =

@@ -67,7 +67,8 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
     if (!m->has_arch)
         return 0;
     double s = (double)m->seq_len / cp, b = mb, h = m->hidden, f = m->ffn;
-    double a = m->heads, kv = (double)m->kv_heads / m->heads;
+    double a = m->heads, q, kv;
+    mesh_model_attn_widths(m, &q, &kv);
     double sbh = s * b * h;
     double rep_div = sp ? tp : 1; /* SP shards what plain TP replicates */
 
@@ -91,7 +92,7 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
      * layer fuses both norms into the linear layers after them
      * (gpt_layer_specs.py L258-259, L313-336). */
     double replicated = 4 * sbh + 2 * lin * sbh + (masks ? 2 * sbh : 0);
-    /* split by TP: Q (2sbh), K and V (2sbh * kv/heads each), the attention
+    /* split by TP: Q (2sbh*q), K and V (2sbh*kv each), the attention
      * output that feeds the projection, and the MLP: GeLU keeps its input
      * and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1 output
      * (4sbf) and its product; recomputing the MLP keeps only its input */
@@ -101,7 +102,8 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
      * projection keeps an FP8 copy while the attention core keeps its
      * bf16 output for its own backward, unless the core is recomputed */
     double attn_out = lin == 2 ? 2 : modules & MESH_RC_CORE_ATTN ? 1 : 3;
-    double split = 2 * sbh + 4 * sbh * kv + attn_out * sbh + (modules & MESH_RC_MLP ? 0 : mlp);
+    double split =
+        2 * sbh * q + 4 * sbh * kv + attn_out * sbh * q + (modules & MESH_RC_MLP ? 0 : mlp);
     /* the attention core: softmax output (2 bytes), and with dropout its
      * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
      * the paper.  FlashAttention keeps only the fp32 log-sum-exp per row.

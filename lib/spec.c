@@ -24,8 +24,10 @@
 #define SCALAR_MAX MESH_YAML_SCALAR_MAX
 
 enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM };
-/* When the controller's request carries a key (see mesh_spec_write). */
-enum when { ALWAYS, WITH_FP8 };
+/* When the controller's request carries a key (see mesh_spec_write) and
+ * the digest hashes it: always, only under fp8, or only when set (nonzero):
+ * a key added later leaves the digest of every spec without it as it was. */
+enum when { ALWAYS, WITH_FP8, WHEN_SET };
 #define NO_AUTO 0x7fffffff
 
 /* The models meshplan plans, whether params is given or comes from arch. */
@@ -52,6 +54,7 @@ enum when { ALWAYS, WITH_FP8 };
     X(F_HIDDEN, "arch", "hidden", K_INT, hidden, 1, 1 << 20, NULL, NO_AUTO, ALWAYS)                \
     X(F_HEADS, "arch", "heads", K_INT, heads, 1, 1 << 16, NULL, NO_AUTO, ALWAYS)                   \
     X(F_KV_HEADS, "arch", "kv_heads", K_INT, kv_heads, 1, 1 << 16, NULL, NO_AUTO, ALWAYS)          \
+    X(F_HEAD_DIM, "arch", "head_dim", K_INT, head_dim, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)        \
     X(F_FFN, "arch", "ffn", K_INT, ffn, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                         \
     X(F_VOCAB, "arch", "vocab", K_INT, vocab, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                   \
     X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, "gelu swiglu", NO_AUTO, ALWAYS)                     \
@@ -250,15 +253,27 @@ int mesh_spec_valid_preset_name(const char *name)
 
 /* ---- parameter counts (doc/design.md, "Parameter counts") ---- */
 
+void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
+{
+    /* as fractions of hidden, so that the default widths give exactly the
+     * numbers the formulas gave before head_dim: 1, and kv_heads / heads
+     * (both quotients of the same rational, correctly rounded) */
+    double hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    *q = (double)m->heads * hd / m->hidden;
+    *kv = (double)m->kv_heads * hd / m->hidden;
+}
+
 double mesh_model_layer_params(const mesh_model_t *m)
 {
-    double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads / m->heads;
-    if (m->mlp ==
-        MESH_MLP_SWIGLU) /* Llama: q,o h^2 each, k,v h^2*kv/heads each, gate/up/down, 2 RMSNorms */
-        return 2 * h * h + 2 * h * h * kv + 3 * h * f + 2 * h;
+    double h = m->hidden, f = m->ffn, q, kv;
+    mesh_model_attn_widths(m, &q, &kv);
+    if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
+                                      RMSNorms */
+        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h;
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
      * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
-    return (h * h + 2 * h * h * kv) + (h + 2 * h * kv) + h * h + h + 2 * h * f + f + h + 4 * h;
+    return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + 2 * h * f + f + h +
+           4 * h;
 }
 
 double mesh_model_padded_vocab(const mesh_model_t *m, int tp)
@@ -605,10 +620,11 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
             m->kv_heads = m->heads;
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
-        if (m->hidden % m->heads && MINE(F_HIDDEN) && !MINE(F_HEADS))
+        /* heads of hidden / heads each, unless head_dim says otherwise */
+        if (m->hidden % m->heads && !m->head_dim && MINE(F_HIDDEN) && !MINE(F_HEADS))
             return mesh_error_set(err, "%s:%d: arch.hidden: %d is not a multiple of heads %d",
                                   AT(F_HIDDEN), m->hidden, m->heads);
-        if (m->hidden % m->heads)
+        if (m->hidden % m->heads && !m->head_dim)
             return mesh_error_set(err, "%s:%d: arch.heads: %d does not divide hidden %d",
                                   AT(F_HEADS), m->heads, m->hidden);
         if ((m->kv_heads > m->heads || m->heads % m->kv_heads) && in->set[F_KV_HEADS] &&
@@ -767,6 +783,12 @@ int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t 
     return rc;
 }
 
+/* A key carried only when set, and not set here. */
+static int unset(const mesh_model_t *m, const struct key *k)
+{
+    return k->when == WHEN_SET && get_int(m, k) == 0;
+}
+
 /* Key k's value as the request writes it (enum and "auto" by name), or as
  * the digest hashes it (raw numbers). */
 static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k, int named)
@@ -804,7 +826,7 @@ void mesh_spec_write(const mesh_model_t *m, mesh_buf_t *b)
     for (int i = 0; i < F_COUNT; i++) {
         const struct key *k = &keys[i];
         if (k->kind == K_PRESET || (!m->has_arch && strcmp(k->section, "arch") == 0) ||
-            (k->when == WITH_FP8 && m->precision != MESH_PREC_FP8))
+            (k->when == WITH_FP8 && m->precision != MESH_PREC_FP8) || unset(m, k))
             continue;
         if (!open || strcmp(open, k->section) != 0) {
             if (open && *open)
@@ -828,7 +850,7 @@ const char *mesh_model_digest(const mesh_model_t *m, char buf[17])
     mesh_buf_init(&b);
     mesh_buf_puts(&b, "m2");
     for (int i = 0; i < F_COUNT; i++) {
-        if (keys[i].kind == K_PRESET)
+        if (keys[i].kind == K_PRESET || unset(m, &keys[i]))
             continue;
         if (i > 0 && !*keys[i - 1].section && *keys[i].section)
             mesh_buf_printf(&b, "|%d", m->has_arch);

@@ -95,6 +95,7 @@ typedef struct mesh_model {
      * heads, key/value heads (GQA; default heads), MLP width (default
      * 4*hidden) and vocabulary size */
     int layers, hidden, heads, kv_heads, ffn, vocab;
+    int head_dim; /* width of each attention head; 0: hidden / heads (Qwen3 and GPT-OSS differ) */
     mesh_mlp_t
         mlp; /* gelu: GPT-style (biases, LayerNorm, learned positions); swiglu: Llama-style */
     int tied_embeddings; /* 1: the output layer shares the input embedding's weights */
@@ -183,9 +184,20 @@ MESH_API int mesh_spec_valid_preset_name(const char *name);
 MESH_API const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
 
 /**
+ * The attention's widths as fractions of hidden: *q = heads * head_dim /
+ * hidden (the query and output projections) and *kv = kv_heads * head_dim
+ * / hidden (keys and values each), where head_dim is arch.head_dim or else
+ * hidden / heads (then *q is 1 and *kv kv_heads / heads).  Needs the arch;
+ * q and kv must not be NULL.
+ */
+MESH_API void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv);
+
+/**
  * Parameter count from the architecture (doc/design.md, "Parameter counts"):
  * GPT-style (gelu): 12*l*h^2*(1 + 13/(12h) + (V+s)/(12*l*h)), plus V*h if untied;
- * Llama-style (swiglu): l*(2h^2 + 2h^2*kv/heads + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h.
+ * Llama-style (swiglu): l*(2h^2*q + 2h^2*kv + 3*h*ffn + 2h) + V*h*(tied ? 1 : 2) + h,
+ * with q and kv the attention's widths (mesh_model_attn_widths; 1 and
+ * kv_heads/heads unless arch.head_dim is given).
  * The GPT form is for ffn = 4h and kv_heads = heads: the count itself uses
  * the model's own.  Needs the arch (m->has_arch); m->params is ignored.
  */

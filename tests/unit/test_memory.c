@@ -80,6 +80,22 @@ static mesh_model_t gpt3_korthikanti(void)
     return m;
 }
 
+/* arch.head_dim widens what the attention keeps.  Hidden 64, seq 4096,
+ * micro-batch 1 (sbh = 262144), bf16, FlashAttention, no dropout, SwiGLU
+ * ffn 128, no TP: the norms' inputs and the QKV/fc1 inputs 8sbh; Q 2sbh*q,
+ * K and V 4sbh*kv, the attention output 2sbh*q; the MLP 6sbf; the
+ * log-sum-exp 4*heads*s.  4 heads of 32 and 2 KV heads (q 2, kv 1):
+ * 2097152 + 12sbh + 3145728 + 65536 = 8454144; of the default 16 (q 1,
+ * kv 0.5): 2097152 + 6sbh + 3145728 + 65536 = 6881280. */
+static void activations__head_dim_by_hand(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 32, "
+                               "ffn: 128, vocab: 1000}\n");
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0), 8454144ULL);
+    m.head_dim = 0;
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0), 6881280ULL);
+}
+
 static void activations__korthikanti_table2(void **state)
 {
     mesh_model_t m = gpt3_korthikanti();
@@ -713,6 +729,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(zero__paper_figure1),
+        cmocka_unit_test(activations__head_dim_by_hand),
         cmocka_unit_test(zero__seed_7b),
         cmocka_unit_test(state_bytes__precision_optimizer),
         cmocka_unit_test(activations__korthikanti_table2),

@@ -90,6 +90,7 @@ static const char *model_diff(const mesh_model_t *a, const mesh_model_t *b, char
     SAME(hidden);
     SAME(heads);
     SAME(kv_heads);
+    SAME(head_dim);
     SAME(ffn);
     SAME(vocab);
     SAME(mlp);
@@ -156,6 +157,8 @@ static const struct {
     {"arch.heads", "{arch: {layers: 1, hidden: 65536, heads: @, vocab: 100}}", NULL, "1 65536 64"},
     {"arch.kv_heads", "{arch: {layers: 1, hidden: 65536, heads: 65536, kv_heads: @, vocab: 100}}",
      "65536", "1 8 32768"},
+    {"arch.head_dim", "{arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, head_dim: @}}", NULL,
+     "1 16 128 65536"},
     {"arch.ffn", "{arch: {layers: 2, hidden: 64, heads: 4, ffn: @, vocab: 100}}", "256",
      "1 16777216 11008"},
     {"arch.vocab", "{arch: {layers: 2, hidden: 64, heads: 4, vocab: @}}", NULL,
@@ -225,20 +228,23 @@ static void roundtrip__every_key_non_default(void **state)
 
 static void roundtrip__all_keys_non_default_at_once(void **state)
 {
-    const char *all = "name: all-changed\nparams: 5.5e9\n"
-                      "arch:\n  layers: 3\n  hidden: 96\n  heads: 6\n  kv_heads: 2\n  ffn: 300\n"
-                      "  vocab: 1000\n  mlp: gelu\n  tied_embeddings: true\n"
-                      "train:\n  seq_len: 8192\n  global_batch: 96\n  micro_batch: 4\n"
-                      "  precision: fp8\n  fp8_recipe: mxfp8\n  grad_accum_dtype: bf16\n"
-                      "  optimizer: adam\n  optimizer_dtype: fp16\n  framework: megatron\n"
-                      "  recompute: full\n  flash_attention: false\n  dropout: 0.25\n"
-                      "  finetune: lora\n";
+    const char *all =
+        "name: all-changed\nparams: 5.5e9\n"
+        "arch:\n  layers: 3\n  hidden: 96\n  heads: 6\n  kv_heads: 2\n  head_dim: 24\n"
+        "  ffn: 300\n"
+        "  vocab: 1000\n  mlp: gelu\n  tied_embeddings: true\n"
+        "train:\n  seq_len: 8192\n  global_batch: 96\n  micro_batch: 4\n"
+        "  precision: fp8\n  fp8_recipe: mxfp8\n  grad_accum_dtype: bf16\n"
+        "  optimizer: adam\n  optimizer_dtype: fp16\n  framework: megatron\n"
+        "  recompute: full\n  flash_attention: false\n  dropout: 0.25\n"
+        "  finetune: lora\n";
     const char *defaults = "arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}\n";
     mesh_model_t m = test_spec(all), d = test_spec(defaults);
     char diff[512];
     /* every field but has_arch differs from the defaults */
     assert_string_equal(model_diff(&m, &d, diff, sizeof(diff)),
-                        "name layers hidden heads kv_heads ffn vocab mlp tied_embeddings params "
+                        "name layers hidden heads kv_heads head_dim ffn vocab mlp tied_embeddings "
+                        "params "
                         "seq_len global_batch micro_batch precision fp8_recipe grad_accum_dtype "
                         "optimizer optimizer_dtype framework recompute flash_attention dropout "
                         "finetune");
@@ -253,6 +259,7 @@ static void roundtrip__generated_specs(void **state)
     static const char *const archs[] = {
         "",
         "arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}, ",
+        "arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 32, vocab: 100}, ",
         "arch: {layers: 80, hidden: 8192, heads: 64, kv_heads: 8, ffn: 28672, vocab: 128256}, ",
         "arch: {layers: 3, hidden: 96, heads: 6, kv_heads: 3, vocab: 50257, mlp: gelu, "
         "tied_embeddings: true}, ",

@@ -103,6 +103,42 @@ static void expect_error(const char *yaml, const char *n1, const char *n2)
         fail_msg("error '%s' lacks '%s'/'%s'", err.msg, n1, n2 ? n2 : "");
 }
 
+/* arch.head_dim: heads that are not hidden / heads wide.  A small arch by
+ * hand: hidden 64, 4 heads of 32 (q and o 64 x 128 each), 2 KV heads (k and
+ * v 64 x 64 each), SwiGLU ffn 128, two RMSNorms: 16384 + 8192 + 24576 + 128
+ * = 49280 a layer; 2 layers, untied vocab 1000, final norm: 226624. */
+static void params__head_dim__by_hand_and_qwen3(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 32, "
+                               "ffn: 128, vocab: 1000}\n");
+    assert_int_equal(m.head_dim, 32);
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 49280);
+    assert_int_equal((uint64_t)m.params, 226624);
+    double q, kv;
+    mesh_model_attn_widths(&m, &q, &kv);
+    assert_true(q == 2 && kv == 1);
+    /* heads need not divide hidden when head_dim is given */
+    m = test_spec("arch: {layers: 2, hidden: 96, heads: 64, head_dim: 8, vocab: 100}\n");
+    assert_int_equal(m.heads, 64);
+    expect_error("arch:\n  layers: 2\n  hidden: 96\n  heads: 64\n  vocab: 100\n", "arch.heads",
+                 "does not divide hidden 96");
+    /* Qwen3-32B (Qwen/Qwen3-32B model card: 64 layers, 64 Q and 8 KV heads,
+     * 32.8B parameters, 31.2B without the embeddings; config: hidden 5120,
+     * head_dim 128, intermediate 25600, vocab 151936, untied).  Without
+     * head_dim the heads would be 80 wide and the count 28.9B. */
+    const char *qwen = "arch: {layers: 64, hidden: 5120, heads: 64, kv_heads: 8, ffn: 25600, "
+                       "vocab: 151936%s}\n";
+    char yaml[256];
+    snprintf(yaml, sizeof(yaml), qwen, ", head_dim: 128");
+    m = test_spec(yaml);
+    double embedding = 2.0 * 151936 * 5120 + 5120;
+    assert_true(m.params > 32.75e9 && m.params < 32.85e9);
+    assert_true(m.params - embedding > 31.15e9 && m.params - embedding < 31.25e9);
+    snprintf(yaml, sizeof(yaml), qwen, "");
+    m = test_spec(yaml);
+    assert_true(m.params - embedding > 28.85e9 && m.params - embedding < 28.95e9);
+}
+
 static void errors__name_key_and_line(void **state)
 {
     expect_error("name: x\narch:\n  layres: 3\n", "bad.yaml:3", "layres");
@@ -336,6 +372,10 @@ static const doc_key_t doc_keys[] = {
      "65536", NULL, "1", "0", "65536", "65537",
      "arch.kv_heads: {} is out of range (allowed 1..65536)", "8", "3",
      "arch.kv_heads: {} must divide heads 65536", AT(kv_heads, T_INT)},
+    /* default: hidden / heads (0 in the model: not given) */
+    {"arch", "head_dim", ARCH, NULL, NULL, "1", "0", "65536", "65537",
+     "arch.head_dim: {} is out of range (allowed 1..65536)", "16 128", "wide",
+     "arch.head_dim: '{}' is not an integer (expected 1..65536)", AT(head_dim, T_INT)},
     /* default: 4 * hidden */
     {"arch", "ffn", ARCH, "256", NULL, "1", "0", "16777216", "16777217",
      "arch.ffn: {} is out of range (allowed 1..16777216)", "11008", "0x10",
@@ -806,6 +846,7 @@ int main(void)
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),
+        cmocka_unit_test(params__head_dim__by_hand_and_qwen3),
         cmocka_unit_test(defaults__filled),
         cmocka_unit_test(preset__override__keeps_rest),
         cmocka_unit_test(params_only__no_arch),
