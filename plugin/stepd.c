@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "slurm_compat.h"
 
 #include "plugin.h"
 
@@ -88,7 +88,7 @@ static int step_host(spank_t sp, int nth, char *buf, size_t len)
     if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS &&
         spank_getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS)
         return -1;
-    hostlist_t hl = slurm_hostlist_create(list);
+    mesh_hostlist_t hl = slurm_hostlist_create(list);
     if (!hl)
         return -1;
     char *host = NULL;

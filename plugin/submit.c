@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "slurm_compat.h"
 
 #include "plugin.h"
 
@@ -118,7 +118,7 @@ static int nodes_alike(void)
     const char *list = getenv("SLURM_NODELIST"); /* srun sets the step's */
     if (!strstr(mesh_plugin.policy.launch.topology_xml, "%n") || !list)
         return 0;
-    hostlist_t hl = slurm_hostlist_create(list);
+    mesh_hostlist_t hl = slurm_hostlist_create(list);
     node_gpus_t *node = calloc(MESH_SUBMIT_MAX_NODE_FILES, sizeof(*node));
     const char *hosts[MESH_SUBMIT_MAX_NODE_FILES], *gpus[MESH_SUBMIT_MAX_NODE_FILES];
     mesh_error_t err;
