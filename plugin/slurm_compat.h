@@ -25,4 +25,12 @@ typedef hostlist_t *mesh_hostlist_t;
 typedef hostlist_t mesh_hostlist_t;
 #endif
 
+/* 25.11: a submission's answer names its job by a step id (tests/cluster's
+ * submit-raw reads it). */
+#if MESH_SLURM_SINCE(25, 11)
+#define MESH_SUBMIT_JOB_ID(resp) ((resp)->step_id.job_id)
+#else
+#define MESH_SUBMIT_JOB_ID(resp) ((resp)->job_id)
+#endif
+
 #endif

@@ -14,8 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+
+#include "../../plugin/slurm_compat.h"
 
 int main(int argc, char **argv)
 {
@@ -27,6 +28,8 @@ int main(int argc, char **argv)
     submit_response_msg_t *resp = NULL;
     char *env[] = {argv[1]}, *job_env[] = {"PATH=/usr/bin:/bin", NULL}, cwd[4096], tres[64];
     int gpus = argc > 3 ? atoi(argv[3]) : 8;
+    /* required before any other call since 22.05; 25.11 crashes without it */
+    slurm_init(NULL);
     slurm_init_job_desc_msg(&d);
     d.name = "submit-raw";
     d.script = "#!/bin/sh\ntrue\n";
@@ -47,8 +50,9 @@ int main(int argc, char **argv)
         printf("refused: %s\n", slurm_strerror(errno));
         return 1;
     }
-    printf("queued: job %u%s%s\n", resp->job_id, resp->job_submit_user_msg ? ": " : "",
+    printf("queued: job %u%s%s\n", MESH_SUBMIT_JOB_ID(resp), resp->job_submit_user_msg ? ": " : "",
            resp->job_submit_user_msg ? resp->job_submit_user_msg : "");
     slurm_free_submit_response_response_msg(resp);
+    slurm_fini();
     return 0;
 }

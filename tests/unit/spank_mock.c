@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
+#include "../../plugin/slurm_compat.h"
 
 #include "spank_mock.h"
 
@@ -188,7 +188,7 @@ struct hostlist {
     int next, last, ranged;
 };
 
-hostlist_t slurm_hostlist_create(const char *s)
+mesh_hostlist_t slurm_hostlist_create(const char *s)
 {
     struct hostlist *h = calloc(1, sizeof(*h));
     size_t n = strcspn(s, "[");
@@ -201,7 +201,7 @@ hostlist_t slurm_hostlist_create(const char *s)
     return h;
 }
 
-char *slurm_hostlist_shift(hostlist_t h)
+char *slurm_hostlist_shift(mesh_hostlist_t h)
 {
     char host[96];
     if (!h->ranged)
@@ -212,7 +212,7 @@ char *slurm_hostlist_shift(hostlist_t h)
     return strdup(host);
 }
 
-void slurm_hostlist_destroy(hostlist_t h)
+void slurm_hostlist_destroy(mesh_hostlist_t h)
 {
     free(h);
 }
