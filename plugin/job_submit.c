@@ -153,12 +153,13 @@ static mesh_job_counts_t job_counts(const job_desc_msg_t *d)
     return c;
 }
 
-/* The answer to the user: refuse (SLURM_ERROR) or let through with a
- * warning; the message goes back to sbatch/salloc/srun. */
-static int answer(int refuse, char **err_msg, const char *fmt, ...)
+/* The answer to the user: rc refuses the job with that Slurm error (the
+ * last line sbatch/salloc/srun print), SLURM_SUCCESS lets it through with a
+ * warning; the message goes back to the client either way. */
+static int answer(int rc, char **err_msg, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int answer(int refuse, char **err_msg, const char *fmt, ...)
+static int answer(int rc, char **err_msg, const char *fmt, ...)
 {
     char msg[4 * MESH_ERROR_MAX];
     va_list ap;
@@ -169,7 +170,7 @@ static int answer(int refuse, char **err_msg, const char *fmt, ...)
         *err_msg = slurm_xstrdup(msg);
     else /* another job_submit plugin spoke first: its message stays */
         slurm_info("job_submit/meshplan: %s", msg);
-    return refuse ? SLURM_ERROR : SLURM_SUCCESS;
+    return rc;
 }
 
 static double now_ms(void)
@@ -227,7 +228,7 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     if (policy_error[0]) {
         slurm_error("job_submit/meshplan: job of uid %u %s: %s", uid,
                     fail_closed ? "refused" : "passes unjudged", policy_error);
-        return fail_closed ? answer(1, err_msg,
+        return fail_closed ? answer(SLURM_ERROR, err_msg,
                                     "meshplan: the site's meshplan policy is broken "
                                     "(see slurmctld's log); ask the admins")
                            : SLURM_SUCCESS;
@@ -235,28 +236,31 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     if (policy.enforce == MESH_ENFORCE_OFF)
         return SLURM_SUCCESS;
     int reject = policy.enforce == MESH_ENFORCE_REJECT;
+    /* a model that does not fit the nodes asked for: Slurm's own error for
+     * a request its nodes cannot satisfy, rather than "Unspecified error" */
+    int nofit = reject ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : SLURM_SUCCESS;
     mesh_model_t m;
     mesh_layout_t pins;
     mesh_error_t err;
     if (bad)
-        return answer(1, err_msg,
+        return answer(SLURM_ERROR, err_msg,
                       "meshplan: %s is larger than %d bytes: submit with meshplan's "
                       "own sbatch/srun options",
                       MESH_REQUEST_ENV, MESH_REQUEST_MAX);
     if (req[0] != '0' + MESH_REQUEST_VERSION || req[1] != ';')
         /* another meshplan's format, as in a rolling upgrade: the nodes judge it */
-        return answer(0, err_msg,
+        return answer(SLURM_SUCCESS, err_msg,
                       "meshplan: this controller reads request format %d, not the job's "
                       "(%.8s): not judged at submission",
                       MESH_REQUEST_VERSION, req);
     if (mesh_request_decode(req, &m, &pins, &err) < 0)
-        return answer(1, err_msg, "meshplan: %s (submit with meshplan's own --model option)",
-                      err.msg);
+        return answer(SLURM_ERROR, err_msg,
+                      "meshplan: %s (submit with meshplan's own --model option)", err.msg);
     mesh_job_counts_t counts = job_counts(d);
     mesh_step_t s;
     int shaped = mesh_job_shape(&counts, &s, &err);
     if (shaped < 0)
-        return answer(reject, err_msg, "meshplan: %s", err.msg);
+        return answer(reject ? SLURM_ERROR : SLURM_SUCCESS, err_msg, "meshplan: %s", err.msg);
     if (shaped > 0)
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
     /* A job naming several partitions runs in whichever starts it first, so
@@ -287,11 +291,11 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     }
     const char *warned = reject ? "" : "\n(enforce=warn: queued anyway)";
     if (n > 1)
-        return answer(reject, err_msg,
+        return answer(nofit, err_msg,
                       "meshplan: in partition %.*s: %s\n(it fits none of the %d partitions the "
                       "job names)%s",
                       (int)strcspn(d->partition, ","), d->partition, msg, n, warned);
-    return answer(reject, err_msg, "meshplan: %s%s", msg, warned);
+    return answer(nofit, err_msg, "meshplan: %s%s", msg, warned);
 }
 
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)

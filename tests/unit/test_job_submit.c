@@ -185,8 +185,8 @@ static void warn__both_run_it_and_say_why(void **state)
 
 static void reject__both_refuse_it_and_say_why(void **state)
 {
-    does_not_fit("reject", MESH_ENFORCE_REJECT, SLURM_ERROR, "meshplan: error: ", 1,
-                 MESH_VERDICT_REFUSE);
+    does_not_fit("reject", MESH_ENFORCE_REJECT, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE,
+                 "meshplan: error: ", 1, MESH_VERDICT_REFUSE);
 }
 
 int main(void)
