@@ -333,12 +333,13 @@ static double now_ms(void)
 }
 
 /* The allocation the plan is for: the node's topology where there is one,
- * else what the policy declares. */
-static int step_alloc(const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
+ * else what the policy declares.  A torchrun step's task, and the batch or
+ * interactive step's, launches for all the node's GPUs. */
+static int step_alloc(uint32_t stepid, const mesh_topo_t *topo, mesh_step_t *s, mesh_alloc_t *a)
 {
     mesh_error_t err;
-    if (mesh_step_alloc(&mesh_plugin.policy, topo, mesh_plugin_launch() == MESH_LAUNCH_TORCHRUN,
-                        mesh_plugin_bind(), s, a, &err) < 0)
+    int launcher = launcher_step(stepid) || mesh_plugin_launch() == MESH_LAUNCH_TORCHRUN;
+    if (mesh_step_alloc(&mesh_plugin.policy, topo, launcher, mesh_plugin_bind(), s, a, &err) < 0)
         return defer("%s", err.msg);
     return 0;
 }
@@ -394,7 +395,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     if (step_shape(sp, stepid, &s) < 0)
         return;
     mesh_topo_t *topo = node_topology(sp, stepid, &s, &failed);
-    if (failed || step_alloc(topo, &s, &a) < 0) {
+    if (failed || step_alloc(stepid, topo, &s, &a) < 0) {
         mesh_topo_destroy(topo);
         return;
     }

@@ -355,6 +355,21 @@ static void stepd__skips_batch_extern_and_plain_jobs(void **state)
     assert_int_equal(run_step(0), 0);
     assert_string_equal(mock_getenv("PET_NNODES"), "2");
     assert_null(mock_getenv("RANK"));
+    /* ... with the node's topology read (8 GPUs) under the default export:
+     * its one task launches for all of them, as under export=torchrun */
+    char dir[] = "/tmp/meshplan-batch-XXXXXX", arg[300];
+    const char *names[] = {"hgx-h100-8gpu", NULL};
+    topo_dir(dir, arg, sizeof(arg), names);
+    assert_int_equal(init(S_CTX_REMOTE, arg), 0);
+    mesh_plugin.policy.launch.steps = MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE;
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0xfffffffb, 0, 0, 0);
+    mock_setenv("SLURM_JOB_NUM_NODES", "2");
+    mock_setenv("SLURM_GPUS_ON_NODE", "8");
+    assert_int_equal(run_step(0), 0);
+    assert_string_equal(mock_getenv("PET_NNODES"), "2");
+    assert_string_equal(mock_getenv("PET_NPROC_PER_NODE"), "8");
+    rm_dir(dir);
 }
 
 static void stepd__torchrun_one_launcher_per_node(void **state)
