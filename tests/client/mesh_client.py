@@ -19,6 +19,17 @@ else to find its place: no SLURM_* variable feeds the groups or the shards.
    with sharded optimizer state and parameters for ZeRO 1-3.  After a few SGD
    steps every rank compares the loss and its own parameter shard with a
    single-process reference of the same model and batch.
+3. Experts (MoE plans only, when MESH_EP_SIZE is set): every stage's ranks
+   are re-partitioned into etp x ep x edp as Megatron-Core's expert rank
+   generator does (order tp-cp-ep-dp-pp, etp fastest); the client checks
+   MESH_EP_*/MESH_ETP_*/MESH_EDP_GROUP against that, builds the groups, and
+   runs one mixture-of-experts layer of --num-experts experts, top
+   --moe-router-topk (both read from MESH_MEGATRON_ARGS): tokens dispatched
+   to their experts' owners in the EP group (all_gather: gloo has no
+   all_to_all), each expert's MLP split column/row-wise over the ETP group,
+   outputs combined by all_reduce, expert gradients summed over the EDP group.
+   Every rank's output and expert-gradient shard must equal a single-process
+   reference that holds every expert.
 
 Exit status 0 when every check on every rank passed; rank 0 prints one line
 "meshplan-client: OK ...".  Any failure prints "meshplan-client: rank R: ..."
@@ -565,6 +576,184 @@ def train(mesh, handles):
     return losses, dloss, dw
 
 
+# -- 3. the experts -------------------------------------------------------------
+
+E_HIDDEN, E_FFN, E_TOKENS = 8, 12, 6  # the client's own tiny MoE layer
+
+
+def megatron_flag(args, flag):
+    if flag not in args or args.index(flag) + 1 >= len(args):
+        raise Fail(f"MESH_MEGATRON_ARGS lacks {flag}")
+    try:
+        return int(args[args.index(flag) + 1])
+    except ValueError:
+        raise Fail(f"MESH_MEGATRON_ARGS: {flag} {args[args.index(flag) + 1]!r} is not an integer") from None
+
+
+class ExpertMesh:
+    """This rank's expert coordinates: Megatron-Core's expert RankGenerator
+    (megatron/core/parallel_state.py) re-partitions each stage's tp*cp*dp
+    ranks as rank = etp_r + etp*(ep_r + ep*(edp_r + edp*pp_r))."""
+
+    AXES = ("etp", "ep", "edp")
+
+    def __init__(self, mesh):
+        if mesh.order[-1] != "pp":
+            raise Fail(f"MESH_ORDER={'-'.join(mesh.order)}: expert groups need pp slowest")
+        self.rank, self.world = mesh.rank, mesh.world
+        stage = mesh.size["tp"] * mesh.size["cp"] * mesh.size["dp"]
+        self.size = {"etp": env_int("MESH_ETP_SIZE"), "ep": env_int("MESH_EP_SIZE")}
+        if stage % (self.size["etp"] * self.size["ep"]):
+            raise Fail(f"etp {self.size['etp']} x ep {self.size['ep']} does not divide tp*cp*dp = {stage}")
+        self.size["edp"] = stage // (self.size["etp"] * self.size["ep"])
+        self.stage = stage
+        args = env("MESH_MEGATRON_ARGS").split()
+        self.experts = megatron_flag(args, "--num-experts")
+        self.top_k = megatron_flag(args, "--moe-router-topk")
+        for flag, want in (("--expert-model-parallel-size", self.size["ep"]),
+                           ("--expert-tensor-parallel-size", self.size["etp"])):
+            if megatron_flag(args, flag) != want:
+                raise Fail(f"MESH_MEGATRON_ARGS {flag} {megatron_flag(args, flag)}, MESH_* say {want}")
+        if self.experts % self.size["ep"] or E_FFN % self.size["etp"] or not 0 < self.top_k <= self.experts:
+            raise Fail(f"{self.experts} experts, top {self.top_k}, ep {self.size['ep']}, etp {self.size['etp']}")
+        self.coord = self.coords_of(self.rank)
+        self.groups = {a: self.expected_group(self.rank, a) for a in self.AXES}
+        for a in ("ep", "etp"):
+            got = env_int(f"MESH_{a.upper()}_RANK")
+            if got != self.coord[a]:
+                raise Fail(f"MESH_{a.upper()}_RANK={got}, Megatron's expert order gives {self.coord[a]}")
+        for a in self.AXES:
+            name = f"MESH_{a.upper()}_GROUP"
+            if parse_group(name, env(name)) != self.groups[a]:
+                raise Fail(f"{name}={env(name)}, Megatron's expert order gives "
+                           f"{','.join(map(str, self.groups[a]))}")
+
+    def coords_of(self, r):
+        c = {"pp": r // self.stage}
+        r %= self.stage
+        for a in self.AXES:
+            c[a] = r % self.size[a]
+            r //= self.size[a]
+        return c
+
+    def rank_of(self, c):
+        r = c["pp"]
+        for a in reversed(self.AXES):
+            r = r * self.size[a] + c[a]
+        return r
+
+    def expected_group(self, r, axis):
+        c = self.coords_of(r)
+        return [self.rank_of({**c, axis: i}) for i in range(self.size[axis])]
+
+
+def expert_weights(experts):
+    """Router [E x H] and each expert's (W1 [F x H], W2 [H x F]); the same on every rank."""
+    g = torch.Generator().manual_seed(20261201)
+    router = torch.randn(experts, E_HIDDEN, generator=g, dtype=torch.float64)
+    w1 = torch.randn(experts, E_FFN, E_HIDDEN, generator=g, dtype=torch.float64) / E_HIDDEN**0.5
+    w2 = torch.randn(experts, E_HIDDEN, E_FFN, generator=g, dtype=torch.float64) / E_FFN**0.5
+    return router, w1, w2
+
+
+def expert_tokens(em, c):
+    """The tokens of expert coordinates c (shared by its ETP group) and the
+    loss weights that make the gradient check sensitive to every output."""
+    g = torch.Generator().manual_seed(7000 + c["pp"] * 1000 + c["edp"] * 100 + c["ep"])
+    x = torch.randn(E_TOKENS, E_HIDDEN, generator=g, dtype=torch.float64)
+    v = torch.randn(E_TOKENS, E_HIDDEN, generator=g, dtype=torch.float64)
+    return x, v
+
+
+def route(x, router, top_k):
+    """Top-k experts of each token and their renormalised softmax gates."""
+    probs = torch.softmax(x @ router.T, dim=-1)
+    gates, idx = probs.topk(top_k, dim=-1)
+    return idx, gates / gates.sum(dim=-1, keepdim=True)
+
+
+def moe_forward(x, router, top_k, experts, w1, w2, cols):
+    """The sum over each token's top-k experts e among `experts` of
+    gate * tanh(x W1[e][cols]^T) W2[e][:, cols]^T, w1/w2 indexed by position
+    in `experts`.  With a slice of the experts' FFN columns (or weights that
+    hold only those) this is one ETP rank's partial sum."""
+    idx, gates = route(x, router, top_k)
+    y = torch.zeros_like(x)
+    for j, e in enumerate(experts):
+        hit = (idx == e)
+        tok = hit.any(dim=-1).nonzero().flatten()
+        if len(tok) == 0:
+            continue
+        gate = (gates * hit).sum(dim=-1)[tok].unsqueeze(-1)
+        h = torch.tanh(x[tok] @ w1[j][cols].T) @ w2[j][:, cols].T
+        y = y.index_add(0, tok, gate * h)
+    return y
+
+
+def build_expert_groups(em):
+    told = dict(em.groups)
+    node = os.environ.get("SLURMD_NODENAME", "?")
+    everyone = [None] * em.world
+    dist.all_gather_object(everyone, (told, node))
+    handles, nodes_per_ep = {}, 1
+    for a in ExpertMesh.AXES:
+        distinct = sorted({tuple(t[0][a]) for t in everyone})
+        if sorted(r for g in distinct for r in g) != list(range(em.world)):
+            raise Fail(f"{a} groups {distinct} do not tile ranks 0..{em.world - 1}")
+        for g in distinct:
+            h = dist.new_group(list(g))
+            if list(g) == em.groups[a]:
+                handles[a] = h
+            if a == "ep":
+                nodes_per_ep = max(nodes_per_ep, len({everyone[r][1] for r in g}))
+    return handles, nodes_per_ep
+
+
+def experts(em):
+    handles, nodes_per_ep = build_expert_groups(em)
+    ep, etp, per = em.size["ep"], em.size["etp"], em.experts // em.size["ep"]
+    router, w1, w2 = expert_weights(em.experts)
+    mine = list(range(em.coord["ep"] * per, (em.coord["ep"] + 1) * per))
+    f = E_FFN // etp
+    cols = slice(em.coord["etp"] * f, (em.coord["etp"] + 1) * f)
+    x, v = expert_tokens(em, em.coord)
+    # dispatch: every EP peer's tokens (they share this rank's etp and edp)
+    xs = [torch.empty_like(x) for _ in range(ep)]
+    dist.all_gather(xs, x, group=handles["ep"])
+    vs = [torch.empty_like(v) for _ in range(ep)]
+    dist.all_gather(vs, v, group=handles["ep"])
+    X, V = torch.cat(xs), torch.cat(vs)
+    # this rank holds only its columns of its experts' MLPs
+    w1s = w1[mine][:, cols].clone().requires_grad_()
+    w2s = w2[mine][:, :, cols].clone().requires_grad_()
+    y_part = moe_forward(X, router, em.top_k, mine, w1s, w2s, slice(None))
+    (y_part * V).sum().backward()
+    # combine: the ETP partial sums, then the EP group's experts
+    y = y_part.detach().clone()
+    dist.all_reduce(y, group=handles["etp"])
+    dist.all_reduce(y, group=handles["ep"])
+    mine_y = y[em.coord["ep"] * E_TOKENS:(em.coord["ep"] + 1) * E_TOKENS]
+    g1, g2 = w1s.grad.clone(), w2s.grad.clone()
+    dist.all_reduce(g1, group=handles["edp"])
+    dist.all_reduce(g2, group=handles["edp"])
+    # reference: one process, every expert, every token set of this stage
+    want_y = moe_forward(x, router, em.top_k, range(em.experts), w1, w2, slice(None))
+    r1, r2 = w1.clone().requires_grad_(), w2.clone().requires_grad_()
+    for edp_r in range(em.size["edp"]):
+        for ep_r in range(ep):
+            xr, vr = expert_tokens(em, {"pp": em.coord["pp"], "edp": edp_r, "ep": ep_r})
+            (moe_forward(xr, router, em.top_k, range(em.experts), r1, r2, slice(None)) * vr).sum().backward()
+    dy = (mine_y - want_y).abs().max().item()
+    dg = max((g1 - r1.grad[mine][:, cols]).abs().max().item(),
+             (g2 - r2.grad[mine][:, :, cols]).abs().max().item())
+    if dy > TOL or dg > TOL:
+        raise Fail(f"expert layer differs from the single-process reference: output by {dy:.2e}, "
+                   f"expert gradients by {dg:.2e}")
+    if r1.grad[mine][:, cols].abs().max().item() == 0:
+        raise Fail("no token reached this rank's experts: the check proves nothing")
+    return em, nodes_per_ep, max(dy, dg)
+
+
 def agree(ok):
     """All ranks learn whether any rank failed, so that none waits forever."""
     flag = torch.tensor([0.0 if ok else 1.0])
@@ -604,13 +793,25 @@ def main():
     ok, result = phase("training", train, mesh, handles)
     if not ok:
         return 1
+    moe = ""
+    if os.environ.get("MESH_EP_SIZE") is not None:
+        # no collective before every rank has checked its variables
+        ok, em = phase("expert variables", ExpertMesh, mesh)
+        if not ok:
+            return 1
+        ok, res = phase("experts", experts, em)
+        if not ok:
+            return 1
+        em, ep_nodes, diff = res
+        moe = (f" experts={em.experts} top_k={em.top_k} etp={em.size['etp']} ep={em.size['ep']} "
+               f"edp={em.size['edp']} ep_nodes={ep_nodes} max expert diff {diff:.1e}")
     if mesh.rank == 0:
         losses, dloss, dw = result
         print(
             f"meshplan-client: OK plan={env('MESH_PLAN')} world={mesh.world} "
             f"mode={'torch' if mesh.explicit else 'torchrun'} stages={env('MESH_PP_LAYERS')} steps={STEPS} "
             f"loss {losses[0]:.6f} -> {losses[-1]:.6f}, max rel loss diff {dloss:.1e}, "
-            f"max param diff {dw:.1e}",
+            f"max param diff {dw:.1e}{moe}",
             flush=True,
         )
     dist.destroy_process_group()
