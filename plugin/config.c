@@ -16,6 +16,40 @@
 
 #include "plugin.h"
 
+static int version_said; /* this log has said which meshplan runs */
+
+static void say(void (*log)(const char *, ...), const char *fmt, va_list ap)
+{
+    char msg[4 * MESH_ERROR_MAX + 256];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (version_said)
+        log("meshplan: %s", msg);
+    else
+        log("meshplan %s: %s", mesh_version(), msg);
+    version_said = 1;
+}
+
+void mesh_plugin_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(slurm_error, fmt, ap);
+    va_end(ap);
+}
+
+void mesh_plugin_info(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(slurm_info, fmt, ap);
+    va_end(ap);
+}
+
+void mesh_plugin_new_log(void)
+{
+    version_said = 0;
+}
+
 void mesh_plugin_config_error(const char *fmt, ...)
 {
     va_list ap;
@@ -42,7 +76,7 @@ static int option_error(int remote, const char *opt, const char *msg)
         mesh_plugin_config_error("--%s: %s", opt, msg);
         return 0;
     }
-    slurm_error("meshplan: --%s: %s", opt, msg);
+    mesh_plugin_error("--%s: %s", opt, msg);
     return -1;
 }
 
@@ -119,7 +153,7 @@ int mesh_plugin_register_options(spank_t sp)
     for (struct spank_option *o = options; o->name; o++) {
         spank_err_t rc = spank_option_register(sp, o);
         if (rc != ESPANK_SUCCESS) {
-            slurm_error("meshplan: cannot register --%s: %s", o->name, spank_strerror(rc));
+            mesh_plugin_error("cannot register --%s: %s", o->name, spank_strerror(rc));
             return -1;
         }
     }

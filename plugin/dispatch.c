@@ -23,7 +23,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
          * and be hidden from srun: keep it for task_init, where it fails the
          * step with this message. */
         if (ctx != S_CTX_REMOTE) {
-            slurm_error("meshplan: plugstack.conf: %s", err.msg);
+            mesh_plugin_error("plugstack.conf: %s", err.msg);
             return -1;
         }
         mesh_plugin_config_error("plugstack.conf: %s", err.msg);

@@ -8,7 +8,7 @@
  * job.c       model, allocation and plan of a job step (both sides)
  *
  * All the logic is libmeshplan's; this is glue.  Every message starts with
- * "meshplan: ".
+ * "meshplan: ", the first of a log with "meshplan VERSION: " (mesh_plugin_error).
  */
 #ifndef MESHPLAN_PLUGIN_H
 #define MESHPLAN_PLUGIN_H
@@ -46,6 +46,15 @@ typedef struct mesh_plugin {
 extern mesh_plugin_t mesh_plugin;
 
 /* config.c */
+/* Log a message (slurm_error, slurm_info) as "meshplan: MESSAGE", or as
+ * "meshplan VERSION: MESSAGE" when it is the first of its log: of the
+ * process, or after mesh_plugin_new_log.  So every log says which meshplan
+ * ran, where it helps most: beside the first thing it has to say. */
+void mesh_plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mesh_plugin_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The next message starts a log (a task's standard error, which is srun's,
+ * or a configuration error): it says the version. */
+void mesh_plugin_new_log(void);
 /* Keep an error of the configuration or the options for slurmstepd's
  * task_init (the only callback there that can report it safely). */
 void mesh_plugin_config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

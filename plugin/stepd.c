@@ -204,7 +204,7 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
 static mesh_topo_t *topology_error(mesh_error_t *err, int *fell_back)
 {
     if (mesh_step_fallback(&mesh_plugin.policy, err) > 0) {
-        slurm_info("meshplan: %s", err->msg);
+        mesh_plugin_info("%s", err->msg);
         *fell_back = 1;
         return NULL;
     }
@@ -413,7 +413,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         char *save = NULL; /* enforce=warn: srun's warning, line by line, in slurmd's log */
         for (char *l = strtok_r(msg, "\n", &save); v == MESH_VERDICT_WARN && l;
              l = strtok_r(NULL, "\n", &save))
-            slurm_info("meshplan: warning: %s", l);
+            mesh_plugin_info("warning: %s", l);
         keep_explanation(p, &s);
         build_table(sp, p, &s, topo, jobid, stepid);
     }
@@ -450,11 +450,12 @@ int mesh_stepd_user_init(spank_t sp)
 
 int mesh_stepd_task_init(spank_t sp)
 {
+    mesh_plugin_new_log(); /* this task's standard error: srun's, the user's log */
     if (mesh_plugin.step_error[0]) {
         char *save = NULL;
         for (char *line = strtok_r(mesh_plugin.step_error, "\n", &save); line;
              line = strtok_r(NULL, "\n", &save))
-            slurm_error("meshplan: %s", line);
+            mesh_plugin_error("%s", line);
         return -1;
     }
     if (!mesh_plugin.envs) {
@@ -462,13 +463,13 @@ int mesh_stepd_task_init(spank_t sp)
             return 0; /* not a step for meshplan */
         /* every failure above defers a message; should one not, the task
          * still must not start without its variables */
-        slurm_error("meshplan: this node could not prepare the step's variables");
+        mesh_plugin_error("this node could not prepare the step's variables");
         return -1;
     }
     int local = -1;
     if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS || local < 0 ||
         local >= mesh_plugin.n_envs) {
-        slurm_error("meshplan: task %d has no entry in this node's table", local);
+        mesh_plugin_error("task %d has no entry in this node's table", local);
         return -1;
     }
     if (local == 0 && mesh_plugin.explanation) /* the task's stderr is srun's */
@@ -480,7 +481,7 @@ int mesh_stepd_task_init(spank_t sp)
         spank_err_t rc = spank_setenv(sp, mesh_env_name(e, i), mesh_env_value(e, i),
                                       !mesh_env_keep_existing(e, i));
         if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
-            slurm_error("meshplan: cannot set %s: %s", mesh_env_name(e, i), spank_strerror(rc));
+            mesh_plugin_error("cannot set %s: %s", mesh_env_name(e, i), spank_strerror(rc));
             return -1;
         }
     }

@@ -119,6 +119,31 @@ static int run_step(int task)
     return slurm_spank_task_init(NULL, 0, NULL);
 }
 
+/* A log's first message says which meshplan runs: srun's, and each task's
+ * standard error in slurmstepd (srun's too, the user's); the others do not
+ * repeat it. */
+static void log__first_message_says_the_version(void **state)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "meshplan %s: ", MESHPLAN_VERSION_STRING);
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_plugin_new_log(); /* as a new srun process starts */
+    assert_int_equal(mesh_test_option("mesh", "warp=9", 0), -1);
+    assert_int_equal(mesh_test_option("mesh-export", "slurm", 0), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
+    assert_true(strncmp(strchr(mock.error_log, '\n') + 1, "meshplan: --mesh-export: ", 25) == 0);
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3.1-405b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
+    assert_non_null(strstr(mock.error_log, "\nmeshplan: what would fit"));
+    mock.error_log[0] = '\0';
+    mock.task_id = 1; /* another task: its own standard error */
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
+}
+
 /* A directory of per-node topology files, node i+1 getting fixture names[i]
  * (NULL-terminated); its "topology_xml=DIR/%n.xml" plugstack argument in arg. */
 static void topo_dir(char *dir, char *arg, size_t len, const char *const *names)
@@ -442,6 +467,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slurmd__does_nothing),
         cmocka_unit_test(options__registered_and_checked),
+        cmocka_unit_test(log__first_message_says_the_version),
         cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
