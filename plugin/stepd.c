@@ -178,8 +178,9 @@ int mesh_stepd_post_opt(spank_t sp)
     mesh_error_t err;
     uint32_t stepid = 0;
     spank_get_item(sp, S_JOB_STEPID, &stepid);
-    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.launch.topology_xml[0] ||
-        geteuid() != 0 || cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
+    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.config_error[0] ||
+        mesh_plugin.policy.launch.topology_xml[0] || geteuid() != 0 ||
+        cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
         return 0;
     if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
         return 0;
@@ -425,11 +426,27 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     mesh_topo_destroy(topo);
 }
 
+/* A broken configuration (logged by init) refuses the steps of a job that
+ * gives meshplan's options, whichever steps= would have chosen (what steps=
+ * says may be what is broken), or with on_config_error=reject every step:
+ * from task_init, before the tasks start.  The extern step runs no task. */
+static void configuration_broken(uint32_t stepid)
+{
+    if (stepid == STEP_EXTERN || (!mesh_plugin.config_reject && !mesh_plugin.asked))
+        return;
+    mesh_plugin.acting = 1;
+    defer("%s\n%s", mesh_plugin.config_effect, mesh_plugin.config_error);
+}
+
 int mesh_stepd_user_init(spank_t sp)
 {
     uint32_t jobid = 0, stepid = 0;
     spank_get_item(sp, S_JOB_ID, &jobid);
     spank_get_item(sp, S_JOB_STEPID, &stepid);
+    if (mesh_plugin.config_error[0]) {
+        configuration_broken(stepid);
+        return 0;
+    }
     if (!mesh_plugin.have_model || !wanted(stepid))
         return 0;
     mesh_plugin.acting = 1;
@@ -441,8 +458,8 @@ int mesh_stepd_user_init(spank_t sp)
         mesh_plugin.spec_digest[0] = '\0';
     spank_unsetenv(sp, MESH_SUBMIT_PLAN_ENV); /* srun's business, not the tasks' */
     spank_unsetenv(sp, MESH_SPEC_DIGEST_ENV);
-    if (mesh_plugin.config_error[0])
-        defer("%s", mesh_plugin.config_error);
+    if (mesh_plugin.option_error[0])
+        defer("%s", mesh_plugin.option_error);
     else
         prepare(sp, jobid, stepid);
     return 0; /* never an error here: see the top of this file */

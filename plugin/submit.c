@@ -4,7 +4,8 @@
  * It fails fast: a spec that does not parse stops the command before
  * anything is queued, and in srun, where the step's shape is known, a
  * layout that does not fit stops the step before any task starts (when
- * the policy says reject).
+ * the policy says reject).  While the configuration is broken, a job that
+ * gives meshplan's options is refused here with it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +20,12 @@
 
 int mesh_submit_post_opt(spank_t sp)
 {
+    if (mesh_plugin.config_error[0] && mesh_plugin.asked) {
+        mesh_plugin_error("--%s: refused while meshplan's configuration is broken (the error "
+                          "above): the cluster's admins must fix it",
+                          mesh_plugin.asked);
+        return -1;
+    }
     if (!mesh_plugin.have_model)
         return 0;
     mesh_error_t err;
