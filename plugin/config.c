@@ -67,11 +67,13 @@ static int config_failed(int ac, char **av, const char *where, const mesh_error_
     snprintf(mesh_plugin.config_error, sizeof(mesh_plugin.config_error), "%s%s", where, err->msg);
     if (mode == 0)
         snprintf(mesh_plugin.config_effect, sizeof(mesh_plugin.config_effect),
-                 "configuration error (below): until it is fixed, jobs that use meshplan's "
-                 "options are refused and the others run as usual (on_config_error=allow)");
+                 "configuration error (below): until it is fixed in plugstack.conf's meshplan "
+                 "line or its policy file, jobs that use meshplan's options are refused and the "
+                 "others run as usual (on_config_error=allow)");
     else
         snprintf(mesh_plugin.config_effect, sizeof(mesh_plugin.config_effect),
-                 "configuration error (below): until it is fixed, every job is refused (%s%s)",
+                 "configuration error (below): until it is fixed in plugstack.conf's meshplan "
+                 "line or its policy file, every job is refused (%s%s)",
                  mode > 0 ? "on_config_error=reject" : unread.msg,
                  mode > 0 ? "" : ": taken as reject");
     mesh_plugin_new_log(); /* a configuration error says which meshplan read it */

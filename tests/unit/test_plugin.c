@@ -478,8 +478,10 @@ static const struct {
  * and a later one the mistake? */
 static void assert_logged(const char *log, const char *effect, const char *names)
 {
-    char head[128];
-    snprintf(head, sizeof(head), "meshplan %s: configuration error (below): until it is fixed, ",
+    char head[256];
+    snprintf(head, sizeof(head),
+             "meshplan %s: configuration error (below): until it is fixed in plugstack.conf's "
+             "meshplan line or its policy file, ",
              MESHPLAN_VERSION_STRING);
     if (strncmp(log, head, strlen(head)) != 0 || !strstr(log, effect) || !strstr(log, names))
         fail_msg("logged '%s', wanted '%s...%s' and '%s'", log, head, effect, names);
