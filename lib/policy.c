@@ -114,6 +114,10 @@ static const policy_key_t top_keys[] = {
      .doc = "caching-allocator slack, a fraction of activation memory"},
     {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
      .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
+    /* read first and apart from the rest too: mesh_policy_on_config_error */
+    {"on_config_error", K_WORD, POL(launch.config_fail_closed), .words = submit_error_words,
+     .dflt = "allow",
+     .doc = "whether the plugin refuses every job while its configuration is broken"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
@@ -512,6 +516,79 @@ int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
     if (strcmp(key, "policy") == 0)
         return mesh_policy_load(p, eq + 1, err);
     return mesh_policy_set(p, key, eq + 1, err);
+}
+
+#define CONFIG_ERROR_KEY "on_config_error"
+
+/* The word of a policy file's line "on_config_error: WORD  # comment" in
+ * [line, end) into word[len] (quotes taken off); 0 when the line is not
+ * that key's.  A line at column 0 is a top-level key of a block mapping:
+ * found so even where the YAML around it does not parse. */
+static int config_error_line(const char *line, const char *end, char *word, size_t len)
+{
+    size_t k = strlen(CONFIG_ERROR_KEY);
+    if ((size_t)(end - line) <= k || strncmp(line, CONFIG_ERROR_KEY, k) != 0)
+        return 0;
+    const char *p = line + k;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == end || *p++ != ':')
+        return 0; /* another key that starts so, or not a key */
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *q = p;
+    /* p follows a blank or the colon: q[-1] is in the line */
+    while (q < end && *q != '\r' && !(*q == '#' && (q[-1] == ' ' || q[-1] == '\t')))
+        q++;
+    while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+        q--;
+    if (q - p >= 2 && (*p == '"' || *p == '\'') && q[-1] == *p) {
+        p++;
+        q--;
+    }
+    snprintf(word, len, "%.*s", (int)(q - p), p);
+    return 1;
+}
+
+/* What arg says of on_config_error, into word[len]: on_config_error=WORD,
+ * or the last such line of a policy=FILE; 0 when it says nothing. */
+static int config_error_word(const char *arg, char *word, size_t len)
+{
+    static const char key[] = CONFIG_ERROR_KEY "=", policy[] = "policy=";
+    if (strncmp(arg, key, sizeof(key) - 1) == 0)
+        return snprintf(word, len, "%s", arg + sizeof(key) - 1), 1;
+    if (strncmp(arg, policy, sizeof(policy) - 1) != 0)
+        return 0;
+    size_t n;
+    mesh_error_t unread; /* reading the policy says why */
+    char *buf =
+        mesh_read_regular_file(arg + sizeof(policy) - 1, "policy", POLICY_MAX_BYTES, &n, &unread);
+    int found = 0;
+    for (const char *line = buf, *end; buf && line < buf + n; line = end + 1) {
+        end = memchr(line, '\n', (size_t)(buf + n - line));
+        if (!end)
+            end = buf + n;
+        found |= config_error_line(line, end, word, len);
+    }
+    free(buf);
+    return found;
+}
+
+int mesh_policy_on_config_error(int ac, char *const *av, mesh_error_t *err)
+{
+    const policy_key_t *k = find_key(top_keys, MESH_ARRAY_LEN(top_keys), CONFIG_ERROR_KEY);
+    int reject = 0, unreadable = 0;
+    for (int i = 0; i < ac; i++) {
+        char word[64];
+        int v;
+        if (!config_error_word(av[i], word, sizeof(word)))
+            continue;
+        if (read_word(&v, k, CONFIG_ERROR_KEY, word, err) < 0)
+            unreadable = 1;
+        else
+            reject = v;
+    }
+    return unreadable ? -1 : reject;
 }
 
 /* The family whose YAML section is `name` (gpus, partitions), or NULL. */

@@ -3,6 +3,12 @@
  * (the admin policy, strictly: an unknown key is an error naming it) and
  * the options users give srun, sbatch and salloc.
  *
+ * The plugin is `required` and every srun, sbatch, salloc and slurmstepd
+ * of the cluster runs it: a broken configuration must not stop the jobs
+ * that do not use meshplan.  It is logged in every one of them and refuses
+ * only the jobs that give meshplan's options, unless on_config_error says
+ * reject (dispatch.c, submit.c, stepd.c act on it).
+ *
  * Options are registered with spank_option_register() from
  * slurm_spank_init, because sbatch and salloc never read a static
  * spank_options[] table.  Their callbacks run in the submitting command
@@ -16,22 +22,88 @@
 
 #include "plugin.h"
 
-void mesh_plugin_config_error(const char *fmt, ...)
+static int version_said; /* this log has said which meshplan runs */
+
+static void say(void (*log)(const char *, ...), const char *fmt, va_list ap)
+{
+    char msg[4 * MESH_ERROR_MAX + 256];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (version_said)
+        log("meshplan: %s", msg);
+    else
+        log("meshplan %s: %s", mesh_version(), msg);
+    version_said = 1;
+}
+
+void mesh_plugin_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mesh_plugin.config_error, sizeof(mesh_plugin.config_error), fmt, ap);
+    say(slurm_error, fmt, ap);
     va_end(ap);
 }
 
-int mesh_plugin_config(int ac, char **av, mesh_error_t *err)
+void mesh_plugin_info(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    say(slurm_info, fmt, ap);
+    va_end(ap);
+}
+
+void mesh_plugin_new_log(void)
+{
+    version_said = 0;
+}
+
+/* Keep what is wrong (where: the plugstack.conf argument's prefix, or ""
+ * for a policy file, whose errors name it), and what it does to jobs, read
+ * from on_config_error apart from the rest; log both.  Returns -1. */
+static int config_failed(int ac, char **av, const char *where, const mesh_error_t *err)
+{
+    mesh_error_t unread;
+    int mode = mesh_policy_on_config_error(ac, av, &unread);
+    mesh_plugin.config_reject = mode != 0;
+    snprintf(mesh_plugin.config_error, sizeof(mesh_plugin.config_error), "%s%s", where, err->msg);
+    if (mode == 0)
+        snprintf(mesh_plugin.config_effect, sizeof(mesh_plugin.config_effect),
+                 "configuration error (below): until it is fixed in plugstack.conf's meshplan "
+                 "line or its policy file, jobs that use meshplan's options are refused and the "
+                 "others run as usual (on_config_error=allow)");
+    else
+        snprintf(mesh_plugin.config_effect, sizeof(mesh_plugin.config_effect),
+                 "configuration error (below): until it is fixed in plugstack.conf's meshplan "
+                 "line or its policy file, every job is refused (%s%s)",
+                 mode > 0 ? "on_config_error=reject" : unread.msg,
+                 mode > 0 ? "" : ": taken as reject");
+    mesh_plugin_new_log(); /* a configuration error says which meshplan read it */
+    mesh_plugin_error("%s", mesh_plugin.config_effect);
+    mesh_plugin_error("%s", mesh_plugin.config_error);
+    return -1;
+}
+
+int mesh_plugin_config(int ac, char **av)
+{
+    mesh_error_t err;
+    mesh_plugin.config_error[0] = mesh_plugin.config_effect[0] = '\0';
+    mesh_plugin.config_reject = 0;
     mesh_policy_init(&mesh_plugin.policy);
     mesh_layout_unpin(&mesh_plugin.pins);
     for (int i = 0; i < ac; i++)
-        if (mesh_policy_set_arg(&mesh_plugin.policy, av[i], err) < 0)
-            return -1;
-    return mesh_policy_check(&mesh_plugin.policy, err);
+        if (mesh_policy_set_arg(&mesh_plugin.policy, av[i], &err) < 0)
+            return config_failed(ac, av, strncmp(av[i], "policy=", 7) ? "plugstack.conf: " : "",
+                                 &err);
+    if (mesh_policy_check(&mesh_plugin.policy, &err) < 0)
+        return config_failed(ac, av, "plugstack.conf: ", &err);
+    return 0;
+}
+
+/* A meshplan option the job gives: with a broken configuration, the job
+ * is refused for it. */
+static void asked(const char *opt)
+{
+    if (!mesh_plugin.asked)
+        mesh_plugin.asked = opt;
 }
 
 /* A bad value seen in slurmstepd fails the step from task_init, like every
@@ -39,15 +111,16 @@ int mesh_plugin_config(int ac, char **av, mesh_error_t *err)
 static int option_error(int remote, const char *opt, const char *msg)
 {
     if (remote) {
-        mesh_plugin_config_error("--%s: %s", opt, msg);
+        snprintf(mesh_plugin.option_error, sizeof(mesh_plugin.option_error), "--%s: %s", opt, msg);
         return 0;
     }
-    slurm_error("meshplan: --%s: %s", opt, msg);
+    mesh_plugin_error("--%s: %s", opt, msg);
     return -1;
 }
 
 static int cb_model(int val, const char *optarg, int remote)
 {
+    asked("model");
     size_t n = optarg ? strlen(optarg) : 0;
     if (n == 0 || n >= sizeof(mesh_plugin.model))
         return option_error(remote, "model",
@@ -62,6 +135,7 @@ static int cb_model(int val, const char *optarg, int remote)
 
 static int cb_mesh(int val, const char *optarg, int remote)
 {
+    asked("mesh");
     mesh_error_t err;
     if (mesh_layout_parse(optarg, &mesh_plugin.pins, &err) < 0)
         return option_error(remote, "mesh",
@@ -71,6 +145,7 @@ static int cb_mesh(int val, const char *optarg, int remote)
 
 static int cb_export(int val, const char *optarg, int remote)
 {
+    asked("mesh-export");
     if (!optarg || mesh_export_parse(optarg, &mesh_plugin.export_mode) < 0)
         return option_error(remote, "mesh-export", "use torch, torchrun or mesh");
     mesh_plugin.have_export = 1;
@@ -79,6 +154,7 @@ static int cb_export(int val, const char *optarg, int remote)
 
 static int cb_bind(int val, const char *optarg, int remote)
 {
+    asked("mesh-bind");
     if (!optarg || (strcmp(optarg, "gpu") && strcmp(optarg, "none")))
         return option_error(remote, "mesh-bind", "use gpu or none");
     mesh_plugin.bind = strcmp(optarg, "gpu") == 0;
@@ -88,6 +164,7 @@ static int cb_bind(int val, const char *optarg, int remote)
 
 static int cb_explain(int val, const char *optarg, int remote)
 {
+    asked("mesh-explain");
     mesh_plugin.explain = 1;
     return 0;
 }
@@ -119,7 +196,7 @@ int mesh_plugin_register_options(spank_t sp)
     for (struct spank_option *o = options; o->name; o++) {
         spank_err_t rc = spank_option_register(sp, o);
         if (rc != ESPANK_SUCCESS) {
-            slurm_error("meshplan: cannot register --%s: %s", o->name, spank_strerror(rc));
+            mesh_plugin_error("cannot register --%s: %s", o->name, spank_strerror(rc));
             return -1;
         }
     }

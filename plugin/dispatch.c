@@ -2,7 +2,8 @@
  * meshplan.so: the SPANK entry points, dispatched by context.
  *
  * slurmd loads every plugin that defines slurm_spank_init, as root, once per
- * start: there meshplan does nothing at all.
+ * start: there meshplan does nothing at all (its failure would stop slurmd,
+ * and its arguments would be those of slurmd's start, not of the steps').
  */
 #include <string.h>
 
@@ -17,17 +18,15 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     spank_context_t ctx = spank_context();
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
         return 0;
-    mesh_error_t err;
-    if (mesh_plugin_config(ac, av, &err) < 0) {
-        /* In slurmstepd an error here would drain the node of a batch step
-         * and be hidden from srun: keep it for task_init, where it fails the
-         * step with this message. */
-        if (ctx != S_CTX_REMOTE) {
-            slurm_error("meshplan: plugstack.conf: %s", err.msg);
-            return -1;
-        }
-        mesh_plugin_config_error("plugstack.conf: %s", err.msg);
-    }
+    /* A broken configuration is logged here, in every context.  srun,
+     * sbatch and salloc stop at once only under on_config_error=reject;
+     * else they refuse a job with meshplan's options at init_post_opt.
+     * slurmstepd never fails here (a batch step's node would be drained,
+     * srun would not see why): user_init keeps the refusal for task_init. */
+    if (mesh_plugin_config(ac, av) < 0 && mesh_plugin.config_reject && ctx != S_CTX_REMOTE)
+        return -1;
+    /* registered however broken the configuration: --model is then refused
+     * with the configuration's error, not as an unknown option */
     return mesh_plugin_register_options(sp);
 }
 

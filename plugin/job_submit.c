@@ -56,7 +56,9 @@ static struct stat policy_stat;
 static int have_policy; /* policy holds a file's contents */
 static int fail_closed; /* with policy_error: refuse meshplan jobs */
 
-/* (Re)read the policy; the defaults when there is no file. */
+/* (Re)read the policy; the defaults when there is no file.  What it logs
+ * says which meshplan judges: after an upgrade, the admin sees whether
+ * slurmctld has loaded the new one. */
 static void load_policy(void)
 {
     struct stat st;
@@ -67,7 +69,8 @@ static void load_policy(void)
     if (stat(policy_path, &st) < 0) {
         mesh_policy_init(&policy);
         have_policy = 0;
-        slurm_info("job_submit/meshplan: no policy at %s: judging with the defaults", policy_path);
+        slurm_info("job_submit/meshplan %s: no policy at %s: judging with the defaults",
+                   mesh_version(), policy_path);
         return;
     }
     policy_stat = st;
@@ -79,14 +82,15 @@ static void load_policy(void)
         snprintf(policy_error, sizeof(policy_error), "%s", err.msg);
         fail_closed = fresh.controller.submit_fail_closed ||
                       (have_policy && policy.controller.submit_fail_closed);
-        slurm_error("job_submit/meshplan: %s: jobs are %s until it is fixed", err.msg,
+        slurm_error("job_submit/meshplan %s: %s: jobs are %s until it is fixed", mesh_version(),
+                    err.msg,
                     fail_closed ? "refused (on_submit_error=reject)" : "let through unjudged");
         return;
     }
     policy = fresh;
     have_policy = 1;
-    slurm_info("job_submit/meshplan: policy %s: enforce=%s, %d partition(s)", policy_path,
-               mesh_enforce_name(policy.enforce), policy.controller.n_partitions);
+    slurm_info("job_submit/meshplan %s: policy %s: enforce=%s, %d partition(s)", mesh_version(),
+               policy_path, mesh_enforce_name(policy.enforce), policy.controller.n_partitions);
 }
 
 /* An edited policy takes effect at the next submission: one stat() each. */

@@ -8,7 +8,7 @@
  * job.c       model, allocation and plan of a job step (both sides)
  *
  * All the logic is libmeshplan's; this is glue.  Every message starts with
- * "meshplan: ".
+ * "meshplan: ", the first of a log with "meshplan VERSION: " (mesh_plugin_error).
  */
 #ifndef MESHPLAN_PLUGIN_H
 #define MESHPLAN_PLUGIN_H
@@ -24,8 +24,14 @@
 
 typedef struct mesh_plugin {
     mesh_policy_t policy;
-    char config_error[MESH_ERROR_MAX]; /* a bad plugstack.conf line, reported late remotely */
+    /* A broken configuration (plugstack.conf arguments, the policy file):
+     * the error, and what it does to jobs (on_config_error); "" when none */
+    char config_error[MESH_ERROR_MAX + 32];
+    char config_effect[MESH_ERROR_MAX + 160];
+    int config_reject; /* on_config_error=reject, or unreadable: every job is refused */
     /* options */
+    const char *asked; /* the first meshplan option the job gives ("model", ...); NULL: none */
+    char option_error[MESH_ERROR_MAX + 32]; /* slurmstepd: a bad option value, reported late */
     char model[MESH_SPEC_ARG_MAX];
     int have_model;
     mesh_model_t spec; /* submit side: the spec as read in init_post_opt */
@@ -46,10 +52,20 @@ typedef struct mesh_plugin {
 extern mesh_plugin_t mesh_plugin;
 
 /* config.c */
-/* Keep an error of the configuration or the options for slurmstepd's
- * task_init (the only callback there that can report it safely). */
-void mesh_plugin_config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int mesh_plugin_config(int ac, char **av, mesh_error_t *err);
+/* Log a message (slurm_error, slurm_info) as "meshplan: MESSAGE", or as
+ * "meshplan VERSION: MESSAGE" when it is the first of its log: of the
+ * process, or after mesh_plugin_new_log.  So every log says which meshplan
+ * ran, where it helps most: beside the first thing it has to say. */
+void mesh_plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mesh_plugin_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The next message starts a log (a task's standard error, which is srun's,
+ * or a configuration error): it says the version. */
+void mesh_plugin_new_log(void);
+/* Read the plugstack.conf arguments into mesh_plugin.policy.  Returns 0,
+ * or -1 when the configuration is broken: then config_error,
+ * config_effect and config_reject are set, and both lines are logged
+ * (meshplan(8), "CONFIGURATION ERRORS"). */
+int mesh_plugin_config(int ac, char **av);
 int mesh_plugin_register_options(spank_t sp);
 mesh_export_t mesh_plugin_export_mode(void);
 int mesh_plugin_bind(void);

@@ -178,8 +178,9 @@ int mesh_stepd_post_opt(spank_t sp)
     mesh_error_t err;
     uint32_t stepid = 0;
     spank_get_item(sp, S_JOB_STEPID, &stepid);
-    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.policy.launch.topology_xml[0] ||
-        geteuid() != 0 || cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
+    if (!mesh_plugin.have_model || !wanted(stepid) || mesh_plugin.config_error[0] ||
+        mesh_plugin.policy.launch.topology_xml[0] || geteuid() != 0 ||
+        cache_path(path, sizeof(path)) < 0 || trusted(path, 0))
         return 0;
     if (mkdir(TOPOLOGY_CACHE_DIR, 0755) < 0 && errno != EEXIST)
         return 0;
@@ -204,7 +205,7 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
 static mesh_topo_t *topology_error(mesh_error_t *err, int *fell_back)
 {
     if (mesh_step_fallback(&mesh_plugin.policy, err) > 0) {
-        slurm_info("meshplan: %s", err->msg);
+        mesh_plugin_info("%s", err->msg);
         *fell_back = 1;
         return NULL;
     }
@@ -413,7 +414,7 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
         char *save = NULL; /* enforce=warn: srun's warning, line by line, in slurmd's log */
         for (char *l = strtok_r(msg, "\n", &save); v == MESH_VERDICT_WARN && l;
              l = strtok_r(NULL, "\n", &save))
-            slurm_info("meshplan: warning: %s", l);
+            mesh_plugin_info("warning: %s", l);
         keep_explanation(p, &s);
         build_table(sp, p, &s, topo, jobid, stepid);
     }
@@ -425,11 +426,27 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     mesh_topo_destroy(topo);
 }
 
+/* A broken configuration (logged by init) refuses the steps of a job that
+ * gives meshplan's options, whichever steps= would have chosen (what steps=
+ * says may be what is broken), or with on_config_error=reject every step:
+ * from task_init, before the tasks start.  The extern step runs no task. */
+static void configuration_broken(uint32_t stepid)
+{
+    if (stepid == STEP_EXTERN || (!mesh_plugin.config_reject && !mesh_plugin.asked))
+        return;
+    mesh_plugin.acting = 1;
+    defer("%s\n%s", mesh_plugin.config_effect, mesh_plugin.config_error);
+}
+
 int mesh_stepd_user_init(spank_t sp)
 {
     uint32_t jobid = 0, stepid = 0;
     spank_get_item(sp, S_JOB_ID, &jobid);
     spank_get_item(sp, S_JOB_STEPID, &stepid);
+    if (mesh_plugin.config_error[0]) {
+        configuration_broken(stepid);
+        return 0;
+    }
     if (!mesh_plugin.have_model || !wanted(stepid))
         return 0;
     mesh_plugin.acting = 1;
@@ -441,8 +458,8 @@ int mesh_stepd_user_init(spank_t sp)
         mesh_plugin.spec_digest[0] = '\0';
     spank_unsetenv(sp, MESH_SUBMIT_PLAN_ENV); /* srun's business, not the tasks' */
     spank_unsetenv(sp, MESH_SPEC_DIGEST_ENV);
-    if (mesh_plugin.config_error[0])
-        defer("%s", mesh_plugin.config_error);
+    if (mesh_plugin.option_error[0])
+        defer("%s", mesh_plugin.option_error);
     else
         prepare(sp, jobid, stepid);
     return 0; /* never an error here: see the top of this file */
@@ -450,11 +467,12 @@ int mesh_stepd_user_init(spank_t sp)
 
 int mesh_stepd_task_init(spank_t sp)
 {
+    mesh_plugin_new_log(); /* this task's standard error: srun's, the user's log */
     if (mesh_plugin.step_error[0]) {
         char *save = NULL;
         for (char *line = strtok_r(mesh_plugin.step_error, "\n", &save); line;
              line = strtok_r(NULL, "\n", &save))
-            slurm_error("meshplan: %s", line);
+            mesh_plugin_error("%s", line);
         return -1;
     }
     if (!mesh_plugin.envs) {
@@ -462,13 +480,13 @@ int mesh_stepd_task_init(spank_t sp)
             return 0; /* not a step for meshplan */
         /* every failure above defers a message; should one not, the task
          * still must not start without its variables */
-        slurm_error("meshplan: this node could not prepare the step's variables");
+        mesh_plugin_error("this node could not prepare the step's variables");
         return -1;
     }
     int local = -1;
     if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS || local < 0 ||
         local >= mesh_plugin.n_envs) {
-        slurm_error("meshplan: task %d has no entry in this node's table", local);
+        mesh_plugin_error("task %d has no entry in this node's table", local);
         return -1;
     }
     if (local == 0 && mesh_plugin.explanation) /* the task's stderr is srun's */
@@ -480,7 +498,7 @@ int mesh_stepd_task_init(spank_t sp)
         spank_err_t rc = spank_setenv(sp, mesh_env_name(e, i), mesh_env_value(e, i),
                                       !mesh_env_keep_existing(e, i));
         if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
-            slurm_error("meshplan: cannot set %s: %s", mesh_env_name(e, i), spank_strerror(rc));
+            mesh_plugin_error("cannot set %s: %s", mesh_env_name(e, i), spank_strerror(rc));
             return -1;
         }
     }

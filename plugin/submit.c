@@ -4,7 +4,8 @@
  * It fails fast: a spec that does not parse stops the command before
  * anything is queued, and in srun, where the step's shape is known, a
  * layout that does not fit stops the step before any task starts (when
- * the policy says reject).
+ * the policy says reject).  While the configuration is broken, a job that
+ * gives meshplan's options is refused here with it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,11 +20,17 @@
 
 int mesh_submit_post_opt(spank_t sp)
 {
+    if (mesh_plugin.config_error[0] && mesh_plugin.asked) {
+        mesh_plugin_error("--%s: refused while meshplan's configuration is broken (the error "
+                          "above): the cluster's admins must fix it",
+                          mesh_plugin.asked);
+        return -1;
+    }
     if (!mesh_plugin.have_model)
         return 0;
     mesh_error_t err;
     if (mesh_plugin_load_model(mesh_plugin.model, &mesh_plugin.spec, &err) < 0) {
-        slurm_error("meshplan: --model: %s", err.msg);
+        mesh_plugin_error("--model: %s", err.msg);
         return -1;
     }
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
@@ -33,7 +40,7 @@ int mesh_submit_post_opt(spank_t sp)
      * job's control environment (srun inside an allocation has none) */
     if (mesh_request_encode(&mesh_plugin.spec, &mesh_plugin.pins, request, sizeof(request), &err) <
         0) {
-        slurm_error("meshplan: --model: %s", err.msg);
+        mesh_plugin_error("--model: %s", err.msg);
         return -1;
     }
     spank_job_control_setenv(sp, MESH_REQUEST_ENV, request, 1);
@@ -43,7 +50,7 @@ int mesh_submit_post_opt(spank_t sp)
     if (mesh_spec_is_path(mesh_plugin.model)) {
         char abs[PATH_MAX];
         if (!realpath(mesh_plugin.model, abs)) {
-            slurm_error("meshplan: --model: %s: %s", mesh_plugin.model, strerror(errno));
+            mesh_plugin_error("--model: %s: %s", mesh_plugin.model, strerror(errno));
             return -1;
         }
         setenv(MESH_SPEC_PATH_ENV, abs, 1);
@@ -75,7 +82,7 @@ static int step_shape(spank_t sp, mesh_step_t *s)
         .mem_per_node = mesh_plugin_mem_per_node(getenv("SLURM_MEM_PER_NODE")),
     };
     if (mesh_step_shape(&c, launch, s, &err) < 0) {
-        slurm_error("meshplan: %s", err.msg);
+        mesh_plugin_error("%s", err.msg);
         return -1;
     }
     return s->gpus_per_node > 0; /* a launcher's GPUs: slurmstepd knows; it checks */
@@ -133,7 +140,7 @@ static int nodes_alike(void)
         n++;
     }
     if (mesh_nodes_alike(n, hosts, gpus, &err) < 0) {
-        slurm_error("meshplan: %s", err.msg);
+        mesh_plugin_error("%s", err.msg);
         rc = -1;
     }
     free(node);
@@ -164,7 +171,7 @@ int mesh_submit_local_user_init(spank_t sp)
                         &s, &a, &err) == 0)
         p = mesh_plugin_plan(&mesh_plugin.spec, &a, &err);
     if (!p) {
-        slurm_error("meshplan: %s", err.msg);
+        mesh_plugin_error("%s", err.msg);
         return -1;
     }
     setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
@@ -193,7 +200,7 @@ int mesh_submit_local_user_init(spank_t sp)
         int reject = v == MESH_VERDICT_REFUSE;
         for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n")) {
             if (reject)
-                slurm_error("meshplan: %s", line);
+                mesh_plugin_error("%s", line);
             else
                 fprintf(stderr, "meshplan: warning: %s\n", line);
         }

@@ -94,6 +94,9 @@ typedef struct mesh_policy_launch {
     int gpu_order_minor;              /* gpu_order=minor: Slurm's GPU i is /dev/nvidia<i> */
     double topology_timeout; /* seconds a node may spend reading its topology; 0: no bound */
     int topology_fallback;   /* on_topology_error=fallback: plan from gpu=/gpu_mem= instead */
+    /* on_config_error=reject: while the configuration is broken the plugin refuses every job, not
+     * only those that use meshplan; read apart from the rest (mesh_policy_on_config_error) */
+    int config_fail_closed;
 } mesh_policy_launch_t;
 
 /** What job_submit/meshplan does at submission: the controller's settings. */
@@ -148,6 +151,23 @@ MESH_API int mesh_policy_set(mesh_policy_t *p, const char *key, const char *valu
  * mesh_policy_load.  Errors as theirs, or "not key=value".
  */
 MESH_API int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err);
+
+/**
+ * What on_config_error says in plugstack.conf arguments av[0..ac-1] (av may
+ * be NULL when ac is 0), read apart from everything else in them, so that it
+ * holds however broken the rest is: each on_config_error=WORD argument, and
+ * in each policy=FILE the last line that starts with "on_config_error:" (a
+ * top-level key; the word may be quoted and followed by a comment), in the
+ * arguments' order.  A file that cannot be read says nothing here (reading
+ * the policy reports it).  The arguments are not applied: that is
+ * mesh_policy_set_arg's.
+ *
+ * Returns 1 when the last word found is reject, 0 when it is allow or none
+ * is found (the default), or -1 with err naming the value when any word
+ * found is neither: a choice the admin made but meshplan cannot read, which
+ * the plugin takes as reject (meshplan(8), "CONFIGURATION ERRORS").
+ */
+MESH_API int mesh_policy_on_config_error(int ac, char *const *av, mesh_error_t *err);
 
 /**
  * Read a YAML policy file (a regular file of at most 64 KiB, opened

@@ -148,30 +148,31 @@ const char *spank_strerror(spank_err_t err)
     return "mock error";
 }
 
-static void record(const char *fmt, va_list ap)
+/* Add a line to log[size], with its newline. */
+static void append(char *log, size_t size, const char *line)
 {
-    vsnprintf(mock.last_error, sizeof(mock.last_error), fmt, ap);
+    size_t n = strlen(log);
+    snprintf(log + n, size - n, "%s\n", line);
 }
 
 void slurm_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record(fmt, ap);
+    vsnprintf(mock.last_error, sizeof(mock.last_error), fmt, ap);
     va_end(ap);
+    append(mock.error_log, sizeof(mock.error_log), mock.last_error);
     mock.errors++;
 }
 
 void slurm_info(const char *fmt, ...)
 {
-    size_t n = strlen(mock.info);
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mock.info + n, sizeof(mock.info) - n, fmt, ap);
+    vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    n = strlen(mock.info);
-    if (n + 1 < sizeof(mock.info))
-        strcpy(mock.info + n, "\n");
+    append(mock.info, sizeof(mock.info), line);
 }
 
 void slurm_debug(const char *fmt, ...)

@@ -18,7 +18,8 @@ typedef struct mock_job {
     int n_options;
     struct spank_option options[8];
     char last_error[2048];
-    char info[4096]; /* every slurm_info line, each ending in a newline */
+    char error_log[8192]; /* every slurm_error line, each ending in a newline */
+    char info[4096];      /* every slurm_info line, each ending in a newline */
     int errors;
 } mock_job_t;
 

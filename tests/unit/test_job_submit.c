@@ -27,12 +27,28 @@ char *slurm_xstrdup(const char *str)
     return strdup(str);
 }
 
+/* what the plugin logged last, at info or error level */
+static char logged[2048];
+
+static void log_line(const char *fmt, va_list ap)
+{
+    vsnprintf(logged, sizeof(logged), fmt, ap);
+}
+
 void slurm_info(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(fmt, ap);
+    va_end(ap);
 }
 
 void slurm_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(fmt, ap);
+    va_end(ap);
 }
 
 void slurm_debug(const char *fmt, ...)
@@ -189,6 +205,32 @@ static void reject__both_refuse_it_and_say_why(void **state)
                  "meshplan: error: ", 1, MESH_VERDICT_REFUSE);
 }
 
+/* Every policy the controller (re)reads is logged with the meshplan that
+ * reads it: after an upgrade, slurmctld's log says whether it runs the new
+ * one. */
+static void init__logs_which_meshplan_reads_the_policy(void **state)
+{
+    char want[256];
+    write_policy("warn");
+    snprintf(want, sizeof(want), "job_submit/meshplan %s: policy %s: enforce=warn",
+             MESHPLAN_VERSION_STRING, policy_path);
+    assert_non_null(strstr(logged, want));
+    setenv("MESHPLAN_POLICY", "/nonexistent/meshplan.yaml", 1);
+    assert_int_equal(init(), SLURM_SUCCESS);
+    snprintf(want, sizeof(want), "job_submit/meshplan %s: no policy at /nonexistent/meshplan.yaml",
+             MESHPLAN_VERSION_STRING);
+    assert_non_null(strstr(logged, want));
+    FILE *f = fopen(policy_path, "w");
+    assert_non_null(f);
+    fputs("enforce: maybe\n", f);
+    assert_int_equal(fclose(f), 0);
+    setenv("MESHPLAN_POLICY", policy_path, 1);
+    assert_int_equal(init(), SLURM_SUCCESS);
+    snprintf(want, sizeof(want), "job_submit/meshplan %s: %s:1: enforce:", MESHPLAN_VERSION_STRING,
+             policy_path);
+    assert_non_null(strstr(logged, want));
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -199,6 +241,7 @@ int main(void)
         cmocka_unit_test(fits__both_run_it_silently),
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
+        cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);

@@ -18,16 +18,18 @@
 
 static char models_arg[512];
 
-/* The plugstack.conf arguments every test starts from. */
+/* The plugstack.conf arguments every test starts from, and extra ones
+ * (space-separated, as plugstack.conf separates them). */
 static int init(spank_context_t ctx, const char *extra)
 {
-    char *av[4];
+    char *av[8], words[1024] = "", *save = NULL;
     int ac = 0;
     snprintf(models_arg, sizeof(models_arg), "models_dir=%s", getenv("MESH_MODELS_DIR"));
     av[ac++] = "gpu=H100-SXM";
     av[ac++] = models_arg;
-    if (extra)
-        av[ac++] = (char *)extra;
+    snprintf(words, sizeof(words), "%s", extra ? extra : "");
+    for (char *w = strtok_r(words, " ", &save); w && ac < 8; w = strtok_r(NULL, " ", &save))
+        av[ac++] = w;
     mock_reset(ctx);
     mesh_stepd_exit();
     memset(&mesh_plugin, 0, sizeof(mesh_plugin));
@@ -61,7 +63,8 @@ static void options__registered_and_checked(void **state)
 
 static void submit__bad_config_or_spec_fails_at_once(void **state)
 {
-    assert_int_equal(init(S_CTX_LOCAL, "colour=blue"), -1);
+    /* (every command stops for it only with on_config_error=reject: config__*) */
+    assert_int_equal(init(S_CTX_LOCAL, "colour=blue on_config_error=reject"), -1);
     assert_non_null(strstr(mock.last_error, "unknown policy key 'colour'"));
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     mesh_test_option("model", "no-such-model", 0);
@@ -117,6 +120,31 @@ static int run_step(int task)
     assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0); /* never fails */
     mock.task_id = task;
     return slurm_spank_task_init(NULL, 0, NULL);
+}
+
+/* A log's first message says which meshplan runs: srun's, and each task's
+ * standard error in slurmstepd (srun's too, the user's); the others do not
+ * repeat it. */
+static void log__first_message_says_the_version(void **state)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "meshplan %s: ", MESHPLAN_VERSION_STRING);
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_plugin_new_log(); /* as a new srun process starts */
+    assert_int_equal(mesh_test_option("mesh", "warp=9", 0), -1);
+    assert_int_equal(mesh_test_option("mesh-export", "slurm", 0), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
+    assert_true(strncmp(strchr(mock.error_log, '\n') + 1, "meshplan: --mesh-export: ", 25) == 0);
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3.1-405b", 1);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
+    assert_non_null(strstr(mock.error_log, "\nmeshplan: what would fit"));
+    mock.error_log[0] = '\0';
+    mock.task_id = 1; /* another task: its own standard error */
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), -1);
+    assert_true(strncmp(mock.error_log, want, strlen(want)) == 0);
 }
 
 /* A directory of per-node topology files, node i+1 getting fixture names[i]
@@ -437,11 +465,135 @@ static void stepd__topology_per_node(void **state)
     rm_dir(dir);
 }
 
+/* The two mistakes of issue 16, each with what its message must name. */
+static const struct {
+    const char *args, *names;
+} broken_configs[] = {
+    {"resrve=0.05", "plugstack.conf: unknown policy key 'resrve'"},
+    {"policy=/nonexistent/meshplan.yaml",
+     "cannot open policy '/nonexistent/meshplan.yaml': No such file or directory"},
+};
+
+/* Does the log's first line say the version and what the mistake does,
+ * and a later one the mistake? */
+static void assert_logged(const char *log, const char *effect, const char *names)
+{
+    char head[256];
+    snprintf(head, sizeof(head),
+             "meshplan %s: configuration error (below): until it is fixed in plugstack.conf's "
+             "meshplan line or its policy file, ",
+             MESHPLAN_VERSION_STRING);
+    if (strncmp(log, head, strlen(head)) != 0 || !strstr(log, effect) || !strstr(log, names))
+        fail_msg("logged '%s', wanted '%s...%s' and '%s'", log, head, effect, names);
+}
+
+#define ALLOW "jobs that use meshplan's options are refused and the others run as usual"
+
+static void config__broken_refuses_only_meshplan_jobs(void **state)
+{
+    for (size_t i = 0; i < sizeof(broken_configs) / sizeof(broken_configs[0]); i++) {
+        const char *args = broken_configs[i].args, *names = broken_configs[i].names;
+        /* slurmd: nothing, as ever (a failure would stop it) */
+        assert_int_equal(init(S_CTX_SLURMD, args), 0);
+        assert_int_equal(mock.errors, 0);
+        assert_int_equal(init(S_CTX_JOB_SCRIPT, args), 0);
+        assert_int_equal(mock.errors, 0);
+        for (int ctx = 0; ctx < 2; ctx++) { /* srun, then sbatch and salloc */
+            spank_context_t c = ctx ? S_CTX_ALLOCATOR : S_CTX_LOCAL;
+            /* every command says it; a job without meshplan's options runs */
+            assert_int_equal(init(c, args), 0);
+            assert_logged(mock.error_log, ALLOW, names);
+            assert_int_equal(mock.n_options, 5);
+            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+            assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+            assert_int_equal(mock.errors, 2);
+            /* one with --model is refused before anything is queued */
+            assert_int_equal(init(c, args), 0);
+            assert_int_equal(mesh_test_option("model", "llama3-8b", 0), 0);
+            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+            assert_non_null(strstr(mock.last_error, "--model: refused while meshplan's "
+                                                    "configuration is broken"));
+            assert_null(mock_getenv("CONTROL:MESHPLAN_REQUEST"));
+            /* so is one with another of meshplan's options */
+            assert_int_equal(init(c, args), 0);
+            assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
+            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+            assert_non_null(strstr(mock.last_error, "--mesh-export: refused"));
+        }
+        /* slurmstepd: init never fails (no node drained), and says it in slurmd's log */
+        assert_int_equal(init(S_CTX_REMOTE, args), 0);
+        assert_logged(mock.error_log, ALLOW, names);
+        mock_step(0, 1, 0, 8);
+        assert_int_equal(run_step(0), 0); /* no --model: the task runs untouched */
+        assert_null(mock_getenv("RANK"));
+        assert_int_equal(mock.errors, 2);
+        /* --model (forwarded from sbatch): the step fails from task_init, the
+         * batch script's too whatever steps= says, with the error on the
+         * task's standard error; the extern step runs no task */
+        static const uint32_t steps[] = {0, 0xfffffffb, 0xfffffffa};
+        for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+            assert_int_equal(init(S_CTX_REMOTE, args), 0);
+            mesh_test_option("model", "llama3-8b", 1);
+            mock_step(steps[j], 1, 0, 8);
+            mock.error_log[0] = '\0';
+            assert_int_equal(run_step(0), -1);
+            assert_logged(mock.error_log, ALLOW, names);
+            assert_null(mock_getenv("RANK"));
+        }
+        assert_int_equal(init(S_CTX_REMOTE, args), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        mock_step(0xfffffffc, 1, 0, 0);
+        assert_int_equal(run_step(0), 0);
+    }
+}
+
+static void config__reject_stops_every_job(void **state)
+{
+    char path[] = "/tmp/meshplan-policy-XXXXXX", arg[64];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    /* in the file, after the line that breaks it: read apart from the rest */
+    const char *yaml = "enforce: maybe\non_config_error: reject\n";
+    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+    close(fd);
+    snprintf(arg, sizeof(arg), "policy=%s", path);
+    const char *cases[][2] = {
+        {"resrve=0.05 on_config_error=reject", "(on_config_error=reject)"},
+        {arg, "(on_config_error=reject)"},
+        /* a word that is neither is taken as reject, and said so */
+        {"on_config_error=rejct",
+         "(on_config_error: 'rejct' is not one of allow, reject: taken as reject)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(init(S_CTX_SLURMD, cases[i][0]), 0);
+        assert_int_equal(init(S_CTX_LOCAL, cases[i][0]), -1);
+        assert_logged(mock.error_log, cases[i][1], "");
+        assert_non_null(strstr(mock.error_log, "every job is refused"));
+        assert_int_equal(init(S_CTX_ALLOCATOR, cases[i][0]), -1);
+        assert_logged(mock.error_log, cases[i][1], "");
+        /* slurmstepd: a step without meshplan's options fails from task_init */
+        assert_int_equal(init(S_CTX_REMOTE, cases[i][0]), 0);
+        mock_step(0, 1, 0, 8);
+        mock.error_log[0] = '\0';
+        assert_int_equal(run_step(0), -1);
+        assert_logged(mock.error_log, cases[i][1], "");
+        assert_int_equal(init(S_CTX_REMOTE, cases[i][0]), 0);
+        mock_step(0xfffffffc, 1, 0, 0); /* but not the extern step */
+        assert_int_equal(run_step(0), 0);
+    }
+    unlink(path);
+    /* a sound configuration that says reject: nothing to refuse */
+    assert_int_equal(init(S_CTX_LOCAL, "on_config_error=reject"), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slurmd__does_nothing),
         cmocka_unit_test(options__registered_and_checked),
+        cmocka_unit_test(log__first_message_says_the_version),
         cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
@@ -453,6 +605,8 @@ int main(void)
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
         cmocka_unit_test(stepd__topology_per_node),
+        cmocka_unit_test(config__broken_refuses_only_meshplan_jobs),
+        cmocka_unit_test(config__reject_stops_every_job),
     };
     int rc = cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
     mesh_stepd_exit();

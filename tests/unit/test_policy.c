@@ -302,6 +302,68 @@ static void yaml__errors_with_line(void **state)
     unlink(path);
 }
 
+/* mesh_policy_on_config_error over the plugstack arguments args[0..n-1],
+ * "policy=@" naming path. */
+static int on_config_error(const char *const *args, int n, const char *path, mesh_error_t *err)
+{
+    char buf[8][300];
+    char *av[8];
+    assert_true(n <= 8);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(args[i], "policy=@") == 0)
+            snprintf(buf[i], sizeof(buf[i]), "policy=%s", path);
+        else
+            snprintf(buf[i], sizeof(buf[i]), "%s", args[i]);
+        av[i] = buf[i];
+    }
+    return mesh_policy_on_config_error(n, av, err);
+}
+
+static void on_config_error__read_apart_from_the_rest(void **state)
+{
+    mesh_error_t err;
+    /* nothing said: allow, however broken the rest; the arguments are not applied */
+    assert_int_equal(mesh_policy_on_config_error(0, NULL, &err), 0);
+    assert_int_equal(on_config_error((const char *[]){"resrve=0.05", "enforce=maybe"}, 2, "", &err),
+                     0);
+    assert_int_equal(
+        on_config_error((const char *[]){"resrve=0.05", "on_config_error=reject"}, 2, "", &err), 1);
+    /* in the file, after a line that does not parse, and a key that only starts so */
+    char *path = write_tmp("enforce: maybe\ngpus: [\non_config_errors: allow\n"
+                           "on_config_error:  \"reject\"  # stop the cluster\n");
+    mesh_policy_t p;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_load(&p, path, &err), -1); /* the file is broken */
+    assert_int_equal(on_config_error((const char *[]){"policy=@"}, 1, path, &err), 1);
+    /* the arguments' order decides: the last one said */
+    assert_int_equal(
+        on_config_error((const char *[]){"policy=@", "on_config_error=allow"}, 2, path, &err), 0);
+    assert_int_equal(
+        on_config_error((const char *[]){"on_config_error=allow", "policy=@"}, 2, path, &err), 1);
+    unlink(path);
+    /* a missing file says nothing; an indented line is not the top-level key */
+    assert_int_equal(on_config_error((const char *[]){"on_config_error=reject", "policy=@"}, 2,
+                                     "/nonexistent/meshplan.yaml", &err),
+                     1);
+    path = write_tmp("gpus:\n  on_config_error: reject\nenforce: warn # on_config_error: x\n");
+    assert_int_equal(on_config_error((const char *[]){"policy=@"}, 1, path, &err), 0);
+    unlink(path);
+    /* a word that is neither: -1, naming it, whatever else is said */
+    assert_int_equal(
+        on_config_error((const char *[]){"on_config_error=rejct", "on_config_error=allow"}, 2, "",
+                        &err),
+        -1);
+    assert_string_equal(err.msg, "on_config_error: 'rejct' is not one of allow, reject");
+    path = write_tmp("on_config_error: # nothing\n");
+    assert_int_equal(on_config_error((const char *[]){"policy=@"}, 1, path, &err), -1);
+    assert_string_equal(err.msg, "on_config_error: '' is not one of allow, reject");
+    unlink(path);
+    /* as a key it is set as every other (the CLI and job_submit read the same file) */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "on_config_error=reject", &err), 0);
+    assert_true(p.launch.config_fail_closed);
+}
+
 static void partitions__for_the_controller(void **state)
 {
     mesh_policy_t p;
@@ -404,6 +466,8 @@ static const pol_key_t pol_keys[] = {
      "fragmentation: '{}' is not a number (expected 0..1)", 0},
     {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
      "on_submit_error: '{}' is not one of allow, reject", 0},
+    {"on_config_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "rejct",
+     "on_config_error: '{}' is not one of allow, reject", 0},
     /* gpu.NAME.FIELD */
     {"gpu.H100-SXM.pci", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "10de:2330 10de:2331", "10de",
      "gpu.H100-SXM.pci: '{}' is not a PCI id VVVV:DDDD (e.g. 10de:2330)", 0},
@@ -592,7 +656,7 @@ static void keys__documented_defaults(void **state)
             fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
         checked++;
     }
-    assert_int_equal(checked, 15);
+    assert_int_equal(checked, 16); /* on_config_error's row added the 16th */
     /* and the values meshplan(8) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
@@ -608,6 +672,7 @@ static void keys__documented_defaults(void **state)
     assert_true(init.assume.overhead_comm == 268435456.0);
     assert_true(init.assume.fragmentation == 0.05);
     assert_false(init.controller.submit_fail_closed);
+    assert_false(init.launch.config_fail_closed);
     /* the keys without a default are unset */
     assert_string_equal(init.assume.gpu, "");
     assert_true(init.assume.gpu_mem == 0);
@@ -856,6 +921,7 @@ int main(void)
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
+        cmocka_unit_test(on_config_error__read_apart_from_the_rest),
         cmocka_unit_test(keys__documented_defaults),
         cmocka_unit_test(keys__bounds_accepted_one_past_refused),
         cmocka_unit_test(keys__values_accepted_and_refused),
