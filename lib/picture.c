@@ -33,15 +33,14 @@ static void paint(mesh_buf_t *b, const mesh_picture_opts_t *o, int bg, const cha
         mesh_buf_puts(b, text);
 }
 
-mesh_picture_opts_t mesh_picture_opts_for(int fd)
+mesh_picture_opts_t mesh_picture_opts_for(int fd, int color)
 {
-    mesh_picture_opts_t po = {.color = 0, .width = DEFAULT_WIDTH};
-    const char *no = getenv("NO_COLOR");
+    /* colour is the caller's decision (the CLI's and the plugin's rules
+     * differ, and a library must not read TERM or NO_COLOR behind them) */
+    mesh_picture_opts_t po = {.color = color ? 1 : 0, .width = DEFAULT_WIDTH};
     struct winsize ws;
-    if (!isatty(fd))
-        return po;
-    po.color = !(no && *no);
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col < DEFAULT_WIDTH)
+    if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 &&
+        ws.ws_col < DEFAULT_WIDTH)
         po.width = ws.ws_col;
     return po;
 }

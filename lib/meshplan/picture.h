@@ -26,12 +26,20 @@ typedef struct mesh_picture_opts {
 } mesh_picture_opts_t;
 
 /**
- * The options for pictures written to fd: colour only on a terminal and
- * never with a non-empty NO_COLOR (no-color.org); the terminal's width
- * when it is 40 to 99 columns, else 100.  Reads the environment, so it
- * must not race a setenv in another thread.
+ * The options for pictures written to fd: colour as the caller decides
+ * (color non-zero: ANSI colours), and the width of fd's terminal when it
+ * is one of 40 to 99 columns, else 100.
+ *
+ * The library does not decide colour: the caller weighs whatever its users
+ * expect (a terminal, NO_COLOR, TERM=dumb, an option) and passes the
+ * outcome.  Reads no environment; fd is only queried (isatty, TIOCGWINSZ),
+ * and may be any descriptor, open or not.
+ *
+ * @param fd     where the pictures will be written
+ * @param color  non-zero for ANSI colours, 0 for plain text
+ * @return the options, by value (nothing to free); never fails
  */
-MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd);
+MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd, int color);
 
 /**
  * All three text pictures, one after the other: a malloc'd string the

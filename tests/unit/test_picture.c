@@ -2,7 +2,9 @@
  * Pictures: the simulated schedule against the bubble formula, and the
  * text and SVG views against the plan they draw.
  */
+#include <fcntl.h>
 #include <math.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -168,7 +170,7 @@ static void opts__no_colour_off_a_terminal(void **state)
     int fd[2];
     assert_int_equal(pipe(fd), 0);
     unsetenv("NO_COLOR");
-    mesh_picture_opts_t po = mesh_picture_opts_for(fd[1]);
+    mesh_picture_opts_t po = mesh_picture_opts_for(fd[1], 0);
     assert_int_equal(po.color, 0);
     assert_int_equal(po.width, 100);
     close(fd[0]);
@@ -430,6 +432,30 @@ static void text__ranks_with_cp_exact(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Colour is the caller's decision, taken as given, on a terminal or not;
+ * the width is the terminal's. */
+static void opts__colour_is_the_callers(void **state)
+{
+    (void)state;
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
+        if (master >= 0)
+            close(master);
+        skip(); /* no pseudo-terminal here */
+    }
+    int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+    assert_true(tty >= 0);
+    struct winsize ws = {.ws_row = 24, .ws_col = 60};
+    assert_int_equal(ioctl(tty, TIOCSWINSZ, &ws), 0);
+    unsetenv("NO_COLOR");
+    mesh_picture_opts_t po = mesh_picture_opts_for(tty, 0); /* e.g. TERM=dumb */
+    assert_int_equal(po.color, 0);
+    assert_int_equal(po.width, 60);
+    assert_int_equal(mesh_picture_opts_for(tty, 1).color, 1);
+    close(tty);
+    close(master);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +471,7 @@ int main(void)
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
+        cmocka_unit_test(opts__colour_is_the_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
