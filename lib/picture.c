@@ -81,24 +81,46 @@ static void say(mesh_buf_t *b, const mesh_picture_opts_t *o, const char *fmt, ..
     mesh_buf_puts(b, "\n");
 }
 
+/* A cell: the global rank, then its coordinates in MESH_ORDER, the order
+ * of `meshplan ranks`' columns (tp cp dp pp), each the value its task gets
+ * in MESH_*_RANK; cp only where there is CP.  The last rank's is the widest. */
 static void cell_text(const mesh_layout_t *l, long rank, char *buf, size_t len)
 {
     mesh_coords_t c = mesh_rank_coords(l, rank);
     if (l->cp > 1)
-        snprintf(buf, len, "%d.%d.%d.%d", c.pp, c.dp, c.cp, c.tp);
+        snprintf(buf, len, "%ld:%d.%d.%d.%d", rank, c.tp, c.cp, c.dp, c.pp);
     else
-        snprintf(buf, len, "%d.%d.%d", c.pp, c.dp, c.tp);
+        snprintf(buf, len, "%ld:%d.%d.%d", rank, c.tp, c.dp, c.pp);
 }
 
+/* What a cell says, under the map (text and SVG alike). */
+static const char *cell_legend(const mesh_layout_t *l)
+{
+    return l->cp > 1 ? "cell: rank:tp.cp.dp.pp = RANK:MESH_TP_RANK.MESH_CP_RANK.MESH_DP_RANK."
+                       "MESH_PP_RANK (pp: stage)"
+                     : "cell: rank:tp.dp.pp = RANK:MESH_TP_RANK.MESH_DP_RANK.MESH_PP_RANK "
+                       "(pp: stage; no CP)";
+}
+
+/* The rank map's heading (text and SVG alike). */
+static void ranks_title(const mesh_alloc_t *a, int coloured, char *buf, size_t len)
+{
+    snprintf(buf, len, "Rank map: %d %s x %d %s%s", a->nodes, mesh_noun(a->nodes, "node", "nodes"),
+             a->gpus_per_node, mesh_noun(a->gpus_per_node, "GPU", "GPUs"),
+             coloured ? ", coloured by stage" : "");
+}
+
+/* One node's row: its number under "node" (lw columns), then its cells,
+ * cw wide but for the last one of plain text (no trailing blanks). */
 static void node_row(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_layout_t *l, long node,
-                     int gpus, int shown, int cw)
+                     int gpus, int shown, int cw, int lw)
 {
     char cell[48], pad[64];
-    mesh_buf_printf(b, "node %-4ld", node);
+    mesh_buf_printf(b, "%-*ld", lw, node);
     for (int g = 0; g < shown; g++) {
         long rank = node * gpus + g;
         cell_text(l, rank, cell, sizeof(cell));
-        snprintf(pad, sizeof(pad), "%-*s", cw, cell);
+        snprintf(pad, sizeof(pad), "%-*s", o->color || g + 1 < gpus ? cw : 0, cell);
         mesh_buf_puts(b, " ");
         paint(b, o, stage_bg[mesh_rank_coords(l, rank).pp % MESH_ARRAY_LEN(stage_bg)], pad);
     }
@@ -126,23 +148,41 @@ static int sample_nodes(const mesh_layout_t *l, const mesh_alloc_t *a, long out[
     return n;
 }
 
+/* Which nodes a sampled map shows, as sample_nodes chose them. */
+static void sample_note(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_layout_t *l,
+                        const long rows[], int n_rows, const mesh_alloc_t *a)
+{
+    int last = mesh_rank_coords(l, rows[n_rows - 2] * a->gpus_per_node).pp; /* its stage */
+    if (n_rows == 3) /* no stage starts on a node of its own */
+        say(b, o, "  (%d of %d nodes shown: the first two and the last)", n_rows, a->nodes);
+    else if (last == 1)
+        say(b, o, "  (%d of %d nodes shown: the first two, the first of stage 1, the last)", n_rows,
+            a->nodes);
+    else
+        say(b, o, "  (%d of %d nodes shown: the first two, the first of stages 1 to %d, the last)",
+            n_rows, a->nodes, last);
+}
+
 char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 {
     const mesh_layout_t *l = &mesh_plan_best(p)->layout;
     const mesh_alloc_t *a = mesh_plan_alloc(p);
     mesh_buf_t b;
-    char cell[48];
+    char cell[48], line[160];
     mesh_buf_init(&b);
-    /* the widest cell is the last rank's */
     cell_text(l, mesh_layout_world(l) - 1, cell, sizeof(cell));
-    int gpus = a->gpus_per_node, cw = (int)strlen(cell);
+    int gpus = a->gpus_per_node, cw = (int)strlen(cell), width = width_of(o);
     snprintf(cell, sizeof(cell), "gpu%d", gpus - 1); /* the column heads fit too */
     cw = (int)strlen(cell) > cw ? (int)strlen(cell) : cw;
-    int shown = (width_of(o) - 13) / (cw + 1);
-    shown = shown < 1 ? 1 : shown > gpus ? gpus : shown;
-    say(&b, o, "Rank map: %d node%s x %d GPUs; a cell is %s, coloured by stage", a->nodes,
-        a->nodes == 1 ? "" : "s", gpus, l->cp > 1 ? "stage.replica.cp.tp" : "stage.replica.tp");
-    mesh_buf_printf(&b, "%9s", "");
+    /* the node column: "node" or the last node's number, the wider */
+    int lw = snprintf(cell, sizeof(cell), "%d", a->nodes - 1), shown = gpus;
+    lw = lw < 4 ? 4 : lw;
+    if (lw + gpus * (cw + 1) > width) /* room for " ..." too */
+        shown = (width - lw - 4) / (cw + 1);
+    shown = shown < 1 ? 1 : shown;
+    ranks_title(a, o->color, line, sizeof(line));
+    say(&b, o, "%s", line);
+    mesh_buf_printf(&b, "%-*s", lw, "node");
     for (int g = 0; g < shown; g++) {
         snprintf(cell, sizeof(cell), "gpu%d", g);
         mesh_buf_printf(&b, " %-*s", g + 1 < shown ? cw : 0, cell);
@@ -151,16 +191,15 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     long rows[ALL_NODES + 1];
     int n_rows = sample_nodes(l, a, rows);
     for (int i = 0; i < n_rows; i++) {
-        if (i > 0 && rows[i] > rows[i - 1] + 1)
-            mesh_buf_printf(&b, "  ...     %ld node%s\n", rows[i] - rows[i - 1] - 1,
-                            rows[i] - rows[i - 1] - 1 == 1 ? "" : "s");
-        node_row(&b, o, l, rows[i], gpus, shown, cw);
+        long skipped = i > 0 ? rows[i] - rows[i - 1] - 1 : 0;
+        if (skipped > 0)
+            mesh_buf_printf(&b, "%-*s %ld %s\n", lw, "...", skipped,
+                            mesh_noun(skipped, "node", "nodes"));
+        node_row(&b, o, l, rows[i], gpus, shown, cw, lw);
     }
+    say(&b, o, "  %s", cell_legend(l));
     if (n_rows < a->nodes)
-        say(&b, o,
-            "  (%d of %d nodes shown, the first of each stage among them; node n holds ranks "
-            "%dn to %dn+%d)",
-            n_rows, a->nodes, gpus, gpus, gpus - 1);
+        sample_note(&b, o, l, rows, n_rows, a);
     return mesh_buf_take(&b);
 }
 
@@ -357,16 +396,16 @@ static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
     cell_text(l, mesh_layout_world(l) - 1, cell, sizeof(cell)); /* the widest */
     int cw = 6.5 * (double)strlen(cell) + 12 > 52 ? (int)(6.5 * (double)strlen(cell) + 12) : 52;
     shown = 900 / (cw + 2) < gpus ? 900 / (cw + 2) : gpus;
-    snprintf(line, sizeof(line), "Rank map: %d nodes x %d GPUs (cell: %s; colour: stage)", a->nodes,
-             gpus, l->cp > 1 ? "stage.replica.cp.tp" : "stage.replica.tp");
+    ranks_title(a, 1, line, sizeof(line));
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
     long rows[ALL_NODES + 1];
     int n_rows = sample_nodes(l, a, rows);
     for (int i = 0; i < n_rows; i++) {
-        long n = rows[i];
-        if (i > 0 && n > rows[i - 1] + 1) {
-            snprintf(line, sizeof(line), "... %ld nodes", n - rows[i - 1] - 1);
+        long n = rows[i], skipped = i > 0 ? n - rows[i - 1] - 1 : 0;
+        if (skipped > 0) {
+            snprintf(line, sizeof(line), "... %ld %s", skipped,
+                     mesh_noun(skipped, "node", "nodes"));
             svg_text(b, 90, y + 14, 11, "start", line);
             y += 20;
         }
@@ -384,7 +423,8 @@ static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
         }
         y += 24;
     }
-    return y + 16;
+    svg_text(b, 90, y + 12, 10, "start", cell_legend(l));
+    return y + 30;
 }
 
 static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)

@@ -80,18 +80,24 @@ static mesh_plan_t *plan(const char *model, int nodes, const char *mesh)
     return test_plan(&m, &a, mesh);
 }
 
-static void text__ranks_pipeline_memory(void **state)
+/* The worked example of doc/design.md, "Rank map": 2 nodes of 8, t 2, p 4, d 2. */
+static mesh_plan_t *design_example(void)
 {
-    /* doc/design.md, "Rank map", example: rank 13 (node 1, GPU 5) is stage 3, replica 0, tp 1 */
     mesh_model_t m = test_preset("llama2-7b");
     m.global_batch = 16;
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
-    mesh_plan_t *p =
-        test_plan(&m, &a, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on");
+    return test_plan(&m, &a, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on");
+}
+
+static void text__ranks_pipeline_memory(void **state)
+{
+    /* doc/design.md, "Rank map", example: rank 13 (node 1, GPU 5) is tp 1, dp 0, pp 3 */
+    mesh_plan_t *p = design_example();
     mesh_picture_opts_t plain = {.color = 0, .width = 100}, color = {.color = 1, .width = 100};
     char *t = mesh_picture_text(p, &plain);
     int esc;
-    assert_non_null(strstr(t, "node 1    2.0.0 2.0.1 2.1.0 2.1.1 3.0.0 3.0.1 3.1.0 3.1.1"));
+    assert_non_null(strstr(
+        t, "1    8:0.0.2  9:1.0.2  10:0.1.2 11:1.1.2 12:0.0.3 13:1.0.3 14:0.1.3 15:1.1.3\n"));
     assert_non_null(
         strstr(t, "Pipeline: 4 stages, 4 micro-batches, 1F1B; bubble (p-1)/(v*m) = 75.0%"));
     assert_non_null(strstr(t, "stage 3   ...0aa1bb2cc3dd"));
@@ -116,8 +122,8 @@ static void text__big_allocations_summarised(void **state)
         lines++;
     assert_true(lines < 60);
     assert_true(widest(t, &esc) <= 100);
-    assert_non_null(strstr(t, "node 128  1.0.0")); /* the first node of stage 1 is shown */
-    assert_non_null(strstr(t, "node 2047 15.127.0"));
+    assert_non_null(strstr(t, "\n128  1024:0.0.1 ")); /* the first node of stage 1 is shown */
+    assert_non_null(strstr(t, "\n2047 16376:0.127.15 "));
     assert_non_null(strstr(t, "one column is 3 time slots"));
     free(t);
     /* a narrow terminal: still within it */
@@ -411,7 +417,8 @@ static void text__memory_exact(void **state)
 }
 
 /* The rank map with context parallelism: rank = tp + t*(cp + c*(dp + d*pp))
- * (doc/design.md, "Rank map"), a cell stage.replica.cp.tp. */
+ * (doc/design.md, "Rank map"), a cell rank:tp.cp.dp.pp, the columns of
+ * `meshplan ranks` and the values of the MESH_*_RANK variables, said under it. */
 static void text__ranks_with_cp_exact(void **state)
 {
     (void)state;
@@ -424,11 +431,43 @@ static void text__ranks_with_cp_exact(void **state)
     mesh_picture_opts_t o = {.color = 0, .width = 100};
     char *t = mesh_picture_ranks(p, &o);
     assert_string_equal(
-        t, "Rank map: 2 nodes x 8 GPUs; a cell is stage.replica.cp.tp, coloured by stage\n"
-           "          gpu0    gpu1    gpu2    gpu3    gpu4    gpu5    gpu6    gpu7\n"
-           "node 0    0.0.0.0 0.0.0.1 0.0.1.0 0.0.1.1 0.1.0.0 0.1.0.1 0.1.1.0 0.1.1.1\n"
-           "node 1    1.0.0.0 1.0.0.1 1.0.1.0 1.0.1.1 1.1.0.0 1.1.0.1 1.1.1.0 1.1.1.1\n");
+        t,
+        "Rank map: 2 nodes x 8 GPUs\n"
+        "node gpu0       gpu1       gpu2       gpu3       gpu4       gpu5       gpu6       gpu7\n"
+        "0    0:0.0.0.0  1:1.0.0.0  2:0.1.0.0  3:1.1.0.0  4:0.0.1.0  5:1.0.1.0  6:0.1.1.0  "
+        "7:1.1.1.0\n"
+        "1    8:0.0.0.1  9:1.0.0.1  10:0.1.0.1 11:1.1.0.1 12:0.0.1.1 13:1.0.1.1 14:0.1.1.1 "
+        "15:1.1.1.1\n"
+        "  cell: rank:tp.cp.dp.pp = RANK:MESH_TP_RANK.MESH_CP_RANK.MESH_DP_RANK.MESH_PP_RANK "
+        "(pp: stage)\n");
     free(t);
+    mesh_plan_destroy(p);
+}
+
+/* The worked example's rank map, whole: rank 13 is 13:1.0.3 (tp 1, dp 0,
+ * pp 3), as `meshplan ranks` and the variables have it; the legend names
+ * them. */
+static void text__ranks_exact(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = design_example();
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    char *t = mesh_picture_ranks(p, &o);
+    assert_string_equal(
+        t, "Rank map: 2 nodes x 8 GPUs\n"
+           "node gpu0     gpu1     gpu2     gpu3     gpu4     gpu5     gpu6     gpu7\n"
+           "0    0:0.0.0  1:1.0.0  2:0.1.0  3:1.1.0  4:0.0.1  5:1.0.1  6:0.1.1  7:1.1.1\n"
+           "1    8:0.0.2  9:1.0.2  10:0.1.2 11:1.1.2 12:0.0.3 13:1.0.3 14:0.1.3 15:1.1.3\n"
+           "  cell: rank:tp.dp.pp = RANK:MESH_TP_RANK.MESH_DP_RANK.MESH_PP_RANK (pp: stage; no "
+           "CP)\n");
+    free(t);
+    /* every cell is what the rank map of the library says of that rank */
+    for (long r = 0; r < 16; r++) {
+        mesh_coords_t c = mesh_rank_coords(&mesh_plan_best(p)->layout, r);
+        assert_int_equal(c.tp, r % 2);
+        assert_int_equal(c.dp, r / 2 % 2);
+        assert_int_equal(c.pp, r / 4);
+    }
     mesh_plan_destroy(p);
 }
 
@@ -471,6 +510,7 @@ int main(void)
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
+        cmocka_unit_test(text__ranks_exact),
         cmocka_unit_test(opts__colour_is_the_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
