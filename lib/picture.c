@@ -20,6 +20,8 @@
 #define DEFAULT_WIDTH 100
 #define ALL_NODES     16 /* a rank map of more nodes shows a sample: */
 #define SHOWN_NODES   8  /* the first two, the first of each stage, the last */
+/* The slots a timeline draws one to a column: a 100-column picture's */
+#define TIMELINE_SLOTS (DEFAULT_WIDTH - 10)
 
 /* ---- text ---- */
 
@@ -203,19 +205,53 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     return mesh_buf_take(&b);
 }
 
-/* How many micro-batches to draw: all of them if the picture fits. */
-static int drawn_micro_batches(int pp, int vpp, long m, int cols)
+/* How many micro-batches a timeline shows, the text's and the SVG's alike
+ * (so both draw the same schedule): all of them when their schedule has
+ * room in TIMELINE_SLOTS, else as many as have (when interleaved, a multiple
+ * of the stages: Megatron's rule), else (a long pipeline, drawn squeezed)
+ * two per stage, or all when there are fewer. */
+static int timeline_micro_batches(int pp, int vpp, long m)
 {
     long best = 0;
-    for (long d = 1; d <= m && d <= 4096; d++) {
-        if (vpp > 1 && d % pp)
-            continue;
-        /* one forward and two backward slots per unit, plus the fill and drain */
-        if (3 * (d * vpp + pp - 1) > cols)
-            break;
-        best = d;
-    }
+    /* one forward and two backward slots per unit, plus the fill and drain */
+    for (long d = 1; d <= m && 3 * (d * vpp + pp - 1) <= TIMELINE_SLOTS; d++)
+        if (vpp == 1 || d % pp == 0)
+            best = d;
+    if (!best)
+        best = m < 2L * pp ? m : 2L * pp;
     return (int)best;
+}
+
+/* The pipeline's heading (text and SVG alike). */
+static void pipeline_title(const mesh_candidate_t *c, char *buf, size_t len)
+{
+    int pp = c->layout.pp, vpp = c->layout.vpp;
+    long m = c->micro_batches;
+    snprintf(buf, len, "Pipeline: %d %s, %ld %s, %s; bubble (p-1)/(v*m) = %.1f%%", pp,
+             mesh_noun(pp, "stage", "stages"), m, mesh_noun(m, "micro-batch", "micro-batches"),
+             pp == 1   ? "no pipeline"
+             : vpp > 1 ? "interleaved 1F1B"
+                       : "1F1B",
+             100 * mesh_pipeline_bubble(pp, vpp, m));
+}
+
+/* The line saying that fewer micro-batches than the plan's are drawn. */
+static void drawn_note(int pp, int vpp, int d, long m, char *buf, size_t len)
+{
+    snprintf(buf, len, "drawn for %d %s (bubble %.1f%%); the plan has %ld", d,
+             mesh_noun(d, "micro-batch", "micro-batches"), 100 * mesh_pipeline_bubble(pp, vpp, d),
+             m);
+}
+
+/* A slot of a unit drawn one slot a column: its micro-batch (mod 10) as
+ * 0-9 forward and a-j backward, in capitals for an odd model chunk (A-J
+ * forward, K-T backward), so that interleaved chunks read without colour. */
+static char slot_glyph(const mesh_pipe_op_t *op)
+{
+    int mb = op->mb % 10, odd = op->chunk % 2;
+    if (op->kind == 'F')
+        return (char)(odd ? 'A' + mb : '0' + mb);
+    return (char)(odd ? 'K' + mb : 'a' + mb);
 }
 
 /* One stage's row: each column is k slots (k > 1 when a long schedule is
@@ -244,10 +280,7 @@ static void pipe_row(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_pip
         }
         const mesh_pipe_op_t *op = &ops[first];
         char kind = k == 1 ? op->kind : f >= bw ? 'F' : 'B';
-        char glyph[2] = {k > 1             ? kind
-                         : op->kind == 'F' ? (char)('0' + op->mb % 10)
-                                           : (char)('a' + op->mb % 10),
-                         0};
+        char glyph[2] = {k > 1 ? kind : slot_glyph(op), 0};
         int shade = k == 1 && op->chunk % 2;
         paint(b, o, kind == 'F' ? (shade ? 102 : 42) : (shade ? 104 : 44), glyph);
     }
@@ -260,19 +293,14 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     const mesh_layout_t *l = &c->layout;
     int pp = l->pp, vpp = l->vpp;
     long m = c->micro_batches;
+    char line[200];
     mesh_buf_t b;
     mesh_buf_init(&b);
-    say(&b, o, "Pipeline: %d stage%s, %ld micro-batches, %s; bubble (p-1)/(v*m) = %.1f%%", pp,
-        pp == 1 ? "" : "s", m,
-        pp == 1   ? "no pipeline"
-        : vpp > 1 ? "interleaved 1F1B"
-                  : "1F1B",
-        100 * mesh_pipeline_bubble(pp, vpp, m));
+    pipeline_title(c, line, sizeof(line));
+    say(&b, o, "%s", line);
     if (pp == 1)
         return mesh_buf_take(&b);
-    int cols = width_of(o) - 10, d = drawn_micro_batches(pp, vpp, m, cols), k = 1;
-    if (!d) /* even the shortest schedule is too wide: squeeze time */
-        d = (int)(m < 2L * pp ? m : 2L * pp);
+    int cols = width_of(o) - 10, d = timeline_micro_batches(pp, vpp, m);
     mesh_pipe_op_t *ops = NULL;
     int slots = mesh_pipe_schedule(pp, vpp, d, &ops), n_ops = 2 * pp * vpp * d;
     int *at = slots > 0 ? malloc(sizeof(int) * (size_t)slots) : NULL;
@@ -280,10 +308,11 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         free(ops);
         return mesh_buf_take(&b);
     }
-    k = (slots + cols - 1) / cols;
-    if (d < m)
-        say(&b, o, "  drawn for %d micro-batches (bubble %.1f%%); the plan has %ld", d,
-            100 * mesh_pipeline_bubble(pp, vpp, d), m);
+    int k = (slots + cols - 1) / cols; /* > 1: squeezed into the width */
+    if (d < m) {
+        drawn_note(pp, vpp, d, m, line, sizeof(line));
+        say(&b, o, "  %s", line);
+    }
     /* a long pipeline shows its first stages, some middle ones and the last */
     for (int s = 0; s < pp; s++) {
         if (pp > 16 && s >= 8 && s < pp - 4) {
@@ -293,12 +322,15 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         }
         pipe_row(&b, o, ops, n_ops, s, slots, k, at);
     }
-    if (k == 1)
-        say(&b, o,
-            "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two slots), .: idle%s",
-            vpp > 1 ? "; chunks alternate shades" : "");
-    else
+    if (k > 1)
         say(&b, o, "  one column is %d time slots: F forward, B backward, . idle", k);
+    else if (vpp > 1)
+        say(&b, o,
+            "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd chunks: A-J, "
+            "K-T; .: idle");
+    else
+        say(&b, o,
+            "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two slots), .: idle");
     free(at);
     free(ops);
     return mesh_buf_take(&b);
@@ -433,28 +465,21 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     int pp = c->layout.pp, vpp = c->layout.vpp;
     long m = c->micro_batches;
     char line[200];
-    snprintf(line, sizeof(line), "Pipeline: %d stages, %ld micro-batches, %s, bubble %.1f%%", pp, m,
-             pp == 1   ? "no pipeline"
-             : vpp > 1 ? "interleaved 1F1B"
-                       : "1F1B",
-             100 * mesh_pipeline_bubble(pp, vpp, m));
+    pipeline_title(c, line, sizeof(line));
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
     if (pp == 1)
         return y + 10;
-    int d = drawn_micro_batches(pp, vpp, m, 150); /* at least 6 px a slot */
-    if (!d) /* a long pipeline: its shortest schedule, with thinner slots */
-        d = (int)(m < pp ? m : pp);
+    int d = timeline_micro_batches(pp, vpp, m);
     mesh_pipe_op_t *ops = NULL;
-    int slots = d ? mesh_pipe_schedule(pp, vpp, d, &ops) : -1;
+    int slots = mesh_pipe_schedule(pp, vpp, d, &ops);
     if (slots < 0) {
         svg_text(b, 20, y + 14, 11, "start", "(too long to draw)");
         return y + 30;
     }
     double sw = 900.0 / slots, h = pp > 32 ? 6 : 14;
     if (d < m) {
-        snprintf(line, sizeof(line), "drawn for %d micro-batches (bubble %.1f%%)", d,
-                 100 * mesh_pipeline_bubble(pp, vpp, d));
+        drawn_note(pp, vpp, d, m, line, sizeof(line));
         svg_text(b, 20, y + 12, 11, "start", line);
         y += 18;
     }
@@ -485,7 +510,9 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     free(ops);
     y += pp * (h + 2) + 14;
     svg_text(b, 90, y, 10, "start",
-             "green: forward, blue: backward (lighter: odd chunks), grey: idle (the bubble)");
+             vpp > 1 ? "green: forward, blue: backward (lighter: odd model chunks), grey: idle "
+                       "(the bubble)"
+                     : "green: forward, blue: backward, grey: idle (the bubble)");
     return y + 22;
 }
 

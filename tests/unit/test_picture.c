@@ -365,12 +365,12 @@ static void text__pipeline_exact(void **state)
     t = mesh_picture_pipeline(p, &o);
     assert_string_equal(t, "Pipeline: 3 stages, 6 micro-batches, interleaved 1F1B; bubble "
                            "(p-1)/(v*m) = 16.7%\n"
-                           "stage 0   01201234..aa5bb3cc4aa5bb.cc.dd.ee.ffddeeff\n"
-                           "stage 1   .012012.aa3bb4cc5aa3bb4cc5dd.ee.ffddeeff..\n"
-                           "stage 2   ..0120aa1bb2cc3aa4bb5cc3dd4ee5ffddeeff....\n"
-                           "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two "
-                           "slots), .: idle; chunks alternate\n" /* wrapped at 100 */
-                           "   shades\n");
+                           /* schedule__hand_written_orders' rows, chunk 1 in capitals */
+                           "stage 0   012ABC34..KK5LLDMMEaaFbb.cc.NN.OO.PPddeeff\n"
+                           "stage 1   .012ABC.KK3LL4MM5aaDbbEccFNN.OO.PPddeeff..\n"
+                           "stage 2   ..012AKKBLLCMM3aa4bb5ccDNNEOOFPPddeeff....\n"
+                           "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd "
+                           "chunks: A-J, K-T; .: idle\n");
     free(t);
     mesh_plan_destroy(p);
     /* no pipeline: one line */
@@ -471,6 +471,61 @@ static void text__ranks_exact(void **state)
     mesh_plan_destroy(p);
 }
 
+/* "lighter: odd chunks" only where there are odd chunks. */
+static void svg__odd_chunks_only_when_interleaved(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1,vpp=1");
+    char *svg = mesh_picture_svg(p);
+    assert_non_null(strstr(svg, "forward"));
+    assert_null(strstr(svg, "odd"));
+    free(svg);
+    mesh_plan_destroy(p);
+    p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1,vpp=2");
+    svg = mesh_picture_svg(p);
+    assert_non_null(strstr(svg, "(lighter: odd model chunks)"));
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* The terminal and the SVG draw the same micro-batches of the same plan,
+ * whether the plan has more than fit (1F1B, interleaved) or a long pipeline
+ * is squeezed; a narrower terminal squeezes rather than draws fewer. */
+static void svg__same_micro_batches_as_text(void **state)
+{
+    (void)state;
+    const char *meshes[][2] = {{"llama3-70b", "tp=4,pp=4,mb=1"},
+                               {"llama3-70b", "tp=4,pp=4,mb=1,vpp=2"},
+                               {"llama3.1-405b", "tp=8,pp=16,dp=128,zero=2,vpp=4"}};
+    for (size_t i = 0; i < sizeof(meshes) / sizeof(*meshes); i++) {
+        mesh_plan_t *p = plan(meshes[i][0], i < 2 ? 4 : 2048, meshes[i][1]);
+        const mesh_candidate_t *c = mesh_plan_best(p);
+        int units = 0;
+        char *svg = mesh_picture_svg(p);
+        for (const char *r = svg; (r = strstr(r, "stroke-width=\"0.5\"")); r++)
+            units++;
+        for (int width = 100; width >= 60; width -= 40) {
+            mesh_picture_opts_t o = {.color = 0, .width = width};
+            char *t = mesh_picture_pipeline(p, &o);
+            const char *d = strstr(t, "drawn for ");
+            long drawn = d ? atol(d + 10) : c->micro_batches;
+            /* each micro-batch: a forward and a backward per stage and chunk */
+            if (units != 2 * c->layout.pp * c->layout.vpp * drawn)
+                fail_msg("%s %s at %d columns: the text draws %ld micro-batches, the SVG %d units",
+                         meshes[i][0], meshes[i][1], width, drawn, units);
+            if (d) {
+                char line[128];
+                snprintf(line, sizeof(line), "%.*s", (int)strcspn(d, "\n"), d);
+                if (!strstr(svg, line))
+                    fail_msg("the SVG does not say \"%s\"", line);
+            }
+            free(t);
+        }
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* Colour is the caller's decision, taken as given, on a terminal or not;
  * the width is the terminal's. */
 static void opts__colour_is_the_callers(void **state)
@@ -511,6 +566,8 @@ int main(void)
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
         cmocka_unit_test(text__ranks_exact),
+        cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
+        cmocka_unit_test(svg__same_micro_batches_as_text),
         cmocka_unit_test(opts__colour_is_the_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
