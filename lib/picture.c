@@ -403,9 +403,18 @@ char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 
 /* ---- SVG ---- */
 
-static const char *const stage_fill[] = {"#4e79a7", "#59a14f", "#edc948", "#b07aa1",
-                                         "#76b7b2", "#e15759", "#ff9da7", "#9c755f",
-                                         "#bab0ac", "#f28e2b", "#86bcb6", "#d37295"};
+/* Three palettes, none sharing a colour with another so that no block of
+ * one picture reads as a key of the next: the stages light (the rank map's
+ * black labels stay legible; no orange or purple), the pipeline's forward
+ * orange and backward purple (lighter for odd model chunks), the memory
+ * parts' in the order of the table (memory.h). */
+static const char *const stage_fill[] = {"#a6cee3", "#b2df8a", "#fb9a99", "#ffff99",
+                                         "#8dd3c7", "#d9d9d9", "#fccde5", "#ccebc5",
+                                         "#80b1d3", "#e5d8bd", "#b3de69", "#ffed6f"};
+static const char *const unit_fill[2][2] = {{"#e6550d", "#fdae6b"},  /* forward: even, odd */
+                                            {"#756bb1", "#bcbddc"}}; /* backward */
+static const char *const part_fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
+                                                         "#bab0ac"};
 
 static void svg_text(mesh_buf_t *b, double x, double y, int size, const char *anchor,
                      const char *text)
@@ -495,12 +504,11 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     }
     for (int i = 0; i < 2 * pp * vpp * d; i++) {
         const mesh_pipe_op_t *op = &ops[i];
-        const char *fill = op->kind == 'F' ? (op->chunk % 2 ? "#8cd17d" : "#59a14f")
-                                           : (op->chunk % 2 ? "#a0cbe8" : "#4e79a7");
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
                         "stroke=\"#ffffff\" stroke-width=\"0.5\"/>\n",
-                        90 + op->start * sw, y + op->stage * (h + 2), op->len * sw, h, fill);
+                        90 + op->start * sw, y + op->stage * (h + 2), op->len * sw, h,
+                        unit_fill[op->kind != 'F'][op->chunk % 2]);
         if (sw >= 9 && h >= 12) {
             snprintf(line, sizeof(line), "%d", op->mb);
             svg_text(b, 90 + (op->start + op->len / 2.0) * sw, y + op->stage * (h + 2) + h - 3, 9,
@@ -510,34 +518,31 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     free(ops);
     y += pp * (h + 2) + 14;
     svg_text(b, 90, y, 10, "start",
-             vpp > 1 ? "green: forward, blue: backward (lighter: odd model chunks), grey: idle "
+             vpp > 1 ? "orange: forward, purple: backward (lighter: odd model chunks), grey: idle "
                        "(the bubble)"
-                     : "green: forward, blue: backward, grey: idle (the bubble)");
+                     : "orange: forward, purple: backward, grey: idle (the bubble)");
     return y + 22;
 }
 
 static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
-    /* the fill of each part of the table (memory.h) */
-    static const char *const fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
-                                                        "#bab0ac"};
     char line[200];
     snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %s of %s GiB usable%s",
              mem->stage, mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
              mem->total > mem->capacity ? " (does not fit)" : "");
     svg_text(b, 20, y, 14, "start", line);
-    y += 12;
+    y += 22; /* room for the "usable" label between the heading and the bar */
     double scale = 900 / (mem->total > mem->capacity ? mem->total : mem->capacity), x = 90;
     for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
         double bytes = mesh_memory_part_bytes(mem, i), w = bytes * scale;
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" fill=\"%s\"/>\n",
-                        x, y, w, fill[i]);
+                        x, y, w, part_fill[i]);
         snprintf(line, sizeof(line), "%s %s GiB", mesh_memory_part(i)->label,
                  mesh_gib_str(bytes).s);
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
-                        90 + 180 * i, y + 36, fill[i]);
+                        90 + 180 * i, y + 36, part_fill[i]);
         svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);
         x += w;
     }

@@ -471,6 +471,115 @@ static void text__ranks_exact(void **state)
     mesh_plan_destroy(p);
 }
 
+/* A small model (16 heads of 64) of `layers` layers and `kv` KV heads,
+ * global batch `batch`, planned on one node of `gpus` GPUs under `mesh`. */
+static mesh_plan_t *small_plan(int layers, int kv, int batch, int gpus, const char *mesh)
+{
+    char yaml[256];
+    snprintf(yaml, sizeof(yaml),
+             "name: small\narch: {layers: %d, hidden: 1024, heads: 16, kv_heads: %d, ffn: 4096, "
+             "vocab: 32000}\ntrain: {seq_len: 2048, global_batch: %d}\n",
+             layers, kv, batch);
+    mesh_model_t m = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, gpus);
+    return test_plan(&m, &a, mesh);
+}
+
+/* The value of attribute `name` in the element at s ("" when absent). */
+static void attr(const char *s, const char *name, char *out, size_t len)
+{
+    char key[32];
+    snprintf(key, sizeof(key), " %s=\"", name);
+    const char *end = strchr(s, '>'), *v = strstr(s, key);
+    out[0] = '\0';
+    if (!v || (end && v > end))
+        return;
+    v += strlen(key);
+    size_t n = strcspn(v, "\"");
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+}
+
+/* The y of the first <text> element whose content starts with `text`. */
+static double text_y(const char *svg, const char *text)
+{
+    char key[128], y[32];
+    snprintf(key, sizeof(key), ">%s", text);
+    const char *at = strstr(svg, key);
+    if (!at)
+        fail_msg("no text \"%s\" in the SVG", text);
+    while (at > svg && strncmp(at, "<text", 5) != 0)
+        at--;
+    attr(at, "y", y, sizeof(y));
+    return atof(y);
+}
+
+/* When the model does not fit, the capacity line stands inside the bar and
+ * its "usable" label below the heading, not on it. */
+static void svg__usable_label_clear_of_heading(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3.1-405b", 1, "auto");
+    assert_false(mesh_plan_fits(p));
+    char *svg = mesh_picture_svg(p);
+    double heading = text_y(svg, "Memory of the worst rank"), usable = text_y(svg, "usable");
+    /* the heading is 14 px, its descenders 4 below its baseline; the label
+     * is 10 px, its ascenders 8 above */
+    if (usable - 8 < heading + 4)
+        fail_msg("\"usable\" at y %.1f overlaps the heading at y %.1f", usable, heading);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* The fills of the <rect> elements of one kind: those with `marker` in them. */
+static int fills(const char *svg, const char *marker, char out[][16], int max)
+{
+    int n = 0;
+    for (const char *r = svg; (r = strstr(r, "<rect")); r++) {
+        const char *end = strchr(r, '>');
+        const char *m = strstr(r, marker);
+        if (!m || m > end)
+            continue;
+        char f[16];
+        attr(r, "fill", f, sizeof(f));
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= strcmp(out[i], f) == 0;
+        if (!seen && n < max)
+            strcpy(out[n++], f);
+    }
+    return n;
+}
+
+/* The stages, the pipeline's units and the memory parts are coloured from
+ * three palettes that share no colour: a backward pass does not look like
+ * stage 0, nor a stage like a memory part. */
+static void svg__palettes_distinct(void **state)
+{
+    (void)state;
+    /* 12 stages (every stage colour), interleaved (every unit colour) */
+    mesh_plan_t *p =
+        small_plan(24, 16, 12, 12, "tp=1,pp=12,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=full");
+    char *svg = mesh_picture_svg(p);
+    char stage[32][16], unit[32][16], part[32][16];
+    int ns = fills(svg, "height=\"22\"", stage, 32),
+        nu = fills(svg, "stroke-width=\"0.5\"", unit, 32),
+        np = fills(svg, "height=\"26\"", part, 32);
+    assert_int_equal(ns, 12);
+    assert_int_equal(nu, 4); /* forward and backward, even and odd chunks */
+    assert_int_equal(np, MESH_MEMORY_PARTS);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nu + np; j++)
+            if (strcmp(stage[i], j < nu ? unit[j] : part[j - nu]) == 0)
+                fail_msg("stage %d and a %s are both %s", i, j < nu ? "unit" : "memory part",
+                         stage[i]);
+    for (int i = 0; i < nu; i++)
+        for (int j = 0; j < np; j++)
+            if (strcmp(unit[i], part[j]) == 0)
+                fail_msg("a unit and a memory part are both %s", unit[i]);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
 /* "lighter: odd chunks" only where there are odd chunks. */
 static void svg__odd_chunks_only_when_interleaved(void **state)
 {
@@ -566,6 +675,8 @@ int main(void)
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
         cmocka_unit_test(text__ranks_exact),
+        cmocka_unit_test(svg__usable_label_clear_of_heading),
+        cmocka_unit_test(svg__palettes_distinct),
         cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
         cmocka_unit_test(svg__same_micro_batches_as_text),
         cmocka_unit_test(opts__colour_is_the_callers),
