@@ -485,6 +485,40 @@ static mesh_plan_t *small_plan(int layers, int kv, int batch, int gpus, const ch
     return test_plan(&m, &a, mesh);
 }
 
+/* One node of one GPU, one stage, one micro-batch: every count agrees with
+ * its noun, in the text pictures, the SVG and the report. */
+static void plural__one_of_each(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = small_plan(2, 1, 1, 1, "tp=1,pp=1,dp=1,mb=1,recompute=full:1");
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    char *parts[] = {mesh_picture_text(p, &o), mesh_picture_svg(p), mesh_report_text(p)};
+    for (int i = 0; i < 3; i++) {
+        const char *t = parts[i];
+        assert_non_null(t);
+        if (i < 2) {
+            assert_non_null(strstr(t, "Rank map: 1 node x 1 GPU"));
+            assert_non_null(strstr(t, "Pipeline: 1 stage, 1 micro-batch, no pipeline"));
+        } else {
+            assert_non_null(strstr(t, "1 node x 1 H100-SXM GPU (1 in all)"));
+            assert_non_null(strstr(t, "(2 layers, hidden 1024, 16 heads, 1 KV head,"));
+            assert_non_null(strstr(t, "the first 1 layer of each stage"));
+        }
+        const char *wrong[] = {"1 nodes",         "1 GPUs",     "1 stages",
+                               "1 micro-batches", "1 KV heads", "1 layers"};
+        for (size_t w = 0; w < sizeof(wrong) / sizeof(*wrong); w++)
+            if (strstr(t, wrong[w]))
+                fail_msg("%s says \"%s\"",
+                         i == 0   ? "the text"
+                         : i == 1 ? "the SVG"
+                                  : "the report",
+                         wrong[w]);
+    }
+    for (int i = 0; i < 3; i++)
+        free(parts[i]);
+    mesh_plan_destroy(p);
+}
+
 /* The value of attribute `name` in the element at s ("" when absent). */
 static void attr(const char *s, const char *name, char *out, size_t len)
 {
@@ -675,6 +709,7 @@ int main(void)
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
         cmocka_unit_test(text__ranks_exact),
+        cmocka_unit_test(plural__one_of_each),
         cmocka_unit_test(svg__usable_label_clear_of_heading),
         cmocka_unit_test(svg__palettes_distinct),
         cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
