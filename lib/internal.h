@@ -26,6 +26,13 @@ void mesh_buf_json_string(mesh_buf_t *b, const char *s);
 char *mesh_buf_take(mesh_buf_t *b);
 void mesh_buf_free(mesh_buf_t *b);
 
+/* The noun that agrees with a count: one for exactly 1, many for any other
+ * count ("1 node", "0 nodes", "2 micro-batches"), in every report and picture. */
+static inline const char *mesh_noun(long n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
 /* Copy src into dst[size], always NUL-terminated; -1 if it was truncated. */
 int mesh_strlcpy(char *dst, const char *src, size_t size);
 

@@ -20,6 +20,8 @@
 #define DEFAULT_WIDTH 100
 #define ALL_NODES     16 /* a rank map of more nodes shows a sample: */
 #define SHOWN_NODES   8  /* the first two, the first of each stage, the last */
+/* The slots a timeline draws one to a column: a 100-column picture's */
+#define TIMELINE_SLOTS (DEFAULT_WIDTH - 10)
 
 /* ---- text ---- */
 
@@ -33,15 +35,14 @@ static void paint(mesh_buf_t *b, const mesh_picture_opts_t *o, int bg, const cha
         mesh_buf_puts(b, text);
 }
 
-mesh_picture_opts_t mesh_picture_opts_for(int fd)
+mesh_picture_opts_t mesh_picture_opts_for(int fd, int color)
 {
-    mesh_picture_opts_t po = {.color = 0, .width = DEFAULT_WIDTH};
-    const char *no = getenv("NO_COLOR");
+    /* colour is the caller's decision (the CLI's and the plugin's rules
+     * differ, and a library must not read TERM or NO_COLOR behind them) */
+    mesh_picture_opts_t po = {.color = color ? 1 : 0, .width = DEFAULT_WIDTH};
     struct winsize ws;
-    if (!isatty(fd))
-        return po;
-    po.color = !(no && *no);
-    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col < DEFAULT_WIDTH)
+    if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 &&
+        ws.ws_col < DEFAULT_WIDTH)
         po.width = ws.ws_col;
     return po;
 }
@@ -82,24 +83,46 @@ static void say(mesh_buf_t *b, const mesh_picture_opts_t *o, const char *fmt, ..
     mesh_buf_puts(b, "\n");
 }
 
+/* A cell: the global rank, then its coordinates in MESH_ORDER, the order
+ * of `meshplan ranks`' columns (tp cp dp pp), each the value its task gets
+ * in MESH_*_RANK; cp only where there is CP.  The last rank's is the widest. */
 static void cell_text(const mesh_layout_t *l, long rank, char *buf, size_t len)
 {
     mesh_coords_t c = mesh_rank_coords(l, rank);
     if (l->cp > 1)
-        snprintf(buf, len, "%d.%d.%d.%d", c.pp, c.dp, c.cp, c.tp);
+        snprintf(buf, len, "%ld:%d.%d.%d.%d", rank, c.tp, c.cp, c.dp, c.pp);
     else
-        snprintf(buf, len, "%d.%d.%d", c.pp, c.dp, c.tp);
+        snprintf(buf, len, "%ld:%d.%d.%d", rank, c.tp, c.dp, c.pp);
 }
 
+/* What a cell says, under the map (text and SVG alike). */
+static const char *cell_legend(const mesh_layout_t *l)
+{
+    return l->cp > 1 ? "cell: rank:tp.cp.dp.pp = RANK:MESH_TP_RANK.MESH_CP_RANK.MESH_DP_RANK."
+                       "MESH_PP_RANK (pp: stage)"
+                     : "cell: rank:tp.dp.pp = RANK:MESH_TP_RANK.MESH_DP_RANK.MESH_PP_RANK "
+                       "(pp: stage; no CP)";
+}
+
+/* The rank map's heading (text and SVG alike). */
+static void ranks_title(const mesh_alloc_t *a, int coloured, char *buf, size_t len)
+{
+    snprintf(buf, len, "Rank map: %d %s x %d %s%s", a->nodes, mesh_noun(a->nodes, "node", "nodes"),
+             a->gpus_per_node, mesh_noun(a->gpus_per_node, "GPU", "GPUs"),
+             coloured ? ", coloured by stage" : "");
+}
+
+/* One node's row: its number under "node" (lw columns), then its cells,
+ * cw wide but for the last one of plain text (no trailing blanks). */
 static void node_row(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_layout_t *l, long node,
-                     int gpus, int shown, int cw)
+                     int gpus, int shown, int cw, int lw)
 {
     char cell[48], pad[64];
-    mesh_buf_printf(b, "node %-4ld", node);
+    mesh_buf_printf(b, "%-*ld", lw, node);
     for (int g = 0; g < shown; g++) {
         long rank = node * gpus + g;
         cell_text(l, rank, cell, sizeof(cell));
-        snprintf(pad, sizeof(pad), "%-*s", cw, cell);
+        snprintf(pad, sizeof(pad), "%-*s", o->color || g + 1 < gpus ? cw : 0, cell);
         mesh_buf_puts(b, " ");
         paint(b, o, stage_bg[mesh_rank_coords(l, rank).pp % MESH_ARRAY_LEN(stage_bg)], pad);
     }
@@ -127,23 +150,41 @@ static int sample_nodes(const mesh_layout_t *l, const mesh_alloc_t *a, long out[
     return n;
 }
 
+/* Which nodes a sampled map shows, as sample_nodes chose them. */
+static void sample_note(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_layout_t *l,
+                        const long rows[], int n_rows, const mesh_alloc_t *a)
+{
+    int last = mesh_rank_coords(l, rows[n_rows - 2] * a->gpus_per_node).pp; /* its stage */
+    if (n_rows == 3) /* no stage starts on a node of its own */
+        say(b, o, "  (%d of %d nodes shown: the first two and the last)", n_rows, a->nodes);
+    else if (last == 1)
+        say(b, o, "  (%d of %d nodes shown: the first two, the first of stage 1, the last)", n_rows,
+            a->nodes);
+    else
+        say(b, o, "  (%d of %d nodes shown: the first two, the first of stages 1 to %d, the last)",
+            n_rows, a->nodes, last);
+}
+
 char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 {
     const mesh_layout_t *l = &mesh_plan_best(p)->layout;
     const mesh_alloc_t *a = mesh_plan_alloc(p);
     mesh_buf_t b;
-    char cell[48];
+    char cell[48], line[160];
     mesh_buf_init(&b);
-    /* the widest cell is the last rank's */
     cell_text(l, mesh_layout_world(l) - 1, cell, sizeof(cell));
-    int gpus = a->gpus_per_node, cw = (int)strlen(cell);
+    int gpus = a->gpus_per_node, cw = (int)strlen(cell), width = width_of(o);
     snprintf(cell, sizeof(cell), "gpu%d", gpus - 1); /* the column heads fit too */
     cw = (int)strlen(cell) > cw ? (int)strlen(cell) : cw;
-    int shown = (width_of(o) - 13) / (cw + 1);
-    shown = shown < 1 ? 1 : shown > gpus ? gpus : shown;
-    say(&b, o, "Rank map: %d node%s x %d GPUs; a cell is %s, coloured by stage", a->nodes,
-        a->nodes == 1 ? "" : "s", gpus, l->cp > 1 ? "stage.replica.cp.tp" : "stage.replica.tp");
-    mesh_buf_printf(&b, "%9s", "");
+    /* the node column: "node" or the last node's number, the wider */
+    int lw = snprintf(cell, sizeof(cell), "%d", a->nodes - 1), shown = gpus;
+    lw = lw < 4 ? 4 : lw;
+    if (lw + gpus * (cw + 1) > width) /* room for " ..." too */
+        shown = (width - lw - 4) / (cw + 1);
+    shown = shown < 1 ? 1 : shown;
+    ranks_title(a, o->color, line, sizeof(line));
+    say(&b, o, "%s", line);
+    mesh_buf_printf(&b, "%-*s", lw, "node");
     for (int g = 0; g < shown; g++) {
         snprintf(cell, sizeof(cell), "gpu%d", g);
         mesh_buf_printf(&b, " %-*s", g + 1 < shown ? cw : 0, cell);
@@ -152,32 +193,65 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     long rows[ALL_NODES + 1];
     int n_rows = sample_nodes(l, a, rows);
     for (int i = 0; i < n_rows; i++) {
-        if (i > 0 && rows[i] > rows[i - 1] + 1)
-            mesh_buf_printf(&b, "  ...     %ld node%s\n", rows[i] - rows[i - 1] - 1,
-                            rows[i] - rows[i - 1] - 1 == 1 ? "" : "s");
-        node_row(&b, o, l, rows[i], gpus, shown, cw);
+        long skipped = i > 0 ? rows[i] - rows[i - 1] - 1 : 0;
+        if (skipped > 0)
+            mesh_buf_printf(&b, "%-*s %ld %s\n", lw, "...", skipped,
+                            mesh_noun(skipped, "node", "nodes"));
+        node_row(&b, o, l, rows[i], gpus, shown, cw, lw);
     }
+    say(&b, o, "  %s", cell_legend(l));
     if (n_rows < a->nodes)
-        say(&b, o,
-            "  (%d of %d nodes shown, the first of each stage among them; node n holds ranks "
-            "%dn to %dn+%d)",
-            n_rows, a->nodes, gpus, gpus, gpus - 1);
+        sample_note(&b, o, l, rows, n_rows, a);
     return mesh_buf_take(&b);
 }
 
-/* How many micro-batches to draw: all of them if the picture fits. */
-static int drawn_micro_batches(int pp, int vpp, long m, int cols)
+/* How many micro-batches a timeline shows, the text's and the SVG's alike
+ * (so both draw the same schedule): all of them when their schedule has
+ * room in TIMELINE_SLOTS, else as many as have (when interleaved, a multiple
+ * of the stages: Megatron's rule), else (a long pipeline, drawn squeezed)
+ * two per stage, or all when there are fewer. */
+static int timeline_micro_batches(int pp, int vpp, long m)
 {
     long best = 0;
-    for (long d = 1; d <= m && d <= 4096; d++) {
-        if (vpp > 1 && d % pp)
-            continue;
-        /* one forward and two backward slots per unit, plus the fill and drain */
-        if (3 * (d * vpp + pp - 1) > cols)
-            break;
-        best = d;
-    }
+    /* one forward and two backward slots per unit, plus the fill and drain */
+    for (long d = 1; d <= m && 3 * (d * vpp + pp - 1) <= TIMELINE_SLOTS; d++)
+        if (vpp == 1 || d % pp == 0)
+            best = d;
+    if (!best)
+        best = m < 2L * pp ? m : 2L * pp;
     return (int)best;
+}
+
+/* The pipeline's heading (text and SVG alike). */
+static void pipeline_title(const mesh_candidate_t *c, char *buf, size_t len)
+{
+    int pp = c->layout.pp, vpp = c->layout.vpp;
+    long m = c->micro_batches;
+    snprintf(buf, len, "Pipeline: %d %s, %ld %s, %s; bubble (p-1)/(v*m) = %.1f%%", pp,
+             mesh_noun(pp, "stage", "stages"), m, mesh_noun(m, "micro-batch", "micro-batches"),
+             pp == 1   ? "no pipeline"
+             : vpp > 1 ? "interleaved 1F1B"
+                       : "1F1B",
+             100 * mesh_pipeline_bubble(pp, vpp, m));
+}
+
+/* The line saying that fewer micro-batches than the plan's are drawn. */
+static void drawn_note(int pp, int vpp, int d, long m, char *buf, size_t len)
+{
+    snprintf(buf, len, "drawn for %d %s (bubble %.1f%%); the plan has %ld", d,
+             mesh_noun(d, "micro-batch", "micro-batches"), 100 * mesh_pipeline_bubble(pp, vpp, d),
+             m);
+}
+
+/* A slot of a unit drawn one slot a column: its micro-batch (mod 10) as
+ * 0-9 forward and a-j backward, in capitals for an odd model chunk (A-J
+ * forward, K-T backward), so that interleaved chunks read without colour. */
+static char slot_glyph(const mesh_pipe_op_t *op)
+{
+    int mb = op->mb % 10, odd = op->chunk % 2;
+    if (op->kind == 'F')
+        return (char)(odd ? 'A' + mb : '0' + mb);
+    return (char)(odd ? 'K' + mb : 'a' + mb);
 }
 
 /* One stage's row: each column is k slots (k > 1 when a long schedule is
@@ -206,10 +280,7 @@ static void pipe_row(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_pip
         }
         const mesh_pipe_op_t *op = &ops[first];
         char kind = k == 1 ? op->kind : f >= bw ? 'F' : 'B';
-        char glyph[2] = {k > 1             ? kind
-                         : op->kind == 'F' ? (char)('0' + op->mb % 10)
-                                           : (char)('a' + op->mb % 10),
-                         0};
+        char glyph[2] = {k > 1 ? kind : slot_glyph(op), 0};
         int shade = k == 1 && op->chunk % 2;
         paint(b, o, kind == 'F' ? (shade ? 102 : 42) : (shade ? 104 : 44), glyph);
     }
@@ -222,19 +293,14 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     const mesh_layout_t *l = &c->layout;
     int pp = l->pp, vpp = l->vpp;
     long m = c->micro_batches;
+    char line[200];
     mesh_buf_t b;
     mesh_buf_init(&b);
-    say(&b, o, "Pipeline: %d stage%s, %ld micro-batches, %s; bubble (p-1)/(v*m) = %.1f%%", pp,
-        pp == 1 ? "" : "s", m,
-        pp == 1   ? "no pipeline"
-        : vpp > 1 ? "interleaved 1F1B"
-                  : "1F1B",
-        100 * mesh_pipeline_bubble(pp, vpp, m));
+    pipeline_title(c, line, sizeof(line));
+    say(&b, o, "%s", line);
     if (pp == 1)
         return mesh_buf_take(&b);
-    int cols = width_of(o) - 10, d = drawn_micro_batches(pp, vpp, m, cols), k = 1;
-    if (!d) /* even the shortest schedule is too wide: squeeze time */
-        d = (int)(m < 2L * pp ? m : 2L * pp);
+    int cols = width_of(o) - 10, d = timeline_micro_batches(pp, vpp, m);
     mesh_pipe_op_t *ops = NULL;
     int slots = mesh_pipe_schedule(pp, vpp, d, &ops), n_ops = 2 * pp * vpp * d;
     int *at = slots > 0 ? malloc(sizeof(int) * (size_t)slots) : NULL;
@@ -242,10 +308,11 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         free(ops);
         return mesh_buf_take(&b);
     }
-    k = (slots + cols - 1) / cols;
-    if (d < m)
-        say(&b, o, "  drawn for %d micro-batches (bubble %.1f%%); the plan has %ld", d,
-            100 * mesh_pipeline_bubble(pp, vpp, d), m);
+    int k = (slots + cols - 1) / cols; /* > 1: squeezed into the width */
+    if (d < m) {
+        drawn_note(pp, vpp, d, m, line, sizeof(line));
+        say(&b, o, "  %s", line);
+    }
     /* a long pipeline shows its first stages, some middle ones and the last */
     for (int s = 0; s < pp; s++) {
         if (pp > 16 && s >= 8 && s < pp - 4) {
@@ -255,12 +322,15 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         }
         pipe_row(&b, o, ops, n_ops, s, slots, k, at);
     }
-    if (k == 1)
-        say(&b, o,
-            "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two slots), .: idle%s",
-            vpp > 1 ? "; chunks alternate shades" : "");
-    else
+    if (k > 1)
         say(&b, o, "  one column is %d time slots: F forward, B backward, . idle", k);
+    else if (vpp > 1)
+        say(&b, o,
+            "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd chunks: A-J, "
+            "K-T; .: idle");
+    else
+        say(&b, o,
+            "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two slots), .: idle");
     free(at);
     free(ops);
     return mesh_buf_take(&b);
@@ -333,9 +403,18 @@ char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t *o)
 
 /* ---- SVG ---- */
 
-static const char *const stage_fill[] = {"#4e79a7", "#59a14f", "#edc948", "#b07aa1",
-                                         "#76b7b2", "#e15759", "#ff9da7", "#9c755f",
-                                         "#bab0ac", "#f28e2b", "#86bcb6", "#d37295"};
+/* Three palettes, none sharing a colour with another so that no block of
+ * one picture reads as a key of the next: the stages light (the rank map's
+ * black labels stay legible; no orange or purple), the pipeline's forward
+ * orange and backward purple (lighter for odd model chunks), the memory
+ * parts' in the order of the table (memory.h). */
+static const char *const stage_fill[] = {"#a6cee3", "#b2df8a", "#fb9a99", "#ffff99",
+                                         "#8dd3c7", "#d9d9d9", "#fccde5", "#ccebc5",
+                                         "#80b1d3", "#e5d8bd", "#b3de69", "#ffed6f"};
+static const char *const unit_fill[2][2] = {{"#e6550d", "#fdae6b"},  /* forward: even, odd */
+                                            {"#756bb1", "#bcbddc"}}; /* backward */
+static const char *const part_fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
+                                                         "#bab0ac"};
 
 static void svg_text(mesh_buf_t *b, double x, double y, int size, const char *anchor,
                      const char *text)
@@ -358,16 +437,16 @@ static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
     cell_text(l, mesh_layout_world(l) - 1, cell, sizeof(cell)); /* the widest */
     int cw = 6.5 * (double)strlen(cell) + 12 > 52 ? (int)(6.5 * (double)strlen(cell) + 12) : 52;
     shown = 900 / (cw + 2) < gpus ? 900 / (cw + 2) : gpus;
-    snprintf(line, sizeof(line), "Rank map: %d nodes x %d GPUs (cell: %s; colour: stage)", a->nodes,
-             gpus, l->cp > 1 ? "stage.replica.cp.tp" : "stage.replica.tp");
+    ranks_title(a, 1, line, sizeof(line));
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
     long rows[ALL_NODES + 1];
     int n_rows = sample_nodes(l, a, rows);
     for (int i = 0; i < n_rows; i++) {
-        long n = rows[i];
-        if (i > 0 && n > rows[i - 1] + 1) {
-            snprintf(line, sizeof(line), "... %ld nodes", n - rows[i - 1] - 1);
+        long n = rows[i], skipped = i > 0 ? n - rows[i - 1] - 1 : 0;
+        if (skipped > 0) {
+            snprintf(line, sizeof(line), "... %ld %s", skipped,
+                     mesh_noun(skipped, "node", "nodes"));
             svg_text(b, 90, y + 14, 11, "start", line);
             y += 20;
         }
@@ -385,7 +464,8 @@ static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
         }
         y += 24;
     }
-    return y + 16;
+    svg_text(b, 90, y + 12, 10, "start", cell_legend(l));
+    return y + 30;
 }
 
 static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
@@ -394,28 +474,21 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     int pp = c->layout.pp, vpp = c->layout.vpp;
     long m = c->micro_batches;
     char line[200];
-    snprintf(line, sizeof(line), "Pipeline: %d stages, %ld micro-batches, %s, bubble %.1f%%", pp, m,
-             pp == 1   ? "no pipeline"
-             : vpp > 1 ? "interleaved 1F1B"
-                       : "1F1B",
-             100 * mesh_pipeline_bubble(pp, vpp, m));
+    pipeline_title(c, line, sizeof(line));
     svg_text(b, 20, y, 14, "start", line);
     y += 12;
     if (pp == 1)
         return y + 10;
-    int d = drawn_micro_batches(pp, vpp, m, 150); /* at least 6 px a slot */
-    if (!d) /* a long pipeline: its shortest schedule, with thinner slots */
-        d = (int)(m < pp ? m : pp);
+    int d = timeline_micro_batches(pp, vpp, m);
     mesh_pipe_op_t *ops = NULL;
-    int slots = d ? mesh_pipe_schedule(pp, vpp, d, &ops) : -1;
+    int slots = mesh_pipe_schedule(pp, vpp, d, &ops);
     if (slots < 0) {
         svg_text(b, 20, y + 14, 11, "start", "(too long to draw)");
         return y + 30;
     }
     double sw = 900.0 / slots, h = pp > 32 ? 6 : 14;
     if (d < m) {
-        snprintf(line, sizeof(line), "drawn for %d micro-batches (bubble %.1f%%)", d,
-                 100 * mesh_pipeline_bubble(pp, vpp, d));
+        drawn_note(pp, vpp, d, m, line, sizeof(line));
         svg_text(b, 20, y + 12, 11, "start", line);
         y += 18;
     }
@@ -431,12 +504,11 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     }
     for (int i = 0; i < 2 * pp * vpp * d; i++) {
         const mesh_pipe_op_t *op = &ops[i];
-        const char *fill = op->kind == 'F' ? (op->chunk % 2 ? "#8cd17d" : "#59a14f")
-                                           : (op->chunk % 2 ? "#a0cbe8" : "#4e79a7");
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
                         "stroke=\"#ffffff\" stroke-width=\"0.5\"/>\n",
-                        90 + op->start * sw, y + op->stage * (h + 2), op->len * sw, h, fill);
+                        90 + op->start * sw, y + op->stage * (h + 2), op->len * sw, h,
+                        unit_fill[op->kind != 'F'][op->chunk % 2]);
         if (sw >= 9 && h >= 12) {
             snprintf(line, sizeof(line), "%d", op->mb);
             svg_text(b, 90 + (op->start + op->len / 2.0) * sw, y + op->stage * (h + 2) + h - 3, 9,
@@ -446,32 +518,31 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     free(ops);
     y += pp * (h + 2) + 14;
     svg_text(b, 90, y, 10, "start",
-             "green: forward, blue: backward (lighter: odd chunks), grey: idle (the bubble)");
+             vpp > 1 ? "orange: forward, purple: backward (lighter: odd model chunks), grey: idle "
+                       "(the bubble)"
+                     : "orange: forward, purple: backward, grey: idle (the bubble)");
     return y + 22;
 }
 
 static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
-    /* the fill of each part of the table (memory.h) */
-    static const char *const fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
-                                                        "#bab0ac"};
     char line[200];
     snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %s of %s GiB usable%s",
              mem->stage, mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
              mem->total > mem->capacity ? " (does not fit)" : "");
     svg_text(b, 20, y, 14, "start", line);
-    y += 12;
+    y += 22; /* room for the "usable" label between the heading and the bar */
     double scale = 900 / (mem->total > mem->capacity ? mem->total : mem->capacity), x = 90;
     for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
         double bytes = mesh_memory_part_bytes(mem, i), w = bytes * scale;
         mesh_buf_printf(b,
                         "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" fill=\"%s\"/>\n",
-                        x, y, w, fill[i]);
+                        x, y, w, part_fill[i]);
         snprintf(line, sizeof(line), "%s %s GiB", mesh_memory_part(i)->label,
                  mesh_gib_str(bytes).s);
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
-                        90 + 180 * i, y + 36, fill[i]);
+                        90 + 180 * i, y + 36, part_fill[i]);
         svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);
         x += w;
     }

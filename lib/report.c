@@ -39,8 +39,10 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
     char s1[32], s2[32];
     mesh_buf_printf(b, "model    %s: %s parameters", m->name, si(m->params, s1, sizeof(s1)));
     if (m->has_arch)
-        mesh_buf_printf(b, " (%d layers, hidden %d, %d heads, %d KV heads, ffn %d, vocab %d, %s)",
-                        m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
+        mesh_buf_printf(b, " (%d %s, hidden %d, %d %s, %d KV %s, ffn %d, vocab %d, %s)", m->layers,
+                        mesh_noun(m->layers, "layer", "layers"), m->hidden, m->heads,
+                        mesh_noun(m->heads, "head", "heads"), m->kv_heads,
+                        mesh_noun(m->kv_heads, "head", "heads"), m->ffn, m->vocab,
                         m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
     else
         mesh_buf_puts(b, " (no arch: model states only, no activations)");
@@ -54,11 +56,11 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     m->finetune == MESH_FINETUNE_LORA ? ", LoRA" : "",
                     m->flash_attention ? ", FlashAttention" : "");
     mesh_buf_printf(b,
-                    "on       %d node%s x %d %s GPUs (%ld in all), %s GiB each, %s GiB "
+                    "on       %d %s x %d %s %s (%ld in all), %s GiB each, %s GiB "
                     "usable, NVLink island %d\n",
-                    a->nodes, a->nodes == 1 ? "" : "s", a->gpus_per_node, a->gpu.name,
-                    (long)a->nodes * a->gpus_per_node, mesh_gib_str(a->gpu.memory).s,
-                    mesh_gib_str(mem->capacity).s, a->island);
+                    a->nodes, mesh_noun(a->nodes, "node", "nodes"), a->gpus_per_node, a->gpu.name,
+                    mesh_noun(a->gpus_per_node, "GPU", "GPUs"), (long)a->nodes * a->gpus_per_node,
+                    mesh_gib_str(a->gpu.memory).s, mesh_gib_str(mem->capacity).s, a->island);
     if (strcmp(a->gpu.name, "generic") == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
@@ -85,9 +87,9 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
             mesh_recompute_modules_name((unsigned)l->recompute_modules, rc, sizeof(rc)));
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
         mesh_buf_printf(b,
-                        "  recompute: the first %d layers of each stage in full, the rest "
+                        "  recompute: the first %d %s of each stage in full, the rest "
                         "none (the fewest that fit)\n",
-                        l->recompute_layers);
+                        l->recompute_layers, mesh_noun(l->recompute_layers, "layer", "layers"));
     if (l->offload)
         mesh_buf_puts(b, "  offload: the optimizer states and master weights live in host "
                          "memory, updated by the CPU\n");

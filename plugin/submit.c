@@ -176,7 +176,10 @@ int mesh_submit_local_user_init(spank_t sp)
     }
     setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
     if (mesh_plugin.explain) {
-        mesh_picture_opts_t po = mesh_picture_opts_for(STDERR_FILENO);
+        /* colour only on a terminal that has it, and never with NO_COLOR */
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+        int color = isatty(STDERR_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+        mesh_picture_opts_t po = mesh_picture_opts_for(STDERR_FILENO, color);
         char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
         if (text)
             fprintf(stderr, "meshplan: explained plan\n%s\n%s", text, pics ? pics : "");

@@ -548,7 +548,10 @@ static int report(const options_t *o, report_fn text, report_fn json)
         return rc;
     rc = print_owned(o->json ? json(p) : text(p));
     if (rc == 0 && !o->json && !o->no_pictures) {
-        mesh_picture_opts_t po = mesh_picture_opts_for(STDOUT_FILENO);
+        /* colour only on a terminal that has it, and never with NO_COLOR */
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+        int color = isatty(STDOUT_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+        mesh_picture_opts_t po = mesh_picture_opts_for(STDOUT_FILENO, color);
         rc = print_owned(mesh_picture_text(p, &po));
     }
     if (rc == 0 && o->svg)

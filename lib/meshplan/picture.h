@@ -2,11 +2,14 @@
  * meshplan: pictures of a plan.
  *
  * Three views, for the terminal and as one SVG: the rank map (nodes x GPUs,
- * each cell its pipeline stage, DP replica and TP rank, stages coloured),
- * the pipeline timeline (stages x time under the plan's schedule, 1F1B or
- * interleaved, with its bubble) and the worst rank's memory (weights,
- * gradients, optimizer states, activations and overhead against what is
- * usable).  Large allocations and long pipelines are summarised.
+ * each cell a global rank and its MESH_*_RANK coordinates tp.cp.dp.pp, in
+ * MESH_ORDER; stages coloured), the pipeline timeline (stages x time under
+ * the plan's schedule, 1F1B or interleaved, with its bubble; forward and
+ * backward, even and odd model chunks told apart by their glyphs, not only
+ * by colour) and the worst rank's memory (weights, gradients, optimizer
+ * states, activations and overhead against what is usable).  Large
+ * allocations and long pipelines are summarised.  The terminal's timeline
+ * and the SVG's draw the same micro-batches.
  */
 #ifndef MESHPLAN_PICTURE_H
 #define MESHPLAN_PICTURE_H
@@ -26,12 +29,20 @@ typedef struct mesh_picture_opts {
 } mesh_picture_opts_t;
 
 /**
- * The options for pictures written to fd: colour only on a terminal and
- * never with a non-empty NO_COLOR (no-color.org); the terminal's width
- * when it is 40 to 99 columns, else 100.  Reads the environment, so it
- * must not race a setenv in another thread.
+ * The options for pictures written to fd: colour as the caller decides
+ * (color non-zero: ANSI colours), and the width of fd's terminal when it
+ * is one of 40 to 99 columns, else 100.
+ *
+ * The library does not decide colour: the caller weighs whatever its users
+ * expect (a terminal, NO_COLOR, TERM=dumb, an option) and passes the
+ * outcome.  Reads no environment; fd is only queried (isatty, TIOCGWINSZ),
+ * and may be any descriptor, open or not.
+ *
+ * @param fd     where the pictures will be written
+ * @param color  non-zero for ANSI colours, 0 for plain text
+ * @return the options, by value (nothing to free); never fails
  */
-MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd);
+MESH_API mesh_picture_opts_t mesh_picture_opts_for(int fd, int color);
 
 /**
  * All three text pictures, one after the other: a malloc'd string the
@@ -42,9 +53,12 @@ MESH_API char *mesh_picture_text(const mesh_plan_t *p, const mesh_picture_opts_t
 
 /**
  * One picture each, as mesh_picture_text (malloc'd, free() it; NULL only
- * out of memory; p and o not NULL).  The pipeline picture draws at most
- * as many micro-batches as the width allows, and shows only its title
- * line when the schedule cannot be simulated.
+ * out of memory; p and o not NULL).  The pipeline picture draws the
+ * micro-batches whose schedule has room in 90 slots (all of them when
+ * they do, else as many as do, else two per stage), the same as
+ * mesh_picture_svg; a column is one slot, or several where the width is
+ * short of the slots.  It shows only its title line when the schedule
+ * cannot be simulated.
  */
 MESH_API char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o);
 MESH_API char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o);

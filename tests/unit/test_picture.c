@@ -2,7 +2,9 @@
  * Pictures: the simulated schedule against the bubble formula, and the
  * text and SVG views against the plan they draw.
  */
+#include <fcntl.h>
 #include <math.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -78,18 +80,24 @@ static mesh_plan_t *plan(const char *model, int nodes, const char *mesh)
     return test_plan(&m, &a, mesh);
 }
 
-static void text__ranks_pipeline_memory(void **state)
+/* The worked example of doc/design.md, "Rank map": 2 nodes of 8, t 2, p 4, d 2. */
+static mesh_plan_t *design_example(void)
 {
-    /* doc/design.md, "Rank map", example: rank 13 (node 1, GPU 5) is stage 3, replica 0, tp 1 */
     mesh_model_t m = test_preset("llama2-7b");
     m.global_batch = 16;
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
-    mesh_plan_t *p =
-        test_plan(&m, &a, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on");
+    return test_plan(&m, &a, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on");
+}
+
+static void text__ranks_pipeline_memory(void **state)
+{
+    /* doc/design.md, "Rank map", example: rank 13 (node 1, GPU 5) is tp 1, dp 0, pp 3 */
+    mesh_plan_t *p = design_example();
     mesh_picture_opts_t plain = {.color = 0, .width = 100}, color = {.color = 1, .width = 100};
     char *t = mesh_picture_text(p, &plain);
     int esc;
-    assert_non_null(strstr(t, "node 1    2.0.0 2.0.1 2.1.0 2.1.1 3.0.0 3.0.1 3.1.0 3.1.1"));
+    assert_non_null(strstr(
+        t, "1    8:0.0.2  9:1.0.2  10:0.1.2 11:1.1.2 12:0.0.3 13:1.0.3 14:0.1.3 15:1.1.3\n"));
     assert_non_null(
         strstr(t, "Pipeline: 4 stages, 4 micro-batches, 1F1B; bubble (p-1)/(v*m) = 75.0%"));
     assert_non_null(strstr(t, "stage 3   ...0aa1bb2cc3dd"));
@@ -114,8 +122,8 @@ static void text__big_allocations_summarised(void **state)
         lines++;
     assert_true(lines < 60);
     assert_true(widest(t, &esc) <= 100);
-    assert_non_null(strstr(t, "node 128  1.0.0")); /* the first node of stage 1 is shown */
-    assert_non_null(strstr(t, "node 2047 15.127.0"));
+    assert_non_null(strstr(t, "\n128  1024:0.0.1 ")); /* the first node of stage 1 is shown */
+    assert_non_null(strstr(t, "\n2047 16376:0.127.15 "));
     assert_non_null(strstr(t, "one column is 3 time slots"));
     free(t);
     /* a narrow terminal: still within it */
@@ -168,7 +176,7 @@ static void opts__no_colour_off_a_terminal(void **state)
     int fd[2];
     assert_int_equal(pipe(fd), 0);
     unsetenv("NO_COLOR");
-    mesh_picture_opts_t po = mesh_picture_opts_for(fd[1]);
+    mesh_picture_opts_t po = mesh_picture_opts_for(fd[1], 0);
     assert_int_equal(po.color, 0);
     assert_int_equal(po.width, 100);
     close(fd[0]);
@@ -357,12 +365,12 @@ static void text__pipeline_exact(void **state)
     t = mesh_picture_pipeline(p, &o);
     assert_string_equal(t, "Pipeline: 3 stages, 6 micro-batches, interleaved 1F1B; bubble "
                            "(p-1)/(v*m) = 16.7%\n"
-                           "stage 0   01201234..aa5bb3cc4aa5bb.cc.dd.ee.ffddeeff\n"
-                           "stage 1   .012012.aa3bb4cc5aa3bb4cc5dd.ee.ffddeeff..\n"
-                           "stage 2   ..0120aa1bb2cc3aa4bb5cc3dd4ee5ffddeeff....\n"
-                           "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two "
-                           "slots), .: idle; chunks alternate\n" /* wrapped at 100 */
-                           "   shades\n");
+                           /* schedule__hand_written_orders' rows, chunk 1 in capitals */
+                           "stage 0   012ABC34..KK5LLDMMEaaFbb.cc.NN.OO.PPddeeff\n"
+                           "stage 1   .012ABC.KK3LL4MM5aaDbbEccFNN.OO.PPddeeff..\n"
+                           "stage 2   ..012AKKBLLCMM3aa4bb5ccDNNEOOFPPddeeff....\n"
+                           "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd "
+                           "chunks: A-J, K-T; .: idle\n");
     free(t);
     mesh_plan_destroy(p);
     /* no pipeline: one line */
@@ -409,7 +417,8 @@ static void text__memory_exact(void **state)
 }
 
 /* The rank map with context parallelism: rank = tp + t*(cp + c*(dp + d*pp))
- * (doc/design.md, "Rank map"), a cell stage.replica.cp.tp. */
+ * (doc/design.md, "Rank map"), a cell rank:tp.cp.dp.pp, the columns of
+ * `meshplan ranks` and the values of the MESH_*_RANK variables, said under it. */
 static void text__ranks_with_cp_exact(void **state)
 {
     (void)state;
@@ -422,12 +431,266 @@ static void text__ranks_with_cp_exact(void **state)
     mesh_picture_opts_t o = {.color = 0, .width = 100};
     char *t = mesh_picture_ranks(p, &o);
     assert_string_equal(
-        t, "Rank map: 2 nodes x 8 GPUs; a cell is stage.replica.cp.tp, coloured by stage\n"
-           "          gpu0    gpu1    gpu2    gpu3    gpu4    gpu5    gpu6    gpu7\n"
-           "node 0    0.0.0.0 0.0.0.1 0.0.1.0 0.0.1.1 0.1.0.0 0.1.0.1 0.1.1.0 0.1.1.1\n"
-           "node 1    1.0.0.0 1.0.0.1 1.0.1.0 1.0.1.1 1.1.0.0 1.1.0.1 1.1.1.0 1.1.1.1\n");
+        t,
+        "Rank map: 2 nodes x 8 GPUs\n"
+        "node gpu0       gpu1       gpu2       gpu3       gpu4       gpu5       gpu6       gpu7\n"
+        "0    0:0.0.0.0  1:1.0.0.0  2:0.1.0.0  3:1.1.0.0  4:0.0.1.0  5:1.0.1.0  6:0.1.1.0  "
+        "7:1.1.1.0\n"
+        "1    8:0.0.0.1  9:1.0.0.1  10:0.1.0.1 11:1.1.0.1 12:0.0.1.1 13:1.0.1.1 14:0.1.1.1 "
+        "15:1.1.1.1\n"
+        "  cell: rank:tp.cp.dp.pp = RANK:MESH_TP_RANK.MESH_CP_RANK.MESH_DP_RANK.MESH_PP_RANK "
+        "(pp: stage)\n");
     free(t);
     mesh_plan_destroy(p);
+}
+
+/* The worked example's rank map, whole: rank 13 is 13:1.0.3 (tp 1, dp 0,
+ * pp 3), as `meshplan ranks` and the variables have it; the legend names
+ * them. */
+static void text__ranks_exact(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = design_example();
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    char *t = mesh_picture_ranks(p, &o);
+    assert_string_equal(
+        t, "Rank map: 2 nodes x 8 GPUs\n"
+           "node gpu0     gpu1     gpu2     gpu3     gpu4     gpu5     gpu6     gpu7\n"
+           "0    0:0.0.0  1:1.0.0  2:0.1.0  3:1.1.0  4:0.0.1  5:1.0.1  6:0.1.1  7:1.1.1\n"
+           "1    8:0.0.2  9:1.0.2  10:0.1.2 11:1.1.2 12:0.0.3 13:1.0.3 14:0.1.3 15:1.1.3\n"
+           "  cell: rank:tp.dp.pp = RANK:MESH_TP_RANK.MESH_DP_RANK.MESH_PP_RANK (pp: stage; no "
+           "CP)\n");
+    free(t);
+    /* every cell is what the rank map of the library says of that rank */
+    for (long r = 0; r < 16; r++) {
+        mesh_coords_t c = mesh_rank_coords(&mesh_plan_best(p)->layout, r);
+        assert_int_equal(c.tp, r % 2);
+        assert_int_equal(c.dp, r / 2 % 2);
+        assert_int_equal(c.pp, r / 4);
+    }
+    mesh_plan_destroy(p);
+}
+
+/* A small model (16 heads of 64) of `layers` layers and `kv` KV heads,
+ * global batch `batch`, planned on one node of `gpus` GPUs under `mesh`. */
+static mesh_plan_t *small_plan(int layers, int kv, int batch, int gpus, const char *mesh)
+{
+    char yaml[256];
+    snprintf(yaml, sizeof(yaml),
+             "name: small\narch: {layers: %d, hidden: 1024, heads: 16, kv_heads: %d, ffn: 4096, "
+             "vocab: 32000}\ntrain: {seq_len: 2048, global_batch: %d}\n",
+             layers, kv, batch);
+    mesh_model_t m = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, gpus);
+    return test_plan(&m, &a, mesh);
+}
+
+/* One node of one GPU, one stage, one micro-batch: every count agrees with
+ * its noun, in the text pictures, the SVG and the report. */
+static void plural__one_of_each(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = small_plan(2, 1, 1, 1, "tp=1,pp=1,dp=1,mb=1,recompute=full:1");
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    char *parts[] = {mesh_picture_text(p, &o), mesh_picture_svg(p), mesh_report_text(p)};
+    for (int i = 0; i < 3; i++) {
+        const char *t = parts[i];
+        assert_non_null(t);
+        if (i < 2) {
+            assert_non_null(strstr(t, "Rank map: 1 node x 1 GPU"));
+            assert_non_null(strstr(t, "Pipeline: 1 stage, 1 micro-batch, no pipeline"));
+        } else {
+            assert_non_null(strstr(t, "1 node x 1 H100-SXM GPU (1 in all)"));
+            assert_non_null(strstr(t, "(2 layers, hidden 1024, 16 heads, 1 KV head,"));
+            assert_non_null(strstr(t, "the first 1 layer of each stage"));
+        }
+        const char *wrong[] = {"1 nodes",         "1 GPUs",     "1 stages",
+                               "1 micro-batches", "1 KV heads", "1 layers"};
+        for (size_t w = 0; w < sizeof(wrong) / sizeof(*wrong); w++)
+            if (strstr(t, wrong[w]))
+                fail_msg("%s says \"%s\"",
+                         i == 0   ? "the text"
+                         : i == 1 ? "the SVG"
+                                  : "the report",
+                         wrong[w]);
+    }
+    for (int i = 0; i < 3; i++)
+        free(parts[i]);
+    mesh_plan_destroy(p);
+}
+
+/* The value of attribute `name` in the element at s ("" when absent). */
+static void attr(const char *s, const char *name, char *out, size_t len)
+{
+    char key[32];
+    snprintf(key, sizeof(key), " %s=\"", name);
+    const char *end = strchr(s, '>'), *v = strstr(s, key);
+    out[0] = '\0';
+    if (!v || (end && v > end))
+        return;
+    v += strlen(key);
+    size_t n = strcspn(v, "\"");
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+}
+
+/* The y of the first <text> element whose content starts with `text`. */
+static double text_y(const char *svg, const char *text)
+{
+    char key[128], y[32];
+    snprintf(key, sizeof(key), ">%s", text);
+    const char *at = strstr(svg, key);
+    if (!at)
+        fail_msg("no text \"%s\" in the SVG", text);
+    while (at > svg && strncmp(at, "<text", 5) != 0)
+        at--;
+    attr(at, "y", y, sizeof(y));
+    return atof(y);
+}
+
+/* When the model does not fit, the capacity line stands inside the bar and
+ * its "usable" label below the heading, not on it. */
+static void svg__usable_label_clear_of_heading(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3.1-405b", 1, "auto");
+    assert_false(mesh_plan_fits(p));
+    char *svg = mesh_picture_svg(p);
+    double heading = text_y(svg, "Memory of the worst rank"), usable = text_y(svg, "usable");
+    /* the heading is 14 px, its descenders 4 below its baseline; the label
+     * is 10 px, its ascenders 8 above */
+    if (usable - 8 < heading + 4)
+        fail_msg("\"usable\" at y %.1f overlaps the heading at y %.1f", usable, heading);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* The fills of the <rect> elements of one kind: those with `marker` in them. */
+static int fills(const char *svg, const char *marker, char out[][16], int max)
+{
+    int n = 0;
+    for (const char *r = svg; (r = strstr(r, "<rect")); r++) {
+        const char *end = strchr(r, '>');
+        const char *m = strstr(r, marker);
+        if (!m || m > end)
+            continue;
+        char f[16];
+        attr(r, "fill", f, sizeof(f));
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= strcmp(out[i], f) == 0;
+        if (!seen && n < max)
+            strcpy(out[n++], f);
+    }
+    return n;
+}
+
+/* The stages, the pipeline's units and the memory parts are coloured from
+ * three palettes that share no colour: a backward pass does not look like
+ * stage 0, nor a stage like a memory part. */
+static void svg__palettes_distinct(void **state)
+{
+    (void)state;
+    /* 12 stages (every stage colour), interleaved (every unit colour) */
+    mesh_plan_t *p =
+        small_plan(24, 16, 12, 12, "tp=1,pp=12,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=full");
+    char *svg = mesh_picture_svg(p);
+    char stage[32][16], unit[32][16], part[32][16];
+    int ns = fills(svg, "height=\"22\"", stage, 32),
+        nu = fills(svg, "stroke-width=\"0.5\"", unit, 32),
+        np = fills(svg, "height=\"26\"", part, 32);
+    assert_int_equal(ns, 12);
+    assert_int_equal(nu, 4); /* forward and backward, even and odd chunks */
+    assert_int_equal(np, MESH_MEMORY_PARTS);
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nu + np; j++)
+            if (strcmp(stage[i], j < nu ? unit[j] : part[j - nu]) == 0)
+                fail_msg("stage %d and a %s are both %s", i, j < nu ? "unit" : "memory part",
+                         stage[i]);
+    for (int i = 0; i < nu; i++)
+        for (int j = 0; j < np; j++)
+            if (strcmp(unit[i], part[j]) == 0)
+                fail_msg("a unit and a memory part are both %s", unit[i]);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* "lighter: odd chunks" only where there are odd chunks. */
+static void svg__odd_chunks_only_when_interleaved(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1,vpp=1");
+    char *svg = mesh_picture_svg(p);
+    assert_non_null(strstr(svg, "forward"));
+    assert_null(strstr(svg, "odd"));
+    free(svg);
+    mesh_plan_destroy(p);
+    p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1,vpp=2");
+    svg = mesh_picture_svg(p);
+    assert_non_null(strstr(svg, "(lighter: odd model chunks)"));
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* The terminal and the SVG draw the same micro-batches of the same plan,
+ * whether the plan has more than fit (1F1B, interleaved) or a long pipeline
+ * is squeezed; a narrower terminal squeezes rather than draws fewer. */
+static void svg__same_micro_batches_as_text(void **state)
+{
+    (void)state;
+    const char *meshes[][2] = {{"llama3-70b", "tp=4,pp=4,mb=1"},
+                               {"llama3-70b", "tp=4,pp=4,mb=1,vpp=2"},
+                               {"llama3.1-405b", "tp=8,pp=16,dp=128,zero=2,vpp=4"}};
+    for (size_t i = 0; i < sizeof(meshes) / sizeof(*meshes); i++) {
+        mesh_plan_t *p = plan(meshes[i][0], i < 2 ? 4 : 2048, meshes[i][1]);
+        const mesh_candidate_t *c = mesh_plan_best(p);
+        int units = 0;
+        char *svg = mesh_picture_svg(p);
+        for (const char *r = svg; (r = strstr(r, "stroke-width=\"0.5\"")); r++)
+            units++;
+        for (int width = 100; width >= 60; width -= 40) {
+            mesh_picture_opts_t o = {.color = 0, .width = width};
+            char *t = mesh_picture_pipeline(p, &o);
+            const char *d = strstr(t, "drawn for ");
+            long drawn = d ? atol(d + 10) : c->micro_batches;
+            /* each micro-batch: a forward and a backward per stage and chunk */
+            if (units != 2 * c->layout.pp * c->layout.vpp * drawn)
+                fail_msg("%s %s at %d columns: the text draws %ld micro-batches, the SVG %d units",
+                         meshes[i][0], meshes[i][1], width, drawn, units);
+            if (d) {
+                char line[128];
+                snprintf(line, sizeof(line), "%.*s", (int)strcspn(d, "\n"), d);
+                if (!strstr(svg, line))
+                    fail_msg("the SVG does not say \"%s\"", line);
+            }
+            free(t);
+        }
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* Colour is the caller's decision, taken as given, on a terminal or not;
+ * the width is the terminal's. */
+static void opts__colour_is_the_callers(void **state)
+{
+    (void)state;
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
+        if (master >= 0)
+            close(master);
+        skip(); /* no pseudo-terminal here */
+    }
+    int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+    assert_true(tty >= 0);
+    struct winsize ws = {.ws_row = 24, .ws_col = 60};
+    assert_int_equal(ioctl(tty, TIOCSWINSZ, &ws), 0);
+    unsetenv("NO_COLOR");
+    mesh_picture_opts_t po = mesh_picture_opts_for(tty, 0); /* e.g. TERM=dumb */
+    assert_int_equal(po.color, 0);
+    assert_int_equal(po.width, 60);
+    assert_int_equal(mesh_picture_opts_for(tty, 1).color, 1);
+    close(tty);
+    close(master);
 }
 
 int main(void)
@@ -445,6 +708,13 @@ int main(void)
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
+        cmocka_unit_test(text__ranks_exact),
+        cmocka_unit_test(plural__one_of_each),
+        cmocka_unit_test(svg__usable_label_clear_of_heading),
+        cmocka_unit_test(svg__palettes_distinct),
+        cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
+        cmocka_unit_test(svg__same_micro_batches_as_text),
+        cmocka_unit_test(opts__colour_is_the_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
