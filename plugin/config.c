@@ -58,7 +58,7 @@ void mesh_plugin_new_log(void)
 
 /* Keep what is wrong (where: the plugstack.conf argument's prefix, or ""
  * for a policy file, whose errors name it), and what it does to jobs, read
- * from on_config_error apart from the rest; log both.  Returns -1. */
+ * from on_config_error apart from the rest.  Returns -1. */
 static int config_failed(int ac, char **av, const char *where, const mesh_error_t *err)
 {
     mesh_error_t unread;
@@ -76,10 +76,14 @@ static int config_failed(int ac, char **av, const char *where, const mesh_error_
                  "line or its policy file, every job is refused (%s%s)",
                  mode > 0 ? "on_config_error=reject" : unread.msg,
                  mode > 0 ? "" : ": taken as reject");
+    return -1;
+}
+
+void mesh_plugin_config_log(void)
+{
     mesh_plugin_new_log(); /* a configuration error says which meshplan read it */
     mesh_plugin_error("%s", mesh_plugin.config_effect);
     mesh_plugin_error("%s", mesh_plugin.config_error);
-    return -1;
 }
 
 int mesh_plugin_config(int ac, char **av)

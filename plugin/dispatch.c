@@ -18,13 +18,19 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     spank_context_t ctx = spank_context();
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
         return 0;
-    /* A broken configuration is logged here, in every context.  srun,
-     * sbatch and salloc stop at once only under on_config_error=reject;
-     * else they refuse a job with meshplan's options at init_post_opt.
-     * slurmstepd never fails here (a batch step's node would be drained,
-     * srun would not see why): user_init keeps the refusal for task_init. */
-    if (mesh_plugin_config(ac, av) < 0 && mesh_plugin.config_reject && ctx != S_CTX_REMOTE)
-        return -1;
+    /* A broken configuration is logged here in slurmstepd (slurmd's log,
+     * on every node that runs a step), which never fails here (a batch
+     * step's node would be drained, srun would not see why): user_init
+     * keeps the refusal for task_init.  srun, sbatch and salloc stop at once
+     * under on_config_error=reject; else a job with meshplan's options is
+     * refused with the error at init_post_opt, and the users of the others
+     * hear nothing of a plugin they do not use. */
+    if (mesh_plugin_config(ac, av) < 0) {
+        if (ctx == S_CTX_REMOTE || mesh_plugin.config_reject)
+            mesh_plugin_config_log();
+        if (ctx != S_CTX_REMOTE && mesh_plugin.config_reject)
+            return -1;
+    }
     /* registered however broken the configuration: --model is then refused
      * with the configuration's error, not as an unknown option */
     return mesh_plugin_register_options(sp);

@@ -63,9 +63,11 @@ void mesh_plugin_info(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 void mesh_plugin_new_log(void);
 /* Read the plugstack.conf arguments into mesh_plugin.policy.  Returns 0,
  * or -1 when the configuration is broken: then config_error,
- * config_effect and config_reject are set, and both lines are logged
- * (meshplan(8), "CONFIGURATION ERRORS"). */
+ * config_effect and config_reject are set (meshplan(8), "CONFIGURATION
+ * ERRORS"), for the caller to log where someone should read them. */
 int mesh_plugin_config(int ac, char **av);
+/* Log a broken configuration: what it does to jobs, then what is wrong. */
+void mesh_plugin_config_log(void);
 int mesh_plugin_register_options(spank_t sp);
 mesh_export_t mesh_plugin_export_mode(void);
 int mesh_plugin_bind(void);

@@ -21,6 +21,7 @@
 int mesh_submit_post_opt(spank_t sp)
 {
     if (mesh_plugin.config_error[0] && mesh_plugin.asked) {
+        mesh_plugin_config_log();
         mesh_plugin_error("--%s: refused while meshplan's configuration is broken (the error "
                           "above): the cluster's admins must fix it",
                           mesh_plugin.asked);
