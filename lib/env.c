@@ -202,6 +202,69 @@ static void causes(const mesh_model_t *m, const mesh_layout_t *l, mesh_framework
  * table below; each reads only the model and the layout. */
 typedef void (*megatron_group_fn)(const mesh_model_t *, const mesh_layout_t *, mesh_buf_t *);
 
+/* The model, as the spec states it and as the memory model priced it
+ * (doc/design.md, "Parameter counts"): mlp gelu is GPT-style (biases,
+ * LayerNorm, learned positions), swiglu Llama-style (no biases, RMSNorm,
+ * rotary positions).  Only stated facts: what a spec cannot say (rotary
+ * base, norm epsilon, QK norms, the tokenizer) is left to the user. */
+static void mg_network(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    flag(b, "--num-layers %d --hidden-size %d --ffn-hidden-size %d --num-attention-heads %d",
+         m->layers, m->hidden, m->ffn, m->heads);
+    (void)l;
+}
+
+static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    if (m->kv_heads < m->heads) /* num_query_groups is ignored without the switch */
+        flag(b, "--group-query-attention --num-query-groups %d", m->kv_heads);
+    /* kv_channels defaults to hidden // heads (arguments.py L839-841) */
+    if (m->head_dim > 0 && (long)m->head_dim * m->heads != m->hidden)
+        flag(b, "--kv-channels %d", m->head_dim);
+    (void)l;
+}
+
+static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    if (m->mlp == MESH_MLP_SWIGLU) /* biases are on by default (add_bias_linear) */
+        flag(b, "--swiglu --normalization RMSNorm --disable-bias-linear");
+    else
+        flag(b, "--normalization LayerNorm");
+    (void)l;
+}
+
+/* Positions, the padded vocabulary and the output layer.  The vocabulary
+ * is given padded, as meshplan priced it (128 x tp, Megatron-LM's own
+ * padding, tokenizer.py L111-112): --vocab-size means the size before EOD
+ * and only some tokenizers read it. */
+static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    /* required (arguments.py L822-826): the learned table has seq_len rows */
+    flag(b, "--position-embedding-type %s --max-position-embeddings %d",
+         m->mlp == MESH_MLP_SWIGLU ? "rope" : "learned_absolute", m->seq_len);
+    flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
+    if (!m->tied_embeddings)
+        flag(b, "--untie-embeddings-and-output-weights");
+}
+
+/* Dropout (Megatron-LM's defaults are 0.1, the spec's 0) and whether the
+ * attention scores are stored: the activations priced depend on both. */
+static void mg_regularization(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    flag(b, "--attention-dropout %g --hidden-dropout %g", m->dropout, m->dropout);
+    if (!m->flash_attention) /* auto picks a fused kernel, which stores no scores */
+        flag(b, "--attention-backend unfused");
+    (void)l;
+}
+
 /* The parallel sizes, the batch and the sequence. */
 static void mg_parallel(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
@@ -276,7 +339,9 @@ static void mg_fp8(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 }
 
 static const megatron_group_fn megatron_groups[] = {
-    mg_parallel, mg_pipeline_split, mg_zero, mg_recompute, mg_states, mg_fp8,
+    mg_network,  mg_attention,      mg_mlp_norm, mg_embedding, mg_regularization,
+    mg_parallel, mg_pipeline_split, mg_zero,     mg_recompute, mg_states,
+    mg_fp8,
 };
 
 void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
