@@ -142,6 +142,42 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     c->dp_comm_s, c->optimizer_s);
 }
 
+/* The line MESH_MEGATRON_ARGS carries, for a layout that fits, wrapped
+ * for a shell: flags with their values kept together, lines ending in a
+ * backslash. */
+#define WRAP_COLUMNS 100
+
+static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    if (!mesh_plan_fits(p))
+        return;
+    mesh_buf_t args;
+    mesh_buf_init(&args);
+    mesh_megatron_args(mesh_plan_model(p), &mesh_plan_best(p)->layout, &args);
+    char *line = mesh_buf_take(&args);
+    if (!line) {
+        b->failed = 1;
+        return;
+    }
+    mesh_buf_puts(b,
+                  "\nMegatron-LM (MESH_MEGATRON_ARGS; data, tokenizer and schedule are yours)\n ");
+    size_t col = 1;
+    for (char *c = line; *c;) {
+        /* one flag and its values: up to the next " --" */
+        char *next = strstr(c + 1, " --");
+        size_t len = next ? (size_t)(next - c) : strlen(c);
+        if (col > 1 && col + 1 + len + 2 > WRAP_COLUMNS) {
+            mesh_buf_puts(b, " \\\n ");
+            col = 1;
+        }
+        mesh_buf_printf(b, " %.*s", (int)len, c);
+        col += 1 + len;
+        c = next ? next + 1 : c + len;
+    }
+    mesh_buf_puts(b, "\n");
+    free(line);
+}
+
 /* ---- the explanation's records, as lines ---- */
 
 #define LINE_PARTS 256 /* five parts' labels and GiB: under 100 bytes */
@@ -297,6 +333,7 @@ char *mesh_report_text(const mesh_plan_t *p)
     text_layout(&b, p);
     text_memory(&b, p);
     text_cost(&b, p);
+    text_megatron(&b, p);
     text_lists(&b, p);
     return mesh_buf_take(&b);
 }
@@ -473,6 +510,18 @@ char *mesh_report_json(const mesh_plan_t *p)
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
     mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
                     mesh_plan_evaluated(p));
+    /* what MESH_MEGATRON_ARGS carries, for the layout above (fitting or
+     * the closest) */
+    mesh_buf_t args;
+    mesh_buf_init(&args);
+    mesh_megatron_args(m, &best->layout, &args);
+    char *line = mesh_buf_take(&args);
+    mesh_buf_puts(&b, ",\"megatron_args\":");
+    if (line)
+        mesh_buf_json_string(&b, line);
+    else
+        b.failed = 1;
+    free(line);
     json_records(&b, p); /* last: the keys before them read as they always did */
     mesh_buf_puts(&b, "}\n");
     return mesh_buf_take(&b);

@@ -831,18 +831,9 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
     mesh_model_t m = test_spec(spec);
     mesh_alloc_t a = test_alloc("H100-SXM", nodes, GPN);
     mesh_plan_t *p = test_plan(&m, &a, mesh);
-    mesh_task_t t = {.master_addr = "node001", .master_port = 20000, .numa_node = -1};
-    mesh_error_t err;
-    mesh_env_t *e = mesh_env_create(p, &t, &err);
-    if (!e)
-        fail_msg("%s", err.msg);
-    const char *got = NULL;
-    for (int i = 0; i < mesh_env_count(e); i++)
-        if (strcmp(mesh_env_name(e, i), "MESH_MEGATRON_ARGS") == 0)
-            got = mesh_env_value(e, i);
-    assert_non_null(got);
+    char *got = test_env_value(p, "MESH_MEGATRON_ARGS");
     assert_string_equal(got, want);
-    mesh_env_destroy(e);
+    free(got);
     mesh_plan_destroy(p);
 }
 

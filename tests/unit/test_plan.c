@@ -1158,6 +1158,56 @@ static void report__offload_reported(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The report's Megatron-LM line is what the plugin exports: in the JSON as
+ * "megatron_args" (for the closest layout too), in the text, for a layout
+ * that fits, wrapped for a shell at 100 columns between flags. */
+static void report__megatron_line_is_the_exported_one(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    for (int fits = 1; fits >= 0; fits--) {
+        if (!fits)
+            a.nodes = 1;
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        assert_int_equal(mesh_plan_fits(p), fits);
+        char *want = test_env_value(p, "MESH_MEGATRON_ARGS"), *j = mesh_report_json(p),
+             *t = mesh_report_text(p);
+        assert_non_null(strstr(want, "--num-layers 80 ")); /* the whole line */
+        const char *at = strstr(j, ",\"megatron_args\":\"");
+        assert_non_null(at);
+        at += strlen(",\"megatron_args\":\"");
+        assert_int_equal(strncmp(at, want, strlen(want)), 0);
+        assert_int_equal(at[strlen(want)], '"');
+        const char *head = "\nMegatron-LM (MESH_MEGATRON_ARGS; data, tokenizer and schedule are "
+                           "yours)\n  ";
+        const char *sec = strstr(t, head);
+        if (!fits) {
+            assert_null(sec);
+        } else {
+            /* joined back: the same line; each line at most 100 columns */
+            assert_non_null(sec);
+            char joined[4096] = "";
+            size_t n = 0;
+            for (const char *c = sec + strlen(head) - 2; *c && *c != '\n' && n < 4000;) {
+                const char *eol = strchr(c, '\n');
+                size_t len = (size_t)(eol - c);
+                assert_true(len <= 100);
+                int more = len >= 2 && c[len - 1] == '\\';
+                assert_int_equal(strncmp(c, "  ", 2), 0);
+                n += (size_t)snprintf(joined + n, sizeof(joined) - n, "%s%.*s", n ? " " : "",
+                                      (int)(len - 2 - (more ? 2 : 0)), c + 2);
+                c = more ? eol + 1 : eol;
+            }
+            assert_string_equal(joined, want);
+        }
+        free(want);
+        free(j);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* The rank map of the example in doc/design.md, "Rank map" (world 16, t 2, p 4, d 2):
  * rank 13 is node 1, GPU 5, tp 1, dp 0, pp 3; rank 6 dp 1, pp 1. */
 static void report__ranks_design_example(void **state)
@@ -1261,6 +1311,7 @@ int main(void)
         cmocka_unit_test(report__json_and_text__pipeline_plan),
         cmocka_unit_test(report__text__small_plan_exact),
         cmocka_unit_test(report__offload_reported),
+        cmocka_unit_test(report__megatron_line_is_the_exported_one),
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
     };
