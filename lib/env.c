@@ -1,6 +1,7 @@
 /*
  * The per-task environment, rendered from one table of names.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,13 +149,26 @@ static void r_digest(const ctx_t *x, mesh_buf_t *b)
     mesh_buf_puts(b, mesh_plan_digest(x->plan));
 }
 
+/* Append one flag (and its value) to a command line, space-separated. */
+static void flag(mesh_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void flag(mesh_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    if (b->len > 0)
+        mesh_buf_puts(b, " ");
+    va_start(ap, fmt);
+    mesh_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
 /* Append the causes of the model-state terms written at `at`, each flag
  * once: the exports and the memory model come from the same table
  * (lib/accounting.c), so what is priced is what the framework is told. */
-static void causes(const ctx_t *x, mesh_framework_t fw, mesh_cause_at_t at, mesh_buf_t *b)
+static void causes(const mesh_model_t *m, const mesh_layout_t *l, mesh_framework_t fw,
+                   mesh_cause_at_t at, mesh_buf_t *b)
 {
     mesh_term_t t[MESH_TERMS_MAX];
-    int n = mesh_state_terms(x->m, fw, x->l, 0, t);
+    int n = mesh_state_terms(m, fw, l, 0, t);
     for (int i = 0; i < n; i++) {
         if (!t[i].cause || t[i].at != at)
             continue;
@@ -163,53 +177,134 @@ static void causes(const ctx_t *x, mesh_framework_t fw, mesh_cause_at_t at, mesh
         while (*c) {
             const char *next = strstr(c + 1, " --");
             size_t len = next ? (size_t)(next - c) : strlen(c);
-            char flag[128];
-            if (len >= sizeof(flag)) { /* no cause is near that long */
+            char one[128];
+            if (len >= sizeof(one)) { /* no cause is near that long */
                 b->failed = 1;
                 return;
             }
-            snprintf(flag, sizeof(flag), "%.*s", (int)len, c);
+            snprintf(one, sizeof(one), "%.*s", (int)len, c);
             int seen = 0;
-            for (const char *p = b->data ? strstr(b->data, flag) : NULL; p && !seen;
-                 p = strstr(p + 1, flag))
+            for (const char *p = b->data ? strstr(b->data, one) : NULL; p && !seen;
+                 p = strstr(p + 1, one))
                 seen = (p == b->data || p[-1] == ' ' || p[-1] == ',' || p[-1] == '{') &&
                        (p[len] == '\0' || p[len] == ' ' || p[len] == ',' || p[len] == '}');
-            if (!seen)
-                mesh_buf_printf(b, "%s%s", at == MESH_CAUSE_ARGS ? " " : ",", flag);
+            if (!seen && at == MESH_CAUSE_ARGS)
+                flag(b, "%s", one);
+            else if (!seen)
+                mesh_buf_printf(b, ",%s", one);
             c = next ? next + 1 : c + len;
         }
     }
 }
 
-/* Megatron-LM flags (megatron/training/arguments.py) for this layout. */
-static void r_megatron(const ctx_t *x, mesh_buf_t *b)
+/* ---- Megatron-LM's command line (megatron/training/arguments.py) ----
+ * One small function per group of flags, written in the order of the
+ * table below; each reads only the model and the layout. */
+typedef void (*megatron_group_fn)(const mesh_model_t *, const mesh_layout_t *, mesh_buf_t *);
+
+/* The model, as the spec states it and as the memory model priced it
+ * (doc/design.md, "Parameter counts"): mlp gelu is GPT-style (biases,
+ * LayerNorm, learned positions), swiglu Llama-style (no biases, RMSNorm,
+ * rotary positions).  Only stated facts: what a spec cannot say (rotary
+ * base, norm epsilon, QK norms, the tokenizer) is left to the user. */
+static void mg_network(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
-    const mesh_layout_t *l = x->l;
-    const mesh_model_t *m = x->m;
-    mesh_buf_printf(b,
-                    "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
-                    "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
-                    "--seq-length %d",
-                    l->tp, l->pp, l->cp, l->micro_batch, m->global_batch, m->seq_len);
+    if (!m->has_arch)
+        return;
+    flag(b, "--num-layers %d --hidden-size %d --ffn-hidden-size %d --num-attention-heads %d",
+         m->layers, m->hidden, m->ffn, m->heads);
+    (void)l;
+}
+
+static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    if (m->kv_heads < m->heads) /* num_query_groups is ignored without the switch */
+        flag(b, "--group-query-attention --num-query-groups %d", m->kv_heads);
+    /* kv_channels defaults to hidden // heads (arguments.py L839-841) */
+    if (m->head_dim > 0 && (long)m->head_dim * m->heads != m->hidden)
+        flag(b, "--kv-channels %d", m->head_dim);
+    (void)l;
+}
+
+static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    if (m->mlp == MESH_MLP_SWIGLU) /* biases are on by default (add_bias_linear) */
+        flag(b, "--swiglu --normalization RMSNorm --disable-bias-linear");
+    else
+        flag(b, "--normalization LayerNorm");
+    (void)l;
+}
+
+/* Positions, the padded vocabulary and the output layer.  The vocabulary
+ * is given padded, as meshplan priced it (128 x tp, Megatron-LM's own
+ * padding, tokenizer.py L111-112): --vocab-size means the size before EOD
+ * and only some tokenizers read it. */
+static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    if (!m->has_arch)
+        return;
+    /* required (arguments.py L822-826): the learned table has seq_len rows */
+    flag(b, "--position-embedding-type %s --max-position-embeddings %d",
+         m->mlp == MESH_MLP_SWIGLU ? "rope" : "learned_absolute", m->seq_len);
+    flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
+    if (!m->tied_embeddings)
+        flag(b, "--untie-embeddings-and-output-weights");
+}
+
+/* Dropout (Megatron-LM's defaults are 0.1, the spec's 0) and whether the
+ * attention scores are stored: the activations priced depend on both. */
+static void mg_regularization(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    flag(b, "--attention-dropout %g --hidden-dropout %g", m->dropout, m->dropout);
+    if (!m->flash_attention) /* auto picks a fused kernel, which stores no scores */
+        flag(b, "--attention-backend unfused");
+    (void)l;
+}
+
+/* The parallel sizes, the batch and the sequence. */
+static void mg_parallel(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    flag(b,
+         "--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
+         "--context-parallel-size %d --micro-batch-size %d --global-batch-size %ld "
+         "--seq-length %d",
+         l->tp, l->pp, l->cp, l->micro_batch, m->global_batch, m->seq_len);
     if (l->sequence_parallel == 1)
-        mesh_buf_puts(b, " --sequence-parallel");
+        flag(b, "--sequence-parallel");
+}
+
+/* How the layers are split over the stages (doc/design.md, "Layouts and
+ * their rules"): interleaved chunks, or uneven end stages. */
+static void mg_pipeline_split(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
     int deficit = m->has_arch ? (m->layers + l->pp - 1) / l->pp * l->pp - m->layers : 0;
     if (l->vpp > 1) {
-        mesh_buf_printf(b, " --num-layers-per-virtual-pipeline-stage %d",
-                        mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp));
+        flag(b, "--num-layers-per-virtual-pipeline-stage %d",
+             mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp));
         if (deficit >= 1)
-            mesh_buf_puts(b, " --account-for-embedding-in-pipeline-split");
+            flag(b, "--account-for-embedding-in-pipeline-split");
         if (deficit == 2)
-            mesh_buf_puts(b, " --account-for-loss-in-pipeline-split");
+            flag(b, "--account-for-loss-in-pipeline-split");
     } else if (deficit > 0)
-        mesh_buf_printf(b,
-                        " --decoder-first-pipeline-num-layers %d "
-                        "--decoder-last-pipeline-num-layers %d",
-                        mesh_stage_layers(m->layers, l->pp, 0),
-                        mesh_stage_layers(m->layers, l->pp, l->pp - 1));
+        flag(b, "--decoder-first-pipeline-num-layers %d --decoder-last-pipeline-num-layers %d",
+             mesh_stage_layers(m->layers, l->pp, 0),
+             mesh_stage_layers(m->layers, l->pp, l->pp - 1));
+}
+
+static void mg_zero(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
     const char *zero = mesh_zero_cause(MESH_FW_MEGATRON, l->zero);
     if (zero)
-        mesh_buf_printf(b, " %s", zero);
+        flag(b, "%s", zero);
+    (void)m;
+}
+
+static void mg_recompute(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
     char mods[48];
     if (l->recompute == MESH_RECOMPUTE_SELECTIVE && l->recompute_modules > 0 &&
         l->recompute_modules != MESH_RC_CORE_ATTN) {
@@ -217,21 +312,47 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
         mesh_recompute_modules_name((unsigned)l->recompute_modules, mods, sizeof(mods));
         for (char *c = mods; *c; c++)
             *c = *c == '+' ? ' ' : *c;
-        mesh_buf_printf(b, " --recompute-granularity selective --recompute-modules %s", mods);
+        flag(b, "--recompute-granularity selective --recompute-modules %s", mods);
     } else if (l->recompute == MESH_RECOMPUTE_SELECTIVE)
-        mesh_buf_puts(b, " --recompute-granularity selective");
+        flag(b, "--recompute-granularity selective");
     else if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0)
         /* the first N layers of each stage (transformer_config.py L543-551) */
-        mesh_buf_printf(b,
-                        " --recompute-granularity full --recompute-method block "
-                        "--recompute-num-layers %d",
-                        l->recompute_layers);
+        flag(b, "--recompute-granularity full --recompute-method block --recompute-num-layers %d",
+             l->recompute_layers);
     else if (l->recompute == MESH_RECOMPUTE_FULL)
-        mesh_buf_puts(b, " --recompute-granularity full --recompute-method uniform "
-                         "--recompute-num-layers 1");
-    causes(x, MESH_FW_MEGATRON, MESH_CAUSE_ARGS, b);
+        flag(b, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+    (void)m;
+}
+
+/* The causes of the priced model states: precision, gradient and
+ * optimizer buffers, offload (lib/accounting.c). */
+static void mg_states(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    causes(m, l, MESH_FW_MEGATRON, MESH_CAUSE_ARGS, b);
+}
+
+static void mg_fp8(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
     if (m->precision == MESH_PREC_FP8) /* the recipe changes no allocation we price */
-        mesh_buf_printf(b, " --fp8-recipe %s", mesh_fp8_recipe_name(m->fp8_recipe));
+        flag(b, "--fp8-recipe %s", mesh_fp8_recipe_name(m->fp8_recipe));
+    (void)l;
+}
+
+static const megatron_group_fn megatron_groups[] = {
+    mg_network,  mg_attention,      mg_mlp_norm, mg_embedding, mg_regularization,
+    mg_parallel, mg_pipeline_split, mg_zero,     mg_recompute, mg_states,
+    mg_fp8,
+};
+
+void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    for (int i = 0; i < MESH_ARRAY_LEN(megatron_groups); i++)
+        megatron_groups[i](m, l, b);
+}
+
+static void r_megatron(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_megatron_args(x->m, x->l, b);
 }
 
 /* DeepSpeed's batch triple must satisfy train = micro * accumulation * dp;
@@ -244,9 +365,9 @@ static void r_deepspeed(const ctx_t *x, mesh_buf_t *b)
                     "\"gradient_accumulation_steps\":%ld,\"zero_optimization\":{%s",
                     m->global_batch, x->l->micro_batch, mesh_plan_best(x->plan)->micro_batches,
                     mesh_zero_cause(MESH_FW_DEEPSPEED, x->l->zero));
-    causes(x, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_ZERO, b);
+    causes(x->m, x->l, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_ZERO, b);
     mesh_buf_puts(b, "}");
-    causes(x, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_TOP, b);
+    causes(x->m, x->l, MESH_FW_DEEPSPEED, MESH_CAUSE_DS_TOP, b);
     /* DeepSpeed accumulates in the model's dtype by default (engine.py
      * L1492-1495); bf16 is said explicitly when the spec asks for it */
     if (m->grad_accum_dtype != MESH_PREC_FP32 && m->precision != MESH_PREC_FP32)

@@ -77,6 +77,10 @@ struct mesh_layout;
  * the controller's request carries it. */
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
+/* Append Megatron-LM's command-line flags for model m under layout l to b
+ * (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's Megatron-LM line. */
+void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l, mesh_buf_t *b);
+
 struct mesh_alloc;
 struct mesh_assumptions;
 struct mesh_memory;

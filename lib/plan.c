@@ -6,8 +6,9 @@
  * micro-batch, so each micro-batch sweep stops at the first size that does
  * not fit; everything else is priced.  Selection is transitive and so
  * independent of search order: the fastest step time T, then among the
- * layouts within MESH_PLAN_TIE of T the simplest (DP+ZeRO, then TP, then PP;
- * then fewer stages, smaller tp, ...).
+ * layouts within MESH_PLAN_TIE of T (the near-ties) the simplest (DP+ZeRO,
+ * then TP, then PP; then fewer stages, smaller tp, ...), unless it is tight
+ * on memory: see choose().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,9 @@ struct mesh_plan {
     mesh_advice_t advice[LINES_MAX];
     int n_advice;
     char reason_lines[LINES_MAX][LINE_LEN];
+    /* why the fastest near-tie was not chosen, when it was not */
+    mesh_reason_t near_tie;
+    int has_near_tie;
     char advice_lines[LINES_MAX][LINE_LEN];
     long evaluated;
     char digest[17];
@@ -803,16 +807,82 @@ static void advise(mesh_plan_t *p)
     }
 }
 
-static void choose(mesh_plan_t *p, search_t *s)
+/* Memory used, as a fraction of the usable memory it is held against. */
+static double used(const mesh_candidate_t *c)
+{
+    return c->memory.total / c->memory.capacity;
+}
+
+/* The simplest near-tie, among those needing at most `limit` of the usable
+ * memory; NULL if none does. */
+static const mesh_candidate_t *simplest_tie(const search_t *s, double limit)
 {
     const mesh_candidate_t *best = NULL;
     for (size_t i = 0; i < s->n_fits; i++) {
         const mesh_candidate_t *c = &s->fits[i];
-        if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE))
+        if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE) || used(c) > limit)
             continue;
         if (!best || simpler(c, best) < 0)
             best = c;
     }
+    return best;
+}
+
+/* The near-tie rule (doc/design.md, "Selection"), stated once: among the
+ * layouts within MESH_PLAN_TIE of the fastest, the simplest, unless it
+ * needs more than MESH_PLAN_TIGHT of the usable memory; then the simplest
+ * of those needing at least MESH_PLAN_HEADROOM of it less, if any.  A
+ * prediction is an estimate: 1% of step time is not worth running at the
+ * edge of memory when a layout as fast leaves a tenth of it free.  Both
+ * steps are minima over the same set, so the choice is independent of
+ * search order.  *roomy_below: the limit the second step used (1 when it
+ * did not run or found nothing), for the explanation. */
+static const mesh_candidate_t *near_tie_choice(const search_t *s, double *roomy_below)
+{
+    const mesh_candidate_t *simplest = simplest_tie(s, 1), *roomy = NULL;
+    *roomy_below = 1;
+    if (used(simplest) > MESH_PLAN_TIGHT)
+        roomy = simplest_tie(s, used(simplest) - MESH_PLAN_HEADROOM);
+    if (!roomy)
+        return simplest;
+    *roomy_below = used(simplest) - MESH_PLAN_HEADROOM;
+    return roomy;
+}
+
+/* The fastest near-tie (the simplest of equals). */
+static const mesh_candidate_t *fastest_tie(const search_t *s)
+{
+    const mesh_candidate_t *f = NULL;
+    for (size_t i = 0; i < s->n_fits; i++) {
+        const mesh_candidate_t *c = &s->fits[i];
+        if (!f || c->cost.step_seconds < f->cost.step_seconds ||
+            (c->cost.step_seconds == f->cost.step_seconds && simpler(c, f) < 0))
+            f = c;
+    }
+    return f;
+}
+
+/* When the choice is slower by the model than the fastest layout, say which
+ * rule decided: headroom when the fastest was passed over as too tight,
+ * else simplicity. */
+static void explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below)
+{
+    const mesh_candidate_t *f = fastest_tie(s);
+    if (f->cost.step_seconds >= p->best.cost.step_seconds)
+        return;
+    mesh_reason_t *r = &p->near_tie;
+    p->has_near_tie = 1;
+    r->kind = MESH_REASON_NEAR_TIE;
+    r->family = family_of(&f->layout);
+    r->candidate = *f;
+    r->best_seconds = p->best.cost.step_seconds;
+    r->best_bytes = p->best.memory.total;
+    r->tie = used(f) > roomy_below ? MESH_TIE_HEADROOM : MESH_TIE_SIMPLER;
+}
+
+static void choose(mesh_plan_t *p, search_t *s, double *roomy_below)
+{
+    const mesh_candidate_t *best = near_tie_choice(s, roomy_below);
     p->best = *best;
     p->fits = 1;
     /* runners-up: the fastest of each other (tp, cp, pp) shape, fastest
@@ -964,9 +1034,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         return NULL;
     }
     if (s.n_fits > 0) {
-        choose(p, &s);
+        double roomy_below;
+        choose(p, &s, &roomy_below);
         for (int f = 0; f < (int)family_of(&p->best.layout); f++)
             explain_family(p, (mesh_family_t)f, &s.fam[f]);
+        explain_near_tie(p, &s, roomy_below);
     } else {
         p->best = s.closest;
         mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);
@@ -1043,6 +1115,11 @@ const char *mesh_plan_reason(const mesh_plan_t *p, int i)
 const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int i)
 {
     return i >= 0 && i < p->n_reasons ? &p->reasons[i] : NULL;
+}
+
+const mesh_reason_t *mesh_plan_near_tie(const mesh_plan_t *p)
+{
+    return p->has_near_tie ? &p->near_tie : NULL;
 }
 
 int mesh_plan_advice_count(const mesh_plan_t *p)

@@ -144,9 +144,46 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     c->dp_comm_s, c->optimizer_s);
 }
 
+/* The line MESH_MEGATRON_ARGS carries, for a layout that fits, wrapped
+ * for a shell: flags with their values kept together, lines ending in a
+ * backslash. */
+#define WRAP_COLUMNS 100
+
+static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    if (!mesh_plan_fits(p))
+        return;
+    mesh_buf_t args;
+    mesh_buf_init(&args);
+    mesh_megatron_args(mesh_plan_model(p), &mesh_plan_best(p)->layout, &args);
+    char *line = mesh_buf_take(&args);
+    if (!line) {
+        b->failed = 1;
+        return;
+    }
+    mesh_buf_puts(b,
+                  "\nMegatron-LM (MESH_MEGATRON_ARGS; data, tokenizer and schedule are yours)\n ");
+    size_t col = 1;
+    for (char *c = line; *c;) {
+        /* one flag and its values: up to the next " --" */
+        char *next = strstr(c + 1, " --");
+        size_t len = next ? (size_t)(next - c) : strlen(c);
+        if (col > 1 && col + 1 + len + 2 > WRAP_COLUMNS) {
+            mesh_buf_puts(b, " \\\n ");
+            col = 1;
+        }
+        mesh_buf_printf(b, " %.*s", (int)len, c);
+        col += 1 + len;
+        c = next ? next + 1 : c + len;
+    }
+    mesh_buf_puts(b, "\n");
+    free(line);
+}
+
 /* ---- the explanation's records, as lines ---- */
 
-#define LINE_PARTS 256 /* five parts' labels and GiB: under 100 bytes */
+#define LINE_PARTS    256 /* five parts' labels and GiB: under 100 bytes */
+#define LINE_NEAR_TIE 512 /* a canonical layout and the numbers: under 400 bytes */
 
 static const struct {
     const char *key, *label;
@@ -181,6 +218,33 @@ static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
     return buf;
 }
 
+/* Why the fastest near-tie was passed over: which rule of doc/design.md,
+ * "Selection", decided, with the numbers it decided on. */
+static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &r->candidate;
+    double cap = c->memory.capacity;
+    int n = snprintf(buf, len, "picked over %s, %.2f%% faster by the model (%.4g s vs %.4g s), ",
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     100 * (r->best_seconds / c->cost.step_seconds - 1), c->cost.step_seconds,
+                     r->best_seconds);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (r->tie == MESH_TIE_HEADROOM)
+        snprintf(buf + n, len - (size_t)n,
+                 "for %s GiB more headroom: %s against %s GiB of %s usable (%.0f%% vs %.0f%%; a "
+                 "near-tie above %.0f%% gives way to one needing %.0f%% of usable memory less)",
+                 mesh_gib_str(c->memory.total - r->best_bytes).s, mesh_gib_str(r->best_bytes).s,
+                 mesh_gib_str(c->memory.total).s, mesh_gib_str(cap).s, 100 * r->best_bytes / cap,
+                 100 * c->memory.total / cap, 100 * MESH_PLAN_TIGHT, 100 * MESH_PLAN_HEADROOM);
+    else
+        snprintf(buf + n, len - (size_t)n,
+                 "as simpler: near-ties within %.0f%% go to the simpler layout (DP+ZeRO, then "
+                 "TP, then PP)",
+                 100 * MESH_PLAN_TIE);
+}
+
 const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
 {
     char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
@@ -207,6 +271,7 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     case MESH_REASON_PINNED:
         snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
         break;
+    case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
     case MESH_REASON_NO_FIT:
         snprintf(buf, len,
                  "nothing fits: the closest layout (%s) needs %s GiB per GPU > %s GiB "
@@ -284,6 +349,12 @@ static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
         for (int i = 0; i < n; i++)
             mesh_buf_printf(b, "  - %s\n", mesh_plan_reason(p, i));
     }
+    const mesh_reason_t *tie = mesh_plan_near_tie(p);
+    if (tie) {
+        char line[LINE_NEAR_TIE];
+        mesh_buf_printf(b, "\nWhy not the fastest\n  - %s\n",
+                        mesh_report_reason(tie, line, sizeof(line)));
+    }
     if ((n = mesh_plan_advice_count(p)) > 0) {
         mesh_buf_puts(b, "\nWhat would fit\n");
         for (int i = 0; i < n; i++)
@@ -299,6 +370,7 @@ char *mesh_report_text(const mesh_plan_t *p)
     text_layout(&b, p);
     text_memory(&b, p);
     text_cost(&b, p);
+    text_megatron(&b, p);
     text_lists(&b, p);
     return mesh_buf_take(&b);
 }
@@ -360,10 +432,13 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 }
 
 /* The records' kinds as the JSON names them, in the enums' order. */
-static const char *const reason_kinds[] = {"slower", "memory", "rule", "pinned", "no_fit"};
+static const char *const reason_kinds[] = {"slower", "memory", "rule",
+                                           "pinned", "no_fit", "near_tie"};
+static const char *const tie_rules[] = {"simpler", "headroom"};
 static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
                                            "out_of_reach", "lora",      "lora_nodes"};
-_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NO_FIT + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NEAR_TIE + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
 _Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
                "a name per advice kind");
 
@@ -378,7 +453,8 @@ static void json_priced(mesh_buf_t *b, const mesh_candidate_t *c, long global_ba
     mesh_buf_printf(b, ",\"need\":%.0f,\"have\":%.0f", c->memory.total, c->memory.capacity);
 }
 
-static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch)
+/* A reason record; with its line when `line` is not NULL. */
+static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch, const char *line)
 {
     mesh_buf_printf(b, "{\"kind\":\"%s\",\"family\":\"%s\"", reason_kinds[r->kind],
                     mesh_family_name(r->family));
@@ -390,9 +466,16 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
     } else if (r->kind != MESH_REASON_PINNED) {
         json_priced(b, &r->candidate, global_batch);
     }
-    if (r->kind == MESH_REASON_SLOWER)
+    if (r->kind == MESH_REASON_SLOWER || r->kind == MESH_REASON_NEAR_TIE)
         mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"best_step_seconds\":%.6g",
                         r->candidate.cost.step_seconds, r->best_seconds);
+    if (r->kind == MESH_REASON_NEAR_TIE)
+        mesh_buf_printf(b, ",\"best_need\":%.0f,\"decided_by\":\"%s\"", r->best_bytes,
+                        tie_rules[r->tie]);
+    if (line) {
+        mesh_buf_puts(b, ",\"line\":");
+        mesh_buf_json_string(b, line);
+    }
     mesh_buf_puts(b, "}");
 }
 
@@ -416,6 +499,18 @@ static void json_advice(mesh_buf_t *b, const mesh_advice_t *a, long global_batch
     mesh_buf_puts(b, "}");
 }
 
+/* Why not the fastest: the record and its line, or null. */
+static void json_near_tie(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_reason_t *r = mesh_plan_near_tie(p);
+    if (!r) {
+        mesh_buf_puts(b, "null");
+        return;
+    }
+    char line[LINE_NEAR_TIE];
+    json_reason(b, r, mesh_plan_model(p)->global_batch, mesh_report_reason(r, line, sizeof(line)));
+}
+
 /* The records behind "reasons" and "advice", one for one. */
 static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
 {
@@ -423,7 +518,7 @@ static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_puts(b, ",\"reason_records\":[");
     for (int i = 0; i < mesh_plan_reason_count(p); i++) {
         mesh_buf_puts(b, i ? "," : "");
-        json_reason(b, mesh_plan_reason_record(p, i), gb);
+        json_reason(b, mesh_plan_reason_record(p, i), gb, NULL);
     }
     mesh_buf_puts(b, "],\"advice_records\":[");
     for (int i = 0; i < mesh_plan_advice_count(p); i++) {
@@ -475,6 +570,20 @@ char *mesh_report_json(const mesh_plan_t *p)
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
     mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
                     mesh_plan_evaluated(p));
+    /* what MESH_MEGATRON_ARGS carries, for the layout above (fitting or
+     * the closest) */
+    mesh_buf_t args;
+    mesh_buf_init(&args);
+    mesh_megatron_args(m, &best->layout, &args);
+    char *line = mesh_buf_take(&args);
+    mesh_buf_puts(&b, ",\"megatron_args\":");
+    if (line)
+        mesh_buf_json_string(&b, line);
+    else
+        b.failed = 1;
+    free(line);
+    mesh_buf_puts(&b, ",\"near_tie\":");
+    json_near_tie(&b, p);
     json_records(&b, p); /* last: the keys before them read as they always did */
     mesh_buf_puts(&b, "}\n");
     return mesh_buf_take(&b);

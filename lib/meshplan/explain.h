@@ -2,7 +2,8 @@
  * meshplan: the plan's explanation as data.
  *
  * The planner records why it refused the layouts simpler than the one it
- * chose, and when nothing fits, what would: one record per line of
+ * chose, why it passed over a faster near-tie (mesh_plan_near_tie), and
+ * when nothing fits, what would: one record per line of
  * mesh_plan_reason and mesh_plan_advice, at the same index, holding the
  * numbers the line is written from (the layout, its memory, the limit it
  * hit).  The lines themselves are rendered from these records by
@@ -47,23 +48,41 @@ typedef enum mesh_reason_kind {
     MESH_REASON_PINNED,
     /** nothing fits: the closest layout (the plan's best) and its need */
     MESH_REASON_NO_FIT,
+    /** not in the reasons: mesh_plan_near_tie's record, why the fastest
+     * near-tie (within MESH_PLAN_TIE) was passed over for a layout slower
+     * by the model; `tie` says which rule decided (doc/design.md,
+     * "Selection") */
+    MESH_REASON_NEAR_TIE,
 } mesh_reason_kind_t;
+
+/** Which near-tie rule decided (MESH_REASON_NEAR_TIE). */
+typedef enum mesh_tie_rule {
+    /** the chosen layout is simpler than the fastest */
+    MESH_TIE_SIMPLER,
+    /** the fastest needed too much of the usable memory: the chosen one
+     * leaves at least MESH_PLAN_HEADROOM of it more free than the simplest
+     * near-tie, which needed more than MESH_PLAN_TIGHT */
+    MESH_TIE_HEADROOM,
+} mesh_tie_rule_t;
 
 /** One reason, the record behind mesh_plan_reason's line of the same index. */
 typedef struct mesh_reason {
     mesh_reason_kind_t kind;
-    /* the family refused; NO_FIT: the closest layout's */
+    /* the family refused; NO_FIT: the closest layout's; NEAR_TIE: the
+     * fastest layout's */
     mesh_family_t family;
     /* SLOWER: the family's fastest fitting layout, priced (memory and
      * cost); MEMORY: its layout needing the least memory (memory priced,
      * cost not: zero); NO_FIT: the closest layout, mesh_plan_best's copy;
      * RULE: only .layout, the layout refused, and .micro_batches; PINNED:
-     * all zero.  Where
+     * all zero; NEAR_TIE: the fastest near-tie, priced.  Where
      * priced, memory.total is the need and memory.capacity the usable
      * memory it is held against (bytes per GPU). */
     mesh_candidate_t candidate;
-    double best_seconds;       /* SLOWER: the chosen layout's step time */
+    double best_seconds;       /* SLOWER, NEAR_TIE: the chosen layout's step time */
     char rule[MESH_ERROR_MAX]; /* RULE: mesh_layout_check's message for candidate.layout */
+    double best_bytes;         /* NEAR_TIE: the chosen layout's memory.total */
+    mesh_tie_rule_t tie;       /* NEAR_TIE: the rule that decided */
 } mesh_reason_t;
 
 /** What would fit, when the plan does not. */
@@ -117,6 +136,17 @@ MESH_API const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int 
  * field string is static and outlives p.
  */
 MESH_API const mesh_advice_t *mesh_plan_advice_record(const mesh_plan_t *p, int i);
+
+/**
+ * Why the plan's layout is not the fastest it found: a record of kind
+ * MESH_REASON_NEAR_TIE, whose candidate is the fastest layout within
+ * MESH_PLAN_TIE of it (priced), best_seconds and best_bytes the chosen
+ * layout's step time and memory, and tie the rule that decided; or NULL
+ * when the plan's layout is the fastest, or nothing fits.  p must not be
+ * NULL.  Points into p (the caller frees nothing), valid until
+ * mesh_plan_destroy(p).  mesh_report_reason renders it as a line.
+ */
+MESH_API const mesh_reason_t *mesh_plan_near_tie(const mesh_plan_t *p);
 
 /**
  * A family's short name, as the JSON report writes it: "dp", "zero1",

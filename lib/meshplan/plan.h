@@ -4,7 +4,8 @@
  * Searches every valid (tp, cp, pp, dp, zero, vpp, micro_batch, recompute)
  * for an allocation, keeps the layouts whose worst rank fits the usable GPU
  * memory, and picks the lowest predicted step time; on near-ties (within
- * MESH_PLAN_TIE) it prefers the simpler layout: DP+ZeRO, then TP, then PP.
+ * MESH_PLAN_TIE) it prefers memory headroom over a tight layout, then the
+ * simpler layout: DP+ZeRO, then TP, then PP.
  * It explains itself: runners-up, why each simpler layout was refused, and
  * when nothing fits, by how much and what would.  A plan is a pure function
  * of its inputs, so every node of a job computes the same one.
@@ -23,8 +24,14 @@
 extern "C" {
 #endif
 
-#define MESH_PLAN_TIE          0.01 /* step times within 1% are a tie */
-#define MESH_PLAN_ALTERNATIVES 5    /* runners-up kept at most */
+#define MESH_PLAN_TIE 0.01 /* step times within 1% are a tie */
+/* Near-ties prefer memory headroom: when the simplest needs more than
+ * MESH_PLAN_TIGHT of the usable memory, the simplest near-tie needing at
+ * least MESH_PLAN_HEADROOM of it less is picked instead (doc/design.md,
+ * "Selection"). */
+#define MESH_PLAN_TIGHT        0.90
+#define MESH_PLAN_HEADROOM     0.10
+#define MESH_PLAN_ALTERNATIVES 5 /* runners-up kept at most */
 
 /** A plan, opaque: made by mesh_plan_create, freed by mesh_plan_destroy. */
 typedef struct mesh_plan mesh_plan_t;

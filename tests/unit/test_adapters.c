@@ -130,6 +130,9 @@ static int for_each_layout(check_fn check, const table_t *t)
         "preset: llama2-7b\ntrain:\n  optimizer_dtype: bf16\n  framework: megatron\n",
         "preset: llama2-7b\ntrain:\n  optimizer: sgd\n",
         "preset: llama2-7b\ntrain:\n  precision: fp16\n  grad_accum_dtype: fp32\n",
+        /* the model's flags: --kv-channels, the unfused attention, dropout */
+        "preset: llama3-8b\narch:\n  head_dim: 256\n",
+        "preset: llama2-7b\ntrain:\n  flash_attention: false\n  dropout: 0.1\n",
     };
     static const struct {
         int nodes;
@@ -197,9 +200,14 @@ static void check_megatron(const mesh_plan_t *p, const mesh_env_t *e, const tabl
     assert_non_null(args);
     char buf[2048], *tok[128];
     int n = 0;
+    if (strlen(args) >= sizeof(buf)) /* checked whole, or not at all */
+        fail_msg("MESH_MEGATRON_ARGS is longer than the checker reads: %s", args);
     snprintf(buf, sizeof(buf), "%s", args);
-    for (char *save, *w = strtok_r(buf, " ", &save); w && n < 128; w = strtok_r(NULL, " ", &save))
+    for (char *save, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (n == 128)
+            fail_msg("MESH_MEGATRON_ARGS has more words than the checker reads: %s", args);
         tok[n++] = w;
+    }
     long tp = 0, pp = 0, cp = 0, mb = 0, gb = 0;
     int first_last = 0, account = 0, vpp = 0;
     for (int i = 0; i < n; i++) {

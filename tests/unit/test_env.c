@@ -420,6 +420,7 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 /* Megatron-LM's flags (megatron/training/arguments.py) and DeepSpeed's
  * config (deepspeed/runtime/config.py, zero/config.py) written out whole.
  * Their parts, in the order they are written:
+ *   the model (below: LLAMA_ARCH);
  *   --tensor-model-parallel-size T --pipeline-model-parallel-size P
  *   --context-parallel-size C --micro-batch-size B --global-batch-size G
  *   --seq-length S, --sequence-parallel with sp on;
@@ -438,10 +439,35 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
  * (config.py _batch_assertion); the ZeRO stage; at stage 1 and more the
  * reduce bucket (500M, zero/config.py's default, pinned), at stage 3 the
  * prefetch bucket (50M); the precision block. */
-#define MEG(t, p, c, b, g, s)                                                                      \
+#define LAYOUT(t, p, c, b, g, s)                                                                   \
     "--tensor-model-parallel-size " #t " --pipeline-model-parallel-size " #p                       \
     " --context-parallel-size " #c " --micro-batch-size " #b " --global-batch-size " #g            \
     " --seq-length " #s
+/* Before them the model's flags, as the spec states them: the sizes, GQA,
+ * the Llama-style SwiGLU, RMSNorm, no biases and rotary positions, the
+ * vocabulary padded to 128 x tp (PV_V_T: vocabulary V at tp T), untied
+ * output, no dropout.  MEG is Llama 2 7B's, MEG31 the same with 31 layers,
+ * MEG70 Llama 3 70B's, MEG405 Llama 3.1 405B's. */
+#define LLAMA_ARCH(l, h, f, a, gqa, s, pv)                                                         \
+    "--num-layers " #l " --hidden-size " #h " --ffn-hidden-size " #f                               \
+    " --num-attention-heads " #a gqa                                                               \
+    " --swiglu --normalization RMSNorm --disable-bias-linear --position-embedding-type rope "      \
+    "--max-position-embeddings " #s " --padded-vocab-size " pv                                     \
+    " --untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout 0 "
+#define PV_32000_1  "32000"
+#define PV_32000_2  "32000"
+#define PV_32000_4  "32256"
+#define PV_128256_4 "128512"
+#define PV_128256_8 "129024"
+#define GQA8        " --group-query-attention --num-query-groups 8"
+#define MEG(t, p, c, b, g, s)                                                                      \
+    LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
+#define MEG31(t, p, c, b, g, s)                                                                    \
+    LLAMA_ARCH(31, 4096, 11008, 32, "", 4096, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
+#define MEG70(t, p, c, b, g, s)                                                                    \
+    LLAMA_ARCH(80, 8192, 28672, 64, GQA8, 8192, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
+#define MEG405(t, p, c, b, g, s)                                                                   \
+    LLAMA_ARCH(126, 16384, 53248, 128, GQA8, 8192, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
 #define DS(g, b, acc, zero)                                                                        \
     "{\"train_batch_size\":" #g ",\"train_micro_batch_size_per_gpu\":" #b                          \
     ",\"gradient_accumulation_steps\":" #acc ",\"zero_optimization\":{" zero "}"
@@ -644,8 +670,9 @@ static void env__uneven_pipelines(void **state)
         2048,
         "none",
         PP16_LAYERS,
-        MEG(8, 16, 1, 1, 2048, 8192) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
-                                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16",
+        MEG405(8, 16, 1, 1, 2048,
+               8192) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
+                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16",
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 4);
     /* 31 layers over 4 stages: a deficit of 1, which the first stage takes
@@ -666,8 +693,8 @@ static void env__uneven_pipelines(void **state)
         16,
         "none",
         "7,8,8,8",
-        MEG(2, 4, 1, 1, 16, 4096) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
-                                  "--decoder-last-pipeline-num-layers 8 --bf16",
+        MEG31(2, 4, 1, 1, 16, 4096) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
+                                    "--decoder-last-pipeline-num-layers 8 --bf16",
         DS(16, 1, 16, DS_Z0) DS_BF16};
     check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -692,8 +719,8 @@ static void env__interleaved_pipelines(void **state)
         512,
         "none",
         "10,10,10,10,10,10,10,10",
-        MEG(4, 8, 1, 1, 512, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
-                                   "2 --use-distributed-optimizer --bf16",
+        MEG70(4, 8, 1, 1, 512, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
+                                     "2 --use-distributed-optimizer --bf16",
         DS(512, 1, 256, DS_Z1) DS_BF16};
     check_case(&k70, MESH_EXPORT_TORCH, NULL, 0);
     /* deficit 2: both the embedding and the loss take a layer's slot */
@@ -714,9 +741,10 @@ static void env__interleaved_pipelines(void **state)
         2048,
         "none",
         PP16_LAYERS,
-        MEG(8, 16, 1, 1, 2048, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
-                                     "2 --account-for-embedding-in-pipeline-split "
-                                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16",
+        MEG405(8, 16, 1, 1, 2048,
+               8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
+                     "2 --account-for-embedding-in-pipeline-split "
+                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16",
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 3);
     /* deficit 1: only the embedding does, (31 + 1) / (4 * 2) = 4 layers
@@ -737,8 +765,9 @@ static void env__interleaved_pipelines(void **state)
         16,
         "none",
         "7,8,8,8",
-        MEG(2, 4, 1, 1, 16, 4096) " --sequence-parallel --num-layers-per-virtual-pipeline-stage 4 "
-                                  "--account-for-embedding-in-pipeline-split --bf16",
+        MEG31(2, 4, 1, 1, 16,
+              4096) " --sequence-parallel --num-layers-per-virtual-pipeline-stage 4 "
+                    "--account-for-embedding-in-pipeline-split --bf16",
         DS(16, 1, 16, DS_Z0) DS_BF16};
     check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -793,6 +822,69 @@ static void env__frameworks(void **state)
     };
     check_case(&mg[0], MESH_EXPORT_TORCH, NULL, 0);
     check_case(&mg[1], MESH_EXPORT_MESH, NULL, 0);
+}
+
+/* MESH_MEGATRON_ARGS of spec on nodes x GPN H100s under the layout mesh,
+ * compared whole. */
+static void assert_megatron(const char *spec, int nodes, const char *mesh, const char *want)
+{
+    mesh_model_t m = test_spec(spec);
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, GPN);
+    mesh_plan_t *p = test_plan(&m, &a, mesh);
+    char *got = test_env_value(p, "MESH_MEGATRON_ARGS");
+    assert_string_equal(got, want);
+    free(got);
+    mesh_plan_destroy(p);
+}
+
+/* The whole Megatron-LM command line, the model's flags included
+ * (megatron/training/arguments.py at the fixture's commit): only what the
+ * spec states, in Megatron-LM's terms. */
+static void env__megatron_model_flags(void **state)
+{
+    /* Qwen3-32B (HF config Qwen/Qwen3-32B): heads of 128 on a hidden size
+     * of 5120, so --kv-channels; the vocabulary 151,936 padded to a
+     * multiple of 128 x 8 */
+    assert_megatron(
+        "name: qwen3-32b\narch: {layers: 64, hidden: 5120, heads: 64, kv_heads: 8, head_dim: "
+        "128, ffn: 25600, vocab: 151936, mlp: swiglu, tied_embeddings: false}\n"
+        "train: {seq_len: 4096, global_batch: 256}\n",
+        8, "tp=8,pp=2,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on",
+        "--num-layers 64 --hidden-size 5120 --ffn-hidden-size 25600 --num-attention-heads 64 "
+        "--group-query-attention --num-query-groups 8 --kv-channels 128 --swiglu --normalization "
+        "RMSNorm --disable-bias-linear --position-embedding-type rope --max-position-embeddings "
+        "4096 --padded-vocab-size 152576 --untie-embeddings-and-output-weights "
+        "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(
+            8, 2, 1, 1, 256, 4096) " --sequence-parallel --use-distributed-optimizer --bf16");
+    /* GPT-3 175B: multi-head attention (no GQA flags), GeLU with biases,
+     * LayerNorm, learned positions (2,048 of them), tied embeddings, and
+     * the spec's dropout 0.1 */
+    assert_megatron(
+        "preset: gpt3-175b\n", 16,
+        "tp=8,pp=8,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=on",
+        "--num-layers 96 --hidden-size 12288 --ffn-hidden-size 49152 --num-attention-heads 96 "
+        "--normalization LayerNorm --position-embedding-type learned_absolute "
+        "--max-position-embeddings 2048 --padded-vocab-size 51200 --attention-dropout 0.1 "
+        "--hidden-dropout 0.1 " LAYOUT(8, 8, 1, 1, 1536,
+                                       2048) " --sequence-parallel --use-distributed-optimizer "
+                                             "--recompute-granularity selective "
+                                             "--bf16");
+    /* head_dim equal to hidden / heads is Megatron-LM's default: no
+     * --kv-channels; attention scores stored: the unfused backend, which
+     * stores them as priced; fp32: no precision flag */
+    assert_megatron(
+        "preset: llama2-7b\narch: {head_dim: 128}\n"
+        "train: {global_batch: 16, flash_attention: false, precision: fp32}\n",
+        2, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on",
+        LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, "32000") "--attention-backend unfused " LAYOUT(
+            2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer");
+    /* without an arch only the training facts: dropout, the layout */
+    assert_megatron(
+        "preset: params-only\n", 2, "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",
+        "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(
+            1, 1, 1, 1, 512,
+            4096) " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+                  "--bf16");
 }
 
 static void env__topology_variables(void **state)
@@ -863,6 +955,7 @@ int main(void)
         cmocka_unit_test(env__uneven_pipelines),
         cmocka_unit_test(env__interleaved_pipelines),
         cmocka_unit_test(env__frameworks),
+        cmocka_unit_test(env__megatron_model_flags),
         cmocka_unit_test(env__topology_variables),
         cmocka_unit_test(master_port__documented_formula),
     };

@@ -359,6 +359,36 @@ static void render__by_hand(void **state)
     assert_null(mesh_family_name((mesh_family_t)-1));
 }
 
+/* The near-tie record's line, by hand, for either rule: the fastest layout
+ * passed over, how much faster the model says it is, and what decided. */
+static void render__near_tie_by_hand(void **state)
+{
+    char line[512];
+    mesh_reason_t r = {.kind = MESH_REASON_NEAR_TIE, .family = MESH_FAMILY_PP};
+    r.candidate.layout =
+        test_layout("tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on");
+    r.candidate.memory.total = 72 * GiB;
+    r.candidate.memory.capacity = 77.5 * GiB;
+    r.candidate.cost.step_seconds = 100;
+    r.best_seconds = 100.1;
+    r.best_bytes = 56.5 * GiB;
+    r.tie = MESH_TIE_HEADROOM;
+    assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
+                        "picked over tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on, "
+                        "0.10% faster by the model (100 s vs 100.1 s), for 15.5 GiB more headroom: "
+                        "56.5 against 72.0 GiB of 77.5 usable (73% vs 93%; a near-tie above 90% "
+                        "gives way to one needing 10% of usable memory less)");
+    r.tie = MESH_TIE_SIMPLER;
+    r.best_seconds = 100.5;
+    assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
+                        "picked over tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on, "
+                        "0.50% faster by the model (100 s vs 100.5 s), as simpler: near-ties "
+                        "within 1% go to the simpler layout (DP+ZeRO, then TP, then PP)");
+    /* a short buffer is cut, never overrun */
+    char small[24];
+    assert_string_equal(mesh_report_reason(&r, small, sizeof(small)), "picked over tp=4,pp=4,d");
+}
+
 /* ---- the JSON ---- */
 
 /* The records' keys in the JSON of the zero=0 plan, exactly: the closest
@@ -536,6 +566,7 @@ int main(void)
         cmocka_unit_test(advice__unpin_recompute),
         cmocka_unit_test(advice__unpin_all),
         cmocka_unit_test(render__by_hand),
+        cmocka_unit_test(render__near_tie_by_hand),
         cmocka_unit_test(json__records_exact),
         cmocka_unit_test(json__records_other_kinds),
         cmocka_unit_test(memory_parts__table),

@@ -366,6 +366,160 @@ static void near_tie__simplest_wins(void **state)
     }
 }
 
+/* Used memory as a fraction of the usable. */
+static double used_of(const mesh_candidate_t *c)
+{
+    return c->memory.total / c->memory.capacity;
+}
+
+/* The near-tie record against the plan it explains: the fastest layout,
+ * faster than the choice but within the tie, and the choice's numbers. */
+static const mesh_reason_t *assert_near_tie(const mesh_plan_t *p, mesh_tie_rule_t rule)
+{
+    const mesh_candidate_t *b = mesh_plan_best(p);
+    const mesh_reason_t *r = mesh_plan_near_tie(p);
+    assert_non_null(r);
+    assert_int_equal(r->kind, MESH_REASON_NEAR_TIE);
+    assert_int_equal(r->tie, rule);
+    assert_true(r->candidate.fits);
+    assert_true(r->candidate.cost.step_seconds < b->cost.step_seconds);
+    assert_true(b->cost.step_seconds <= r->candidate.cost.step_seconds * (1 + MESH_PLAN_TIE));
+    assert_true(r->best_seconds == b->cost.step_seconds);
+    assert_true(r->best_bytes == b->memory.total);
+    for (int i = 0; i < mesh_plan_alternative_count(p); i++) /* nothing faster than it */
+        assert_true(mesh_plan_alternative(p, i)->cost.step_seconds >=
+                    r->candidate.cost.step_seconds);
+    return r;
+}
+
+/* issue 16: at 32K tokens Llama 3 70B on 16 x 8 H100s had a layout at 99%
+ * of the usable memory, fastest by 0.45%, where one at 72% was a near-tie.
+ * The tight one gives way (doc/design.md, "Selection"), and the plan says
+ * so, in its record, its text and its JSON. */
+static void near_tie__headroom_wins_over_a_tight_layout(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("preset: llama3-70b\ntrain: {seq_len: 32768}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_candidate_t *b = mesh_plan_best(p);
+    char canon[MESH_LAYOUT_STR_MAX];
+    assert_string_equal(mesh_layout_format(&b->layout, canon, sizeof(canon)),
+                        "tp=4,pp=4,dp=1,cp=8,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    const mesh_reason_t *r = assert_near_tie(p, MESH_TIE_HEADROOM);
+    assert_string_equal(mesh_layout_format(&r->candidate.layout, canon, sizeof(canon)),
+                        "tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on");
+    assert_true(used_of(&r->candidate) > MESH_PLAN_TIGHT);
+    assert_true(used_of(b) <= used_of(&r->candidate) - MESH_PLAN_HEADROOM);
+    /* pinned, the tight layout is what the record says it is */
+    mesh_plan_t *q = test_plan(&m, &a, canon);
+    assert_true(mesh_plan_best(q)->memory.total == r->candidate.memory.total);
+    assert_true(mesh_plan_best(q)->cost.step_seconds == r->candidate.cost.step_seconds);
+    assert_null(mesh_plan_near_tie(q)); /* a pinned layout is the only near-tie */
+    mesh_plan_destroy(q);
+    char line[512], *t = mesh_report_text(p), *j = mesh_report_json(p);
+    char want[600];
+    snprintf(want, sizeof(want), "\nWhy not the fastest\n  - %s\n",
+             mesh_report_reason(r, line, sizeof(line)));
+    assert_non_null(strstr(t, want));
+    assert_non_null(strstr(line, " GiB more headroom: "));
+    snprintf(want, sizeof(want), "\"best_need\":%.0f,\"decided_by\":\"headroom\",\"line\":\"%s\"}",
+             b->memory.total, line);
+    assert_non_null(strstr(j, ",\"near_tie\":{\"kind\":\"near_tie\",\"family\":\"pp\","));
+    assert_non_null(strstr(j, want));
+    mesh_plan_destroy(p);
+    free(t);
+    free(j);
+}
+
+/* Llama 3 70B at 8K on 16 x 8 H100s: an interleaved layout is faster by
+ * under 1%, at 78% of the usable memory; the simpler one (no
+ * interleaving, 72%) wins on simplicity, and the record says so.  A plan
+ * whose choice is the fastest has no record, in the text or the JSON. */
+static void near_tie__simpler_says_so_and_fastest_says_nothing(void **state)
+{
+    (void)state;
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_reason_t *r = assert_near_tie(p, MESH_TIE_SIMPLER);
+    assert_true(used_of(&r->candidate) <= MESH_PLAN_TIGHT); /* headroom had no say */
+    assert_true(r->candidate.layout.vpp > mesh_plan_best(p)->layout.vpp);
+    char *t = mesh_report_text(p), *j = mesh_report_json(p);
+    assert_non_null(strstr(t, "\nWhy not the fastest\n  - picked over "));
+    assert_non_null(strstr(t, ", as simpler: near-ties within 1% go to the simpler layout"));
+    assert_non_null(strstr(j, "\"decided_by\":\"simpler\""));
+    free(t);
+    free(j);
+    mesh_plan_destroy(p);
+
+    m = test_preset("llama2-7b");
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=off");
+    assert_null(mesh_plan_near_tie(p));
+    t = mesh_report_text(p);
+    j = mesh_report_json(p);
+    assert_null(strstr(t, "Why not the fastest"));
+    assert_non_null(strstr(j, ",\"near_tie\":null,\"reason_records\":["));
+    free(t);
+    free(j);
+    mesh_plan_destroy(p);
+    /* nothing fits: no near-tie either */
+    a = test_alloc("H100-SXM", 1, 1);
+    p = test_plan(&m, &a, "auto");
+    assert_false(mesh_plan_fits(p));
+    assert_null(mesh_plan_near_tie(p));
+    mesh_plan_destroy(p);
+}
+
+/* The rule over many plans, through what the API shows: a choice slower
+ * than the fastest near-tie always has a record; headroom decided only
+ * when the fastest was tight and the choice leaves a tenth more free; and
+ * the choice is never tight when a runner-up within the tie leaves that
+ * much more free and is simpler. */
+static void near_tie__rule_holds_over_presets(void **state)
+{
+    (void)state;
+    const char *specs[] = {"preset: llama2-7b\n", "preset: llama2-13b\n",
+                           "preset: llama3-8b\ntrain: {seq_len: 32768}\n",
+                           "preset: llama3-70b\ntrain: {seq_len: 32768}\n", "preset: gpt3-175b\n"};
+    const struct {
+        const char *gpu;
+        int nodes;
+    } allocs[] = {
+        {"H100-SXM", 1}, {"H100-SXM", 4}, {"H100-SXM", 16}, {"A100-80GB", 2}, {"H200", 8}};
+    int headroom = 0, simpler = 0;
+    for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
+        mesh_model_t m = test_spec(specs[i]);
+        for (size_t k = 0; k < sizeof(allocs) / sizeof(*allocs); k++) {
+            mesh_alloc_t a = test_alloc(allocs[k].gpu, allocs[k].nodes, 8);
+            mesh_plan_t *p = test_plan(&m, &a, "auto");
+            if (!mesh_plan_fits(p)) {
+                mesh_plan_destroy(p);
+                continue;
+            }
+            const mesh_candidate_t *b = mesh_plan_best(p);
+            const mesh_reason_t *r = mesh_plan_near_tie(p);
+            double fastest = r ? r->candidate.cost.step_seconds : b->cost.step_seconds;
+            for (int n = 0; n < mesh_plan_alternative_count(p); n++)
+                assert_true(mesh_plan_alternative(p, n)->cost.step_seconds >= fastest);
+            if (r && r->tie == MESH_TIE_HEADROOM) {
+                assert_near_tie(p, MESH_TIE_HEADROOM);
+                assert_true(used_of(&r->candidate) > MESH_PLAN_TIGHT);
+                assert_true(used_of(b) <= used_of(&r->candidate) - MESH_PLAN_HEADROOM);
+                headroom++;
+            } else if (r) {
+                assert_near_tie(p, MESH_TIE_SIMPLER);
+                simpler++;
+            }
+            mesh_plan_destroy(p);
+        }
+    }
+    if (headroom == 0 || simpler == 0)
+        fail_msg("headroom decided %d plans, simplicity %d: the cases test too little", headroom,
+                 simpler);
+}
+
 /* The controller's quick answer is the plan's own verdict, over presets,
  * allocations, GPUs and pins (fitting and not, valid and not). */
 static void any_fits__agrees_with_the_plan(void **state)
@@ -1158,6 +1312,56 @@ static void report__offload_reported(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The report's Megatron-LM line is what the plugin exports: in the JSON as
+ * "megatron_args" (for the closest layout too), in the text, for a layout
+ * that fits, wrapped for a shell at 100 columns between flags. */
+static void report__megatron_line_is_the_exported_one(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    for (int fits = 1; fits >= 0; fits--) {
+        if (!fits)
+            a.nodes = 1;
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        assert_int_equal(mesh_plan_fits(p), fits);
+        char *want = test_env_value(p, "MESH_MEGATRON_ARGS"), *j = mesh_report_json(p),
+             *t = mesh_report_text(p);
+        assert_non_null(strstr(want, "--num-layers 80 ")); /* the whole line */
+        const char *at = strstr(j, ",\"megatron_args\":\"");
+        assert_non_null(at);
+        at += strlen(",\"megatron_args\":\"");
+        assert_int_equal(strncmp(at, want, strlen(want)), 0);
+        assert_int_equal(at[strlen(want)], '"');
+        const char *head = "\nMegatron-LM (MESH_MEGATRON_ARGS; data, tokenizer and schedule are "
+                           "yours)\n  ";
+        const char *sec = strstr(t, head);
+        if (!fits) {
+            assert_null(sec);
+        } else {
+            /* joined back: the same line; each line at most 100 columns */
+            assert_non_null(sec);
+            char joined[4096] = "";
+            size_t n = 0;
+            for (const char *c = sec + strlen(head) - 2; *c && *c != '\n' && n < 4000;) {
+                const char *eol = strchr(c, '\n');
+                size_t len = (size_t)(eol - c);
+                assert_true(len <= 100);
+                int more = len >= 2 && c[len - 1] == '\\';
+                assert_int_equal(strncmp(c, "  ", 2), 0);
+                n += (size_t)snprintf(joined + n, sizeof(joined) - n, "%s%.*s", n ? " " : "",
+                                      (int)(len - 2 - (more ? 2 : 0)), c + 2);
+                c = more ? eol + 1 : eol;
+            }
+            assert_string_equal(joined, want);
+        }
+        free(want);
+        free(j);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* The rank map of the example in doc/design.md, "Rank map" (world 16, t 2, p 4, d 2):
  * rank 13 is node 1, GPU 5, tp 1, dp 0, pp 3; rank 6 dp 1, pp 1. */
 static void report__ranks_design_example(void **state)
@@ -1243,6 +1447,9 @@ int main(void)
         cmocka_unit_test(inputs__refused),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(near_tie__simplest_wins),
+        cmocka_unit_test(near_tie__headroom_wins_over_a_tight_layout),
+        cmocka_unit_test(near_tie__simpler_says_so_and_fastest_says_nothing),
+        cmocka_unit_test(near_tie__rule_holds_over_presets),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
         cmocka_unit_test(offload__host_checked_under_every_framework),
@@ -1261,6 +1468,7 @@ int main(void)
         cmocka_unit_test(report__json_and_text__pipeline_plan),
         cmocka_unit_test(report__text__small_plan_exact),
         cmocka_unit_test(report__offload_reported),
+        cmocka_unit_test(report__megatron_line_is_the_exported_one),
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
     };

@@ -98,6 +98,25 @@ static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *
     return p;
 }
 
+/* Variable `name` as the first task of plan p gets it (node 0, local 0),
+ * malloc'd; fails the test when the environment cannot be made or lacks it. */
+static inline char *test_env_value(const mesh_plan_t *p, const char *name)
+{
+    mesh_task_t t = {.master_addr = "n1", .master_port = 20000, .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    if (!e)
+        fail_msg("%s", err.msg);
+    char *v = NULL;
+    for (int i = 0; i < mesh_env_count(e) && !v; i++)
+        if (strcmp(mesh_env_name(e, i), name) == 0)
+            v = strdup(mesh_env_value(e, i));
+    mesh_env_destroy(e);
+    if (!v)
+        fail_msg("the environment has no %s", name);
+    return v;
+}
+
 #define assert_bytes(actual, expected)                                                             \
     assert_int_equal((uint64_t)((actual) + 0.5), (uint64_t)(expected))
 
