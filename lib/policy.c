@@ -38,11 +38,11 @@ enum kind {
  * One key: its name, kind, member (an offset into the table's struct:
  * mesh_policy_t for the top level, an override or a partition for the
  * gpu.NAME. and partition.NAME. fields), range, the words it takes, its
- * default as meshplan(8) writes it (NULL: none, the member is 0 or "") and
+ * default as meshplan-policy(5) writes it (NULL: none, the member is 0 or "") and
  * what it means.  The tables below drive mesh_policy_set, the YAML reader's
  * sections, the lists of allowed keys in errors, the range errors and
  * mesh_policy_init's defaults; tests/unit/test_policy.c checks that
- * meshplan(8) names every key.  Adding a key is a row, its member and its
+ * meshplan-policy(5) names every key.  Adding a key is a row, its member and its
  * use.
  */
 typedef struct policy_key {

@@ -4,7 +4,7 @@
  * One set of keys, read from plugstack.conf arguments (key=value), from a
  * YAML policy file (policy=/etc/slurm/meshplan.yaml) or from the CLI's
  * --policy.  Unknown keys are errors naming the key.  Defaults are those of
- * mesh_policy_init and are documented in meshplan(8).
+ * mesh_policy_init and are documented in meshplan-policy(5).
  *
  * The policy is three parts by who reads them: the assumptions (what a plan
  * depends on: the planner and the memory model take only these), the

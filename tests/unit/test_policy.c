@@ -331,9 +331,9 @@ static void partitions__for_the_controller(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "on_submit_error=maybe", &err), -1);
 }
 
-/* ---- every key, as meshplan(8) documents it ----
+/* ---- every key, as meshplan-policy(5) documents it ----
  *
- * Written from meshplan(8) (POLICY and CONTROLLER) and the README, not from
+ * Written from meshplan-policy(5) (KEYS, GPUS and PARTITIONS) and the README, not from
  * lib/policy.c.  The man page states no numeric bounds but reserve's being a
  * fraction; the others are the ones the errors state to admins. */
 
@@ -593,7 +593,7 @@ static void keys__documented_defaults(void **state)
         checked++;
     }
     assert_int_equal(checked, 15);
-    /* and the values meshplan(8) gives */
+    /* and the values meshplan-policy(5) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
     assert_int_equal(init.launch.export_mode, MESH_EXPORT_TORCH);
@@ -701,7 +701,7 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
                     strlen(pol_field(pol_keys[i].key)) == n &&
                     strncmp(pol_field(pol_keys[i].key), list, n) == 0;
         if (!found)
-            fail_msg("'%s' names '%.*s', which meshplan(8) does not document", msg, (int)n, list);
+            fail_msg("'%s' names '%.*s', which meshplan-policy(5) does not document", msg, (int)n, list);
         listed++;
         list += n;
         list += strspn(list, seps);
@@ -713,7 +713,7 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
         documented += !dup && strcmp(pol_family(pol_keys[i].key), fam) == 0;
     }
     if (listed != documented + (*fam ? 0 : 2))
-        fail_msg("'%s' names %d keys, meshplan(8) documents %d", msg, listed,
+        fail_msg("'%s' names %d keys, meshplan-policy(5) documents %d", msg, listed,
                  documented + (*fam ? 0 : 2));
 }
 
@@ -810,7 +810,7 @@ static void keys__only_in_their_section(void **state)
 }
 
 /* Every policy key the library lists in its "unknown key" error is
- * documented in meshplan(8). */
+ * documented in meshplan-policy(5). */
 static void keys__table_in_the_manual(void **state)
 {
     mesh_policy_t p;
@@ -819,7 +819,7 @@ static void keys__table_in_the_manual(void **state)
     assert_int_equal(mesh_policy_set(&p, "zz", "1", &err), -1);
     const char *list = strstr(err.msg, "(keys: ");
     assert_non_null(list);
-    assert_true(test_man_lists("meshplan.8", list + strlen("(keys: "), ')', " ") >= 19);
+    assert_true(test_man_lists("meshplan-policy.5", list + strlen("(keys: "), ')', " ") >= 19);
 }
 
 /* So is every field of gpu.NAME. and partition.NAME.: the "unknown field"
@@ -837,7 +837,7 @@ static void keys__fields_in_the_manual(void **state)
         assert_int_equal(mesh_policy_set(&p, fams[i].key, "1", &err), -1);
         const char *list = strstr(err.msg, "field 'zz' (");
         assert_non_null(list);
-        assert_int_equal(test_man_lists("meshplan.8", list + strlen("field 'zz' ("), ')', ", "),
+        assert_int_equal(test_man_lists("meshplan-policy.5", list + strlen("field 'zz' ("), ')', ", "),
                          fams[i].fields);
     }
 }
