@@ -180,6 +180,85 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
 }
 
+/* The names users and admins write: the table's, the product names the
+ * vendors' tools print (nvidia-smi --query-gpu=name, amd-smi, lspci), in any
+ * case and spacing; a short name that is several GPUs names them all. */
+static void gpus__names_users_write(void **state)
+{
+    static const struct {
+        const char *name, *gpu;
+    } names[] = {
+        {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+        {"NVIDIA A100-SXM4-80GB", "A100-80GB"},
+        {"NVIDIA H100 PCIe", "H100-PCIe"},
+        {"NVIDIA H200", "H200"},
+        {"NVIDIA A100-SXM4-40GB", "A100-40GB"},
+        {"Tesla V100-SXM2-32GB", "V100-32GB"},
+        {"NVIDIA B200", "B200"},
+        {"Instinct MI300X", "MI300X"},
+        {"AMD Instinct MI250X", "MI250X"},
+        {"AMD Instinct MI300X OAM", "MI300X"},
+        {"NVIDIA A100 80GB PCIe", "A100-PCIe-80GB"},
+        {"h100-sxm", "H100-SXM"},              /* any case */
+        {"H100 PCIe", "H100-PCIe"},            /* ' ' and '-' alike */
+        {"NVIDIA-H100-80GB-HBM3", "H100-SXM"}, /* Kubernetes' gpu.product label */
+        {"nvidia h200", "H200"},
+        {"AMD-Instinct-MI250X-MI250", "MI250X"}, /* "MI250X / MI250" */
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const mesh_gpu_t *g = mesh_gpu_find(names[i].name);
+        if (!g || strcmp(g->name, names[i].gpu) != 0)
+            fail_msg("'%s' is %s, not %s", names[i].name, g ? g->name : "unknown", names[i].gpu);
+    }
+    /* every product name is the GPU the same card's PCI id is */
+    assert_true(mesh_gpu_alias_count() >= 20);
+    assert_null(mesh_gpu_alias_at(mesh_gpu_alias_count()));
+    assert_null(mesh_gpu_alias_at(-1));
+    for (int i = 0; i < mesh_gpu_alias_count(); i++) {
+        const mesh_gpu_alias_t *a = mesh_gpu_alias_at(i);
+        const mesh_gpu_t *g = mesh_gpu_find(a->alias), *table = NULL;
+        for (int j = 0; j < mesh_gpu_count(); j++)
+            if (strcmp(mesh_gpu_at(j)->name, a->name) == 0)
+                table = mesh_gpu_at(j);
+        if (!g || g != table || g != mesh_gpu_find_pci(g->vendor_id, a->device))
+            fail_msg("'%s' (PCI %04x) is not the table's %s", a->alias, a->device, a->name);
+    }
+    /* a short name that is several GPUs: the user says which */
+    mesh_gpu_t g;
+    mesh_error_t err;
+    assert_null(mesh_gpu_find("H100"));
+    assert_int_equal(mesh_gpu_lookup("H100", &g, &err), -1);
+    assert_string_equal(err.msg, "gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), "
+                                 "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); "
+                                 "name one (nvidia-smi --query-gpu=name prints yours)");
+    assert_int_equal(mesh_gpu_lookup("a100", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "gpu: 'a100' is 4 GPUs: A100-40GB (40 GiB, NVLink x8), "
+                                    "A100-80GB (80 GiB, NVLink x8), A100-PCIe-40GB"));
+    /* an unknown name: the closest one */
+    assert_int_equal(mesh_gpu_lookup("H100-SMX", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "gpu: unknown GPU 'H100-SMX' (known: V100-16GB "));
+    assert_non_null(strstr(err.msg, "); did you mean H100-SXM?"));
+    assert_int_equal(mesh_gpu_lookup("NVIDIA H100 80GB HMB3", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "); did you mean H100-SXM?"));
+    assert_int_equal(mesh_gpu_lookup("MI50", &g, &err), -1); /* the 16 GB one too? */
+    assert_non_null(strstr(err.msg, "); did you mean MI50-32GB?"));
+    assert_int_equal(mesh_gpu_lookup("Z80", &g, &err), -1);
+    assert_null(strstr(err.msg, "did you mean"));
+    assert_null(mesh_gpu_find("NVIDIA")); /* a vendor is no GPU */
+    assert_null(mesh_gpu_find(""));
+    /* every front end names GPUs through the policy: the same names there */
+    mesh_policy_t p;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H100-SXM.memory=70GiB", &err), 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "NVIDIA H100 80GB HBM3", 0, 0, 1, 8, &a, &err),
+                     0);
+    assert_string_equal(a.gpu.name, "H100-SXM");
+    assert_true(a.gpu.memory == 70.0 * 1073741824);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "H100", 0, 0, 1, 8, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "'H100' is 3 GPUs"));
+}
+
 /* A GPU the admin defines is priced like the default GPU (H100-SXM) where
  * the policy gives no figure, but it must not claim the H100's FP8: a plan
  * would then train in FP8 on a GPU that has none. */
@@ -701,7 +780,8 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
                     strlen(pol_field(pol_keys[i].key)) == n &&
                     strncmp(pol_field(pol_keys[i].key), list, n) == 0;
         if (!found)
-            fail_msg("'%s' names '%.*s', which meshplan-policy(5) does not document", msg, (int)n, list);
+            fail_msg("'%s' names '%.*s', which meshplan-policy(5) does not document", msg, (int)n,
+                     list);
         listed++;
         list += n;
         list += strspn(list, seps);
@@ -837,8 +917,9 @@ static void keys__fields_in_the_manual(void **state)
         assert_int_equal(mesh_policy_set(&p, fams[i].key, "1", &err), -1);
         const char *list = strstr(err.msg, "field 'zz' (");
         assert_non_null(list);
-        assert_int_equal(test_man_lists("meshplan-policy.5", list + strlen("field 'zz' ("), ')', ", "),
-                         fams[i].fields);
+        assert_int_equal(
+            test_man_lists("meshplan-policy.5", list + strlen("field 'zz' ("), ')', ", "),
+            fams[i].fields);
     }
 }
 
@@ -852,6 +933,7 @@ int main(void)
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
         cmocka_unit_test(gpus__resolved_by_name_or_pci_id),
+        cmocka_unit_test(gpus__names_users_write),
         cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(yaml__file),
