@@ -235,12 +235,33 @@ static const mesh_gpu_t *typo_of(const char *key)
     return best;
 }
 
+int mesh_gpu_choices(const char *name)
+{
+    char want[KEY_MAX];
+    const mesh_gpu_t *several[8];
+    return starting_with(name_key(name, want), several, MESH_ARRAY_LEN(several));
+}
+
+const char *mesh_gpu_guess(const char *name)
+{
+    char want[KEY_MAX];
+    const char *k = name_key(name, want);
+    const mesh_gpu_t *several[8], *guess;
+    guess = starting_with(k, several, MESH_ARRAY_LEN(several)) == 1 ? several[0] : typo_of(k);
+    return guess ? guess->name : NULL;
+}
+
+int mesh_gpu_same_name(const char *a, const char *b)
+{
+    char ka[KEY_MAX], kb[KEY_MAX];
+    return strcmp(name_key(a, ka), name_key(b, kb)) == 0;
+}
+
 int mesh_gpu_name_error(const char *key, const char *name, mesh_error_t *err)
 {
     char want[KEY_MAX], list[MESH_ERROR_MAX / 2] = "";
-    const char *k = name_key(name ? name : "", want);
     const mesh_gpu_t *several[8];
-    int n = starting_with(k, several, MESH_ARRAY_LEN(several));
+    int n = starting_with(name_key(name ? name : "", want), several, MESH_ARRAY_LEN(several));
     size_t used = 0;
     if (n > 1) { /* a short name: any one choice can be wrong, the user knows which */
         for (int i = 0; i < n && used < sizeof(list); i++) {
@@ -257,9 +278,9 @@ int mesh_gpu_name_error(const char *key, const char *name, mesh_error_t *err)
         int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "", table[i].name);
         used += w > 0 ? (size_t)w : 0;
     }
-    const mesh_gpu_t *guess = n == 1 ? several[0] : typo_of(k);
+    const char *guess = mesh_gpu_guess(name ? name : "");
     return mesh_error_set(err, "%s: unknown GPU '%.40s' (known: %s)%s%s%s", key, name ? name : "",
-                          list, guess ? "; did you mean " : "", guess ? guess->name : "",
+                          list, guess ? "; did you mean " : "", guess ? guess : "",
                           guess ? "?" : "");
 }
 

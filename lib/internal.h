@@ -44,6 +44,15 @@ struct mesh_error;
  * NVLink); any other name is unknown, with the table's names and the one a
  * typo most likely meant.  Returns -1. */
 int mesh_gpu_name_error(const char *key, const char *name, struct mesh_error *err);
+/* How many GPUs of the table `name` (not NULL) is a short name of ("H100":
+ * H100-SXM, H100-PCIe and H100-NVL), as mesh_gpu_find compares names. */
+int mesh_gpu_choices(const char *name);
+/* The table's name a name mesh_gpu_find does not know most likely meant: the
+ * one GPU a short name starts, or the closest by a typo; NULL if none. */
+const char *mesh_gpu_guess(const char *name);
+/* Whether a and b are one name as mesh_gpu_find compares names (case,
+ * vendor words, ' ', '-', '_' and '/'), without resolving product names. */
+int mesh_gpu_same_name(const char *a, const char *b);
 
 /* FNV-1a, 64 bits, of a NUL-terminated string: the digests' hash. */
 static inline uint64_t mesh_fnv1a64(const char *s)

@@ -381,6 +381,138 @@ static void yaml__errors_with_line(void **state)
     unlink(path);
 }
 
+/* The policy's error for a file: exactly `want`. */
+static void pol_file_error(const char *text, const char *want)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    if (mesh_policy_parse(&p, text, strlen(text), "p.yaml", &err) == 0)
+        fail_msg("accepted:\n%s", text);
+    if (strcmp(err.msg, want) != 0)
+        fail_msg("policy:\n%s\nerror '%s'\nwanted '%s'", text, err.msg, want);
+}
+
+/* Errors lead to the right key: every error of a file has its line and one
+ * prefix, a section written as a key names the section, a typo of a family
+ * names the family. */
+static void errors__lead_to_the_key(void **state)
+{
+    /* partition: (as partition.NAME.FIELD reads) is the section partitions: */
+    pol_file_error("reserve: 0.1\npartition:\n  h100: {gpu: H100-SXM}\n",
+                   "p.yaml:2: partition: expected a single value; did you mean the section "
+                   "partitions: (partitions: {NAME: {FIELD: VALUE}})?");
+    pol_file_error("gpu:\n  H100-SXM: {memory: 80GB}\n",
+                   "p.yaml:1: gpu: expected a single value; did you mean the section gpus: "
+                   "(gpus: {NAME: {FIELD: VALUE}})?");
+    /* a file's unknown key lists the file's sections, not the arguments' families */
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    const char *typo = "partitons: 3\n";
+    assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
+    assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
+    assert_non_null(strstr(err.msg, " on_submit_error gpus: partitions:); did you mean the "
+                                    "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
+    assert_null(strstr(err.msg, "NAME.FIELD"));
+    /* and the arguments' list theirs, with the family a typo meant */
+    static const struct {
+        const char *arg, *hint;
+    } args[] = {
+        {"partitions.p.nodes=4", "policy); did you mean partition.p.nodes?"},
+        {"gpus.H100-SXM.memory=80GB", "policy); did you mean gpu.H100-SXM.memory?"},
+        {"partition=4", "policy); partition settings are partition.NAME.FIELD (e.g. "
+                        "partition.gpu.gpu=H100-SXM)"},
+        {"Reserve=0.1", "policy); did you mean reserve?"}, /* keys are lower case */
+    };
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+        mesh_policy_init(&p);
+        assert_int_equal(mesh_policy_set_arg(&p, args[i].arg, &err), -1);
+        size_t n = strlen(err.msg), h = strlen(args[i].hint);
+        if (n < h || strcmp(err.msg + n - h, args[i].hint) != 0)
+            fail_msg("%s: '%s' does not end '%s'", args[i].arg, err.msg, args[i].hint);
+    }
+    /* a GPU name in a partition: its line, one prefix */
+    pol_file_error("enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
+                   "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
+                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 "
+                   "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL "
+                   "H800 H200 GH200 B200 L40S MI50-32GB MI250X MI300X MI325X); did you mean "
+                   "H100-SXM?");
+    pol_file_error("partitions:\n  h100: {gpu: H100}\n",
+                   "p.yaml:2: partition.h100.gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), "
+                   "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); name one "
+                   "(nvidia-smi --query-gpu=name prints yours)");
+    /* so in gpu=, named before the GPU it names is defined */
+    pol_file_error("enforce: warn\ngpu: X9\ngpus:\n  X1: {pci: \"10de:9998\", memory: 80GB, "
+                   "peak_tflops: 500, island: 8}\n",
+                   "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
+                   "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 A100-40GB A100-80GB "
+                   "A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL H800 H200 GH200 "
+                   "B200 L40S MI50-32GB MI250X MI300X MI325X)");
+    /* and in a GPU's own entry: the entry's line */
+    pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB}\n  H100-SMX:\n    memory: "
+                   "70GiB\n",
+                   "p.yaml:4: gpu.H100-SMX: not a GPU of the table (did you mean H100-SXM?); to "
+                   "define one, give gpu.H100-SMX.pci=VVVV:DDDD, .memory= and .peak_tflops=");
+    /* a key the file did not set (an argument before policy=) has no line of the file */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=X9", &err), 0);
+    const char *none = "enforce: warn\n";
+    assert_int_equal(mesh_policy_parse(&p, none, strlen(none), "p.yaml", &err), -1);
+    assert_true(strncmp(err.msg, "gpu: unknown GPU 'X9' (known: ", 30) == 0);
+}
+
+/* Keys are lower case (a typo is told its key); words, GPU names and the
+ * GPUs' entries may be written in any case; partitions are Slurm's, whose
+ * names are case-sensitive. */
+static void names__case_where_users_expect(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    static const char *const args[] = {"enforce=Warn",
+                                       "export=TorchRun",
+                                       "bind=GPU",
+                                       "gpu_order=Minor",
+                                       "steps=Batch,REGULAR",
+                                       "topology_xml=NONE",
+                                       "on_submit_error=REJECT",
+                                       "on_topology_error=Fallback",
+                                       "gpu=h100-SXM",
+                                       "gpu.b200.fp8=NO"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        if (mesh_policy_set_arg(&p, args[i], &err) < 0)
+            fail_msg("%s: %s", args[i], err.msg);
+    assert_int_equal(p.enforce, MESH_ENFORCE_WARN);
+    assert_int_equal(p.launch.export_mode, MESH_EXPORT_TORCHRUN);
+    assert_true(p.launch.bind_gpu && p.launch.gpu_order_minor && p.launch.topology_fallback);
+    assert_int_equal(p.launch.steps, MESH_STEP_BATCH | MESH_STEP_REGULAR);
+    assert_string_equal(p.launch.topology_xml, "none");
+    assert_true(p.controller.submit_fail_closed);
+    assert_string_equal(p.assume.gpu, "H100-SXM");
+    assert_string_equal(p.assume.gpu_overrides[0].name, "B200");
+    /* one GPU by any of its names is one entry, and given twice an error */
+    pol_file_error("gpus:\n  h100-sxm: {memory: 70GiB}\n  H100-SXM: {net_bw: 25GB}\n",
+                   "p.yaml:3: gpu.H100-SXM: given twice");
+    pol_file_error("gpus:\n  H100-SXM: {memory: 70GiB}\n  NVIDIA H100 80GB HBM3: {net_bw: 25GB}\n",
+                   "p.yaml:3: gpu.NVIDIA H100 80GB HBM3: given twice");
+    mesh_policy_init(&p);
+    const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB}\n  x1: {pci: "
+                       "\"10de:9998\", memory: 80GB, peak_tflops: 500, island: 2}\n"
+                       "gpu: X1\npartitions:\n  a: {nodes: 1}\n  A: {nodes: 2}\n";
+    assert_int_equal(mesh_policy_parse(&p, yaml, strlen(yaml), "p.yaml", &err), 0);
+    mesh_gpu_t g;
+    assert_int_equal(mesh_policy_gpu(&p.assume, "h100-sxm", &g, &err), 0);
+    assert_true(g.memory == 70.0 * 1073741824);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_int_equal(g.island, 2);
+    assert_int_equal(p.assume.n_gpu_overrides, 2);
+    assert_int_equal(mesh_policy_partition(&p, "a")->nodes, 1);
+    assert_int_equal(mesh_policy_partition(&p, "A")->nodes, 2);
+    assert_null(mesh_policy_partition(&p, "b"));
+}
+
 static void partitions__for_the_controller(void **state)
 {
     mesh_policy_t p;
@@ -424,7 +556,8 @@ typedef struct pol_key {
     const char *below_msg, *above_msg;   /* their errors: {} is the value; "..." ends a prefix */
     const char *good;                    /* other values accepted, space-separated */
     const char *bad, *bad_msg;           /* a value refused, and the error */
-    int at_check; /* bad is refused by mesh_policy_check, once the policy is read */
+    int at_check; /* bad is refused by mesh_policy_check, once the policy is read (in a file,
+                     with the line of the key as any other error) */
 } pol_key_t;
 
 #define SIZE_OOR(key) key ": {} is out of range (allowed ..."
@@ -516,7 +649,7 @@ static const pol_key_t pol_keys[] = {
      "gpu.H100-SXM.island: '{}' is not an integer (expected 1..1024)", 0},
     /* partition.NAME.FIELD (the controller's) */
     {"partition.p.gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM A100-80GB", "Z9",
-     "partition.p.gpu: gpu: unknown GPU 'Z9' (known: ...", 1},
+     "partition.p.gpu: unknown GPU 'Z9' (known: ...", 1},
     {"partition.p.gpu_mem", NULL, "100MB", "99999999", "100TB", "100000000000001",
      SIZE_OOR("partition.p.gpu_mem"), SIZE_OOR("partition.p.gpu_mem"), "40GB 80GiB", "40G",
      "partition.p.gpu_mem: unit 'G' is ambiguous: write GB (powers of 1000) or GiB (powers of "
@@ -649,10 +782,7 @@ static void pol_refuse(const pol_key_t *k, const char *value, const char *tmpl)
     mesh_policy_init(&p);
     if (pol_file(&p, k->key, value, &err, &line) == 0)
         fail_msg("%s: %s was accepted in YAML", k->key, value);
-    if (k->at_check && tmpl == k->bad_msg)
-        snprintf(prefix, sizeof(prefix), "p.yaml: ");
-    else
-        snprintf(prefix, sizeof(prefix), "p.yaml:%d: ", line);
+    snprintf(prefix, sizeof(prefix), "p.yaml:%d: ", line);
     if (!pol_is(err.msg, prefix, tmpl, value, want, sizeof(want)))
         fail_msg("%s: %s in YAML: error '%s', wanted '%s'", k->key, value, err.msg, want);
 }
@@ -936,6 +1066,8 @@ int main(void)
         cmocka_unit_test(gpus__names_users_write),
         cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
+        cmocka_unit_test(errors__lead_to_the_key),
+        cmocka_unit_test(names__case_where_users_expect),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
         cmocka_unit_test(keys__documented_defaults),
