@@ -442,8 +442,8 @@ static int read_pci(void *base, const char *key, const char *value, mesh_error_t
 
 /* The overrides of a table GPU, by any name mesh_gpu_find takes ("NVIDIA
  * H100 80GB HBM3" are H100-SXM's); a name the table does not know defines a
- * new GPU (mesh_policy_check makes sure it gets a PCI id, a memory and a
- * peak); a short name of several GPUs is refused. */
+ * new GPU (mesh_policy_check makes sure it gets a PCI id, a memory, a peak
+ * and an island); a short name of several GPUs is refused. */
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
 {
     mesh_assumptions_t *as = &p->assume;
@@ -784,10 +784,11 @@ static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, 
 }
 
 /* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
- * wants .pci too), priced like the default GPU where the policy says nothing.
- * What the default GPU is, not what it is priced at, stays out: its PCI ids,
- * its NVLink (island 1) and its FP8, which a plan would otherwise use on a
- * GPU that has none (gpu.NAME.fp8 gives it back). */
+ * wants .pci and .island too), priced like the default GPU where the policy
+ * says nothing.  What the default GPU is, not what it is priced at, stays
+ * out: its PCI ids, its NVLink (island 1 in a policy nobody checked, else
+ * gpu.NAME.island) and its FP8, which a plan would otherwise use on a GPU
+ * that has none (gpu.NAME.fp8 gives it back). */
 static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
 {
     *out = *mesh_gpu_default();
@@ -835,19 +836,23 @@ int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu
 }
 
 /* A GPU the policy defines needs what no default can stand for: the PCI id
- * its nodes show, its memory and peak.  A name no field defines, or a typo
- * of a table GPU's, is no definition. */
+ * its nodes show, its memory and peak, and its NVLink island.  The island
+ * has no safe default: 1 keeps TP within a GPU, and the controller refuses
+ * jobs that fit with TP 8 on an NVLink board; 8 lets TP cross PCIe, and the
+ * controller says "fits" for layouts the nodes of a PCIe box plan otherwise.
+ * A name no field defines, or a typo of a table GPU's, is no definition. */
 static int check_defined(const mesh_gpu_override_t *o, mesh_error_t *err)
 {
     static const char *const why[] = {
         "the PCI id its nodes show, VVVV:DDDD",
         "the bytes the device reports",
         "its dense bf16 TFLOP/s",
+        "the GPUs per NVLink island: 1 for PCIe cards, 8 for an 8-GPU NVLink board",
     };
-    static const char *const field[] = {"pci", "memory", "peak_tflops"};
-    int given[] = {o->pci_vendor != 0, o->memory > 0, o->peak_flops > 0};
+    static const char *const field[] = {"pci", "memory", "peak_tflops", "island"};
+    int given[] = {o->pci_vendor != 0, o->memory > 0, o->peak_flops > 0, o->island > 0};
     int missing = -1, any = 0;
-    for (int i = 2; i >= 0; i--) {
+    for (int i = 3; i >= 0; i--) {
         missing = given[i] ? missing : i;
         any |= given[i];
     }
@@ -857,12 +862,12 @@ static int check_defined(const mesh_gpu_override_t *o, mesh_error_t *err)
     if (!any || guess)
         return mesh_error_set(err,
                               "gpu.%s: not a GPU of the table (%s%s%s); to define one, give "
-                              "gpu.%s.pci=VVVV:DDDD, .memory= and .peak_tflops=",
+                              "gpu.%s.pci=VVVV:DDDD, .memory=, .peak_tflops= and .island=",
                               o->name, guess ? "did you mean " : "meshplan gpus lists them",
                               guess ? guess : "", guess ? "?" : "", o->name);
     return mesh_error_set(err,
-                          "gpu.%s.%s: missing: a GPU the policy defines needs .pci, .memory and "
-                          ".peak_tflops (%s: %s)",
+                          "gpu.%s.%s: missing: a GPU the policy defines needs .pci, .memory, "
+                          ".peak_tflops and .island (%s: %s)",
                           o->name, field[missing], field[missing], why[missing]);
 }
 

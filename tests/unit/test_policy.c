@@ -118,6 +118,7 @@ static void gpus__defined_by_pci_id(void **state)
     assert_non_null(strstr(err.msg, "pci"));
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.pci=10de:9999", &err), 0);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.peak_tflops=1500", &err), 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.island=1", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
     /* gpu= may name it, before or after its definition */
     mesh_alloc_t a;
@@ -160,7 +161,8 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     /* a PCI id the admin gives a table model, with an override */
     const char *args[] = {"gpu.A100-80GB.pci=10de:9999", "gpu.a100-80gb.island=4",
                           "gpu.H1000.pci=10de:9998",     "gpu.H1000.memory=90GB",
-                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB"};
+                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB",
+                          "gpu.H1000.island=1"};
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
         assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
@@ -269,7 +271,8 @@ static void gpus__defined_without_fp8(void **state)
     mesh_gpu_t g;
     mesh_alloc_t a;
     mesh_policy_init(&p);
-    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500"};
+    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500",
+                          "gpu.X1.island=1"};
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
         assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
@@ -454,13 +457,54 @@ static void errors__lead_to_the_key(void **state)
     pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB}\n  H100-SMX:\n    memory: "
                    "70GiB\n",
                    "p.yaml:4: gpu.H100-SMX: not a GPU of the table (did you mean H100-SXM?); to "
-                   "define one, give gpu.H100-SMX.pci=VVVV:DDDD, .memory= and .peak_tflops=");
+                   "define one, give gpu.H100-SMX.pci=VVVV:DDDD, .memory=, .peak_tflops= and "
+                   ".island=");
     /* a key the file did not set (an argument before policy=) has no line of the file */
     mesh_policy_init(&p);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=X9", &err), 0);
     const char *none = "enforce: warn\n";
     assert_int_equal(mesh_policy_parse(&p, none, strlen(none), "p.yaml", &err), -1);
     assert_true(strncmp(err.msg, "gpu: unknown GPU 'X9' (known: ", 30) == 0);
+}
+
+/* A GPU the policy defines says how many GPUs share an NVLink island: no
+ * default is safe (1 refuses jobs that fit with TP over NVLink, 8 plans TP
+ * over PCIe), so it is required, by name. */
+static void gpus__defined_with_their_island(void **state)
+{
+    static const char *const args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB",
+                                       "gpu.X1.peak_tflops=500"};
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_string_equal(err.msg, "gpu.X1.island: missing: a GPU the policy defines needs .pci, "
+                                 ".memory, .peak_tflops and .island (island: the GPUs per NVLink "
+                                 "island: 1 for PCIe cards, 8 for an 8-GPU NVLink board)");
+    pol_file_error("gpus:\n  X1:\n    pci: \"10de:9998\"\n    memory: 80GB\n    peak_tflops: 500\n",
+                   "p.yaml:2: gpu.X1.island: missing: a GPU the policy defines needs .pci, "
+                   ".memory, .peak_tflops and .island (island: the GPUs per NVLink island: 1 for "
+                   "PCIe cards, 8 for an 8-GPU NVLink board)");
+    /* each field it lacks, by name */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.island=4", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.pci: missing: ", 21) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.pci=10de:9998", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.memory: missing: ", 24) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.memory=80GB", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.peak_tflops: missing: ", 29) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.peak_tflops=500", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    /* and then TP spans the island it gave */
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    assert_int_equal(a.island, 4);
+    assert_int_equal(a.gpu.island, 4);
 }
 
 /* Keys are lower case (a typo is told its key); words, GPU names and the
@@ -1067,6 +1111,7 @@ int main(void)
         cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
         cmocka_unit_test(errors__lead_to_the_key),
+        cmocka_unit_test(gpus__defined_with_their_island),
         cmocka_unit_test(names__case_where_users_expect),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
