@@ -829,6 +829,43 @@ int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, 
     return 0;
 }
 
+/* The i-th GPU the policy defines (a name the table does not know, with a
+ * memory and a peak), or NULL; as may be NULL. */
+static const mesh_gpu_override_t *defined_at(const mesh_assumptions_t *as, int i)
+{
+    for (int k = 0; as && k < as->n_gpu_overrides; k++) {
+        const mesh_gpu_override_t *o = &as->gpu_overrides[k];
+        if (!mesh_gpu_find(o->name) && o->memory > 0 && o->peak_flops > 0 && i-- == 0)
+            return o;
+    }
+    return NULL;
+}
+
+int mesh_policy_gpu_count(const mesh_assumptions_t *assume)
+{
+    int n = mesh_gpu_count();
+    while (defined_at(assume, n - mesh_gpu_count()))
+        n++;
+    return n;
+}
+
+int mesh_policy_gpu_at(const mesh_assumptions_t *assume, int i, mesh_gpu_t *out)
+{
+    const mesh_gpu_t *t = mesh_gpu_at(i);
+    const mesh_gpu_override_t *o = t || i < 0 ? NULL : defined_at(assume, i - mesh_gpu_count());
+    mesh_gpu_t g;
+    if (t)
+        g = *t;
+    else if (o)
+        defined_gpu(o, &g);
+    else
+        return -1;
+    if (assume)
+        mesh_policy_apply_gpu(assume, &g);
+    *out = g;
+    return o ? MESH_GPU_DEFINED : memcmp(&g, t, sizeof(g)) ? MESH_GPU_OVERRIDDEN : MESH_GPU_TABLE;
+}
+
 int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                     mesh_error_t *err)
 {

@@ -218,6 +218,28 @@ MESH_API int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const cha
 MESH_API int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                              mesh_error_t *err);
 
+/** How a GPU of mesh_policy_gpu_at stands to the table. */
+typedef enum mesh_gpu_origin {
+    MESH_GPU_TABLE,      /* the table's GPU, as the table has it */
+    MESH_GPU_OVERRIDDEN, /* the table's GPU, with figures of the policy (gpu.NAME.FIELD) */
+    MESH_GPU_DEFINED,    /* a GPU the policy defines */
+} mesh_gpu_origin_t;
+
+/**
+ * Every GPU a name can resolve to under the assumptions *assume (NULL: the
+ * table alone), each as mesh_policy_resolve_gpu gives it: the table's, in
+ * its order, with the policy's overrides, then the GPUs the policy defines,
+ * in the order it first names them (a name given fields but no memory or
+ * peak defines none, and is not listed).
+ *
+ * mesh_policy_gpu_count says how many (at least mesh_gpu_count()).
+ * mesh_policy_gpu_at copies the i-th into *out (not NULL) and returns its
+ * mesh_gpu_origin_t, or -1 with *out untouched unless
+ * 0 <= i < mesh_policy_gpu_count(assume).
+ */
+MESH_API int mesh_policy_gpu_count(const mesh_assumptions_t *assume);
+MESH_API int mesh_policy_gpu_at(const mesh_assumptions_t *assume, int i, mesh_gpu_t *out);
+
 /**
  * Check what single keys cannot: gpu= and every partition.NAME.gpu= name a
  * GPU of the table or of the policy, and a GPU the table does not know

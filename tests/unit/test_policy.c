@@ -507,6 +507,39 @@ static void gpus__defined_with_their_island(void **state)
     assert_int_equal(a.gpu.island, 4);
 }
 
+/* Every GPU a name can resolve to under a policy, as it resolves: the
+ * table's with the overrides, then the GPUs the policy defines. */
+static void gpus__listed_as_the_policy_makes_them(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t g, want;
+    mesh_policy_init(&p);
+    int n = mesh_gpu_count();
+    assert_int_equal(mesh_policy_gpu_count(NULL), n);
+    assert_int_equal(mesh_policy_gpu_count(&p.assume), n);
+    assert_int_equal(mesh_policy_gpu_at(NULL, 0, &g), MESH_GPU_TABLE);
+    assert_memory_equal(&g, mesh_gpu_at(0), sizeof(g));
+    static const char *const args[] = {"gpu.h100-sxm.memory=70GiB", "gpu.Y2.memory=1GB",
+                                       "gpu.X1.pci=10de:9998",      "gpu.X1.memory=64GiB",
+                                       "gpu.X1.peak_tflops=500",    "gpu.X1.island=4",
+                                       "gpu.B200.fp8=yes"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    /* Y2 has no peak: it defines nothing, and is not listed */
+    assert_int_equal(mesh_policy_gpu_count(&p.assume), n + 1);
+    for (int i = 0; i < n + 1; i++) {
+        int origin = mesh_policy_gpu_at(&p.assume, i, &g);
+        assert_int_equal(mesh_policy_gpu(&p.assume, g.name, &want, &err), 0);
+        assert_memory_equal(&g, &want, sizeof(g));
+        assert_int_equal(origin, strcmp(g.name, "X1") == 0         ? MESH_GPU_DEFINED
+                                 : strcmp(g.name, "H100-SXM") == 0 ? MESH_GPU_OVERRIDDEN
+                                                                   : MESH_GPU_TABLE);
+    }
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, n + 1, &g), -1);
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, -1, &g), -1);
+}
+
 /* Keys are lower case (a typo is told its key); words, GPU names and the
  * GPUs' entries may be written in any case; partitions are Slurm's, whose
  * names are case-sensitive. */
@@ -1113,6 +1146,7 @@ int main(void)
         cmocka_unit_test(errors__lead_to_the_key),
         cmocka_unit_test(gpus__defined_with_their_island),
         cmocka_unit_test(names__case_where_users_expect),
+        cmocka_unit_test(gpus__listed_as_the_policy_makes_them),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
         cmocka_unit_test(keys__documented_defaults),
