@@ -20,9 +20,9 @@
  *   had no measurement and are estimates.
  * Sources per figure are listed in the README ("The GPU table").
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "internal.h"
 #include "meshplan/gpu.h"
@@ -78,28 +78,219 @@ const mesh_gpu_t *mesh_gpu_at(int i)
     return i >= 0 && i < MESH_ARRAY_LEN(table) ? &table[i] : NULL;
 }
 
-const mesh_gpu_t *mesh_gpu_find(const char *name)
+/* Product names: what `nvidia-smi --query-gpu=name` prints (the NVIDIA
+ * driver's name for the PCI id), what amd-smi and rocminfo print, and what
+ * lspci prints (pci.ids), each with the PCI device id its source gives it,
+ * so that a name and the id of the same card give the same GPU
+ * (tests/unit/test_policy.c checks it).  A product name that is ambiguous
+ * here, such as "NVIDIA H100" (0x2339, a variant the table lacks), has no
+ * row.  Sources:
+ *   drv  NVIDIA/open-gpu-kernel-modules README.md, "Compatible GPUs" (product
+ *        name per PCI id; B200 from the 570 releases on)
+ *   inst NVIDIA/nvidia-installer misc.c, nvpci_dev_is_vgpu_gsp()'s list
+ *        (product names of the Volta, Pascal and Turing ids)
+ *   rp   runpod/docs references/gpu-types.mdx (GPU ids: the names
+ *        nvidia-smi prints on RunPod's machines)
+ *   ray  ray-project/ray python/ray/_private/accelerators/amd_gpu.py
+ *        (amd-smi's market names, '-' for ' ')
+ *   smi  ROCm/vllm pull request 359 (amdsmi market_name and product_name)
+ *   pci  the pci.ids database, as lspci prints it */
+/* clang-format off */
+static const mesh_gpu_alias_t aliases[] = {
+    /* alias,                        table name,       PCI id     source */
+    {"Tesla V100-SXM2-16GB",        "V100-16GB",      0x1db1}, /* inst, rp */
+    {"Tesla V100-SXM2-32GB",        "V100-32GB",      0x1db5}, /* inst, rp */
+    {"Tesla V100-PCIE-16GB",        "V100-PCIe-16GB", 0x1db4}, /* inst, rp */
+    {"Tesla V100-PCIE-32GB",        "V100-PCIe-32GB", 0x1db6}, /* inst */
+    {"Tesla V100S-PCIE-32GB",       "V100-PCIe-32GB", 0x1df6}, /* inst */
+    {"Tesla P100-SXM2-16GB",        "P100-SXM2",      0x15f9}, /* inst */
+    {"Tesla P100-PCIE-16GB",        "P100-PCIe",      0x15f8}, /* inst */
+    {"Tesla T4",                    "T4",             0x1eb8}, /* inst */
+    {"NVIDIA A100-SXM4-40GB",       "A100-40GB",      0x20b0}, /* drv */
+    {"NVIDIA A100-SXM4-80GB",       "A100-80GB",      0x20b2}, /* drv, rp */
+    {"NVIDIA A100-PCIE-40GB",       "A100-PCIe-40GB", 0x20f1}, /* drv */
+    {"NVIDIA A100 80GB PCIe",       "A100-PCIe-80GB", 0x20b5}, /* drv, rp */
+    {"NVIDIA H100 80GB HBM3",       "H100-SXM",       0x2330}, /* drv, rp */
+    {"H100 SXM5 80GB",              "H100-SXM",       0x2330}, /* pci */
+    {"NVIDIA H100 PCIe",            "H100-PCIe",      0x2331}, /* drv, rp */
+    {"NVIDIA H100 NVL",             "H100-NVL",       0x2321}, /* drv, rp */
+    {"NVIDIA H800",                 "H800",           0x2324}, /* drv */
+    {"NVIDIA H200",                 "H200",           0x2335}, /* drv, rp */
+    {"NVIDIA GH200 480GB",          "GH200",          0x2342}, /* drv */
+    {"NVIDIA GH200 120GB",          "GH200",          0x2342}, /* drv */
+    {"NVIDIA B200",                 "B200",           0x2901}, /* drv, rp */
+    {"NVIDIA L40S",                 "L40S",           0x26b9}, /* drv, rp */
+    {"AMD Instinct MI250X",         "MI250X",         0x7408}, /* ray */
+    {"AMD Instinct MI250X / MI250", "MI250X",         0x740c}, /* ray */
+    {"AMD Instinct MI300X",         "MI300X",         0x74a1}, /* smi */
+    {"AMD Instinct MI300X OAM",     "MI300X",         0x74a1}, /* smi, ray, rp */
+    {"AMD Instinct MI325X OAM",     "MI325X",         0x74a5}, /* ray */
+};
+/* clang-format on */
+
+int mesh_gpu_alias_count(void)
 {
-    for (int i = 0; name && i < MESH_ARRAY_LEN(table); i++)
-        if (strcasecmp(table[i].name, name) == 0)
+    return MESH_ARRAY_LEN(aliases);
+}
+
+const mesh_gpu_alias_t *mesh_gpu_alias_at(int i)
+{
+    return i >= 0 && i < MESH_ARRAY_LEN(aliases) ? &aliases[i] : NULL;
+}
+
+/* The words a product name may start with ("NVIDIA H200", "Tesla T4", "AMD
+ * Instinct MI300X"): a name means the same with them or without. */
+static const char *const vendor_words[] = {"nvidia-", "tesla-", "amd-", "instinct-"};
+
+/* A GPU name as names are compared: lower case, each run of ' ', '-', '_'
+ * and '/' one '-' (so "H100 PCIe", "h100-pcie" and Kubernetes' label
+ * "NVIDIA-H100-PCIe" are one name), without the vendor words in front; into
+ * key[KEY_MAX], truncated. */
+enum { KEY_MAX = 64 };
+static const char *name_key(const char *name, char key[KEY_MAX])
+{
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < KEY_MAX; c++) {
+        if (!strchr(" -_/", *c))
+            key[n++] = (char)tolower((unsigned char)*c);
+        else if (n && key[n - 1] != '-')
+            key[n++] = '-';
+    }
+    while (n && key[n - 1] == '-')
+        n--;
+    key[n] = '\0';
+    char *k = key;
+    for (int i = 0; i < MESH_ARRAY_LEN(vendor_words); i++)
+        if (strncmp(k, vendor_words[i], strlen(vendor_words[i])) == 0) {
+            k += strlen(vendor_words[i]);
+            i = -1; /* "AMD Instinct": the next word may be one too */
+        }
+    return k;
+}
+
+/* The table's entry called exactly `name` (as the alias table writes it). */
+static const mesh_gpu_t *table_entry(const char *name)
+{
+    for (int i = 0; i < MESH_ARRAY_LEN(table); i++)
+        if (strcmp(table[i].name, name) == 0)
             return &table[i];
     return NULL;
+}
+
+const mesh_gpu_t *mesh_gpu_find(const char *name)
+{
+    char want[KEY_MAX], have[KEY_MAX];
+    const char *k = name ? name_key(name, want) : "";
+    for (int i = 0; *k && i < MESH_ARRAY_LEN(table); i++)
+        if (strcmp(name_key(table[i].name, have), k) == 0)
+            return &table[i];
+    for (int i = 0; *k && i < MESH_ARRAY_LEN(aliases); i++)
+        if (strcmp(name_key(aliases[i].alias, have), k) == 0)
+            return table_entry(aliases[i].name);
+    return NULL;
+}
+
+/* "A (80 GiB, NVLink x8)": a GPU as one of several choices. */
+static void describe(const mesh_gpu_t *g, char *buf, size_t len)
+{
+    double gib = g->memory / 1073741824.0;
+    if (g->island > 1)
+        snprintf(buf, len, "%s (%.0f GiB, NVLink x%d)", g->name, gib, g->island);
+    else
+        snprintf(buf, len, "%s (%.0f GiB, no NVLink)", g->name, gib);
+}
+
+/* The table's GPUs whose names start with the word(s) of `key` (a short
+ * name: "H100" starts H100-SXM, H100-PCIe and H100-NVL), into out[]; how
+ * many there are. */
+static int starting_with(const char *key, const mesh_gpu_t *out[], int max)
+{
+    char have[KEY_MAX];
+    size_t n = strlen(key);
+    int found = 0;
+    for (int i = 0; n && i < MESH_ARRAY_LEN(table); i++) {
+        const char *k = name_key(table[i].name, have);
+        if (strncmp(k, key, n) == 0 && k[n] == '-' && found < max)
+            out[found++] = &table[i];
+    }
+    return found;
+}
+
+/* The table's GPU a typo of `key` most likely meant, by its name or a
+ * product name, or NULL. */
+static const mesh_gpu_t *typo_of(const char *key)
+{
+    char have[KEY_MAX];
+    const mesh_gpu_t *best = NULL;
+    int best_d = 3;
+    for (int i = 0; i < MESH_ARRAY_LEN(table) + MESH_ARRAY_LEN(aliases); i++) {
+        int is_table = i < MESH_ARRAY_LEN(table);
+        const char *name = is_table ? table[i].name : aliases[i - MESH_ARRAY_LEN(table)].alias;
+        int d = mesh_typo_of(key, name_key(name, have));
+        if (d < best_d) {
+            best = is_table ? &table[i] : table_entry(aliases[i - MESH_ARRAY_LEN(table)].name);
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+int mesh_gpu_choices(const char *name)
+{
+    char want[KEY_MAX];
+    const mesh_gpu_t *several[8];
+    return starting_with(name_key(name, want), several, MESH_ARRAY_LEN(several));
+}
+
+const char *mesh_gpu_guess(const char *name)
+{
+    char want[KEY_MAX];
+    const char *k = name_key(name, want);
+    const mesh_gpu_t *several[8], *guess;
+    guess = starting_with(k, several, MESH_ARRAY_LEN(several)) == 1 ? several[0] : typo_of(k);
+    return guess ? guess->name : NULL;
+}
+
+int mesh_gpu_same_name(const char *a, const char *b)
+{
+    char ka[KEY_MAX], kb[KEY_MAX];
+    return strcmp(name_key(a, ka), name_key(b, kb)) == 0;
+}
+
+int mesh_gpu_name_error(const char *key, const char *name, mesh_error_t *err)
+{
+    char want[KEY_MAX], list[MESH_ERROR_MAX / 2] = "";
+    const mesh_gpu_t *several[8];
+    int n = starting_with(name_key(name ? name : "", want), several, MESH_ARRAY_LEN(several));
+    size_t used = 0;
+    if (n > 1) { /* a short name: any one choice can be wrong, the user knows which */
+        for (int i = 0; i < n && used < sizeof(list); i++) {
+            char one[80];
+            describe(several[i], one, sizeof(one));
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", one);
+        }
+        return mesh_error_set(err,
+                              "%s: '%.40s' is %d GPUs: %s; name one (nvidia-smi "
+                              "--query-gpu=name prints yours)",
+                              key, name, n, list);
+    }
+    for (int i = 0; i < MESH_ARRAY_LEN(table) && used < sizeof(list); i++) {
+        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "", table[i].name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    const char *guess = mesh_gpu_guess(name ? name : "");
+    return mesh_error_set(err, "%s: unknown GPU '%.40s' (known: %s)%s%s%s", key, name ? name : "",
+                          list, guess ? "; did you mean " : "", guess ? guess : "",
+                          guess ? "?" : "");
 }
 
 int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err)
 {
     const mesh_gpu_t *g = mesh_gpu_find(name);
-    if (g) {
-        *out = *g;
-        return 0;
-    }
-    char list[MESH_ERROR_MAX / 2] = "";
-    size_t used = 0;
-    for (int i = 0; i < MESH_ARRAY_LEN(table) && used < sizeof(list); i++) {
-        int n = snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "", table[i].name);
-        used += n > 0 ? (size_t)n : 0;
-    }
-    return mesh_error_set(err, "gpu: unknown GPU '%.40s' (known: %s)", name ? name : "", list);
+    if (!g)
+        return mesh_gpu_name_error("gpu", name, err);
+    *out = *g;
+    return 0;
 }
 
 const mesh_gpu_t *mesh_gpu_find_pci(unsigned vendor, unsigned device)

@@ -36,6 +36,31 @@ static inline const char *mesh_noun(long n, const char *one, const char *many)
 /* Copy src into dst[size], always NUL-terminated; -1 if it was truncated. */
 int mesh_strlcpy(char *dst, const char *src, size_t size);
 
+/* Edit distance between a and b (insert, delete or replace one character;
+ * case ignored), capped at 3: enough to tell a typo.  Strings longer than 32
+ * bytes, or whose lengths differ by more than 2, are 3 apart. */
+int mesh_typo_distance(const char *a, const char *b);
+/* How far `word` is from `name` as a typo of it: mesh_typo_distance, or 3
+ * when more than a third of name's characters would change (then it is no
+ * typo: "gpu" is not a typo of "bind"). */
+int mesh_typo_of(const char *word, const char *name);
+
+struct mesh_error;
+/* The error for a GPU name mesh_gpu_find does not know, as "KEY: ...": a
+ * short name that is several GPUs of the table lists them (with memory and
+ * NVLink); any other name is unknown, with the table's names and the one a
+ * typo most likely meant.  Returns -1. */
+int mesh_gpu_name_error(const char *key, const char *name, struct mesh_error *err);
+/* How many GPUs of the table `name` (not NULL) is a short name of ("H100":
+ * H100-SXM, H100-PCIe and H100-NVL), as mesh_gpu_find compares names. */
+int mesh_gpu_choices(const char *name);
+/* The table's name a name mesh_gpu_find does not know most likely meant: the
+ * one GPU a short name starts, or the closest by a typo; NULL if none. */
+const char *mesh_gpu_guess(const char *name);
+/* Whether a and b are one name as mesh_gpu_find compares names (case,
+ * vendor words, ' ', '-', '_' and '/'), without resolving product names. */
+int mesh_gpu_same_name(const char *a, const char *b);
+
 /* FNV-1a, 64 bits, of a NUL-terminated string: the digests' hash. */
 static inline uint64_t mesh_fnv1a64(const char *s)
 {

@@ -2,7 +2,6 @@
  * Admin policy: one table of keys for plugstack.conf arguments, YAML policy
  * files and the CLI's --policy.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +37,11 @@ enum kind {
  * One key: its name, kind, member (an offset into the table's struct:
  * mesh_policy_t for the top level, an override or a partition for the
  * gpu.NAME. and partition.NAME. fields), range, the words it takes, its
- * default as meshplan(8) writes it (NULL: none, the member is 0 or "") and
+ * default as meshplan-policy(5) writes it (NULL: none, the member is 0 or "") and
  * what it means.  The tables below drive mesh_policy_set, the YAML reader's
  * sections, the lists of allowed keys in errors, the range errors and
  * mesh_policy_init's defaults; tests/unit/test_policy.c checks that
- * meshplan(8) names every key.  Adding a key is a row, its member and its
+ * meshplan-policy(5) names every key.  Adding a key is a row, its member and its
  * use.
  */
 typedef struct policy_key {
@@ -50,8 +49,7 @@ typedef struct policy_key {
     enum kind kind;
     size_t off, size;
     double min, max, scale;
-    const char *const *words; /* NULL-terminated */
-    int anycase;              /* K_WORD: the words' case does not matter */
+    const char *const *words; /* NULL-terminated; matched in any case */
     int (*read)(void *base, const char *key, const char *value, mesh_error_t *err);
     size_t to; /* a GPU field: the mesh_gpu_t member a nonzero value replaces; 0: none */
     const char *dflt;
@@ -87,8 +85,8 @@ static const policy_key_t top_keys[] = {
      .doc = "GPU model assumed where the topology shows none"},
     {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
      .doc = "GPU memory assumed for a GPU meshplan does not know"},
-    {"export", K_WORD, POL(launch.export_mode), .words = export_names, .anycase = 1,
-     .dflt = "torch", .doc = "which launcher's variables the tasks get"},
+    {"export", K_WORD, POL(launch.export_mode), .words = export_names, .dflt = "torch",
+     .doc = "which launcher's variables the tasks get"},
     {"port_range", K_CUSTOM, POL(launch.port_lo), .read = read_port_range, .dflt = "20000-29999",
      .doc = "where MASTER_PORT is picked, LO-HI"},
     {"models_dir", K_PATH, POL(launch.models_dir),
@@ -224,42 +222,14 @@ static const char *list_of(const policy_key_t *keys, int n, const char *sep, cha
     return buf;
 }
 
-/* Edit distance (insert, delete, replace one character; case ignored),
- * capped at 3: enough to tell a typo. */
-static int typo_distance(const char *a, const char *b)
-{
-    enum { MAX = 32 };
-    size_t la = strlen(a), lb = strlen(b);
-    int row[MAX + 1];
-    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
-        return 3;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
-                                            tolower((unsigned char)b[j - 1]));
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb] < 3 ? row[lb] : 3;
-}
-
 /* The key of the table a typo of `word` most likely meant, or NULL. */
 static const policy_key_t *meant(const policy_key_t *keys, int n, const char *word)
 {
     const policy_key_t *best = NULL;
     int best_d = 3;
     for (int i = 0; i < n; i++) {
-        int d = typo_distance(word, keys[i].name);
-        if (d < best_d && (size_t)d * 3 < strlen(keys[i].name) + 1) {
+        int d = mesh_typo_of(word, keys[i].name);
+        if (d < best_d) {
             best = &keys[i];
             best_d = d;
         }
@@ -283,18 +253,51 @@ static const char *hint(const policy_key_t *keys, int n, const char *word, char 
     return buf;
 }
 
-static int unknown_key(const char *key, mesh_error_t *err)
+/* "; did you mean X?" for a key meant as another: a typo of a top-level
+ * key, or of a family (partitions.p.nodes for partition.p.nodes as an
+ * argument, partition for the section partitions in a file); "" else. */
+static const char *key_hint(const char *key, int in_file, char *buf, size_t len)
 {
-    char list[MESH_ERROR_MAX / 2], fams[64] = "", guess[64];
+    const policy_key_t *k = meant(top_keys, MESH_ARRAY_LEN(top_keys), key);
+    size_t head = strcspn(key, ".");
+    buf[0] = '\0';
+    if (k)
+        return snprintf(buf, len, "; did you mean %s?", k->name), buf;
+    for (int i = 0; i < MESH_ARRAY_LEN(families) && !buf[0]; i++) {
+        const struct family *f = &families[i];
+        char word[64];
+        snprintf(word, sizeof(word), "%.*s", (int)head, key);
+        if (in_file && mesh_typo_of(word, f->section) < 3)
+            snprintf(buf, len, "; did you mean the section %s: (%s: {NAME: {FIELD: VALUE}})?",
+                     f->section, f->section);
+        else if (!in_file && !key[head] && strlen(word) + 1 == strlen(f->prefix) &&
+                 strncmp(word, f->prefix, strlen(word)) == 0)
+            snprintf(buf, len, "; %s", f->usage);
+        else if (!in_file && key[head] && mesh_typo_of(word, f->section) < 3)
+            snprintf(buf, len, "; did you mean %s%.60s?", f->prefix, key + head + 1);
+    }
+    return buf;
+}
+
+/* An unknown key, with the keys allowed where it was written: as arguments
+ * gpu.NAME.FIELD and partition.NAME.FIELD, in a file the sections gpus: and
+ * partitions: (a file's reader who saw partition.NAME.FIELD would write
+ * partition:, which is no section). */
+static int unknown_key(const char *key, int in_file, mesh_error_t *err)
+{
+    char list[MESH_ERROR_MAX / 2], fams[64] = "", guess[128];
     size_t used = 0;
     for (int i = 0; i < MESH_ARRAY_LEN(families) && used < sizeof(fams); i++) {
-        int w = snprintf(fams + used, sizeof(fams) - used, "%sNAME.FIELD ", families[i].prefix);
+        int w = snprintf(fams + used, sizeof(fams) - used, in_file ? "%s: " : "%sNAME.FIELD ",
+                         in_file ? families[i].section : families[i].prefix);
         used += w > 0 ? (size_t)w : 0;
     }
-    return mesh_error_set(err, "unknown policy key '%.40s' (keys: %s %spolicy)%s", key,
+    if (in_file && used)
+        fams[used - 1] = '\0'; /* a file has no policy: key */
+    return mesh_error_set(err, "unknown policy key '%.40s' (keys: %s %s%s)%s", key,
                           list_of(top_keys, MESH_ARRAY_LEN(top_keys), " ", list, sizeof(list)),
-                          fams,
-                          hint(top_keys, MESH_ARRAY_LEN(top_keys), key, guess, sizeof(guess)));
+                          fams, in_file ? "" : "policy",
+                          key_hint(key, in_file, guess, sizeof(guess)));
 }
 
 static int read_word(int *dst, const policy_key_t *k, const char *key, const char *value,
@@ -303,7 +306,7 @@ static int read_word(int *dst, const policy_key_t *k, const char *key, const cha
     char list[128] = "";
     size_t used = 0;
     for (int i = 0; k->words[i]; i++) {
-        if ((k->anycase ? strcasecmp(value, k->words[i]) : strcmp(value, k->words[i])) == 0) {
+        if (strcasecmp(value, k->words[i]) == 0) {
             *dst = i;
             return 0;
         }
@@ -317,8 +320,8 @@ static int read_path(char *dst, const policy_key_t *k, const char *key, const ch
                      mesh_error_t *err)
 {
     for (int i = 0; k->words && k->words[i]; i++)
-        if (strcmp(value, k->words[i]) == 0)
-            return mesh_strlcpy(dst, value, k->size), 0;
+        if (strcasecmp(value, k->words[i]) == 0)
+            return mesh_strlcpy(dst, k->words[i], k->size), 0;
     if (value[0] != '/')
         return mesh_error_set(err, "%s: '%.60s' must be an absolute path", key, value);
     if (mesh_strlcpy(dst, value, k->size) < 0)
@@ -380,7 +383,7 @@ static int read_steps(void *base, const char *key, const char *value, mesh_error
     for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int found = 0;
         for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
-            if (strcmp(w, names[i].name) == 0) {
+            if (strcasecmp(w, names[i].name) == 0) {
                 mask |= names[i].bit;
                 found = 1;
             }
@@ -419,7 +422,8 @@ static int read_gpu_name(void *base, const char *key, const char *value, mesh_er
 {
     mesh_assumptions_t *as = &((mesh_policy_t *)base)->assume;
     const mesh_gpu_t *g = mesh_gpu_find(value);
-    (void)key;
+    if (!g && mesh_gpu_choices(value) > 1)
+        return mesh_gpu_name_error(key, value, err);
     if (!g && (strlen(value) >= sizeof(as->gpu) || !*value ||
                strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
                    strlen(value)))
@@ -440,11 +444,19 @@ static int read_pci(void *base, const char *key, const char *value, mesh_error_t
     return 0;
 }
 
-/* A name the table does not know defines a new GPU: mesh_policy_check
- * makes sure it gets a PCI id, a memory and a peak. */
+/* The overrides of a table GPU, by any name mesh_gpu_find takes ("NVIDIA
+ * H100 80GB HBM3" are H100-SXM's); a name the table does not know defines a
+ * new GPU (mesh_policy_check makes sure it gets a PCI id, a memory, a peak
+ * and an island); a short name of several GPUs is refused. */
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err)
 {
     mesh_assumptions_t *as = &p->assume;
+    const mesh_gpu_t *m = mesh_gpu_find(name);
+    char entry[64];
+    snprintf(entry, sizeof(entry), "gpu.%.40s", name);
+    if (!m && mesh_gpu_choices(name) > 1)
+        return mesh_gpu_name_error(entry, name, err), NULL;
+    name = m ? m->name : name;
     const mesh_gpu_override_t *known = override_of(as, name);
     if (known)
         return &as->gpu_overrides[known - as->gpu_overrides];
@@ -494,7 +506,9 @@ static int set_field(mesh_policy_t *p, const struct family *f, const char *key, 
                           hint(f->fields, f->n_fields, field, guess, sizeof(guess)));
 }
 
-int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+/* mesh_policy_set, for a key written as an argument or in a file */
+static int policy_set(mesh_policy_t *p, const char *key, const char *value, int in_file,
+                      mesh_error_t *err)
 {
     const policy_key_t *k = find_key(top_keys, MESH_ARRAY_LEN(top_keys), key);
     if (k)
@@ -502,7 +516,12 @@ int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_e
     for (int i = 0; i < MESH_ARRAY_LEN(families); i++)
         if (strncmp(key, families[i].prefix, strlen(families[i].prefix)) == 0)
             return set_field(p, &families[i], key, value, err);
-    return unknown_key(key, err);
+    return unknown_key(key, in_file, err);
+}
+
+int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value, mesh_error_t *err)
+{
+    return policy_set(p, key, value, 0, err);
 }
 
 int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
@@ -600,17 +619,131 @@ static const struct family *family_of_section(const char *name)
     return NULL;
 }
 
-/* Read `mapping` (its start consumed) of the policy file; prefix is "" at the
- * top, "gpu." inside `gpus:`, "gpu.NAME." inside one GPU. */
-static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t *p,
-                           const char *prefix, int depth, mesh_error_t *err)
+/* A policy file being read: the keys whose check waits for the whole
+ * policy (gpu=, a partition's gpu, a GPU the policy defines: mesh_policy_check
+ * checks them) keep the line they were read at, so that their errors carry
+ * it too. */
+enum { LINES_MAX = 1 + MESH_GPU_OVERRIDES_MAX + MESH_PARTITIONS_MAX };
+typedef struct reader {
+    yaml_parser_t *yp;
+    const char *origin;
+    mesh_policy_t *p;
+    int n_lines;
+    struct {
+        char key[96];
+        size_t line;
+    } lines[LINES_MAX];
+} reader_t;
+
+/* Is key one mesh_policy_check may name: gpu, gpu.NAME, partition.NAME.gpu? */
+static int checked_later(const char *key)
+{
+    size_t n = strlen(key);
+    return strcmp(key, "gpu") == 0 || (strncmp(key, "gpu.", 4) == 0 && !strchr(key + 4, '.')) ||
+           (strncmp(key, "partition.", 10) == 0 && n > 14 && strcmp(key + n - 4, ".gpu") == 0);
+}
+
+/* Whether a and b are one key of the policy: GPUs' names compare as
+ * mesh_gpu_find compares them (gpus: {h100-sxm: ..., H100-SXM: ...} gives
+ * one GPU twice), the rest exactly (partitions are Slurm's, whose names are
+ * case-sensitive). */
+static int same_key(const char *a, const char *b)
+{
+    if (strncmp(a, "gpu.", 4) || strncmp(b, "gpu.", 4))
+        return strcmp(a, b) == 0;
+    size_t na = strcspn(a + 4, "."), nb = strcspn(b + 4, ".");
+    char ea[64], eb[64];
+    snprintf(ea, sizeof(ea), "%.*s", (int)na, a + 4);
+    snprintf(eb, sizeof(eb), "%.*s", (int)nb, b + 4);
+    const mesh_gpu_t *ga = mesh_gpu_find(ea), *gb = mesh_gpu_find(eb);
+    return mesh_gpu_same_name(ga ? ga->name : ea, gb ? gb->name : eb) &&
+           strcmp(a + 4 + na, b + 4 + nb) == 0;
+}
+
+static void note_line(reader_t *r, const char *key, size_t line)
+{
+    for (int i = 0; i < r->n_lines; i++)
+        if (same_key(r->lines[i].key, key))
+            return;
+    if (r->n_lines < LINES_MAX && checked_later(key)) {
+        mesh_strlcpy(r->lines[r->n_lines].key, key, sizeof(r->lines[0].key));
+        r->lines[r->n_lines++].line = line;
+    }
+}
+
+/* The line `key` was read at; 0 if the file did not set it. */
+static size_t line_of(const reader_t *r, const char *key)
+{
+    for (int i = 0; i < r->n_lines; i++)
+        if (same_key(r->lines[i].key, key))
+            return r->lines[i].line;
+    return 0;
+}
+
+/* A mapping or list where a key takes one value: partition: and gpu: are
+ * likely the sections partitions: and gpus:, anything else an unknown key. */
+static int not_a_value(const reader_t *r, const char *key, size_t line, int depth,
+                       mesh_error_t *err)
+{
+    char why[160] = "";
+    mesh_error_t unknown;
+    for (int i = 0; depth == 0 && i < MESH_ARRAY_LEN(families) && !why[0]; i++)
+        if (mesh_typo_of(key, families[i].section) < 3)
+            snprintf(why, sizeof(why),
+                     "; did you mean the section %s: (%s: {NAME: {FIELD: VALUE}})?",
+                     families[i].section, families[i].section);
+    if (depth == 0 && !why[0] && !find_key(top_keys, MESH_ARRAY_LEN(top_keys), key)) {
+        unknown_key(key, 1, &unknown);
+        return mesh_error_set(err, "%s:%zu: %s: expected a single value; %s", r->origin, line, key,
+                              unknown.msg);
+    }
+    return mesh_error_set(err, "%s:%zu: %s: expected a single value%s", r->origin, line, key, why);
+}
+
+static int read_policy_map(reader_t *r, const char *prefix, int depth, mesh_error_t *err);
+
+/* The value of `key` (its line: line) at `depth` of the file: a section's
+ * or a GPU's or partition's mapping, or one value. */
+static int read_value(reader_t *r, const char *key, size_t line, int depth, mesh_error_t *err)
+{
+    yaml_event_t v;
+    if (mesh_yaml_next(r->yp, &v, r->origin, err) < 0)
+        return -1;
+    const struct family *section = depth == 0 ? family_of_section(key) : NULL;
+    int is_map = v.type == YAML_MAPPING_START_EVENT, is_scalar = v.type == YAML_SCALAR_EVENT;
+    char value[MESH_YAML_SCALAR_MAX + 1] = "";
+    if (is_scalar)
+        mesh_strlcpy(value, (const char *)v.data.scalar.value, sizeof(value));
+    yaml_event_delete(&v);
+    if (section || depth == 1) {
+        char sub[2 * MESH_YAML_SCALAR_MAX + 2];
+        if (!is_map)
+            return mesh_error_set(err, "%s:%zu: %s: expected a mapping", r->origin, line, key);
+        snprintf(sub, sizeof(sub), "%s%s", section ? section->prefix : key, section ? "" : ".");
+        note_line(r, key, line);
+        return read_policy_map(r, sub, depth + 1, err);
+    }
+    if (!is_scalar)
+        return not_a_value(r, key, line, depth, err);
+    if (strcmp(key, "policy") == 0)
+        return mesh_error_set(err, "%s:%zu: policy: a policy file cannot include another",
+                              r->origin, line);
+    note_line(r, key, line);
+    if (policy_set(r->p, key, value, 1, err) < 0)
+        return mesh_error_prefix(err, "%s:%zu", r->origin, line);
+    return 0;
+}
+
+/* Read a mapping (its start consumed) of the policy file; prefix is "" at
+ * the top, "gpu." inside `gpus:`, "gpu.NAME." inside one GPU. */
+static int read_policy_map(reader_t *r, const char *prefix, int depth, mesh_error_t *err)
 {
     /* a key given twice is a mistake: the spec refuses it, so does the policy */
     char seen[64][64];
     int n_seen = 0;
     for (;;) {
-        yaml_event_t k, v;
-        if (mesh_yaml_next(yp, &k, origin, err) < 0)
+        yaml_event_t k;
+        if (mesh_yaml_next(r->yp, &k, r->origin, err) < 0)
             return -1;
         if (k.type == YAML_MAPPING_END_EVENT) {
             yaml_event_delete(&k);
@@ -619,44 +752,20 @@ static int read_policy_map(yaml_parser_t *yp, const char *origin, mesh_policy_t 
         size_t line = k.start_mark.line + 1;
         if (k.type != YAML_SCALAR_EVENT) {
             yaml_event_delete(&k);
-            return mesh_error_set(err, "%s:%zu: expected a key", origin, line);
+            return mesh_error_set(err, "%s:%zu: expected a key", r->origin, line);
         }
         char key[2 * MESH_YAML_SCALAR_MAX];
         snprintf(key, sizeof(key), "%s%s", prefix, (const char *)k.data.scalar.value);
         yaml_event_delete(&k);
         for (int i = 0; i < n_seen; i++)
-            if (strcmp(seen[i], key) == 0)
-                return mesh_error_set(err, "%s:%zu: %s: given twice", origin, line, key);
+            if (same_key(seen[i], key))
+                return mesh_error_set(err, "%s:%zu: %s: given twice", r->origin, line, key);
         if (n_seen == MESH_ARRAY_LEN(seen))
-            return mesh_error_set(err, "%s:%zu: more than %d keys in one mapping", origin, line,
+            return mesh_error_set(err, "%s:%zu: more than %d keys in one mapping", r->origin, line,
                                   MESH_ARRAY_LEN(seen));
         mesh_strlcpy(seen[n_seen++], key, sizeof(seen[0]));
-        if (mesh_yaml_next(yp, &v, origin, err) < 0)
+        if (read_value(r, key, line, depth, err) < 0)
             return -1;
-        const struct family *section = depth == 0 ? family_of_section(key) : NULL;
-        if (section || depth == 1) {
-            int is_map = v.type == YAML_MAPPING_START_EVENT;
-            yaml_event_delete(&v);
-            if (!is_map)
-                return mesh_error_set(err, "%s:%zu: %s: expected a mapping", origin, line, key);
-            char sub[2 * MESH_YAML_SCALAR_MAX + 2];
-            snprintf(sub, sizeof(sub), "%s%s", section ? section->prefix : key, section ? "" : ".");
-            if (read_policy_map(yp, origin, p, sub, depth + 1, err) < 0)
-                return -1;
-            continue;
-        }
-        if (v.type != YAML_SCALAR_EVENT) {
-            yaml_event_delete(&v);
-            return mesh_error_set(err, "%s:%zu: %s: expected a single value", origin, line, key);
-        }
-        char value[MESH_YAML_SCALAR_MAX + 1];
-        mesh_strlcpy(value, (const char *)v.data.scalar.value, sizeof(value));
-        yaml_event_delete(&v);
-        if (strcmp(key, "policy") == 0)
-            return mesh_error_set(err, "%s:%zu: policy: a policy file cannot include another",
-                                  origin, line);
-        if (mesh_policy_set(p, key, value, err) < 0)
-            return mesh_error_prefix(err, "%s:%zu", origin, line);
     }
 }
 
@@ -671,20 +780,16 @@ int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *err)
     return rc;
 }
 
-int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
-                      mesh_error_t *err)
+static int check(const mesh_policy_t *p, char *key, size_t len, mesh_error_t *err);
+
+/* The document of a policy file: one mapping, or nothing. */
+static int read_document(reader_t *r, mesh_error_t *err)
 {
-    if (len > POLICY_MAX_BYTES)
-        return mesh_error_set(err, "%s: larger than %d bytes", path, POLICY_MAX_BYTES);
-    yaml_parser_t yp;
-    if (!yaml_parser_initialize(&yp))
-        return mesh_error_set(err, "%s: out of memory", path);
-    yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
-    int rc = -1, state = 0;
+    int state = 0;
     while (state != 3) {
         yaml_event_t ev;
-        if (mesh_yaml_next(&yp, &ev, path, err) < 0)
-            goto out;
+        if (mesh_yaml_next(r->yp, &ev, r->origin, err) < 0)
+            return -1;
         yaml_event_type_t t = ev.type;
         size_t line = ev.start_mark.line + 1;
         yaml_event_delete(&ev);
@@ -695,21 +800,42 @@ int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char 
         else if (t == YAML_STREAM_END_EVENT && state == 1)
             state = 3; /* an empty policy keeps the defaults */
         else if (t == YAML_MAPPING_START_EVENT && state == 2) {
-            if (read_policy_map(&yp, path, p, "", 0, err) < 0)
-                goto out;
+            if (read_policy_map(r, "", 0, err) < 0)
+                return -1;
             state = 4; /* then the document end, then the stream end */
-        } else if (t == YAML_DOCUMENT_END_EVENT && state == 4) {
+        } else if (t == YAML_DOCUMENT_END_EVENT && state == 4)
             state = 5;
-        } else if (t == YAML_STREAM_END_EVENT && state == 5) {
+        else if (t == YAML_STREAM_END_EVENT && state == 5)
             state = 3;
-        } else {
-            mesh_error_set(err, "%s:%zu: a policy is one YAML mapping of key: value", path, line);
-            goto out;
-        }
+        else
+            return mesh_error_set(err, "%s:%zu: a policy is one YAML mapping of key: value",
+                                  r->origin, line);
     }
-    if ((rc = mesh_policy_check(p, err)) < 0)
-        mesh_error_prefix(err, "%s", path);
-out:
+    return 0;
+}
+
+int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
+                      mesh_error_t *err)
+{
+    if (len > POLICY_MAX_BYTES)
+        return mesh_error_set(err, "%s: larger than %d bytes", path, POLICY_MAX_BYTES);
+    yaml_parser_t yp;
+    if (!yaml_parser_initialize(&yp))
+        return mesh_error_set(err, "%s: out of memory", path);
+    yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
+    reader_t *r = calloc(1, sizeof(*r));
+    int rc = -1;
+    if (!r)
+        mesh_error_set(err, "%s: out of memory", path);
+    else {
+        *r = (reader_t){.yp = &yp, .origin = path, .p = p};
+        char key[96];
+        rc = read_document(r, err);
+        /* the keys checked as a whole: with their line, where this file set them */
+        if (rc == 0 && (rc = check(p, key, sizeof(key), err)) < 0 && line_of(r, key))
+            mesh_error_prefix(err, "%s:%zu", path, line_of(r, key));
+    }
+    free(r);
     yaml_parser_delete(&yp);
     return rc;
 }
@@ -719,7 +845,7 @@ out:
 static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name)
 {
     for (int i = 0; as && i < as->n_gpu_overrides; i++)
-        if (strcasecmp(as->gpu_overrides[i].name, name) == 0)
+        if (mesh_gpu_same_name(as->gpu_overrides[i].name, name))
             return &as->gpu_overrides[i];
     return NULL;
 }
@@ -735,10 +861,11 @@ static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, 
 }
 
 /* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
- * wants .pci too), priced like the default GPU where the policy says nothing.
- * What the default GPU is, not what it is priced at, stays out: its PCI ids,
- * its NVLink (island 1) and its FP8, which a plan would otherwise use on a
- * GPU that has none (gpu.NAME.fp8 gives it back). */
+ * wants .pci and .island too), priced like the default GPU where the policy
+ * says nothing.  What the default GPU is, not what it is priced at, stays
+ * out: its PCI ids, its NVLink (island 1 in a policy nobody checked, else
+ * gpu.NAME.island) and its FP8, which a plan would otherwise use on a GPU
+ * that has none (gpu.NAME.fp8 gives it back). */
 static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
 {
     *out = *mesh_gpu_default();
@@ -779,36 +906,112 @@ int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, 
     return 0;
 }
 
+/* The i-th GPU the policy defines (a name the table does not know, with a
+ * memory and a peak), or NULL; as may be NULL. */
+static const mesh_gpu_override_t *defined_at(const mesh_assumptions_t *as, int i)
+{
+    for (int k = 0; as && k < as->n_gpu_overrides; k++) {
+        const mesh_gpu_override_t *o = &as->gpu_overrides[k];
+        if (!mesh_gpu_find(o->name) && o->memory > 0 && o->peak_flops > 0 && i-- == 0)
+            return o;
+    }
+    return NULL;
+}
+
+int mesh_policy_gpu_count(const mesh_assumptions_t *assume)
+{
+    int n = mesh_gpu_count();
+    while (defined_at(assume, n - mesh_gpu_count()))
+        n++;
+    return n;
+}
+
+int mesh_policy_gpu_at(const mesh_assumptions_t *assume, int i, mesh_gpu_t *out)
+{
+    const mesh_gpu_t *t = mesh_gpu_at(i);
+    const mesh_gpu_override_t *o = t || i < 0 ? NULL : defined_at(assume, i - mesh_gpu_count());
+    mesh_gpu_t g;
+    if (t)
+        g = *t;
+    else if (o)
+        defined_gpu(o, &g);
+    else
+        return -1;
+    if (assume)
+        mesh_policy_apply_gpu(assume, &g);
+    *out = g;
+    return o ? MESH_GPU_DEFINED : memcmp(&g, t, sizeof(g)) ? MESH_GPU_OVERRIDDEN : MESH_GPU_TABLE;
+}
+
 int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                     mesh_error_t *err)
 {
     return mesh_policy_resolve_gpu(assume, name, 0, 0, out, err);
 }
 
-int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
+/* A GPU the policy defines needs what no default can stand for: the PCI id
+ * its nodes show, its memory and peak, and its NVLink island.  The island
+ * has no safe default: 1 keeps TP within a GPU, and the controller refuses
+ * jobs that fit with TP 8 on an NVLink board; 8 lets TP cross PCIe, and the
+ * controller says "fits" for layouts the nodes of a PCIe box plan otherwise.
+ * A name no field defines, or a typo of a table GPU's, is no definition. */
+static int check_defined(const mesh_gpu_override_t *o, mesh_error_t *err)
+{
+    static const char *const why[] = {
+        "the PCI id its nodes show, VVVV:DDDD",
+        "the bytes the device reports",
+        "its dense bf16 TFLOP/s",
+        "the GPUs per NVLink island: 1 for PCIe cards, 8 for an 8-GPU NVLink board",
+    };
+    static const char *const field[] = {"pci", "memory", "peak_tflops", "island"};
+    int given[] = {o->pci_vendor != 0, o->memory > 0, o->peak_flops > 0, o->island > 0};
+    int missing = -1, any = 0;
+    for (int i = 3; i >= 0; i--) {
+        missing = given[i] ? missing : i;
+        any |= given[i];
+    }
+    const char *guess = mesh_gpu_guess(o->name);
+    if (missing < 0)
+        return 0;
+    if (!any || guess)
+        return mesh_error_set(err,
+                              "gpu.%s: not a GPU of the table (%s%s%s); to define one, give "
+                              "gpu.%s.pci=VVVV:DDDD, .memory=, .peak_tflops= and .island=",
+                              o->name, guess ? "did you mean " : "meshplan gpus lists them",
+                              guess ? guess : "", guess ? "?" : "", o->name);
+    return mesh_error_set(err,
+                          "gpu.%s.%s: missing: a GPU the policy defines needs .pci, .memory, "
+                          ".peak_tflops and .island (%s: %s)",
+                          o->name, field[missing], field[missing], why[missing]);
+}
+
+/* mesh_policy_check; key[len] gets the key its error is about (gpu,
+ * partition.NAME.gpu or gpu.NAME), for the line of a file. */
+static int check(const mesh_policy_t *p, char *key, size_t len, mesh_error_t *err)
 {
     const mesh_assumptions_t *as = &p->assume;
-    mesh_gpu_t g;
+    snprintf(key, len, "gpu");
     if (as->gpu[0] && !mesh_gpu_find(as->gpu) && !override_of(as, as->gpu))
-        return mesh_gpu_lookup(as->gpu, &g, err);
+        return mesh_gpu_name_error(key, as->gpu, err);
     for (int i = 0; i < p->controller.n_partitions; i++) {
         const mesh_partition_t *q = &p->controller.partitions[i];
-        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !override_of(as, q->gpu)) {
-            mesh_gpu_lookup(q->gpu, &g, err);
-            return mesh_error_prefix(err, "partition.%s.gpu", q->name);
-        }
+        snprintf(key, len, "partition.%s.gpu", q->name);
+        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !override_of(as, q->gpu))
+            return mesh_gpu_name_error(key, q->gpu, err);
     }
     for (int i = 0; i < as->n_gpu_overrides; i++) {
         const mesh_gpu_override_t *o = &as->gpu_overrides[i];
-        if (mesh_gpu_find(o->name))
-            continue;
-        if (!o->pci_vendor || o->memory <= 0 || o->peak_flops <= 0)
-            return mesh_error_set(err,
-                                  "gpu.%s: not a GPU of the table (meshplan gpus); to define "
-                                  "one, give gpu.%s.pci=VVVV:DDDD, .memory= and .peak_tflops=",
-                                  o->name, o->name);
+        snprintf(key, len, "gpu.%s", o->name);
+        if (!mesh_gpu_find(o->name) && check_defined(o, err) < 0)
+            return -1;
     }
     return 0;
+}
+
+int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
+{
+    char key[96];
+    return check(p, key, sizeof(key), err);
 }
 
 void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)

@@ -1,5 +1,5 @@
 /*
- * The model spec: a strict libyaml event-API reader of meshplan.yaml(5).
+ * The model spec: a strict libyaml event-API reader of meshplan-spec(5).
  *
  * Why the event API: it sees every anchor, alias, tag and nesting level as
  * it comes, so hostile input (alias bombs, deep nesting, huge scalars) is

@@ -78,6 +78,40 @@ int mesh_strlcpy(char *dst, const char *src, size_t size)
     return 0;
 }
 
+/* Edit distance (insert, delete, replace one character; case ignored),
+ * capped at 3: enough to tell a typo. */
+int mesh_typo_distance(const char *a, const char *b)
+{
+    enum { MAX = 32 };
+    size_t la = strlen(a), lb = strlen(b);
+    int row[MAX + 1];
+    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
+        return 3;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
+                                            tolower((unsigned char)b[j - 1]));
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+int mesh_typo_of(const char *word, const char *name)
+{
+    int d = mesh_typo_distance(word, name);
+    return (size_t)d * 3 < strlen(name) + 1 ? d : 3;
+}
+
 void mesh_buf_init(mesh_buf_t *b)
 {
     memset(b, 0, sizeof(*b));

@@ -45,18 +45,43 @@ typedef struct mesh_gpu {
 MESH_API int mesh_gpu_count(void);
 MESH_API const mesh_gpu_t *mesh_gpu_at(int i);
 
+/** A product name of a GPU of the table. */
+typedef struct mesh_gpu_alias {
+    const char *alias;     /* as its vendor's tools print it, e.g. "NVIDIA H100 80GB HBM3" */
+    const char *name;      /* the table's name it stands for, e.g. "H100-SXM" */
+    unsigned short device; /* the PCI device id its source gives that name */
+} mesh_gpu_alias_t;
+
 /**
- * Look a GPU up by table name ("H100-SXM"), case-insensitively.
+ * The product names the table knows its GPUs by (what `nvidia-smi
+ * --query-gpu=name`, amd-smi or lspci print; sources in lib/gpu.c):
+ * mesh_gpu_alias_count() entries, mesh_gpu_alias_at(i) the i-th, NULL unless
+ * 0 <= i < mesh_gpu_alias_count().  The pointer, and the strings it holds,
+ * are static and read-only: valid for the life of the program, never freed.
+ */
+MESH_API int mesh_gpu_alias_count(void);
+MESH_API const mesh_gpu_alias_t *mesh_gpu_alias_at(int i);
+
+/**
+ * Look a GPU up by name: the table's name ("H100-SXM") or a product name of
+ * mesh_gpu_alias_at ("NVIDIA H100 80GB HBM3").  Names are compared ignoring
+ * case and the vendor words in front (NVIDIA, Tesla, AMD, Instinct), with
+ * ' ', '-', '_' and '/' alike: "h100 pcie" and "NVIDIA-H100-PCIe" are
+ * H100-PCIe.  A short name that is several GPUs ("H100", "A100") is none of
+ * them: the user must say which (mesh_gpu_lookup's error lists them).
  *
- * name may be NULL.  Returns a pointer into the static table, or NULL if
- * no entry has that name.
+ * name may be NULL.  Returns a pointer into the static table, or NULL if no
+ * entry has that name.
  */
 MESH_API const mesh_gpu_t *mesh_gpu_find(const char *name);
 
 /**
  * Like mesh_gpu_find, but copies the entry into *out (which must not be
- * NULL) and returns 0.  On an unknown or NULL name returns -1, leaves *out
- * alone and fills err with the names the table knows.
+ * NULL) and returns 0.  On a name it does not know (or NULL) returns -1,
+ * leaves *out alone and fills err: a short name that is several GPUs lists
+ * them, with their memory and NVLink ("gpu: 'H100' is 3 GPUs: ..."); any
+ * other name is "gpu: unknown GPU 'NAME' (known: ...)", with the table's
+ * names and the one a typo most likely meant ("; did you mean H100-SXM?").
  */
 MESH_API int mesh_gpu_lookup(const char *name, mesh_gpu_t *out, mesh_error_t *err);
 

@@ -4,7 +4,7 @@
  * One set of keys, read from plugstack.conf arguments (key=value), from a
  * YAML policy file (policy=/etc/slurm/meshplan.yaml) or from the CLI's
  * --policy.  Unknown keys are errors naming the key.  Defaults are those of
- * mesh_policy_init and are documented in meshplan(8).
+ * mesh_policy_init and are documented in meshplan-policy(5).
  *
  * The policy is three parts by who reads them: the assumptions (what a plan
  * depends on: the planner and the memory model take only these), the
@@ -133,14 +133,20 @@ MESH_API void mesh_policy_init(mesh_policy_t *p);
  * value must not be NULL.  GPU overrides are "gpu.NAME.FIELD" (e.g.
  * gpu.H100-SXM.memory=80GiB), partitions "partition.NAME.FIELD".
  *
+ * Keys and fields are matched exactly (lower case); words (enforce=,
+ * export=, steps=, ...) and booleans in any case; a GPU's NAME as
+ * mesh_gpu_find matches names (gpu.h100-sxm.* and gpu.NVIDIA H100 80GB
+ * HBM3.* are H100-SXM's), partitions' names exactly.
+ *
  * Returns 0, or -1 with err naming the key on an unknown key or field (the
- * list of them follows, then the one a typo most likely meant), a value out
- * of range, or more than MESH_GPU_OVERRIDES_MAX GPUs or MESH_PARTITIONS_MAX
- * partitions.  A gpu.NAME.* or partition.NAME.* key adds its NAME entry
- * before its value is checked, so a failed call can leave an empty entry
- * behind.  "policy" is mesh_policy_set_arg's, not
- * a key here.  Names of GPUs the table does not know are accepted here and
- * checked by mesh_policy_check.
+ * list of them follows, then the key a typo most likely meant, or the
+ * family: partitions.p.nodes is partition.p.nodes), a value out of range, a
+ * short GPU name that is several GPUs (gpu=H100, gpu.A100.*), or more than
+ * MESH_GPU_OVERRIDES_MAX GPUs or MESH_PARTITIONS_MAX partitions.  A
+ * gpu.NAME.* or partition.NAME.* key adds its NAME entry before its value
+ * is checked, so a failed call can leave an empty entry behind.  "policy"
+ * is mesh_policy_set_arg's, not a key here.  Names of GPUs the table does
+ * not know are accepted here and checked by mesh_policy_check.
  */
 MESH_API int mesh_policy_set(mesh_policy_t *p, const char *key, const char *value,
                              mesh_error_t *err);
@@ -185,9 +191,14 @@ MESH_API int mesh_policy_load(mesh_policy_t *p, const char *path, mesh_error_t *
  *
  * The keys are set on top of what *p holds (initialise it first); an empty
  * document changes nothing.  The result is then checked with
- * mesh_policy_check.  Returns 0, or -1 with err as "path:line: key: ...";
- * the keys read before the error stay set.  A key given twice in one
- * mapping, a `policy:` key, and YAML anchors, aliases or tags are errors.
+ * mesh_policy_check.  Returns 0, or -1 with err as "path:line: key: ...",
+ * the check's errors too (with the line of the key they are about; without
+ * a line when the file did not set it); the keys read before the error stay
+ * set.  An unknown key lists the file's keys (gpus: and partitions:, not
+ * gpu.NAME.FIELD); a mapping under a key that takes one value says
+ * "expected a single value", with the section meant (partition: is
+ * partitions:).  A key given twice in one mapping (a GPU by two of its
+ * names too), a `policy:` key, and YAML anchors, aliases or tags are errors.
  */
 MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char *path,
                                mesh_error_t *err);
@@ -227,11 +238,36 @@ MESH_API int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const cha
 MESH_API int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
                              mesh_error_t *err);
 
+/** How a GPU of mesh_policy_gpu_at stands to the table. */
+typedef enum mesh_gpu_origin {
+    MESH_GPU_TABLE,      /* the table's GPU, as the table has it */
+    MESH_GPU_OVERRIDDEN, /* the table's GPU, with figures of the policy (gpu.NAME.FIELD) */
+    MESH_GPU_DEFINED,    /* a GPU the policy defines */
+} mesh_gpu_origin_t;
+
+/**
+ * Every GPU a name can resolve to under the assumptions *assume (NULL: the
+ * table alone), each as mesh_policy_resolve_gpu gives it: the table's, in
+ * its order, with the policy's overrides, then the GPUs the policy defines,
+ * in the order it first names them (a name given fields but no memory or
+ * peak defines none, and is not listed).
+ *
+ * mesh_policy_gpu_count says how many (at least mesh_gpu_count()).
+ * mesh_policy_gpu_at copies the i-th into *out (not NULL) and returns its
+ * mesh_gpu_origin_t, or -1 with *out untouched unless
+ * 0 <= i < mesh_policy_gpu_count(assume).
+ */
+MESH_API int mesh_policy_gpu_count(const mesh_assumptions_t *assume);
+MESH_API int mesh_policy_gpu_at(const mesh_assumptions_t *assume, int i, mesh_gpu_t *out);
+
 /**
  * Check what single keys cannot: gpu= and every partition.NAME.gpu= name a
  * GPU of the table or of the policy, and a GPU the table does not know
  * comes with its PCI id (gpu.NAME.pci=VVVV:DDDD), memory and peak_tflops.
- * Returns 0, or -1 with err naming the key.
+ * Returns 0, or -1 with err naming the key once ("partition.h100.gpu:
+ * unknown GPU 'H10' (known: ...); did you mean H100-SXM?"; "gpu.X1.memory:
+ * missing: ..."; "gpu.H100-SMX: not a GPU of the table (did you mean
+ * H100-SXM?); ...").
  */
 MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
 

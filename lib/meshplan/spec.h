@@ -1,5 +1,5 @@
 /*
- * meshplan: the model spec (meshplan.yaml(5)).
+ * meshplan: the model spec (meshplan-spec(5)).
  *
  * A spec describes the model's architecture and how it is trained.  It comes
  * from a YAML file or from a shipped preset (etc/models/NAME.yaml); a file

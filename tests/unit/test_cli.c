@@ -446,6 +446,54 @@ static void ranks_gpus_presets(void **state)
     assert_json(r->out);
 }
 
+/* `gpus --policy` lists the GPUs as the policy makes them: the table's with
+ * the policy's figures marked, the GPUs it defines, and the product names
+ * --gpu takes, which plan then takes. */
+static void gpus__as_the_policy_makes_them(void **state)
+{
+    char path[] = "/tmp/meshplan-cli-policy-XXXXXX";
+    const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB, net_bw: 25GB}\n"
+                       "  X1: {pci: \"10de:9998\", memory: 64GiB, peak_tflops: 500, island: 4}\n";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+    close(fd);
+    result_t *r = run("gpus", "--policy", path, NULL);
+    assert_int_equal(r->status, 0);
+    size_t width = strcspn(r->out, "\n");
+    for (const char *p = r->out; *p; p += strcspn(p, "\n") + 1)
+        assert_int_equal(strcspn(p, "\n"), width);
+    assert_non_null(strstr(r->out, "\nH100-SXM         70.0 GiB*     989 bf16        3350      "
+                                   "     450        25.0*       8    80% \n"));
+    assert_non_null(strstr(r->out, "\nX1               64.0 GiB*     500 bf16*       3350      "
+                                   "     450        50.0        4*   80% \n"));
+    assert_non_null(strstr(r->out, "\n  the policy defines X1 (its other figures: H100-SXM's) "));
+    assert_non_null(strstr(r->out, "\n    NVIDIA H100 80GB HBM3          H100-SXM "));
+    r = run("gpus", "--policy", path, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"net_bw\":2.5e+10,\"island\":8,\"gemm_eff\":0.8,\"source\":"
+                                   "\"table\",\"policy_sets\":[\"memory\",\"net_bw\"],\"aliases\":"
+                                   "[\"NVIDIA H100 80GB HBM3\",\"H100 SXM5 80GB\"]}"));
+    assert_non_null(strstr(r->out, "{\"name\":\"X1\",\"memory\":68719476736,"));
+    assert_non_null(strstr(r->out, "\"source\":\"policy\",\"policy_sets\":[\"memory\","
+                                   "\"peak_flops\",\"island\"],\"aliases\":[]}]"));
+    /* without a policy, nothing is the policy's */
+    r = run("gpus", NULL);
+    assert_null(strchr(r->out, '*'));
+    assert_null(strstr(r->out, "the policy defines"));
+    /* the names listed are names plan takes */
+    r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+            "NVIDIA A100-SXM4-80GB", "--policy", path, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\"gpu\":\"A100-80GB\""));
+    r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8", "--gpu", "x1",
+            "--policy", path, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\"gpu\":\"X1\",\"gpu_memory\":68719476736,\"island\":4"));
+    unlink(path);
+}
+
 static void topo__shows_and_plans(void **state)
 {
     char xml[512];
@@ -508,6 +556,7 @@ int main(void)
         cmocka_unit_test(nothing_fits__exit_1_with_advice),
         cmocka_unit_test(env__equals_library),
         cmocka_unit_test(ranks_gpus_presets),
+        cmocka_unit_test(gpus__as_the_policy_makes_them),
         cmocka_unit_test(topo__shows_and_plans),
         cmocka_unit_test(topology__planned_as_the_node_plans),
     };

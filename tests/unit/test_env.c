@@ -181,7 +181,7 @@ static void master_port__range_and_spread(void **state)
 
 /* README "The per-task variables": MASTER_PORT = lo + (job_id*131 +
  * step_id) mod (hi - lo + 1), in the policy's port_range (default
- * 20000-29999, meshplan(8)). */
+ * 20000-29999, meshplan-policy(5)). */
 static int documented_port(unsigned long job, unsigned long step, int lo, int hi)
 {
     unsigned long span = (unsigned long)(hi - lo + 1);

@@ -118,6 +118,7 @@ static void gpus__defined_by_pci_id(void **state)
     assert_non_null(strstr(err.msg, "pci"));
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.pci=10de:9999", &err), 0);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.peak_tflops=1500", &err), 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H1000.island=1", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
     /* gpu= may name it, before or after its definition */
     mesh_alloc_t a;
@@ -160,7 +161,8 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     /* a PCI id the admin gives a table model, with an override */
     const char *args[] = {"gpu.A100-80GB.pci=10de:9999", "gpu.a100-80gb.island=4",
                           "gpu.H1000.pci=10de:9998",     "gpu.H1000.memory=90GB",
-                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB"};
+                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB",
+                          "gpu.H1000.island=1"};
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
         assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
@@ -180,6 +182,85 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     assert_memory_equal(&by_pci, &by_name, sizeof(by_pci));
 }
 
+/* The names users and admins write: the table's, the product names the
+ * vendors' tools print (nvidia-smi --query-gpu=name, amd-smi, lspci), in any
+ * case and spacing; a short name that is several GPUs names them all. */
+static void gpus__names_users_write(void **state)
+{
+    static const struct {
+        const char *name, *gpu;
+    } names[] = {
+        {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+        {"NVIDIA A100-SXM4-80GB", "A100-80GB"},
+        {"NVIDIA H100 PCIe", "H100-PCIe"},
+        {"NVIDIA H200", "H200"},
+        {"NVIDIA A100-SXM4-40GB", "A100-40GB"},
+        {"Tesla V100-SXM2-32GB", "V100-32GB"},
+        {"NVIDIA B200", "B200"},
+        {"Instinct MI300X", "MI300X"},
+        {"AMD Instinct MI250X", "MI250X"},
+        {"AMD Instinct MI300X OAM", "MI300X"},
+        {"NVIDIA A100 80GB PCIe", "A100-PCIe-80GB"},
+        {"h100-sxm", "H100-SXM"},              /* any case */
+        {"H100 PCIe", "H100-PCIe"},            /* ' ' and '-' alike */
+        {"NVIDIA-H100-80GB-HBM3", "H100-SXM"}, /* Kubernetes' gpu.product label */
+        {"nvidia h200", "H200"},
+        {"AMD-Instinct-MI250X-MI250", "MI250X"}, /* "MI250X / MI250" */
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const mesh_gpu_t *g = mesh_gpu_find(names[i].name);
+        if (!g || strcmp(g->name, names[i].gpu) != 0)
+            fail_msg("'%s' is %s, not %s", names[i].name, g ? g->name : "unknown", names[i].gpu);
+    }
+    /* every product name is the GPU the same card's PCI id is */
+    assert_true(mesh_gpu_alias_count() >= 20);
+    assert_null(mesh_gpu_alias_at(mesh_gpu_alias_count()));
+    assert_null(mesh_gpu_alias_at(-1));
+    for (int i = 0; i < mesh_gpu_alias_count(); i++) {
+        const mesh_gpu_alias_t *a = mesh_gpu_alias_at(i);
+        const mesh_gpu_t *g = mesh_gpu_find(a->alias), *table = NULL;
+        for (int j = 0; j < mesh_gpu_count(); j++)
+            if (strcmp(mesh_gpu_at(j)->name, a->name) == 0)
+                table = mesh_gpu_at(j);
+        if (!g || g != table || g != mesh_gpu_find_pci(g->vendor_id, a->device))
+            fail_msg("'%s' (PCI %04x) is not the table's %s", a->alias, a->device, a->name);
+    }
+    /* a short name that is several GPUs: the user says which */
+    mesh_gpu_t g;
+    mesh_error_t err;
+    assert_null(mesh_gpu_find("H100"));
+    assert_int_equal(mesh_gpu_lookup("H100", &g, &err), -1);
+    assert_string_equal(err.msg, "gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), "
+                                 "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); "
+                                 "name one (nvidia-smi --query-gpu=name prints yours)");
+    assert_int_equal(mesh_gpu_lookup("a100", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "gpu: 'a100' is 4 GPUs: A100-40GB (40 GiB, NVLink x8), "
+                                    "A100-80GB (80 GiB, NVLink x8), A100-PCIe-40GB"));
+    /* an unknown name: the closest one */
+    assert_int_equal(mesh_gpu_lookup("H100-SMX", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "gpu: unknown GPU 'H100-SMX' (known: V100-16GB "));
+    assert_non_null(strstr(err.msg, "); did you mean H100-SXM?"));
+    assert_int_equal(mesh_gpu_lookup("NVIDIA H100 80GB HMB3", &g, &err), -1);
+    assert_non_null(strstr(err.msg, "); did you mean H100-SXM?"));
+    assert_int_equal(mesh_gpu_lookup("MI50", &g, &err), -1); /* the 16 GB one too? */
+    assert_non_null(strstr(err.msg, "); did you mean MI50-32GB?"));
+    assert_int_equal(mesh_gpu_lookup("Z80", &g, &err), -1);
+    assert_null(strstr(err.msg, "did you mean"));
+    assert_null(mesh_gpu_find("NVIDIA")); /* a vendor is no GPU */
+    assert_null(mesh_gpu_find(""));
+    /* every front end names GPUs through the policy: the same names there */
+    mesh_policy_t p;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.H100-SXM.memory=70GiB", &err), 0);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "NVIDIA H100 80GB HBM3", 0, 0, 1, 8, &a, &err),
+                     0);
+    assert_string_equal(a.gpu.name, "H100-SXM");
+    assert_true(a.gpu.memory == 70.0 * 1073741824);
+    assert_int_equal(mesh_policy_alloc(&p.assume, "H100", 0, 0, 1, 8, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "'H100' is 3 GPUs"));
+}
+
 /* A GPU the admin defines is priced like the default GPU (H100-SXM) where
  * the policy gives no figure, but it must not claim the H100's FP8: a plan
  * would then train in FP8 on a GPU that has none. */
@@ -190,7 +271,8 @@ static void gpus__defined_without_fp8(void **state)
     mesh_gpu_t g;
     mesh_alloc_t a;
     mesh_policy_init(&p);
-    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500"};
+    const char *args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB", "gpu.X1.peak_tflops=500",
+                          "gpu.X1.island=1"};
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
         assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), 0);
@@ -364,6 +446,212 @@ static void on_config_error__read_apart_from_the_rest(void **state)
     assert_true(p.launch.config_fail_closed);
 }
 
+/* The policy's error for a file: exactly `want`. */
+static void pol_file_error(const char *text, const char *want)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    if (mesh_policy_parse(&p, text, strlen(text), "p.yaml", &err) == 0)
+        fail_msg("accepted:\n%s", text);
+    if (strcmp(err.msg, want) != 0)
+        fail_msg("policy:\n%s\nerror '%s'\nwanted '%s'", text, err.msg, want);
+}
+
+/* Errors lead to the right key: every error of a file has its line and one
+ * prefix, a section written as a key names the section, a typo of a family
+ * names the family. */
+static void errors__lead_to_the_key(void **state)
+{
+    /* partition: (as partition.NAME.FIELD reads) is the section partitions: */
+    pol_file_error("reserve: 0.1\npartition:\n  h100: {gpu: H100-SXM}\n",
+                   "p.yaml:2: partition: expected a single value; did you mean the section "
+                   "partitions: (partitions: {NAME: {FIELD: VALUE}})?");
+    pol_file_error("gpu:\n  H100-SXM: {memory: 80GB}\n",
+                   "p.yaml:1: gpu: expected a single value; did you mean the section gpus: "
+                   "(gpus: {NAME: {FIELD: VALUE}})?");
+    /* a file's unknown key lists the file's sections, not the arguments' families */
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    const char *typo = "partitons: 3\n";
+    assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
+    assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
+    assert_non_null(strstr(err.msg, " on_submit_error gpus: partitions:); did you mean the "
+                                    "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
+    assert_null(strstr(err.msg, "NAME.FIELD"));
+    /* and the arguments' list theirs, with the family a typo meant */
+    static const struct {
+        const char *arg, *hint;
+    } args[] = {
+        {"partitions.p.nodes=4", "policy); did you mean partition.p.nodes?"},
+        {"gpus.H100-SXM.memory=80GB", "policy); did you mean gpu.H100-SXM.memory?"},
+        {"partition=4", "policy); partition settings are partition.NAME.FIELD (e.g. "
+                        "partition.gpu.gpu=H100-SXM)"},
+        {"Reserve=0.1", "policy); did you mean reserve?"}, /* keys are lower case */
+    };
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+        mesh_policy_init(&p);
+        assert_int_equal(mesh_policy_set_arg(&p, args[i].arg, &err), -1);
+        size_t n = strlen(err.msg), h = strlen(args[i].hint);
+        if (n < h || strcmp(err.msg + n - h, args[i].hint) != 0)
+            fail_msg("%s: '%s' does not end '%s'", args[i].arg, err.msg, args[i].hint);
+    }
+    /* a GPU name in a partition: its line, one prefix */
+    pol_file_error("enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
+                   "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
+                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 "
+                   "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL "
+                   "H800 H200 GH200 B200 L40S MI50-32GB MI250X MI300X MI325X); did you mean "
+                   "H100-SXM?");
+    pol_file_error("partitions:\n  h100: {gpu: H100}\n",
+                   "p.yaml:2: partition.h100.gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), "
+                   "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); name one "
+                   "(nvidia-smi --query-gpu=name prints yours)");
+    /* so in gpu=, named before the GPU it names is defined */
+    pol_file_error("enforce: warn\ngpu: X9\ngpus:\n  X1: {pci: \"10de:9998\", memory: 80GB, "
+                   "peak_tflops: 500, island: 8}\n",
+                   "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
+                   "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 A100-40GB A100-80GB "
+                   "A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL H800 H200 GH200 "
+                   "B200 L40S MI50-32GB MI250X MI300X MI325X)");
+    /* and in a GPU's own entry: the entry's line */
+    pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB}\n  H100-SMX:\n    memory: "
+                   "70GiB\n",
+                   "p.yaml:4: gpu.H100-SMX: not a GPU of the table (did you mean H100-SXM?); to "
+                   "define one, give gpu.H100-SMX.pci=VVVV:DDDD, .memory=, .peak_tflops= and "
+                   ".island=");
+    /* a key the file did not set (an argument before policy=) has no line of the file */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=X9", &err), 0);
+    const char *none = "enforce: warn\n";
+    assert_int_equal(mesh_policy_parse(&p, none, strlen(none), "p.yaml", &err), -1);
+    assert_true(strncmp(err.msg, "gpu: unknown GPU 'X9' (known: ", 30) == 0);
+}
+
+/* A GPU the policy defines says how many GPUs share an NVLink island: no
+ * default is safe (1 refuses jobs that fit with TP over NVLink, 8 plans TP
+ * over PCIe), so it is required, by name. */
+static void gpus__defined_with_their_island(void **state)
+{
+    static const char *const args[] = {"gpu.X1.pci=10de:9998", "gpu.X1.memory=80GB",
+                                       "gpu.X1.peak_tflops=500"};
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_alloc_t a;
+    mesh_policy_init(&p);
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_string_equal(err.msg, "gpu.X1.island: missing: a GPU the policy defines needs .pci, "
+                                 ".memory, .peak_tflops and .island (island: the GPUs per NVLink "
+                                 "island: 1 for PCIe cards, 8 for an 8-GPU NVLink board)");
+    pol_file_error("gpus:\n  X1:\n    pci: \"10de:9998\"\n    memory: 80GB\n    peak_tflops: 500\n",
+                   "p.yaml:2: gpu.X1.island: missing: a GPU the policy defines needs .pci, "
+                   ".memory, .peak_tflops and .island (island: the GPUs per NVLink island: 1 for "
+                   "PCIe cards, 8 for an 8-GPU NVLink board)");
+    /* each field it lacks, by name */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.island=4", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.pci: missing: ", 21) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.pci=10de:9998", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.memory: missing: ", 24) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.memory=80GB", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), -1);
+    assert_true(strncmp(err.msg, "gpu.X1.peak_tflops: missing: ", 29) == 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu.X1.peak_tflops=500", &err), 0);
+    assert_int_equal(mesh_policy_check(&p, &err), 0);
+    /* and then TP spans the island it gave */
+    assert_int_equal(mesh_policy_alloc(&p.assume, "X1", 0, 0, 1, 8, &a, &err), 0);
+    assert_int_equal(a.island, 4);
+    assert_int_equal(a.gpu.island, 4);
+}
+
+/* Every GPU a name can resolve to under a policy, as it resolves: the
+ * table's with the overrides, then the GPUs the policy defines. */
+static void gpus__listed_as_the_policy_makes_them(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_gpu_t g, want;
+    mesh_policy_init(&p);
+    int n = mesh_gpu_count();
+    assert_int_equal(mesh_policy_gpu_count(NULL), n);
+    assert_int_equal(mesh_policy_gpu_count(&p.assume), n);
+    assert_int_equal(mesh_policy_gpu_at(NULL, 0, &g), MESH_GPU_TABLE);
+    assert_memory_equal(&g, mesh_gpu_at(0), sizeof(g));
+    static const char *const args[] = {"gpu.h100-sxm.memory=70GiB", "gpu.Y2.memory=1GB",
+                                       "gpu.X1.pci=10de:9998",      "gpu.X1.memory=64GiB",
+                                       "gpu.X1.peak_tflops=500",    "gpu.X1.island=4",
+                                       "gpu.B200.fp8=yes"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
+    /* Y2 has no peak: it defines nothing, and is not listed */
+    assert_int_equal(mesh_policy_gpu_count(&p.assume), n + 1);
+    for (int i = 0; i < n + 1; i++) {
+        int origin = mesh_policy_gpu_at(&p.assume, i, &g);
+        assert_int_equal(mesh_policy_gpu(&p.assume, g.name, &want, &err), 0);
+        assert_memory_equal(&g, &want, sizeof(g));
+        assert_int_equal(origin, strcmp(g.name, "X1") == 0         ? MESH_GPU_DEFINED
+                                 : strcmp(g.name, "H100-SXM") == 0 ? MESH_GPU_OVERRIDDEN
+                                                                   : MESH_GPU_TABLE);
+    }
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, n + 1, &g), -1);
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, -1, &g), -1);
+}
+
+/* Keys are lower case (a typo is told its key); words, GPU names and the
+ * GPUs' entries may be written in any case; partitions are Slurm's, whose
+ * names are case-sensitive. */
+static void names__case_where_users_expect(void **state)
+{
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    static const char *const args[] = {"enforce=Warn",
+                                       "export=TorchRun",
+                                       "bind=GPU",
+                                       "gpu_order=Minor",
+                                       "steps=Batch,REGULAR",
+                                       "topology_xml=NONE",
+                                       "on_submit_error=REJECT",
+                                       "on_topology_error=Fallback",
+                                       "gpu=h100-SXM",
+                                       "gpu.b200.fp8=NO"};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        if (mesh_policy_set_arg(&p, args[i], &err) < 0)
+            fail_msg("%s: %s", args[i], err.msg);
+    assert_int_equal(p.enforce, MESH_ENFORCE_WARN);
+    assert_int_equal(p.launch.export_mode, MESH_EXPORT_TORCHRUN);
+    assert_true(p.launch.bind_gpu && p.launch.gpu_order_minor && p.launch.topology_fallback);
+    assert_int_equal(p.launch.steps, MESH_STEP_BATCH | MESH_STEP_REGULAR);
+    assert_string_equal(p.launch.topology_xml, "none");
+    assert_true(p.controller.submit_fail_closed);
+    assert_string_equal(p.assume.gpu, "H100-SXM");
+    assert_string_equal(p.assume.gpu_overrides[0].name, "B200");
+    /* one GPU by any of its names is one entry, and given twice an error */
+    pol_file_error("gpus:\n  h100-sxm: {memory: 70GiB}\n  H100-SXM: {net_bw: 25GB}\n",
+                   "p.yaml:3: gpu.H100-SXM: given twice");
+    pol_file_error("gpus:\n  H100-SXM: {memory: 70GiB}\n  NVIDIA H100 80GB HBM3: {net_bw: 25GB}\n",
+                   "p.yaml:3: gpu.NVIDIA H100 80GB HBM3: given twice");
+    mesh_policy_init(&p);
+    const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB}\n  x1: {pci: "
+                       "\"10de:9998\", memory: 80GB, peak_tflops: 500, island: 2}\n"
+                       "gpu: X1\npartitions:\n  a: {nodes: 1}\n  A: {nodes: 2}\n";
+    assert_int_equal(mesh_policy_parse(&p, yaml, strlen(yaml), "p.yaml", &err), 0);
+    mesh_gpu_t g;
+    assert_int_equal(mesh_policy_gpu(&p.assume, "h100-sxm", &g, &err), 0);
+    assert_true(g.memory == 70.0 * 1073741824);
+    assert_int_equal(mesh_policy_gpu(&p.assume, "X1", &g, &err), 0);
+    assert_int_equal(g.island, 2);
+    assert_int_equal(p.assume.n_gpu_overrides, 2);
+    assert_int_equal(mesh_policy_partition(&p, "a")->nodes, 1);
+    assert_int_equal(mesh_policy_partition(&p, "A")->nodes, 2);
+    assert_null(mesh_policy_partition(&p, "b"));
+}
+
 static void partitions__for_the_controller(void **state)
 {
     mesh_policy_t p;
@@ -393,9 +681,9 @@ static void partitions__for_the_controller(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "on_submit_error=maybe", &err), -1);
 }
 
-/* ---- every key, as meshplan(8) documents it ----
+/* ---- every key, as meshplan-policy(5) documents it ----
  *
- * Written from meshplan(8) (POLICY and CONTROLLER) and the README, not from
+ * Written from meshplan-policy(5) (KEYS, GPUS and PARTITIONS) and the README, not from
  * lib/policy.c.  The man page states no numeric bounds but reserve's being a
  * fraction; the others are the ones the errors state to admins. */
 
@@ -407,7 +695,8 @@ typedef struct pol_key {
     const char *below_msg, *above_msg;   /* their errors: {} is the value; "..." ends a prefix */
     const char *good;                    /* other values accepted, space-separated */
     const char *bad, *bad_msg;           /* a value refused, and the error */
-    int at_check; /* bad is refused by mesh_policy_check, once the policy is read */
+    int at_check; /* bad is refused by mesh_policy_check, once the policy is read (in a file,
+                     with the line of the key as any other error) */
 } pol_key_t;
 
 #define SIZE_OOR(key) key ": {} is out of range (allowed ..."
@@ -501,7 +790,7 @@ static const pol_key_t pol_keys[] = {
      "gpu.H100-SXM.island: '{}' is not an integer (expected 1..1024)", 0},
     /* partition.NAME.FIELD (the controller's) */
     {"partition.p.gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM A100-80GB", "Z9",
-     "partition.p.gpu: gpu: unknown GPU 'Z9' (known: ...", 1},
+     "partition.p.gpu: unknown GPU 'Z9' (known: ...", 1},
     {"partition.p.gpu_mem", NULL, "100MB", "99999999", "100TB", "100000000000001",
      SIZE_OOR("partition.p.gpu_mem"), SIZE_OOR("partition.p.gpu_mem"), "40GB 80GiB", "40G",
      "partition.p.gpu_mem: unit 'G' is ambiguous: write GB (powers of 1000) or GiB (powers of "
@@ -634,10 +923,7 @@ static void pol_refuse(const pol_key_t *k, const char *value, const char *tmpl)
     mesh_policy_init(&p);
     if (pol_file(&p, k->key, value, &err, &line) == 0)
         fail_msg("%s: %s was accepted in YAML", k->key, value);
-    if (k->at_check && tmpl == k->bad_msg)
-        snprintf(prefix, sizeof(prefix), "p.yaml: ");
-    else
-        snprintf(prefix, sizeof(prefix), "p.yaml:%d: ", line);
+    snprintf(prefix, sizeof(prefix), "p.yaml:%d: ", line);
     if (!pol_is(err.msg, prefix, tmpl, value, want, sizeof(want)))
         fail_msg("%s: %s in YAML: error '%s', wanted '%s'", k->key, value, err.msg, want);
 }
@@ -657,7 +943,7 @@ static void keys__documented_defaults(void **state)
         checked++;
     }
     assert_int_equal(checked, 16); /* on_config_error's row added the 16th */
-    /* and the values meshplan(8) gives */
+    /* and the values meshplan-policy(5) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
     assert_int_equal(init.launch.export_mode, MESH_EXPORT_TORCH);
@@ -766,7 +1052,8 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
                     strlen(pol_field(pol_keys[i].key)) == n &&
                     strncmp(pol_field(pol_keys[i].key), list, n) == 0;
         if (!found)
-            fail_msg("'%s' names '%.*s', which meshplan(8) does not document", msg, (int)n, list);
+            fail_msg("'%s' names '%.*s', which meshplan-policy(5) does not document", msg, (int)n,
+                     list);
         listed++;
         list += n;
         list += strspn(list, seps);
@@ -778,7 +1065,7 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
         documented += !dup && strcmp(pol_family(pol_keys[i].key), fam) == 0;
     }
     if (listed != documented + (*fam ? 0 : 2))
-        fail_msg("'%s' names %d keys, meshplan(8) documents %d", msg, listed,
+        fail_msg("'%s' names %d keys, meshplan-policy(5) documents %d", msg, listed,
                  documented + (*fam ? 0 : 2));
 }
 
@@ -875,7 +1162,7 @@ static void keys__only_in_their_section(void **state)
 }
 
 /* Every policy key the library lists in its "unknown key" error is
- * documented in meshplan(8). */
+ * documented in meshplan-policy(5). */
 static void keys__table_in_the_manual(void **state)
 {
     mesh_policy_t p;
@@ -884,7 +1171,7 @@ static void keys__table_in_the_manual(void **state)
     assert_int_equal(mesh_policy_set(&p, "zz", "1", &err), -1);
     const char *list = strstr(err.msg, "(keys: ");
     assert_non_null(list);
-    assert_true(test_man_lists("meshplan.8", list + strlen("(keys: "), ')', " ") >= 19);
+    assert_true(test_man_lists("meshplan-policy.5", list + strlen("(keys: "), ')', " ") >= 19);
 }
 
 /* So is every field of gpu.NAME. and partition.NAME.: the "unknown field"
@@ -902,8 +1189,9 @@ static void keys__fields_in_the_manual(void **state)
         assert_int_equal(mesh_policy_set(&p, fams[i].key, "1", &err), -1);
         const char *list = strstr(err.msg, "field 'zz' (");
         assert_non_null(list);
-        assert_int_equal(test_man_lists("meshplan.8", list + strlen("field 'zz' ("), ')', ", "),
-                         fams[i].fields);
+        assert_int_equal(
+            test_man_lists("meshplan-policy.5", list + strlen("field 'zz' ("), ')', ", "),
+            fams[i].fields);
     }
 }
 
@@ -917,8 +1205,13 @@ int main(void)
         cmocka_unit_test(args__errors_name_the_key),
         cmocka_unit_test(gpus__defined_by_pci_id),
         cmocka_unit_test(gpus__resolved_by_name_or_pci_id),
+        cmocka_unit_test(gpus__names_users_write),
         cmocka_unit_test(gpus__defined_without_fp8),
         cmocka_unit_test(partitions__for_the_controller),
+        cmocka_unit_test(errors__lead_to_the_key),
+        cmocka_unit_test(gpus__defined_with_their_island),
+        cmocka_unit_test(names__case_where_users_expect),
+        cmocka_unit_test(gpus__listed_as_the_policy_makes_them),
         cmocka_unit_test(yaml__file),
         cmocka_unit_test(yaml__errors_with_line),
         cmocka_unit_test(on_config_error__read_apart_from_the_rest),

@@ -140,7 +140,7 @@ static void roundtrip(const mesh_model_t *m, const char *mesh, const char *what)
                         mesh_layout_format_pins(&pback, p2, sizeof(p2)));
 }
 
-/* Every key of meshplan.yaml(5) at values other than its default: the spec
+/* Every key of meshplan-spec(5) at values other than its default: the spec
  * is the template with @ replaced by each value, and dflt (NULL: none) its
  * documented default, which must give another model. */
 static const struct {

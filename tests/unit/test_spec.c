@@ -306,7 +306,7 @@ static void digest__same_model_same_digest(void **state)
     assert_int_equal(strlen(a), 16);
 }
 
-/* ---- every key, as meshplan.yaml(5) documents it ----
+/* ---- every key, as meshplan-spec(5) documents it ----
  *
  * One row per key (and per context where a key's meaning depends on another,
  * as grad_accum_dtype's default does on precision), written from the man page
@@ -727,7 +727,7 @@ static void doc_check_allowed(const char *msg, const char *sec)
             found = strcmp(doc_keys[i].section, sec) == 0 && strlen(doc_keys[i].key) == n &&
                     strncmp(doc_keys[i].key, list, n) == 0;
         if (!found)
-            fail_msg("'%s' allows '%.*s', which meshplan.yaml(5) does not document in '%s'", msg,
+            fail_msg("'%s' allows '%.*s', which meshplan-spec(5) does not document in '%s'", msg,
                      (int)n, list, sec);
         listed++;
         list += n;
@@ -743,7 +743,7 @@ static void doc_check_allowed(const char *msg, const char *sec)
         documented += !dup && strcmp(doc_keys[i].section, sec) == 0;
     }
     if (listed != documented)
-        fail_msg("'%s' lists %d keys; meshplan.yaml(5) documents %d in '%s'", msg, listed,
+        fail_msg("'%s' lists %d keys; meshplan-spec(5) documents %d in '%s'", msg, listed,
                  documented, sec);
 }
 
@@ -821,7 +821,7 @@ static void preset__every_kind_overridden(void **state)
 }
 
 /* Every key of the library's table, as its "unknown key" errors list them,
- * is documented in meshplan.yaml(5). */
+ * is documented in meshplan-spec(5). */
 static void keys__table_in_the_manual(void **state)
 {
     const char *docs[] = {"{params: 1e9, zz: 1}", "{arch: {zz: 1}}", "{train: {zz: 1}}"};
@@ -833,7 +833,7 @@ static void keys__table_in_the_manual(void **state)
         assert_int_equal(mesh_spec_parse(docs[i], strlen(docs[i]), "t.yaml", &d, &m, &err), -1);
         const char *list = strstr(err.msg, "(allowed: ");
         assert_non_null(list);
-        checked += test_man_lists("meshplan.yaml.5", list + strlen("(allowed: "), ')', ", ");
+        checked += test_man_lists("meshplan-spec.5", list + strlen("(allowed: "), ')', ", ");
     }
     assert_true(checked >= 25); /* 3 top-level keys and 2 sections, 8 arch, 13 train */
 }
