@@ -477,7 +477,7 @@ static void errors__lead_to_the_key(void **state)
     const char *typo = "partitons: 3\n";
     assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
     assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
-    assert_non_null(strstr(err.msg, " on_submit_error gpus: partitions:); did you mean the "
+    assert_non_null(strstr(err.msg, " on_config_error gpus: partitions:); did you mean the "
                                     "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
     assert_null(strstr(err.msg, "NAME.FIELD"));
     /* and the arguments' list theirs, with the family a typo meant */
