@@ -47,7 +47,11 @@ static const mesh_gpu_t table[] = {
     {"V100-PCIe-16GB", NV,  {0x1db4},         16160 * MiB,  112 * TF,   0, 900 * GBs,  16 * GBs,  6.25 * GBs, 1,  0.80, 0, 0},
     {"V100-PCIe-32GB", NV,  {0x1db6, 0x1df6}, 32510 * MiB,  112 * TF,   0, 900 * GBs,  16 * GBs,  6.25 * GBs, 1,  0.80, 0, 0},
     {"P100-SXM2",      NV,  {0x15f9},         16280 * MiB,  21.2 * TF,  0, 732 * GBs,  80 * GBs,  6.25 * GBs, 4,  0.75, 0, 0},
-    {"P100-PCIe",      NV,  {0x15f8, 0x15f7}, 16280 * MiB,  18.7 * TF,  0, 732 * GBs,  16 * GBs,  6.25 * GBs, 1,  0.75, 0, 0},
+    {"P100-PCIe",      NV,  {0x15f8},         16280 * MiB,  18.7 * TF,  0, 732 * GBs,  16 * GBs,  6.25 * GBs, 1,  0.75, 0, 0},
+    /* 0x15f7 is the 12 GB card (pci.ids: "Tesla P100 PCIe 12GB"; NVIDIA's
+     * P100 datasheet: 12 GB of HBM2 at 549 GB/s): priced as the 16 GB one,
+     * it would "fit" jobs that run out of memory */
+    {"P100-PCIe-12GB", NV,  {0x15f7},         12198 * MiB,  18.7 * TF,  0, 549 * GBs,  16 * GBs,  6.25 * GBs, 1,  0.75, 0, 0},
     {"T4",             NV,  {0x1eb8},         15360 * MiB,  65 * TF,    0, 320 * GBs,  16 * GBs,  12.5 * GBs, 1,  0.70, 0, 0},
     {"A100-40GB",      NV,  {0x20b0},         40960 * MiB,  312 * TF,   1, 1555 * GBs, 300 * GBs, 25 * GBs,   8,  0.85, 0, 0},
     {"A100-80GB",      NV,  {0x20b2},         81920 * MiB,  312 * TF,   1, 2039 * GBs, 300 * GBs, 25 * GBs,   8,  0.85, 0, 0},
@@ -105,6 +109,7 @@ static const mesh_gpu_alias_t aliases[] = {
     {"Tesla V100S-PCIE-32GB",       "V100-PCIe-32GB", 0x1df6}, /* inst */
     {"Tesla P100-SXM2-16GB",        "P100-SXM2",      0x15f9}, /* inst */
     {"Tesla P100-PCIE-16GB",        "P100-PCIe",      0x15f8}, /* inst */
+    {"Tesla P100-PCIE-12GB",        "P100-PCIe-12GB", 0x15f7}, /* inst */
     {"Tesla T4",                    "T4",             0x1eb8}, /* inst */
     {"NVIDIA A100-SXM4-40GB",       "A100-40GB",      0x20b0}, /* drv */
     {"NVIDIA A100-SXM4-80GB",       "A100-80GB",      0x20b2}, /* drv, rp */

@@ -225,6 +225,11 @@ static void gpus__names_users_write(void **state)
         if (!g || g != table || g != mesh_gpu_find_pci(g->vendor_id, a->device))
             fail_msg("'%s' (PCI %04x) is not the table's %s", a->alias, a->device, a->name);
     }
+    /* the 12 GB P100 is not priced as the 16 GB one (a false "fits") */
+    const mesh_gpu_t *p12 = mesh_gpu_find_pci(0x10de, 0x15f7);
+    assert_non_null(p12);
+    assert_string_equal(p12->name, "P100-PCIe-12GB");
+    assert_true(p12->memory < 12.5 * 1073741824.0);
     /* a short name that is several GPUs: the user says which */
     mesh_gpu_t g;
     mesh_error_t err;
@@ -500,7 +505,7 @@ static void errors__lead_to_the_key(void **state)
     /* a GPU name in a partition: its line, one prefix */
     pol_file_error("enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
                    "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
-                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 "
+                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 "
                    "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL "
                    "H800 H200 GH200 B200 L40S MI50-32GB MI250X MI300X MI325X); did you mean "
                    "H100-SXM?");
@@ -512,7 +517,7 @@ static void errors__lead_to_the_key(void **state)
     pol_file_error("enforce: warn\ngpu: X9\ngpus:\n  X1: {pci: \"10de:9998\", memory: 80GB, "
                    "peak_tflops: 500, island: 8}\n",
                    "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
-                   "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe T4 A100-40GB A100-80GB "
+                   "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 A100-40GB A100-80GB "
                    "A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL H800 H200 GH200 "
                    "B200 L40S MI50-32GB MI250X MI300X MI325X)");
     /* and in a GPU's own entry: the entry's line */
