@@ -29,6 +29,10 @@ void mesh_buf_free(mesh_buf_t *b);
 /* Copy src into dst[size], always NUL-terminated; -1 if it was truncated. */
 int mesh_strlcpy(char *dst, const char *src, size_t size);
 
+/* Edit distance of a and b (insert, delete or replace one character; case
+ * ignored), capped at 3: enough to tell a typo (mesh_closest_name). */
+int mesh_typo_distance(const char *a, const char *b);
+
 /* FNV-1a, 64 bits, of a NUL-terminated string: the digests' hash. */
 static inline uint64_t mesh_fnv1a64(const char *s)
 {

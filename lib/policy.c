@@ -220,47 +220,18 @@ static const char *list_of(const policy_key_t *keys, int n, const char *sep, cha
     return buf;
 }
 
-/* Edit distance (insert, delete, replace one character; case ignored),
- * capped at 3: enough to tell a typo. */
-static int typo_distance(const char *a, const char *b)
-{
-    enum { MAX = 32 };
-    size_t la = strlen(a), lb = strlen(b);
-    int row[MAX + 1];
-    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
-        return 3;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
-                                            tolower((unsigned char)b[j - 1]));
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb] < 3 ? row[lb] : 3;
-}
-
 /* The key of the table a typo of `word` most likely meant, or NULL. */
 static const policy_key_t *meant(const policy_key_t *keys, int n, const char *word)
 {
-    const policy_key_t *best = NULL;
-    int best_d = 3;
-    for (int i = 0; i < n; i++) {
-        int d = typo_distance(word, keys[i].name);
-        if (d < best_d && (size_t)d * 3 < strlen(keys[i].name) + 1) {
-            best = &keys[i];
-            best_d = d;
-        }
-    }
-    return best;
+    const char *names[32];
+    n = n < MESH_ARRAY_LEN(names) ? n : MESH_ARRAY_LEN(names);
+    for (int i = 0; i < n; i++)
+        names[i] = keys[i].name;
+    const char *name = mesh_closest_name(word, names, n);
+    for (int i = 0; name && i < n; i++)
+        if (names[i] == name)
+            return &keys[i];
+    return NULL;
 }
 
 static const policy_key_t *find_key(const policy_key_t *keys, int n, const char *name)

@@ -64,6 +64,49 @@ int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     return -1;
 }
 
+/* Dynamic programming over one row of the edit matrix; lengths beyond 32,
+ * or differing by more than 2, are no typo. */
+int mesh_typo_distance(const char *a, const char *b)
+{
+    enum { MAX = 32 };
+    size_t la = strlen(a), lb = strlen(b);
+    int row[MAX + 1];
+    if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
+        return 3;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
+                                            tolower((unsigned char)b[j - 1]));
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+const char *mesh_closest_name(const char *word, const char *const *names, int n)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (int i = 0; word && names && i < n; i++) {
+        int d = names[i] ? mesh_typo_distance(word, names[i]) : 3;
+        /* a third of the name at most: "tp" is no typo of "pp" */
+        if (d < best_d && (size_t)d * 3 < strlen(names[i]) + 1) {
+            best = names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 int mesh_strlcpy(char *dst, const char *src, size_t size)
 {
     size_t n = strlen(src);
@@ -158,6 +201,7 @@ char *mesh_buf_take(mesh_buf_t *b)
         return NULL;
     }
     char *d = b->data;
+    d[b->len] = '\0'; /* an empty buffer too is a string */
     mesh_buf_init(b);
     return d;
 }
