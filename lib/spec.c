@@ -474,10 +474,12 @@ static const struct key *find_dotted(const char *dotted)
     return section ? find_key(section, dotted + strlen(section) + 1) : NULL;
 }
 
-/* The spec key a mistyped dotted name most likely meant, or NULL: by the
- * whole name, else by its last part ("arch.seq_len" is train.seq_len). */
-static const char *meant_key(const char *dotted)
+/* By the whole dotted name, else by its last part ("arch.seq_len" is
+ * train.seq_len). */
+const char *mesh_spec_key_closest(const char *dotted)
 {
+    if (!dotted)
+        return NULL;
     const char *names[F_COUNT], *leaves[F_COUNT], *dot = strrchr(dotted, '.');
     int n = 0;
     for (const char *k; n < F_COUNT && (k = mesh_spec_key_name(n)); n++) {
@@ -498,7 +500,7 @@ static int unknown_key(reader_t *r, size_t line, const char *name, const char *s
 {
     char list[512], dotted[2 * SCALAR_MAX + 2];
     snprintf(dotted, sizeof(dotted), "%s%s%s", section, *section ? "." : "", name);
-    const char *meant = meant_key(dotted);
+    const char *meant = mesh_spec_key_closest(dotted);
     return fail(r, line, "unknown key '%.64s'%s%s (allowed: %s)%s%s%s", name,
                 *section ? " in " : "", section, key_list(section, list, sizeof(list)),
                 meant ? "; did you mean " : "", meant ? meant : "", meant ? "?" : "");

@@ -175,6 +175,15 @@ MESH_API int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs,
 MESH_API const char *mesh_spec_key_name(int i);
 
 /**
+ * The key (as mesh_spec_key_name spells it) a mistyped key most likely
+ * meant, for a "did you mean" hint: by the whole dotted name, else by its
+ * last part ("arch.seq_len" and "seqlen" mean train.seq_len), as
+ * mesh_closest_name judges a typo; NULL when none is near, or key is NULL.
+ * A static string.
+ */
+MESH_API const char *mesh_spec_key_closest(const char *key);
+
+/**
  * Parse a spec held in memory: len bytes of buf (no NUL needed; a NUL byte
  * inside is an error; no size limit here, unlike mesh_spec_read_file).
  * `origin` (not NULL) names it in errors, e.g. the path.  A `preset:` key

@@ -841,19 +841,24 @@ static void keys__table_in_the_manual(void **state)
 /* ---- overrides (mesh_spec_load_with): a key set on the command line is
  * read as the same key of a file is ---- */
 
+/* text in a new file, whose path goes to path[32] */
+static void temp_spec(const char *text, char *path)
+{
+    strcpy(path, "/tmp/meshplan-spec-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
 /* The context of row k as a spec file; returns its path (static). */
 static const char *doc_file(const doc_key_t *k)
 {
-    static char path[64];
+    static char path[32];
     char text[1024];
     doc_spec(k, k->section, NULL, text, sizeof(text));
-    snprintf(path, sizeof(path), "/tmp/meshplan-spec-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
     /* an empty context is an empty mapping, not an empty file */
-    const char *body = text[0] ? text : "{}\n";
-    assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
-    close(fd);
+    temp_spec(text[0] ? text : "{}\n", path);
     return path;
 }
 
@@ -949,22 +954,15 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_int_equal(mesh_spec_load_with("llama3-70b", &d, "--set", both, 2, &m, &err), 0);
     assert_true(m.params == 5e10);
     /* a count a file gives with its arch no longer holds either */
-    char given[] = "/tmp/meshplan-spec-XXXXXX";
-    int gfd = mkstemp(given);
-    const char *counted = "arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}\nparams: 5e9\n";
-    assert_int_equal(write(gfd, counted, strlen(counted)), (ssize_t)strlen(counted));
-    close(gfd);
+    char given[32], path[32];
+    temp_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}\nparams: 5e9\n", given);
     assert_int_equal(load_set(given, "train.seq_len=64", &m, &err), 0);
     assert_true(m.params == 5e9);
     assert_int_equal(load_set(given, "arch.layers=4", &m, &err), 0);
     assert_true(m.params == mesh_model_params_from_arch(&m));
     unlink(given);
     /* over a file's own value; the file's other keys stay */
-    char path[] = "/tmp/meshplan-spec-XXXXXX";
-    int fd = mkstemp(path);
-    const char *text = "preset: llama3-8b\nname: mine\ntrain: {seq_len: 2048, global_batch: 64}\n";
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    temp_spec("preset: llama3-8b\nname: mine\ntrain: {seq_len: 2048, global_batch: 64}\n", path);
     assert_int_equal(load_set(path, "train.seq_len=1024", &m, &err), 0);
     assert_int_equal(m.seq_len, 1024);
     assert_int_equal(m.global_batch, 64);
@@ -1040,6 +1038,14 @@ static void overrides__key_names(void **state)
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
     assert_int_equal(n, 24); /* 3 top-level keys less preset, 9 arch, 13 train */
+    /* the key a typo meant: by the dotted name, else by its last part */
+    assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("seq_len"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("layres"), "arch.layers");
+    assert_string_equal(mesh_spec_key_closest("parms"), "params");
+    assert_null(mesh_spec_key_closest("reserve"));
+    assert_null(mesh_spec_key_closest(NULL));
 }
 
 int main(void)
