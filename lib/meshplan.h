@@ -26,5 +26,6 @@
 #include "meshplan/schedule.h"
 #include "meshplan/picture.h"
 #include "meshplan/step.h"
+#include "meshplan/submit.h"
 
 #endif

@@ -225,16 +225,15 @@ static const char *list_of(const policy_key_t *keys, int n, const char *sep, cha
 /* The key of the table a typo of `word` most likely meant, or NULL. */
 static const policy_key_t *meant(const policy_key_t *keys, int n, const char *word)
 {
-    const policy_key_t *best = NULL;
-    int best_d = 3;
-    for (int i = 0; i < n; i++) {
-        int d = mesh_typo_of(word, keys[i].name);
-        if (d < best_d) {
-            best = &keys[i];
-            best_d = d;
-        }
-    }
-    return best;
+    const char *names[32];
+    n = n < MESH_ARRAY_LEN(names) ? n : MESH_ARRAY_LEN(names);
+    for (int i = 0; i < n; i++)
+        names[i] = keys[i].name;
+    const char *name = mesh_closest_name(word, names, n);
+    for (int i = 0; name && i < n; i++)
+        if (names[i] == name)
+            return &keys[i];
+    return NULL;
 }
 
 static const policy_key_t *find_key(const policy_key_t *keys, int n, const char *name)

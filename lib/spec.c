@@ -317,13 +317,18 @@ static void model_defaults(mesh_model_t *m)
     m->dropout = 0.0;
 }
 
-/* The parser state of one document. */
+/* The parser state of one document, or of a list of overrides. */
 typedef struct reader {
     yaml_parser_t parser;
     const char *origin;
     spec_in_t *in;
     mesh_error_t *err;
+    const char *given; /* where the keys it sets were given: in->path, or the overrides' origin */
 } reader_t;
+
+/* The line of a key that no file holds (an override): errors name its
+ * origin alone, and in->line says 0. */
+#define NO_LINE ((size_t)-1)
 
 static int fail(reader_t *r, size_t line0, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -335,6 +340,8 @@ static int fail(reader_t *r, size_t line0, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    if (line0 == NO_LINE)
+        return mesh_error_set(r->err, "%s: %s", r->origin, msg);
     return mesh_error_set(r->err, "%s:%zu: %s", r->origin, line0 + 1, msg);
 }
 
@@ -441,9 +448,62 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
     }
 done:
     in->set[id] = 1;
-    in->file[id] = in->path;
-    in->line[id] = (int)line + 1;
+    in->file[id] = r->given;
+    in->line[id] = (int)line + 1; /* 0 for NO_LINE */
     return 0;
+}
+
+/* The section a dotted name starts with ("train" of "train.seq_len"), or
+ * NULL. */
+static const char *section_of(const char *dotted)
+{
+    const char *dot = strchr(dotted, '.');
+    for (int i = 0; dot && i < MESH_ARRAY_LEN(sections); i++)
+        if (strlen(sections[i]) == (size_t)(dot - dotted) &&
+            strncmp(dotted, sections[i], (size_t)(dot - dotted)) == 0)
+            return sections[i];
+    return NULL;
+}
+
+/* The key a dotted name ("train.seq_len", "params") names, or NULL. */
+static const struct key *find_dotted(const char *dotted)
+{
+    const char *section = section_of(dotted);
+    if (!strchr(dotted, '.'))
+        return find_key("", dotted);
+    return section ? find_key(section, dotted + strlen(section) + 1) : NULL;
+}
+
+/* By the whole dotted name, else by its last part ("arch.seq_len" is
+ * train.seq_len). */
+const char *mesh_spec_key_closest(const char *dotted)
+{
+    if (!dotted)
+        return NULL;
+    const char *names[F_COUNT], *leaves[F_COUNT], *dot = strrchr(dotted, '.');
+    int n = 0;
+    for (const char *k; n < F_COUNT && (k = mesh_spec_key_name(n)); n++) {
+        names[n] = k;
+        leaves[n] = strrchr(k, '.') ? strrchr(k, '.') + 1 : k;
+    }
+    const char *meant = mesh_closest_name(dotted, names, n);
+    const char *leaf = meant ? NULL : mesh_closest_name(dot ? dot + 1 : dotted, leaves, n);
+    for (int i = 0; leaf && i < n; i++)
+        if (leaves[i] == leaf)
+            meant = names[i];
+    return meant;
+}
+
+/* The error for a key the spec does not have, in a file or an override:
+ * the keys its section allows, and the one a typo most likely meant. */
+static int unknown_key(reader_t *r, size_t line, const char *name, const char *section)
+{
+    char list[512], dotted[2 * SCALAR_MAX + 2];
+    snprintf(dotted, sizeof(dotted), "%s%s%s", section, *section ? "." : "", name);
+    const char *meant = mesh_spec_key_closest(dotted);
+    return fail(r, line, "unknown key '%.64s'%s%s (allowed: %s)%s%s%s", name,
+                *section ? " in " : "", section, key_list(section, list, sizeof(list)),
+                meant ? "; did you mean " : "", meant ? meant : "", meant ? "?" : "");
 }
 
 /* Read a mapping whose MAPPING_START was consumed; section "" is the top. */
@@ -489,10 +549,8 @@ static int read_mapping(reader_t *r, const char *section, int depth)
         }
         const struct key *k = find_key(section, name);
         if (!k) {
-            char list[512];
             yaml_event_delete(&val);
-            return fail(r, line, "unknown key '%.64s'%s%s (allowed: %s)", name,
-                        *section ? " in " : "", section, key_list(section, list, sizeof(list)));
+            return unknown_key(r, line, name, section);
         }
         if (val.type != YAML_SCALAR_EVENT) {
             yaml_event_delete(&val);
@@ -516,7 +574,7 @@ static int read_mapping(reader_t *r, const char *section, int depth)
 static int read_document(const char *buf, size_t len, const char *origin, spec_in_t *in,
                          mesh_error_t *err)
 {
-    reader_t r = {.origin = origin, .in = in, .err = err};
+    reader_t r = {.origin = origin, .in = in, .err = err, .given = in->path};
     mesh_strlcpy(in->path, origin, sizeof(in->path));
     if (memchr(buf, '\0', len))
         return mesh_error_set(err, "%s: not a text file (contains NUL bytes)", origin);
@@ -588,14 +646,35 @@ static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *pat
                           name, tried[0] ? tried : "no preset directory");
 }
 
+/* Where key f was given, as an error names it: "FILE:LINE", or an
+ * override's origin alone (line 0). */
+static const char *where(const spec_in_t *in, int f, const char *origin, char *buf, size_t len)
+{
+    if (in->file[f] && in->line[f] == 0)
+        return in->file[f];
+    snprintf(buf, len, "%s:%d", in->file[f] ? in->file[f] : origin, in->line[f]);
+    return buf;
+}
+
+/* Who gave key f, the later the closer to the user: 0 a preset (or
+ * nobody), 1 the user's own document, 2 an override. */
+static int given_by(const spec_in_t *in, const spec_in_t *user, int f)
+{
+    if (in->file[f] && in->line[f] == 0)
+        return 2;
+    return in->file[f] == user->path;
+}
+
 /* Fill what the spec left out and check the whole model.  `user` is the
- * user's own document: when two keys disagree, the one the user wrote is
- * blamed, with its file and line. */
+ * user's own document: when two keys disagree, the one given last (an
+ * override, else the user's document, else the preset) is blamed, with
+ * where it was given. */
 static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     const char *origin = user->path;
-#define AT(f)   in->file[f] ? in->file[f] : origin, in->line[f]
-#define MINE(f) (in->file[f] == user->path)
+    char loc[PATH_LEN + 16];
+#define AT(f)       where(in, f, origin, loc, sizeof(loc))
+#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
     mesh_model_t *m = &in->m;
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
     /* the other arch keys mean nothing without these four: a spec giving
@@ -621,18 +700,18 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
         /* heads of hidden / heads each, unless head_dim says otherwise */
-        if (m->hidden % m->heads && !m->head_dim && MINE(F_HIDDEN) && !MINE(F_HEADS))
-            return mesh_error_set(err, "%s:%d: arch.hidden: %d is not a multiple of heads %d",
+        if (m->hidden % m->heads && !m->head_dim && LATER(F_HIDDEN, F_HEADS))
+            return mesh_error_set(err, "%s: arch.hidden: %d is not a multiple of heads %d",
                                   AT(F_HIDDEN), m->hidden, m->heads);
         if (m->hidden % m->heads && !m->head_dim)
-            return mesh_error_set(err, "%s:%d: arch.heads: %d does not divide hidden %d",
-                                  AT(F_HEADS), m->heads, m->hidden);
+            return mesh_error_set(err, "%s: arch.heads: %d does not divide hidden %d", AT(F_HEADS),
+                                  m->heads, m->hidden);
         if ((m->kv_heads > m->heads || m->heads % m->kv_heads) && in->set[F_KV_HEADS] &&
-            !(MINE(F_HEADS) && !MINE(F_KV_HEADS)))
-            return mesh_error_set(err, "%s:%d: arch.kv_heads: %d must divide heads %d",
-                                  AT(F_KV_HEADS), m->kv_heads, m->heads);
+            !LATER(F_HEADS, F_KV_HEADS))
+            return mesh_error_set(err, "%s: arch.kv_heads: %d must divide heads %d", AT(F_KV_HEADS),
+                                  m->kv_heads, m->heads);
         if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-            return mesh_error_set(err, "%s:%d: arch.heads: %d is not a multiple of kv_heads %d",
+            return mesh_error_set(err, "%s: arch.heads: %d is not a multiple of kv_heads %d",
                                   AT(F_HEADS), m->heads, m->kv_heads);
         if (!in->set[F_PARAMS])
             m->params = mesh_model_params_from_arch(m);
@@ -652,32 +731,79 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         m->grad_accum_dtype = m->precision == MESH_PREC_FP16 ? MESH_PREC_FP16 : MESH_PREC_FP32;
     if (m->precision == MESH_PREC_FP32 && m->grad_accum_dtype != MESH_PREC_FP32)
         return mesh_error_set(err,
-                              "%s:%d: train.grad_accum_dtype: %s gradients under precision fp32 "
+                              "%s: train.grad_accum_dtype: %s gradients under precision fp32 "
                               "would lose what fp32 training keeps; use fp32 or leave it out",
                               AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
     if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8)
         return mesh_error_set(err,
-                              "%s:%d: train.fp8_recipe: only means something with precision: fp8 "
+                              "%s: train.fp8_recipe: only means something with precision: fp8 "
                               "(precision is %s)",
                               AT(F_FP8_RECIPE), mesh_precision_name(m->precision));
     if (m->optimizer_dtype != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
         return mesh_error_set(err,
-                              "%s:%d: train.optimizer_dtype: 16-bit moments are Adam's "
+                              "%s: train.optimizer_dtype: 16-bit moments are Adam's "
                               "(--exp-avg-dtype); SGD keeps fp32 momentum",
                               AT(F_OPT_DTYPE));
     if (m->optimizer_dtype != MESH_PREC_FP32 && m->framework == MESH_FW_DEEPSPEED)
         return mesh_error_set(err,
-                              "%s:%d: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
+                              "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
                               "use fp32, or framework: megatron",
                               AT(F_OPT_DTYPE));
     if (!m->name[0])
         mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
     if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
-        return mesh_error_set(err, "%s:%d: train.micro_batch: %d does not divide global_batch %ld",
+        return mesh_error_set(err, "%s: train.micro_batch: %d does not divide global_batch %ld",
                               AT(F_MB), m->micro_batch, m->global_batch);
     return 0;
 #undef AT
-#undef MINE
+#undef LATER
+}
+
+/* Whether keys set (a document's or the overrides') change the arch, so
+ * that a parameter count given with the old one no longer holds. */
+static int changes_arch(const unsigned char set[F_COUNT])
+{
+    return set[F_LAYERS] || set[F_HIDDEN] || set[F_HEADS] || set[F_KV_HEADS] || set[F_FFN] ||
+           set[F_VOCAB] || set[F_MLP] || set[F_TIED];
+}
+
+/* Apply overrides ("KEY=VALUE", KEY dotted) to *in, each read as the same
+ * key of a file is; a key given twice among them is an error, as in a file. */
+static int apply_sets(spec_in_t *in, const char *origin, const char *const *sets, int n,
+                      mesh_error_t *err)
+{
+    reader_t r = {.origin = origin, .in = in, .err = err, .given = origin};
+    unsigned char seen[F_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(sets[i], '=');
+        char dotted[2 * SCALAR_MAX + 2];
+        if (!eq || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof(dotted))
+            return fail(&r, NO_LINE, "'%.64s' is not KEY=VALUE", sets[i]);
+        snprintf(dotted, sizeof(dotted), "%.*s", (int)(eq - sets[i]), sets[i]);
+        const struct key *k = find_dotted(dotted);
+        if (!k) {
+            const char *section = section_of(dotted);
+            return unknown_key(&r, NO_LINE, section ? dotted + strlen(section) + 1 : dotted,
+                               section ? section : "");
+        }
+        if (k->kind == K_PRESET)
+            return fail(&r, NO_LINE,
+                        "preset: an override cannot change the preset (load it "
+                        "as the spec, or name it in a file)");
+        if (seen[k - keys]++)
+            return fail(&r, NO_LINE, "%s: given twice", dotted);
+        if (!eq[1])
+            return fail(&r, NO_LINE, "%s: empty value", dotted);
+        if (strlen(eq + 1) > SCALAR_MAX)
+            return fail(&r, NO_LINE, "%s: a value is longer than %d characters", dotted,
+                        SCALAR_MAX);
+        if (set_value(&r, k, dotted, eq + 1, NO_LINE) < 0)
+            return -1;
+    }
+    /* a parameter count no longer holds when an override changed the arch */
+    if (!seen[F_PARAMS] && changes_arch(seen))
+        in->set[F_PARAMS] = 0;
+    return 0;
 }
 
 /* Copy into base the keys `over` set (its preset is the base itself). */
@@ -714,8 +840,16 @@ static int load_preset(const char *name, const mesh_spec_dirs_t *dirs, spec_in_t
     return rc;
 }
 
-int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
-                    mesh_model_t *out, mesh_error_t *err)
+/* Overrides to apply on top of a spec: origin names them in errors. */
+typedef struct overrides {
+    const char *origin;
+    const char *const *sets;
+    int n;
+} overrides_t;
+
+/* mesh_spec_parse, with overrides applied before the model is checked. */
+static int parse_with(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
+                      const overrides_t *ov, mesh_model_t *out, mesh_error_t *err)
 {
     spec_in_t *in = calloc(2, sizeof(spec_in_t));
     if (!in)
@@ -733,20 +867,25 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
             apply_overrides(base, file);
             mesh_strlcpy(base->preset, file->preset, sizeof(base->preset));
             /* a count the preset gave no longer holds if the file changed the arch */
-            if (!file->set[F_PARAMS] &&
-                (file->set[F_LAYERS] || file->set[F_HIDDEN] || file->set[F_HEADS] ||
-                 file->set[F_KV_HEADS] || file->set[F_FFN] || file->set[F_VOCAB] ||
-                 file->set[F_MLP] || file->set[F_TIED]))
+            if (!file->set[F_PARAMS] && changes_arch(file->set))
                 base->set[F_PARAMS] = 0;
             file = base;
         }
     }
+    if (rc == 0 && ov && ov->n > 0)
+        rc = apply_sets(file, ov->origin, ov->sets, ov->n, err);
     if (rc == 0)
         rc = finish(file, user, err);
     if (rc == 0)
         *out = file->m;
     free(in);
     return rc;
+}
+
+int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
+                    mesh_model_t *out, mesh_error_t *err)
+{
+    return parse_with(buf, len, origin, dirs, NULL, out, err);
 }
 
 int mesh_spec_is_path(const char *spec)
@@ -756,31 +895,47 @@ int mesh_spec_is_path(const char *spec)
            (n > 4 && strcmp(spec + n - 4, ".yml") == 0);
 }
 
-int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
-                   mesh_error_t *err)
+int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const char *origin,
+                        const char *const *sets, int n, mesh_model_t *out, mesh_error_t *err)
 {
+    overrides_t ov = {.origin = origin ? origin : "override", .sets = sets, .n = sets ? n : 0};
     if (!spec || !*spec)
         return mesh_error_set(err, "model: empty spec (give a preset name or a .yaml file)");
-    if (!mesh_spec_is_path(spec)) {
-        char path[PATH_LEN];
+    char path[PATH_LEN];
+    int preset = !mesh_spec_is_path(spec);
+    if (preset) {
         if (preset_path(spec, dirs, path, sizeof(path), err) < 0)
             return -1;
         spec = path;
-        size_t len;
-        char *buf = mesh_spec_read_file(spec, &len, err);
-        if (!buf)
-            return -1;
-        int rc = mesh_spec_parse(buf, len, spec, NULL, out, err);
-        free(buf);
-        return rc;
     }
     size_t len;
     char *buf = mesh_spec_read_file(spec, &len, err);
     if (!buf)
         return -1;
-    int rc = mesh_spec_parse(buf, len, spec, dirs, out, err);
+    /* a preset may not name another: it is read without the directories */
+    int rc = parse_with(buf, len, spec, preset ? NULL : dirs, &ov, out, err);
     free(buf);
     return rc;
+}
+
+int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t *out,
+                   mesh_error_t *err)
+{
+    return mesh_spec_load_with(spec, dirs, NULL, NULL, 0, out, err);
+}
+
+const char *mesh_spec_key_name(int i)
+{
+    /* "section.name", or ".name" for a top-level key (shown without its dot) */
+#define DOTTED(id, sec, nm, ...) sec "." nm,
+    static const char *const dotted[] = {SPEC_KEYS(DOTTED)};
+#undef DOTTED
+    /* preset is no key of a model: it names where the keys come from */
+    int n = 0;
+    for (int k = 0; k < F_COUNT; k++)
+        if (keys[k].kind != K_PRESET && n++ == i)
+            return dotted[k] + (dotted[k][0] == '.');
+    return NULL;
 }
 
 /* A key carried only when set, and not set here. */

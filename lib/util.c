@@ -64,22 +64,8 @@ int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     return -1;
 }
 
-int mesh_strlcpy(char *dst, const char *src, size_t size)
-{
-    size_t n = strlen(src);
-    if (size == 0)
-        return -1;
-    if (n >= size) {
-        memcpy(dst, src, size - 1);
-        dst[size - 1] = '\0';
-        return -1;
-    }
-    memcpy(dst, src, n + 1);
-    return 0;
-}
-
-/* Edit distance (insert, delete, replace one character; case ignored),
- * capped at 3: enough to tell a typo. */
+/* Dynamic programming over one row of the edit matrix; lengths beyond 32,
+ * or differing by more than 2, are no typo. */
 int mesh_typo_distance(const char *a, const char *b)
 {
     enum { MAX = 32 };
@@ -104,6 +90,35 @@ int mesh_typo_distance(const char *a, const char *b)
         }
     }
     return row[lb] < 3 ? row[lb] : 3;
+}
+
+const char *mesh_closest_name(const char *word, const char *const *names, int n)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (int i = 0; word && names && i < n; i++) {
+        /* a third of the name at most: "tp" is no typo of "pp" */
+        int d = names[i] ? mesh_typo_of(word, names[i]) : 3;
+        if (d < best_d) {
+            best = names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+int mesh_strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t n = strlen(src);
+    if (size == 0)
+        return -1;
+    if (n >= size) {
+        memcpy(dst, src, size - 1);
+        dst[size - 1] = '\0';
+        return -1;
+    }
+    memcpy(dst, src, n + 1);
+    return 0;
 }
 
 int mesh_typo_of(const char *word, const char *name)
@@ -192,6 +207,7 @@ char *mesh_buf_take(mesh_buf_t *b)
         return NULL;
     }
     char *d = b->data;
+    d[b->len] = '\0'; /* an empty buffer too is a string */
     mesh_buf_init(b);
     return d;
 }

@@ -184,41 +184,6 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Whether the job fits the partition the policy describes as q (NULL: the
- * policy has nothing on it): 1 if it does, or if the policy gives it no GPU
- * (the nodes will judge it at launch); 0 if not, with the reason in why. */
-static int fits_partition(const mesh_partition_t *q, const mesh_model_t *m,
-                          const mesh_layout_t *pins, const mesh_step_t *s, uint32_t uid, char *why,
-                          size_t len)
-{
-    mesh_alloc_t a;
-    mesh_error_t err;
-    if (mesh_policy_alloc(&policy.assume, q && q->gpu[0] ? q->gpu : NULL, q ? q->gpu_mem : 0,
-                          q ? q->island : 0, s->nodes, s->gpus_per_node, &a, &err) < 0) {
-        slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
-                    q ? q->name : "(not in the policy)", err.msg);
-        return 1;
-    }
-    if (q && q->nodes && s->nodes > q->nodes)
-        return snprintf(why, len,
-                        "the job asks for %d nodes but partition %s has %d: plan for at most %d "
-                        "(meshplan plan --model ... --nodes %d shows what fits)",
-                        s->nodes, q->name, q->nodes, q->nodes, q->nodes),
-               0;
-    a.host_memory = s->host_memory;
-    /* most jobs fit: a first-fit search says so without pricing every
-     * layout; only a refusal needs the whole plan, for its explanation */
-    if (mesh_plan_any_fits(m, &a, pins, &policy.assume))
-        return 1;
-    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &policy.assume, &err);
-    if (!p)
-        return snprintf(why, len, "%s", err.msg), 0;
-    /* enforce=off returned earlier; warn or reject, the caller answers */
-    int fits = mesh_plan_verdict(p, policy.enforce, why, len) == MESH_VERDICT_RUN;
-    mesh_plan_destroy(p);
-    return fits;
-}
-
 /* Judge one job.  Anything wrong with what the user sent is refused (or
  * warned about) with the reason; meshplan's own failures follow
  * on_submit_error. */
@@ -267,39 +232,16 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
         return answer(reject ? SLURM_ERROR : SLURM_SUCCESS, err_msg, "meshplan: %s", err.msg);
     if (shaped > 0)
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
-    /* A job naming several partitions runs in whichever starts it first, so
-     * it is refused only when it fits none of them, with the first's reason.
-     * Names share policy entries (all unknown ones share `default`): each
-     * entry is planned once, so a long list costs string compares only. */
-    char msg[4 * MESH_ERROR_MAX], other[4 * MESH_ERROR_MAX];
-    const mesh_partition_t *judged[MESH_PARTITIONS_MAX + 1];
-    int n = 0, n_judged = 0;
-    for (const char *list = d->partition ? d->partition : "";; list++) {
-        size_t k = strcspn(list, ",");
-        char part[sizeof(((mesh_partition_t *)0)->name) + 1] = "";
-        if (k < sizeof(part)) /* longer: no policy entry has that name */
-            snprintf(part, sizeof(part), "%.*s", (int)k, list);
-        const mesh_partition_t *q = mesh_policy_partition(&policy, k ? part : NULL);
-        int seen = 0;
-        for (int i = 0; i < n_judged; i++)
-            seen |= judged[i] == q;
-        if (!seen) {
-            if (fits_partition(q, &m, &pins, &s, uid, n_judged ? other : msg, sizeof(msg)))
-                return SLURM_SUCCESS;
-            judged[n_judged++] = q;
-        }
-        n++;
-        list += k;
-        if (*list != ',')
-            break;
+    /* the library's judgement, which `meshplan plan --partition` shares */
+    mesh_submit_t v;
+    if (mesh_submit_judge(&policy, d->partition, &m, &pins, &s, &v) == MESH_VERDICT_RUN) {
+        if (!v.judged)
+            slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
+                        v.entry ? v.entry->name : "(not in the policy)", v.msg);
+        return SLURM_SUCCESS;
     }
-    const char *warned = reject ? "" : "\n(enforce=warn: queued anyway)";
-    if (n > 1)
-        return answer(nofit, err_msg,
-                      "meshplan: in partition %.*s: %s\n(it fits none of the %d partitions the "
-                      "job names)%s",
-                      (int)strcspn(d->partition, ","), d->partition, msg, n, warned);
-    return answer(nofit, err_msg, "meshplan: %s%s", msg, warned);
+    return answer(nofit, err_msg, "meshplan: %s%s", v.msg,
+                  reject ? "" : "\n(enforce=warn: queued anyway)");
 }
 
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)

@@ -2,11 +2,17 @@
  * meshplan(1): plan, check and explain 3D-parallel layouts, and print the
  * rank map and the per-task variables the SPANK plugin exports.
  *
+ * One table of options (opts[] below) drives the parsing, each command's
+ * --help, the errors and, through --help, the bash completion.  Everything
+ * meshplan prints goes to stdout's stream, which main() closes and checks,
+ * so that a full disk is an error and not a silent truncation.
+ *
  * Exit status: 0 fits (or success), 1 does not fit, 2 bad input.
  */
 #include <dirent.h>
-#include <getopt.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,230 +21,444 @@
 #include "meshplan.h"
 
 enum { EXIT_FITS = 0, EXIT_NOFIT = 1, EXIT_BADINPUT = 2 };
+#define HELPED (-1) /* parse_args printed the command's help: exit 0 */
+
+#ifndef MESH_SYSTEM_POLICY /* the policy job_submit/meshplan reads (Makefile.am) */
+#define MESH_SYSTEM_POLICY "/etc/slurm/meshplan.yaml"
+#endif
+#define POLICY_ENV "MESHPLAN_POLICY" /* as job_submit/meshplan reads it in slurmctld */
+
+/* The commands, as bits of the options' masks. */
+enum {
+    C_PLAN = 1 << 0,
+    C_CHECK = 1 << 1,
+    C_RANKS = 1 << 2,
+    C_ENV = 1 << 3,
+    C_TOPO = 1 << 4,
+    C_GPUS = 1 << 5,
+    C_PRESETS = 1 << 6,
+    C_VERSION = 1 << 7,
+    C_HELP = 1 << 8,
+};
+#define C_REPORT (C_PLAN | C_CHECK | C_RANKS)            /* a report, text or JSON */
+#define C_MODEL  (C_REPORT | C_ENV)                      /* they plan a model */
+#define C_POLICY (C_MODEL | C_TOPO | C_GPUS | C_PRESETS) /* they read a policy */
+#define C_JSON   (C_POLICY | C_VERSION)                  /* they have a JSON form */
+#define C_ALL    (C_POLICY | C_VERSION | C_HELP)
+
+/* Every option, in the order --help lists them. */
+typedef enum opt_id {
+    O_MODEL,
+    O_NODES,
+    O_GPN,
+    O_GPU,
+    O_GPU_MEM,
+    O_NVLINK,
+    O_HOST_MEM,
+    O_TOPOLOGY,
+    O_PARTITION,
+    O_MESH,
+    O_POLICY,
+    O_SET,
+    O_MODELS_DIR,
+    O_JSON,
+    O_SHELL,
+    O_SVG,
+    O_NO_PICTURES,
+    O_NODE,
+    O_LOCAL,
+    O_EXPORT,
+    O_MASTER,
+    O_JOB,
+    O_STEP,
+    O_BIND,
+    O_HELP,
+    O_COUNT
+} opt_id_t;
+
+/* An option: its name without "--", its argument as --help names it (NULL:
+ * none), the commands that take it, and its help (lines joined by '\n'). */
+typedef struct opt {
+    const char *name, *arg;
+    unsigned cmds;
+    const char *help;
+} opt_t;
+
+static const opt_t opts[O_COUNT] = {
+    [O_MODEL] = {"model", "SPEC", C_MODEL, "preset name (meshplan presets) or a spec .yaml file"},
+    [O_NODES] = {"nodes", "N", C_MODEL, "nodes in the allocation"},
+    [O_GPN] = {"gpus-per-node", "G", C_MODEL, "GPUs (= tasks) per node"},
+    [O_GPU] = {"gpu", "NAME", C_MODEL, "GPU model from the table (meshplan gpus)"},
+    [O_GPU_MEM] = {"gpu-mem", "SIZE", C_MODEL,
+                   "GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's"},
+    [O_NVLINK] = {"nvlink", "N", C_MODEL, "GPUs per NVLink island (default: the GPU's)"},
+    [O_HOST_MEM] = {"host-mem", "SIZE", C_MODEL,
+                    "host memory per node for optimizer offload, as the job's --mem\n"
+                    "(default: unknown, no offload)"},
+    [O_TOPOLOGY] = {"topology", "FILE.xml", C_MODEL | C_TOPO,
+                    "a node's hwloc topology, in place of --gpu, --gpu-mem, --nvlink\n"
+                    "(and of --gpus-per-node); 'this' for this machine"},
+    [O_PARTITION] = {"partition", "NAME", C_PLAN | C_CHECK,
+                     "judge the job as job_submit/meshplan does when it is submitted\n"
+                     "to partition NAME (or A,B,...): on the GPU the policy's\n"
+                     "partitions: give it, with the controller's verdict on stderr"},
+    [O_MESH] = {"mesh", "STRING", C_MODEL,
+                "pin fields: tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,\n"
+                "sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
+                "selective, full or full:N layers per stage)"},
+    [O_POLICY] = {"policy", "FILE", C_POLICY,
+                  "admin policy (YAML), as the plugin reads it; 'none' for the\n"
+                  "defaults (default: $" POLICY_ENV ", else " MESH_SYSTEM_POLICY ",\n"
+                  "when it exists)"},
+    [O_SET] = {"set", "KEY=VALUE", C_POLICY,
+               "override a spec key (train.seq_len=32768) or set a policy key\n"
+               "(reserve=0.1), on top of --model and --policy"},
+    [O_MODELS_DIR] = {"models-dir", "DIR", C_MODEL | C_PRESETS, "look for presets here first"},
+    [O_JSON] = {"json", NULL, C_JSON, "machine-readable output"},
+    [O_SHELL] = {"shell", NULL, C_ENV,
+                 "export NAME='value' lines, for eval \"$(meshplan env --shell ...)\""},
+    [O_SVG] = {"svg", "FILE", C_REPORT,
+               "also write the rank map, pipeline and memory pictures as SVG;\n"
+               "'-': the SVG alone, on standard output, instead of the report"},
+    [O_NO_PICTURES] = {"no-pictures", NULL, C_REPORT, "leave the pictures out of the text"},
+    [O_NODE] = {"node", "I", C_ENV, "node index within the step (default 0)"},
+    [O_LOCAL] = {"local", "L", C_ENV, "task index within the node (default 0)"},
+    [O_EXPORT] = {"export", "MODE", C_ENV, "torch | torchrun | mesh (default: the policy's)"},
+    [O_MASTER] = {"master-addr", "HOST", C_ENV, "first host of the step (default localhost)"},
+    [O_JOB] = {"job-id", "N", C_ENV, "the job's id, for MASTER_PORT (default 0)"},
+    [O_STEP] = {"step-id", "N", C_ENV, "the step's id, for MASTER_PORT (default 0)"},
+    [O_BIND] = {"bind", "gpu|none", C_MODEL | C_TOPO,
+                "narrow each task to its GPU, island by island (with --topology)"},
+    [O_HELP] = {"help", NULL, C_ALL, "describe the command"},
+};
+
+#define SETS_MAX 64 /* --set options a command line may hold */
+
+typedef struct command command_t;
 
 typedef struct options {
-    const char *cmd;
+    const command_t *cmd;
     const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology, *svg;
+    const char *partition;
     double gpu_mem, host_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
-    int json, have_export, no_pictures;
+    int json, shell, have_export, no_pictures;
     mesh_export_t export_mode;
+    /* --set: spec keys (for mesh_spec_load_with) and policy keys, in order */
+    const char *spec_sets[SETS_MAX], *policy_sets[SETS_MAX];
+    int n_spec_sets, n_policy_sets;
     mesh_policy_t pol;
 } options_t;
 
-static const char *const usage_common =
-    "  --model SPEC          preset name (meshplan presets) or a spec .yaml file\n"
-    "  --nodes N             nodes in the allocation\n"
-    "  --gpus-per-node G     GPUs (= tasks) per node\n"
-    "  --gpu NAME            GPU model from the table (meshplan gpus)\n"
-    "  --gpu-mem SIZE        GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's\n"
-    "  --nvlink N            GPUs per NVLink island (default: the GPU's)\n"
-    "  --host-mem SIZE       host memory per node for optimizer offload, as the job's --mem\n"
-    "                        (default: unknown, no offload)\n"
-    "  --topology FILE.xml   a node's hwloc topology, in place of --gpu, --gpu-mem, --nvlink\n"
-    "                        (and of --gpus-per-node); 'this' for this machine\n"
-    "  --mesh STRING         pin fields: "
-    "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,\n"
-    "                        offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
-    "                        selective, full or full:N layers per stage)\n"
-    "  --policy FILE         admin policy (YAML), as the plugin reads it\n"
-    "  --set KEY=VALUE       set one policy key (e.g. reserve=0.1), after --policy\n"
-    "  --models-dir DIR      look for presets here first\n"
-    "  --json                machine-readable output\n";
+struct command {
+    const char *name;
+    unsigned bit;
+    int (*run)(const options_t *);
+    const char *synopsis; /* after "usage: meshplan NAME " */
+    const char *about;    /* one line in the list of commands */
+    const char *more;     /* its --help's paragraph; NULL: about */
+};
 
-static void usage(FILE *f, const char *cmd)
-{
-    if (!cmd) {
-        fprintf(f, "usage: meshplan COMMAND [OPTIONS]\n\n"
-                   "commands:\n"
-                   "  plan     pick the fastest layout that fits, and explain it\n"
-                   "  check    judge the layout given by --mesh (exit 0 fits, 1 does not)\n"
-                   "  ranks    print the rank map of the planned layout\n"
-                   "  env      print one task's variables, as the SPANK plugin exports them\n"
-                   "  topo     show a node's GPUs, islands and NUMA, and what the planner assumes\n"
-                   "  gpus     list the GPU table\n"
-                   "  presets  list the shipped model presets\n\n"
-                   "'meshplan COMMAND --help' describes each; exit status 0 fits, 1 does not "
-                   "fit, 2 bad input.\n");
-        return;
-    }
-    if (strcmp(cmd, "topo") == 0) {
-        fprintf(f, "usage: meshplan topo [--topology FILE.xml] [--policy FILE] [--json]\n\n"
-                   "Show the GPUs hwloc finds (this machine, or an exported XML topology): bus "
-                   "id, model, memory,\nNUMA node, CPUs, NVLink/XGMI islands, and what the "
-                   "planner will assume.\n");
-        return;
-    }
-    if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "presets") == 0) {
-        fprintf(f, "usage: meshplan %s [--json]%s\n", cmd,
-                strcmp(cmd, "presets") == 0 ? " [--models-dir DIR]" : " [--policy FILE]");
-        return;
-    }
-    fprintf(f,
-            "usage: meshplan %s --model SPEC --nodes N --gpus-per-node G (--gpu NAME | --gpu-mem "
-            "SIZE) [options]\n\n",
-            cmd);
-    if (strcmp(cmd, "plan") == 0)
-        fprintf(f, "Search every valid layout, keep those that fit, pick the fastest (simplest on "
-                   "near-ties) and explain why.\n\n");
-    else if (strcmp(cmd, "check") == 0)
-        fprintf(f, "Judge the layout of --mesh (fields left out are planned): exit 0 if it fits, "
-                   "1 if not, with what would.\n\n");
-    else if (strcmp(cmd, "ranks") == 0)
-        fprintf(f, "Print every rank's node, local index and (tp, cp, dp, pp) coordinates.\n\n");
-    else if (strcmp(cmd, "env") == 0)
-        fprintf(f, "Print the variables of task (--node, --local), one NAME=value a line, exactly "
-                   "as the plugin exports them.\n\n");
-    fputs(usage_common, f);
-    if (strcmp(cmd, "env") != 0)
-        fprintf(f, "  --svg FILE            also write the rank map, pipeline and memory pictures "
-                   "as SVG\n"
-                   "  --no-pictures         leave the pictures out of the text\n");
-    if (strcmp(cmd, "env") == 0)
-        fprintf(f, "  --node I              node index within the step (default 0)\n"
-                   "  --local L             task index within the node (default 0)\n"
-                   "  --export MODE         torch | torchrun | mesh (default: the policy's)\n"
-                   "  --master-addr HOST    first host of the step (default localhost)\n"
-                   "  --job-id N --step-id N  for MASTER_PORT (default 0 and 0)\n"
-                   "  --bind gpu|none       narrow each task to its GPU (with --topology)\n");
-}
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static int bad(const char *msg)
+/* A bad-input failure: one line on stderr, exit status 2. */
+static int bad(const char *fmt, ...)
 {
-    fprintf(stderr, "meshplan: %s\n", msg);
+    va_list ap;
+    fputs("meshplan: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     return EXIT_BADINPUT;
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
+static int cmd_plan(const options_t *o);
+static int cmd_check(const options_t *o);
+static int cmd_ranks(const options_t *o);
+static int cmd_env(const options_t *o);
+static int cmd_topo(const options_t *o);
+static int cmd_gpus(const options_t *o);
+static int cmd_presets(const options_t *o);
+static int cmd_version(const options_t *o);
+
+#define ALLOC_SYNOPSIS                                                                             \
+    "--model SPEC --nodes N --gpus-per-node G (--gpu NAME | --gpu-mem SIZE) [options]"
+
+static const command_t commands[] = {
+    {"plan", C_PLAN, cmd_plan, ALLOC_SYNOPSIS, "pick the fastest layout that fits, and explain it",
+     "Search every valid layout, keep those that fit, pick the fastest (simplest on\n"
+     "near-ties) and explain why."},
+    {"check", C_CHECK, cmd_check, ALLOC_SYNOPSIS " --mesh STRING",
+     "judge the layout given by --mesh (exit 0 fits, 1 does not)",
+     "Judge the layout of --mesh (fields left out are planned): exit 0 if it fits,\n"
+     "1 if not, with what would."},
+    {"ranks", C_RANKS, cmd_ranks, ALLOC_SYNOPSIS, "print the rank map of the planned layout",
+     "Print every rank's node, local index and (tp, cp, dp, pp) coordinates; when\n"
+     "nothing fits, the closest layout's, and why on stderr (exit 1)."},
+    {"env", C_ENV, cmd_env, ALLOC_SYNOPSIS,
+     "print one task's variables, as the SPANK plugin exports them",
+     "Print the variables of task (--node, --local), exactly as the plugin exports\n"
+     "them: one NAME=value a line, or export lines (--shell), or one JSON object\n"
+     "(--json)."},
+    {"topo", C_TOPO, cmd_topo, "[--topology FILE.xml] [options]",
+     "show a node's GPUs, islands and NUMA, and what the planner assumes",
+     "Show the GPUs hwloc finds (this machine, or an exported XML topology): bus\n"
+     "id, model, memory, NUMA node, CPUs, NVLink/XGMI islands, and what the\n"
+     "planner will assume."},
+    {"gpus", C_GPUS, cmd_gpus, "[options]", "list the GPU table", NULL},
+    {"presets", C_PRESETS, cmd_presets, "[options]", "list the model presets", NULL},
+    {"version", C_VERSION, cmd_version, "[--json]",
+     "print the versions of meshplan and of the libmeshplan it runs with",
+     "Print meshplan's version and the version of the libmeshplan it runs with (also\n"
+     "meshplan --version)."},
+    {"help", C_HELP, NULL, "[COMMAND]", "describe meshplan, or a command",
+     "Describe meshplan, or COMMAND as 'meshplan COMMAND --help' does."},
+};
+#define N_COMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
+
+/* Lines of text, each indented by `indent` spaces after the first. */
+static void put_lines(FILE *f, const char *text, int indent)
 {
-    enum {
-        O_MODEL = 256,
-        O_NODES,
-        O_GPN,
-        O_GPU,
-        O_GPU_MEM,
-        O_NVLINK,
-        O_MESH,
-        O_POLICY,
-        O_SET,
-        O_MODELS_DIR,
-        O_JSON,
-        O_NODE,
-        O_LOCAL,
-        O_EXPORT,
-        O_MASTER,
-        O_JOB,
-        O_STEP,
-        O_TOPOLOGY,
-        O_BIND,
-        O_SVG,
-        O_NO_PICTURES,
-        O_HOST_MEM,
-        O_HELP
-    };
-    static const struct option longopts[] = {
-        {"model", required_argument, NULL, O_MODEL},
-        {"nodes", required_argument, NULL, O_NODES},
-        {"gpus-per-node", required_argument, NULL, O_GPN},
-        {"gpu", required_argument, NULL, O_GPU},
-        {"gpu-mem", required_argument, NULL, O_GPU_MEM},
-        {"nvlink", required_argument, NULL, O_NVLINK},
-        {"host-mem", required_argument, NULL, O_HOST_MEM},
-        {"mesh", required_argument, NULL, O_MESH},
-        {"policy", required_argument, NULL, O_POLICY},
-        {"set", required_argument, NULL, O_SET},
-        {"models-dir", required_argument, NULL, O_MODELS_DIR},
-        {"json", no_argument, NULL, O_JSON},
-        {"node", required_argument, NULL, O_NODE},
-        {"local", required_argument, NULL, O_LOCAL},
-        {"export", required_argument, NULL, O_EXPORT},
-        {"master-addr", required_argument, NULL, O_MASTER},
-        {"job-id", required_argument, NULL, O_JOB},
-        {"step-id", required_argument, NULL, O_STEP},
-        {"topology", required_argument, NULL, O_TOPOLOGY},
-        {"bind", required_argument, NULL, O_BIND},
-        {"svg", required_argument, NULL, O_SVG},
-        {"no-pictures", no_argument, NULL, O_NO_PICTURES},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
+    for (const char *l = text; *l;) {
+        size_t n = strcspn(l, "\n");
+        fprintf(f, "%.*s\n", (int)n, l);
+        l += n + (l[n] == '\n');
+        if (*l)
+            fprintf(f, "%*s", indent, "");
+    }
+}
+
+static void usage_all(FILE *f)
+{
+    fprintf(f, "usage: meshplan COMMAND [OPTIONS]\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].about);
+    fprintf(f, "\n'meshplan COMMAND --help' (or 'meshplan help COMMAND') describes each;\n"
+               "'meshplan --version' says which meshplan this is.  Exit status: 0 fits,\n"
+               "1 does not fit, 2 bad input.\n");
+}
+
+/* A command's --help: its synopsis, what it does, and its options from the table. */
+static void usage(FILE *f, const command_t *c)
+{
+    fprintf(f, "usage: meshplan %s %s\n\n", c->name, c->synopsis);
+    put_lines(f, c->more ? c->more : c->about, 0);
+    fprintf(f, "\noptions:\n");
+    for (int i = 0; i < O_COUNT; i++) {
+        if (!(opts[i].cmds & c->bit))
+            continue;
+        char head[48];
+        snprintf(head, sizeof(head), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                 opts[i].arg ? opts[i].arg : "");
+        if (strlen(head) > 21)
+            fprintf(f, "  %s\n%24s", head, "");
+        else
+            fprintf(f, "  %-21s ", head);
+        put_lines(f, opts[i].help, 24);
+    }
+}
+
+static const command_t *find_command(const char *name)
+{
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[N_COMMANDS], *meant;
+    char list[128] = "";
+    for (int i = 0; i < N_COMMANDS; i++) {
+        names[i] = commands[i].name;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
+    meant = mesh_closest_name(name, names, N_COMMANDS);
+    return bad("unknown command '%.40s'%s%s%s (commands: %s)", name, meant ? "; did you mean " : "",
+               meant ? meant : "", meant ? "?" : "", list);
+}
+
+/* An option the command does not take: the typo it most likely is, else
+ * the commands that take it. */
+static int unknown_option(const command_t *c, const char *arg, size_t len)
+{
+    const char *names[O_COUNT], *meant;
+    char word[64], others[128] = "";
+    int n = 0;
+    snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), arg);
+    for (int i = 0; i < O_COUNT; i++)
+        if (opts[i].cmds & c->bit)
+            names[n++] = opts[i].name;
+    meant = mesh_closest_name(word, names, n);
+    if (meant)
+        return bad("--%s: unknown option for %s; did you mean --%s?", word, c->name, meant);
+    for (int i = 0; i < O_COUNT; i++)
+        if (strcmp(opts[i].name, word) == 0)
+            for (int k = 0; k < N_COMMANDS; k++)
+                if (opts[i].cmds & commands[k].bit)
+                    snprintf(others + strlen(others), sizeof(others) - strlen(others), "%s%s",
+                             others[0] ? ", " : "", commands[k].name);
+    if (others[0])
+        return bad("--%s: unknown option for %s (an option of %s)", word, c->name, others);
+    return bad("--%s: unknown option for %s (see meshplan %s --help)", word, c->name, c->name);
+}
+
+/* The option named by arg[0..len), or -1. */
+static int find_option(const char *arg, size_t len)
+{
+    for (int i = 0; i < O_COUNT; i++)
+        if (strlen(opts[i].name) == len && strncmp(opts[i].name, arg, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Whether a --set names a spec key rather than a policy one: a key of the
+ * spec, or any key of one of its sections ("train.x": the spec refuses it
+ * with its own words). */
+static int spec_set(const char *set)
+{
+    size_t k = strcspn(set, "="), dot = strcspn(set, ".");
+    for (int i = 0; mesh_spec_key_name(i); i++) {
+        const char *name = mesh_spec_key_name(i);
+        if ((strlen(name) == k && strncmp(set, name, k) == 0) ||
+            (dot < k && strncmp(set, name, dot + 1) == 0))
+            return 1;
+    }
+    return k == 6 && strncmp(set, "preset", 6) == 0;
+}
+
+/* Store one option's value. */
+static int set_option(options_t *o, opt_id_t id, const char *v)
+{
     mesh_error_t err;
-    /* --set applies after --policy whatever their order: collect first */
-    const char *sets[64];
-    int nsets = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case O_MODEL: o->model = optarg; break;
-        case O_NODES: rc = mesh_parse_int(optarg, "--nodes", 1, 1 << 20, &o->nodes, &err); break;
-        case O_GPN:
-            rc = mesh_parse_int(optarg, "--gpus-per-node", 1, 1024, &o->gpus_per_node, &err);
-            break;
-        case O_GPU: o->gpu = optarg; break;
-        case O_GPU_MEM:
-            rc = mesh_parse_size(optarg, "--gpu-mem", 1e8, 1e14, &o->gpu_mem, &err);
-            break;
-        case O_NVLINK: rc = mesh_parse_int(optarg, "--nvlink", 1, 1024, &o->nvlink, &err); break;
-        case O_HOST_MEM:
-            rc = mesh_parse_size(optarg, "--host-mem", 1e8, 1e16, &o->host_mem, &err);
-            break;
-        case O_MESH: o->mesh = optarg; break;
-        case O_POLICY: o->policy = optarg; break;
-        case O_SET:
-            if (nsets == 64)
-                return bad("--set: at most 64 times");
-            sets[nsets++] = optarg;
-            break;
-        case O_MODELS_DIR: o->models_dir = optarg; break;
-        case O_JSON: o->json = 1; break;
-        case O_NODE: rc = mesh_parse_int(optarg, "--node", 0, 1 << 20, &o->node, &err); break;
-        case O_LOCAL: rc = mesh_parse_int(optarg, "--local", 0, 1024, &o->local, &err); break;
-        case O_EXPORT:
-            if (mesh_export_parse(optarg, &o->export_mode) < 0)
-                return bad("--export: use torch, torchrun or mesh");
-            o->have_export = 1;
-            break;
-        case O_MASTER: o->master_addr = optarg; break;
-        case O_JOB: rc = mesh_parse_int(optarg, "--job-id", 0, UINT_MAX, &o->job_id, &err); break;
-        case O_STEP:
-            rc = mesh_parse_int(optarg, "--step-id", 0, UINT_MAX, &o->step_id, &err);
-            break;
-        case O_TOPOLOGY: o->topology = optarg; break;
-        case O_SVG: o->svg = optarg; break;
-        case O_NO_PICTURES: o->no_pictures = 1; break;
-        case O_BIND:
-            if (strcmp(optarg, "gpu") && strcmp(optarg, "none"))
-                return bad("--bind: use gpu or none");
-            if (nsets == 64)
-                return bad("--set: at most 64 times");
-            sets[nsets++] = strcmp(optarg, "gpu") == 0 ? "bind=gpu" : "bind=none";
-            break;
-        case 'h':
-        case O_HELP: usage(stdout, o->cmd); exit(EXIT_FITS);
-        default: {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "%s: unknown or incomplete option (see meshplan %s --help)",
-                     argv[optind - 1], o->cmd);
-            return bad(msg);
-        }
-        }
-        if (rc < 0)
-            return bad(err.msg);
+    int rc = 0;
+    switch (id) {
+    case O_MODEL: o->model = v; break;
+    case O_NODES: rc = mesh_parse_int(v, "--nodes", 1, 1 << 20, &o->nodes, &err); break;
+    case O_GPN: rc = mesh_parse_int(v, "--gpus-per-node", 1, 1024, &o->gpus_per_node, &err); break;
+    case O_GPU: o->gpu = v; break;
+    case O_GPU_MEM: rc = mesh_parse_size(v, "--gpu-mem", 1e8, 1e14, &o->gpu_mem, &err); break;
+    case O_NVLINK: rc = mesh_parse_int(v, "--nvlink", 1, 1024, &o->nvlink, &err); break;
+    case O_HOST_MEM: rc = mesh_parse_size(v, "--host-mem", 1e8, 1e16, &o->host_mem, &err); break;
+    case O_TOPOLOGY: o->topology = v; break;
+    case O_PARTITION: o->partition = v; break;
+    case O_MESH: o->mesh = v; break;
+    case O_POLICY: o->policy = v; break;
+    case O_SET:
+        /* spec keys go to the spec as it is loaded, policy keys to the policy */
+        if (o->n_spec_sets + o->n_policy_sets == SETS_MAX)
+            return bad("--set: at most %d times", SETS_MAX);
+        if (spec_set(v))
+            o->spec_sets[o->n_spec_sets++] = v;
+        else
+            o->policy_sets[o->n_policy_sets++] = v;
+        break;
+    case O_MODELS_DIR: o->models_dir = v; break;
+    case O_JSON: o->json = 1; break;
+    case O_SHELL: o->shell = 1; break;
+    case O_SVG: o->svg = v; break;
+    case O_NO_PICTURES: o->no_pictures = 1; break;
+    case O_NODE: rc = mesh_parse_int(v, "--node", 0, 1 << 20, &o->node, &err); break;
+    case O_LOCAL: rc = mesh_parse_int(v, "--local", 0, 1024, &o->local, &err); break;
+    case O_EXPORT:
+        if (mesh_export_parse(v, &o->export_mode) < 0)
+            return bad("--export: use torch, torchrun or mesh");
+        o->have_export = 1;
+        break;
+    case O_MASTER: o->master_addr = v; break;
+    case O_JOB: rc = mesh_parse_int(v, "--job-id", 0, UINT_MAX, &o->job_id, &err); break;
+    case O_STEP: rc = mesh_parse_int(v, "--step-id", 0, UINT_MAX, &o->step_id, &err); break;
+    case O_BIND:
+        if (strcmp(v, "gpu") && strcmp(v, "none"))
+            return bad("--bind: use gpu or none");
+        if (o->n_spec_sets + o->n_policy_sets == SETS_MAX)
+            return bad("--set: at most %d times", SETS_MAX);
+        o->policy_sets[o->n_policy_sets++] = strcmp(v, "gpu") == 0 ? "bind=gpu" : "bind=none";
+        break;
+    case O_HELP:
+    case O_COUNT: break;
     }
-    if (optind < argc) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "unexpected argument '%.60s' (see meshplan %s --help)",
-                 argv[optind], o->cmd);
-        return bad(msg);
+    return rc < 0 ? bad("%s", err.msg) : 0;
+}
+
+/* Read argv[1..argc) (argv[0] is the command) into *o: "--name VALUE",
+ * "--name=VALUE" or "--name", names matched whole (an abbreviation is a
+ * typo: --node is not --nodes), each only where the command takes it. */
+static int parse_args(int argc, char **argv, options_t *o)
+{
+    const command_t *c = o->cmd;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout, c);
+            return HELPED;
+        }
+        if (strncmp(a, "--", 2) != 0 || !a[2])
+            return bad("unexpected argument '%.60s' (see meshplan %s --help)", a, c->name);
+        size_t len = strcspn(a + 2, "=");
+        int id = find_option(a + 2, len);
+        if (id < 0 || !(opts[id].cmds & c->bit))
+            return unknown_option(c, a + 2, len);
+        const char *v = a[2 + len] == '=' ? a + 3 + len : NULL;
+        if (!opts[id].arg && v)
+            return bad("--%s takes no value", opts[id].name);
+        if (opts[id].arg && !v) {
+            /* "--model --nodes 2" lacks the model, and is no model "--nodes" */
+            if (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0)
+                return bad("--%s needs a value (%s)", opts[id].name, opts[id].arg);
+            v = argv[++i];
+        }
+        int rc = set_option(o, (opt_id_t)id, v);
+        if (rc)
+            return rc;
     }
-    if (o->policy && mesh_policy_load(&o->pol, o->policy, &err) < 0)
-        return bad(err.msg);
-    for (int i = 0; i < nsets; i++)
-        if (mesh_policy_set_arg(&o->pol, sets[i], &err) < 0)
-            return bad(err.msg);
+    if (o->json && o->shell)
+        return bad("--json and --shell: choose one");
+    if (o->svg && strcmp(o->svg, "-") == 0 && o->json)
+        return bad("--svg - and --json both write to standard output: choose one");
+    if (o->n_spec_sets && !(c->bit & C_MODEL))
+        return bad("--set %.60s: a key of the model's spec, which %s does not read",
+                   o->spec_sets[0], c->name);
+    return 0;
+}
+
+/* The policy: --policy FILE, none with --policy none, else the system's
+ * (the file job_submit/meshplan reads: $MESHPLAN_POLICY, else
+ * MESH_SYSTEM_POLICY) when it exists, said on stderr; then the policy
+ * keys of --set. */
+static int load_policy(options_t *o)
+{
+    mesh_error_t err;
+    const char *path = o->policy, *env = getenv(POLICY_ENV);
+    int system = 0;
+    if (!path) {
+        path = env && *env ? env : MESH_SYSTEM_POLICY;
+        system = 1;
+        if (strcmp(path, "none") == 0 || access(path, F_OK) != 0)
+            path = NULL;
+    } else if (strcmp(path, "none") == 0) {
+        path = NULL;
+    }
+    if (path && mesh_policy_load(&o->pol, path, &err) < 0)
+        return system ? bad("%s (the system's policy; --policy none plans without it)", err.msg)
+                      : bad("%s", err.msg);
+    if (path && system)
+        fprintf(stderr, "meshplan: policy %s (the system's; --policy none plans without it)\n",
+                path);
+    for (int i = 0; i < o->n_policy_sets; i++) {
+        if (mesh_policy_set_arg(&o->pol, o->policy_sets[i], &err) == 0)
+            continue;
+        /* a spec key without its section ("seq_len") is no policy key */
+        char key[128];
+        snprintf(key, sizeof(key), "%.*s", (int)strcspn(o->policy_sets[i], "="), o->policy_sets[i]);
+        const char *meant = strstr(err.msg, "did you mean") ? NULL : mesh_spec_key_closest(key);
+        return bad("%s%s%s%s", err.msg, meant ? "; did you mean " : "", meant ? meant : "",
+                   meant ? "?" : "");
+    }
     if (mesh_policy_check(&o->pol, &err) < 0)
-        return bad(err.msg);
+        return bad("%s", err.msg);
     if (!o->have_export)
         o->export_mode = o->pol.launch.export_mode;
     return 0;
@@ -268,6 +488,17 @@ static void preset_dirs(const options_t *o, mesh_spec_dirs_t *d)
     d->dirs[n++] = mesh_default_models_dir();
 }
 
+/* --topology FILE.xml, or "this" for this machine; NULL without it. */
+static int load_topology(const options_t *o, mesh_topo_t **out)
+{
+    mesh_error_t err;
+    *out = NULL;
+    if (!o->topology)
+        return 0;
+    *out = mesh_topo_load(strcmp(o->topology, "this") == 0 ? NULL : o->topology, &err);
+    return *out ? 0 : bad("%s", err.msg);
+}
+
 static int need(const options_t *o)
 {
     if (!o->model)
@@ -279,34 +510,74 @@ static int need(const options_t *o)
     return 0;
 }
 
-/* --topology FILE.xml, or "this" for this machine; NULL without it. */
-static int load_topology(const options_t *o, mesh_topo_t **out)
+/* The model, with the spec keys of --set applied as it is loaded.  An
+ * unknown spec key that is a policy key is said to be one. */
+static int load_model(const options_t *o, mesh_model_t *model, mesh_error_t *err)
 {
-    mesh_error_t err;
-    *out = NULL;
-    if (!o->topology)
+    mesh_spec_dirs_t dirs;
+    preset_dirs(o, &dirs);
+    if (mesh_spec_load_with(o->model, &dirs, "--set", o->spec_sets, o->n_spec_sets, model, err) ==
+        0)
         return 0;
-    *out = mesh_topo_load(strcmp(o->topology, "this") == 0 ? NULL : o->topology, &err);
-    return *out ? 0 : bad(err.msg);
+    for (int i = 0; i < o->n_spec_sets && !strstr(err->msg, "did you mean"); i++) {
+        const char *set = o->spec_sets[i];
+        size_t k = strcspn(set, "="), dot = strcspn(set, ".");
+        if (dot >= k)
+            continue;
+        const char *leaf = set + dot + 1; /* "reserve=0.1" of "train.reserve=0.1" */
+        char quoted[96];
+        mesh_policy_t scratch = o->pol;
+        snprintf(quoted, sizeof(quoted), "unknown key '%.*s'", (int)(k - dot - 1), leaf);
+        if (strstr(err->msg, quoted) && mesh_policy_set_arg(&scratch, leaf, NULL) == 0) {
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof(err->msg) - n, "; did you mean %.*s (a policy key)?",
+                     (int)(k - dot - 1), leaf);
+        }
+    }
+    return -1;
+}
+
+/* The allocation of --partition: what job_submit/meshplan plans the job
+ * for, and its verdict, from the library's one judgement. */
+static int partition_alloc(const options_t *o, const mesh_model_t *model, const mesh_layout_t *pins,
+                           mesh_alloc_t *alloc, mesh_submit_t *verdict, mesh_error_t *err)
+{
+    mesh_step_t s = {
+        .nodes = (int)o->nodes, .gpus_per_node = (int)o->gpus_per_node, .host_memory = o->host_mem};
+    if (o->topology || o->gpu || o->gpu_mem > 0 || o->nvlink)
+        return mesh_error_set(err, "--partition takes the GPU from the policy's partitions: "
+                                   "leave out --gpu, --gpu-mem, --nvlink and --topology");
+    mesh_submit_judge(&o->pol, o->partition, model, pins, &s, verdict);
+    if (!verdict->judged && o->pol.enforce != MESH_ENFORCE_OFF)
+        return mesh_error_set(err,
+                              "--partition %s: the controller does not judge this job (%s); the "
+                              "nodes do, at launch: plan for them with --gpu or --topology",
+                              verdict->partition[0] ? verdict->partition : "(none)", verdict->msg);
+    if (mesh_partition_alloc(&o->pol, verdict->partition, &s, alloc, err) < 0)
+        return mesh_error_prefix(err, "--partition %s",
+                                 verdict->partition[0] ? verdict->partition : "(none)");
+    return 0;
 }
 
 /* Build the plan every plan-based command needs, with the topology it was
- * made for (NULL without --topology). */
-static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
+ * made for (NULL without --topology) and, with --partition, the
+ * controller's verdict (verdict may be NULL without it). */
+static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo,
+                     mesh_submit_t *verdict)
 {
     mesh_error_t err;
-    mesh_spec_dirs_t dirs;
     mesh_model_t model;
     mesh_alloc_t alloc;
     mesh_layout_t pins;
     int rc = need(o);
     if (rc || (rc = load_topology(o, topo)))
         return rc;
-    preset_dirs(o, &dirs);
-    if (mesh_spec_load(o->model, &dirs, &model, &err) < 0 ||
-        mesh_layout_parse(o->mesh, &pins, &err) < 0)
+    if (load_model(o, &model, &err) < 0 || mesh_layout_parse(o->mesh, &pins, &err) < 0)
         goto fail;
-    if (*topo) {
+    if (o->partition) {
+        if (partition_alloc(o, &model, &pins, &alloc, verdict, &err) < 0)
+            goto fail;
+    } else if (*topo) {
         if (o->gpu || o->gpu_mem > 0 || o->nvlink) {
             snprintf(err.msg, sizeof(err.msg), "--topology replaces --gpu, --gpu-mem and --nvlink");
             goto fail;
@@ -333,7 +604,7 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo)
 fail:
     mesh_topo_destroy(*topo);
     *topo = NULL;
-    return bad(err.msg);
+    return bad("%s", err.msg);
 }
 
 static int print_owned(char *s)
@@ -343,6 +614,18 @@ static int print_owned(char *s)
     fputs(s, stdout);
     free(s);
     return 0;
+}
+
+/* A message of lines to stderr, each after "meshplan: " and `what`, as
+ * srun prints the plugin's. */
+static void say_lines(const char *what, const char *msg)
+{
+    fflush(stdout); /* after what was printed before it */
+    for (const char *l = msg; *l;) {
+        size_t n = strcspn(l, "\n");
+        fprintf(stderr, "meshplan: %s%.*s\n", what, (int)n, l);
+        l += n + (l[n] == '\n');
+    }
 }
 
 static int cmd_gpus(const options_t *o)
@@ -560,43 +843,70 @@ static int cmd_topo(const options_t *o)
     return EXIT_FITS;
 }
 
+/* The pictures' options for stdout: the library's (colour only on a
+ * terminal, never with NO_COLOR), and no colour either for a terminal that
+ * says it has none (TERM unset, empty or "dumb", as Emacs' shell and
+ * editors' consoles set it). */
+static mesh_picture_opts_t picture_opts(void)
+{
+    /* colour only on a terminal that has it (TERM set and not dumb), and
+     * never with NO_COLOR (no-color.org) */
+    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+    int color = isatty(STDOUT_FILENO) && !(no && *no) && term && *term && strcmp(term, "dumb");
+    return mesh_picture_opts_for(STDOUT_FILENO, color);
+}
+
+/* The SVG to path ("-": stdout), with the reason when it cannot be written. */
 static int write_svg(const char *path, const mesh_plan_t *p)
 {
     char *svg = mesh_picture_svg(p);
-    FILE *f = svg ? fopen(path, "w") : NULL;
+    if (!svg)
+        return bad("--svg: out of memory");
+    if (strcmp(path, "-") == 0)
+        return print_owned(svg);
+    FILE *f = fopen(path, "w");
     int ok = f && fputs(svg, f) >= 0;
-    if (f && fclose(f) != 0)
+    int saved = errno;
+    if (f && fclose(f) != 0 && ok) {
         ok = 0;
-    free(svg);
-    if (!ok) {
-        fprintf(stderr, "meshplan: --svg: cannot write %s\n", path);
-        return EXIT_BADINPUT;
+        saved = errno;
     }
-    return 0;
+    free(svg);
+    return ok ? 0 : bad("--svg: cannot write %s: %s", path, strerror(saved));
 }
 
 typedef char *(*report_fn)(const mesh_plan_t *);
 
-/* Plan, print one report, exit 0 if the layout fits and 1 if not. */
-static int report(const options_t *o, report_fn text, report_fn json)
+/* Plan, print one report, exit 0 if the layout fits and 1 if not.  The SVG
+ * file is written first, so that one that cannot be written stops the
+ * command before it prints anything; `--svg -` prints the SVG alone.  With
+ * `explain`, a layout that does not fit is explained on stderr (for
+ * reports that do not explain it themselves). */
+static int report(const options_t *o, report_fn text, report_fn json, int explain)
 {
     mesh_plan_t *p;
     mesh_topo_t *t;
-    int rc = make_plan(o, &p, &t);
+    mesh_submit_t verdict = {.verdict = MESH_VERDICT_RUN};
+    int rc = make_plan(o, &p, &t, &verdict), svg_only = o->svg && strcmp(o->svg, "-") == 0;
     if (rc)
         return rc;
-    rc = print_owned(o->json ? json(p) : text(p));
-    if (rc == 0 && !o->json && !o->no_pictures) {
-        /* colour only on a terminal that has it, and never with NO_COLOR */
-        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-        int color = isatty(STDOUT_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
-        mesh_picture_opts_t po = mesh_picture_opts_for(STDOUT_FILENO, color);
+    if (o->svg)
+        rc = write_svg(o->svg, p);
+    if (rc == 0 && !svg_only)
+        rc = print_owned(o->json ? json(p) : text(p));
+    if (rc == 0 && !svg_only && !o->json && !o->no_pictures) {
+        mesh_picture_opts_t po = picture_opts();
         rc = print_owned(mesh_picture_text(p, &po));
     }
-    if (rc == 0 && o->svg)
-        rc = write_svg(o->svg, p);
+    if (rc == 0 && explain && !mesh_plan_fits(p)) {
+        char msg[4096];
+        say_lines("", mesh_report_nofit(p, msg, sizeof(msg)));
+    }
+    /* what the controller would say, as sbatch would show it */
+    if (rc == 0 && verdict.verdict != MESH_VERDICT_RUN)
+        say_lines(verdict.verdict == MESH_VERDICT_REFUSE ? "error: " : "warning: ", verdict.msg);
     if (rc == 0)
-        rc = mesh_plan_fits(p) ? EXIT_FITS : EXIT_NOFIT;
+        rc = mesh_plan_fits(p) && verdict.verdict == MESH_VERDICT_RUN ? EXIT_FITS : EXIT_NOFIT;
     mesh_plan_destroy(p);
     mesh_topo_destroy(t);
     return rc;
@@ -604,7 +914,7 @@ static int report(const options_t *o, report_fn text, report_fn json)
 
 static int cmd_plan(const options_t *o)
 {
-    return report(o, mesh_report_text, mesh_report_json);
+    return report(o, mesh_report_text, mesh_report_json, 0);
 }
 
 static int cmd_check(const options_t *o)
@@ -614,9 +924,48 @@ static int cmd_check(const options_t *o)
     return cmd_plan(o);
 }
 
+/* The rank map; when nothing fits, it is the closest layout's, and why
+ * follows on stderr, as plan explains it. */
 static int cmd_ranks(const options_t *o)
 {
-    return report(o, mesh_report_ranks_text, mesh_report_ranks_json);
+    return report(o, mesh_report_ranks_text, mesh_report_ranks_json, 1);
+}
+
+/* value as one shell word in single quotes: a ' inside becomes '\'' */
+static void shell_quoted(const char *value)
+{
+    putchar('\'');
+    for (const char *c = value; *c; c++)
+        if (*c == '\'')
+            fputs("'\\''", stdout);
+        else
+            putchar(*c);
+    putchar('\'');
+}
+
+/* The variables in the form asked: NAME=value lines (the plugin's bytes),
+ * export lines for a shell's eval, or one JSON object of strings. */
+static void print_env(const options_t *o, const mesh_env_t *e)
+{
+    if (o->json)
+        putchar('{');
+    for (int i = 0; i < mesh_env_count(e); i++) {
+        const char *name = mesh_env_name(e, i), *value = mesh_env_value(e, i);
+        if (o->json) {
+            printf("%s", i ? "," : "");
+            json_string(name);
+            putchar(':');
+            json_string(value);
+        } else if (o->shell) {
+            printf("export %s=", name);
+            shell_quoted(value);
+            putchar('\n');
+        } else {
+            printf("%s=%s\n", name, value);
+        }
+    }
+    if (o->json)
+        puts("}");
 }
 
 /* What the plugin does with a plan that does not fit, the CLI does too. */
@@ -626,16 +975,14 @@ static int cmd_env(const options_t *o)
     mesh_topo_t *t;
     mesh_error_t err;
     char visible[32];
-    int rc = make_plan(o, &p, &t);
+    int rc = make_plan(o, &p, &t, NULL);
     if (rc)
         return rc;
     char msg[4096];
     mesh_verdict_t v = mesh_plan_verdict(p, o->pol.enforce, msg, sizeof(msg));
     if (v != MESH_VERDICT_RUN) {
         /* the plugin's words, line by line, as srun prints them */
-        for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
-            fprintf(stderr, "meshplan: %s: %s\n", v == MESH_VERDICT_REFUSE ? "error" : "warning",
-                    line);
+        say_lines(v == MESH_VERDICT_REFUSE ? "error: " : "warning: ", msg);
         if (v == MESH_VERDICT_REFUSE) {
             mesh_plan_destroy(p);
             mesh_topo_destroy(t);
@@ -661,40 +1008,130 @@ static int cmd_env(const options_t *o)
     mesh_plan_destroy(p);
     mesh_topo_destroy(t);
     if (!e)
-        return bad(err.msg);
-    for (int i = 0; i < mesh_env_count(e); i++)
-        printf("%s=%s\n", mesh_env_name(e, i), mesh_env_value(e, i));
+        return bad("%s", err.msg);
+    print_env(o, e);
     mesh_env_destroy(e);
     return EXIT_FITS;
 }
 
-int main(int argc, char **argv)
+/* This program's release and the library's it runs with: they differ when
+ * a libmeshplan of another release is found first. */
+static int cmd_version(const options_t *o)
 {
-    static const struct {
-        const char *name;
-        int (*run)(const options_t *);
-    } cmds[] = {{"plan", cmd_plan}, {"check", cmd_check}, {"ranks", cmd_ranks},
-                {"env", cmd_env},   {"gpus", cmd_gpus},   {"presets", cmd_presets},
-                {"topo", cmd_topo}};
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(argc < 2 ? stderr : stdout, NULL);
-        return argc < 2 ? EXIT_BADINPUT : EXIT_FITS;
+    if (o->json)
+        printf("{\"meshplan\":\"%s\",\"libmeshplan\":\"%s\"}\n", MESHPLAN_VERSION_STRING,
+               mesh_version());
+    else
+        printf("meshplan %s (libmeshplan %s)\n", MESHPLAN_VERSION_STRING, mesh_version());
+    return EXIT_FITS;
+}
+
+/*
+ * Standard output, checked.  Every byte meshplan prints goes through
+ * stdout's stream, and that stream writes through out_write: the first
+ * write error is kept with its errno (stdio forgets it: a later flush can
+ * succeed with the lost bytes discarded), and close_stdout reports it.
+ */
+static int out_errno;
+
+static ssize_t out_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!out_errno)
+                out_errno = w < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)w;
     }
+    return (ssize_t)n;
+}
+
+/* Make stdout write through out_write (line by line on a terminal, as
+ * stdio would); as it was when memory is short. */
+static void open_stdout(void)
+{
+    FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = out_write});
+    if (!f)
+        return;
+    setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    stdout = f;
+}
+
+/* Close stdout and say whether all of it was written (a full disk, a
+ * closed pipe): every command's output ends here, so that none can fail
+ * silently.  Returns 0, or EXIT_BADINPUT after one line on stderr. */
+static int close_stdout(void)
+{
+    int failed = ferror(stdout);
+    if (fflush(stdout) != 0) {
+        failed = 1;
+        out_errno = out_errno ? out_errno : errno;
+    }
+    if (fclose(stdout) != 0) {
+        failed = 1;
+        out_errno = out_errno ? out_errno : errno;
+    }
+    if (!failed)
+        return 0;
+    fprintf(stderr, "meshplan: write error: %s\n", strerror(out_errno ? out_errno : EIO));
+    return EXIT_BADINPUT;
+}
+
+/* `meshplan help [COMMAND]` */
+static int help(int argc, char **argv)
+{
+    const command_t *c = argc > 2 ? find_command(argv[2]) : NULL;
+    if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0))
+        c = find_command("help");
+    if (argc > 3)
+        return bad("help takes one command (meshplan help COMMAND)");
+    if (argc > 2 && !c)
+        return unknown_command(argv[2]);
+    if (c)
+        usage(stdout, c);
+    else
+        usage_all(stdout);
+    return EXIT_FITS;
+}
+
+static int run(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage_all(stderr);
+        return EXIT_BADINPUT;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)
+        return help(argc, argv);
+    if (strcmp(name, "--version") == 0)
+        name = "version";
+    else if (name[0] == '-')
+        return bad("%.40s: an option comes after the command (meshplan --help lists the commands)",
+                   name);
+    const command_t *c = find_command(name);
+    if (!c)
+        return unknown_command(name);
     options_t o;
     memset(&o, 0, sizeof(o));
     mesh_policy_init(&o.pol);
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        if (strcmp(argv[1], cmds[i].name) != 0)
-            continue;
-        o.cmd = cmds[i].name;
-        int rc = parse_options(argc - 1, argv + 1, &o);
-        if (rc)
-            return rc;
-        return cmds[i].run(&o);
-    }
-    fprintf(stderr,
-            "meshplan: unknown command '%.40s' (plan, check, ranks, env, topo, gpus, presets)\n",
-            argv[1]);
-    return EXIT_BADINPUT;
+    o.cmd = c;
+    int rc = parse_args(argc - 1, argv + 1, &o);
+    if (rc == HELPED)
+        return EXIT_FITS;
+    if (rc || (c->bit & C_POLICY && (rc = load_policy(&o))))
+        return rc;
+    return c->run(&o);
+}
+
+int main(int argc, char **argv)
+{
+    open_stdout();
+    int rc = run(argc, argv);
+    int wrc = close_stdout();
+    return wrc ? wrc : rc;
 }

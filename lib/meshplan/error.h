@@ -50,6 +50,19 @@ MESH_API int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
 MESH_API int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/**
+ * The name a mistyped `word` most likely meant, for an error's "did you
+ * mean" hint: of names[0..n-1], the nearest to word by edit distance
+ * (inserting, deleting or replacing one character; case ignored) when that
+ * distance is at most 2 (0: the same name but for case) and under a third
+ * of the name's length, the first of the nearest on a tie; NULL when none is that near, or word or
+ * names is NULL.  An entry of names may be NULL (skipped).
+ *
+ * Returns a pointer from names (the caller's string), never a copy.
+ * Thread-safe.
+ */
+MESH_API const char *mesh_closest_name(const char *word, const char *const *names, int n);
+
 #ifdef __cplusplus
 }
 #endif

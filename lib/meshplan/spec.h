@@ -143,6 +143,47 @@ MESH_API int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh
                             mesh_error_t *err);
 
 /**
+ * Load a spec as mesh_spec_load does, with n overrides of its keys applied
+ * on top of the file (and of the preset it names) before the model is
+ * checked: "what if the sequence were 32K" without copying the spec.
+ *
+ * sets[i] is "KEY=VALUE": KEY a spec key as mesh_spec_key_name spells it
+ * (dotted: "train.seq_len", "arch.layers", "name"), VALUE as a YAML scalar
+ * would hold it.  Each is read with the checks the same key gets in a file,
+ * and the whole model is then checked as a file's is; errors have the
+ * file's words, with `origin` (e.g. "--set"; NULL: "override") where a file
+ * has "FILE:LINE" ("--set: train.seq_len: ..."), an unknown key's error
+ * lists its section's keys and the one a typo most likely meant, and when
+ * two keys disagree the override is blamed before the file.  An override
+ * of an arch key that does not also set params makes params computed from
+ * the new arch.  A key given twice among the overrides, "preset", a string
+ * without '=', an empty value or one over 256 characters are errors.
+ *
+ * sets may be NULL when n is 0; sets, origin and spec are not kept.
+ * Returns 0 with *out filled, or -1 with err set and *out untouched.
+ */
+MESH_API int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const char *origin,
+                                 const char *const *sets, int n, mesh_model_t *out,
+                                 mesh_error_t *err);
+
+/**
+ * The keys an override may set (every key a spec holds but "preset"), for
+ * 0 <= i: the i-th as mesh_spec_load_with's KEY spells it ("name",
+ * "params", "arch.layers", ..., "train.seq_len", ...), a static string; NULL
+ * past the last.  For listing the keys and for "did you mean" hints.
+ */
+MESH_API const char *mesh_spec_key_name(int i);
+
+/**
+ * The key (as mesh_spec_key_name spells it) a mistyped key most likely
+ * meant, for a "did you mean" hint: by the whole dotted name, else by its
+ * last part ("arch.seq_len" and "seqlen" mean train.seq_len), as
+ * mesh_closest_name judges a typo; NULL when none is near, or key is NULL.
+ * A static string.
+ */
+MESH_API const char *mesh_spec_key_closest(const char *key);
+
+/**
  * Parse a spec held in memory: len bytes of buf (no NUL needed; a NUL byte
  * inside is an error; no size limit here, unlike mesh_spec_read_file).
  * `origin` (not NULL) names it in errors, e.g. the path.  A `preset:` key

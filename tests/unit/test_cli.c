@@ -3,6 +3,7 @@
  * valid JSON, and `meshplan env` equal to what the library renders.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,17 +25,20 @@ static void slurp(int fd, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/* Run meshplan with a NULL-terminated argument list. */
-static result_t *run(const char *arg0, ...)
+/* What the next run() changes for meshplan: environment entries
+ * ("NAME=VALUE" set, "NAME" removed) and where its stdout goes (NULL: the
+ * pipe res.out reads).  run() resets both. */
+static const char *run_env[8];
+static const char *run_stdout;
+
+/* Run meshplan with an argument list (NULL-terminated). */
+static result_t *runv(const char *const *args)
 {
     const char *argv[64];
     int argc = 0;
     argv[argc++] = getenv("MESHPLAN");
-    va_list ap;
-    va_start(ap, arg0);
-    for (const char *a = arg0; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = a;
-    va_end(ap);
+    for (int i = 0; args[i] && argc < 63; i++)
+        argv[argc++] = args[i];
     argv[argc] = NULL;
     char errpath[] = "/tmp/meshplan-cli-XXXXXX";
     int errfd = mkstemp(errpath);
@@ -42,7 +46,13 @@ static result_t *run(const char *arg0, ...)
     assert_int_equal(pipe(out), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        dup2(out[1], 1);
+        for (int i = 0; i < 8 && run_env[i]; i++)
+            if (strchr(run_env[i], '='))
+                putenv((char *)run_env[i]);
+            else
+                unsetenv(run_env[i]);
+        int fd = run_stdout ? open(run_stdout, O_WRONLY) : out[1];
+        dup2(fd, 1);
         dup2(errfd, 2);
         close(out[0]);
         execv(argv[0], (char *const *)argv);
@@ -58,7 +68,22 @@ static result_t *run(const char *arg0, ...)
     close(errfd);
     unlink(errpath);
     res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    memset(run_env, 0, sizeof(run_env));
+    run_stdout = NULL;
     return &res;
+}
+
+static result_t *run(const char *arg0, ...)
+{
+    const char *args[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && n < 63; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return runv(args);
 }
 
 /* ---- a strict JSON syntax check ---- */
@@ -546,6 +571,428 @@ static void topology__planned_as_the_node_plans(void **state)
                "this node has A100-80GB GPUs but the policy plans for H100-SXM");
 }
 
+/* ---- the option table: each command its own options ---- */
+
+static void options__each_command_its_own(void **state)
+{
+    /* a typo of an option of the command: the option it most likely meant */
+    result_t *r = run("plan", "--model", "llama3-70b", "--node", "2", "--gpus-per-node", "8",
+                      "--gpu", "H100-SXM", NULL);
+    assert_bad(r, "--node");
+    assert_string_equal(r->err,
+                        "meshplan: --node: unknown option for plan; did you mean --nodes?\n");
+    /* another command's option: whose it is */
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--export", "torch", NULL),
+               "--export: unknown option for plan (an option of env)");
+    assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--svg", "x.svg", NULL),
+               "--svg: unknown option for env (an option of plan, check, ranks)");
+    assert_bad(run("gpus", "--model", "llama3-70b", NULL), "--model: unknown option for gpus");
+    assert_bad(run("topo", "--shell", NULL), "--shell: unknown option for topo (an option of env)");
+    /* no abbreviations: --gpus is no --gpus-per-node */
+    assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "8", "--gpus", "8", "--gpu",
+                   "H100-SXM", NULL),
+               "--gpus: unknown option for plan");
+    /* a value is one word, or after '=' */
+    r = run("plan", "--model=llama3-70b", "--nodes=8", "--gpus-per-node=8", "--gpu=H100-SXM",
+            "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    assert_bad(run("plan", "--model", "--nodes", "8", NULL), "--model needs a value (SPEC)");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--nodes", NULL),
+               "--nodes needs a value (N)");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--json=yes", NULL),
+               "--json takes no value");
+    assert_bad(run("plan", "-x", NULL), "unexpected argument '-x'");
+    assert_bad(run("--nodes", "2", NULL), "--nodes: an option comes after the command");
+}
+
+/* Each '-' as troff writes it, "\\-", in place. */
+static void troff_dashes(char *s, size_t len)
+{
+    char out[8192] = "";
+    size_t n = 0;
+    for (const char *c = s; *c && n + 3 < sizeof(out); c++) {
+        if (*c == '-')
+            out[n++] = '\\';
+        out[n++] = *c;
+    }
+    out[n] = '\0';
+    assert_true(n < len);
+    memcpy(s, out, n + 1);
+}
+
+/* Every option a command's --help lists (the completion offers those) is
+ * in meshplan(1). */
+static void options__help_lists_them_and_the_manual_too(void **state)
+{
+    const char *cmds[] = {"plan", "check", "ranks", "env", "topo", "gpus", "presets", "version"};
+    int checked = 0;
+    for (int i = 0; i < 8; i++) {
+        result_t *r = run(cmds[i], "--help", NULL);
+        assert_int_equal(r->status, 0);
+        char list[8192] = "";
+        for (const char *l = r->out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n'))
+            if (strncmp(l, "  --", 4) == 0)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%.*s ",
+                         (int)strcspn(l + 2, " \n"), l + 2);
+        assert_non_null(strstr(list, "--help "));
+        troff_dashes(list, sizeof(list));
+        strcat(list, "|");
+        checked += test_man_lists("meshplan.1", list, '|', " ");
+    }
+    assert_true(checked >= 60);
+    /* each command's own: env has --shell, plan has --partition, neither the other's */
+    assert_non_null(strstr(run("env", "--help", NULL)->out, "\n  --shell "));
+    assert_null(strstr(run("plan", "--help", NULL)->out, "\n  --shell "));
+    assert_non_null(strstr(run("check", "--help", NULL)->out, "\n  --partition NAME "));
+    assert_null(strstr(run("env", "--help", NULL)->out, "--partition"));
+}
+
+static void help__command_and_unknown(void **state)
+{
+    static char plan_help[sizeof(res.out)], all[sizeof(res.out)];
+    result_t *r = run("plan", "--help", NULL);
+    assert_int_equal(r->status, 0);
+    strcpy(plan_help, r->out);
+    r = run("help", "plan", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, plan_help);
+    assert_int_equal(strncmp(plan_help, "usage: meshplan plan ", 21), 0);
+    r = run("--help", NULL);
+    strcpy(all, r->out);
+    r = run("help", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, all);
+    assert_non_null(strstr(all, "\n  version  "));
+    r = run("help", "pln", NULL);
+    assert_bad(r, "unknown command 'pln'; did you mean plan? (commands: plan, check, ranks, env, "
+                  "topo, gpus, presets, version, help)");
+    assert_bad(run("chek", NULL), "unknown command 'chek'; did you mean check?");
+    assert_bad(run("frobnicate", NULL), "unknown command 'frobnicate' (commands: ");
+    assert_bad(run("help", "plan", "env", NULL), "help takes one command");
+}
+
+static void version__cli_and_library(void **state)
+{
+    char want[128];
+    /* this suite links the library's code: the release it was built from */
+    snprintf(want, sizeof(want), "meshplan %s (libmeshplan %s)\n", MESHPLAN_VERSION_STRING,
+             mesh_version());
+    result_t *r = run("--version", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, want);
+    r = run("version", NULL);
+    assert_string_equal(r->out, want);
+    r = run("version", "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    snprintf(want, sizeof(want), "{\"meshplan\":\"%s\",\"libmeshplan\":\"%s\"}\n",
+             MESHPLAN_VERSION_STRING, mesh_version());
+    assert_string_equal(r->out, want);
+    assert_bad(run("version", "--model", "x", NULL), "--model: unknown option for version");
+}
+
+/* ---- env: the plugin's bytes, shell-safe export lines, or JSON ---- */
+
+#define ODD_ADDR "it's a \"host\" $HOME `x` \\ ;"
+
+static void env__shell_lines_survive_eval(void **state)
+{
+    static char plain[sizeof(res.out)];
+    result_t *r = run("env", "--model", "llama3-70b", ALLOC, "--node", "3", "--local", "5",
+                      "--master-addr", ODD_ADDR, NULL);
+    assert_int_equal(r->status, 0);
+    strcpy(plain, r->out);
+    /* a value with spaces and one with a quote, both exported */
+    assert_non_null(strstr(plain, "\nMESH_MEGATRON_ARGS=--tensor-model-parallel-size "));
+    assert_non_null(strstr(plain, "\nMASTER_ADDR=" ODD_ADDR "\n"));
+    /* eval in sh, then every variable as the plain form has it */
+    char script[1024];
+    snprintf(script, sizeof(script),
+             "eval \"$('%s' env --model llama3-70b --nodes 8 --gpus-per-node 8 --gpu H100-SXM "
+             "--node 3 --local 5 --master-addr \"$ODD\" --shell)\" || exit 9; env",
+             getenv("MESHPLAN"));
+    run_env[0] = "ODD=" ODD_ADDR;
+    run_env[1] = "RANK"; /* the plugin keeps a RANK that is set: none here */
+    const char *sh[] = {"-c", script, NULL};
+    const char *save = getenv("MESHPLAN");
+    setenv("MESHPLAN", "/bin/sh", 1);
+    r = runv(sh);
+    setenv("MESHPLAN", save, 1);
+    assert_int_equal(r->status, 0);
+    int n = 0;
+    for (const char *l = plain; *l; l += strcspn(l, "\n") + 1, n++) {
+        char line[4096];
+        snprintf(line, sizeof(line), "\n%.*s\n", (int)strcspn(l, "\n"), l);
+        if (!strstr(r->out, line))
+            fail_msg("after eval, the environment lacks %s", line + 1);
+    }
+    assert_true(n > 30);
+    /* every line an export of one single-quoted word */
+    r = run("env", "--model", "llama3-70b", ALLOC, "--master-addr", ODD_ADDR, "--shell", NULL);
+    assert_non_null(strstr(r->out, "\nexport MASTER_ADDR='it'\\''s a \"host\" $HOME `x` \\ ;'\n"));
+    for (const char *l = r->out; *l; l += strcspn(l, "\n") + 1)
+        assert_int_equal(strncmp(l, "export ", 7), 0);
+}
+
+static void env__json_object(void **state)
+{
+    static char plain[sizeof(res.out)];
+    result_t *r = run("env", "--model", "llama3-70b", ALLOC, "--master-addr", ODD_ADDR, NULL);
+    strcpy(plain, r->out);
+    r = run("env", "--model", "llama3-70b", ALLOC, "--master-addr", ODD_ADDR, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    assert_int_equal(r->out[0], '{');
+    /* the same variables, in the same order, as strings */
+    const char *at = r->out;
+    for (const char *l = plain; *l; l += strcspn(l, "\n") + 1) {
+        size_t name = strcspn(l, "="), len = strcspn(l, "\n");
+        char *v = strndup(l + name + 1, len - name - 1), want[4096];
+        char *q = mesh_json_string(v);
+        snprintf(want, sizeof(want), "\"%.*s\":%s", (int)name, l, q);
+        const char *found = strstr(at, want);
+        if (!found)
+            fail_msg("--json lacks (after the previous variable) %s", want);
+        at = found + strlen(want);
+        free(q);
+        free(v);
+    }
+    assert_string_equal(at, "}\n");
+    assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--json", "--shell", NULL),
+               "--json and --shell: choose one");
+}
+
+/* ---- output: checked, and --svg ---- */
+
+static void output__write_errors_fail(void **state)
+{
+    const char *cmds[][12] = {
+        {"env", "--model", "llama3-70b", ALLOC, NULL},
+        {"plan", "--model", "llama3-70b", ALLOC, NULL},
+        {"ranks", "--model", "llama3-70b", "--nodes", "64", "--gpus-per-node", "8", "--gpu",
+         "H100-SXM", NULL},
+        {"gpus", NULL},
+        {"version", NULL},
+    };
+    for (int i = 0; i < 5; i++) {
+        run_stdout = "/dev/full";
+        result_t *r = runv(cmds[i]);
+        if (r->status != 2 ||
+            strcmp(r->err, "meshplan: write error: No space left on device\n") != 0)
+            fail_msg("meshplan %s > /dev/full: status %d, stderr '%s'", cmds[i][0], r->status,
+                     r->err);
+    }
+}
+
+static void output__svg_stdout_and_early_failure(void **state)
+{
+    result_t *r = run("plan", "--model", "llama3-70b", ALLOC, "--svg", "-", NULL);
+    assert_int_equal(r->status, 0);
+    assert_int_equal(strncmp(r->out, "<?xml", 5), 0);
+    assert_null(strstr(r->out, "Layout (fits)")); /* the SVG alone */
+    assert_non_null(strstr(r->out, "</svg>\n"));
+    assert_string_equal(r->err, "");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--svg", "-", "--json", NULL),
+               "--svg - and --json both write to standard output");
+    /* a file that cannot be written: the reason, and no report */
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--svg", "/nonexistent/x.svg", NULL);
+    assert_bad(r, "--svg: cannot write /nonexistent/x.svg: No such file or directory");
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--svg", "/dev/full", NULL);
+    assert_bad(r, "--svg: cannot write /dev/full: No space left on device");
+    /* a file, and the report as without it */
+    char path[] = "/tmp/meshplan-svg-XXXXXX";
+    close(mkstemp(path));
+    static char plain[sizeof(res.out)];
+    r = run("check", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
+    strcpy(plain, r->out);
+    r = run("check", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", "--svg", path, NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, plain);
+    FILE *f = fopen(path, "r");
+    char head[6] = "";
+    assert_non_null(f);
+    assert_int_equal(fread(head, 1, 5, f), 5);
+    fclose(f);
+    unlink(path);
+    assert_string_equal(head, "<?xml");
+}
+
+/* ---- the system's policy ---- */
+
+static void policy__system_by_default(void **state)
+{
+    char path[] = "/tmp/meshplan-policy-XXXXXX", env[64], note[128],
+         broken[] = "/tmp/meshplan-policy-XXXXXX";
+    int fd = mkstemp(path);
+    assert_int_equal(write(fd, "reserve: 0.5\n", 13), 13);
+    close(fd);
+    snprintf(env, sizeof(env), "MESHPLAN_POLICY=%s", path);
+    snprintf(note, sizeof(note),
+             "meshplan: policy %s (the system's; --policy none plans without it)\n", path);
+    /* read, and said on stderr; the JSON stays JSON */
+    run_env[0] = env;
+    result_t *r = run("plan", "--model", "llama3-8b", ALLOC, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    assert_string_equal(r->err, note);
+    /* half of 85520809984 bytes kept free */
+    assert_non_null(strstr(r->out, "\"capacity\":42760404992"));
+    /* --policy FILE and --policy none replace it, silently */
+    run_env[0] = env;
+    r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--policy", "none", NULL);
+    assert_string_equal(r->err, "");
+    assert_null(strstr(r->out, "\"capacity\":42760404992"));
+    /* --set on top of it */
+    run_env[0] = env;
+    r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--set", "reserve=0.25", NULL);
+    assert_non_null(strstr(r->out, "\"capacity\":64140607488"));
+    /* the env command too, and the lists */
+    run_env[0] = env;
+    assert_string_equal(run("gpus", NULL)->err, note);
+    /* none where there is none */
+    run_env[0] = "MESHPLAN_POLICY=/nonexistent/meshplan.yaml";
+    r = run("plan", "--model", "llama3-8b", ALLOC, "--json", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->err, "");
+    /* a broken one: the error, and how to do without it */
+    fd = mkstemp(broken);
+    assert_int_equal(write(fd, "resrve: 0.5\n", 12), 12);
+    close(fd);
+    snprintf(env, sizeof(env), "MESHPLAN_POLICY=%s", broken);
+    run_env[0] = env;
+    r = run("plan", "--model", "llama3-8b", ALLOC, NULL);
+    assert_bad(r, "(the system's policy; --policy none plans without it)");
+    assert_non_null(strstr(r->err, "resrve"));
+    unlink(path);
+    unlink(broken);
+}
+
+/* ---- --set: spec keys and policy keys ---- */
+
+static void set__spec_and_policy_keys(void **state)
+{
+    static char by_set[sizeof(res.out)];
+    result_t *r =
+        run("plan", "--model", "llama3-70b", ALLOC, "--json", "--set", "train.seq_len=32768", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\"seq_len\":32768,"));
+    strcpy(by_set, r->out);
+    /* the same plan as a copied spec with that key */
+    char path[] = "/tmp/meshplan-spec-XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    const char *spec = "preset: llama3-70b\ntrain:\n  seq_len: 32768\n";
+    assert_int_equal(write(fd, spec, strlen(spec)), (ssize_t)strlen(spec));
+    close(fd);
+    r = run("plan", "--model", path, ALLOC, "--json", NULL);
+    assert_string_equal(r->out, by_set);
+    /* over the file's own value, with the file's validation */
+    r = run("plan", "--model", path, ALLOC, "--json", "--set", "train.seq_len=8192", NULL);
+    assert_non_null(strstr(r->out, "\"seq_len\":8192,"));
+    assert_bad(run("plan", "--model", path, ALLOC, "--set", "train.micro_batch=3", NULL),
+               "--set: train.micro_batch: 3 does not divide global_batch 512");
+    unlink(path);
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.seq_len=4k", NULL),
+               "--set: train.seq_len: '4k' is not an integer (expected 1..16777216)");
+    /* policy keys as before */
+    r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--set", "reserve=0.5", NULL);
+    assert_non_null(strstr(r->out, "\"capacity\":42760404992"));
+    /* unknown keys: the likeliest of either set */
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "seq_len=4096", NULL),
+               "unknown policy key 'seq_len'");
+    assert_non_null(strstr(res.err, "; did you mean train.seq_len?\n"));
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "resrve=0.1", NULL),
+               "; did you mean reserve?");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.reserve=0.1", NULL),
+               "--set: unknown key 'reserve' in train");
+    assert_non_null(strstr(res.err, "; did you mean reserve (a policy key)?\n"));
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "arch.seq_len=4096", NULL),
+               "; did you mean train.seq_len?");
+    assert_bad(run("gpus", "--set", "train.seq_len=4096", NULL),
+               "--set train.seq_len=4096: a key of the model's spec, which gpus does not read");
+}
+
+/* ---- --partition: the controller's judgement (tests/unit/test_job_submit
+ * compares it with the controller's own) ---- */
+
+static void partition__errors(void **state)
+{
+    assert_bad(run("plan", "--model", "llama3-8b", ALLOC, "--partition", "gpu", NULL),
+               "--partition takes the GPU from the policy's partitions");
+    assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8",
+                   "--partition", "gpu", NULL),
+               "--partition gpu: the controller does not judge this job");
+    assert_bad(run("env", "--model", "llama3-8b", ALLOC, "--partition", "gpu", NULL),
+               "--partition: unknown option for env (an option of plan, check)");
+}
+
+/* ---- colour: a terminal that can show it, and no other ---- */
+
+/* Run meshplan on a pseudo-terminal with TERM and NO_COLOR as given (NULL:
+ * unset); whether its output has an escape sequence. */
+static int coloured(const char *term, const char *no_color)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    const char *slave = ptsname(m);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        int s = open(slave, O_RDWR);
+        dup2(s, 1);
+        dup2(s, 2);
+        term ? setenv("TERM", term, 1) : unsetenv("TERM");
+        no_color ? setenv("NO_COLOR", no_color, 1) : unsetenv("NO_COLOR");
+        execl(getenv("MESHPLAN"), "meshplan", "ranks", "--model", "llama3-8b", "--nodes", "1",
+              "--gpus-per-node", "8", "--gpu", "H100-SXM", (char *)NULL);
+        _exit(127);
+    }
+    static char out[1 << 18];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof(out) - 1 && (r = read(m, out + n, sizeof(out) - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    int st;
+    waitpid(pid, &st, 0);
+    close(m);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_non_null(strstr(out, "Rank map"));
+    return strchr(out, '\033') != NULL;
+}
+
+static void colour__only_where_it_shows(void **state)
+{
+    assert_true(coloured("xterm-256color", NULL));
+    assert_false(coloured("dumb", NULL));
+    assert_false(coloured(NULL, NULL));
+    assert_false(coloured("", NULL));
+    assert_false(coloured("xterm-256color", "1"));
+    assert_true(coloured("xterm-256color", "")); /* no-color.org: set and not empty */
+}
+
+/* ranks of a model that does not fit: the closest layout's map, and why */
+static void ranks__nofit_explained(void **state)
+{
+    result_t *r = run("ranks", "--model", "llama3.1-405b", "--nodes", "1", "--gpus-per-node", "8",
+                      "--gpu", "H100-SXM", "--no-pictures", NULL);
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->out, "rank map of "));
+    const char *head = "meshplan: llama3.1-405b does not fit on 1 x 8 H100-SXM GPUs: ";
+    assert_int_equal(strncmp(r->err, head, strlen(head)), 0);
+    assert_non_null(strstr(r->err, "\nmeshplan: what would fit: "));
+    r = run("ranks", "--model", "llama3.1-405b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--json", NULL);
+    assert_int_equal(r->status, 1);
+    assert_json(r->out);
+    assert_non_null(strstr(r->err, "does not fit"));
+    r = run("ranks", "--model", "llama3-70b", ALLOC, "--no-pictures", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->err, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +1006,19 @@ int main(void)
         cmocka_unit_test(gpus__as_the_policy_makes_them),
         cmocka_unit_test(topo__shows_and_plans),
         cmocka_unit_test(topology__planned_as_the_node_plans),
+        cmocka_unit_test(options__each_command_its_own),
+        cmocka_unit_test(options__help_lists_them_and_the_manual_too),
+        cmocka_unit_test(help__command_and_unknown),
+        cmocka_unit_test(version__cli_and_library),
+        cmocka_unit_test(env__shell_lines_survive_eval),
+        cmocka_unit_test(env__json_object),
+        cmocka_unit_test(output__write_errors_fail),
+        cmocka_unit_test(output__svg_stdout_and_early_failure),
+        cmocka_unit_test(policy__system_by_default),
+        cmocka_unit_test(set__spec_and_policy_keys),
+        cmocka_unit_test(partition__errors),
+        cmocka_unit_test(colour__only_where_it_shows),
+        cmocka_unit_test(ranks__nofit_explained),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

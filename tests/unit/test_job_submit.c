@@ -4,7 +4,10 @@
  * the command that applies the policy's enforce=, and `meshplan plan`'s
  * exit status) are the same verdict in the same words.  Both come from
  * mesh_plan_verdict; this checks that each front end really goes through it
- * with the same allocation, and only adds its own prefix.
+ * with the same allocation, and only adds its own prefix.  And for a
+ * partition, `meshplan plan/check --partition` and the controller give the
+ * same verdict in the same words over a table of specs, partitions and
+ * allocations: both call mesh_submit_judge.
  *
  * The plugin is linked in with what slurmctld would give it: xstrdup and
  * the log functions, stubbed here.
@@ -58,26 +61,32 @@ void slurm_debug(const char *fmt, ...)
 static char policy_path[] = "/tmp/meshplan-policy-XXXXXX";
 
 /* The site's policy, read by both: the controller from MESHPLAN_POLICY,
- * the CLI from --policy. */
-static void write_policy(const char *enforce)
+ * the CLI from --policy; `more` follows the enforce line. */
+static void write_policy_with(const char *enforce, const char *more)
 {
     FILE *f = fopen(policy_path, "w");
     assert_non_null(f);
-    fprintf(f, "gpu: H100-SXM\nenforce: %s\n", enforce);
+    fprintf(f, "gpu: H100-SXM\nenforce: %s\n%s", enforce, more);
     assert_int_equal(fclose(f), 0);
     setenv("MESHPLAN_POLICY", policy_path, 1);
     assert_int_equal(init(), SLURM_SUCCESS); /* reads it afresh */
 }
 
-/* The controller's answer to `sbatch -N NODES --gpus=GPUS --model=MODEL`:
- * its return code, and the message it hands back (NULL: none). */
-static int controller(const char *model, int nodes, const char *gpus, char **msg)
+static void write_policy(const char *enforce)
+{
+    write_policy_with(enforce, "");
+}
+
+/* The controller's answer to `sbatch -N NODES --gpus=GPUS --model=MODEL
+ * [--mesh=MESH] [-p PARTITION]`: its return code, and the message it hands
+ * back (NULL: none). */
+static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
+                         const char *partition, char **msg)
 {
     char env[MESH_REQUEST_MAX + 32], req[MESH_REQUEST_MAX];
     mesh_model_t m = test_preset(model);
-    mesh_layout_t pins;
+    mesh_layout_t pins = test_mesh(mesh ? mesh : "auto");
     mesh_error_t err;
-    mesh_layout_unpin(&pins);
     if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
         fail_msg("%s", err.msg);
     snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, req);
@@ -89,10 +98,27 @@ static int controller(const char *model, int nodes, const char *gpus, char **msg
     d.ntasks_per_node = NO_VAL16;
     d.pn_min_memory = NO_VAL64;
     d.tres_per_job = (char *)gpus;
+    d.partition = (char *)partition;
     d.spank_job_env = spank_env;
     d.spank_job_env_size = 1;
     *msg = NULL;
     return job_submit(&d, 1000, msg);
+}
+
+static int controller(const char *model, int nodes, const char *gpus, char **msg)
+{
+    return controller_in(model, NULL, nodes, gpus, NULL, msg);
+}
+
+/* A shell command line's output into out[len], and its exit status. */
+static int shell(const char *line, char *out, size_t len)
+{
+    FILE *p = popen(line, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* The CLI's output for a command (stderr, or stdout with to_stdout) and
@@ -105,12 +131,7 @@ static int cli(const char *cmd, const char *model, int nodes, int gpn, int to_st
              "'%s' %s --model %s --nodes %d --gpus-per-node %d --gpu H100-SXM --policy '%s' %s",
              getenv("MESHPLAN"), cmd, model, nodes, gpn, policy_path,
              to_stdout ? "2>/dev/null" : "2>&1 >/dev/null");
-    FILE *p = popen(line, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return shell(line, out, len);
 }
 
 /* The message of a front end, its own prefixes and suffix taken off:
@@ -231,6 +252,113 @@ static void init__logs_which_meshplan_reads_the_policy(void **state)
     assert_non_null(strstr(logged, want));
 }
 
+/* ---- partitions: `meshplan plan/check --partition` and the controller ---- */
+
+/* The partitions of the site's policy: an H100 one of 4 nodes, an A100
+ * one, one of small GPUs (the policy's gpu=, 24 GiB of it, islands of 2)
+ * and, for every other name and for jobs naming none, H200s. */
+static const char partitions_policy[] = "partitions:\n"
+                                        "  h100: {gpu: H100-SXM, nodes: 4}\n"
+                                        "  a100: {gpu: A100-40GB}\n"
+                                        "  small: {gpu_mem: 24GiB, nvlink: 2}\n"
+                                        "  default: {gpu: H200}\n";
+
+/* `meshplan plan` (check with a mesh) --partition: its exit status, and
+ * its stderr in out. */
+static int cli_partition(const char *model, const char *mesh, int nodes, int gpn,
+                         const char *partition, char *out, size_t len)
+{
+    char line[1024];
+    snprintf(line, sizeof(line),
+             "'%s' %s --model %s --nodes %d --gpus-per-node %d --partition '%s' --policy '%s' "
+             "%s%s --json 2>&1 >/dev/null",
+             getenv("MESHPLAN"), mesh ? "check" : "plan", model, nodes, gpn, partition, policy_path,
+             mesh ? "--mesh " : "", mesh ? mesh : "");
+    return shell(line, out, len);
+}
+
+/* One request both ways: the same verdict, and once each front end's
+ * prefixes are taken off, the same words.  Counts the verdicts seen. */
+static void same_verdict(const char *model, const char *mesh, int nodes, const char *partition,
+                         int seen[3])
+{
+    char tres[32], out[8192], *msg;
+    snprintf(tres, sizeof(tres), "gres/gpu:%d", 8 * nodes);
+    int rc = controller_in(model, mesh, nodes, tres, partition, &msg);
+    int st = cli_partition(model, mesh, nodes, 8, partition, out, sizeof(out));
+    const char *what = !msg                  ? NULL
+                       : rc == SLURM_SUCCESS ? "meshplan: warning: "
+                                             : "meshplan: error: ";
+    if (rc != SLURM_SUCCESS && rc != ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
+        fail_msg("%s -N %d -p %s: controller rc %d (%s)", model, nodes, partition, rc, msg);
+    /* accepted silently: the CLI says nothing, and the plan fits */
+    if (!what) {
+        if (st != 0 || out[0])
+            fail_msg("%s -N %d -p %s: the controller accepts; the CLI: exit %d, '%s'", model, nodes,
+                     partition, st, out);
+        seen[0]++;
+        return;
+    }
+    if (st != 1)
+        fail_msg("%s -N %d -p %s: the controller says '%s'; the CLI exits %d ('%s')", model, nodes,
+                 partition, msg, st, out);
+    for (const char *l = out; *l; l += strcspn(l, "\n") + 1)
+        if (strncmp(l, what, strlen(what)) != 0)
+            fail_msg("%s -N %d -p %s: CLI line '%.*s' is not a '%s' line", model, nodes, partition,
+                     (int)strcspn(l, "\n"), l, what);
+    strip(msg, (const char *[]){"meshplan: ", NULL}, "\n(enforce=warn: queued anyway)");
+    strip(out, (const char *[]){what, NULL}, NULL);
+    if (strcmp(msg, out) != 0)
+        fail_msg("%s -N %d -p %s:\ncontroller: %s\nCLI:        %s", model, nodes, partition, msg,
+                 out);
+    seen[rc == SLURM_SUCCESS ? 1 : 2]++;
+    free(msg);
+}
+
+static void partitions__controller_and_cli_agree(void **state)
+{
+    static const char *const models[] = {"llama3-8b", "llama3-70b", "llama3.1-405b"};
+    /* one partition, the default, lists (refused only when none fits, with
+     * the first's reason; names sharing an entry judged once) */
+    static const char *const parts[] = {"h100",      "a100",        "small",     "",
+                                        "a100,h100", "nosuch,a100", "a100,a100", "small,other"};
+    static const int nodes[] = {1, 8}; /* 8: more than h100 has */
+    int seen[3] = {0, 0, 0};
+    write_policy_with("reject", partitions_policy);
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 8; p++)
+            for (int n = 0; n < 2; n++)
+                same_verdict(models[m], NULL, nodes[n], parts[p], seen);
+    /* a layout pinned with --mesh, judged as pinned */
+    same_verdict("llama3-8b", "tp=1,pp=1,zero=0", 1, "a100", seen);
+    same_verdict("llama3-8b", "tp=8", 1, "h100", seen);
+    same_verdict("llama3-70b", "tp=8,pp=4", 4, "h100,a100", seen);
+    /* under enforce=warn the same words, queued anyway */
+    write_policy_with("warn", partitions_policy);
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 8; p += 3)
+            same_verdict(models[m], NULL, 2, parts[p], seen);
+    assert_true(seen[0] >= 10 && seen[1] >= 3 && seen[2] >= 10);
+}
+
+/* A partition the policy gives no GPU: the controller lets the job through
+ * unjudged, and the CLI says it would, and that it cannot plan it. */
+static void partitions__unjudged(void **state)
+{
+    FILE *f = fopen(policy_path, "w");
+    assert_non_null(f);
+    fputs("enforce: reject\npartitions:\n  cpu: {nodes: 2}\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(init(), SLURM_SUCCESS);
+    char *msg, out[8192];
+    assert_int_equal(controller_in("llama3.1-405b", NULL, 1, "gres/gpu:8", "cpu", &msg),
+                     SLURM_SUCCESS);
+    assert_null(msg);
+    assert_int_equal(cli_partition("llama3.1-405b", NULL, 1, 8, "cpu", out, sizeof(out)), 2);
+    assert_non_null(
+        strstr(out, "meshplan: --partition cpu: the controller does not judge this job"));
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -242,6 +370,8 @@ int main(void)
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
+        cmocka_unit_test(partitions__controller_and_cli_agree),
+        cmocka_unit_test(partitions__unjudged),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);

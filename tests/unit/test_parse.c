@@ -439,10 +439,37 @@ static void json_string__escapes(void **state)
     free(q);
 }
 
+/* "Did you mean": the nearest name within two edits and a third of its
+ * length, case ignored; nothing for a word that is no typo of any. */
+static void closest_name__typos_only(void **state)
+{
+    const char *opts[] = {"nodes", "node", "gpus-per-node", "gpu", "gpu-mem", "no-pictures"};
+    assert_string_equal(mesh_closest_name("ndes", opts, 6), "nodes");
+    assert_string_equal(mesh_closest_name("gpus-per-nod", opts, 6), "gpus-per-node");
+    assert_string_equal(mesh_closest_name("GPU-MEM", opts, 6), "gpu-mem");
+    assert_string_equal(mesh_closest_name("node", opts, 6), "node"); /* itself */
+    assert_string_equal(mesh_closest_name("nod", opts, 6), "node");  /* the nearer of two */
+    assert_null(mesh_closest_name("model", opts, 6));
+    assert_null(mesh_closest_name("", opts, 6));
+    /* a third of the name: one letter off a two-letter name is another word */
+    const char *mesh[] = {"tp", "pp", "dp"};
+    assert_null(mesh_closest_name("cp", mesh, 3));
+    /* ties go to the first; NULL entries and arguments are no names */
+    const char *ties[] = {NULL, "abcd", "abce"};
+    assert_string_equal(mesh_closest_name("abcf", ties, 3), "abcd");
+    assert_null(mesh_closest_name(NULL, ties, 3));
+    assert_null(mesh_closest_name("abcd", NULL, 3));
+    /* more than 32 characters, or 3 apart in length: not compared */
+    const char *longs[] = {"abcdefghijklmnopqrstuvwxyzabcdefgh"};
+    assert_null(mesh_closest_name("abcdefghijklmnopqrstuvwxyzabcdefgh", longs, 1));
+    assert_null(mesh_closest_name("gpus-per-node-x-y", opts, 6));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_string__escapes),
+        cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(mesh__keys_in_the_manual),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),

@@ -838,6 +838,216 @@ static void keys__table_in_the_manual(void **state)
     assert_true(checked >= 25); /* 3 top-level keys and 2 sections, 8 arch, 13 train */
 }
 
+/* ---- overrides (mesh_spec_load_with): a key set on the command line is
+ * read as the same key of a file is ---- */
+
+/* text in a new file, whose path goes to path[32] */
+static void temp_spec(const char *text, char *path)
+{
+    strcpy(path, "/tmp/meshplan-spec-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+/* The context of row k as a spec file; returns its path (static). */
+static const char *doc_file(const doc_key_t *k)
+{
+    static char path[32];
+    char text[1024];
+    doc_spec(k, k->section, NULL, text, sizeof(text));
+    /* an empty context is an empty mapping, not an empty file */
+    temp_spec(text[0] ? text : "{}\n", path);
+    return path;
+}
+
+static int load_set(const char *spec, const char *set, mesh_model_t *m, mesh_error_t *err)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    const char *sets[] = {set};
+    return mesh_spec_load_with(spec, &d, "--set", sets, 1, m, err);
+}
+
+/* Row k's key set to value by an override: refused with "--set: " and the
+ * file's message (want NULL: accepted, as the file with the key is). */
+static void override_like_file(const doc_key_t *k, const char *value, const char *want)
+{
+    char set[256], msg[MESH_ERROR_MAX + 64] = "--set: ", text[1024], d1[17], d2[17];
+    snprintf(set, sizeof(set), "%s%s%s=%s", k->section, *k->section ? "." : "", k->key, value);
+    const char *path = doc_file(k);
+    mesh_model_t m;
+    mesh_error_t err;
+    int rc = load_set(path, set, &m, &err);
+    unlink(path);
+    if (!want) {
+        if (rc < 0)
+            fail_msg("--set %s refused: %s", set, err.msg);
+        doc_spec(k, k->section, value, text, sizeof(text));
+        mesh_model_t file = doc_accept(text);
+        if (strcmp(mesh_model_digest(&m, d1), mesh_model_digest(&file, d2)) != 0)
+            fail_msg("--set %s is not the file with that key", set);
+        return;
+    }
+    doc_subst(want, value, msg, sizeof(msg));
+    size_t n = strlen(msg);
+    int prefix = n > 3 && strcmp(msg + n - 3, "...") == 0;
+    if (rc == 0)
+        fail_msg("--set %s accepted, wanted '%s'", set, msg);
+    if (prefix ? strncmp(err.msg, msg, n - 3) != 0 : strcmp(err.msg, msg) != 0)
+        fail_msg("--set %s: error '%s'\n wanted '%s'", set, err.msg, msg);
+}
+
+static void overrides__every_key_checked_as_in_a_file(void **state)
+{
+    char v[80];
+    int checked = 0;
+    for (size_t i = 0; i < DOC_KEYS; i++) {
+        const doc_key_t *k = &doc_keys[i];
+        if (strcmp(k->key, "preset") == 0)
+            continue; /* no key of the model: refused, below */
+        if (k->bad) {
+            override_like_file(k, k->bad, k->bad_msg);
+            checked++;
+        }
+        const char *past[] = {k->below, k->above}, *at[] = {k->lo, k->hi};
+        for (int j = 0; j < 2; j++) {
+            if (past[j]) {
+                override_like_file(k, doc_value(past[j], v, sizeof(v)), k->oor);
+                checked++;
+            }
+            if (at[j]) {
+                override_like_file(k, doc_value(at[j], v, sizeof(v)), NULL);
+                checked++;
+            }
+        }
+        char good[128], *save = NULL;
+        snprintf(good, sizeof(good), "%s", k->good ? k->good : "");
+        for (char *g = strtok_r(good, " ", &save); g; g = strtok_r(NULL, " ", &save)) {
+            override_like_file(k, g, NULL);
+            checked++;
+        }
+    }
+    assert_true(checked >= 120);
+}
+
+static void overrides__on_a_preset_and_a_file(void **state)
+{
+    mesh_model_t m, file, preset = test_preset("llama3-70b");
+    mesh_error_t err;
+    char d1[17], d2[17];
+    /* "what if the sequence were 32K": the preset with one key changed */
+    assert_int_equal(load_set("llama3-70b", "train.seq_len=32768", &m, &err), 0);
+    file = test_spec("preset: llama3-70b\ntrain: {seq_len: 32768}\n");
+    assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&file, d2));
+    assert_int_equal(m.seq_len, 32768);
+    assert_int_equal(m.layers, 80);
+    assert_string_equal(m.name, "llama3-70b");
+    assert_true(m.params == preset.params);
+    /* an arch override makes the count follow the arch */
+    assert_int_equal(load_set("llama3-70b", "arch.layers=40", &m, &err), 0);
+    assert_true(m.params == mesh_model_params_from_arch(&m));
+    assert_true(m.params < preset.params);
+    /* and, with params given too, the count given */
+    mesh_spec_dirs_t d = test_dirs();
+    const char *both[] = {"arch.layers=40", "params=5e10"};
+    assert_int_equal(mesh_spec_load_with("llama3-70b", &d, "--set", both, 2, &m, &err), 0);
+    assert_true(m.params == 5e10);
+    /* a count a file gives with its arch no longer holds either */
+    char given[32], path[32];
+    temp_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}\nparams: 5e9\n", given);
+    assert_int_equal(load_set(given, "train.seq_len=64", &m, &err), 0);
+    assert_true(m.params == 5e9);
+    assert_int_equal(load_set(given, "arch.layers=4", &m, &err), 0);
+    assert_true(m.params == mesh_model_params_from_arch(&m));
+    unlink(given);
+    /* over a file's own value; the file's other keys stay */
+    temp_spec("preset: llama3-8b\nname: mine\ntrain: {seq_len: 2048, global_batch: 64}\n", path);
+    assert_int_equal(load_set(path, "train.seq_len=1024", &m, &err), 0);
+    assert_int_equal(m.seq_len, 1024);
+    assert_int_equal(m.global_batch, 64);
+    assert_string_equal(m.name, "mine");
+    /* the override is blamed before the file and the preset */
+    assert_int_equal(load_set(path, "train.micro_batch=3", &m, &err), -1);
+    assert_string_equal(err.msg, "--set: train.micro_batch: 3 does not divide global_batch 64");
+    assert_int_equal(load_set(path, "arch.hidden=4100", &m, &err), -1);
+    assert_string_equal(err.msg, "--set: arch.hidden: 4100 is not a multiple of heads 32");
+    assert_int_equal(load_set(path, "arch.heads=5", &m, &err), -1);
+    assert_string_equal(err.msg, "--set: arch.heads: 5 does not divide hidden 4096");
+    unlink(path);
+    /* no override: mesh_spec_load's model */
+    assert_int_equal(mesh_spec_load_with("llama3-70b", &d, NULL, NULL, 0, &m, &err), 0);
+    assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&preset, d2));
+}
+
+static void overrides__refused_with_the_key(void **state)
+{
+    static const struct {
+        const char *set, *msg;
+    } cases[] = {
+        {"arch.seq_len=1", "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
+                           "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings); did you mean "
+                           "train.seq_len?"},
+        {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
+                     "did you mean train.seq_len?"},
+        {"train.seq_lne=1", "--set: unknown key 'seq_lne' in train (allowed: ..."},
+        {"colour.seq_len=1", "--set: unknown key 'colour.seq_len' (allowed: name, preset, params, "
+                             "arch, train); did you mean train.seq_len?"},
+        {"train.colour=blue", "--set: unknown key 'colour' in train (allowed: ..."},
+        {"preset=llama3-8b", "--set: preset: an override cannot change the preset (..."},
+        {"train.seq_len", "--set: 'train.seq_len' is not KEY=VALUE"},
+        {"=4", "--set: '=4' is not KEY=VALUE"},
+        {"train.seq_len=", "--set: train.seq_len: empty value"},
+        {"train.seq_len=4k", "--set: train.seq_len: '4k' is not an integer (expected 1..16777216)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        size_t n = strlen(cases[i].msg);
+        int prefix = strcmp(cases[i].msg + n - 3, "...") == 0;
+        if (load_set("llama3-8b", cases[i].set, &m, &err) == 0)
+            fail_msg("--set %s accepted", cases[i].set);
+        if (prefix ? strncmp(err.msg, cases[i].msg, n - 3) : strcmp(err.msg, cases[i].msg))
+            fail_msg("--set %s: '%s'\n wanted '%s'", cases[i].set, err.msg, cases[i].msg);
+    }
+    mesh_model_t m;
+    mesh_error_t err;
+    mesh_spec_dirs_t d = test_dirs();
+    const char *twice[] = {"train.seq_len=1024", "train.seq_len=2048"};
+    assert_int_equal(mesh_spec_load_with("llama3-8b", &d, "--set", twice, 2, &m, &err), -1);
+    assert_string_equal(err.msg, "--set: train.seq_len: given twice");
+    /* the file's unknown keys get the same hint */
+    expect_error("params: 1e9\ntrain:\n  seq_lne: 4096\n", "bad.yaml:3",
+                 "unknown key 'seq_lne' in train");
+    expect_error("params: 1e9\ntrain:\n  seq_lne: 4096\n", "did you mean train.seq_len?", NULL);
+    expect_error("params: 1e9\nseq_len: 4096\n", "did you mean train.seq_len?", NULL);
+}
+
+/* Every key an override may set, by its dotted name: the table's keys but
+ * preset, each accepted. */
+static void overrides__key_names(void **state)
+{
+    int n = 0, seq = 0;
+    for (const char *k; (k = mesh_spec_key_name(n)); n++) {
+        assert_string_not_equal(k, "preset");
+        seq += strcmp(k, "train.seq_len") == 0;
+    }
+    assert_string_equal(mesh_spec_key_name(0), "name");
+    assert_string_equal(mesh_spec_key_name(1), "params");
+    assert_string_equal(mesh_spec_key_name(2), "arch.layers");
+    assert_null(mesh_spec_key_name(-1));
+    assert_int_equal(seq, 1);
+    assert_int_equal(n, 24); /* 3 top-level keys less preset, 9 arch, 13 train */
+    /* the key a typo meant: by the dotted name, else by its last part */
+    assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("seq_len"), "train.seq_len");
+    assert_string_equal(mesh_spec_key_closest("layres"), "arch.layers");
+    assert_string_equal(mesh_spec_key_closest("parms"), "params");
+    assert_null(mesh_spec_key_closest("reserve"));
+    assert_null(mesh_spec_key_closest(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -862,6 +1072,10 @@ int main(void)
         cmocka_unit_test(keys__values_accepted_and_refused),
         cmocka_unit_test(keys__only_in_their_section),
         cmocka_unit_test(keys__unknown_refused_with_allowed_list),
+        cmocka_unit_test(overrides__every_key_checked_as_in_a_file),
+        cmocka_unit_test(overrides__on_a_preset_and_a_file),
+        cmocka_unit_test(overrides__refused_with_the_key),
+        cmocka_unit_test(overrides__key_names),
     };
     return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
 }
