@@ -704,7 +704,7 @@ static void env__shell_lines_survive_eval(void **state)
     assert_int_equal(r->status, 0);
     strcpy(plain, r->out);
     /* a value with spaces and one with a quote, both exported */
-    assert_non_null(strstr(plain, "\nMESH_MEGATRON_ARGS=--tensor-model-parallel-size "));
+    assert_non_null(strstr(plain, "\nMESH_MEGATRON_ARGS=--num-layers 80 "));
     assert_non_null(strstr(plain, "\nMASTER_ADDR=" ODD_ADDR "\n"));
     /* eval in sh, then every variable as the plain form has it */
     char script[1024];
