@@ -31,6 +31,38 @@ static const char *framework_title(mesh_framework_t f)
     return f == MESH_FW_DEEPSPEED ? "DeepSpeed" : f == MESH_FW_TORCH ? "PyTorch" : "Megatron-LM";
 }
 
+/* The experts, MLA and MTP layers of a model that has them, on a line of
+ * their own. */
+static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
+{
+    const mesh_moe_t *e = &m->moe;
+    if (!e->experts && !m->mla.kv_lora_rank && !m->mtp_layers)
+        return;
+    const char *sep = "\n         ";
+    if (e->experts) {
+        mesh_buf_printf(b, "%sMoE: %d experts of width %d, %d per token", sep, e->experts, e->ffn,
+                        e->top_k);
+        if (e->shared_experts)
+            mesh_buf_printf(b, ", %d shared of width %d", e->shared_experts, e->shared_ffn);
+        if (e->dense_layers)
+            mesh_buf_printf(b, ", the first %d layer%s dense", e->dense_layers,
+                            e->dense_layers == 1 ? "" : "s");
+        if (e->capacity_factor > 0)
+            mesh_buf_printf(b, ", capacity factor %g (tokens beyond it dropped)",
+                            e->capacity_factor);
+        else
+            mesh_buf_puts(b, ", dropless");
+        sep = "; ";
+    }
+    if (m->mla.kv_lora_rank) {
+        mesh_buf_printf(b, "%slatent attention (q rank %d, kv rank %d)", sep, m->mla.q_lora_rank,
+                        m->mla.kv_lora_rank);
+        sep = "; ";
+    }
+    if (m->mtp_layers)
+        mesh_buf_printf(b, "%s%d MTP layer%s", sep, m->mtp_layers, m->mtp_layers == 1 ? "" : "s");
+}
+
 static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -38,12 +70,15 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
     char s1[32], s2[32];
     mesh_buf_printf(b, "model    %s: %s parameters", m->name, si(m->params, s1, sizeof(s1)));
+    if (mesh_model_active_params(m) != m->params)
+        mesh_buf_printf(b, ", %s active", si(mesh_model_active_params(m), s2, sizeof(s2)));
     if (m->has_arch)
         mesh_buf_printf(b, " (%d layers, hidden %d, %d heads, %d KV heads, ffn %d, vocab %d, %s)",
                         m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
                         m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
     else
         mesh_buf_puts(b, " (no arch: model states only, no activations)");
+    text_moe(b, m);
     mesh_buf_printf(b, "\ntraining seq %d, global batch %ld sequences (%s tokens), %s", m->seq_len,
                     m->global_batch, si((double)m->global_batch * m->seq_len, s2, sizeof(s2)),
                     mesh_precision_name(m->precision));
@@ -431,6 +466,36 @@ static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_puts(b, "]");
 }
 
+/* The model's experts, MLA and MTP layers, for a model that has them (a
+ * dense model's object reads as it always did). */
+static void json_moe(mesh_buf_t *b, const mesh_model_t *m)
+{
+    const mesh_moe_t *e = &m->moe;
+    const mesh_mla_t *a = &m->mla;
+    if (e->experts) {
+        mesh_buf_printf(b,
+                        ",\"moe\":{\"experts\":%d,\"top_k\":%d,\"ffn\":%d,\"shared_experts\":%d,"
+                        "\"shared_ffn\":%d,\"dense_layers\":%d,\"moe_layers\":%d,"
+                        "\"expert_params\":%.0f,\"imbalance\":%.6g,\"capacity_factor\":",
+                        e->experts, e->top_k, e->ffn, e->shared_experts, e->shared_ffn,
+                        e->dense_layers, mesh_model_moe_layers(m), mesh_model_expert_params(m),
+                        m->moe_imbalance);
+        if (e->capacity_factor > 0)
+            mesh_buf_printf(b, "%.6g}", e->capacity_factor);
+        else
+            mesh_buf_puts(b, "null}");
+    }
+    if (a->kv_lora_rank)
+        mesh_buf_printf(b,
+                        ",\"mla\":{\"q_lora_rank\":%d,\"kv_lora_rank\":%d,\"qk_head_dim\":%d,"
+                        "\"qk_rope_head_dim\":%d,\"v_head_dim\":%d}",
+                        a->q_lora_rank, a->kv_lora_rank, a->qk_head_dim, a->qk_rope_head_dim,
+                        a->v_head_dim);
+    if (m->mtp_layers)
+        mesh_buf_printf(b, ",\"mtp_layers\":%d,\"mtp_params\":%.0f", m->mtp_layers,
+                        mesh_model_mtp_params(m));
+}
+
 char *mesh_report_json(const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -440,18 +505,24 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_init(&b);
     mesh_buf_puts(&b, "{\"model\":{\"name\":");
     mesh_buf_json_string(&b, m->name);
+    /* a dense model's object reads as it always did: the keys of experts,
+     * MLA and MTP layers only where the model has them */
+    mesh_buf_printf(&b, ",\"params\":%.0f", m->params);
+    if (m->moe.experts || m->mla.kv_lora_rank || m->mtp_layers)
+        mesh_buf_printf(&b, ",\"active_params\":%.0f", mesh_model_active_params(m));
     mesh_buf_printf(&b,
-                    ",\"params\":%.0f,\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
+                    ",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
                     "\"ffn\":%d,\"vocab\":%d,\"seq_len\":%d,\"global_batch\":%ld,"
                     "\"precision\":\"%s\",\"fp8_recipe\":\"%s\",\"grad_accum_dtype\":\"%s\","
-                    "\"optimizer_dtype\":\"%s\",\"framework\":\"%s\",\"finetune\":\"%s\"}",
-                    m->params, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
-                    m->seq_len, m->global_batch, mesh_precision_name(m->precision),
+                    "\"optimizer_dtype\":\"%s\",\"framework\":\"%s\",\"finetune\":\"%s\"",
+                    m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq_len,
+                    m->global_batch, mesh_precision_name(m->precision),
                     m->precision == MESH_PREC_FP8 ? mesh_fp8_recipe_name(m->fp8_recipe) : "none",
                     mesh_precision_name(m->grad_accum_dtype),
                     mesh_precision_name(m->optimizer_dtype), mesh_framework_name(m->framework),
                     mesh_finetune_name(m->finetune));
-    mesh_buf_puts(&b, ",\"allocation\":{\"nodes\":");
+    json_moe(&b, m);
+    mesh_buf_puts(&b, "},\"allocation\":{\"nodes\":");
     mesh_buf_printf(&b, "%d,\"gpus_per_node\":%d,\"gpus\":%ld,\"gpu\":", a->nodes, a->gpus_per_node,
                     (long)a->nodes * a->gpus_per_node);
     mesh_buf_json_string(&b, a->gpu.name);
