@@ -82,6 +82,19 @@ static void say(mesh_buf_t *b, const mesh_picture_opts_t *o, const char *fmt, ..
     mesh_buf_puts(b, "\n");
 }
 
+/* A MoE layout's cells also show the rank's place in its expert layers:
+ * "/eN" its EP rank (and ".T" its expert TP rank under etp > 1). */
+static void expert_cell(const mesh_layout_t *l, const mesh_coords_t *c, char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    if (l->ep <= 0 || n >= len)
+        return;
+    if (l->etp > 1)
+        snprintf(buf + n, len - n, "/e%d.%d", c->ep, c->etp);
+    else
+        snprintf(buf + n, len - n, "/e%d", c->ep);
+}
+
 static void cell_text(const mesh_layout_t *l, long rank, char *buf, size_t len)
 {
     mesh_coords_t c = mesh_rank_coords(l, rank);
@@ -89,6 +102,7 @@ static void cell_text(const mesh_layout_t *l, long rank, char *buf, size_t len)
         snprintf(buf, len, "%d.%d.%d.%d", c.pp, c.dp, c.cp, c.tp);
     else
         snprintf(buf, len, "%d.%d.%d", c.pp, c.dp, c.tp);
+    expert_cell(l, &c, buf, len);
 }
 
 static void node_row(mesh_buf_t *b, const mesh_picture_opts_t *o, const mesh_layout_t *l, long node,
@@ -143,6 +157,11 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     shown = shown < 1 ? 1 : shown > gpus ? gpus : shown;
     say(&b, o, "Rank map: %d node%s x %d GPUs; a cell is %s, coloured by stage", a->nodes,
         a->nodes == 1 ? "" : "s", gpus, l->cp > 1 ? "stage.replica.cp.tp" : "stage.replica.tp");
+    if (l->ep > 0)
+        say(&b, o,
+            "  then /e and the rank's place in the expert layers, which re-partition each stage "
+            "into EP %d x expert TP %d x expert DP %ld%s",
+            l->ep, l->etp, mesh_layout_edp(l), l->etp > 1 ? " (/eEP.ETP)" : " (/eEP)");
     mesh_buf_printf(&b, "%9s", "");
     for (int g = 0; g < shown; g++) {
         snprintf(cell, sizeof(cell), "gpu%d", g);

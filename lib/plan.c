@@ -564,6 +564,9 @@ static void search_run(search_t *s)
                                           : tp.v > 1 && m->seq_len % tp.v == 0;
                 l.offload = 0; /* the levers are tried in evaluate() */
                 l.moments = MESH_PREC_FP32;
+                /* the expert layers: none in a dense model */
+                l.ep = p->ep != MESH_FREE ? p->ep : mesh_model_is_moe(m) ? 1 : 0;
+                l.etp = p->etp != MESH_FREE ? p->etp : mesh_model_is_moe(m) ? 1 : 0;
                 int stages[3], n = mesh_heavy_stages(pp, stages);
                 s->psi_max = 0;
                 for (int k = 0; k < n; k++) {
@@ -598,6 +601,8 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     l.recompute_modules = p->recompute_modules > 0 ? p->recompute_modules : 0;
     l.offload = p->offload == 1;
     l.moments = (int)p->moments >= 0 ? p->moments : MESH_PREC_FP32;
+    l.ep = p->ep != MESH_FREE ? p->ep : 1;
+    l.etp = p->etp != MESH_FREE ? p->etp : 1;
     return l;
 }
 
@@ -850,6 +855,11 @@ static void digest(mesh_plan_t *p)
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                         mesh_error_t *err)
 {
+    if (pins && !mesh_model_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
+        return mesh_error_set(err,
+                              "mesh %s: %s has no experts; expert parallelism needs a MoE model "
+                              "(arch.moe)",
+                              pins->ep >= 0 ? "ep" : "etp", m->name);
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");
@@ -906,7 +916,8 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
                      &pin->dp,          &pin->cp,
                      &pin->zero,        &pin->vpp,
                      &pin->micro_batch, &pin->sequence_parallel,
-                     &pin->offload,     (int *)&pin->moments};
+                     &pin->offload,     (int *)&pin->moments,
+                     &pin->ep,          &pin->etp};
     for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
         if (*fields[i] == MESH_AUTO)
             *fields[i] = MESH_FREE;

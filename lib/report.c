@@ -130,6 +130,12 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
         mesh_buf_printf(b,
                         "  moments: Adam's two moments in %s (train.optimizer_dtype allows it)\n",
                         mesh_precision_name(l->moments));
+    if (l->ep > 0)
+        mesh_buf_printf(b,
+                        "  experts: EP %d, expert TP %d, expert DP %ld (each stage's %ld ranks "
+                        "re-partitioned), %d of %d experts per rank\n",
+                        l->ep, l->etp, mesh_layout_edp(l), (long)l->tp * l->cp * l->dp,
+                        m->moe.experts / l->ep, m->moe.experts);
     mesh_buf_printf(b, "  --mesh %s\n", mesh_layout_format(l, canon, sizeof(canon)));
     if (m->has_arch && l->pp > 1) {
         mesh_buf_puts(b, "  layers per stage:");
@@ -341,16 +347,20 @@ char *mesh_report_text(const mesh_plan_t *p)
 static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
 {
     const mesh_layout_t *l = &c->layout;
-    char canon[MESH_LAYOUT_STR_MAX];
+    char canon[MESH_LAYOUT_STR_MAX], experts[96] = "";
+    if (l->ep > 0) /* a MoE model's layout: a dense one's reads as it always did */
+        snprintf(experts, sizeof(experts), ",\"ep\":%d,\"etp\":%d,\"edp\":%ld", l->ep, l->etp,
+                 mesh_layout_edp(l));
     mesh_buf_printf(b,
-                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d,\"zero\":%d,\"vpp\":%d,"
+                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d%s,\"zero\":%d,\"vpp\":%d,"
                     "\"micro_batch\":%d,\"micro_batches\":%ld,\"global_batch\":%ld,"
                     "\"recompute\":\"%s\",\"recompute_layers\":%d,\"sequence_parallel\":%s,"
                     "\"offload\":\"%s\",\"moments\":\"%s\",\"mesh\":\"%s\"}",
-                    l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
-                    global_batch, mesh_recompute_name(l->recompute), l->recompute_layers,
-                    l->sequence_parallel ? "true" : "false", l->offload ? "optimizer" : "none",
-                    mesh_precision_name(l->moments), mesh_layout_format(l, canon, sizeof(canon)));
+                    l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
+                    c->micro_batches, global_batch, mesh_recompute_name(l->recompute),
+                    l->recompute_layers, l->sequence_parallel ? "true" : "false",
+                    l->offload ? "optimizer" : "none", mesh_precision_name(l->moments),
+                    mesh_layout_format(l, canon, sizeof(canon)));
 }
 
 static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
@@ -560,12 +570,19 @@ char *mesh_report_ranks_text(const mesh_plan_t *p)
     mesh_buf_init(&b);
     mesh_buf_printf(&b, "rank map of %s, order %s (rank = tp + t*(cp + c*(dp + d*pp)))\n",
                     mesh_layout_format(l, canon, sizeof(canon)), MESH_ORDER);
-    mesh_buf_puts(&b, "   rank  node  local    tp   cp    dp    pp\n");
+    if (l->ep > 0)
+        mesh_buf_puts(&b, "expert layers: stage rank = etp + T*(ep + E*edp) (Megatron-Core's "
+                          "expert rank generator)\n");
+    mesh_buf_printf(&b, "   rank  node  local    tp   cp    dp    pp%s\n",
+                    l->ep > 0 ? "    ep  etp   edp" : "");
     long world = (long)a->nodes * a->gpus_per_node;
     for (long r = 0; r < world; r++) {
         mesh_coords_t c = mesh_rank_coords(l, r);
-        mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d\n", r, r / a->gpus_per_node,
+        mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d", r, r / a->gpus_per_node,
                         r % a->gpus_per_node, c.tp, c.cp, c.dp, c.pp);
+        if (l->ep > 0)
+            mesh_buf_printf(&b, "  %4d %4d  %4d", c.ep, c.etp, c.edp);
+        mesh_buf_puts(&b, "\n");
     }
     return mesh_buf_take(&b);
 }
@@ -602,9 +619,12 @@ char *mesh_report_ranks_json(const mesh_plan_t *p)
         mesh_coords_t c = mesh_rank_coords(l, r);
         mesh_buf_printf(&b,
                         "%s{\"rank\":%ld,\"node\":%ld,\"local\":%ld,\"tp\":%d,\"cp\":%d,"
-                        "\"dp\":%d,\"pp\":%d}",
+                        "\"dp\":%d,\"pp\":%d",
                         r ? "," : "", r, r / a->gpus_per_node, r % a->gpus_per_node, c.tp, c.cp,
                         c.dp, c.pp);
+        if (l->ep > 0)
+            mesh_buf_printf(&b, ",\"ep\":%d,\"etp\":%d,\"edp\":%d", c.ep, c.etp, c.edp);
+        mesh_buf_puts(&b, "}");
     }
     mesh_buf_puts(&b, "]}\n");
     return mesh_buf_take(&b);

@@ -918,6 +918,13 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s:%d: train.grad_accum_dtype: %s gradients under precision fp32 "
                               "would lose what fp32 training keeps; use fp32 or leave it out",
                               AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
+    /* a preset's recipe goes with the preset's fp8: a file that trains the
+     * preset in another precision drops it (a key cannot be unset) */
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 && !MINE(F_FP8_RECIPE) &&
+        MINE(F_PREC)) {
+        in->set[F_FP8_RECIPE] = 0;
+        m->fp8_recipe = MESH_FP8_DELAYED;
+    }
     if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8)
         return mesh_error_set(err,
                               "%s:%d: train.fp8_recipe: only means something with precision: fp8 "

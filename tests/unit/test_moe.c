@@ -249,6 +249,282 @@ static void spec__moe_request_roundtrip(void **state)
     assert_null(strstr(req, "mtp"));
 }
 
+/* ---- layout: --mesh ep/etp, the rules, the rank map, the environment ---- */
+
+static void layout__ep_etp_parse_format(void **state)
+{
+    mesh_layout_t l = test_mesh("ep=8,etp=2");
+    assert_int_equal(l.ep, 8);
+    assert_int_equal(l.etp, 2);
+    assert_int_equal(l.tp, MESH_FREE);
+    char buf[MESH_LAYOUT_STR_MAX];
+    assert_string_equal(mesh_layout_format_pins(&l, buf, sizeof(buf)), "ep=8,etp=2");
+    l = test_mesh("ep=auto");
+    assert_int_equal(l.ep, MESH_AUTO);
+    assert_int_equal(l.etp, MESH_FREE);
+    /* a MoE layout's canonical string carries them after cp, a dense one's not */
+    l = test_layout("tp=2,pp=4,dp=8,cp=1,ep=4,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=2,pp=4,dp=8,cp=1,ep=4,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mesh_layout_edp(&l), 2);
+    mesh_layout_t back = test_mesh(buf);
+    assert_int_equal(back.ep, 4);
+    assert_int_equal(back.etp, 2);
+    l.ep = l.etp = 0;
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=2,pp=4,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mesh_layout_edp(&l), 16);
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_parse("ep=0", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "mesh ep"));
+    assert_int_equal(mesh_layout_parse("etp=2,etp=4", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "etp given twice"));
+}
+
+static void check_refused(const mesh_model_t *m, int nodes, const char *mesh, const char *want)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_error_t err;
+    if (mesh_layout_check(m, &a, &l, &err) == 0)
+        fail_msg("%s accepted", mesh);
+    if (!strstr(err.msg, want))
+        fail_msg("%s: '%s' lacks '%s'", mesh, err.msg, want);
+}
+
+static void layout__expert_rules(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_layout_t ok = test_layout("tp=2,pp=2,dp=4,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                   "recompute=none,sp=on");
+    mesh_error_t err;
+    if (mesh_layout_check(&m, &a, &ok, &err) < 0)
+        fail_msg("%s", err.msg);
+    const char *rest = ",zero=1,vpp=1,mb=1,recompute=none";
+    char mesh[160];
+#define MESH(fmt) (snprintf(mesh, sizeof(mesh), fmt "%s", rest), mesh)
+    check_refused(&m, 2, MESH("tp=1,pp=2,dp=8,cp=1,ep=3,etp=1,sp=off"), "ep 3 must divide the 8");
+    check_refused(&m, 1, MESH("tp=2,pp=2,dp=2,cp=1,ep=8,etp=1,sp=on"),
+                  "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4");
+    check_refused(&m, 2, MESH("tp=1,pp=1,dp=16,cp=1,ep=1,etp=16,sp=off"),
+                  "etp 16 must divide the NVLink island of 8");
+    check_refused(&m, 2, MESH("tp=2,pp=1,dp=8,cp=1,ep=8,etp=1,sp=off"),
+                  "needs sequence parallelism");
+    mesh_layout_t zero = ok;
+    zero.ep = 0;
+    assert_int_equal(mesh_layout_check(&m, &a, &zero, &err), -1);
+    assert_non_null(strstr(err.msg, "at least 1"));
+    check_refused(&d, 2, MESH("tp=1,pp=1,dp=16,cp=1,ep=2,etp=1,sp=off"),
+                  "llama3-8b has no experts");
+    mesh_model_t odd = test_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, "
+                                 "moe: {experts: 4, ffn: 30}}\n");
+    check_refused(&odd, 1, MESH("tp=1,pp=1,dp=8,cp=1,ep=2,etp=4,sp=off"),
+                  "etp 4 must divide the experts' ffn 30");
+#undef MESH
+    /* a dense layout says 0 or 1 */
+    mesh_layout_t dl = test_layout("tp=1,pp=1,dp=16,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    dl.ep = dl.etp = 0;
+    assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
+    dl.ep = dl.etp = 1;
+    assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
+}
+
+/* The planner's one-line errors for the ep a user pins (issue 14: a wrong
+ * ep, not dividing the experts or larger than tp*cp*dp). */
+static void plan__wrong_ep_one_line(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    static const struct {
+        const mesh_model_t *m;
+        const char *mesh, *want;
+    } cases[] = {
+        {NULL, "ep=3", "ep 3 must divide the 8 experts"},
+        {NULL, "ep=8,tp=2,pp=2", "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4"},
+        {NULL, "ep=2,etp=16", "ep*etp = 2*16 is more than tp*cp*dp = 1*1*8 = 8"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        if (p)
+            fail_msg("%s planned", cases[i].mesh);
+        if (!strstr(err.msg, cases[i].want) || strchr(err.msg, '\n'))
+            fail_msg("%s: '%s' lacks '%s'", cases[i].mesh, err.msg, cases[i].want);
+    }
+    const char *dense[] = {"ep=1", "etp=1", "ep=4,etp=2"};
+    for (size_t i = 0; i < sizeof(dense) / sizeof(*dense); i++) {
+        mesh_layout_t pins = test_mesh(dense[i]);
+        assert_null(mesh_plan_create(&d, &a, &pins, &pol.assume, &err));
+        assert_non_null(strstr(err.msg, "llama3-8b has no experts"));
+        assert_non_null(strstr(err.msg, "arch.moe"));
+    }
+    /* "auto" asks for nothing on a dense model, and plans no experts */
+    mesh_plan_t *p = test_plan(&d, &a, "ep=auto");
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 0);
+    mesh_plan_destroy(p);
+}
+
+/* Megatron-Core's generate_masked_orthogonal_rank_groups
+ * (megatron/core/parallel_state.py at 00caa53), ported independently of
+ * lib/ranks.c: sizes in order (fastest first), a mask of the axes a group
+ * spans; the group holding `rank` goes to out, ascending. */
+static int megatron_group(const int *sizes, const int *mask, int n, long rank, long *out)
+{
+    long stride[8], coord[8];
+    stride[0] = 1;
+    for (int i = 1; i <= n; i++)
+        stride[i] = stride[i - 1] * sizes[i - 1];
+    for (int i = 0; i < n; i++)
+        coord[i] = rank / stride[i] % sizes[i];
+    /* vary the masked coordinates, hold the others: rank_in_group decomposes
+     * over the masked sizes, fastest first */
+    long group = 1, base = 0;
+    for (int i = 0; i < n; i++)
+        if (mask[i])
+            group *= sizes[i];
+        else
+            base += coord[i] * stride[i];
+    for (long g = 0; g < group; g++) {
+        long r = base, rest = g;
+        for (int i = 0; i < n; i++)
+            if (mask[i]) {
+                r += rest % sizes[i] * stride[i];
+                rest /= sizes[i];
+            }
+        out[g] = r;
+    }
+    /* ascending (the generator's order is ascending for one-axis groups) */
+    for (long i = 1; i < group; i++)
+        for (long j = i; j > 0 && out[j] < out[j - 1]; j--) {
+            long t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return (int)group;
+}
+
+static void ranks__expert_groups_are_megatrons(void **state)
+{
+    static const char *layouts[] = {
+        "tp=2,pp=2,dp=4,cp=1,ep=4,etp=1", "tp=2,pp=2,dp=4,cp=1,ep=2,etp=2",
+        "tp=1,pp=4,dp=4,cp=1,ep=4,etp=1", "tp=2,pp=1,dp=4,cp=2,ep=4,etp=2",
+        "tp=4,pp=2,dp=2,cp=1,ep=8,etp=1", "tp=1,pp=1,dp=16,cp=1,ep=2,etp=4",
+    };
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++) {
+        mesh_layout_t l = test_mesh(layouts[i]);
+        long world = mesh_layout_world(&l), edp = mesh_layout_edp(&l);
+        /* the expert generator: (tp=etp, ep, dp=edp, pp), order tp-cp-ep-dp-pp */
+        int sizes[] = {l.etp, l.ep, (int)edp, l.pp};
+        static const int masks[3][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}};
+        static const mesh_axis_t axes[3] = {MESH_AXIS_ETP, MESH_AXIS_EP, MESH_AXIS_EDP};
+        for (long r = 0; r < world; r++) {
+            mesh_coords_t c = mesh_rank_coords(&l, r);
+            assert_int_equal(r % ((long)l.tp * l.cp * l.dp),
+                             c.etp + (long)l.etp * (c.ep + (long)l.ep * c.edp));
+            for (int k = 0; k < 3; k++) {
+                long want[64], got[64];
+                int n = megatron_group(sizes, masks[k], 4, r, want);
+                assert_int_equal(mesh_axis_size(&l, axes[k]), n);
+                mesh_rank_group(&l, r, axes[k], got);
+                for (int j = 0; j < n; j++)
+                    if (got[j] != want[j])
+                        fail_msg("%s rank %ld %s group member %d: %ld, Megatron-Core %ld",
+                                 layouts[i], r, mesh_axis_name(axes[k]), j, got[j], want[j]);
+            }
+            /* the PP groups of both generators agree (Megatron asserts it) */
+            long pp_want[16], pp_got[16];
+            int order[] = {l.tp, l.cp, l.dp, l.pp}, ppmask[] = {0, 0, 0, 1};
+            int n = megatron_group(order, ppmask, 4, r, pp_want);
+            megatron_group(sizes, ppmask, 4, r, pp_got);
+            for (int j = 0; j < n; j++)
+                assert_int_equal(pp_want[j], pp_got[j]);
+        }
+    }
+    /* the worked example of doc/design.md, section 8 */
+    mesh_layout_t l = test_mesh("tp=2,pp=2,dp=4,cp=1,ep=4,etp=1");
+    long g[8];
+    mesh_rank_group(&l, 5, MESH_AXIS_EP, g);
+    assert_true(g[0] == 4 && g[1] == 5 && g[2] == 6 && g[3] == 7);
+    mesh_rank_group(&l, 5, MESH_AXIS_EDP, g);
+    assert_true(g[0] == 1 && g[1] == 5);
+    assert_string_equal(mesh_axis_name(MESH_AXIS_EDP), "edp");
+}
+
+static const char *env_get(const mesh_env_t *e, const char *name)
+{
+    for (int i = 0; i < mesh_env_count(e); i++)
+        if (strcmp(mesh_env_name(e, i), name) == 0)
+            return mesh_env_value(e, i);
+    return NULL;
+}
+
+static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MESH_EP_GROUP",
+                                          "MESH_ETP_SIZE", "MESH_ETP_RANK", "MESH_ETP_GROUP",
+                                          "MESH_EDP_GROUP"};
+
+static void env__expert_groups_for_moe_only(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=2,pp=2,ep=2,etp=2");
+    mesh_task_t t = {.node = 1, .local = 5, .master_addr = "n1", .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    /* rank 13: stage 1 (ranks 8-15), local 5: etp 1, ep 0, edp 1 */
+    assert_string_equal(env_get(e, "MESH_EP_SIZE"), "2");
+    assert_string_equal(env_get(e, "MESH_ETP_SIZE"), "2");
+    assert_string_equal(env_get(e, "MESH_EP_RANK"), "0");
+    assert_string_equal(env_get(e, "MESH_ETP_RANK"), "1");
+    assert_string_equal(env_get(e, "MESH_ETP_GROUP"), "12,13");
+    assert_string_equal(env_get(e, "MESH_EP_GROUP"), "13,15");
+    assert_string_equal(env_get(e, "MESH_EDP_GROUP"), "9,13");
+    assert_non_null(strstr(env_get(e, "MESH_PLAN"), ",ep=2,etp=2,"));
+    const char *args = env_get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(
+        strstr(args, " --expert-model-parallel-size 2 --expert-tensor-parallel-size 2"));
+    assert_non_null(strstr(args, " --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size "
+                                 "14336 --moe-layer-freq 1"));
+    assert_non_null(strstr(args, " --moe-token-dispatcher-type alltoall --moe-grouped-gemm"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* under torchrun, no per-rank group */
+    p = test_plan(&m, &a, "tp=2,pp=2,ep=2,etp=2");
+    t.local = 0;
+    t.export_mode = MESH_EXPORT_TORCHRUN;
+    e = mesh_env_create(p, &t, &err);
+    assert_string_equal(env_get(e, "MESH_EP_SIZE"), "2");
+    assert_null(env_get(e, "MESH_EP_GROUP"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* a dense model: none of them, and no MoE flag */
+    p = test_plan(&d, &a, "auto");
+    t.export_mode = MESH_EXPORT_TORCH;
+    e = mesh_env_create(p, &t, &err);
+    for (size_t i = 0; i < sizeof(expert_vars) / sizeof(*expert_vars); i++)
+        assert_null(env_get(e, expert_vars[i]));
+    assert_null(strstr(env_get(e, "MESH_MEGATRON_ARGS"), "expert"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* DeepSeek-V3: the dense layers as a pattern, MLA and MTP */
+    mesh_model_t v3 = test_spec("preset: deepseek-v3\ntrain:\n  precision: bf16\n");
+    mesh_alloc_t big = test_alloc("H100-SXM", 64, 8);
+    p = test_plan(&v3, &big, "tp=1,pp=16,ep=32,zero=1");
+    e = mesh_env_create(p, &t, &err);
+    args = env_get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, " --moe-shared-expert-intermediate-size 2048 --moe-layer-freq "
+                                 "([0]*3+[1]*58) "));
+    assert_non_null(strstr(args, " --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank "
+                                 "512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+                                 "--mtp-num-layers 1"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +533,11 @@ int main(void)
         cmocka_unit_test(spec__moe_mla_defaults),
         cmocka_unit_test(spec__moe_mla_errors),
         cmocka_unit_test(spec__moe_request_roundtrip),
+        cmocka_unit_test(layout__ep_etp_parse_format),
+        cmocka_unit_test(layout__expert_rules),
+        cmocka_unit_test(plan__wrong_ep_one_line),
+        cmocka_unit_test(ranks__expert_groups_are_megatrons),
+        cmocka_unit_test(env__expert_groups_for_moe_only),
     };
     return cmocka_run_group_tests_name("moe", tests, NULL, NULL);
 }
