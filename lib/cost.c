@@ -218,7 +218,7 @@ static double logits_forward(const mesh_model_t *m, const mesh_layout_t *l, cons
 static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l)
 {
     double most = 0;
-    int stages[3], n = mesh_heavy_stages(l->pp, stages);
+    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
     for (int i = 0; i < n; i++) {
         double p = mesh_stage_params(m, l, stages[i]);
         if (p > most)

@@ -70,6 +70,15 @@ struct mesh_layout;
  * the controller's request carries it. */
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
+/* Parts of a model's layers (lib/spec.c) the per-GPU counts split apart:
+ * a MoE layer without its routed experts (attention, norms, router, shared
+ * experts); one MTP layer's projection and norms; the attention parameters
+ * every TP rank holds whole (MLA's down projections and their norms; 0
+ * for standard attention). */
+double mesh_moe_layer_base(const struct mesh_model *m);
+double mesh_mtp_extra(const struct mesh_model *m);
+double mesh_attn_replicated(const struct mesh_model *m);
+
 struct mesh_alloc;
 struct mesh_assumptions;
 struct mesh_memory;
@@ -78,6 +87,9 @@ struct mesh_memory;
  * the dp-cp group, and fixed buffers. */
 typedef struct mesh_states_sum {
     double whole[4], shard[4], fixed[4];
+    /* a MoE model's expert parameters: sharded over the expert data-parallel
+     * group (mesh_layout_edp) instead */
+    double whole_e[4], shard_e[4];
 } mesh_states_sum_t;
 
 /* The sums of each framework priced (up to 3), for the end stages [0] and
@@ -87,13 +99,28 @@ void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
                       mesh_states_sum_t sums[3][2]);
 
 /* mesh_memory_estimate from parts already counted: the parameters of the
- * heavy stages (as mesh_heavy_stages lists them) and the states' sums.  The
- * planner counts them once per shape and ZeRO stage instead of once per
- * layout it prices. */
+ * heavy stages (as mesh_heavy_stages_of lists them), of which psi_e are a
+ * MoE model's experts', and the states' sums.  The planner counts them
+ * once per shape and ZeRO stage instead of once per layout it prices. */
 void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
                         const struct mesh_alloc *a, const struct mesh_assumptions *assume,
-                        const double psi[3], const mesh_states_sum_t sums[3][2],
-                        struct mesh_memory *out);
+                        const double psi[4], const double psi_e[4],
+                        const mesh_states_sum_t sums[3][2], struct mesh_memory *out);
+
+/* The heavy stages of model m under layout l: mesh_heavy_stages', and for
+ * a MoE model whose first layers are dense, the first middle stage of MoE
+ * layers only (more expert weights than stage 1, fewer in flight).  Fills
+ * out[] and returns how many (up to 4). */
+int mesh_heavy_stages_of(const struct mesh_model *m, const struct mesh_layout *l, int out[4]);
+
+/* The dense and MoE layers of a stage (the model's first moe.dense_layers
+ * are dense), under the layout's split and interleaving. */
+void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int stage, int *dense,
+                    int *moe);
+
+/* A MoE model's imbalance: train.moe_imbalance, else the policy's (assume
+ * may be NULL: then 1, balanced). */
+double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
 
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most

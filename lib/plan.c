@@ -41,7 +41,9 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    double psi[3], psi_max; /* parameters of the heavy stages of the (tp, pp) searched */
+    /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
+     * of them the experts' */
+    double psi[4], psi_e[4], psi_max;
     /* in a micro-batch sweep, the fewest layers full recomputation needed
      * at the last size without levers: a larger micro-batch needs at least
      * as many */
@@ -197,7 +199,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
         mesh_states_sums(s->m, l, s->sums);
         s->memo_key = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->sums, &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
                c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
@@ -567,10 +569,11 @@ static void search_run(search_t *s)
                 /* the expert layers: none in a dense model */
                 l.ep = p->ep != MESH_FREE ? p->ep : mesh_model_is_moe(m) ? 1 : 0;
                 l.etp = p->etp != MESH_FREE ? p->etp : mesh_model_is_moe(m) ? 1 : 0;
-                int stages[3], n = mesh_heavy_stages(pp, stages);
+                int stages[4], n = mesh_heavy_stages_of(m, &l, stages);
                 s->psi_max = 0;
                 for (int k = 0; k < n; k++) {
                     s->psi[k] = mesh_stage_params(m, &l, stages[k]);
+                    s->psi_e[k] = mesh_stage_expert_params(m, &l, stages[k]);
                     s->psi_max = s->psi[k] > s->psi_max ? s->psi[k] : s->psi_max;
                 }
                 s->memo_key = -1;
@@ -952,6 +955,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     p->model = *m;
     search_inputs(m, a, pins, &p->alloc, &p->pins);
     default_assumptions(assume, &p->assume);
+    /* the imbalance a MoE model is priced at: the spec's, else the
+     * policy's, written into the plan's model so that memory, cost, the
+     * digest and the report agree */
+    if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
+        p->model.moe_imbalance = mesh_moe_imbalance(m, &p->assume);
 
     search_t s;
     search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);

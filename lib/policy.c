@@ -114,6 +114,11 @@ static const policy_key_t top_keys[] = {
      .doc = "caching-allocator slack, a fraction of activation memory"},
     {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
      .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
+    /* Switch Transformer's capacity factor 1.25 (Fedus et al. 2022, JMLR
+     * 23(120), section 2.2 and Table 1): the headroom over an expert's mean
+     * load that sparse MoE training is provisioned with */
+    {"moe_imbalance", K_NUM, POL(assume.moe_imbalance), .min = 1, .max = 1000, .dflt = "1.25",
+     .doc = "a MoE model's busiest expert rank over the mean, where the spec gives none"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */

@@ -344,6 +344,19 @@ static double mla_params(const mesh_model_t *m)
     return q + kv + heads * a->v_head_dim * h;
 }
 
+double mesh_attn_replicated(const mesh_model_t *m)
+{
+    /* Megatron-LM builds MLA's down projections as duplicated (not
+     * TP-split) linears (multi_latent_attention.py L526-535, L573-582 at
+     * d98e8a6), and its norms are replicated like every norm */
+    const mesh_mla_t *a = &m->mla;
+    if (!a->kv_lora_rank)
+        return 0;
+    double h = m->hidden;
+    return (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
+           h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
+}
+
 int mesh_model_is_moe(const mesh_model_t *m)
 {
     return m->moe.experts > 0;
@@ -363,7 +376,7 @@ double mesh_model_expert_params(const mesh_model_t *m)
  * bias-free h x experts linear: Mixtral's and Qwen3-MoE's `gate`,
  * DeepSeek-V3's MoEGate weight; Megatron-LM's TopKRouter) and the shared
  * experts. */
-static double moe_layer_base(const mesh_model_t *m)
+double mesh_moe_layer_base(const mesh_model_t *m)
 {
     double attn = mesh_model_layer_params(m) - mlp_params(m, m->ffn) - norm_params(m);
     return attn + norm_params(m) + (double)m->hidden * m->moe.experts +
@@ -374,7 +387,7 @@ double mesh_model_moe_layer_params(const mesh_model_t *m)
 {
     if (m->moe.experts <= 0)
         return mesh_model_layer_params(m);
-    return moe_layer_base(m) + m->moe.experts * mesh_model_expert_params(m);
+    return mesh_moe_layer_base(m) + m->moe.experts * mesh_model_expert_params(m);
 }
 
 /* One MTP layer besides its transformer layer: the 2h x h projection
@@ -382,7 +395,7 @@ double mesh_model_moe_layer_params(const mesh_model_t *m)
  * Megatron-LM's MultiTokenPredictionLayer (multi_token_prediction.py at
  * d98e8a6), DeepSeek-V3's model.layers.61 less the shared embedding and
  * head. */
-static double mtp_extra(const mesh_model_t *m)
+double mesh_mtp_extra(const mesh_model_t *m)
 {
     double h = m->hidden;
     return 2 * h * h + 1.5 * norm_params(m);
@@ -391,7 +404,7 @@ static double mtp_extra(const mesh_model_t *m)
 double mesh_model_mtp_params(const mesh_model_t *m)
 {
     /* the MTP layer is MoE when the model's last layer is */
-    return m->mtp_layers * (mesh_model_moe_layer_params(m) + mtp_extra(m));
+    return m->mtp_layers * (mesh_model_moe_layer_params(m) + mesh_mtp_extra(m));
 }
 
 /* Active parameters from the arch: a MoE layer counts top_k experts. */
@@ -399,13 +412,13 @@ static double active_from_arch(const mesh_model_t *m)
 {
     double h = m->hidden, v = m->vocab;
     double moe_active = m->moe.experts > 0
-                            ? moe_layer_base(m) + m->moe.top_k * mesh_model_expert_params(m)
+                            ? mesh_moe_layer_base(m) + m->moe.top_k * mesh_model_expert_params(m)
                             : mesh_model_layer_params(m);
     int moe_layers = mesh_model_moe_layers(m), dense = m->layers - moe_layers;
     double emb = v * h * (m->tied_embeddings ? 1 : 2);
     double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
     return dense * mesh_model_layer_params(m) + moe_layers * moe_active +
-           m->mtp_layers * (moe_active + mtp_extra(m)) + emb + tail;
+           m->mtp_layers * (moe_active + mesh_mtp_extra(m)) + emb + tail;
 }
 
 double mesh_model_active_params(const mesh_model_t *m)

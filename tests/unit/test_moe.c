@@ -5,6 +5,7 @@
  * published ones.
  */
 #include "testutil.h"
+#include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of, mesh_moe_imbalance */
 
 /* ---- parameter counts ---- */
 
@@ -525,6 +526,181 @@ static void env__expert_groups_for_moe_only(void **state)
     mesh_plan_destroy(p);
 }
 
+/* ---- memory ---- */
+
+/* Parameters one GPU holds, by hand, for the small model above (1 dense
+ * layer, 2 MoE, 1 MTP; vocab 100 padded to 128*tp):
+ * tp 1, ep 2: dense 54424, MoE 8728 + 3 experts * 6144 = 27160, MTP 27160
+ *   + 8384; embedding and output 2 * 128*64, final norm 64: 160736, of
+ *   which experts (2 + 1) * 18432 = 55296.
+ * tp 2, ep 2, etp 2: the norms (128), router (384) and MLA's down
+ *   projections and norms (1816) whole, the rest halved: dense 28184, MoE
+ *   5528 + 3 * 3072 = 14744, MTP 14744 + 8192/2 + 192 = 19032; embeddings
+ *   2 * 256*64/2, norm 64: 93152, of which experts 3 * 9216 = 27648. */
+static void memory__stage_params_by_hand(void **state)
+{
+    mesh_model_t m = test_spec(small);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 160736);
+    assert_int_equal((uint64_t)mesh_stage_expert_params(&m, &l, 0), 55296);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 27160);
+    l = test_layout("tp=2,pp=1,dp=4,cp=1,ep=2,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal((uint64_t)mesh_layer_params_per_gpu(&m, 2), 28184);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 14744);
+    assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 93152);
+    assert_int_equal((uint64_t)mesh_stage_expert_params(&m, &l, 0), 27648);
+    /* a dense model has no expert share */
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
+}
+
+/* Megatron-LM's distributed optimizer shards the dense parameters' fp32
+ * master weights and moments (12 bytes) over dp*cp and the experts' over
+ * the expert data-parallel group (distrib_optimizer.py, at d98e8a6); bf16
+ * weights (2) and fp32 main gradients (4) stay whole at ZeRO-1.  The small
+ * model on 8 GPUs, dp 8, ep 2: edp 4; 105440 dense and 55296 expert
+ * parameters: weights 321472, grads 642944, optimizer 12*105440/8 +
+ * 12*55296/4 = 158160 + 165888. */
+static void memory__experts_sharded_over_edp(void **state)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof(yaml), "%strain:\n  framework: megatron\n", small);
+    mesh_model_t m = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t mem;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_bytes(mem.weights, 321472);
+    assert_bytes(mem.grads, 642944);
+    assert_bytes(mem.optimizer, 158160 + 165888);
+    /* ep 1: the experts' states sharded over all 8 like the rest */
+    l.ep = 1;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_bytes(mem.optimizer, 12 * (105440 + 2 * 55296) / 8);
+}
+
+/* One MoE layer's activations by hand: hidden 64, 4 heads, seq 128, one
+ * sequence, 8 experts of 32, top 2, no TP.  Attention and norms as the
+ * dense formula counts them without an MLP: 4sbh + 4sbh replicated, 2sbh
+ * + 4sbh + 2sbh split, FlashAttention's 4*a*s*b: 133120.  Router: fp32
+ * logits and scores 8*128*8, maps 8*128*2: 10240.  Routed: 128 tokens * 2
+ * * imbalance copies, each 2*64 + 4*32 + 2*32 + 4 = 324 bytes. */
+static void memory__moe_layer_activations_by_hand(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                               "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+                               "train: {seq_len: 128, global_batch: 8}\n");
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    const double base = 133120, router = 10240;
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 384 * 324);
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.0),
+                 base + router + 256 * 324);
+    /* an EP group of 4 can send a rank at most 4x the mean (2 local experts
+     * take both of a token's copies at most) */
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 10),
+                 base + router + 1024 * 324);
+    /* "mlp" recomputes dense MLPs only; full keeps the layer's input */
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_SELECTIVE, MESH_RC_MLP, 1.5),
+                 base + router + 384 * 324);
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_FULL, 0, 1.5), 2 * 128 * 64);
+    /* expert TP: the copies gathered over 2 ranks, each half as wide:
+     * 768 copies of 2*64 + 4*16 + 2*16 + 4 = 228 */
+    l.etp = 2;
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 768 * 228);
+    l.etp = 1;
+    /* a capacity factor drops what is beyond it */
+    m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                  "moe: {experts: 8, top_k: 2, ffn: 32, capacity_factor: 1.25}}\n"
+                  "train: {seq_len: 128, global_batch: 8}\n");
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 320 * 324);
+    /* the dense layer for comparison: its MLP 4sbf + 2sbf */
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 base + 6 * 128 * 256);
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_true(mesh_activation_moe_layer(&d, &l, MESH_RECOMPUTE_NONE, 0, 1) == 0);
+}
+
+/* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)
+ * and 8 (values), q_lora 16, kv_lora 8, seq 128, no TP.  Replicated: the
+ * norms' inputs 4sbh, the attention and MLP inputs 4sbh, the compressed
+ * queries and keys/values with their norms' inputs 4*128*24: 77824.
+ * Split: Q and K 4*sbh*0.75, V and the attention output 4*sbh*0.5, the
+ * MLP 6*128*256: 237568.  FlashAttention 4*4*128. */
+static void memory__mla_activations_by_hand(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                               "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
+                               "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
+                               "train: {seq_len: 128, global_batch: 8}\n");
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 77824 + 237568 + 2048);
+}
+
+/* DeepSeek-V3 on 16 stages: 2 dense layers on stage 0, 1 dense and 3 MoE
+ * on stage 1, 4 MoE on stage 2 (the first with no dense layer: priced
+ * too), 3 on the last; interleaved, the dense layers follow the chunks. */
+static void memory__stage_mix_and_heavy_stages(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_layout_t l = test_layout("tp=1,pp=16,dp=8,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    int dense, moe, stages[4];
+    const int want[][3] = {{0, 2, 0}, {1, 1, 3}, {2, 0, 4}, {15, 0, 3}};
+    for (int i = 0; i < 4; i++) {
+        mesh_stage_mix(&m, &l, want[i][0], &dense, &moe);
+        assert_int_equal(dense, want[i][1]);
+        assert_int_equal(moe, want[i][2]);
+    }
+    assert_int_equal(mesh_heavy_stages_of(&m, &l, stages), 4);
+    assert_true(stages[0] == 0 && stages[1] == 1 && stages[2] == 2 && stages[3] == 15);
+    assert_true(mesh_stage_params(&m, &l, 2) > mesh_stage_params(&m, &l, 1));
+    /* 14 layers on 4 stages of 2 chunks: chunks of 1, 2, ..., 2, 1 slots;
+     * the 3 dense layers in chunk 0 (stage 0) and chunk 1 (stage 1) */
+    mesh_model_t s = test_spec("arch: {layers: 14, hidden: 64, heads: 4, vocab: 100, "
+                               "moe: {experts: 4, dense_layers: 3}}\n");
+    l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=2,mb=1,recompute=none,sp=off");
+    const int vwant[][3] = {{0, 1, 2}, {1, 2, 2}, {2, 0, 4}, {3, 0, 3}};
+    for (int i = 0; i < 4; i++) {
+        mesh_stage_mix(&s, &l, vwant[i][0], &dense, &moe);
+        assert_int_equal(dense, vwant[i][1]);
+        assert_int_equal(moe, vwant[i][2]);
+    }
+}
+
+/* The imbalance: the spec's, else the policy's (1.25 by default). */
+static void memory__imbalance_spec_or_policy(void **state)
+{
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_true(pol.assume.moe_imbalance == 1.25);
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    assert_true(mesh_moe_imbalance(&m, &pol.assume) == 1.25);
+    assert_true(mesh_moe_imbalance(&m, NULL) == 1);
+    mesh_model_t even = test_spec("preset: mixtral-8x7b\ntrain:\n  moe_imbalance: 1\n");
+    assert_true(mesh_moe_imbalance(&even, &pol.assume) == 1);
+    mesh_model_t given = test_spec("preset: mixtral-8x7b\ntrain:\n  moe_imbalance: 1.25\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_layout_t l = test_layout("tp=1,pp=2,dp=8,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t m1, m2, m3;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &m1);
+    mesh_memory_estimate(&given, &l, &a, &pol.assume, &m2);
+    mesh_memory_estimate(&even, &l, &a, &pol.assume, &m3);
+    assert_true(m1.activations == m2.activations);
+    assert_true(m3.activations < m1.activations);
+    pol.assume.moe_imbalance = 2;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &m3);
+    assert_true(m3.activations > m1.activations);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +714,12 @@ int main(void)
         cmocka_unit_test(plan__wrong_ep_one_line),
         cmocka_unit_test(ranks__expert_groups_are_megatrons),
         cmocka_unit_test(env__expert_groups_for_moe_only),
+        cmocka_unit_test(memory__stage_params_by_hand),
+        cmocka_unit_test(memory__experts_sharded_over_edp),
+        cmocka_unit_test(memory__moe_layer_activations_by_hand),
+        cmocka_unit_test(memory__mla_activations_by_hand),
+        cmocka_unit_test(memory__stage_mix_and_heavy_stages),
+        cmocka_unit_test(memory__imbalance_spec_or_policy),
     };
     return cmocka_run_group_tests_name("moe", tests, NULL, NULL);
 }

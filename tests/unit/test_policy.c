@@ -402,6 +402,10 @@ static const pol_key_t pol_keys[] = {
      "fragmentation: {} is out of range (allowed 0..1)",
      "fragmentation: {} is out of range (allowed 0..1)", "0.1 0.5", "5%",
      "fragmentation: '{}' is not a number (expected 0..1)", 0},
+    {"moe_imbalance", "1.25", "1", "0.99", "1000", "1001",
+     "moe_imbalance: {} is out of range (allowed 1..1000)",
+     "moe_imbalance: {} is out of range (allowed 1..1000)", "1 2.5", "even",
+     "moe_imbalance: '{}' is not a number (expected 1..1000)", 0},
     {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
      "on_submit_error: '{}' is not one of allow, reject", 0},
     /* gpu.NAME.FIELD */
@@ -592,7 +596,7 @@ static void keys__documented_defaults(void **state)
             fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
         checked++;
     }
-    assert_int_equal(checked, 15);
+    assert_int_equal(checked, 16);
     /* and the values meshplan(8) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
