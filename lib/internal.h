@@ -122,11 +122,20 @@ void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int
  * may be NULL: then 1, balanced). */
 double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
 
+/* The tokens one rank routes per micro-batch (its sequence-parallel shard),
+ * and the routed copies the busiest expert rank receives for `tokens` of
+ * them (gathered over etp; lib/memory.c says how the imbalance is capped). */
+double mesh_moe_tokens(const struct mesh_model *m, const struct mesh_layout *l);
+double mesh_moe_received(const struct mesh_model *m, const struct mesh_layout *l, double tokens,
+                         double imbalance);
+
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
- * already counted (the planner's, once per shape). */
+ * already counted, and of them the experts' (the planner's, once per
+ * shape). */
 void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
-                      const struct mesh_alloc *a, double psi_max, struct mesh_cost *out);
+                      const struct mesh_alloc *a, double psi_max, double psi_e_max,
+                      struct mesh_cost *out);
 
 /* LoRA trains adapters on every linear layer, well under 1% of a model's
  * parameters (rank 16 on a 70B model: about 0.1%): priced as 1% with full

@@ -331,9 +331,8 @@ typedef struct layer_act {
  * the capacity factor's share when tokens are dropped, and never more than
  * every token of its EP group could send it. */
 
-/* Routed copies the busiest rank's experts receive for one micro-batch. */
-static double moe_received(const mesh_model_t *m, const mesh_layout_t *l, double tokens,
-                           double imbalance)
+double mesh_moe_received(const mesh_model_t *m, const mesh_layout_t *l, double tokens,
+                         double imbalance)
 {
     double k = m->moe.top_k, ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
     double local = m->moe.experts / ep, most = ep * (k < local ? k : local) / k;
@@ -343,8 +342,7 @@ static double moe_received(const mesh_model_t *m, const mesh_layout_t *l, double
     return tokens * k * etp * (f > 1 ? f : 1);
 }
 
-/* Tokens one rank routes per micro-batch: its sequence-parallel shard. */
-static double moe_tokens(const mesh_model_t *m, const mesh_layout_t *l)
+double mesh_moe_tokens(const mesh_model_t *m, const mesh_layout_t *l)
 {
     int rep_div = l->sequence_parallel == 1 ? l->tp : 1;
     return (double)m->seq_len / l->cp * l->micro_batch / rep_div;
@@ -368,12 +366,12 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
         rc = MESH_RECOMPUTE_NONE;
     double base = layer_act(m, l->micro_batch, l->tp, l->cp, sp, rc, left, shared);
     double h = m->hidden, fe = (double)m->moe.ffn / (l->etp > 0 ? l->etp : 1);
-    double lin = m->precision == MESH_PREC_FP8 ? 1 : 2, t = moe_tokens(m, l);
+    double lin = m->precision == MESH_PREC_FP8 ? 1 : 2, t = mesh_moe_tokens(m, l);
     /* each copy received: the grouped fc1's input, its output (the weighted
      * SwiGLU's input, 2*fe wide; GeLU's fe), the fc2 input, and its fp32
      * routing probability */
     double act = m->mlp == MESH_MLP_SWIGLU ? 4 * fe : 2 * fe;
-    double routed = moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
+    double routed = mesh_moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
     /* the router's fp32 logits and scores (router.py), and the int32
      * permutation maps of each local copy, both ways */
     double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k;
@@ -385,8 +383,8 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
  * once per stage, not per micro-batch in flight. */
 static double moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
 {
-    double t = moe_tokens(m, l), etp = l->etp > 0 ? l->etp : 1;
-    return 2.0 * m->hidden * (t * m->moe.top_k + moe_received(m, l, t, imbalance) / etp);
+    double t = mesh_moe_tokens(m, l), etp = l->etp > 0 ? l->etp : 1;
+    return 2.0 * m->hidden * (t * m->moe.top_k + mesh_moe_received(m, l, t, imbalance) / etp);
 }
 
 static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l,

@@ -181,6 +181,9 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",
                     c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
                     c->dp_comm_s, c->optimizer_s);
+    if (mesh_plan_best(p)->layout.ep > 0)
+        mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
+                        c->ep_comm_s);
 }
 
 /* ---- the explanation's records, as lines ---- */
@@ -220,6 +223,46 @@ static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
     return buf;
 }
 
+/* Where an EP group of the record's layout runs: "inside one node" or
+ * "across N nodes (all-to-all over the network)". */
+static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
+{
+    if (r->candidate.layout.ep <= 1)
+        snprintf(buf, len, "no expert parallelism: every expert on every GPU");
+    else if (r->ep_nodes <= 1)
+        snprintf(buf, len, "inside one node, on NVLink");
+    else
+        snprintf(buf, len, "across %d nodes, all-to-all over the network", r->ep_nodes);
+    return buf;
+}
+
+/* A MoE plan's expert parallelism: its own, and each other EP tried. */
+static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX], where[96], parts[LINE_PARTS];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_layout_t *l = &c->layout;
+    const mesh_memory_t *mm = &c->memory;
+    if (r->chosen)
+        snprintf(buf, len, "EP %d, expert TP %d: each expert group %s", l->ep, l->etp,
+                 ep_where(r, where, sizeof(where)));
+    else if (r->rule[0])
+        snprintf(buf, len, "EP %d is not possible here: %s", l->ep, r->rule);
+    else if (c->fits)
+        snprintf(buf, len,
+                 "EP %d (%s) fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs "
+                 "%.3g s: %s)",
+                 l->ep, ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, 100 * (c->cost.step_seconds / r->best_seconds - 1),
+                 c->cost.step_seconds, r->best_seconds,
+                 mesh_layout_format(l, canon, sizeof(canon)));
+    else
+        snprintf(buf, len, "EP %d (%s) needs %s GiB per GPU > %s GiB usable (%s at %s)", l->ep,
+                 ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(l, canon, sizeof(canon)));
+}
+
 const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
 {
     char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
@@ -253,6 +296,7 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
                  mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib_str(mm->total).s,
                  mesh_gib_str(mm->capacity).s, mesh_gib_str(mm->total - mm->capacity).s);
         break;
+    case MESH_REASON_EXPERTS: report_experts(r, buf, len); break;
     }
     return buf;
 }
@@ -384,10 +428,13 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global
                     ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
                     "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
                     "\"tp_comm_seconds\":%.6g,\"cp_comm_seconds\":%.6g,\"pp_comm_seconds\":%.6g,"
-                    "\"dp_comm_seconds\":%.6g,\"optimizer_seconds\":%.6g}",
+                    "\"dp_comm_seconds\":%.6g,\"optimizer_seconds\":%.6g",
                     k->step_seconds, k->bubble, k->tflops_per_gpu, k->mfu, k->tokens_per_sec,
                     k->compute_s, k->tp_comm_s, k->cp_comm_s, k->pp_comm_s, k->dp_comm_s,
                     k->optimizer_s);
+    if (c->layout.ep > 0) /* a MoE layout's: a dense one's object reads as it always did */
+        mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g", k->ep_comm_s);
+    mesh_buf_puts(b, "}");
 }
 
 static void json_strings(mesh_buf_t *b, const char *key, int n,
@@ -403,10 +450,11 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 }
 
 /* The records' kinds as the JSON names them, in the enums' order. */
-static const char *const reason_kinds[] = {"slower", "memory", "rule", "pinned", "no_fit"};
+static const char *const reason_kinds[] = {"slower", "memory", "rule",
+                                           "pinned", "no_fit", "experts"};
 static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
                                            "out_of_reach", "lora",      "lora_nodes"};
-_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NO_FIT + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_EXPERTS + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
                "a name per advice kind");
 
@@ -425,7 +473,8 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
 {
     mesh_buf_printf(b, "{\"kind\":\"%s\",\"family\":\"%s\"", reason_kinds[r->kind],
                     mesh_family_name(r->family));
-    if (r->kind == MESH_REASON_RULE) {
+    int experts = r->kind == MESH_REASON_EXPERTS;
+    if (r->kind == MESH_REASON_RULE || (experts && r->rule[0])) {
         mesh_buf_puts(b, ",\"layout\":");
         json_layout(b, &r->candidate, global_batch);
         mesh_buf_puts(b, ",\"rule\":");
@@ -433,9 +482,12 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
     } else if (r->kind != MESH_REASON_PINNED) {
         json_priced(b, &r->candidate, global_batch);
     }
-    if (r->kind == MESH_REASON_SLOWER)
+    if (r->kind == MESH_REASON_SLOWER || (experts && r->candidate.fits))
         mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"best_step_seconds\":%.6g",
                         r->candidate.cost.step_seconds, r->best_seconds);
+    if (experts)
+        mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d", r->chosen ? "true" : "false",
+                        r->candidate.layout.ep, r->ep_nodes);
     mesh_buf_puts(b, "}");
 }
 

@@ -701,6 +701,167 @@ static void memory__imbalance_spec_or_policy(void **state)
     assert_true(m3.activations > m1.activations);
 }
 
+/* ---- cost and search ---- */
+
+/* Model FLOPs of a token, as Megatron-LM counts them: 6 per active matmul
+ * weight (the input embedding is a lookup) plus the causal attention core.
+ * Mixtral-8x7B: 6 * (12,879,925,248 - 32000*4096) + 6*32*4096*4096.
+ * DeepSeek-V3 with its MTP layer: 6 * 38,240,382,976 active (its MTP
+ * logits pass the output layer again, as many weights as the embedding
+ * lookup leaves out), plus MLA's core 3*4096*128*(192 + 128) in each of
+ * its 61 + 1 layers. */
+static void cost__flops_per_token_active(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&m),
+                     6ULL * (12879925248ULL - 32000ULL * 4096) + 6ULL * 32 * 4096 * 4096);
+    mesh_model_t v3 = test_preset("deepseek-v3");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&v3),
+                     6ULL * 38240382976ULL + 62ULL * 3 * 4096 * 128 * (192 + 128));
+    /* a dense model's count is as it was */
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&d),
+                     6ULL * (8030261248ULL - 128256ULL * 4096) + 6ULL * 32 * 8192 * 4096);
+}
+
+static mesh_cost_t cost_of(const mesh_model_t *m, int nodes, const char *mesh)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_cost_t c;
+    mesh_error_t err;
+    if (mesh_layout_check(m, &a, &l, &err) < 0)
+        fail_msg("%s: %s", mesh, err.msg);
+    mesh_cost_estimate(m, &l, &a, &c);
+    return c;
+}
+
+/* The token dispatch: two all-to-alls forward and two backward per MoE
+ * layer, over NVLink inside an island and the network across nodes; the
+ * busiest rank's load sets the experts' time. */
+static void cost__dispatch_inside_and_across_nodes(void **state)
+{
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    const char *rest = ",zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    char near[160], far[160], none[160];
+    snprintf(near, sizeof(near), "tp=1,pp=1,dp=16,cp=1,ep=8,etp=1%s", rest);
+    snprintf(far, sizeof(far), "tp=1,pp=1,dp=16,cp=1,ep=16,etp=1%s", rest);
+    snprintf(none, sizeof(none), "tp=1,pp=1,dp=16,cp=1,ep=1,etp=1%s", rest);
+    mesh_cost_t c8 = cost_of(&m, 2, near), c16 = cost_of(&m, 2, far), c1 = cost_of(&m, 2, none);
+    assert_true(c1.ep_comm_s == 0);
+    assert_true(c8.ep_comm_s > 0);
+    /* half of EP 16's peers are on the other node, behind a NIC of a
+     * ninth of NVLink's bandwidth */
+    assert_true(c16.ep_comm_s > 3 * c8.ep_comm_s);
+    assert_true(c16.step_seconds > c8.step_seconds);
+    assert_true(c8.step_seconds == c8.compute_s + c8.tp_comm_s + c8.cp_comm_s + c8.pp_comm_s +
+                                       c8.dp_comm_s + c8.optimizer_s + c8.ep_comm_s);
+    /* the busiest rank under a skewed routing computes longer */
+    mesh_model_t even = test_spec("preset: qwen3-30b-a3b\ntrain:\n  moe_imbalance: 1\n");
+    mesh_model_t skew = test_spec("preset: qwen3-30b-a3b\ntrain:\n  moe_imbalance: 2\n");
+    mesh_cost_t ce = cost_of(&even, 2, near), cs = cost_of(&skew, 2, near);
+    assert_true(cs.compute_s > 1.3 * ce.compute_s);
+    assert_true(cs.ep_comm_s > 1.5 * ce.ep_comm_s);
+    /* a dense layout has no dispatch */
+    mesh_model_t d = test_preset("llama3-8b");
+    snprintf(none, sizeof(none), "tp=1,pp=1,dp=16,cp=1%s", rest);
+    assert_true(cost_of(&d, 2, none).ep_comm_s == 0);
+}
+
+/* Grouped GEMMs lose to dense ones when each expert gets few tokens
+ * (M/(M + 128) of the dense rate, M tokens per expert): two models alike
+ * but for their experts, 8 or 64 of the same width, 2 per token: the same
+ * expert FLOPs, 512 or 64 tokens per expert (80% or 33% of the rate).
+ * Memory traffic made free, the second computes its experts 2.4 times
+ * longer. */
+static void cost__grouped_gemm_efficiency(void **state)
+{
+    const char *fmt = "name: m\narch: {layers: 4, hidden: 2048, heads: 16, vocab: 1000, "
+                      "moe: {experts: %d, top_k: 2, ffn: 1024}}\n"
+                      "train: {seq_len: 2048, global_batch: 64, moe_imbalance: 1}\n";
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml), fmt, 8);
+    mesh_model_t few = test_spec(yaml);
+    snprintf(yaml, sizeof(yaml), fmt, 64);
+    mesh_model_t many = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    a.gpu.hbm_bw = 1e30;
+    mesh_layout_t l =
+        test_layout("tp=1,pp=1,dp=8,cp=1,ep=1,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_cost_t cf, cm;
+    mesh_cost_estimate(&few, &l, &a, &cf);
+    mesh_cost_estimate(&many, &l, &a, &cm);
+    assert_true(cm.compute_s > 1.3 * cf.compute_s);
+}
+
+/* The search: DeepSeek-V3 on 1,024 H100s fits with expert parallelism
+ * inside a node, and says why that EP (issue 14's first "done when"). */
+static void plan__deepseek_v3_ep_explained(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true(l->ep > 1);
+    assert_true((long)l->ep * l->etp <= 8); /* inside a node */
+    int chosen = 0, smaller = 0, larger = 0;
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(p, i);
+        if (r->kind != MESH_REASON_EXPERTS)
+            continue;
+        const char *line = mesh_plan_reason(p, i);
+        if (r->chosen) {
+            chosen++;
+            assert_int_equal(r->candidate.layout.ep, l->ep);
+            assert_int_equal(r->ep_nodes, 1);
+            assert_non_null(strstr(line, "inside one node"));
+        } else if (r->candidate.layout.ep < l->ep) {
+            smaller++;
+            /* each smaller EP needs more than fits, or is slower */
+            assert_true(!r->candidate.fits ||
+                        r->candidate.cost.step_seconds > r->best_seconds * (1 + MESH_PLAN_TIE));
+        } else {
+            larger++;
+            assert_true(r->ep_nodes > 1);
+            assert_non_null(strstr(line, "all-to-all over the network"));
+        }
+    }
+    assert_int_equal(chosen, 1);
+    assert_true(smaller >= 1 && larger == 1);
+    /* EP 1 holds every expert on every GPU: far over */
+    char *json = mesh_report_json(p);
+    assert_non_null(strstr(json, "\"kind\":\"experts\""));
+    assert_non_null(strstr(json, "\"ep_comm_seconds\":"));
+    assert_non_null(strstr(json, "\"active_params\":"));
+    free(json);
+    mesh_plan_destroy(p);
+    /* Mixtral on one node: EP inside it */
+    mesh_model_t mx = test_preset("mixtral-8x7b");
+    mesh_alloc_t one = test_alloc("H100-SXM", 4, 8);
+    p = test_plan(&mx, &one, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_true(mesh_plan_best(p)->layout.ep >= 2 && mesh_plan_best(p)->layout.ep <= 8);
+    mesh_plan_destroy(p);
+}
+
+/* Expert TP only where EP alone fits nothing, and a pinned EP plans the
+ * rest around it. */
+static void plan__pinned_ep_and_etp(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 4, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "ep=4");
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 4);
+    mesh_plan_destroy(p);
+    p = test_plan(&m, &a, "tp=2,ep=4,etp=2");
+    assert_int_equal(mesh_plan_best(p)->layout.etp, 2);
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 4);
+    mesh_plan_destroy(p);
+    /* the yes/no of job_submit agrees with the plan */
+    assert_true(mesh_plan_any_fits(&m, &a, NULL, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -720,6 +881,11 @@ int main(void)
         cmocka_unit_test(memory__mla_activations_by_hand),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
         cmocka_unit_test(memory__imbalance_spec_or_policy),
+        cmocka_unit_test(cost__flops_per_token_active),
+        cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
+        cmocka_unit_test(cost__grouped_gemm_efficiency),
+        cmocka_unit_test(plan__deepseek_v3_ep_explained),
+        cmocka_unit_test(plan__pinned_ep_and_etp),
     };
     return cmocka_run_group_tests_name("moe", tests, NULL, NULL);
 }
