@@ -8,7 +8,9 @@
  * `make bench`.  Two cases plan Llama 3 70B (8K and 32K tokens) on a single
  * node of 8 H100s with 2 TiB of host memory, where only the memory levers
  * (optimizer offload, partial recomputation) make it fit.
- * Target: at most 1 ms for the 16,384-GPU case.
+ * Target: at most 1 ms for the 16,384-GPU case, 2 ms for DeepSeek-V3 on
+ * 2,048 H100s (a mixture of experts: the expert-parallel sizes are
+ * searched as well).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,9 @@ int main(void)
 {
     int rc = bench("llama2-7b", "A100-80GB", 1, 8, 201, 0);
     rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51, 0);
+    /* a mixture of experts: DeepSeek-V3 on 2,048 H100s, expert parallelism
+     * searched too (target: at most 2 ms) */
+    rc |= bench("deepseek-v3", "H100-SXM", 256, 8, 51, 0);
     rc |= bench("hostile", "H100-SXM", 1, 8, 11, 0);
     /* what job_submit/meshplan does for a job that fits */
     rc |= bench("llama3-8b", "H100-SXM", 2, 8, 201, 0);

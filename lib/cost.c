@@ -61,6 +61,22 @@
 #define PCIE_BW               25e9
 #define CPU_ADAM_PARAMS_PER_S 2e9
 
+/* Model FLOPs of one token of a model with experts, MLA or MTP layers
+ * (Megatron-LM's num_floating_point_operations, training.py L1009-1290 at
+ * d98e8a6): every matmul weight a token passes through (the active
+ * parameters, less the input embedding's lookup; each MTP layer runs the
+ * output layer again), and the causal attention core: QK^T over
+ * heads*(qk + rope) and AV over heads*v under MLA, half counted. */
+static double flops_per_token_moe(const mesh_model_t *m, double per_weight)
+{
+    double h = m->hidden, v = m->vocab, q, kv;
+    mesh_model_attn_widths(m, &q, &kv);
+    double matmul = mesh_model_active_params(m) - (m->tied_embeddings ? 0 : v * h) -
+                    (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0) + m->mtp_layers * v * h;
+    double core = m->mla.kv_lora_rank ? 3.0 * m->seq_len * h * (q + kv) : 6.0 * m->seq_len * h * q;
+    return per_weight * matmul + (double)(m->layers + m->mtp_layers) * core;
+}
+
 double mesh_flops_per_token(const mesh_model_t *m)
 {
     /* forward 2 per weight, backward 2 for input and 2 for weight gradients;
@@ -68,6 +84,8 @@ double mesh_flops_per_token(const mesh_model_t *m)
     double per_weight = m->finetune == MESH_FINETUNE_LORA ? 4 : 6;
     if (!m->has_arch)
         return per_weight * m->params;
+    if (mesh_model_is_moe(m) || m->mla.kv_lora_rank || m->mtp_layers)
+        return flops_per_token_moe(m, per_weight);
     double h = m->hidden, v = m->vocab;
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
      * the output layer is a matmul whether tied or not. */
@@ -147,6 +165,34 @@ static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
     return peak_of(m, g) * g->gemm_eff * SUSTAINED;
 }
 
+/* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]. */
+typedef struct gemm {
+    double k, n, tok;
+} gemm_t;
+
+/* MLA's attention GEMMs into g (room for 5), returning how many: the down
+ * projections duplicated on every TP rank, over its sequence-parallel
+ * share of the tokens (Megatron-LM's MLASelfAttention, TELinear
+ * parallel_mode "duplicated"); the up projections and the output
+ * projection split by TP. */
+static int mla_gemms(const mesh_model_t *m, const mesh_layout_t *l, gemm_t *g)
+{
+    const mesh_mla_t *a = &m->mla;
+    double h = m->hidden, t = l->tp, heads = m->heads, qk = a->qk_head_dim + a->qk_rope_head_dim;
+    double dup = l->sequence_parallel == 1 ? 1.0 / t : 1;
+    int n = 0;
+    if (a->q_lora_rank) {
+        g[n++] = (gemm_t){h, a->q_lora_rank, dup};
+        g[n++] = (gemm_t){a->q_lora_rank, heads * qk / t, 1};
+    } else {
+        g[n++] = (gemm_t){h, heads * qk / t, 1};
+    }
+    g[n++] = (gemm_t){h, a->kv_lora_rank + a->qk_rope_head_dim, dup};
+    g[n++] = (gemm_t){a->kv_lora_rank, heads * (a->qk_head_dim + a->v_head_dim) / t, 1};
+    g[n++] = (gemm_t){heads * a->v_head_dim / t, h, 1};
+    return n;
+}
+
 static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                           layer_time_t *lt)
 {
@@ -163,23 +209,23 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     double q, kv, tokens = b * s;
     mesh_model_attn_widths(m, &q, &kv);
     double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
-    /* per-GPU GEMMs: [tokens x k] @ [k x n]: FLOPs 2*tokens*k*n, bytes w*(tokens*k + k*n +
-     * tokens*n) */
-    struct {
-        double k, n;
-    } gemm[4] = {
-        {h, (h * q + 2 * h * kv) / t},                    /* QKV */
-        {h * q / t, h},                                   /* output projection */
-        {h, (m->mlp == MESH_MLP_SWIGLU ? 2 : 1) * f / t}, /* fc1 (gate+up) */
-        {f / t, h},                                       /* fc2 */
+    /* per-GPU GEMMs: [tokens*tok x k] @ [k x n]: FLOPs 2*tokens*tok*k*n, bytes
+     * w*(tokens*tok*k + k*n + tokens*tok*n) */
+    gemm_t gemm[8] = {
+        {h, (h * q + 2 * h * kv) / t, 1}, /* QKV */
+        {h * q / t, h, 1},                /* output projection */
     };
+    int n = m->mla.kv_lora_rank ? mla_gemms(m, l, gemm) : 2, mlp = n;
+    gemm[n++] = (gemm_t){h, (m->mlp == MESH_MLP_SWIGLU ? 2 : 1) * f / t, 1}; /* fc1 (gate+up) */
+    gemm[n++] = (gemm_t){f / t, h, 1};                                       /* fc2 */
     double flops = 0, bytes = 0;
-    for (int i = 0; i < 4; i++) {
-        double fl = 2 * tokens * gemm[i].k * gemm[i].n;
-        double by = w * (tokens * gemm[i].k + gemm[i].k * gemm[i].n + tokens * gemm[i].n);
+    for (int i = 0; i < n; i++) {
+        double fl = 2 * tokens * gemm[i].tok * gemm[i].k * gemm[i].n;
+        double by = w * (tokens * gemm[i].tok * gemm[i].k + gemm[i].k * gemm[i].n +
+                         tokens * gemm[i].tok * gemm[i].n);
         flops += fl;
         bytes += by;
-        if (i >= 2) /* what recomputing the MLP repeats */
+        if (i >= mlp) /* what recomputing the MLP repeats */
             lt->mlp_fwd += fl / peak + by / hbm;
     }
     /* recomputing the norms repeats two elementwise passes over b*s*h */
@@ -187,6 +233,8 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     /* causal attention: QK^T and AV, half the s x s products, over all s
      * keys for the local s/cp queries (load-balanced CP) */
     double attn = 2 * b * s * (double)m->seq_len * h * q / t;
+    if (m->mla.kv_lora_rank) /* QK^T over heads*(qk + rope), AV over heads*v */
+        attn = b * s * (double)m->seq_len * h * (q + kv) / t;
     lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);
     int sp = l->sequence_parallel == 1;
     double elem =
@@ -199,6 +247,8 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     if (l->cp > 1) {
         int cross = crosses_nodes((long)l->tp * l->cp, a);
         double blk = 2 * ACT_BYTES * tokens * h * kv / t;
+        if (m->mla.kv_lora_rank) /* keys heads*(qk + rope), values heads*v wide */
+            blk = ACT_BYTES * tokens * h * (q + kv) / t;
         lt->cp_comm = (l->cp - 1) * blk / (cross ? g->net_bw : g->link_bw);
     }
 }
@@ -214,15 +264,19 @@ static double logits_forward(const mesh_model_t *m, const mesh_layout_t *l, cons
            4 * tokens * vpad / l->tp / g->hbm_bw;
 }
 
-/* Parameters of the rank with the most (for DP volume and the optimizer). */
-static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l)
+/* Parameters of the rank with the most (for DP volume and the optimizer),
+ * and of them the experts' in *experts. */
+static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l, double *experts)
 {
     double most = 0;
-    int stages[3], n = mesh_heavy_stages(l->pp, stages);
+    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
+    *experts = 0;
     for (int i = 0; i < n; i++) {
         double p = mesh_stage_params(m, l, stages[i]);
-        if (p > most)
+        if (p > most) {
             most = p;
+            *experts = mesh_stage_expert_params(m, l, stages[i]);
+        }
     }
     return most;
 }
@@ -235,10 +289,39 @@ static double exposed(double comm, double window)
     return comm - hidden + OVERLAP_TAX * hidden;
 }
 
-static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a, long mbs,
-                    double psi, double fwd_mb, double bwd_mb, mesh_cost_t *c)
+/* The data-parallel collectives of psi parameters over a group of d ranks
+ * (a DP/ZeRO stage's gradient and weight traffic) that compute cannot
+ * hide, per step. */
+static double sync_exposed(const mesh_model_t *m, const mesh_layout_t *l, long mbs, int d,
+                           double psi, double g, double w, double bw, double lat, double fwd_mb,
+                           double bwd_mb)
 {
-    int d = l->dp * l->cp;
+    /* Gradients travel in buckets of max(40M, 1M * dp) parameters (Megatron's
+     * DDP, sized so that latency stays amortised at scale); ZeRO-3 gathers
+     * each layer's weights, one collective per layer. */
+    double bucket = 1e6 * d > 40e6 ? 1e6 * d : 40e6;
+    double buckets = (double)(long)(psi / bucket) + 1;
+    double layers = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
+    double n = l->zero == 3 ? layers : buckets;
+    double ar = collective(g * psi, d, bw, lat, 1, n); /* all-reduce of the gradients */
+    double rs = collective(g * psi, d, bw, lat, 0, n); /* reduce-scatter of the gradients */
+    double ag = collective(w * psi, d, bw, lat, 0, n); /* all-gather of the weights */
+    switch (d > 1 ? l->zero : -1) {
+    case 0: return exposed(ar, bwd_mb);
+    case 1: return exposed(rs, bwd_mb) + exposed(ag, fwd_mb);
+    case 2: return mbs * exposed(rs, bwd_mb) + exposed(ag, fwd_mb);
+    case 3: return mbs * (exposed(ag, fwd_mb) + exposed(ag + rs, bwd_mb));
+    default: return 0;
+    }
+}
+
+/* psi parameters, of which psi_e are a MoE model's experts: the dense ones
+ * synchronised and sharded over dp*cp, the experts' over the expert
+ * data-parallel group (which spans the same stage block). */
+static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a, long mbs,
+                    double psi, double psi_e, double fwd_mb, double bwd_mb, mesh_cost_t *c)
+{
+    int d = l->dp * l->cp, edp = (int)mesh_layout_edp(l);
     /* bytes a weight and a gradient move, and optimizer bytes a parameter
      * the step streams: the gradient buffer's dtype is what is reduced
      * (Megatron-LM reduces fp32 main grads in fp32), the master weight and
@@ -253,27 +336,20 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     int cross = crosses_nodes((long)l->tp * l->cp * l->dp, a);
     double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
     double lat = cross ? STEP_LAT_NET : STEP_LAT_LINK;
-    /* Gradients travel in buckets of max(40M, 1M * dp) parameters (Megatron's
-     * DDP, sized so that latency stays amortised at scale); ZeRO-3 gathers
-     * each layer's weights, one collective per layer. */
-    double bucket = 1e6 * d > 40e6 ? 1e6 * d : 40e6;
-    double buckets = (double)(long)(psi / bucket) + 1;
-    double layers = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
-    double n = l->zero == 3 ? layers : buckets;
-    double ar = collective(g * psi, d, bw, lat, 1, n); /* all-reduce of the gradients */
-    double rs = collective(g * psi, d, bw, lat, 0, n); /* reduce-scatter of the gradients */
-    double ag = collective(w * psi, d, bw, lat, 0, n); /* all-gather of the weights */
-    switch (d > 1 ? l->zero : -1) {
-    case 0: c->dp_comm_s = exposed(ar, bwd_mb); break;
-    case 1: c->dp_comm_s = exposed(rs, bwd_mb) + exposed(ag, fwd_mb); break;
-    case 2: c->dp_comm_s = mbs * exposed(rs, bwd_mb) + exposed(ag, fwd_mb); break;
-    case 3: c->dp_comm_s = mbs * (exposed(ag, fwd_mb) + exposed(ag + rs, bwd_mb)); break;
-    default: c->dp_comm_s = 0;
+    double owned;
+    if (psi_e <= 0) {
+        c->dp_comm_s = sync_exposed(m, l, mbs, d, psi, g, w, bw, lat, fwd_mb, bwd_mb);
+        owned = l->zero >= 1 && d > 1 ? psi / d : psi;
+    } else {
+        double dense = psi - psi_e;
+        c->dp_comm_s = sync_exposed(m, l, mbs, d, dense, g, w, bw, lat, fwd_mb, bwd_mb) +
+                       sync_exposed(m, l, mbs, edp, psi_e, g, w, bw, lat, fwd_mb, bwd_mb);
+        owned = (l->zero >= 1 && d > 1 ? dense / d : dense) +
+                (l->zero >= 1 && edp > 1 ? psi_e / edp : psi_e);
     }
     /* Adam reads and writes fp32 master weights and two moments, reads the
      * gradient and writes the training-precision weight */
     double touched = (k > 0 ? 2 * k : 0) + g + w;
-    double owned = l->zero >= 1 && d > 1 ? psi / d : psi;
     c->optimizer_s = owned * touched / a->gpu.hbm_bw;
     if (l->offload) {
         /* the shard's gradients go to the host and its updated weights come
@@ -284,14 +360,138 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     }
 }
 
+/* ---- mixture of experts ----
+ *
+ * A MoE layer runs the dense layer's attention, then the router, the shared
+ * experts and the routed experts as grouped GEMMs on the copies the busiest
+ * expert rank receives (lib/memory.c: top_k of its tokens, gathered over
+ * etp, times the imbalance): every rank waits for it at the combine.
+ * Grouped GEMMs run below a dense GEMM's rate when each expert gets few
+ * tokens: at M/(M + 128) of it, M the tokens per local expert, fitted to
+ * DeepGEMM's published H800 table (deepseek-ai/DeepGEMM README at a6d97a1:
+ * 256 tokens per expert 63-72% of the dense kernels' TFLOPS, 1024 90-95%,
+ * 4096 and more 99-107%).  The alltoall dispatcher (Megatron-LM's default
+ * for EP, token_dispatcher.py) sends each copy to its expert's rank and
+ * back: two all-to-alls forward (dispatch, combine) and two backward, not
+ * overlapped (--overlap-moe-expert-parallel-comm is off by default), over
+ * NVLink between ranks of one island and the network between nodes;
+ * expert TP adds an all-gather and a reduce-scatter of the copies. */
+#define GROUPED_GEMM_M0 128.0
+
+/* Seconds of one all-to-all in which the busiest rank receives `bytes`
+ * (and sends as much): the part from its EP peers on its NVLink island
+ * and the part from other nodes move at once, each at its link's rate. */
+static double all_to_all(double bytes, const mesh_layout_t *l, const mesh_alloc_t *a)
+{
+    if (l->ep <= 1)
+        return 0;
+    long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
+    double near = span <= a->island ? l->ep : (double)a->island / l->etp;
+    near = near < 1 ? 1 : near;
+    double on = bytes * (near - 1) / l->ep, off = bytes * (l->ep - near) / l->ep;
+    double t_on = on / a->gpu.link_bw, t_off = off / a->gpu.net_bw;
+    return (t_on > t_off ? t_on : t_off) + (off > 0 ? STEP_LAT_NET : STEP_LAT_LINK);
+}
+
+/* A MoE layer's forward on the busiest rank into *moe, from the dense
+ * layer's *dense (their attention is the same); *comm gets its dispatch
+ * traffic forward. */
+static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                        const layer_time_t *dense, layer_time_t *moe, double *comm)
+{
+    const mesh_gpu_t *g = &a->gpu;
+    double peak = gemm_rate(m, g), hbm = g->hbm_bw, h = m->hidden, t = l->tp;
+    double w = m->precision == MESH_PREC_FP32 ? 4 : 2, swiglu = m->mlp == MESH_MLP_SWIGLU;
+    double tokens = (double)l->micro_batch * m->seq_len / l->cp; /* the shared experts' */
+    double own = mesh_moe_tokens(m, l), r = mesh_moe_received(m, l, own, m->moe_imbalance);
+    double shared = (double)m->moe.shared_experts * m->moe.shared_ffn;
+    double fe = (double)m->moe.ffn / l->etp, local = m->moe.experts / l->ep;
+    /* the shared experts (TP-split like a dense MLP) and the router */
+    double flops = 2 * tokens * h * (swiglu ? 3 : 2) * shared / t;
+    double bytes = w * (tokens * h * 2 + h * (swiglu ? 3 : 2) * shared / t +
+                        tokens * (swiglu ? 3 : 2) * shared / t);
+    flops += 2 * own * h * m->moe.experts;
+    bytes += w * (own * h + h * m->moe.experts) + 4.0 * own * m->moe.experts;
+    double shared_s = flops / peak + bytes / hbm;
+    /* the routed experts: grouped fc1 and fc2 over the rank's local
+     * experts' weights, and the permutations reading and writing the
+     * copies */
+    double per_expert = r / local, eff = per_expert / (per_expert + GROUPED_GEMM_M0);
+    double expert_flops = 2 * r * h * (swiglu ? 3 : 2) * fe;
+    double expert_bytes =
+        w * (local * h * (swiglu ? 3 : 2) * fe + r * (2 * h + 3 * fe)) + 4 * w * r * h;
+    double experts_s = expert_flops / (peak * eff) + expert_bytes / hbm;
+    *moe = *dense;
+    moe->fwd =
+        dense->fwd - dense->mlp_fwd + shared_s + experts_s + KERNELS_PER_LAYER / 2 * KERNEL_GAP_S;
+    moe->mlp_fwd = 0; /* "mlp" recomputes no MoE layer */
+    /* dispatch and combine: the copies before the expert TP gather, h wide */
+    double copies = ACT_BYTES * h * r / l->etp;
+    *comm = 2 * all_to_all(copies, l, a) +
+            2 * collective(ACT_BYTES * h * r, l->etp, g->link_bw, STEP_LAT_LINK, 0, 1);
+}
+
+/* The pace of a model with experts or MTP layers: the slowest of its heavy
+ * stages, each its dense and MoE layers (forward, backward, recomputation;
+ * TP and dispatch traffic), the last the logits and the MTP layers with
+ * their projection and own logits.  Per micro-batch: *compute, *tp, *ep,
+ * and *fwd the stage's forward (what hides the DP traffic). */
+static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                       const layer_time_t *lt, double passes, double full, unsigned mods,
+                       double *compute, double *tp, double *ep, double *fwd)
+{
+    layer_time_t moe = *lt;
+    double comm = 0;
+    if (mesh_model_is_moe(m))
+        moe_forward(m, l, a, lt, &moe, &comm);
+    double rc = l->recompute == MESH_RECOMPUTE_FULL ? full : 0;
+    double sel = l->recompute == MESH_RECOMPUTE_SELECTIVE;
+    double dense_rc = rc * lt->fwd + sel * ((mods & MESH_RC_CORE_ATTN ? lt->attn_fwd : 0) +
+                                            (mods & MESH_RC_MLP ? lt->mlp_fwd : 0) +
+                                            (mods & MESH_RC_LAYERNORM ? lt->norm_fwd : 0));
+    double moe_rc = rc * moe.fwd + sel * ((mods & MESH_RC_CORE_ATTN ? moe.attn_fwd : 0) +
+                                          (mods & MESH_RC_LAYERNORM ? moe.norm_fwd : 0));
+    double tp_layer = lt->tp_comm * (2 + rc); /* full recomputation repeats the forward's */
+    /* the MTP layers: a layer like the last, the 2h x h projection and the logits */
+    const layer_time_t *mtp_layer = mesh_model_is_moe(m) ? &moe : lt;
+    double proj = 2.0 * l->micro_batch * m->seq_len / l->cp * 2 * m->hidden * m->hidden / l->tp /
+                  gemm_rate(m, &a->gpu);
+    double logits = logits_forward(m, l, &a->gpu);
+    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
+    double pace = -1;
+    for (int i = 0; i < n; i++) {
+        int dense, moes, mtp = stages[i] == l->pp - 1 ? m->mtp_layers : 0;
+        mesh_stage_mix(m, l, stages[i], &dense, &moes);
+        int moe_like = moes + (mesh_model_is_moe(m) ? mtp : 0);
+        double c = dense * (passes * lt->fwd + dense_rc) + moes * (passes * moe.fwd + moe_rc);
+        double f = dense * lt->fwd + moes * moe.fwd;
+        if (stages[i] == l->pp - 1) {
+            c += passes * logits + mtp * (passes * (mtp_layer->fwd + proj + logits) +
+                                          (mesh_model_is_moe(m) ? moe_rc : dense_rc));
+            f += logits + mtp * (mtp_layer->fwd + proj + logits);
+        }
+        double t = (dense + moes + mtp) * tp_layer;
+        double e = moe_like * comm * (2 + rc);
+        if (c + t + e > pace) {
+            pace = c + t + e;
+            *compute = c;
+            *tp = t;
+            *ep = e;
+            *fwd = f;
+        }
+    }
+}
+
 void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                         mesh_cost_t *out)
 {
-    mesh_cost_priced(m, l, a, max_stage_params(m, l), out);
+    double psi_e;
+    double psi = max_stage_params(m, l, &psi_e);
+    mesh_cost_priced(m, l, a, psi, psi_e, out);
 }
 
 void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                      double psi, mesh_cost_t *out)
+                      double psi, double psi_e, mesh_cost_t *out)
 {
     memset(out, 0, sizeof(*out));
     layer_time_t lt;
@@ -323,6 +523,9 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     if (last > compute)
         compute = last;
     double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 2 + full : 2);
+    double ep = 0, fwd = q * lt.fwd;
+    if (mesh_model_is_moe(m) || m->mtp_layers)
+        moe_stages(m, l, a, &lt, passes, full, mods, &compute, &tp, &ep, &fwd);
     double cp = q * (exposed(lt.cp_comm, lt.attn_fwd) + exposed(2 * lt.cp_comm, 2 * lt.attn_fwd));
     double pp = 0;
     if (l->pp > 1 && m->has_arch) {
@@ -341,9 +544,10 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     out->tp_comm_s = slots * tp;
     out->cp_comm_s = slots * cp;
     out->pp_comm_s = slots * pp;
-    dp_cost(m, l, a, mbs, psi, q * lt.fwd, q * 2 * lt.fwd, out);
+    out->ep_comm_s = slots * ep;
+    dp_cost(m, l, a, mbs, psi, psi_e, fwd, 2 * fwd, out);
     out->step_seconds = out->compute_s + out->tp_comm_s + out->cp_comm_s + out->pp_comm_s +
-                        out->dp_comm_s + out->optimizer_s;
+                        out->dp_comm_s + out->optimizer_s + out->ep_comm_s;
 
     double tokens = (double)m->global_batch * m->seq_len;
     double gpus = (double)a->nodes * a->gpus_per_node;

@@ -20,7 +20,8 @@ enum {
     NEEDS_TOPO = 4,
     NEEDS_NUMA = 8,
     BIND_CUDA = 16,
-    BIND_ROCR = 32
+    BIND_ROCR = 32,
+    NEEDS_MOE = 64 /* the expert groups: a MoE model's layout only */
 };
 
 typedef struct ctx {
@@ -88,6 +89,10 @@ INT_RENDER(r_node, x->task->node)
 INT_RENDER(r_nodes, x->a->nodes)
 INT_RENDER(r_port, x->task->master_port)
 INT_RENDER(r_numa, x->task->numa_node)
+INT_RENDER(r_ep_size, x->l->ep)
+INT_RENDER(r_etp_size, x->l->etp)
+INT_RENDER(r_ep_rank, x->c.ep)
+INT_RENDER(r_etp_rank, x->c.etp)
 #undef INT_RENDER
 
 static void r_order(const ctx_t *x, mesh_buf_t *b)
@@ -114,6 +119,17 @@ static void r_pp_group(const ctx_t *x, mesh_buf_t *b)
 {
     r_group(x, b, MESH_AXIS_PP);
 }
+
+/* the expert layers' groups */
+#define GROUP_RENDER(fn, axis)                                                                     \
+    static void fn(const ctx_t *x, mesh_buf_t *b)                                                  \
+    {                                                                                              \
+        r_group(x, b, axis);                                                                       \
+    }
+GROUP_RENDER(r_ep_group, MESH_AXIS_EP)
+GROUP_RENDER(r_etp_group, MESH_AXIS_ETP)
+GROUP_RENDER(r_edp_group, MESH_AXIS_EDP)
+#undef GROUP_RENDER
 
 static void r_recompute(const ctx_t *x, mesh_buf_t *b)
 {
@@ -338,10 +354,48 @@ static void mg_fp8(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
     (void)l;
 }
 
+/* The flags of a MoE model's experts and layout, MLA and MTP
+ * (megatron/training/arguments.py and the MoE and MLA configs of
+ * transformer_config.py, at d98e8a6): nothing for a dense model.  The
+ * all-to-all dispatcher and grouped GEMM are what the cost model prices
+ * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
+ * (moe_freq_type, arguments.py L327-350). */
+static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    const mesh_moe_t *e = &m->moe;
+    if (mesh_model_is_moe(m) && l->ep > 0) {
+        flag(b, "--num-experts %d --moe-router-topk %d --moe-ffn-hidden-size %d", e->experts,
+             e->top_k, e->ffn);
+        if (e->shared_experts) /* the shared experts' total width */
+            flag(b, "--moe-shared-expert-intermediate-size %ld",
+                 (long)e->shared_experts * e->shared_ffn);
+        if (e->dense_layers)
+            flag(b, "--moe-layer-freq ([0]*%d+[1]*%d)", e->dense_layers, mesh_model_moe_layers(m));
+        else
+            flag(b, "--moe-layer-freq 1");
+        flag(b,
+             "--expert-model-parallel-size %d --expert-tensor-parallel-size %d "
+             "--moe-token-dispatcher-type alltoall --moe-grouped-gemm",
+             l->ep, l->etp);
+        if (e->capacity_factor > 0)
+            flag(b, "--moe-expert-capacity-factor %g", e->capacity_factor);
+    }
+    const mesh_mla_t *a = &m->mla;
+    if (a->kv_lora_rank) {
+        flag(b, "--multi-latent-attention");
+        if (a->q_lora_rank)
+            flag(b, "--q-lora-rank %d", a->q_lora_rank);
+        flag(b, "--kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
+             a->kv_lora_rank, a->qk_head_dim, a->qk_rope_head_dim, a->v_head_dim);
+    }
+    if (m->mtp_layers)
+        flag(b, "--mtp-num-layers %d", m->mtp_layers);
+}
+
 static const megatron_group_fn megatron_groups[] = {
     mg_network,  mg_attention,      mg_mlp_norm, mg_embedding, mg_regularization,
     mg_parallel, mg_pipeline_split, mg_zero,     mg_recompute, mg_states,
-    mg_fp8,
+    mg_fp8,      mg_experts,
 };
 
 void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
@@ -414,6 +468,13 @@ static const struct var {
     {"MESH_PP_GROUP", M_ALL, PER_RANK, r_pp_group},
     {"MESH_DP_GROUP", M_ALL, PER_RANK, r_dp_group},
     {"MESH_CP_GROUP", M_ALL, PER_RANK, r_cp_group},
+    {"MESH_EP_SIZE", M_ALL, NEEDS_MOE, r_ep_size},
+    {"MESH_EP_RANK", M_ALL, PER_RANK | NEEDS_MOE, r_ep_rank},
+    {"MESH_EP_GROUP", M_ALL, PER_RANK | NEEDS_MOE, r_ep_group},
+    {"MESH_ETP_SIZE", M_ALL, NEEDS_MOE, r_etp_size},
+    {"MESH_ETP_RANK", M_ALL, PER_RANK | NEEDS_MOE, r_etp_rank},
+    {"MESH_ETP_GROUP", M_ALL, PER_RANK | NEEDS_MOE, r_etp_group},
+    {"MESH_EDP_GROUP", M_ALL, PER_RANK | NEEDS_MOE, r_edp_group},
     {"MESH_ZERO_STAGE", M_ALL, 0, r_zero},
     {"MESH_VPP_SIZE", M_ALL, 0, r_vpp},
     {"MESH_MICRO_BATCH_SIZE", M_ALL, 0, r_mb},
@@ -490,7 +551,8 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & NEEDS_TOPO) && !topo) ||
             ((v->flags & NEEDS_NUMA) && task->numa_node < 0) ||
             ((v->flags & BIND_CUDA) && !task->cuda_visible) ||
-            ((v->flags & BIND_ROCR) && !task->rocr_visible))
+            ((v->flags & BIND_ROCR) && !task->rocr_visible) ||
+            ((v->flags & NEEDS_MOE) && x.l->ep <= 0))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);

@@ -105,6 +105,14 @@ void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 /* Append Megatron-LM's command-line flags for model m under layout l to b
  * (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's Megatron-LM line. */
 void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l, mesh_buf_t *b);
+/* Parts of a model's layers (lib/spec.c) the per-GPU counts split apart:
+ * a MoE layer without its routed experts (attention, norms, router, shared
+ * experts); one MTP layer's projection and norms; the attention parameters
+ * every TP rank holds whole (MLA's down projections and their norms; 0
+ * for standard attention). */
+double mesh_moe_layer_base(const struct mesh_model *m);
+double mesh_mtp_extra(const struct mesh_model *m);
+double mesh_attn_replicated(const struct mesh_model *m);
 
 struct mesh_alloc;
 struct mesh_assumptions;
@@ -114,6 +122,9 @@ struct mesh_memory;
  * the dp-cp group, and fixed buffers. */
 typedef struct mesh_states_sum {
     double whole[4], shard[4], fixed[4];
+    /* a MoE model's expert parameters: sharded over the expert data-parallel
+     * group (mesh_layout_edp) instead */
+    double whole_e[4], shard_e[4];
 } mesh_states_sum_t;
 
 /* The sums of each framework priced (up to 3), for the end stages [0] and
@@ -123,19 +134,43 @@ void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
                       mesh_states_sum_t sums[3][2]);
 
 /* mesh_memory_estimate from parts already counted: the parameters of the
- * heavy stages (as mesh_heavy_stages lists them) and the states' sums.  The
- * planner counts them once per shape and ZeRO stage instead of once per
- * layout it prices. */
+ * heavy stages (as mesh_heavy_stages_of lists them), of which psi_e are a
+ * MoE model's experts', and the states' sums.  The planner counts them
+ * once per shape and ZeRO stage instead of once per layout it prices. */
 void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
                         const struct mesh_alloc *a, const struct mesh_assumptions *assume,
-                        const double psi[3], const mesh_states_sum_t sums[3][2],
-                        struct mesh_memory *out);
+                        const double psi[4], const double psi_e[4],
+                        const mesh_states_sum_t sums[3][2], struct mesh_memory *out);
+
+/* The heavy stages of model m under layout l: mesh_heavy_stages', and for
+ * a MoE model whose first layers are dense, the first middle stage of MoE
+ * layers only (more expert weights than stage 1, fewer in flight).  Fills
+ * out[] and returns how many (up to 4). */
+int mesh_heavy_stages_of(const struct mesh_model *m, const struct mesh_layout *l, int out[4]);
+
+/* The dense and MoE layers of a stage (the model's first moe.dense_layers
+ * are dense), under the layout's split and interleaving. */
+void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int stage, int *dense,
+                    int *moe);
+
+/* A MoE model's imbalance: train.moe_imbalance, else the policy's (assume
+ * may be NULL: then 1, balanced). */
+double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
+
+/* The tokens one rank routes per micro-batch (its sequence-parallel shard),
+ * and the routed copies the busiest expert rank receives for `tokens` of
+ * them (gathered over etp; lib/memory.c says how the imbalance is capped). */
+double mesh_moe_tokens(const struct mesh_model *m, const struct mesh_layout *l);
+double mesh_moe_received(const struct mesh_model *m, const struct mesh_layout *l, double tokens,
+                         double imbalance);
 
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
- * already counted (the planner's, once per shape). */
+ * already counted, and of them the experts' (the planner's, once per
+ * shape). */
 void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
-                      const struct mesh_alloc *a, double psi_max, struct mesh_cost *out);
+                      const struct mesh_alloc *a, double psi_max, double psi_e_max,
+                      struct mesh_cost *out);
 
 /* LoRA trains adapters on every linear layer, well under 1% of a model's
  * parameters (rank 16 on a 70B model: about 0.1%): priced as 1% with full

@@ -19,6 +19,7 @@ void mesh_layout_unpin(mesh_layout_t *l)
     l->sequence_parallel = MESH_FREE;
     l->offload = MESH_FREE;
     l->moments = (mesh_precision_t)MESH_FREE;
+    l->ep = l->etp = MESH_FREE;
 }
 
 /*
@@ -39,6 +40,8 @@ static const struct mesh_key {
     {"pp", offsetof(mesh_layout_t, pp), MK_INT, 1, 1 << 16},
     {"dp", offsetof(mesh_layout_t, dp), MK_INT, 1, 1 << 24},
     {"cp", offsetof(mesh_layout_t, cp), MK_INT, 1, 1 << 16},
+    {"ep", offsetof(mesh_layout_t, ep), MK_INT, 1, 1 << 16},
+    {"etp", offsetof(mesh_layout_t, etp), MK_INT, 1, 1 << 16},
     {"zero", offsetof(mesh_layout_t, zero), MK_INT, 0, 3},
     {"vpp", offsetof(mesh_layout_t, vpp), MK_INT, 1, 1 << 16},
     {"mb", offsetof(mesh_layout_t, micro_batch), MK_INT, 1, 1 << 16},
@@ -203,8 +206,11 @@ const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
     char rc[48];
     /* the memory levers are written only when used, so that the strings of
      * layouts without them read as they always did */
-    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
-             l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch,
+    char experts[48] = "";
+    if (l->ep > 0) /* a MoE model's layout */
+        snprintf(experts, sizeof(experts), ",ep=%d,etp=%d", l->ep, l->etp);
+    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d%s,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
+             l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
              mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off",
              l->offload == 1 ? ",offload=optimizer" : "",
              l->moments == MESH_PREC_FP32 || (int)l->moments < 0 ? "" : ",moments=",
@@ -216,6 +222,13 @@ const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
 long mesh_layout_world(const mesh_layout_t *l)
 {
     return (long)l->tp * l->cp * l->pp * l->dp;
+}
+
+long mesh_layout_edp(const mesh_layout_t *l)
+{
+    long stage = (long)l->tp * l->cp * l->dp;
+    long experts = (long)(l->ep > 0 ? l->ep : 1) * (l->etp > 0 ? l->etp : 1);
+    return stage % experts ? 0 : stage / experts;
 }
 
 long mesh_layout_micro_batches(const mesh_layout_t *l, long global_batch)
@@ -255,6 +268,52 @@ void mesh_layer_split(int layers, int pp, int *out)
 {
     for (int i = 0; i < pp; i++)
         out[i] = mesh_stage_layers(layers, pp, i);
+}
+
+/* The expert layers' rules: Megatron-Core's expert rank generator
+ * re-partitions each stage's tp*cp*dp ranks into etp*ep*edp
+ * (megatron/core/parallel_state.py, initialize_model_parallel, at
+ * 00caa53), training/arguments.py asserts that ep divides the experts
+ * (L1655-1658 at d98e8a6), and a MoE layer refuses TP without sequence
+ * parallelism (transformer/moe/moe_layer.py L636-640). */
+static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
+                         mesh_error_t *err)
+{
+    if (!mesh_model_is_moe(m)) {
+        if (l->ep > 1 || l->etp > 1)
+            return mesh_error_set(err,
+                                  "ep %d, etp %d: %s has no experts; expert parallelism needs "
+                                  "arch.moe",
+                                  l->ep, l->etp, m->name);
+        return 0;
+    }
+    if (l->ep < 1 || l->etp < 1)
+        return mesh_error_set(err, "ep and etp must be at least 1 for a MoE model");
+    if (m->moe.experts % l->ep)
+        return mesh_error_set(err, "ep %d must divide the %d experts", l->ep, m->moe.experts);
+    long stage = (long)l->tp * l->cp * l->dp, experts = (long)l->ep * l->etp;
+    if (stage % experts)
+        return mesh_error_set(err,
+                              "ep*etp = %d*%d %s tp*cp*dp = %d*%d*%d = %ld (the expert layers "
+                              "re-partition each stage's ranks)",
+                              l->ep, l->etp, experts > stage ? "is more than" : "must divide",
+                              l->tp, l->cp, l->dp, stage);
+    if (l->etp > a->island || a->island % l->etp || a->gpus_per_node % l->etp)
+        return mesh_error_set(err,
+                              "etp %d must divide the NVLink island of %d GPUs (expert TP "
+                              "gathers tokens in every MoE layer)",
+                              l->etp, a->island);
+    if (m->moe.ffn % l->etp)
+        return mesh_error_set(err, "etp %d must divide the experts' ffn %d", l->etp, m->moe.ffn);
+    if (m->moe.shared_experts && ((long)m->moe.shared_experts * m->moe.shared_ffn) % l->tp)
+        return mesh_error_set(err, "tp %d must divide the shared experts' width %ld", l->tp,
+                              (long)m->moe.shared_experts * m->moe.shared_ffn);
+    if (l->tp > 1 && !l->sequence_parallel)
+        return mesh_error_set(err,
+                              "tp %d on a MoE model needs sequence parallelism (sp=on: "
+                              "Megatron-LM's MoE layers refuse TP without it)",
+                              l->tp);
+    return 0;
 }
 
 int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
@@ -346,6 +405,8 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                               mesh_precision_name(l->moments));
     if ((int)l->moments < 0 || l->moments == MESH_PREC_FP8)
         return mesh_error_set(err, "moments: fp32, bf16 or fp16");
+    if (check_experts(m, a, l, err) < 0)
+        return -1;
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (l->vpp > 1) {
         if (!m->has_arch || l->pp <= 2)

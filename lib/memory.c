@@ -61,12 +61,23 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
     }
 }
 
+/* One layer's activations with an MLP of width f (the dense ffn; a MoE
+ * layer's shared experts, 0 without them). */
+static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, mesh_recompute_t rc,
+                        unsigned modules, double f);
+
 double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int sp,
                              mesh_recompute_t rc, unsigned modules)
 {
+    return layer_act(m, mb, tp, cp, sp, rc, modules, m->ffn);
+}
+
+static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, mesh_recompute_t rc,
+                        unsigned modules, double f)
+{
     if (!m->has_arch)
         return 0;
-    double s = (double)m->seq_len / cp, b = mb, h = m->hidden, f = m->ffn;
+    double s = (double)m->seq_len / cp, b = mb, h = m->hidden;
     double a = m->heads, q, kv;
     mesh_model_attn_widths(m, &q, &kv);
     double sbh = s * b * h;
@@ -104,6 +115,15 @@ double mesh_activation_layer(const mesh_model_t *m, int mb, int tp, int cp, int 
     double attn_out = lin == 2 ? 2 : modules & MESH_RC_CORE_ATTN ? 1 : 3;
     double split =
         2 * sbh * q + 4 * sbh * kv + attn_out * sbh * q + (modules & MESH_RC_MLP ? 0 : mlp);
+    if (m->mla.kv_lora_rank) {
+        /* MLA: queries and keys heads*(qk + rope) wide (q), values and the
+         * attention output heads*v (kv); the compressed queries and
+         * keys/values, their norms' inputs (2 bytes) and the up
+         * projections' inputs, kept like the layer's input */
+        split =
+            4 * sbh * q + 2 * sbh * kv + attn_out * sbh * kv + (modules & MESH_RC_MLP ? 0 : mlp);
+        replicated += (2 + lin) * s * b * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
+    }
     /* the attention core: softmax output (2 bytes), and with dropout its
      * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
      * the paper.  FlashAttention keeps only the fp32 log-sum-exp per row.
@@ -122,19 +142,108 @@ double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
 {
     /* norms (and GPT's row-parallel biases) are replicated, matrices split */
     double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
+    if (m->mla.kv_lora_rank)
+        replicated += mesh_attn_replicated(m);
     return (mesh_model_layer_params(m) - replicated) / tp + replicated;
+}
+
+/* The part of a MoE layer one GPU holds besides its experts: attention and
+ * shared experts split by TP; norms, the router (Megatron-LM's TopKRouter
+ * weight, replicated across TP) and MLA's down projections whole. */
+static double moe_base_per_gpu(const mesh_model_t *m, int tp)
+{
+    double h = m->hidden, replicated = (m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h) +
+                                       h * m->moe.experts + mesh_attn_replicated(m);
+    return (mesh_moe_layer_base(m) - replicated) / tp + replicated;
+}
+
+/* The routed experts of one MoE layer on one GPU: experts/ep of them, each
+ * split etp ways. */
+static double experts_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    int ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
+    return (double)(m->moe.experts / ep) * mesh_model_expert_params(m) / etp;
+}
+
+double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    if (!mesh_model_is_moe(m))
+        return mesh_layer_params_per_gpu(m, l->tp);
+    return moe_base_per_gpu(m, l->tp) + experts_per_gpu(m, l);
+}
+
+void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, int *dense, int *moe)
+{
+    int layers = m->has_arch ? mesh_stage_layers(m->layers, l->pp, stage) : 1;
+    int nd = m->moe.dense_layers, d = 0;
+    if (!mesh_model_is_moe(m)) {
+        *dense = layers;
+        *moe = 0;
+        return;
+    }
+    int q = (m->layers + l->pp - 1) / l->pp, deficit = q * l->pp - m->layers;
+    if (l->vpp <= 1) {
+        /* stage s starts after stage 0's layers and s-1 middle stages' */
+        int start = stage == 0 ? 0 : stage * q - (deficit + 1) / 2;
+        d = nd - start;
+    } else {
+        /* chunk j of the interleaved split sits on stage j mod pp; the
+         * first chunk gives a slot to the embedding, the last to the loss
+         * when the end stages are short (mesh_vpp_chunk_layers) */
+        int c = mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp), chunks = l->pp * l->vpp;
+        for (int j = 0, start = 0; j < chunks; j++) {
+            int len = c - (j == 0 && deficit >= 1) - (j == chunks - 1 && deficit == 2);
+            int here = nd - start < 0 ? 0 : nd - start > len ? len : nd - start;
+            d += j % l->pp == stage ? here : 0;
+            start += len;
+        }
+    }
+    d = d < 0 ? 0 : d > layers ? layers : d;
+    *dense = d;
+    *moe = layers - d;
+}
+
+/* Parameters of the MTP layers on the last stage, per GPU: their layer
+ * (MoE like the last) and projection split, their norms whole. */
+static double mtp_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    double norms = 1.5 * (m->mlp == MESH_MLP_SWIGLU ? 2.0 : 4.0) * m->hidden;
+    return m->mtp_layers *
+           (mesh_moe_layer_params_per_gpu(m, l) + (mesh_mtp_extra(m) - norms) / l->tp + norms);
+}
+
+double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!m->has_arch || !mesh_model_is_moe(m))
+        return 0;
+    int dense, moe;
+    mesh_stage_mix(m, l, stage, &dense, &moe);
+    double p = (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l);
+    double from_arch = mesh_model_params_from_arch(m);
+    return from_arch > 0 ? p * (m->params / from_arch) : p;
+}
+
+/* The stage's layers per GPU: as many dense ones, or for a model with
+ * experts, MLA or MTP layers its dense and MoE ones (and on the last stage
+ * the MTP layers). */
+static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!mesh_model_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
+        return mesh_stage_layers(m->layers, l->pp, stage) * mesh_layer_params_per_gpu(m, l->tp);
+    int dense, moe;
+    mesh_stage_mix(m, l, stage, &dense, &moe);
+    return dense * mesh_layer_params_per_gpu(m, l->tp) + moe * mesh_moe_layer_params_per_gpu(m, l) +
+           (stage == l->pp - 1 ? mtp_per_gpu(m, l) : 0);
 }
 
 double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
     if (!m->has_arch)
         return m->params;
-    int layers = mesh_stage_layers(m->layers, l->pp, stage);
     double t = l->tp, h = m->hidden;
-    double per_gpu_layer = mesh_layer_params_per_gpu(m, l->tp);
     double emb = mesh_model_padded_vocab(m, l->tp) * h / t;
 
-    double p = layers * per_gpu_layer;
+    double p = stage_layer_params(m, l, stage);
     if (stage == 0)
         p += emb + (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
     if (stage == l->pp - 1) {
@@ -168,17 +277,118 @@ static double stage_layer_activations(const mesh_layout_t *l, long mbs, int laye
 
 static int groups_of(const mesh_layout_t *l)
 {
-    return (l->tp > 1) + (l->cp > 1) + (l->dp > 1) + (l->pp > 1) * 2; /* pp: + embedding group */
+    int groups = (l->tp > 1) + (l->cp > 1) + (l->dp > 1) + (l->pp > 1) * 2; /* pp: + embedding */
+    if (l->ep > 0) /* a MoE layout's expert groups */
+        groups += (l->ep > 1) + (l->etp > 1) + (mesh_layout_edp(l) > 1);
+    return groups;
+}
+
+double mesh_moe_imbalance(const mesh_model_t *m, const mesh_assumptions_t *assume)
+{
+    if (m->moe_imbalance > 0)
+        return m->moe_imbalance;
+    return assume && assume->moe_imbalance > 0 ? assume->moe_imbalance : 1;
+}
+
+int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
+{
+    int n = mesh_heavy_stages(l->pp, out);
+    if (!mesh_model_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
+        return n;
+    for (int s = 1; s < l->pp - 1; s++) {
+        int dense, moe;
+        mesh_stage_mix(m, l, s, &dense, &moe);
+        if (dense == 0) {
+            if (s > 1) { /* stage 1 is listed already */
+                out[n] = out[n - 1];
+                out[n - 1] = s;
+                n++;
+            }
+            break;
+        }
+    }
+    return n;
 }
 
 /* One layer's activations for one micro-batch under the layout's
  * recomputation, and without any (what partial and full recomputation
- * still hold for the layers they leave alone or are recomputing). */
+ * still hold for the layers they leave alone or are recomputing); a MoE
+ * layer's likewise, and its dispatcher's buffers. */
 typedef struct layer_act {
     double chosen, none;
+    double moe_chosen, moe_none, dispatch;
 } layer_act_t;
 
-static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l)
+/* ---- a MoE layer's activations on the busiest expert rank ----
+ *
+ * Megatron-LM's alltoall dispatcher with grouped GEMMs
+ * (transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher,
+ * experts.py TEGroupedMLP, at d98e8a6): each rank routes its T tokens
+ * (its sequence-parallel shard) to top_k experts, all-to-alls the copies
+ * over EP, all-gathers them over expert TP, and runs its experts on what it
+ * received.  The routed copies a rank receives are T*k*etp on average; the
+ * busiest rank gets `imbalance` times that under dropless routing, at most
+ * the capacity factor's share when tokens are dropped, and never more than
+ * every token of its EP group could send it. */
+
+double mesh_moe_received(const mesh_model_t *m, const mesh_layout_t *l, double tokens,
+                         double imbalance)
+{
+    double k = m->moe.top_k, ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
+    double local = m->moe.experts / ep, most = ep * (k < local ? k : local) / k;
+    double f = imbalance < most ? imbalance : most;
+    if (m->moe.capacity_factor > 0 && m->moe.capacity_factor < f)
+        f = m->moe.capacity_factor;
+    return tokens * k * etp * (f > 1 ? f : 1);
+}
+
+double mesh_moe_tokens(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    int rep_div = l->sequence_parallel == 1 ? l->tp : 1;
+    return (double)m->seq_len / l->cp * l->micro_batch / rep_div;
+}
+
+double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, mesh_recompute_t rc,
+                                 unsigned modules, double imbalance)
+{
+    if (!m->has_arch || !mesh_model_is_moe(m))
+        return 0;
+    int sp = l->sequence_parallel == 1;
+    if (rc == MESH_RECOMPUTE_FULL)
+        return layer_act(m, l->micro_batch, l->tp, l->cp, sp, rc, 0, 0);
+    if (rc != MESH_RECOMPUTE_SELECTIVE)
+        modules = 0;
+    /* "mlp" recomputes a dense layer's MLP only (transformer_layer.py
+     * L536-539): the shared experts and the routed ones stay stored */
+    double shared = (double)m->moe.shared_experts * m->moe.shared_ffn;
+    unsigned left = modules & ~MESH_RC_MLP;
+    if (rc == MESH_RECOMPUTE_SELECTIVE && modules && !left) /* not the default core_attn */
+        rc = MESH_RECOMPUTE_NONE;
+    double base = layer_act(m, l->micro_batch, l->tp, l->cp, sp, rc, left, shared);
+    double h = m->hidden, fe = (double)m->moe.ffn / (l->etp > 0 ? l->etp : 1);
+    double lin = m->precision == MESH_PREC_FP8 ? 1 : 2, t = mesh_moe_tokens(m, l);
+    /* each copy received: the grouped fc1's input, its output (the weighted
+     * SwiGLU's input, 2*fe wide; GeLU's fe), the fc2 input, and its fp32
+     * routing probability */
+    double act = m->mlp == MESH_MLP_SWIGLU ? 4 * fe : 2 * fe;
+    double routed = mesh_moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
+    /* the router's fp32 logits and scores (router.py), and the int32
+     * permutation maps of each local copy, both ways */
+    double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k;
+    return base + routed + router;
+}
+
+/* The dispatcher's buffers while a MoE layer runs: the permuted copies
+ * this rank sends and those it receives (before the expert TP gather),
+ * once per stage, not per micro-batch in flight. */
+static double moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
+{
+    double t = mesh_moe_tokens(m, l), etp = l->etp > 0 ? l->etp : 1;
+    return 2.0 * m->hidden * (t * m->moe.top_k + mesh_moe_received(m, l, t, imbalance) / etp);
+}
+
+static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l,
+                                     double imbalance)
 {
     int sp = l->sequence_parallel == 1;
     unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : 0;
@@ -188,7 +398,45 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
         l->recompute == MESH_RECOMPUTE_NONE
             ? a.chosen
             : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
+    a.moe_chosen = a.moe_none = a.dispatch = 0;
+    if (mesh_model_is_moe(m)) {
+        a.moe_chosen = mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance);
+        a.moe_none = l->recompute == MESH_RECOMPUTE_NONE
+                         ? a.moe_chosen
+                         : mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
+        a.dispatch = moe_dispatch_buffers(m, l, imbalance);
+    }
     return a;
+}
+
+/* A stage of a MoE (or MTP) model: la becomes the mean of its dense and
+ * MoE layers (a stage holds the model's first layers in order, so which
+ * of them a full:N recomputes is priced at the mean), the layer being
+ * recomputed the larger kind; returns what comes besides: the
+ * dispatcher's buffers, and on the last stage the MTP layers (one
+ * micro-batch in flight there), their 2h-wide projection input and their
+ * own logits. */
+static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer_act_t *la,
+                            int stage, double *rest, double *recomputing)
+{
+    int dense, moe;
+    mesh_stage_mix(m, l, stage, &dense, &moe);
+    double extra = moe > 0 ? la->dispatch : 0, layers = dense + moe;
+    if (stage == l->pp - 1 && m->mtp_layers) {
+        double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
+        double rep_div = l->sequence_parallel == 1 ? l->tp : 1;
+        double layer = mesh_model_is_moe(m) ? la->moe_chosen : la->chosen;
+        extra += m->mtp_layers * (layer + 4 * s * b * h / rep_div +
+                                  6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp);
+        if (mesh_model_is_moe(m))
+            extra += la->dispatch;
+    }
+    if (moe > 0) {
+        la->chosen = (dense * la->chosen + moe * la->moe_chosen) / layers;
+        *rest = (dense * la->none + moe * la->moe_none) / layers;
+        *recomputing = la->moe_none > la->none ? la->moe_none : la->none;
+    }
+    return extra;
 }
 
 /* Activations of one stage: its layers' for every micro-batch in flight
@@ -200,11 +448,16 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
     int layers = mesh_stage_layers(m->layers, l->pp, stage);
     int sp = l->sequence_parallel == 1;
     double in_flight = stage_layer_activations(l, mbs, layers, stage) / layers;
+    /* what only MoE and MTP layers add; the layers full:N leaves alone, and
+     * the one full recomputation is recomputing */
+    double extra = 0, rest = la.none, recomputing = la.none;
+    if (mesh_model_is_moe(m) || m->mtp_layers)
+        extra = stage_moe_mix(m, l, &la, stage, &rest, &recomputing);
     double per_layer = la.chosen;
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0) {
         /* Megatron's block method: the first N layers of the stage */
         int n = l->recompute_layers < layers ? l->recompute_layers : layers;
-        per_layer = (n * la.chosen + (layers - n) * la.none) / layers;
+        per_layer = (n * la.chosen + (layers - n) * rest) / layers;
     }
     double act = in_flight * layers * per_layer;
     double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
@@ -218,8 +471,8 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
     if (stage == l->pp - 1)
         act += 4 * s * b * h / rep_div + 6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp;
     if (l->recompute == MESH_RECOMPUTE_FULL) /* the layer being recomputed */
-        act += la.none;
-    return act;
+        act += recomputing;
+    return act + extra;
 }
 
 /* One framework's terms summed per memory part (weights, grads, optimizer,
@@ -229,6 +482,10 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
 static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, mesh_states_sum_t *out)
 {
     int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
+    /* and a MoE model's experts over the expert data-parallel group
+     * (distrib_optimizer.py builds the expert parameters' buffers on
+     * parallel_state's expert DP group) */
+    long edp = mesh_layout_edp(l);
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < n; i++) {
         int k = t[i].host ? 3 : (int)t[i].part;
@@ -236,6 +493,10 @@ static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, mesh_
             out->shard[k] += t[i].per_param;
         else
             out->whole[k] += t[i].per_param;
+        if (edp > 1 && l->zero >= t[i].shard_from)
+            out->shard_e[k] += t[i].per_param;
+        else
+            out->whole_e[k] += t[i].per_param;
         out->fixed[k] += t[i].fixed;
     }
 }
@@ -258,17 +519,19 @@ void mesh_states_sums(const mesh_model_t *m, const mesh_layout_t *l, mesh_states
 }
 
 void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                        const mesh_assumptions_t *assume, const double psi[3],
-                        const mesh_states_sum_t sums[3][2], mesh_memory_t *out)
+                        const mesh_assumptions_t *assume, const double psi[4],
+                        const double psi_e[4], const mesh_states_sum_t sums[3][2],
+                        mesh_memory_t *out)
 {
-    int stages[3], n = mesh_heavy_stages(l->pp, stages), d = l->dp * l->cp;
+    int stages[4], n = mesh_heavy_stages_of(m, l, stages), d = l->dp * l->cp;
+    double edp = (double)mesh_layout_edp(l);
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
     double host = 0; /* the most any stage needs under any framework */
-    layer_act_t la = {0, 0};
+    layer_act_t la = {0, 0, 0, 0, 0};
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
-        la = layer_activations(m, l);
+        la = layer_activations(m, l, mesh_moe_imbalance(m, assume));
     for (int i = 0; i < n; i++) {
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
@@ -280,6 +543,11 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
             double part[4];
             for (int k = 0; k < 4; k++)
                 part[k] = c->whole[k] * psi[i] + c->shard[k] * psi[i] / d + c->fixed[k];
+            if (psi_e[i] > 0) /* the experts' states, sharded over their own group */
+                for (int k = 0; k < 4; k++)
+                    part[k] = c->whole[k] * (psi[i] - psi_e[i]) +
+                              c->shard[k] * (psi[i] - psi_e[i]) / d + c->whole_e[k] * psi_e[i] +
+                              c->shard_e[k] * psi_e[i] / edp + c->fixed[k];
             double total = part[0] + part[1] + part[2] + act + overhead;
             host = part[3] > host ? part[3] : host;
             if ((i == 0 && f == 0) || total > out->total) {
@@ -303,13 +571,15 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
 void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                           const mesh_assumptions_t *assume, mesh_memory_t *out)
 {
-    int stages[3], n = mesh_heavy_stages(l->pp, stages);
-    double psi[3];
+    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
+    double psi[4], psi_e[4];
     mesh_states_sum_t sums[3][2];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         psi[i] = mesh_stage_params(m, l, stages[i]);
+        psi_e[i] = mesh_stage_expert_params(m, l, stages[i]);
+    }
     mesh_states_sums(m, l, sums);
-    mesh_memory_priced(m, l, a, assume, psi, sums, out);
+    mesh_memory_priced(m, l, a, assume, psi, psi_e, sums, out);
 }
 
 /* ---- the parts of mesh_memory_t, for the reports ---- */

@@ -83,6 +83,19 @@ static void say(mesh_buf_t *b, const mesh_picture_opts_t *o, const char *fmt, ..
     mesh_buf_puts(b, "\n");
 }
 
+/* A MoE layout's cells also show the rank's place in its expert layers:
+ * "/eN" its EP rank (and ".T" its expert TP rank under etp > 1). */
+static void expert_cell(const mesh_layout_t *l, const mesh_coords_t *c, char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    if (l->ep <= 0 || n >= len)
+        return;
+    if (l->etp > 1)
+        snprintf(buf + n, len - n, "/e%d.%d", c->ep, c->etp);
+    else
+        snprintf(buf + n, len - n, "/e%d", c->ep);
+}
+
 /* A cell: the global rank, then its coordinates in MESH_ORDER, the order
  * of `meshplan ranks`' columns (tp cp dp pp), each the value its task gets
  * in MESH_*_RANK; cp only where there is CP.  The last rank's is the widest. */
@@ -93,6 +106,7 @@ static void cell_text(const mesh_layout_t *l, long rank, char *buf, size_t len)
         snprintf(buf, len, "%ld:%d.%d.%d.%d", rank, c.tp, c.cp, c.dp, c.pp);
     else
         snprintf(buf, len, "%ld:%d.%d.%d", rank, c.tp, c.dp, c.pp);
+    expert_cell(l, &c, buf, len);
 }
 
 /* What a cell says, under the map (text and SVG alike). */
@@ -200,6 +214,11 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         node_row(&b, o, l, rows[i], gpus, shown, cw, lw);
     }
     say(&b, o, "  %s", cell_legend(l));
+    if (l->ep > 0) /* the expert layers re-partition each stage */
+        say(&b, o,
+            "  then %s = MESH_EP_RANK%s: expert layers are EP %d x expert TP %d x expert DP %ld",
+            l->etp > 1 ? "/eEP.ETP" : "/eEP", l->etp > 1 ? ".MESH_ETP_RANK" : "", l->ep, l->etp,
+            mesh_layout_edp(l));
     if (n_rows < a->nodes)
         sample_note(&b, o, l, rows, n_rows, a);
     return mesh_buf_take(&b);

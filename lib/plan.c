@@ -42,7 +42,9 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    double psi[3], psi_max; /* parameters of the heavy stages of the (tp, pp) searched */
+    /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
+     * of them the experts' */
+    double psi[4], psi_e[4], psi_max, psi_e_max;
     /* in a micro-batch sweep, the fewest layers full recomputation needed
      * at the last size without levers: a larger micro-batch needs at least
      * as many */
@@ -51,7 +53,7 @@ typedef struct search {
      * setting (memo_key: zero, offload, moments; -1: none yet) */
     mesh_states_sum_t sums[3][2];
     int memo_key;
-    long evaluated, valid;
+    long evaluated, valid, fitting;
     int found, oom;
     mesh_candidate_t first; /* first_fit_only: the layout found */
     /* the fitting layouts within MESH_PLAN_TIE of the fastest so far (only
@@ -119,7 +121,7 @@ static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
 
 static int same_shape(const mesh_layout_t *a, const mesh_layout_t *b)
 {
-    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp;
+    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp && a->ep == b->ep && a->etp == b->etp;
 }
 
 static void keep_shape(search_t *s, const mesh_candidate_t *c)
@@ -201,7 +203,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
         mesh_states_sums(s->m, l, s->sums);
         s->memo_key = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->sums, &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
                c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
@@ -353,7 +355,8 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
         s->plain_mb = c.layout.micro_batch;
     if (c.fits) {
-        mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, &c.cost);
+        s->fitting++;
+        mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
         s->closest = c;
@@ -520,6 +523,81 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
+/* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
+ * every option of its stages. */
+static void search_shape(search_t *s, mesh_layout_t *l)
+{
+    int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
+    s->psi_max = s->psi_e_max = 0;
+    for (int k = 0; k < n; k++) {
+        s->psi[k] = mesh_stage_params(s->m, l, stages[k]);
+        s->psi_e[k] = mesh_stage_expert_params(s->m, l, stages[k]);
+        if (s->psi[k] > s->psi_max) {
+            s->psi_max = s->psi[k];
+            s->psi_e_max = s->psi_e[k];
+        }
+    }
+    s->memo_key = -1;
+    search_stage_options(s, l);
+}
+
+/* The expert layers' sizes of a (tp, cp, pp, dp) shape.  None in a dense
+ * model.  In a MoE model: expert TP of 1, and tp (Megatron-LM's default
+ * --expert-tensor-parallel-size) only where 1 fits nothing, since EP beats
+ * TP for experts (larger GEMMs, less traffic: Megatron-LM's MoE guide,
+ * transformer/moe/README.md "Guideline 4", at d98e8a6); and every EP that
+ * divides the experts and the stage's ranks, those inside an NVLink island
+ * first, from the largest down until one fits nothing (smaller ones hold
+ * more experts per GPU), then those across nodes only where none inside
+ * fits ("Guideline 2": keep EP x TP within NVLink).  Pinned values as they
+ * are (the check explains them). */
+static void search_experts(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    if (!mesh_model_is_moe(m)) {
+        l->ep = p->ep != MESH_FREE ? p->ep : 0;
+        l->etp = p->etp != MESH_FREE ? p->etp : 0;
+        search_shape(s, l);
+        return;
+    }
+    long stage = (long)l->tp * l->cp * l->dp, fitting = s->fitting;
+    int etps[2], n_etp = 0, eps[DIVISORS_MAX];
+    if (p->etp != MESH_FREE) {
+        etps[n_etp++] = p->etp;
+    } else {
+        etps[n_etp++] = 1;
+        if (l->tp > 1 && m->moe.ffn % l->tp == 0)
+            etps[n_etp++] = l->tp;
+    }
+    for (int i = 0; i < n_etp && !s->found && s->fitting == fitting; i++) {
+        l->etp = etps[i];
+        if (p->ep != MESH_FREE || stage % l->etp) {
+            l->ep = p->ep != MESH_FREE ? p->ep : 1; /* let the check explain */
+            search_shape(s, l);
+            continue;
+        }
+        int n = divisors(m->moe.experts, min_l(m->moe.experts, stage / l->etp), eps), near = 0;
+        while (near < n && (long)eps[near] * l->etp <= s->a->island)
+            near++;
+        /* inside an island, the largest EP first */
+        for (int j = near - 1; j >= 0 && !s->found; j--) {
+            long before = s->fitting;
+            l->ep = eps[j];
+            if ((stage / l->etp) % l->ep == 0)
+                search_shape(s, l);
+            if (s->fitting == before && j < near - 1)
+                break;
+        }
+        /* across nodes only where no EP inside one fits this shape */
+        for (int j = near; j < n && !s->found && s->fitting == fitting; j++) {
+            l->ep = eps[j];
+            if ((stage / l->etp) % l->ep == 0)
+                search_shape(s, l);
+        }
+    }
+}
+
 static void search_run(search_t *s)
 {
     const mesh_layout_t *p = s->pins;
@@ -568,14 +646,7 @@ static void search_run(search_t *s)
                                           : tp.v > 1 && m->seq_len % tp.v == 0;
                 l.offload = 0; /* the levers are tried in evaluate() */
                 l.moments = MESH_PREC_FP32;
-                int stages[3], n = mesh_heavy_stages(pp, stages);
-                s->psi_max = 0;
-                for (int k = 0; k < n; k++) {
-                    s->psi[k] = mesh_stage_params(m, &l, stages[k]);
-                    s->psi_max = s->psi[k] > s->psi_max ? s->psi[k] : s->psi_max;
-                }
-                s->memo_key = -1;
-                search_stage_options(s, &l);
+                search_experts(s, &l);
                 if (s->found)
                     return;
             }
@@ -602,6 +673,8 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
     l.recompute_modules = p->recompute_modules > 0 ? p->recompute_modules : 0;
     l.offload = p->offload == 1;
     l.moments = (int)p->moments >= 0 ? p->moments : MESH_PREC_FP32;
+    l.ep = p->ep != MESH_FREE ? p->ep : 1;
+    l.etp = p->etp != MESH_FREE ? p->etp : 1;
     return l;
 }
 
@@ -653,6 +726,97 @@ static void explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t 
         r->candidate.micro_batches = mesh_layout_micro_batches(&st->invalid, p->model.global_batch);
         mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
         mesh_strlcpy(r->rule, e.msg, sizeof(r->rule));
+    }
+}
+
+/* The nodes one expert-parallel group of l spans: ep ranks at stride etp,
+ * etp*ep consecutive ranks in all. */
+static int ep_nodes(const mesh_layout_t *l, const mesh_alloc_t *a)
+{
+    long span = (long)l->ep * (l->etp > 0 ? l->etp : 1);
+    return span <= a->gpus_per_node ? 1 : (int)((span + a->gpus_per_node - 1) / a->gpus_per_node);
+}
+
+/* The plan's shape at expert-parallel size ep, everything else planned:
+ * its fastest fitting layout into *out (1), or its least memory (0), or
+ * the rule that refuses it, into rule (-1). */
+static int best_at_ep(const mesh_plan_t *p, int ep, mesh_candidate_t *out, char *rule, size_t len)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    mesh_layout_t pins = p->pins;
+    pins.tp = b->tp;
+    pins.cp = b->cp;
+    pins.pp = b->pp;
+    pins.dp = b->dp;
+    pins.etp = b->etp;
+    pins.ep = ep;
+    search_t s;
+    search_init(&s, &p->assume, &p->model, &p->alloc, &pins, 0);
+    search_run(&s);
+    int rc = -1;
+    if (s.n_fits > 0) {
+        *out = s.fits[0];
+        for (size_t i = 1; i < s.n_fits; i++)
+            if (s.fits[i].cost.step_seconds < out->cost.step_seconds)
+                *out = s.fits[i];
+        rc = 1;
+    } else if (s.has_closest) {
+        *out = s.closest;
+        rc = 0;
+    } else {
+        mesh_error_t e;
+        memset(out, 0, sizeof(*out));
+        out->layout = s.has_invalid ? s.invalid : representative(&pins, mesh_layout_world(b));
+        if (mesh_layout_check(&p->model, &p->alloc, &out->layout, &e) == 0)
+            snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude it");
+        mesh_strlcpy(rule, e.msg, len);
+    }
+    free(s.fits);
+    return rc;
+}
+
+/* Why this EP: a record of the plan's own, then of EP 1 (no expert
+ * parallelism), the next smaller EP and the next larger one that divide
+ * the experts, each at the plan's shape with everything else planned. */
+static void explain_experts(mesh_plan_t *p)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    if (p->pins.ep != MESH_FREE && p->pins.ep != MESH_AUTO)
+        return; /* pinned: nothing was chosen */
+    mesh_reason_t *r = add_reason(p, MESH_REASON_EXPERTS, family_of(b));
+    if (!r)
+        return;
+    r->chosen = 1;
+    r->candidate = p->best;
+    r->best_seconds = p->best.cost.step_seconds;
+    r->ep_nodes = ep_nodes(b, &p->alloc);
+    long stage = (long)b->tp * b->cp * b->dp / b->etp;
+    int eps[DIVISORS_MAX], n = divisors(p->model.moe.experts, stage, eps), pick[3], np = 0;
+    int smaller = 0, larger = 0;
+    for (int i = 0; i < n; i++) {
+        if (stage % eps[i] || eps[i] == b->ep)
+            continue;
+        if (eps[i] < b->ep)
+            smaller = eps[i]; /* the largest below */
+        else if (!larger)
+            larger = eps[i]; /* the smallest above */
+    }
+    if (b->ep > 1)
+        pick[np++] = 1;
+    if (smaller > 1)
+        pick[np++] = smaller;
+    if (larger)
+        pick[np++] = larger;
+    for (int i = 0; i < np; i++) {
+        mesh_candidate_t c;
+        char rule[MESH_ERROR_MAX] = "";
+        best_at_ep(p, pick[i], &c, rule, sizeof(rule));
+        if (!(r = add_reason(p, MESH_REASON_EXPERTS, family_of(&c.layout))))
+            return;
+        r->candidate = c;
+        r->best_seconds = p->best.cost.step_seconds;
+        r->ep_nodes = ep_nodes(&c.layout, &p->alloc);
+        mesh_strlcpy(r->rule, rule, sizeof(r->rule));
     }
 }
 
@@ -757,6 +921,8 @@ static void advise(mesh_plan_t *p)
         {"cp", offsetof(mesh_layout_t, cp)},
         {"vpp", offsetof(mesh_layout_t, vpp)},
         {"dp", offsetof(mesh_layout_t, dp)},
+        {"ep", offsetof(mesh_layout_t, ep)},
+        {"etp", offsetof(mesh_layout_t, etp)},
     };
     for (int i = 0; i < MESH_ARRAY_LEN(fields); i++) {
         mesh_layout_t relaxed = *pins;
@@ -920,6 +1086,11 @@ static void digest(mesh_plan_t *p)
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                         mesh_error_t *err)
 {
+    if (pins && !mesh_model_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
+        return mesh_error_set(err,
+                              "mesh %s: %s has no experts; expert parallelism needs a MoE model "
+                              "(arch.moe)",
+                              pins->ep >= 0 ? "ep" : "etp", m->name);
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");
@@ -976,7 +1147,8 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
                      &pin->dp,          &pin->cp,
                      &pin->zero,        &pin->vpp,
                      &pin->micro_batch, &pin->sequence_parallel,
-                     &pin->offload,     (int *)&pin->moments};
+                     &pin->offload,     (int *)&pin->moments,
+                     &pin->ep,          &pin->etp};
     for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
         if (*fields[i] == MESH_AUTO)
             *fields[i] = MESH_FREE;
@@ -1011,6 +1183,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     p->model = *m;
     search_inputs(m, a, pins, &p->alloc, &p->pins);
     default_assumptions(assume, &p->assume);
+    /* the imbalance a MoE model is priced at: the spec's, else the
+     * policy's, written into the plan's model so that memory, cost, the
+     * digest and the report agree */
+    if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
+        p->model.moe_imbalance = mesh_moe_imbalance(m, &p->assume);
 
     search_t s;
     search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
@@ -1039,6 +1216,8 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         for (int f = 0; f < (int)family_of(&p->best.layout); f++)
             explain_family(p, (mesh_family_t)f, &s.fam[f]);
         explain_near_tie(p, &s, roomy_below);
+        if (p->best.layout.ep > 0)
+            explain_experts(p);
     } else {
         p->best = s.closest;
         mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);

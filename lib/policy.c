@@ -116,6 +116,11 @@ static const policy_key_t top_keys[] = {
     {"on_config_error", K_WORD, POL(launch.config_fail_closed), .words = submit_error_words,
      .dflt = "allow",
      .doc = "whether the plugin refuses every job while its configuration is broken"},
+    /* Switch Transformer's capacity factor 1.25 (Fedus et al. 2022, JMLR
+     * 23(120), section 2.2 and Table 1): the headroom over an expert's mean
+     * load that sparse MoE training is provisioned with */
+    {"moe_imbalance", K_NUM, POL(assume.moe_imbalance), .min = 1, .max = 1000, .dflt = "1.25",
+     .doc = "a MoE model's busiest expert rank over the mean, where the spec gives none"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */

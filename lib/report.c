@@ -31,6 +31,38 @@ static const char *framework_title(mesh_framework_t f)
     return f == MESH_FW_DEEPSPEED ? "DeepSpeed" : f == MESH_FW_TORCH ? "PyTorch" : "Megatron-LM";
 }
 
+/* The experts, MLA and MTP layers of a model that has them, on a line of
+ * their own. */
+static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
+{
+    const mesh_moe_t *e = &m->moe;
+    if (!e->experts && !m->mla.kv_lora_rank && !m->mtp_layers)
+        return;
+    const char *sep = "\n         ";
+    if (e->experts) {
+        mesh_buf_printf(b, "%sMoE: %d experts of width %d, %d per token", sep, e->experts, e->ffn,
+                        e->top_k);
+        if (e->shared_experts)
+            mesh_buf_printf(b, ", %d shared of width %d", e->shared_experts, e->shared_ffn);
+        if (e->dense_layers)
+            mesh_buf_printf(b, ", the first %d layer%s dense", e->dense_layers,
+                            e->dense_layers == 1 ? "" : "s");
+        if (e->capacity_factor > 0)
+            mesh_buf_printf(b, ", capacity factor %g (tokens beyond it dropped)",
+                            e->capacity_factor);
+        else
+            mesh_buf_puts(b, ", dropless");
+        sep = "; ";
+    }
+    if (m->mla.kv_lora_rank) {
+        mesh_buf_printf(b, "%slatent attention (q rank %d, kv rank %d)", sep, m->mla.q_lora_rank,
+                        m->mla.kv_lora_rank);
+        sep = "; ";
+    }
+    if (m->mtp_layers)
+        mesh_buf_printf(b, "%s%d MTP layer%s", sep, m->mtp_layers, m->mtp_layers == 1 ? "" : "s");
+}
+
 static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -38,6 +70,8 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
     char s1[32], s2[32];
     mesh_buf_printf(b, "model    %s: %s parameters", m->name, si(m->params, s1, sizeof(s1)));
+    if (mesh_model_active_params(m) != m->params)
+        mesh_buf_printf(b, ", %s active", si(mesh_model_active_params(m), s2, sizeof(s2)));
     if (m->has_arch)
         mesh_buf_printf(b, " (%d %s, hidden %d, %d %s, %d KV %s, ffn %d, vocab %d, %s)", m->layers,
                         mesh_noun(m->layers, "layer", "layers"), m->hidden, m->heads,
@@ -46,6 +80,7 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                         m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
     else
         mesh_buf_puts(b, " (no arch: model states only, no activations)");
+    text_moe(b, m);
     mesh_buf_printf(b, "\ntraining seq %d, global batch %ld sequences (%s tokens), %s", m->seq_len,
                     m->global_batch, si((double)m->global_batch * m->seq_len, s2, sizeof(s2)),
                     mesh_precision_name(m->precision));
@@ -97,6 +132,12 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
         mesh_buf_printf(b,
                         "  moments: Adam's two moments in %s (train.optimizer_dtype allows it)\n",
                         mesh_precision_name(l->moments));
+    if (l->ep > 0)
+        mesh_buf_printf(b,
+                        "  experts: EP %d, expert TP %d, expert DP %ld (each stage's %ld ranks "
+                        "re-partitioned), %d of %d experts per rank\n",
+                        l->ep, l->etp, mesh_layout_edp(l), (long)l->tp * l->cp * l->dp,
+                        m->moe.experts / l->ep, m->moe.experts);
     mesh_buf_printf(b, "  --mesh %s\n", mesh_layout_format(l, canon, sizeof(canon)));
     if (m->has_arch && l->pp > 1) {
         mesh_buf_puts(b, "  layers per stage:");
@@ -142,6 +183,9 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",
                     c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
                     c->dp_comm_s, c->optimizer_s);
+    if (mesh_plan_best(p)->layout.ep > 0)
+        mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
+                        c->ep_comm_s);
 }
 
 /* The line MESH_MEGATRON_ARGS carries, for a layout that fits, wrapped
@@ -245,6 +289,46 @@ static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
                  100 * MESH_PLAN_TIE);
 }
 
+/* Where an EP group of the record's layout runs: "inside one node" or
+ * "across N nodes (all-to-all over the network)". */
+static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
+{
+    if (r->candidate.layout.ep <= 1)
+        snprintf(buf, len, "no expert parallelism: every expert on every GPU");
+    else if (r->ep_nodes <= 1)
+        snprintf(buf, len, "inside one node, on NVLink");
+    else
+        snprintf(buf, len, "across %d nodes, all-to-all over the network", r->ep_nodes);
+    return buf;
+}
+
+/* A MoE plan's expert parallelism: its own, and each other EP tried. */
+static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX], where[96], parts[LINE_PARTS];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_layout_t *l = &c->layout;
+    const mesh_memory_t *mm = &c->memory;
+    if (r->chosen)
+        snprintf(buf, len, "EP %d, expert TP %d: each expert group %s", l->ep, l->etp,
+                 ep_where(r, where, sizeof(where)));
+    else if (r->rule[0])
+        snprintf(buf, len, "EP %d is not possible here: %s", l->ep, r->rule);
+    else if (c->fits)
+        snprintf(buf, len,
+                 "EP %d (%s) fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs "
+                 "%.3g s: %s)",
+                 l->ep, ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, 100 * (c->cost.step_seconds / r->best_seconds - 1),
+                 c->cost.step_seconds, r->best_seconds,
+                 mesh_layout_format(l, canon, sizeof(canon)));
+    else
+        snprintf(buf, len, "EP %d (%s) needs %s GiB per GPU > %s GiB usable (%s at %s)", l->ep,
+                 ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(l, canon, sizeof(canon)));
+}
+
 const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
 {
     char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
@@ -279,6 +363,7 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
                  mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib_str(mm->total).s,
                  mesh_gib_str(mm->capacity).s, mesh_gib_str(mm->total - mm->capacity).s);
         break;
+    case MESH_REASON_EXPERTS: report_experts(r, buf, len); break;
     }
     return buf;
 }
@@ -380,16 +465,20 @@ char *mesh_report_text(const mesh_plan_t *p)
 static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
 {
     const mesh_layout_t *l = &c->layout;
-    char canon[MESH_LAYOUT_STR_MAX];
+    char canon[MESH_LAYOUT_STR_MAX], experts[96] = "";
+    if (l->ep > 0) /* a MoE model's layout: a dense one's reads as it always did */
+        snprintf(experts, sizeof(experts), ",\"ep\":%d,\"etp\":%d,\"edp\":%ld", l->ep, l->etp,
+                 mesh_layout_edp(l));
     mesh_buf_printf(b,
-                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d,\"zero\":%d,\"vpp\":%d,"
+                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d%s,\"zero\":%d,\"vpp\":%d,"
                     "\"micro_batch\":%d,\"micro_batches\":%ld,\"global_batch\":%ld,"
                     "\"recompute\":\"%s\",\"recompute_layers\":%d,\"sequence_parallel\":%s,"
                     "\"offload\":\"%s\",\"moments\":\"%s\",\"mesh\":\"%s\"}",
-                    l->tp, l->pp, l->dp, l->cp, l->zero, l->vpp, l->micro_batch, c->micro_batches,
-                    global_batch, mesh_recompute_name(l->recompute), l->recompute_layers,
-                    l->sequence_parallel ? "true" : "false", l->offload ? "optimizer" : "none",
-                    mesh_precision_name(l->moments), mesh_layout_format(l, canon, sizeof(canon)));
+                    l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
+                    c->micro_batches, global_batch, mesh_recompute_name(l->recompute),
+                    l->recompute_layers, l->sequence_parallel ? "true" : "false",
+                    l->offload ? "optimizer" : "none", mesh_precision_name(l->moments),
+                    mesh_layout_format(l, canon, sizeof(canon)));
 }
 
 static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
@@ -413,10 +502,13 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global
                     ",\"cost\":{\"step_seconds\":%.6g,\"bubble\":%.6g,\"tflops_per_gpu\":%.6g,"
                     "\"mfu\":%.6g,\"tokens_per_second\":%.6g,\"compute_seconds\":%.6g,"
                     "\"tp_comm_seconds\":%.6g,\"cp_comm_seconds\":%.6g,\"pp_comm_seconds\":%.6g,"
-                    "\"dp_comm_seconds\":%.6g,\"optimizer_seconds\":%.6g}",
+                    "\"dp_comm_seconds\":%.6g,\"optimizer_seconds\":%.6g",
                     k->step_seconds, k->bubble, k->tflops_per_gpu, k->mfu, k->tokens_per_sec,
                     k->compute_s, k->tp_comm_s, k->cp_comm_s, k->pp_comm_s, k->dp_comm_s,
                     k->optimizer_s);
+    if (c->layout.ep > 0) /* a MoE layout's: a dense one's object reads as it always did */
+        mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g", k->ep_comm_s);
+    mesh_buf_puts(b, "}");
 }
 
 static void json_strings(mesh_buf_t *b, const char *key, int n,
@@ -432,12 +524,12 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 }
 
 /* The records' kinds as the JSON names them, in the enums' order. */
-static const char *const reason_kinds[] = {"slower", "memory", "rule",
-                                           "pinned", "no_fit", "near_tie"};
+static const char *const reason_kinds[] = {"slower", "memory",   "rule",   "pinned",
+                                           "no_fit", "near_tie", "experts"};
 static const char *const tie_rules[] = {"simpler", "headroom"};
 static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
                                            "out_of_reach", "lora",      "lora_nodes"};
-_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_NEAR_TIE + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_EXPERTS + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
 _Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
                "a name per advice kind");
@@ -458,7 +550,8 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
 {
     mesh_buf_printf(b, "{\"kind\":\"%s\",\"family\":\"%s\"", reason_kinds[r->kind],
                     mesh_family_name(r->family));
-    if (r->kind == MESH_REASON_RULE) {
+    int experts = r->kind == MESH_REASON_EXPERTS;
+    if (r->kind == MESH_REASON_RULE || (experts && r->rule[0])) {
         mesh_buf_puts(b, ",\"layout\":");
         json_layout(b, &r->candidate, global_batch);
         mesh_buf_puts(b, ",\"rule\":");
@@ -466,12 +559,16 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
     } else if (r->kind != MESH_REASON_PINNED) {
         json_priced(b, &r->candidate, global_batch);
     }
-    if (r->kind == MESH_REASON_SLOWER || r->kind == MESH_REASON_NEAR_TIE)
+    if (r->kind == MESH_REASON_SLOWER || r->kind == MESH_REASON_NEAR_TIE ||
+        (experts && r->candidate.fits))
         mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"best_step_seconds\":%.6g",
                         r->candidate.cost.step_seconds, r->best_seconds);
     if (r->kind == MESH_REASON_NEAR_TIE)
         mesh_buf_printf(b, ",\"best_need\":%.0f,\"decided_by\":\"%s\"", r->best_bytes,
                         tie_rules[r->tie]);
+    if (experts)
+        mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d", r->chosen ? "true" : "false",
+                        r->candidate.layout.ep, r->ep_nodes);
     if (line) {
         mesh_buf_puts(b, ",\"line\":");
         mesh_buf_json_string(b, line);
@@ -528,6 +625,36 @@ static void json_records(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_puts(b, "]");
 }
 
+/* The model's experts, MLA and MTP layers, for a model that has them (a
+ * dense model's object reads as it always did). */
+static void json_moe(mesh_buf_t *b, const mesh_model_t *m)
+{
+    const mesh_moe_t *e = &m->moe;
+    const mesh_mla_t *a = &m->mla;
+    if (e->experts) {
+        mesh_buf_printf(b,
+                        ",\"moe\":{\"experts\":%d,\"top_k\":%d,\"ffn\":%d,\"shared_experts\":%d,"
+                        "\"shared_ffn\":%d,\"dense_layers\":%d,\"moe_layers\":%d,"
+                        "\"expert_params\":%.0f,\"imbalance\":%.6g,\"capacity_factor\":",
+                        e->experts, e->top_k, e->ffn, e->shared_experts, e->shared_ffn,
+                        e->dense_layers, mesh_model_moe_layers(m), mesh_model_expert_params(m),
+                        m->moe_imbalance);
+        if (e->capacity_factor > 0)
+            mesh_buf_printf(b, "%.6g}", e->capacity_factor);
+        else
+            mesh_buf_puts(b, "null}");
+    }
+    if (a->kv_lora_rank)
+        mesh_buf_printf(b,
+                        ",\"mla\":{\"q_lora_rank\":%d,\"kv_lora_rank\":%d,\"qk_head_dim\":%d,"
+                        "\"qk_rope_head_dim\":%d,\"v_head_dim\":%d}",
+                        a->q_lora_rank, a->kv_lora_rank, a->qk_head_dim, a->qk_rope_head_dim,
+                        a->v_head_dim);
+    if (m->mtp_layers)
+        mesh_buf_printf(b, ",\"mtp_layers\":%d,\"mtp_params\":%.0f", m->mtp_layers,
+                        mesh_model_mtp_params(m));
+}
+
 char *mesh_report_json(const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -537,18 +664,24 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_init(&b);
     mesh_buf_puts(&b, "{\"model\":{\"name\":");
     mesh_buf_json_string(&b, m->name);
+    /* a dense model's object reads as it always did: the keys of experts,
+     * MLA and MTP layers only where the model has them */
+    mesh_buf_printf(&b, ",\"params\":%.0f", m->params);
+    if (m->moe.experts || m->mla.kv_lora_rank || m->mtp_layers)
+        mesh_buf_printf(&b, ",\"active_params\":%.0f", mesh_model_active_params(m));
     mesh_buf_printf(&b,
-                    ",\"params\":%.0f,\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
+                    ",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
                     "\"ffn\":%d,\"vocab\":%d,\"seq_len\":%d,\"global_batch\":%ld,"
                     "\"precision\":\"%s\",\"fp8_recipe\":\"%s\",\"grad_accum_dtype\":\"%s\","
-                    "\"optimizer_dtype\":\"%s\",\"framework\":\"%s\",\"finetune\":\"%s\"}",
-                    m->params, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab,
-                    m->seq_len, m->global_batch, mesh_precision_name(m->precision),
+                    "\"optimizer_dtype\":\"%s\",\"framework\":\"%s\",\"finetune\":\"%s\"",
+                    m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq_len,
+                    m->global_batch, mesh_precision_name(m->precision),
                     m->precision == MESH_PREC_FP8 ? mesh_fp8_recipe_name(m->fp8_recipe) : "none",
                     mesh_precision_name(m->grad_accum_dtype),
                     mesh_precision_name(m->optimizer_dtype), mesh_framework_name(m->framework),
                     mesh_finetune_name(m->finetune));
-    mesh_buf_puts(&b, ",\"allocation\":{\"nodes\":");
+    json_moe(&b, m);
+    mesh_buf_puts(&b, "},\"allocation\":{\"nodes\":");
     mesh_buf_printf(&b, "%d,\"gpus_per_node\":%d,\"gpus\":%ld,\"gpu\":", a->nodes, a->gpus_per_node,
                     (long)a->nodes * a->gpus_per_node);
     mesh_buf_json_string(&b, a->gpu.name);
@@ -600,12 +733,19 @@ char *mesh_report_ranks_text(const mesh_plan_t *p)
     mesh_buf_init(&b);
     mesh_buf_printf(&b, "rank map of %s, order %s (rank = tp + t*(cp + c*(dp + d*pp)))\n",
                     mesh_layout_format(l, canon, sizeof(canon)), MESH_ORDER);
-    mesh_buf_puts(&b, "   rank  node  local    tp   cp    dp    pp\n");
+    if (l->ep > 0)
+        mesh_buf_puts(&b, "expert layers: stage rank = etp + T*(ep + E*edp) (Megatron-Core's "
+                          "expert rank generator)\n");
+    mesh_buf_printf(&b, "   rank  node  local    tp   cp    dp    pp%s\n",
+                    l->ep > 0 ? "    ep  etp   edp" : "");
     long world = (long)a->nodes * a->gpus_per_node;
     for (long r = 0; r < world; r++) {
         mesh_coords_t c = mesh_rank_coords(l, r);
-        mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d\n", r, r / a->gpus_per_node,
+        mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d", r, r / a->gpus_per_node,
                         r % a->gpus_per_node, c.tp, c.cp, c.dp, c.pp);
+        if (l->ep > 0)
+            mesh_buf_printf(&b, "  %4d %4d  %4d", c.ep, c.etp, c.edp);
+        mesh_buf_puts(&b, "\n");
     }
     return mesh_buf_take(&b);
 }
@@ -642,9 +782,12 @@ char *mesh_report_ranks_json(const mesh_plan_t *p)
         mesh_coords_t c = mesh_rank_coords(l, r);
         mesh_buf_printf(&b,
                         "%s{\"rank\":%ld,\"node\":%ld,\"local\":%ld,\"tp\":%d,\"cp\":%d,"
-                        "\"dp\":%d,\"pp\":%d}",
+                        "\"dp\":%d,\"pp\":%d",
                         r ? "," : "", r, r / a->gpus_per_node, r % a->gpus_per_node, c.tp, c.cp,
                         c.dp, c.pp);
+        if (l->ep > 0)
+            mesh_buf_printf(&b, ",\"ep\":%d,\"etp\":%d,\"edp\":%d", c.ep, c.etp, c.edp);
+        mesh_buf_puts(&b, "}");
     }
     mesh_buf_puts(&b, "]}\n");
     return mesh_buf_take(&b);

@@ -23,7 +23,8 @@
 
 #define SCALAR_MAX MESH_YAML_SCALAR_MAX
 
-enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM };
+/* K_NUMNONE: a number, or "none" (stored as 0) */
+enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM, K_NUMNONE };
 /* When the controller's request carries a key (see mesh_spec_write) and
  * the digest hashes it: always, only under fp8, or only when set (nonzero):
  * a key added later leaves the digest of every spec without it as it was. */
@@ -59,6 +60,29 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET };
     X(F_VOCAB, "arch", "vocab", K_INT, vocab, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                   \
     X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, "gelu swiglu", NO_AUTO, ALWAYS)                     \
     X(F_TIED, "arch", "tied_embeddings", K_BOOL, tied_embeddings, 0, 0, NULL, NO_AUTO, ALWAYS)     \
+    X(F_MTP, "arch", "mtp_layers", K_INT, mtp_layers, 0, 64, NULL, NO_AUTO, WHEN_SET)              \
+    X(F_MOE_EXPERTS, "arch.moe", "experts", K_INT, moe.experts, 1, 1 << 16, NULL, NO_AUTO,         \
+      WHEN_SET)                                                                                    \
+    X(F_MOE_TOPK, "arch.moe", "top_k", K_INT, moe.top_k, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)      \
+    X(F_MOE_FFN, "arch.moe", "ffn", K_INT, moe.ffn, 1, 1 << 24, NULL, NO_AUTO, WHEN_SET)           \
+    X(F_MOE_SHARED, "arch.moe", "shared_experts", K_INT, moe.shared_experts, 0, 1 << 10, NULL,     \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_MOE_SHARED_FFN, "arch.moe", "shared_ffn", K_INT, moe.shared_ffn, 1, 1 << 24, NULL,         \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_MOE_DENSE, "arch.moe", "dense_layers", K_INT, moe.dense_layers, 0, 100000, NULL, NO_AUTO,  \
+      WHEN_SET)                                                                                    \
+    X(F_MOE_CAPACITY, "arch.moe", "capacity_factor", K_NUMNONE, moe.capacity_factor, 0.01, 1000,   \
+      NULL, NO_AUTO, WHEN_SET)                                                                     \
+    X(F_MLA_Q, "arch.mla", "q_lora_rank", K_INT, mla.q_lora_rank, 0, 1 << 20, NULL, NO_AUTO,       \
+      WHEN_SET)                                                                                    \
+    X(F_MLA_KV, "arch.mla", "kv_lora_rank", K_INT, mla.kv_lora_rank, 1, 1 << 20, NULL, NO_AUTO,    \
+      WHEN_SET)                                                                                    \
+    X(F_MLA_QK, "arch.mla", "qk_head_dim", K_INT, mla.qk_head_dim, 1, 1 << 16, NULL, NO_AUTO,      \
+      WHEN_SET)                                                                                    \
+    X(F_MLA_ROPE, "arch.mla", "qk_rope_head_dim", K_INT, mla.qk_rope_head_dim, 1, 1 << 16, NULL,   \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_MLA_V, "arch.mla", "v_head_dim", K_INT, mla.v_head_dim, 1, 1 << 16, NULL, NO_AUTO,         \
+      WHEN_SET)                                                                                    \
     X(F_SEQ, "train", "seq_len", K_INT, seq_len, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                \
     X(F_GBS, "train", "global_batch", K_INT, global_batch, 1, 1 << 30, NULL, NO_AUTO, ALWAYS)      \
     X(F_MB, "train", "micro_batch", K_INT, micro_batch, 1, 1 << 16, NULL, 0, ALWAYS)               \
@@ -77,7 +101,9 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET };
     X(F_OPT_DTYPE, "train", "optimizer_dtype", K_ENUM, optimizer_dtype, 0, 0, "bf16 fp16 fp32",    \
       NO_AUTO, ALWAYS)                                                                             \
     X(F_FRAMEWORK, "train", "framework", K_ENUM, framework, 0, 0, "auto megatron deepspeed torch", \
-      NO_AUTO, ALWAYS)
+      NO_AUTO, ALWAYS)                                                                             \
+    X(F_MOE_IMBALANCE, "train", "moe_imbalance", K_NUM, moe_imbalance, 1, 1000, NULL, NO_AUTO,     \
+      WHEN_SET)
 
 /* The field ids: a key's index in the table. */
 #define FIELD_ID(id, ...) id,
@@ -113,14 +139,31 @@ static const struct key {
 
 /* Integers, booleans and enums are stored as int (or long), numbers as double. */
 #define INT_MEMBER(id, sec, nm, kd, member, ...)                                                   \
-    _Static_assert(kd == K_NUM || kd == K_STR || kd == K_PRESET ||                                 \
+    _Static_assert(kd == K_NUM || kd == K_NUMNONE || kd == K_STR || kd == K_PRESET ||              \
                        sizeof(((mesh_model_t *)0)->member) == sizeof(int) ||                       \
                        sizeof(((mesh_model_t *)0)->member) == sizeof(long),                        \
                    "spec key " nm ": an int or a long");
 SPEC_KEYS(INT_MEMBER)
 #undef INT_MEMBER
 
-static const char *const sections[] = {"arch", "train"};
+/* The sections, each with the one it is nested in ("" the top level):
+ * arch.moe and arch.mla are mappings inside arch. */
+static const struct section {
+    const char *name, *parent;
+} sections[] = {{"arch", ""}, {"train", ""}, {"arch.moe", "arch"}, {"arch.mla", "arch"}};
+
+/* "moe" of "arch.moe": a section's key in its parent. */
+static const char *section_key(const struct section *s)
+{
+    return *s->parent ? s->name + strlen(s->parent) + 1 : s->name;
+}
+
+/* Whether section `sec` is `top` or one nested in it. */
+static int in_section(const char *sec, const char *top)
+{
+    size_t n = strlen(top);
+    return strncmp(sec, top, n) == 0 && (sec[n] == '\0' || sec[n] == '.');
+}
 
 static const char *enum_names(const char *choices, int i, char *buf, size_t len)
 {
@@ -255,6 +298,12 @@ int mesh_spec_valid_preset_name(const char *name)
 
 void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
 {
+    if (m->mla.kv_lora_rank) {
+        const mesh_mla_t *a = &m->mla;
+        *q = (double)m->heads * (a->qk_head_dim + a->qk_rope_head_dim) / m->hidden;
+        *kv = (double)m->heads * a->v_head_dim / m->hidden;
+        return;
+    }
     /* as fractions of hidden, so that the default widths give exactly the
      * numbers the formulas gave before head_dim: 1, and kv_heads / heads
      * (both quotients of the same rational, correctly rounded) */
@@ -263,9 +312,128 @@ void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
     *kv = (double)m->kv_heads * hd / m->hidden;
 }
 
+/* An MLP of width f: SwiGLU's gate, up and down (Llama, Mixtral, Qwen3,
+ * DeepSeek-V3: modeling_*.py's MLP and expert classes, no biases); GeLU's
+ * fc1 and fc2 with their biases. */
+static double mlp_params(const mesh_model_t *m, double f)
+{
+    double h = m->hidden;
+    return m->mlp == MESH_MLP_SWIGLU ? 3 * h * f : 2 * h * f + f + h;
+}
+
+/* A layer's two norms: RMSNorm a weight, LayerNorm a weight and a bias. */
+static double norm_params(const mesh_model_t *m)
+{
+    return m->mlp == MESH_MLP_SWIGLU ? 2.0 * m->hidden : 4.0 * m->hidden;
+}
+
+/* Multi-head latent attention (DeepSeek-V3's modeling_deepseek.py
+ * DeepseekV3Attention; Megatron-LM's MLASelfAttention, multi_latent_attention.py
+ * at d98e8a6): q_a_proj h x q_lora and its RMSNorm, q_b_proj q_lora x
+ * heads*(qk + rope) (or q_proj h x heads*(qk + rope) without q_lora),
+ * kv_a_proj_with_mqa h x (kv_lora + rope) and its RMSNorm, kv_b_proj
+ * kv_lora x heads*(qk + v), o_proj heads*v x h.  No biases. */
+static double mla_params(const mesh_model_t *m)
+{
+    const mesh_mla_t *a = &m->mla;
+    double h = m->hidden, heads = m->heads, qk = a->qk_head_dim + a->qk_rope_head_dim;
+    double q = a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank + a->q_lora_rank * heads * qk
+                              : h * heads * qk;
+    double kv = h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank +
+                a->kv_lora_rank * heads * (a->qk_head_dim + a->v_head_dim);
+    return q + kv + heads * a->v_head_dim * h;
+}
+
+double mesh_attn_replicated(const mesh_model_t *m)
+{
+    /* Megatron-LM builds MLA's down projections as duplicated (not
+     * TP-split) linears (multi_latent_attention.py L526-535, L573-582 at
+     * d98e8a6), and its norms are replicated like every norm */
+    const mesh_mla_t *a = &m->mla;
+    if (!a->kv_lora_rank)
+        return 0;
+    double h = m->hidden;
+    return (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
+           h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
+}
+
+int mesh_model_is_moe(const mesh_model_t *m)
+{
+    return m->moe.experts > 0;
+}
+
+int mesh_model_moe_layers(const mesh_model_t *m)
+{
+    return m->moe.experts > 0 ? m->layers - m->moe.dense_layers : 0;
+}
+
+double mesh_model_expert_params(const mesh_model_t *m)
+{
+    return m->moe.experts > 0 ? mlp_params(m, m->moe.ffn) : 0;
+}
+
+/* A MoE layer without its routed experts: attention, norms, the router (a
+ * bias-free h x experts linear: Mixtral's and Qwen3-MoE's `gate`,
+ * DeepSeek-V3's MoEGate weight; Megatron-LM's TopKRouter) and the shared
+ * experts. */
+double mesh_moe_layer_base(const mesh_model_t *m)
+{
+    double attn = mesh_model_layer_params(m) - mlp_params(m, m->ffn) - norm_params(m);
+    return attn + norm_params(m) + (double)m->hidden * m->moe.experts +
+           m->moe.shared_experts * mlp_params(m, m->moe.shared_ffn);
+}
+
+double mesh_model_moe_layer_params(const mesh_model_t *m)
+{
+    if (m->moe.experts <= 0)
+        return mesh_model_layer_params(m);
+    return mesh_moe_layer_base(m) + m->moe.experts * mesh_model_expert_params(m);
+}
+
+/* One MTP layer besides its transformer layer: the 2h x h projection
+ * (eh_proj, no bias) and three norms (enorm, hnorm and the final one);
+ * Megatron-LM's MultiTokenPredictionLayer (multi_token_prediction.py at
+ * d98e8a6), DeepSeek-V3's model.layers.61 less the shared embedding and
+ * head. */
+double mesh_mtp_extra(const mesh_model_t *m)
+{
+    double h = m->hidden;
+    return 2 * h * h + 1.5 * norm_params(m);
+}
+
+double mesh_model_mtp_params(const mesh_model_t *m)
+{
+    /* the MTP layer is MoE when the model's last layer is */
+    return m->mtp_layers * (mesh_model_moe_layer_params(m) + mesh_mtp_extra(m));
+}
+
+/* Active parameters from the arch: a MoE layer counts top_k experts. */
+static double active_from_arch(const mesh_model_t *m)
+{
+    double h = m->hidden, v = m->vocab;
+    double moe_active = m->moe.experts > 0
+                            ? mesh_moe_layer_base(m) + m->moe.top_k * mesh_model_expert_params(m)
+                            : mesh_model_layer_params(m);
+    int moe_layers = mesh_model_moe_layers(m), dense = m->layers - moe_layers;
+    double emb = v * h * (m->tied_embeddings ? 1 : 2);
+    double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
+    return dense * mesh_model_layer_params(m) + moe_layers * moe_active +
+           m->mtp_layers * (moe_active + mesh_mtp_extra(m)) + emb + tail;
+}
+
+double mesh_model_active_params(const mesh_model_t *m)
+{
+    if (!m->has_arch || (m->moe.experts <= 0 && !m->mtp_layers))
+        return m->params;
+    double from_arch = mesh_model_params_from_arch(m);
+    return active_from_arch(m) * (from_arch > 0 ? m->params / from_arch : 1);
+}
+
 double mesh_model_layer_params(const mesh_model_t *m)
 {
     double h = m->hidden, f = m->ffn, q, kv;
+    if (m->mla.kv_lora_rank)
+        return mla_params(m) + norm_params(m) + mlp_params(m, f);
     mesh_model_attn_widths(m, &q, &kv);
     if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
                                       RMSNorms */
@@ -286,6 +454,12 @@ double mesh_model_params_from_arch(const mesh_model_t *m)
 {
     double h = m->hidden, v = m->vocab;
     double emb = v * h * (m->tied_embeddings ? 1 : 2);
+    if (m->moe.experts > 0 || m->mtp_layers) {
+        int moe_layers = mesh_model_moe_layers(m);
+        double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
+        return (m->layers - moe_layers) * mesh_model_layer_params(m) +
+               moe_layers * mesh_model_moe_layer_params(m) + mesh_model_mtp_params(m) + emb + tail;
+    }
     if (m->mlp == MESH_MLP_SWIGLU) /* + final RMSNorm */
         return m->layers * mesh_model_layer_params(m) + emb + h;
     /* + learned positions (s*h); Narayanan's formula has no final-LayerNorm term */
@@ -368,8 +542,11 @@ static const char *key_list(const char *section, char *buf, size_t len)
             strncat(buf, ", ", len - strlen(buf) - 1);
         strncat(buf, keys[i].name, len - strlen(buf) - 1);
     }
-    if (!*section)
-        strncat(buf, ", arch, train", len - strlen(buf) - 1);
+    for (int i = 0; i < MESH_ARRAY_LEN(sections); i++)
+        if (strcmp(sections[i].parent, section) == 0) {
+            strncat(buf, ", ", len - strlen(buf) - 1);
+            strncat(buf, section_key(&sections[i]), len - strlen(buf) - 1);
+        }
     return buf;
 }
 
@@ -430,8 +607,11 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
         put_int(m, k, iv);
         break;
     case K_NUM:
-        if (mesh_parse_double(v, dotted, k->min, k->max, &dv, &e) < 0)
-            return fail(r, line, "%s", e.msg);
+    case K_NUMNONE:
+        if (k->kind == K_NUMNONE && strcasecmp(v, "none") == 0)
+            dv = 0;
+        else if (mesh_parse_double(v, dotted, k->min, k->max, &dv, &e) < 0)
+            return fail(r, line, "%s%s", e.msg, k->kind == K_NUMNONE ? " or none" : "");
         *(double *)member_of(m, k) = dv;
         break;
     case K_BOOL:
@@ -453,16 +633,18 @@ done:
     return 0;
 }
 
-/* The section a dotted name starts with ("train" of "train.seq_len"), or
- * NULL. */
+/* The section a dotted name is a key of ("train" of "train.seq_len",
+ * "arch.moe" of "arch.moe.experts": the longest that prefixes it), or NULL. */
 static const char *section_of(const char *dotted)
 {
-    const char *dot = strchr(dotted, '.');
-    for (int i = 0; dot && i < MESH_ARRAY_LEN(sections); i++)
-        if (strlen(sections[i]) == (size_t)(dot - dotted) &&
-            strncmp(dotted, sections[i], (size_t)(dot - dotted)) == 0)
-            return sections[i];
-    return NULL;
+    const char *best = NULL;
+    for (int i = 0; i < MESH_ARRAY_LEN(sections); i++) {
+        size_t n = strlen(sections[i].name);
+        if (strncmp(dotted, sections[i].name, n) == 0 && dotted[n] == '.' &&
+            (!best || n > strlen(best)))
+            best = sections[i].name;
+    }
+    return best;
 }
 
 /* The key a dotted name ("train.seq_len", "params") names, or NULL. */
@@ -531,8 +713,9 @@ static int read_mapping(reader_t *r, const char *section, int depth)
         if (next_event(r, &val) < 0)
             return -1;
         int sec = -1;
-        for (int i = 0; !*section && i < MESH_ARRAY_LEN(sections); i++)
-            if (strcmp(name, sections[i]) == 0)
+        for (int i = 0; i < MESH_ARRAY_LEN(sections); i++)
+            if (strcmp(sections[i].parent, section) == 0 &&
+                strcmp(name, section_key(&sections[i])) == 0)
                 sec = i;
         if (sec >= 0) {
             int is_map = val.type == YAML_MAPPING_START_EVENT;
@@ -541,9 +724,9 @@ static int read_mapping(reader_t *r, const char *section, int depth)
                 return fail(r, line, "%s: expected a mapping of keys", dotted);
             if (seen_section[sec]++)
                 return fail(r, line, "%s: given twice", dotted);
-            if (depth >= 2)
+            if (depth >= 3)
                 return fail(r, line, "%s: nested too deeply", dotted);
-            if (read_mapping(r, sections[sec], depth + 1) < 0)
+            if (read_mapping(r, sections[sec].name, depth + 1) < 0)
                 return -1;
             continue;
         }
@@ -665,6 +848,98 @@ static int given_by(const spec_in_t *in, const spec_in_t *user, int f)
     return in->file[f] == user->path;
 }
 
+/* How many keys of section sec (arch.moe, ...) the spec gives. */
+static int any_set(const spec_in_t *in, const char *sec)
+{
+    int n = 0;
+    for (int i = 0; i < F_COUNT; i++)
+        n += in->set[i] && strcmp(keys[i].section, sec) == 0;
+    return n;
+}
+
+#define AT(f) where(in, f, user->path, loc, sizeof(loc))
+
+/* Whether the spec gives key f's section (arch.moe, arch.mla): 1, or 0;
+ * -1 with err when it gives the section without f, which it requires. */
+static int given_with(const spec_in_t *in, const spec_in_t *user, int f, const char *why,
+                      mesh_error_t *err)
+{
+    if (!any_set(in, keys[f].section))
+        return 0;
+    if (!in->set[f])
+        return mesh_error_set(err, "%s: %s.%s is missing (%s)", user->path, keys[f].section,
+                              keys[f].name, why);
+    return 1;
+}
+
+/* arch.moe: its defaults (top_k Megatron-LM's 2, transformer_config.py L760
+ * at d98e8a6; ffn the dense one; shared_ffn ffn) and its rules. */
+static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_moe_t *moe = &in->m.moe;
+    int given =
+        given_with(in, user, F_MOE_EXPERTS, "a MoE layer needs its number of routed experts", err);
+    if (given <= 0)
+        return given;
+    if (!in->set[F_MOE_TOPK])
+        moe->top_k = moe->experts < 2 ? moe->experts : 2;
+    if (!in->set[F_MOE_FFN])
+        moe->ffn = in->m.ffn;
+    if (in->set[F_MOE_SHARED_FFN] && !moe->shared_experts)
+        return mesh_error_set(err,
+                              "%s: arch.moe.shared_ffn: only means something with "
+                              "shared_experts (give arch.moe.shared_experts, or leave it out)",
+                              AT(F_MOE_SHARED_FFN));
+    if (moe->shared_experts && !in->set[F_MOE_SHARED_FFN])
+        moe->shared_ffn = moe->ffn;
+    if (moe->top_k > moe->experts)
+        return mesh_error_set(err, "%s: arch.moe.top_k: %d is more than the %d experts",
+                              AT(F_MOE_TOPK), moe->top_k, moe->experts);
+    if (moe->dense_layers >= in->m.layers)
+        return mesh_error_set(err,
+                              "%s: arch.moe.dense_layers: %d leaves no MoE layer of the %d "
+                              "layers (at most %d)",
+                              AT(F_MOE_DENSE), moe->dense_layers, in->m.layers, in->m.layers - 1);
+    return 0;
+}
+
+/* arch.mla: its defaults (Megatron-LM's MLATransformerConfig,
+ * transformer_config.py L3294-3300 at d98e8a6, which are DeepSeek-V2/V3's)
+ * and what it excludes. */
+static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_model_t *m = &in->m;
+    int given = given_with(in, user, F_MLA_KV,
+                           "multi-head latent attention needs its compressed key/value width", err);
+    if (given <= 0)
+        return given;
+    if (!in->set[F_MLA_QK])
+        m->mla.qk_head_dim = 128;
+    if (!in->set[F_MLA_ROPE])
+        m->mla.qk_rope_head_dim = 64;
+    if (!in->set[F_MLA_V])
+        m->mla.v_head_dim = 128;
+    if (m->mlp != MESH_MLP_SWIGLU)
+        return mesh_error_set(err,
+                              "%s: arch.mlp: multi-head latent attention is priced in "
+                              "Llama-style layers (RMSNorm, no biases): use mlp: swiglu",
+                              AT(F_MLP));
+    if (in->set[F_HEAD_DIM])
+        return mesh_error_set(err,
+                              "%s: arch.head_dim: MLA sizes its heads with arch.mla's "
+                              "qk_head_dim, qk_rope_head_dim and v_head_dim; leave head_dim out",
+                              AT(F_HEAD_DIM));
+    if (m->kv_heads != m->heads)
+        return mesh_error_set(err,
+                              "%s: arch.kv_heads: multi-head latent attention has no grouped "
+                              "key/value heads; leave kv_heads out (or equal to heads %d)",
+                              AT(F_KV_HEADS), m->heads);
+    return 0;
+}
+#undef AT
+
 /* Fill what the spec left out and check the whole model.  `user` is the
  * user's own document: when two keys disagree, the one given last (an
  * override, else the user's document, else the preset) is blamed, with
@@ -679,7 +954,8 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
     /* the other arch keys mean nothing without these four: a spec giving
      * them alone has forgotten the rest (found by fuzzing the request) */
-    int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED];
+    int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
+                      in->set[F_MTP] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
@@ -699,11 +975,15 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
             m->kv_heads = m->heads;
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
-        /* heads of hidden / heads each, unless head_dim says otherwise */
-        if (m->hidden % m->heads && !m->head_dim && LATER(F_HIDDEN, F_HEADS))
+        if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0)
+            return -1;
+        /* heads of hidden / heads each, unless head_dim (or MLA) says otherwise */
+        if (m->mla.kv_lora_rank) {
+            /* MLA's heads are sized by its own keys */
+        } else if (m->hidden % m->heads && !m->head_dim && LATER(F_HIDDEN, F_HEADS))
             return mesh_error_set(err, "%s: arch.hidden: %d is not a multiple of heads %d",
                                   AT(F_HIDDEN), m->hidden, m->heads);
-        if (m->hidden % m->heads && !m->head_dim)
+        else if (m->hidden % m->heads && !m->head_dim)
             return mesh_error_set(err, "%s: arch.heads: %d does not divide hidden %d", AT(F_HEADS),
                                   m->heads, m->hidden);
         if ((m->kv_heads > m->heads || m->heads % m->kv_heads) && in->set[F_KV_HEADS] &&
@@ -734,6 +1014,13 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.grad_accum_dtype: %s gradients under precision fp32 "
                               "would lose what fp32 training keeps; use fp32 or leave it out",
                               AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
+    /* a preset's recipe goes with the preset's fp8: a file that trains the
+     * preset in another precision drops it (a key cannot be unset) */
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 &&
+        given_by(in, user, F_FP8_RECIPE) == 0 && LATER(F_PREC, F_FP8_RECIPE)) {
+        in->set[F_FP8_RECIPE] = 0;
+        m->fp8_recipe = MESH_FP8_DELAYED;
+    }
     if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8)
         return mesh_error_set(err,
                               "%s: train.fp8_recipe: only means something with precision: fp8 "
@@ -749,6 +1036,11 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
                               "use fp32, or framework: megatron",
                               AT(F_OPT_DTYPE));
+    if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
+        return mesh_error_set(err,
+                              "%s: train.moe_imbalance: only means something for a MoE model "
+                              "(give arch.moe, or leave it out)",
+                              AT(F_MOE_IMBALANCE));
     if (!m->name[0])
         mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
     if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
@@ -763,8 +1055,12 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
  * that a parameter count given with the old one no longer holds. */
 static int changes_arch(const unsigned char set[F_COUNT])
 {
+    for (int i = 0; i < F_COUNT; i++)
+        if (set[i] &&
+            (strcmp(keys[i].section, "arch.moe") == 0 || strcmp(keys[i].section, "arch.mla") == 0))
+            return 1;
     return set[F_LAYERS] || set[F_HIDDEN] || set[F_HEADS] || set[F_KV_HEADS] || set[F_FFN] ||
-           set[F_VOCAB] || set[F_MLP] || set[F_TIED];
+           set[F_VOCAB] || set[F_MLP] || set[F_TIED] || set[F_MTP];
 }
 
 /* Apply overrides ("KEY=VALUE", KEY dotted) to *in, each read as the same
@@ -938,10 +1234,14 @@ const char *mesh_spec_key_name(int i)
     return NULL;
 }
 
-/* A key carried only when set, and not set here. */
+/* A key carried only when set, and not set here (0). */
 static int unset(const mesh_model_t *m, const struct key *k)
 {
-    return k->when == WHEN_SET && get_int(m, k) == 0;
+    if (k->when != WHEN_SET)
+        return 0;
+    if (k->kind == K_NUM || k->kind == K_NUMNONE)
+        return *(const double *)(const void *)((const char *)m + k->off) == 0;
+    return get_int(m, k) == 0;
 }
 
 /* Key k's value as the request writes it (enum and "auto" by name), or as
@@ -953,6 +1253,7 @@ static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k,
     case K_STR: mesh_buf_puts(b, (const char *)m + k->off); break;
     case K_PRESET: break;
     case K_NUM:
+    case K_NUMNONE:
         mesh_buf_printf(b, "%.17g", *(const double *)(const void *)((const char *)m + k->off));
         break;
     default: {
@@ -971,6 +1272,53 @@ static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k,
     }
 }
 
+/* The depth of a section: 0 the top level, 1 arch, 2 arch.moe. */
+static int section_depth(const char *sec)
+{
+    int d = *sec != '\0';
+    for (const char *c = sec; *c; c++)
+        d += *c == '.';
+    return d;
+}
+
+/* The leading parts sections a and b share ("arch.moe" and "arch.mla": 1). */
+static int shared_depth(const char *a, const char *b)
+{
+    int d = 0;
+    while (*a && *b) {
+        size_t na = strcspn(a, "."), nb = strcspn(b, ".");
+        if (na != nb || strncmp(a, b, na) != 0)
+            break;
+        d++;
+        a += na + (a[na] == '.');
+        b += nb + (b[nb] == '.');
+    }
+    return d;
+}
+
+/* Write what takes the request's flow mappings from section `from` (NULL:
+ * nothing written yet) to section `to`: closing the mappings `to` is not
+ * in, then opening its own ("arch" to "arch.moe": ", moe: {"). */
+static void spec_write_move(mesh_buf_t *b, const char *from, const char *to)
+{
+    if (from && strcmp(from, to) == 0) {
+        mesh_buf_puts(b, ", ");
+        return;
+    }
+    int shared = from ? shared_depth(from, to) : 0;
+    for (int d = from ? section_depth(from) : 0; d > shared; d--)
+        mesh_buf_puts(b, "}");
+    if (from)
+        mesh_buf_puts(b, ", ");
+    const char *p = to;
+    for (int d = 0; *p; d++) {
+        size_t n = strcspn(p, ".");
+        if (d >= shared)
+            mesh_buf_printf(b, "%.*s: {", (int)n, p);
+        p += n + (p[n] == '.');
+    }
+}
+
 void mesh_spec_write(const mesh_model_t *m, mesh_buf_t *b)
 {
     /* every key but preset: a request is complete in itself; the arch
@@ -980,21 +1328,17 @@ void mesh_spec_write(const mesh_model_t *m, mesh_buf_t *b)
     mesh_buf_puts(b, "{");
     for (int i = 0; i < F_COUNT; i++) {
         const struct key *k = &keys[i];
-        if (k->kind == K_PRESET || (!m->has_arch && strcmp(k->section, "arch") == 0) ||
+        if (k->kind == K_PRESET || (!m->has_arch && in_section(k->section, "arch")) ||
             (k->when == WITH_FP8 && m->precision != MESH_PREC_FP8) || unset(m, k))
             continue;
-        if (!open || strcmp(open, k->section) != 0) {
-            if (open && *open)
-                mesh_buf_puts(b, "}");
-            mesh_buf_printf(b, "%s%s%s", open ? ", " : "", k->section, *k->section ? ": {" : "");
-            open = k->section;
-        } else {
-            mesh_buf_puts(b, ", ");
-        }
+        spec_write_move(b, open, k->section);
+        open = k->section;
         mesh_buf_printf(b, "%s: ", k->name);
         put_value(b, m, k, 1);
     }
-    mesh_buf_puts(b, open && *open ? "}}" : "}");
+    for (int d = section_depth(open ? open : ""); d > 0; d--)
+        mesh_buf_puts(b, "}");
+    mesh_buf_puts(b, "}");
 }
 
 const char *mesh_model_digest(const mesh_model_t *m, char buf[17])

@@ -34,6 +34,9 @@ typedef struct mesh_cost {
     double pp_comm_s;   /* stage-to-stage sends */
     double dp_comm_s;   /* DP / ZeRO collectives not hidden behind compute */
     double optimizer_s; /* the optimizer step itself */
+    /* a MoE model's token dispatch: the all-to-alls (and expert-TP gathers)
+     * of every MoE layer, forward and backward, on the critical path */
+    double ep_comm_s;
 } mesh_cost_t;
 
 /**
@@ -41,7 +44,12 @@ typedef struct mesh_cost {
  * 6 * (matmul parameters) + 6*layers*seq*hidden for causal attention
  * (Megatron-LM's convention: QK^T and AV count half under the causal mask);
  * 4 per matmul parameter under LoRA, whose frozen weights get no gradients.
- * Without an arch: 6 (LoRA: 4) * m->params.
+ * A model with experts, MLA or MTP layers counts the parameters a token
+ * passes through (mesh_model_active_params, the MTP layers' logits
+ * included) and the attention core over its heads' widths (MLA:
+ * 3*seq*heads*(qk + rope + v) per layer), as Megatron-LM's
+ * num_floating_point_operations does.  Without an arch: 6 (LoRA: 4) *
+ * m->params.
  */
 MESH_API double mesh_flops_per_token(const mesh_model_t *m);
 

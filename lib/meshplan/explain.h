@@ -53,6 +53,11 @@ typedef enum mesh_reason_kind {
      * by the model; `tie` says which rule decided (doc/design.md,
      * "Selection") */
     MESH_REASON_NEAR_TIE,
+    /** a MoE model's expert parallelism: with `chosen` the plan's own EP
+     * and why; otherwise another EP of the plan's shape, with the same
+     * outcomes as SLOWER (candidate fits), MEMORY (it does not) or RULE
+     * (rule set) */
+    MESH_REASON_EXPERTS,
 } mesh_reason_kind_t;
 
 /** Which near-tie rule decided (MESH_REASON_NEAR_TIE). */
@@ -79,10 +84,13 @@ typedef struct mesh_reason {
      * priced, memory.total is the need and memory.capacity the usable
      * memory it is held against (bytes per GPU). */
     mesh_candidate_t candidate;
-    double best_seconds;       /* SLOWER, NEAR_TIE: the chosen layout's step time */
-    char rule[MESH_ERROR_MAX]; /* RULE: mesh_layout_check's message for candidate.layout */
+    double best_seconds;       /* SLOWER, NEAR_TIE, EXPERTS: the chosen layout's step time */
+    char rule[MESH_ERROR_MAX]; /* RULE, EXPERTS: mesh_layout_check's message for candidate.layout */
     double best_bytes;         /* NEAR_TIE: the chosen layout's memory.total */
     mesh_tie_rule_t tie;       /* NEAR_TIE: the rule that decided */
+    /* EXPERTS: 1 for the plan's own EP (candidate: the plan's layout), and
+     * the nodes one expert-parallel group of candidate.layout spans */
+    int chosen, ep_nodes;
 } mesh_reason_t;
 
 /** What would fit, when the plan does not. */
@@ -110,7 +118,7 @@ typedef struct mesh_advice {
      * estimated (zero); OUT_OF_REACH: all zero */
     mesh_candidate_t candidate;
     /* UNPIN: the --mesh key freed ("zero", "recompute", "mb", "tp", "pp",
-     * "cp", "vpp" or "dp"; static storage, never freed), its pinned value
+     * "cp", "vpp", "dp", "ep" or "etp"; static storage, never freed), its pinned value
      * and the value that fits (recompute: mesh_recompute_t values) */
     const char *field;
     int pinned, value;

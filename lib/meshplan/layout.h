@@ -45,6 +45,12 @@ typedef struct mesh_layout {
     int sequence_parallel;    /* Megatron sequence parallelism; only with tp > 1 */
     int offload;              /* 1: optimizer states (and master weights) in host memory */
     mesh_precision_t moments; /* Adam moments: fp32, or bf16/fp16 when the spec allows */
+    /* expert parallel and expert tensor parallel sizes of a MoE model's
+     * expert layers, which re-partition each stage's tp*cp*dp ranks into
+     * etp*ep*edp (Megatron-Core's expert rank generator; edp, the expert
+     * data-parallel size, is tp*cp*dp / (etp*ep)); 0 in a dense model's
+     * layout, where 0 and 1 mean the same */
+    int ep, etp;
 } mesh_layout_t;
 
 /**
@@ -67,8 +73,8 @@ typedef struct mesh_alloc {
 MESH_API void mesh_layout_unpin(mesh_layout_t *l);
 
 /**
- * Parse a --mesh string into pins: "auto" or "tp=T,pp=P,dp=D,cp=C,zero=Z,
- * vpp=V,mb=B,recompute=R,sp=on|off,offload=none|optimizer,
+ * Parse a --mesh string into pins: "auto" or "tp=T,pp=P,dp=D,cp=C,ep=E,
+ * etp=T,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,offload=none|optimizer,
  * moments=fp32|bf16|fp16" (any subset, any order, each key once; R is none,
  * selective, selective:M+M (M: core_attn, layernorm, mlp), full or full:N).
  *
@@ -78,7 +84,7 @@ MESH_API void mesh_layout_unpin(mesh_layout_t *l);
  * 1..100000; sp takes any mesh_parse_bool word.  Returns 0, or -1 with err
  * naming the key ("mesh tp: ...") on an unknown key, a repeated key, a bad
  * value, an empty field or more than 383 characters; *pins is then partly
- * filled.
+ * filled.  Whether ep and etp suit the model is mesh_layout_check's.
  */
 MESH_API int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err);
 
@@ -86,8 +92,9 @@ MESH_API int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t 
  * Canonical string of a complete layout, in the syntax mesh_layout_parse
  * reads, into buf[len] (MESH_LAYOUT_STR_MAX bytes suffice; truncated to
  * fit).  tp, pp, dp, cp, zero, vpp, mb, recompute and sp are always
- * written, in that order; offload and moments only when they differ from
- * none and fp32.  Returns buf.
+ * written, in that order, with ep and etp after cp in a MoE model's layout
+ * (ep > 0); offload and moments only when they differ from none and fp32.
+ * Returns buf.
  */
 MESH_API const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len);
 
@@ -108,6 +115,14 @@ MESH_API const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, si
 
 /** tp*cp*pp*dp, the number of ranks (a complete layout). */
 MESH_API long mesh_layout_world(const mesh_layout_t *l);
+
+/**
+ * The expert data-parallel size of a complete layout: tp*cp*dp / (etp*ep),
+ * the ranks of a stage holding the same experts (ep and etp 0 count as 1,
+ * so a dense layout's is tp*cp*dp); 0 when etp*ep does not divide
+ * tp*cp*dp (mesh_layout_check refuses it).
+ */
+MESH_API long mesh_layout_edp(const mesh_layout_t *l);
 
 /**
  * Micro-batches per optimizer step per pipeline: global_batch /
@@ -153,9 +168,12 @@ MESH_API int mesh_vpp_chunk_layers(int layers, int pp, int vpp);
  * Check that a complete layout (no MESH_FREE or MESH_AUTO field) is valid
  * for this model and allocation: divisibility, TP inside one NVLink island
  * and one node, batch arithmetic, interleaving rules, and which levers go
- * together.  Returns 0, or -1 with a line in err naming the rule that
- * fails.  offload and sequence_parallel are read as booleans (any nonzero
- * is on), and recompute itself is not range-checked.
+ * together; for a MoE model, ep and etp of at least 1, ep*etp dividing
+ * tp*cp*dp, ep the experts, etp the experts' width and the island, and
+ * sequence parallelism under TP; for a dense one, ep and etp 0 or 1.
+ * Returns 0, or -1 with a line in err naming the rule that fails.  offload
+ * and sequence_parallel are read as booleans (any nonzero is on), and
+ * recompute itself is not range-checked.
  */
 MESH_API int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                                mesh_error_t *err);

@@ -99,10 +99,29 @@ MESH_API double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l,
 
 /**
  * Parameters one GPU holds of one transformer layer under tensor
- * parallelism tp (>= 1): the matrices split, the norms replicated.  Needs
- * the arch.
+ * parallelism tp (>= 1): the matrices split, the norms replicated (and
+ * MLA's down projections, which Megatron-LM duplicates).  For a MoE model,
+ * of one of its dense layers.  Needs the arch.
  */
 MESH_API double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
+
+/**
+ * Parameters one GPU holds of one MoE layer under layout l: attention and
+ * shared experts split by l->tp, norms and router whole, and
+ * moe.experts/ep routed experts split etp ways (l->ep and l->etp, 0
+ * counting as 1).  For a dense model, mesh_layer_params_per_gpu(m,
+ * l->tp).  Needs the arch.
+ */
+MESH_API double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l);
+
+/**
+ * Of mesh_stage_params(m, l, stage), the routed experts' parameters: those
+ * of the stage's MoE layers (and the last stage's MTP layers), which the
+ * optimizer shards over the expert data-parallel group
+ * (mesh_layout_edp) instead of dp*cp.  0 for a dense model or without an
+ * arch; a params count given in the spec scales it as it does the stage's.
+ */
+MESH_API double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
 
 /**
  * Bytes per parameter (weights *w, gradients *g, optimizer states *k; none
@@ -124,6 +143,21 @@ MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, doub
  */
 MESH_API double mesh_activation_layer(const mesh_model_t *m, int micro_batch, int tp, int cp,
                                       int sp, mesh_recompute_t rc, unsigned modules);
+
+/**
+ * Activation bytes one MoE layer stores for one micro-batch on the busiest
+ * expert rank of layout l (its micro_batch, tp, cp, sequence_parallel, ep
+ * and etp): the attention and shared experts as mesh_activation_layer
+ * counts them, the router's fp32 logits and scores, and for every routed
+ * copy the rank receives (top_k of its sequence-parallel tokens, gathered
+ * over etp, times `imbalance` under dropless routing, at most the capacity
+ * factor's share, never more than its EP group could send it) the grouped
+ * MLP's inputs and outputs.  rc and modules as mesh_activation_layer
+ * takes them, except that "mlp" recomputes no MoE layer (Megatron-LM's).
+ * 0 without an arch or for a dense model.
+ */
+MESH_API double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l,
+                                          mesh_recompute_t rc, unsigned modules, double imbalance);
 
 #ifdef __cplusplus
 }

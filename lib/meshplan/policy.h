@@ -81,6 +81,9 @@ typedef struct mesh_assumptions {
     double fragmentation;    /* allocator slack, fraction of activation memory */
     int n_gpu_overrides;     /* entries used in gpu_overrides[] */
     mesh_gpu_override_t gpu_overrides[MESH_GPU_OVERRIDES_MAX];
+    /* tokens at a MoE model's busiest expert-parallel rank over the mean,
+     * where the spec gives no train.moe_imbalance (dropless routing) */
+    double moe_imbalance;
 } mesh_assumptions_t;
 
 /** What the SPANK plugin does with a plan: its launch settings. */
@@ -123,7 +126,8 @@ typedef struct mesh_policy {
 /**
  * Fill *p (all three parts) with the defaults: enforce=reject, reserve 3%,
  * export=torch, ports 20000-29999, steps=regular, topology_timeout 10 s,
- * overhead 1 GiB, comm_buffer 0.25 GiB, fragmentation 5%; every other field
+ * overhead 1 GiB, comm_buffer 0.25 GiB, fragmentation 5%, moe_imbalance
+ * 1.25; every other field
  * 0 or "".  Call it before any other policy function.
  */
 MESH_API void mesh_policy_init(mesh_policy_t *p);

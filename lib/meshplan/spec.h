@@ -85,6 +85,36 @@ MESH_API const char *mesh_recompute_modules_name(unsigned modules, char *buf, si
 MESH_API int mesh_recompute_modules_parse(const char *s, unsigned *out);
 
 /**
+ * A mixture-of-experts MLP (arch.moe): in every layer but the first
+ * dense_layers, a router sends each token to top_k of `experts` routed
+ * experts, and shared_experts more see every token.  experts 0: a dense
+ * model (every other field 0).
+ */
+typedef struct mesh_moe {
+    int experts;            /* routed experts per MoE layer; 0: no MoE */
+    int top_k;              /* routed experts per token (default 2, Megatron-LM's) */
+    int ffn;                /* each routed expert's intermediate size (default arch.ffn) */
+    int shared_experts;     /* always-active experts per MoE layer (default 0) */
+    int shared_ffn;         /* each shared expert's intermediate size (default moe.ffn) */
+    int dense_layers;       /* the first N layers keep the dense MLP of arch.ffn (default 0) */
+    double capacity_factor; /* 0 (none): dropless; else an expert drops tokens beyond it */
+} mesh_moe_t;
+
+/**
+ * Multi-head latent attention (arch.mla, DeepSeek-V2/V3): queries (unless
+ * q_lora_rank is 0) and keys/values pass through low-rank compressions;
+ * each head has a non-rotary and a rotary part.  kv_lora_rank 0: standard
+ * attention (every field 0).
+ */
+typedef struct mesh_mla {
+    int q_lora_rank;      /* 0: queries not compressed */
+    int kv_lora_rank;     /* the compressed key/value width; 0: no MLA */
+    int qk_head_dim;      /* non-rotary part of each query/key head (default 128) */
+    int qk_rope_head_dim; /* rotary part (default 64) */
+    int v_head_dim;       /* width of each value head (default 128) */
+} mesh_mla_t;
+
+/**
  * A model and its training setup, with every default filled in, as
  * mesh_spec_load and mesh_spec_parse make it.  Plain data: copy it freely.
  */
@@ -119,6 +149,16 @@ typedef struct mesh_model {
     int flash_attention;        /* no s x s attention scores are stored (default 1) */
     double dropout;             /* probability, 0..1; 0: no dropout masks are stored */
     mesh_finetune_t finetune;   /* default full */
+    /* arch.moe, arch.mla and arch.mtp_layers (multi-token-prediction layers,
+     * placed after the last stage's layers as Megatron-LM does): all 0 for a
+     * dense model with standard attention */
+    mesh_moe_t moe;
+    mesh_mla_t mla;
+    int mtp_layers;
+    /* train.moe_imbalance: tokens at the busiest expert-parallel rank over
+     * the mean under dropless routing; 0: not given (the policy's
+     * moe_imbalance, which a plan writes here) */
+    double moe_imbalance;
 } mesh_model_t;
 
 /** Where presets are searched, in order; a NULL entry ends the list early. */
@@ -228,8 +268,10 @@ MESH_API const char *mesh_model_digest(const mesh_model_t *m, char buf[17]);
  * The attention's widths as fractions of hidden: *q = heads * head_dim /
  * hidden (the query and output projections) and *kv = kv_heads * head_dim
  * / hidden (keys and values each), where head_dim is arch.head_dim or else
- * hidden / heads (then *q is 1 and *kv kv_heads / heads).  Needs the arch;
- * q and kv must not be NULL.
+ * hidden / heads (then *q is 1 and *kv kv_heads / heads).  Under MLA,
+ * *q = heads * (qk_head_dim + qk_rope_head_dim) / hidden (queries and keys)
+ * and *kv = heads * v_head_dim / hidden (values).  Needs the arch; q and kv
+ * must not be NULL.
  */
 MESH_API void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv);
 
@@ -240,9 +282,56 @@ MESH_API void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *k
  * with q and kv the attention's widths (mesh_model_attn_widths; 1 and
  * kv_heads/heads unless arch.head_dim is given).
  * The GPT form is for ffn = 4h and kv_heads = heads: the count itself uses
- * the model's own.  Needs the arch (m->has_arch); m->params is ignored.
+ * the model's own.  A MoE model counts its dense layers so and its MoE
+ * layers as mesh_model_moe_layer_params, MLA its own projections and norms
+ * (doc/design.md, "Mixture of experts and MLA"), and MTP layers add
+ * mesh_model_mtp_params.  Needs the arch (m->has_arch); m->params is
+ * ignored.
  */
 MESH_API double mesh_model_params_from_arch(const mesh_model_t *m);
+
+/**
+ * 1 if m has mixture-of-experts layers (arch.moe), else 0.
+ */
+MESH_API int mesh_model_is_moe(const mesh_model_t *m);
+
+/**
+ * The layers of m with a MoE MLP: layers - moe.dense_layers, or 0 for a
+ * dense model (the MTP layers not counted).
+ */
+MESH_API int mesh_model_moe_layers(const mesh_model_t *m);
+
+/**
+ * Parameters of one routed expert of m: a SwiGLU MLP of width moe.ffn
+ * (3*h*ffn), or a GeLU one with its biases (2*h*ffn + ffn + h); 0 for a
+ * dense model.  Needs the arch.
+ */
+MESH_API double mesh_model_expert_params(const mesh_model_t *m);
+
+/**
+ * Parameters of one MoE layer of m (attention, norms, router, shared
+ * experts and every routed expert); for a dense model, those of a layer
+ * (mesh_model_layer_params).  Needs the arch.
+ */
+MESH_API double mesh_model_moe_layer_params(const mesh_model_t *m);
+
+/**
+ * Parameters the multi-token-prediction layers of m add
+ * (arch.mtp_layers): each is a transformer layer like the model's last,
+ * a 2h x h projection and three norms; its embedding and output layer are
+ * the model's own (Megatron-LM's MultiTokenPredictionLayer).  0 without
+ * MTP layers.  Needs the arch.
+ */
+MESH_API double mesh_model_mtp_params(const mesh_model_t *m);
+
+/**
+ * Parameters one token passes through, from the arch: the routed experts
+ * it is not sent to left out (top_k of moe.experts count), everything else
+ * in (embeddings, shared experts, router, MTP layers), as published "active"
+ * counts are made.  For a dense model, or without an arch, m->params; a
+ * params count given in the spec scales it likewise.
+ */
+MESH_API double mesh_model_active_params(const mesh_model_t *m);
 
 /**
  * The vocabulary Megatron-LM allocates under tensor parallelism tp (>= 1):
@@ -253,7 +342,8 @@ MESH_API double mesh_model_padded_vocab(const mesh_model_t *m, int tp);
 
 /**
  * Parameters of one transformer layer (weights, biases and norms), from
- * the arch (m->has_arch must be set).
+ * the arch (m->has_arch must be set); for a MoE model, of one of its dense
+ * layers (moe.dense_layers), with the dense MLP of arch.ffn.
  */
 MESH_API double mesh_model_layer_params(const mesh_model_t *m);
 

@@ -107,6 +107,15 @@ static mesh_env_t *env_of(const mesh_plan_t *p)
  * is a valid layout; returns how many. */
 typedef void (*check_fn)(const mesh_plan_t *p, const mesh_env_t *e, const table_t *t);
 
+/* An allocation of so many nodes of 8 H100s, and the --mesh pins. */
+typedef struct {
+    int nodes;
+    const char *pins;
+} layout_case_t;
+
+static int for_each_of(const char *const *specs, size_t n_specs, const layout_case_t *cases,
+                       size_t n_cases, check_fn check, const table_t *t);
+
 static int for_each_layout(check_fn check, const table_t *t)
 {
     static const char *specs[] = {
@@ -134,10 +143,7 @@ static int for_each_layout(check_fn check, const table_t *t)
         "preset: llama3-8b\narch:\n  head_dim: 256\n",
         "preset: llama2-7b\ntrain:\n  flash_attention: false\n  dropout: 0.1\n",
     };
-    static const struct {
-        int nodes;
-        const char *pins;
-    } cases[] = {
+    static const layout_case_t cases[] = {
         {1, ""},
         {2, ""},
         {16, ""},
@@ -159,10 +165,18 @@ static int for_each_layout(check_fn check, const table_t *t)
         {4, "recompute=selective:layernorm+mlp"},
         {4, "recompute=selective:core_attn+mlp"},
     };
+    return for_each_of(specs, sizeof(specs) / sizeof(*specs), cases, sizeof(cases) / sizeof(*cases),
+                       check, t);
+}
+
+/* check(plan, env) for every spec x case that is a valid layout; returns how many. */
+static int for_each_of(const char *const *specs, size_t n_specs, const layout_case_t *cases,
+                       size_t n_cases, check_fn check, const table_t *t)
+{
     int n = 0;
-    for (size_t s = 0; s < sizeof(specs) / sizeof(*specs); s++) {
+    for (size_t s = 0; s < n_specs; s++) {
         mesh_model_t m = test_spec(specs[s]);
-        for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+        for (size_t c = 0; c < n_cases; c++) {
             mesh_policy_t pol;
             mesh_error_t err;
             mesh_layout_t pins;
@@ -264,6 +278,56 @@ static void megatron__every_flag_is_real(void **state)
     table_t t = load_table("megatron-arguments.txt");
     int n = for_each_layout(check_megatron, &t);
     assert_true(n > 100);
+    free(t.e);
+}
+
+/* The flags of the MoE presets (experts, MLA, MTP) under expert layouts:
+ * every one an argument of Megatron-LM's, each layout's sizes the same as
+ * the MESH_* variables', and the model's as the spec says. */
+static long flag_value(const char *args, const char *flag)
+{
+    char pat[96];
+    snprintf(pat, sizeof(pat), "%s ", flag);
+    const char *at = strstr(args, pat);
+    return at ? strtol(at + strlen(pat), NULL, 10) : -1;
+}
+
+static void check_megatron_moe(const mesh_plan_t *p, const mesh_env_t *e, const table_t *t)
+{
+    const mesh_model_t *m = mesh_plan_model(p);
+    check_megatron(p, e, t);
+    const char *args = get(e, "MESH_MEGATRON_ARGS");
+    assert_int_equal(flag_value(args, "--expert-model-parallel-size"),
+                     layout_int(e, "MESH_EP_SIZE"));
+    assert_int_equal(flag_value(args, "--expert-tensor-parallel-size"),
+                     layout_int(e, "MESH_ETP_SIZE"));
+    assert_int_equal(flag_value(args, "--num-experts"), m->moe.experts);
+    assert_int_equal(flag_value(args, "--moe-router-topk"), m->moe.top_k);
+    assert_int_equal(flag_value(args, "--moe-ffn-hidden-size"), m->moe.ffn);
+    assert_int_equal(flag_value(args, "--kv-lora-rank"),
+                     m->mla.kv_lora_rank ? m->mla.kv_lora_rank : -1);
+    assert_int_equal(flag_value(args, "--mtp-num-layers"), m->mtp_layers ? m->mtp_layers : -1);
+    assert_true((strstr(args, "--moe-expert-capacity-factor") != NULL) ==
+                (m->moe.capacity_factor > 0));
+}
+
+static void megatron__moe_flags_are_real(void **state)
+{
+    table_t t = load_table("megatron-arguments.txt");
+    static const char *const specs[] = {
+        "preset: mixtral-8x7b",
+        "preset: mixtral-8x22b",
+        "preset: qwen3-30b-a3b",
+        "preset: qwen3-235b-a22b",
+        "preset: deepseek-v3",
+        "preset: deepseek-v3\ntrain:\n  precision: bf16\n",
+        "preset: qwen3-30b-a3b\narch:\n  moe:\n    capacity_factor: 1.25\n"};
+    static const layout_case_t cases[] = {{8, "ep=8"},         {16, "tp=2,pp=4,ep=8"},
+                                          {32, "pp=8,ep=16"},  {16, "tp=2,ep=4,etp=2"},
+                                          {64, "pp=16,ep=32"}, {4, "pp=4,ep=4,zero=1"}};
+    int n = for_each_of(specs, sizeof(specs) / sizeof(*specs), cases,
+                        sizeof(cases) / sizeof(*cases), check_megatron_moe, &t);
+    assert_true(n >= 20);
     free(t.e);
 }
 
@@ -419,6 +483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(megatron__fixture_sanity),
         cmocka_unit_test(megatron__every_flag_is_real),
+        cmocka_unit_test(megatron__moe_flags_are_real),
         cmocka_unit_test(deepspeed__checker_catches_bad_keys),
         cmocka_unit_test(deepspeed__keys_kinds_and_batch_identity),
     };

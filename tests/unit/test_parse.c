@@ -94,7 +94,7 @@ static void error__long_user_input_is_cut(void **state)
 
 /* ---- the --mesh syntax (lib/layout.c) ---- */
 
-#define MESH_KEY_LIST "tp pp dp cp zero vpp mb recompute sp offload moments"
+#define MESH_KEY_LIST "tp pp dp cp ep etp zero vpp mb recompute sp offload moments"
 
 /* Parse s, which must fail with exactly the message want. */
 static void mesh_refused(const char *s, const char *want)
@@ -424,7 +424,7 @@ static void mesh__keys_in_the_manual(void **state)
     assert_int_equal(mesh_layout_parse("zz=1", &l, &err), -1);
     const char *list = strstr(err.msg, "(keys: ");
     assert_non_null(list);
-    assert_int_equal(test_man_lists("meshplan.1", list + strlen("(keys: "), ')', " "), 11);
+    assert_int_equal(test_man_lists("meshplan.1", list + strlen("(keys: "), ')', " "), 13);
 }
 
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,

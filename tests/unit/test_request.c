@@ -109,6 +109,10 @@ static const char *model_diff(const mesh_model_t *a, const mesh_model_t *b, char
     SAME(flash_attention);
     DIFF(memcmp(&a->dropout, &b->dropout, sizeof(double)) != 0, "dropout");
     SAME(finetune);
+    DIFF(memcmp(&a->moe, &b->moe, sizeof(a->moe)) != 0, "moe");
+    DIFF(memcmp(&a->mla, &b->mla, sizeof(a->mla)) != 0, "mla");
+    SAME(mtp_layers);
+    DIFF(memcmp(&a->moe_imbalance, &b->moe_imbalance, sizeof(double)) != 0, "moe_imbalance");
 #undef SAME
 #undef DIFF
     return out;
@@ -187,6 +191,28 @@ static const struct {
     {"train.flash_attention", "{params: 1e9, train: {flash_attention: @}}", "true", "false"},
     {"train.dropout", "{params: 1e9, train: {dropout: @}}", "0.0", "1 0.1 0.123456789012345"},
     {"train.finetune", "{params: 1e9, train: {finetune: @}}", "full", "lora"},
+#define MOE_ARCH "{arch: {layers: 3, hidden: 64, heads: 4, vocab: 100, "
+    {"arch.mtp_layers", MOE_ARCH "mtp_layers: @}}", "0", "1 64"},
+    {"arch.moe.experts", MOE_ARCH "moe: {experts: @}}}", NULL, "1 8 65536"},
+    {"arch.moe.top_k", MOE_ARCH "moe: {experts: 65536, top_k: @}}}", "2", "1 8 65536"},
+    {"arch.moe.ffn", MOE_ARCH "moe: {experts: 4, ffn: @}}}", "256", "1 16777216 768"},
+    {"arch.moe.shared_experts", MOE_ARCH "moe: {experts: 4, shared_experts: @}}}", "0", "1 1024"},
+    {"arch.moe.shared_ffn", MOE_ARCH "moe: {experts: 4, shared_experts: 1, shared_ffn: @}}}", "256",
+     "1 16777216"},
+    {"arch.moe.dense_layers", MOE_ARCH "moe: {experts: 4, dense_layers: @}}}", "0", "1 2"},
+    {"arch.moe.capacity_factor", MOE_ARCH "moe: {experts: 4, capacity_factor: @}}}", "none",
+     "0.01 1 1.25 1000"},
+    {"arch.mla.q_lora_rank", MOE_ARCH "mla: {kv_lora_rank: 8, q_lora_rank: @}}}", "0",
+     "1 1536 1048576"},
+    {"arch.mla.kv_lora_rank", MOE_ARCH "mla: {kv_lora_rank: @}}}", NULL, "1 512 1048576"},
+    {"arch.mla.qk_head_dim", MOE_ARCH "mla: {kv_lora_rank: 8, qk_head_dim: @}}}", "128",
+     "1 64 65536"},
+    {"arch.mla.qk_rope_head_dim", MOE_ARCH "mla: {kv_lora_rank: 8, qk_rope_head_dim: @}}}", "64",
+     "1 32 65536"},
+    {"arch.mla.v_head_dim", MOE_ARCH "mla: {kv_lora_rank: 8, v_head_dim: @}}}", "128", "1 65536"},
+    {"train.moe_imbalance", MOE_ARCH "moe: {experts: 4}}, train: {moe_imbalance: @}}", NULL,
+     "1 1.5 1000"},
+#undef MOE_ARCH
 };
 
 static void fill(const char *tmpl, const char *value, char *out, size_t len)

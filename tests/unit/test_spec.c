@@ -459,7 +459,19 @@ static const doc_key_t doc_keys[] = {
      "train.dropout: '{}' is not a number (expected 0..1)", AT(dropout, T_DBL)},
     {"train", "finetune", PARAMS, "full", NULL, NULL, NULL, NULL, NULL, NULL, "full lora", "qlora",
      "train.finetune: '{}' is not one of: full lora", AT(finetune, T_ENUM)},
+    /* multi-token prediction, and the imbalance a MoE model is priced at
+     * (default: the policy's, so none here) */
+    {"arch", "mtp_layers", ARCH, "0", NULL, "0", "-1", "64", "65",
+     "arch.mtp_layers: {} is out of range (allowed 0..64)", "1 2", "one",
+     "arch.mtp_layers: '{}' is not an integer (expected 0..64)", AT(mtp_layers, T_INT)},
+    {"train", "moe_imbalance", ARCH ", arch.moe: {experts: 4}", NULL, NULL, "1", "0.999", "1000",
+     "1000.5", "train.moe_imbalance: {} is out of range (allowed 1..1000)", "1.25 2", "even",
+     "train.moe_imbalance: '{}' is not a number (expected 1..1000)", AT(moe_imbalance, T_DBL)},
 };
+
+/* The mappings nested in a section (meshplan.yaml(5) documents their keys
+ * in their own lists; tests/unit/test_moe.c checks them). */
+static const char *const doc_subsections[] = {"arch.moe", "arch.mla"};
 
 #define DOC_KEYS (sizeof(doc_keys) / sizeof(doc_keys[0]))
 
@@ -723,6 +735,11 @@ static void doc_check_allowed(const char *msg, const char *sec)
         size_t n = strcspn(list, ",)");
         int found = !*sec && ((n == 4 && strncmp(list, "arch", 4) == 0) ||
                               (n == 5 && strncmp(list, "train", 5) == 0));
+        for (size_t i = 0; !found && i < sizeof(doc_subsections) / sizeof(*doc_subsections); i++)
+            found = strncmp(doc_subsections[i], sec, strlen(sec)) == 0 && *sec &&
+                    doc_subsections[i][strlen(sec)] == '.' &&
+                    strlen(doc_subsections[i] + strlen(sec) + 1) == n &&
+                    strncmp(doc_subsections[i] + strlen(sec) + 1, list, n) == 0;
         for (size_t i = 0; !found && i < DOC_KEYS; i++)
             found = strcmp(doc_keys[i].section, sec) == 0 && strlen(doc_keys[i].key) == n &&
                     strncmp(doc_keys[i].key, list, n) == 0;
@@ -735,6 +752,9 @@ static void doc_check_allowed(const char *msg, const char *sec)
     }
     /* and every documented key is listed */
     int documented = *sec ? 0 : 2;
+    for (size_t i = 0; *sec && i < sizeof(doc_subsections) / sizeof(*doc_subsections); i++)
+        documented += strncmp(doc_subsections[i], sec, strlen(sec)) == 0 &&
+                      doc_subsections[i][strlen(sec)] == '.';
     for (size_t i = 0; i < DOC_KEYS; i++) {
         int dup = 0;
         for (size_t j = 0; j < i; j++)
@@ -986,8 +1006,8 @@ static void overrides__refused_with_the_key(void **state)
         const char *set, *msg;
     } cases[] = {
         {"arch.seq_len=1", "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
-                           "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings); did you mean "
-                           "train.seq_len?"},
+                           "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
+                           "moe, mla); did you mean train.seq_len?"},
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
                      "did you mean train.seq_len?"},
         {"train.seq_lne=1", "--set: unknown key 'seq_lne' in train (allowed: ..."},
@@ -1037,7 +1057,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    assert_int_equal(n, 24); /* 3 top-level keys less preset, 9 arch, 13 train */
+    /* 3 top-level keys less preset, 10 arch, 7 arch.moe, 5 arch.mla, 14 train */
+    assert_int_equal(n, 38);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
