@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Planning time, in process: the median of repeated mesh_plan_create calls
  * for a 7B fine-tune on 8 GPUs and for Llama 3.1 405B on 16,384 H100s, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Model states as each framework allocates them under meshplan's exports.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libmeshplan internals: shared by the library's sources only, never installed.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Layouts: the --mesh syntax, batch arithmetic, the layer split and the
  * validity rules (Megatron-LM's, which the exported flags must satisfy).

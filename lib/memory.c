@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The memory model: bytes per GPU of a layout, for its worst rank.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libmeshplan: plan 3D-parallel (TP x CP x PP x DP + ZeRO) layouts for LLM
  * training and render the per-task environment.  Include this header, or

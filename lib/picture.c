@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Pictures of a plan, as text for the terminal and as SVG (picture.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Admin policy: one table of keys for plugstack.conf arguments, YAML policy
  * files and the CLI's --policy.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The rank map: Megatron-LM's order tp-cp-dp-pp, TP fastest
  * (megatron/core/parallel_state.py, RankGenerator: strides are the prefix

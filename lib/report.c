@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reports: the explained plan as text and as JSON, and the rank map.
  */

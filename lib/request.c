@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The request job_submit/meshplan reads: "1;PINS;SPEC" (see request.h).
  */

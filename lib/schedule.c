@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pipeline schedule, simulated slot by slot (schedule.h): Megatron-LM's
  * 1F1B and interleaved orders (megatron/core/pipeline_parallel/schedules.py),

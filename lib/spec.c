@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The model spec: a strict libyaml event-API reader of meshplan-spec(5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The decisions about a job step that every front end makes the same way
  * (see step.h): its shape, its GPUs, its nodes' likeness and the

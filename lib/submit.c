@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The controller's judgement of a job at submission (see submit.h): moved
  * here from job_submit/meshplan so that the CLI's --partition asks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The node's GPUs, islands and NUMA locality, from hwloc 2.x.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libmeshplan internals: the hardened libyaml event reader shared by the
  * spec and the policy parsers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The plugin's configuration, parsed in one place: plugstack.conf arguments
  * (the admin policy, strictly: an unknown key is an error naming it) and

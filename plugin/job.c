@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What both sides of the plugin need: the job's model, and the plan for a
  * step of a given shape.  A pure function of the spec, the step's shape and

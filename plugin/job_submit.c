@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * job_submit/meshplan: the controller's half of meshplan.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The differences between the Slurm releases meshplan builds against, 22.05
  * to 25.11, each in one place with the release that made it.  The plugin

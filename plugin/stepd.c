@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The slurmstepd side: once per node in user_init (effective uid = the
  * job's), read the spec, plan, and build every local task's variables; in

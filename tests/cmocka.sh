@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=sh
 # Sourced by the shell suites: the result lines CMocka prints, which automake
 # keeps in each suite's .log and tests/run-all adds up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan(1): plan, check and explain 3D-parallel layouts, and print the
  * rank map and the per-task variables the SPANK plugin exports.

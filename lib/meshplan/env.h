@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: the per-task environment (doc/design.md, "Per-task environment").
  *

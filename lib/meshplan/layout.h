@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: a 3D-parallel layout, the allocation it runs on, and the
  * --mesh syntax.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: reports of a plan for people and for programs.
  *

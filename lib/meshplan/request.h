@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: a job's request, as the submit side records it for the
  * controller.

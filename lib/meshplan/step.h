@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: the decisions every front end makes about a job step before it
  * plans: the step's shape from Slurm's numbers, the GPUs a TRES string asks

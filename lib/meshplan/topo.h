@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan: the node's GPUs, their NVLink/XGMI islands and NUMA locality,
  * from hwloc.

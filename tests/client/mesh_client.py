@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A real training client for meshplan's variables (PyTorch, CPU, gloo).
 
 Started by srun (export mode torch: RANK, WORLD_SIZE, MASTER_* and the

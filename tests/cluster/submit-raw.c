@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A hand-made batch submission through libslurm, carrying whatever control
  * environment entry the test gives it: what a user could send without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harnesses for everything meshplan parses from users and admins.
  * Each harness defines LLVMFuzzerTestOneInput; `make fuzz` links it with

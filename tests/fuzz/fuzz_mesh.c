@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The --mesh string.  A string that pins every field must print back
  * (mesh_layout_format, the canonical MESH_PLAN form) to a string that parses

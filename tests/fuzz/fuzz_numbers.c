@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The number parsers behind every option, spec value and policy key: what
  * they accept must lie in the range they were given.

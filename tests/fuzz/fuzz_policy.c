@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The admin's configuration: a policy file (YAML), or, when the input starts
  * with "#!args\n", plugstack.conf arguments separated by white space.  A

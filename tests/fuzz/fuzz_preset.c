@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Preset names as a user types them after --model: anything that is not a
  * path must be refused or resolved inside the models directory.

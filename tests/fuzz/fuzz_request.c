@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The request job_submit/meshplan decodes inside slurmctld, from a control
  * environment any user can hand-craft.  What decodes is planned (as the

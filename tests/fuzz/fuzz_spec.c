@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The model spec parser on arbitrary file bytes; what parses is planned on
  * one node of 8 H100s, so that absurd but well-formed models (1e30

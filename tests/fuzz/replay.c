@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Runs a harness without libFuzzer: feeds LLVMFuzzerTestOneInput each file
  * named on the command line, and each file in each directory named, so that

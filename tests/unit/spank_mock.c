@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The SPANK and libslurm functions meshplan.so calls, faked for its tests.
  */

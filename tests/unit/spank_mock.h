@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A fake SPANK host for the plugin's unit tests: the job's items, its
  * environment and what the plugin logged, all inspectable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Model states against the frameworks' own accounting, and the accounting
  * table against the exported flags, both ways.

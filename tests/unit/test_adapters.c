@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The adapters against the real programs' names.  Every flag meshplan puts in
  * MESH_MEGATRON_ARGS must be an argument of Megatron-LM's arguments.py, with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The meshplan CLI, run as a user runs it: exit codes, one-line errors,
  * valid JSON, and `meshplan env` equal to what the library renders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The cost model: batch arithmetic and bubbles from the sources, and the
  * physical orderings the planner relies on.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The plan's explanation as records (meshplan/explain.h): every kind of
  * reason and advice with its numbers, by hand or from the memory and cost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * job_submit/meshplan against the CLI: for the same model, nodes, GPUs and
  * policy, slurmctld's answer at submission and the CLI's (`meshplan env`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Mixture of experts, multi-head latent attention and multi-token
  * prediction: the spec's keys (arch.moe, arch.mla, arch.mtp_layers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The strict number and size parsers shared by specs, policies and the CLI.
  */

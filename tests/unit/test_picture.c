@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Pictures: the simulated schedule against the bubble formula, and the
  * text and SVG views against the plan they draw.

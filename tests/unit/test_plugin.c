@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * meshplan.so's glue, against a fake SPANK host: every context, the options,
  * the deferred errors of slurmstepd, and the variables a task gets.

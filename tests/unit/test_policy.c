@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Admin policy: key=value arguments and YAML files, strictly.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Published layouts (tests/fixtures/published_layouts_dev.csv: real
  * Megatron-LM runs) must be judged as fitting, and the planner must find a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The rank map: Megatron's order, groups, node contiguity.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The model spec: parameter counts, presets, overrides and hostile input.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The decisions about a step that srun, slurmstepd, slurmctld and the CLI
  * share (lib/step.c): shapes from Slurm's numbers, TRES strings, nodes'

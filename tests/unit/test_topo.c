@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Topology: this project's fixtures (tests/fixtures/topologies); the real
  * machines' exports are test_topo_real's.

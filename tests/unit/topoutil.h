@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Helpers of the topology suites (test_topo, test_topo_real): load an XML
  * export and compare its GPUs with what the test expects.
