@@ -2,6 +2,7 @@
 /*
  * Reports: the explained plan as text and as JSON, and the rank map.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,27 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
  * backslash. */
 #define WRAP_COLUMNS 100
 
+/* Append the n bytes of words at w, each after a space, single-quoted
+ * where a shell would read it otherwise (MoE's "--moe-layer-freq
+ * ([0]*3+[1]*58)": '(' is syntax to a shell), so that the printed line can
+ * be pasted; the variable itself is split by the shell without re-parsing
+ * and stays unquoted.  Returns the columns the quotes add. */
+static size_t shell_words(mesh_buf_t *b, const char *w, size_t n)
+{
+    size_t added = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = strcspn(w + i, " ");
+        len = len > n - i ? n - i : len;
+        int plain = 1;
+        for (size_t k = 0; k < len; k++)
+            plain &= isalnum((unsigned char)w[i + k]) || strchr("_+=.,:/@%-", w[i + k]) != NULL;
+        mesh_buf_printf(b, plain ? " %.*s" : " '%.*s'", (int)len, w + i);
+        added += plain ? 0 : 2;
+        i += len + 1;
+    }
+    return added;
+}
+
 static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
 {
     if (!mesh_plan_fits(p))
@@ -217,8 +239,7 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
             mesh_buf_puts(b, " \\\n ");
             col = 1;
         }
-        mesh_buf_printf(b, " %.*s", (int)len, c);
-        col += 1 + len;
+        col += 1 + len + shell_words(b, c, len);
         c = next ? next + 1 : c + len;
     }
     mesh_buf_puts(b, "\n");

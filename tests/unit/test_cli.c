@@ -220,6 +220,22 @@ static void plan__text_and_json(void **state)
             fail_msg("JSON lacks %s", keys[i]);
 }
 
+/* The printed Megatron-LM line pastes into a shell: a word a shell would
+ * read otherwise (DeepSeek-V3's layer pattern: '(' is syntax) is quoted,
+ * while the exported variable, split without re-parsing, is not. */
+static void plan__megatron_line_pastes_into_a_shell(void **state)
+{
+    result_t *r = run("plan", "--model", "deepseek-v3", "--nodes", "128", "--gpus-per-node", "8",
+                      "--gpu", "H100-SXM", "--no-pictures", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, " --moe-layer-freq '([0]*3+[1]*58)' "));
+    assert_non_null(strstr(r->out, " --num-experts 256 --moe-router-topk 8 "));
+    r = run("env", "--model", "deepseek-v3", "--nodes", "128", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, " --moe-layer-freq ([0]*3+[1]*58) "));
+}
+
 static void check__exit_codes(void **state)
 {
     result_t *r = run("check", "--model", "llama3-70b", ALLOC, "--mesh", "tp=8,pp=2", NULL);
@@ -999,6 +1015,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help__every_command),
         cmocka_unit_test(plan__text_and_json),
+        cmocka_unit_test(plan__megatron_line_pastes_into_a_shell),
         cmocka_unit_test(check__exit_codes),
         cmocka_unit_test(bad_input__exit_2_one_line),
         cmocka_unit_test(nothing_fits__exit_1_with_advice),
