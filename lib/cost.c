@@ -378,6 +378,22 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
  * NVLink between ranks of one island and the network between nodes;
  * expert TP adds an all-gather and a reduce-scatter of the copies. */
 #define GROUPED_GEMM_M0 128.0
+/* A GEMM with a short reduction dimension K runs at K/(K + 680) of its
+ * long-K rate: DeepGEMM's dense table at M = 4096 (same README) gives K =
+ * 512 43% of the best shape, 1536 73%, 2048 75%, 7168 96%, 16384 100%.
+ * Experts' GEMMs are where K is short (fc2's K is the expert width). */
+#define GEMM_K0 680.0
+/* Dropless routing's own cost, per routed copy a rank handles in one MoE
+ * layer's forward (the backward pays it twice): the host learns the token
+ * counts before it can launch the all-to-all and the grouped GEMMs, and the
+ * permutations run over variable sizes.  Measured by NVIDIA on one layout
+ * run both ways with the same forced-balanced routing (Megatron-Bridge
+ * docs/performance-summary-archive.md at 0a25f91, DGX-H100, Qwen3-30B-A3B,
+ * 16 GPUs, TP1 PP2 VP24 EP8, MBS 2, GBS 512): 5275 tokens/s a GPU dropless
+ * (25.11) against 10494 token-dropping (25.09), 12.4 s more a step over
+ * 768 MoE layer passes of 65,536 copies each: 0.25 us a copy forward and
+ * backward. */
+#define DROPLESS_S_PER_COPY (0.246e-6 / 3)
 
 /* Seconds of one all-to-all in which the busiest rank receives `bytes`
  * (and sends as much): the part from its EP peers on its NVLink island
@@ -418,17 +434,22 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
      * experts' weights, and the permutations reading and writing the
      * copies */
     double per_expert = r / local, eff = per_expert / (per_expert + GROUPED_GEMM_M0);
-    double expert_flops = 2 * r * h * (swiglu ? 3 : 2) * fe;
+    double fc1 = 2 * r * h * (swiglu ? 2 : 1) * fe, fc2 = 2 * r * fe * h;
     double expert_bytes =
         w * (local * h * (swiglu ? 3 : 2) * fe + r * (2 * h + 3 * fe)) + 4 * w * r * h;
-    double experts_s = expert_flops / (peak * eff) + expert_bytes / hbm;
+    double experts_s = (fc1 * (1 + GEMM_K0 / h) + fc2 * (1 + GEMM_K0 / fe)) / (peak * eff) +
+                       expert_bytes / hbm;
+    if (m->moe.capacity_factor <= 0) /* dropless */
+        experts_s += r * DROPLESS_S_PER_COPY;
     *moe = *dense;
     moe->fwd =
         dense->fwd - dense->mlp_fwd + shared_s + experts_s + KERNELS_PER_LAYER / 2 * KERNEL_GAP_S;
     moe->mlp_fwd = 0; /* "mlp" recomputes no MoE layer */
-    /* dispatch and combine: the copies before the expert TP gather, h wide */
-    double copies = ACT_BYTES * h * r / l->etp;
-    *comm = 2 * all_to_all(copies, l, a) +
+    /* dispatch and combine: the copies before the expert TP gather, h wide;
+     * under FP8 the dispatch sends them in FP8 (Megatron-LM's MoE guide,
+     * "FP8 Training": half the dispatch volume), the combine in bf16 */
+    double copies = h * r / l->etp, lin = m->precision == MESH_PREC_FP8 ? 1 : ACT_BYTES;
+    *comm = all_to_all(lin * copies, l, a) + all_to_all(ACT_BYTES * copies, l, a) +
             2 * collective(ACT_BYTES * h * r, l->etp, g->link_bw, STEP_LAT_LINK, 0, 1);
 }
 

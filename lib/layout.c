@@ -208,8 +208,9 @@ const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
     /* the memory levers are written only when used, so that the strings of
      * layouts without them read as they always did */
     char experts[48] = "";
-    if (l->ep > 0) /* a MoE model's layout */
-        snprintf(experts, sizeof(experts), ",ep=%d,etp=%d", l->ep, l->etp);
+    if (l->ep > 0 || l->etp > 0) /* a MoE model's layout (as pins, each where set) */
+        snprintf(experts, sizeof(experts), "%s%.0d%s%.0d", l->ep > 0 ? ",ep=" : "",
+                 l->ep > 0 ? l->ep : 0, l->etp > 0 ? ",etp=" : "", l->etp > 0 ? l->etp : 0);
     snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d%s,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
              l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
              mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off",

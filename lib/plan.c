@@ -439,6 +439,8 @@ static void search_batches(search_t *s, mesh_layout_t *l)
     }
 }
 
+static void shape_params(search_t *s, const mesh_layout_t *l);
+
 static void search_stage_options(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
@@ -482,6 +484,8 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         l->zero = zeros[iz];
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
+            if (m->moe.dense_layers && nv > 1)
+                shape_params(s, l); /* the dense layers follow the chunks */
             s->plain_mb = 0;
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
                 /* without an arch there is nothing to recompute */
@@ -524,9 +528,10 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
-/* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
- * every option of its stages. */
-static void search_shape(search_t *s, mesh_layout_t *l)
+/* The parameters of the heavy stages of the shape l (its tp, cp, pp, dp,
+ * ep, etp and, for a MoE model with dense layers, vpp: interleaving moves
+ * those between stages). */
+static void shape_params(search_t *s, const mesh_layout_t *l)
 {
     int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
     s->psi_max = s->psi_e_max = 0;
@@ -539,6 +544,14 @@ static void search_shape(search_t *s, mesh_layout_t *l)
         }
     }
     s->memo_key = -1;
+}
+
+/* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
+ * every option of its stages. */
+static void search_shape(search_t *s, mesh_layout_t *l)
+{
+    l->vpp = 1; /* until search_stage_options sets it */
+    shape_params(s, l);
     search_stage_options(s, l);
 }
 

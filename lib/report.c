@@ -331,7 +331,9 @@ static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
     const mesh_candidate_t *c = &r->candidate;
     const mesh_layout_t *l = &c->layout;
     const mesh_memory_t *mm = &c->memory;
-    if (r->chosen)
+    if (r->chosen && l->ep <= 1)
+        snprintf(buf, len, "EP 1, expert TP %d: %s", l->etp, ep_where(r, where, sizeof(where)));
+    else if (r->chosen)
         snprintf(buf, len, "EP %d, expert TP %d: each expert group %s", l->ep, l->etp,
                  ep_where(r, where, sizeof(where)));
     else if (r->rule[0])

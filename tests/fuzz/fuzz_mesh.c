@@ -3,7 +3,8 @@
  * The --mesh string.  A string that pins every field must print back
  * (mesh_layout_format, the canonical MESH_PLAN form) to a string that parses
  * to the same pins.  The canonical form writes the memory levers (offload,
- * moments) only when they are used: one left out reads as off.
+ * moments) only when they are used: one left out reads as off; and a MoE
+ * layout's ep and etp where they are set (a dense layout has none).
  */
 #include "fuzz.h"
 
@@ -21,7 +22,8 @@ static int complete(const mesh_layout_t *l)
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         if (v[i] < 0) /* MESH_FREE or MESH_AUTO */
             return 0;
-    return l->offload != MESH_AUTO && (int)l->moments != MESH_AUTO;
+    return l->offload != MESH_AUTO && (int)l->moments != MESH_AUTO && l->ep != MESH_AUTO &&
+           l->etp != MESH_AUTO;
 }
 
 /* The levers as the canonical form means them: left out is off. */

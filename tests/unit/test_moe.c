@@ -774,11 +774,11 @@ static void cost__dispatch_inside_and_across_nodes(void **state)
  * but for their experts, 8 or 64 of the same width, 2 per token: the same
  * expert FLOPs, 512 or 64 tokens per expert (80% or 33% of the rate).
  * Memory traffic made free, the second computes its experts 2.4 times
- * longer. */
+ * longer (token-dropping both, so that dropless routing adds nothing). */
 static void cost__grouped_gemm_efficiency(void **state)
 {
     const char *fmt = "name: m\narch: {layers: 4, hidden: 2048, heads: 16, vocab: 1000, "
-                      "moe: {experts: %d, top_k: 2, ffn: 1024}}\n"
+                      "moe: {experts: %d, top_k: 2, ffn: 1024, capacity_factor: 4}}\n"
                       "train: {seq_len: 2048, global_batch: 64, moe_imbalance: 1}\n";
     char yaml[512];
     snprintf(yaml, sizeof(yaml), fmt, 8);
