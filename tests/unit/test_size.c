@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Sizing (lib/size.c) and the run-time estimate: the table, each goal's
  * choice, the choice the controller's pruned search makes agreeing with
