@@ -11,7 +11,8 @@
  * (optimizer offload, partial recomputation) make it fit.
  * Target: at most 1 ms for the 16,384-GPU case, 2 ms for DeepSeek-V3 on
  * 2,048 H100s (a mixture of experts: the expert-parallel sizes are
- * searched as well).
+ * searched as well).  And sizing, a ranged job's node count picked by a
+ * goal: Llama 3.1 405B over 1-64 nodes (target: at most 5 ms).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,50 @@ static int bench(const char *preset, const char *gpu, int nodes, int gpn, int ru
     return bench_host(preset, gpu, nodes, gpn, runs, quick, 0);
 }
 
+/* Median time of sizing preset over lo..hi nodes of gpn GPUs for goal, as
+ * job_submit/meshplan will for a ranged job (target: 5 ms for Llama 3.1
+ * 405B on 1-64 nodes of 8 H100s). */
+static int bench_size(const char *preset, const char *gpu, int lo, int hi, int gpn, int runs,
+                      mesh_size_goal_t goal, unsigned flags)
+{
+    struct {
+        mesh_model_t m;
+        mesh_alloc_t a;
+        mesh_policy_t pol;
+    } in; /* the sizing's inputs: the policy's defaults, as the controller's */
+    mesh_model_t *const mp = &in.m;
+    mesh_error_t err;
+    mesh_spec_dirs_t dirs = {{getenv("MESH_MODELS_DIR"), mesh_default_models_dir(), NULL, NULL}};
+    mesh_policy_init(&in.pol);
+    if (mesh_spec_load(preset, &dirs, mp, &err) < 0 ||
+        mesh_policy_alloc(&in.pol.assume, gpu, 0, 0, lo, gpn, &in.a, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    double *t = malloc(sizeof(double) * (size_t)runs);
+    char why[MESH_SIZE_REASON_MAX] = "";
+    for (int i = 0; i < runs; i++) {
+        double t0 = now();
+        mesh_size_t *s =
+            mesh_size_create(mp, &in.a, lo, hi, NULL, &in.pol.assume, goal, flags, &err);
+        t[i] = now() - t0;
+        if (!s) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            free(t);
+            return 1;
+        }
+        snprintf(why, sizeof(why), "%s", s->reason);
+        mesh_size_destroy(s);
+    }
+    qsort(t, (size_t)runs, sizeof(double), cmp);
+    printf("%-14s size %d-%d x %d %-9s %-9s%s median %8.4f ms  min %8.4f ms  max %8.4f ms  (%d "
+           "runs) -> %s\n",
+           preset, lo, hi, gpn, gpu, mesh_size_goal_name(goal), flags ? " table" : "",
+           t[runs / 2] * 1e3, t[0] * 1e3, t[runs - 1] * 1e3, runs, why);
+    free(t);
+    return 0;
+}
+
 /* Median time of loading a topology: xml NULL is live discovery. */
 static int bench_topo(const char *xml, int runs)
 {
@@ -135,6 +180,11 @@ int main(void)
     rc |= bench("llama3-8b", "H100-SXM", 2, 8, 201, 0);
     rc |= bench("llama3-8b", "H100-SXM", 2, 8, 201, 1);
     rc |= bench("llama3.1-405b", "H100-SXM", 2048, 8, 51, 1);
+    /* what job_submit/meshplan does for a ranged job (sbatch -N 1-64 --mesh-size=...) */
+    for (int g = MESH_SIZE_MIN; g <= MESH_SIZE_EFFICIENT; g++)
+        rc |= bench_size("llama3.1-405b", "H100-SXM", 1, 64, 8, 21, (mesh_size_goal_t)g, 0);
+    /* and `meshplan size`'s whole table */
+    rc |= bench_size("llama3.1-405b", "H100-SXM", 1, 64, 8, 21, MESH_SIZE_MIN, MESH_SIZE_TABLE);
     /* the memory levers: offload and partial recomputation */
     rc |= bench_host("llama3-70b", "H100-SXM", 1, 8, 51, 0, 2048.0 * 1073741824);
     rc |= bench_host("llama3-70b-32k", "H100-SXM", 1, 8, 51, 0, 2048.0 * 1073741824);

@@ -11,6 +11,7 @@
 #include "meshplan/accounting.h"
 #include "meshplan/env.h"
 #include "meshplan/ranks.h"
+#include "meshplan/size.h"
 
 /* Which export modes get a variable. */
 enum { M_MESH = 1, M_TORCH = 2, M_TORCHRUN = 4, M_ALL = 7 };
@@ -22,7 +23,8 @@ enum {
     NEEDS_NUMA = 8,
     BIND_CUDA = 16,
     BIND_ROCR = 32,
-    NEEDS_MOE = 64 /* the expert groups: a MoE model's layout only */
+    NEEDS_MOE = 64,    /* the expert groups: a MoE model's layout only */
+    NEEDS_BUDGET = 128 /* a spec with train.tokens or train.steps only */
 };
 
 typedef struct ctx {
@@ -148,6 +150,14 @@ static void r_pp_layers(const ctx_t *x, mesh_buf_t *b)
 static void r_mem(const ctx_t *x, mesh_buf_t *b)
 {
     mesh_buf_printf(b, "%.0f", mesh_plan_best(x->plan)->memory.total);
+}
+
+/* Whole seconds, rounded up: a time limit set from it is never short. */
+static void r_estimate(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_estimate_t est;
+    mesh_size_estimate(x->m, &mesh_plan_best(x->plan)->cost, &est);
+    mesh_buf_printf(b, "%ld", mesh_ceil_long(est.seconds));
 }
 
 static void r_gpu_mem(const ctx_t *x, mesh_buf_t *b)
@@ -486,6 +496,7 @@ static const struct var {
     {"MESH_PP_LAYERS", M_ALL, 0, r_pp_layers},
     {"MESH_PREDICTED_MEM_BYTES", M_ALL, 0, r_mem},
     {"MESH_GPU_MEM_BYTES", M_ALL, 0, r_gpu_mem},
+    {"MESH_ESTIMATED_SECONDS", M_ALL, NEEDS_BUDGET, r_estimate},
     {"MESH_PLAN", M_ALL, 0, r_plan},
     {"MESH_PLAN_DIGEST", M_ALL, 0, r_digest},
     {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
@@ -553,7 +564,8 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & NEEDS_NUMA) && task->numa_node < 0) ||
             ((v->flags & BIND_CUDA) && !task->cuda_visible) ||
             ((v->flags & BIND_ROCR) && !task->rocr_visible) ||
-            ((v->flags & NEEDS_MOE) && x.l->ep <= 0))
+            ((v->flags & NEEDS_MOE) && x.l->ep <= 0) ||
+            ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);

@@ -197,4 +197,12 @@ mesh_gib_str_t mesh_gib_str(double bytes);
 
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* x rounded up to a whole number, for x >= 0 below 2^62: ceil() without
+ * libm, which the static core library's users need not link. */
+static inline long mesh_ceil_long(double x)
+{
+    long n = (long)x;
+    return n + (n < x);
+}
+
 #endif

@@ -28,5 +28,6 @@
 #include "meshplan/picture.h"
 #include "meshplan/step.h"
 #include "meshplan/submit.h"
+#include "meshplan/size.h"
 
 #endif

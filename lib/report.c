@@ -11,6 +11,7 @@
 #include "meshplan/explain.h"
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
+#include "meshplan/size.h"
 
 /* 12.3 M, 456 k: for token counts and rates */
 static const char *si(double v, char *buf, size_t len)
@@ -173,6 +174,36 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
     }
 }
 
+/* A duration as people read it: "4 d 7 h", "3 h 12 min", "45 min", "12 s". */
+static const char *duration(double t, char *out, size_t len)
+{
+    long s = mesh_ceil_long(t);
+    if (s >= 86400)
+        snprintf(out, len, "%ld d %ld h", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        snprintf(out, len, "%ld h %ld min", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(out, len, "%ld min", (s + 59) / 60);
+    else
+        snprintf(out, len, "%ld s", s);
+    return out;
+}
+
+/* The run-time estimate's line, for a spec with a budget. */
+static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_t *c)
+{
+    mesh_estimate_t est;
+    char t[48], tok[32];
+    if (!mesh_size_estimate(m, c, &est))
+        return;
+    mesh_buf_printf(b,
+                    "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s; without a "
+                    "margin: allow %.0f%% more)\n",
+                    duration(est.seconds, t, sizeof(t)), mesh_ceil_long(est.seconds), est.steps,
+                    c->step_seconds, si(est.tokens, tok, sizeof(tok)),
+                    m->steps ? "train.steps" : "train.tokens", 100 * MESH_TIME_MARGIN_DEFAULT);
+}
+
 static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_cost_t *c = &mesh_plan_best(p)->cost;
@@ -188,6 +219,7 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
     if (mesh_plan_best(p)->layout.ep > 0)
         mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
                         c->ep_comm_s);
+    text_estimate(b, mesh_plan_model(p), c);
 }
 
 /* The line MESH_MEGATRON_ARGS carries, for a layout that fits, wrapped
@@ -515,8 +547,10 @@ static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
         m->total, m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
 }
 
-static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
+static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, const mesh_model_t *m)
 {
+    long global_batch = m->global_batch;
+    mesh_estimate_t est;
     const mesh_cost_t *k = &c->cost;
     mesh_buf_printf(b, "\"fits\":%s,\"layout\":", c->fits ? "true" : "false");
     json_layout(b, c, global_batch);
@@ -532,6 +566,9 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, long global
                     k->optimizer_s);
     if (c->layout.ep > 0) /* a MoE layout's: a dense one's object reads as it always did */
         mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g", k->ep_comm_s);
+    if (mesh_size_estimate(m, k, &est)) /* a spec with a budget's: additive keys */
+        mesh_buf_printf(b, ",\"steps\":%ld,\"tokens\":%.17g,\"estimated_seconds\":%.6g", est.steps,
+                        est.tokens, est.seconds);
     mesh_buf_puts(b, "}");
 }
 
@@ -711,7 +748,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_json_string(&b, a->gpu.name);
     mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d,\"host_memory\":%.0f},", a->gpu.memory,
                     a->island, a->host_memory);
-    json_candidate(&b, best, m->global_batch);
+    json_candidate(&b, best, m);
     mesh_buf_puts(&b, ",\"pp_layers\":[");
     for (int i = 0; i < best->layout.pp; i++)
         mesh_buf_printf(&b, "%s%d", i ? "," : "",
@@ -719,7 +756,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "],\"alternatives\":[");
     for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
         mesh_buf_puts(&b, i ? ",{" : "{");
-        json_candidate(&b, mesh_plan_alternative(p, i), m->global_batch);
+        json_candidate(&b, mesh_plan_alternative(p, i), m);
         mesh_buf_puts(&b, "}");
     }
     mesh_buf_puts(&b, "]");

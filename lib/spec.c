@@ -29,7 +29,9 @@ enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM, K_NUMNONE };
 /* When the controller's request carries a key (see mesh_spec_write) and
  * the digest hashes it: always, only under fp8, or only when set (nonzero):
  * a key added later leaves the digest of every spec without it as it was. */
-enum when { ALWAYS, WITH_FP8, WHEN_SET };
+enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
+/* BUDGET: carried when set, never hashed: a training budget changes no
+ * layout, so a plan's digest is the same with or without one. */
 #define NO_AUTO 0x7fffffff
 
 /* The models meshplan plans, whether params is given or comes from arch. */
@@ -104,7 +106,9 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET };
     X(F_FRAMEWORK, "train", "framework", K_ENUM, framework, 0, 0, "auto megatron deepspeed torch", \
       NO_AUTO, ALWAYS)                                                                             \
     X(F_MOE_IMBALANCE, "train", "moe_imbalance", K_NUM, moe_imbalance, 1, 1000, NULL, NO_AUTO,     \
-      WHEN_SET)
+      WHEN_SET)                                                                                    \
+    X(F_TOKENS, "train", "tokens", K_NUM, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                  \
+    X(F_STEPS, "train", "steps", K_INT, steps, 1, 1e15, NULL, NO_AUTO, BUDGET)
 
 /* The field ids: a key's index in the table. */
 #define FIELD_ID(id, ...) id,
@@ -1042,6 +1046,11 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.moe_imbalance: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
                               AT(F_MOE_IMBALANCE));
+    if (in->set[F_TOKENS] && in->set[F_STEPS])
+        return mesh_error_set(err,
+                              "%s: train.steps: the budget is given twice, with train.tokens "
+                              "too (give one of them)",
+                              AT(F_STEPS));
     if (!m->name[0])
         mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
     if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
@@ -1238,7 +1247,7 @@ const char *mesh_spec_key_name(int i)
 /* A key carried only when set, and not set here (0). */
 static int unset(const mesh_model_t *m, const struct key *k)
 {
-    if (k->when != WHEN_SET)
+    if (k->when != WHEN_SET && k->when != BUDGET)
         return 0;
     if (k->kind == K_NUM || k->kind == K_NUMNONE)
         return *(const double *)(const void *)((const char *)m + k->off) == 0;
@@ -1350,7 +1359,7 @@ const char *mesh_model_digest(const mesh_model_t *m, char buf[17])
     mesh_buf_init(&b);
     mesh_buf_puts(&b, "m2");
     for (int i = 0; i < F_COUNT; i++) {
-        if (keys[i].kind == K_PRESET || unset(m, &keys[i]))
+        if (keys[i].kind == K_PRESET || keys[i].when == BUDGET || unset(m, &keys[i]))
             continue;
         if (i > 0 && !*keys[i - 1].section && *keys[i].section)
             mesh_buf_printf(&b, "|%d", m->has_arch);

@@ -40,10 +40,12 @@ enum {
     C_PRESETS = 1 << 6,
     C_VERSION = 1 << 7,
     C_HELP = 1 << 8,
+    C_SIZE = 1 << 9,
 };
 #define C_REPORT (C_PLAN | C_CHECK | C_RANKS)            /* a report, text or JSON */
 #define C_MODEL  (C_REPORT | C_ENV)                      /* they plan a model */
-#define C_POLICY (C_MODEL | C_TOPO | C_GPUS | C_PRESETS) /* they read a policy */
+#define C_SIZED  (C_MODEL | C_SIZE)                      /* they read a model's spec */
+#define C_POLICY (C_SIZED | C_TOPO | C_GPUS | C_PRESETS) /* they read a policy */
 #define C_JSON   (C_POLICY | C_VERSION)                  /* they have a JSON form */
 #define C_ALL    (C_POLICY | C_VERSION | C_HELP)
 
@@ -59,6 +61,7 @@ typedef enum opt_id {
     O_TOPOLOGY,
     O_PARTITION,
     O_MESH,
+    O_GOAL,
     O_POLICY,
     O_SET,
     O_MODELS_DIR,
@@ -86,24 +89,27 @@ typedef struct opt {
 } opt_t;
 
 static const opt_t opts[O_COUNT] = {
-    [O_MODEL] = {"model", "SPEC", C_MODEL, "preset name (meshplan presets) or a spec .yaml file"},
-    [O_NODES] = {"nodes", "N", C_MODEL, "nodes in the allocation"},
-    [O_GPN] = {"gpus-per-node", "G", C_MODEL, "GPUs (= tasks) per node"},
-    [O_GPU] = {"gpu", "NAME", C_MODEL, "GPU model from the table (meshplan gpus)"},
-    [O_GPU_MEM] = {"gpu-mem", "SIZE", C_MODEL,
+    [O_MODEL] = {"model", "SPEC", C_SIZED, "preset name (meshplan presets) or a spec .yaml file"},
+    [O_NODES] = {"nodes", "N", C_SIZED, "nodes in the allocation (size: a range LO-HI, or N)"},
+    [O_GPN] = {"gpus-per-node", "G", C_SIZED, "GPUs (= tasks) per node"},
+    [O_GPU] = {"gpu", "NAME", C_SIZED, "GPU model from the table (meshplan gpus)"},
+    [O_GPU_MEM] = {"gpu-mem", "SIZE", C_SIZED,
                    "GPU memory (80GB = 80e9, 80GiB = 80*2^30); overrides --gpu's"},
-    [O_NVLINK] = {"nvlink", "N", C_MODEL, "GPUs per NVLink island (default: the GPU's)"},
-    [O_HOST_MEM] = {"host-mem", "SIZE", C_MODEL,
+    [O_NVLINK] = {"nvlink", "N", C_SIZED, "GPUs per NVLink island (default: the GPU's)"},
+    [O_HOST_MEM] = {"host-mem", "SIZE", C_SIZED,
                     "host memory per node for optimizer offload, as the job's --mem\n"
                     "(default: unknown, no offload)"},
     [O_TOPOLOGY] = {"topology", "FILE.xml", C_MODEL | C_TOPO,
                     "a node's hwloc topology, in place of --gpu, --gpu-mem, --nvlink\n"
                     "(and of --gpus-per-node); 'this' for this machine"},
-    [O_PARTITION] = {"partition", "NAME", C_PLAN | C_CHECK,
+    [O_PARTITION] = {"partition", "NAME", C_PLAN | C_CHECK | C_SIZE,
                      "judge the job as job_submit/meshplan does when it is submitted\n"
                      "to partition NAME (or A,B,...): on the GPU the policy's\n"
                      "partitions: give it, with the controller's verdict on stderr"},
-    [O_MESH] = {"mesh", "STRING", C_MODEL,
+    [O_GOAL] = {"goal", "GOAL", C_SIZE,
+                "min (fewest nodes that fit; default), fastest (shortest step) or\n"
+                "efficient (most tokens per GPU-hour)"},
+    [O_MESH] = {"mesh", "STRING", C_SIZED,
                 "pin fields: tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,\n"
                 "sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
                 "selective, full or full:N layers per stage)"},
@@ -114,7 +120,7 @@ static const opt_t opts[O_COUNT] = {
     [O_SET] = {"set", "KEY=VALUE", C_POLICY,
                "override a spec key (train.seq_len=32768) or set a policy key\n"
                "(reserve=0.1), on top of --model and --policy"},
-    [O_MODELS_DIR] = {"models-dir", "DIR", C_MODEL | C_PRESETS, "look for presets here first"},
+    [O_MODELS_DIR] = {"models-dir", "DIR", C_SIZED | C_PRESETS, "look for presets here first"},
     [O_JSON] = {"json", NULL, C_JSON, "machine-readable output"},
     [O_SHELL] = {"shell", NULL, C_ENV,
                  "export NAME='value' lines, for eval \"$(meshplan env --shell ...)\""},
@@ -143,6 +149,8 @@ typedef struct options {
     const char *partition;
     double gpu_mem, host_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
+    int nodes_lo, nodes_hi; /* size's --nodes LO-HI (N: N-N) */
+    mesh_size_goal_t goal;
     int json, shell, have_export, no_pictures;
     mesh_export_t export_mode;
     /* --set: spec keys (for mesh_spec_load_with) and policy keys, in order */
@@ -182,6 +190,7 @@ static int cmd_topo(const options_t *o);
 static int cmd_gpus(const options_t *o);
 static int cmd_presets(const options_t *o);
 static int cmd_version(const options_t *o);
+static int cmd_size(const options_t *o);
 
 #define ALLOC_SYNOPSIS                                                                             \
     "--model SPEC --nodes N --gpus-per-node G (--gpu NAME | --gpu-mem SIZE) [options]"
@@ -207,6 +216,14 @@ static const command_t commands[] = {
      "Show the GPUs hwloc finds (this machine, or an exported XML topology): bus\n"
      "id, model, memory, NUMA node, CPUs, NVLink/XGMI islands, and what the\n"
      "planner will assume."},
+    {"size", C_SIZE, cmd_size,
+     "--model SPEC --nodes LO-HI --gpus-per-node G (--gpu NAME | --partition NAME) [options]",
+     "plan every node count of a range and pick one by a goal",
+     "Plan every node count of --nodes LO-HI (cut to the partition's nodes with\n"
+     "--partition) and pick one by --goal, as job_submit/meshplan narrows a job\n"
+     "submitted with a node range: a table of counts, layouts, step times, tokens\n"
+     "per GPU-hour and memory, the choice marked with its reason.  Exit 0 when a\n"
+     "count fits, 1 when none does (with how many nodes would)."},
     {"gpus", C_GPUS, cmd_gpus, "[options]", "list the GPU table", NULL},
     {"presets", C_PRESETS, cmd_presets, "[options]", "list the model presets", NULL},
     {"version", C_VERSION, cmd_version, "[--json]",
@@ -331,13 +348,22 @@ static int spec_set(const char *set)
 }
 
 /* Store one option's value. */
+static int parse_range(options_t *o, const char *v);
+
 static int set_option(options_t *o, opt_id_t id, const char *v)
 {
     mesh_error_t err;
     int rc = 0;
     switch (id) {
     case O_MODEL: o->model = v; break;
-    case O_NODES: rc = mesh_parse_int(v, "--nodes", 1, 1 << 20, &o->nodes, &err); break;
+    case O_NODES:
+        if (o->cmd->bit == C_SIZE)
+            return parse_range(o, v);
+        rc = mesh_parse_int(v, "--nodes", 1, 1 << 20, &o->nodes, &err);
+        break;
+    case O_GOAL:
+        rc = mesh_size_goal_parse(v, &o->goal, &err) < 0 ? mesh_error_prefix(&err, "--goal") : 0;
+        break;
     case O_GPN: rc = mesh_parse_int(v, "--gpus-per-node", 1, 1024, &o->gpus_per_node, &err); break;
     case O_GPU: o->gpu = v; break;
     case O_GPU_MEM: rc = mesh_parse_size(v, "--gpu-mem", 1e8, 1e14, &o->gpu_mem, &err); break;
@@ -384,6 +410,27 @@ static int set_option(options_t *o, opt_id_t id, const char *v)
     return rc < 0 ? bad("%s", err.msg) : 0;
 }
 
+/* size's --nodes: "LO-HI", or "N" for N-N. */
+static int parse_range(options_t *o, const char *v)
+{
+    mesh_error_t err;
+    long long lo, hi;
+    char part[32];
+    size_t n = strcspn(v, "-");
+    if (n >= sizeof(part) || (v[n] && !v[n + 1]))
+        return bad("--nodes: '%.40s' is not a node count or a range LO-HI", v);
+    snprintf(part, sizeof(part), "%.*s", (int)n, v);
+    if (mesh_parse_int(part, "--nodes", 1, 1 << 20, &lo, &err) < 0 ||
+        mesh_parse_int(v[n] ? v + n + 1 : part, "--nodes", 1, 1 << 20, &hi, &err) < 0)
+        return bad("%s (a node count or a range LO-HI)", err.msg);
+    if (lo > hi)
+        return bad("--nodes %.40s: the range is empty (LO must not be above HI)", v);
+    o->nodes_lo = (int)lo;
+    o->nodes_hi = (int)hi;
+    o->nodes = lo;
+    return 0;
+}
+
 /* Read argv[1..argc) (argv[0] is the command) into *o: "--name VALUE",
  * "--name=VALUE" or "--name", names matched whole (an abbreviation is a
  * typo: --node is not --nodes), each only where the command takes it. */
@@ -419,7 +466,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         return bad("--json and --shell: choose one");
     if (o->svg && strcmp(o->svg, "-") == 0 && o->json)
         return bad("--svg - and --json both write to standard output: choose one");
-    if (o->n_spec_sets && !(c->bit & C_MODEL))
+    if (o->n_spec_sets && !(c->bit & C_SIZED))
         return bad("--set %.60s: a key of the model's spec, which %s does not read",
                    o->spec_sets[0], c->name);
     return 0;
@@ -1017,6 +1064,136 @@ static int cmd_env(const options_t *o)
 
 /* This program's release and the library's it runs with: they differ when
  * a libmeshplan of another release is found first. */
+/* size's allocation template: the partition's GPU (--partition, the range
+ * cut to its nodes), else --gpu or --gpu-mem's; *lo and *hi the range. */
+static int size_alloc(const options_t *o, mesh_alloc_t *a, int *lo, int *hi)
+{
+    mesh_error_t err;
+    *lo = o->nodes_lo;
+    *hi = o->nodes_hi;
+    if (o->partition) {
+        mesh_step_t step = {.nodes = *lo, .gpus_per_node = (int)o->gpus_per_node};
+        if (o->gpu || o->gpu_mem > 0 || o->nvlink)
+            return bad("--partition takes the GPU from the policy's partitions: leave out --gpu, "
+                       "--gpu-mem and --nvlink");
+        if (mesh_size_bound(&o->pol, o->partition, lo, hi, &err) < 0)
+            return bad("--nodes %d-%d: %s", o->nodes_lo, o->nodes_hi, err.msg);
+        if (mesh_partition_alloc(&o->pol, o->partition, &step, a, &err) < 0)
+            return bad("--partition %s: %s", o->partition, err.msg);
+    } else if (mesh_policy_alloc(&o->pol.assume, o->gpu, o->gpu_mem, (int)o->nvlink, *lo,
+                                 (int)o->gpus_per_node, a, &err) < 0) {
+        return bad("%s", err.msg);
+    }
+    a->host_memory = o->host_mem;
+    return 0;
+}
+
+/* One row of size's table: '*' marks the choice. */
+static void size_row_text(const mesh_size_t *sz, int i, const mesh_model_t *m)
+{
+    const mesh_size_row_t *r = &sz->rows[i];
+    char l[MESH_LAYOUT_STR_MAX], run[32] = "";
+    mesh_estimate_t est;
+    if (r->fits != 1) {
+        printf("  %6d  does not fit\n", r->nodes);
+        return;
+    }
+    if (mesh_size_estimate(m, &r->best.cost, &est))
+        snprintf(run, sizeof(run), est.seconds >= 2 * 86400 ? "%10.1f d" : "%10.1f h",
+                 est.seconds / (est.seconds >= 2 * 86400 ? 86400 : 3600));
+    printf("%c %6d  %-60s %9.3g %11.4g %13.4g %6.1f/%.1f%s\n", i == sz->chosen ? '*' : ' ',
+           r->nodes, mesh_layout_format(&r->best.layout, l, sizeof(l)), r->best.cost.step_seconds,
+           r->best.cost.tokens_per_sec, r->tokens_per_gpu_hour, r->best.memory.total / 1073741824.0,
+           r->best.memory.capacity / 1073741824.0, run);
+}
+
+static void size_text(const mesh_size_t *sz, const mesh_model_t *m, const mesh_alloc_t *a)
+{
+    int budget = m->tokens > 0 || m->steps > 0;
+    printf("Sizing %s on %d-%d nodes of %d %s, goal %s\n\n", m->name, sz->lo, sz->hi,
+           a->gpus_per_node, a->gpu.name, mesh_size_goal_name(sz->goal));
+    printf("  %6s  %-60s %9s %11s %13s %10s%s\n", "nodes", "layout", "step s", "tokens/s",
+           "tok/GPU-hour", "GiB/usable", budget ? "   est. run" : "");
+    for (int i = 0; i < sz->n_rows; i++)
+        size_row_text(sz, i, m);
+    printf("\n%s%s\n", sz->chosen >= 0 ? "Choice: " : "Nothing fits: ", sz->reason);
+}
+
+/* JSON: the goal, the range, every row and the choice (null: none). */
+static char *size_json(const mesh_size_t *sz, const mesh_model_t *m, const mesh_alloc_t *a)
+{
+    char *name = mesh_json_string(m->name), *why = mesh_json_string(sz->reason);
+    char l[MESH_LAYOUT_STR_MAX];
+    size_t len = 0;
+    char *out = NULL;
+    FILE *f = open_memstream(&out, &len);
+    if (!f || !name || !why) {
+        free(name);
+        free(why);
+        return f ? fclose(f), free(out), NULL : NULL;
+    }
+    fprintf(f,
+            "{\"model\":%s,\"goal\":\"%s\",\"nodes\":{\"lo\":%d,\"hi\":%d},\"gpus_per_node\":%d,"
+            "\"gpu\":\"%s\",\"rows\":[",
+            name, mesh_size_goal_name(sz->goal), sz->lo, sz->hi, a->gpus_per_node, a->gpu.name);
+    for (int i = 0; i < sz->n_rows; i++) {
+        const mesh_size_row_t *r = &sz->rows[i];
+        mesh_estimate_t est;
+        fprintf(f, "%s{\"nodes\":%d,\"fits\":%s", i ? "," : "", r->nodes,
+                r->fits == 1 ? "true" : "false");
+        if (r->fits == 1)
+            fprintf(f,
+                    ",\"layout\":\"%s\",\"step_seconds\":%.6g,\"tokens_per_second\":%.6g,"
+                    "\"tokens_per_gpu_hour\":%.6g,\"memory_bytes\":%.0f,\"capacity_bytes\":%.0f",
+                    mesh_layout_format(&r->best.layout, l, sizeof(l)), r->best.cost.step_seconds,
+                    r->best.cost.tokens_per_sec, r->tokens_per_gpu_hour, r->best.memory.total,
+                    r->best.memory.capacity);
+        if (r->fits == 1 && mesh_size_estimate(m, &r->best.cost, &est))
+            fprintf(f, ",\"steps\":%ld,\"estimated_seconds\":%.6g", est.steps, est.seconds);
+        fputs("}", f);
+    }
+    if (sz->chosen >= 0)
+        fprintf(f, "],\"chosen\":%d", sz->rows[sz->chosen].nodes);
+    else
+        fputs("],\"chosen\":null", f);
+    fprintf(f, ",\"reason\":%s,\"would_fit\":", why);
+    fprintf(f, sz->would_fit ? "%d}\n" : "null}\n", sz->would_fit);
+    free(name);
+    free(why);
+    return fclose(f) == 0 ? out : (free(out), NULL);
+}
+
+static int cmd_size(const options_t *o)
+{
+    mesh_error_t err;
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_layout_t pins;
+    int lo, hi, rc;
+    if (!o->model)
+        return bad("--model is required (a preset name or a spec .yaml file)");
+    if (!o->nodes_lo)
+        return bad("--nodes is required (a range LO-HI, or N)");
+    if (!o->gpus_per_node)
+        return bad("--gpus-per-node is required");
+    if ((rc = size_alloc(o, &alloc, &lo, &hi)))
+        return rc;
+    if (load_model(o, &model, &err) < 0 || mesh_layout_parse(o->mesh, &pins, &err) < 0)
+        return bad("%s", err.msg);
+    mesh_size_t *sz = mesh_size_create(&model, &alloc, lo, hi, &pins, &o->pol.assume, o->goal,
+                                       MESH_SIZE_TABLE, &err);
+    if (!sz)
+        return bad("%s", err.msg);
+    if (o->json)
+        rc = print_owned(size_json(sz, &model, &alloc));
+    else
+        size_text(sz, &model, &alloc);
+    if (rc == 0)
+        rc = sz->chosen >= 0 ? EXIT_FITS : EXIT_NOFIT;
+    mesh_size_destroy(sz);
+    return rc;
+}
+
 static int cmd_version(const options_t *o)
 {
     if (o->json)

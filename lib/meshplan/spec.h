@@ -160,6 +160,11 @@ typedef struct mesh_model {
      * the mean under dropless routing; 0: not given (the policy's
      * moe_imbalance, which a plan writes here) */
     double moe_imbalance;
+    /* the training budget, for the run-time estimate (mesh_size_estimate):
+     * train.tokens, tokens in all, or train.steps, optimizer steps; 0: not
+     * given (at most one is).  Neither changes the plan nor its digest. */
+    double tokens;
+    long steps;
 } mesh_model_t;
 
 /** Where presets are searched, in order; a NULL entry ends the list early. */

@@ -182,8 +182,8 @@ static void assert_bad(const result_t *r, const char *needle)
 
 static void help__every_command(void **state)
 {
-    const char *cmds[] = {"plan", "check", "ranks", "env", "topo", "gpus", "presets"};
-    for (int i = 0; i < 7; i++) {
+    const char *cmds[] = {"plan", "check", "ranks", "env", "topo", "gpus", "presets", "size"};
+    for (int i = 0; i < 8; i++) {
         result_t *r = run(cmds[i], "--help", NULL);
         assert_int_equal(r->status, 0);
         assert_non_null(strstr(r->out, cmds[i]));
@@ -683,7 +683,7 @@ static void help__command_and_unknown(void **state)
     assert_non_null(strstr(all, "\n  version  "));
     r = run("help", "pln", NULL);
     assert_bad(r, "unknown command 'pln'; did you mean plan? (commands: plan, check, ranks, env, "
-                  "topo, gpus, presets, version, help)");
+                  "topo, size, gpus, presets, version, help)");
     assert_bad(run("chek", NULL), "unknown command 'chek'; did you mean check?");
     assert_bad(run("frobnicate", NULL), "unknown command 'frobnicate' (commands: ");
     assert_bad(run("help", "plan", "env", NULL), "help takes one command");
@@ -940,7 +940,131 @@ static void partition__errors(void **state)
                    "--partition", "gpu", NULL),
                "--partition gpu: the controller does not judge this job");
     assert_bad(run("env", "--model", "llama3-8b", ALLOC, "--partition", "gpu", NULL),
-               "--partition: unknown option for env (an option of plan, check)");
+               "--partition: unknown option for env (an option of plan, check, size)");
+}
+
+/* ---- size: every count of a range, one chosen by a goal ---- */
+
+#define SIZE_ALLOC "--gpus-per-node", "8", "--gpu", "H100-SXM", "--policy", "none"
+
+/* The table's row of `nodes` in size's text ("" when there is none). */
+static const char *size_row_of(const char *out, int nodes)
+{
+    static char line[256];
+    char key[16];
+    snprintf(key, sizeof(key), " %6d  ", nodes);
+    const char *p = strstr(out, key);
+    line[0] = '\0';
+    if (p) {
+        while (p > out && p[-1] != '\n')
+            p--;
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+    }
+    return line;
+}
+
+static void size__table_marks_the_library_choice(void **state)
+{
+    const char *goals[] = {"min", "fastest", "efficient"};
+    for (int g = 0; g < 3; g++) {
+        result_t *r = run("size", "--model", "llama3-70b", "--nodes", "2-8", SIZE_ALLOC, "--goal",
+                          goals[g], NULL);
+        assert_int_equal(r->status, 0);
+        /* the library's choice, marked '*' on its row, and its reason */
+        mesh_model_t m = test_preset("llama3-70b");
+        mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+        mesh_error_t err;
+        mesh_size_t *sz =
+            mesh_size_create(&m, &a, 2, 8, NULL, NULL, (mesh_size_goal_t)g, MESH_SIZE_TABLE, &err);
+        assert_non_null(sz);
+        char l[MESH_LAYOUT_STR_MAX], choice[300];
+        for (int i = 0; i < sz->n_rows; i++) {
+            const char *row = size_row_of(r->out, sz->rows[i].nodes);
+            assert_int_equal(row[0], i == sz->chosen ? '*' : ' ');
+            if (sz->rows[i].fits)
+                assert_non_null(
+                    strstr(row, mesh_layout_format(&sz->rows[i].best.layout, l, sizeof(l))));
+            else
+                assert_non_null(strstr(row, "does not fit"));
+        }
+        snprintf(choice, sizeof(choice), "\nChoice: %s\n", sz->reason);
+        assert_non_null(strstr(r->out, choice));
+        mesh_size_destroy(sz);
+    }
+    /* JSON: every row, the choice and why */
+    result_t *r = run("size", "--model", "llama3-70b", "--nodes", "2-4", SIZE_ALLOC, "--json",
+                      "--set", "train.tokens=1e12", NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    /* in order: the goal and range, the rows, then the choice */
+    const char *at = r->out, *want[] = {"\"goal\":\"min\"",
+                                        "\"nodes\":{\"lo\":2,\"hi\":4}",
+                                        "{\"nodes\":2,\"fits\":false}",
+                                        "{\"nodes\":3,\"fits\":true,\"layout\":\"tp=",
+                                        "\"tokens_per_gpu_hour\":",
+                                        "\"estimated_seconds\":",
+                                        "\"chosen\":3,",
+                                        "\"would_fit\":null}",
+                                        NULL};
+    for (const char *const *w = want; *w; w++)
+        if (!(at = strstr(at, *w)))
+            fail_msg("size's JSON lacks %s where expected: %s", *w, r->out);
+    /* a budget adds the estimated run to the text too */
+    r = run("size", "--model", "llama3-70b", "--nodes", "3", SIZE_ALLOC, "--set",
+            "train.steps=1000", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "est. run"));
+}
+
+static void size__nothing_fits_exit_1(void **state)
+{
+    result_t *r = run("size", "--model", "llama3.1-405b", "--nodes", "1-4", SIZE_ALLOC, NULL);
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->out, "Nothing fits: no layout fits on 1-4 nodes; "));
+    assert_non_null(strstr(r->out, " nodes would\n"));
+    r = run("size", "--model", "llama3.1-405b", "--nodes", "1-4", SIZE_ALLOC, "--json", NULL);
+    assert_int_equal(r->status, 1);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"chosen\":null"));
+    assert_null(strstr(r->out, "\"would_fit\":null"));
+}
+
+static void size__bad_input_names_the_option(void **state)
+{
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "5-2", SIZE_ALLOC, NULL),
+               "--nodes 5-2: the range is empty");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "0-2", SIZE_ALLOC, NULL), "--nodes");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "2-", SIZE_ALLOC, NULL),
+               "--nodes: '2-' is not a node count or a range LO-HI");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "a-b", SIZE_ALLOC, NULL), "--nodes");
+    assert_bad(run("size", "--model", "llama3-8b", SIZE_ALLOC, NULL), "--nodes is required");
+    assert_bad(
+        run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--goal", "max", NULL),
+        "--goal: unknown goal 'max' (min, fastest or efficient)");
+    assert_bad(run("plan", "--model", "llama3-8b", ALLOC, "--goal", "min", NULL),
+               "--goal: unknown option for plan (an option of size)");
+    assert_bad(
+        run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--svg", "x.svg", NULL),
+        "--svg: unknown option for size");
+    /* a partition: the range cut to its nodes, or refused beyond them */
+    char path[] = "/tmp/meshplan-policy-XXXXXX", pol[64];
+    int fd = mkstemp(path);
+    static const char yaml[] = "gpu: H100-SXM\npartitions:\n  gpu: {nodes: 4}\n";
+    assert_int_equal(write(fd, yaml, sizeof(yaml) - 1), (ssize_t)sizeof(yaml) - 1);
+    close(fd);
+    snprintf(pol, sizeof(pol), "%s", path);
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "6-8", "--gpus-per-node", "8",
+                   "--partition", "gpu", "--policy", pol, NULL),
+               "--nodes 6-8: the node range 6-8 is outside partition gpu, which has 4 nodes");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-8", "--gpus-per-node", "8",
+                   "--partition", "gpu", "--gpu", "H100-SXM", "--policy", pol, NULL),
+               "--partition takes the GPU from the policy's partitions");
+    result_t *r = run("size", "--model", "llama3-8b", "--nodes", "1-8", "--gpus-per-node", "8",
+                      "--partition", "gpu", "--policy", pol, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "Sizing llama3-8b on 1-4 nodes of 8 H100-SXM, goal min\n"));
+    assert_string_equal(size_row_of(r->out, 5), "");
+    unlink(path);
 }
 
 /* ---- colour: a terminal that can show it, and no other ---- */
@@ -1035,6 +1159,9 @@ int main(void)
         cmocka_unit_test(policy__system_by_default),
         cmocka_unit_test(set__spec_and_policy_keys),
         cmocka_unit_test(partition__errors),
+        cmocka_unit_test(size__table_marks_the_library_choice),
+        cmocka_unit_test(size__nothing_fits_exit_1),
+        cmocka_unit_test(size__bad_input_names_the_option),
         cmocka_unit_test(colour__only_where_it_shows),
         cmocka_unit_test(ranks__nofit_explained),
     };

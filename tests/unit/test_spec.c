@@ -468,6 +468,14 @@ static const doc_key_t doc_keys[] = {
     {"train", "moe_imbalance", ARCH ", arch.moe: {experts: 4}", NULL, NULL, "1", "0.999", "1000",
      "1000.5", "train.moe_imbalance: {} is out of range (allowed 1..1000)", "1.25 2", "even",
      "train.moe_imbalance: '{}' is not a number (expected 1..1000)", AT(moe_imbalance, T_DBL)},
+    /* the training budget, for the run-time estimate: absent, none; one good
+     * value each, as the budget is not in the digest the test tells models by */
+    {"train", "tokens", PARAMS, NULL, NULL, "1", "0.5", "1e18", "1.1e18",
+     "train.tokens: {} is out of range (allowed 1..1e+18)", "15e12", "lots",
+     "train.tokens: '{}' is not a number (expected 1..1e+18)", AT(tokens, T_DBL)},
+    {"train", "steps", PARAMS, NULL, NULL, "1", "0", "1000000000000000", "1000000000000001",
+     "train.steps: {} is out of range (allowed 1..1000000000000000)", "250000", "1e4",
+     "train.steps: '{}' is not an integer (expected 1..1000000000000000)", AT(steps, T_LONG)},
 };
 
 /* The mappings nested in a section (meshplan.yaml(5) documents their keys
@@ -1058,8 +1066,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 10 arch, 7 arch.moe, 5 arch.mla, 14 train */
-    assert_int_equal(n, 38);
+    /* 3 top-level keys less preset, 10 arch, 7 arch.moe, 5 arch.mla, 16 train */
+    assert_int_equal(n, 40);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");

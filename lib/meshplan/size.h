@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * meshplan: sizing, the question asked the other way round.
+ *
+ * Given a model and a range of node counts, plan every count and pick one
+ * by a goal: the fewest nodes that fit, the shortest step, or the most
+ * tokens per GPU-hour.  job_submit/meshplan narrows a ranged job (sbatch
+ * -N LO-HI) with it before the job is queued, and `meshplan size` prints
+ * the same table, so that a user sees the trade-off before submitting.
+ * A sizing is a pure function of its inputs, like a plan.
+ */
+#ifndef MESHPLAN_SIZE_H
+#define MESHPLAN_SIZE_H
+
+#include "meshplan/api.h"
+#include "meshplan/cost.h"
+#include "meshplan/error.h"
+#include "meshplan/layout.h"
+#include "meshplan/plan.h"
+#include "meshplan/policy.h"
+#include "meshplan/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MESH_SIZE_ROWS_MAX   4096 /* node counts one sizing may plan */
+#define MESH_SIZE_REASON_MAX 256  /* bytes of the choice's reason, with its NUL */
+
+/* mesh_size_create's flags */
+#define MESH_SIZE_TABLE 1 /* price every count that fits, not only what the choice needs */
+
+/** What a sizing picks (doc/design.md, "Sizing"). */
+typedef enum mesh_size_goal {
+    MESH_SIZE_MIN,      /* the fewest nodes whose best layout fits */
+    MESH_SIZE_FASTEST,  /* the shortest step; steps within MESH_PLAN_TIE tie to fewer nodes */
+    MESH_SIZE_EFFICIENT /* the most tokens per GPU-hour; within MESH_PLAN_TIE, fewer nodes */
+} mesh_size_goal_t;
+
+/** One node count of the range. */
+typedef struct mesh_size_row {
+    int nodes;
+    /* 1: some layout fits, and best is the plan's choice on this many
+     * nodes (mesh_plan_best); 0: none fits, and best is all zero (the
+     * count was not priced: a sizing does not explain what does not fit);
+     * -1: not planned, as the choice could not be this count (only
+     * without MESH_SIZE_TABLE) */
+    int fits;
+    mesh_candidate_t best;
+    double tokens_per_gpu_hour; /* best.cost.tokens_per_sec * 3600 / GPUs; 0 when it does not fit */
+} mesh_size_row_t;
+
+/** A sizing: made by mesh_size_create, freed by mesh_size_destroy. */
+typedef struct mesh_size {
+    mesh_size_goal_t goal;
+    int lo, hi;            /* the node counts planned, lo..hi */
+    int n_rows;            /* hi - lo + 1 */
+    mesh_size_row_t *rows; /* rows[i].nodes == lo + i; owned by the sizing */
+    int chosen;            /* index into rows of the choice; -1 when nothing fits */
+    /* the choice and why, one line ("12 nodes: the fewest of 1-64 on which
+     * a layout fits"); when nothing fits, why not and what would */
+    char reason[MESH_SIZE_REASON_MAX];
+    /* nothing fits: the fewest nodes (beyond hi) that would, as
+     * mesh_plan_advice's "more nodes" finds them; 0 when none would or
+     * something fits */
+    int would_fit;
+} mesh_size_t;
+
+/**
+ * Parse a goal's name ("min", "fastest" or "efficient", as the CLI's
+ * --goal and the controller's --mesh-size write it) into *out.  Returns 0,
+ * or -1 with err set (naming the choices) on anything else.  name and out
+ * must not be NULL.
+ */
+MESH_API int mesh_size_goal_parse(const char *name, mesh_size_goal_t *out, mesh_error_t *err);
+
+/** A goal's name, a static string; "?" for a value out of range. */
+MESH_API const char *mesh_size_goal_name(mesh_size_goal_t goal);
+
+/**
+ * Bound the node range *lo..*hi by partition `name`'s `nodes:` in the
+ * policy (mesh_policy_partition: that name, else "default"; NULL or "":
+ * the job names none).  A range reaching past the partition's nodes is cut
+ * to them (the controller cannot give more); the partition's entry
+ * without `nodes:`, or no entry, leaves it as it is.
+ *
+ * Returns 0, or -1 with err set when the range is empty (*lo < 1 or *lo >
+ * *hi) or lies wholly outside the partition (*lo beyond its nodes); the
+ * message names the range and the partition, not an option (front ends
+ * prefix their own).  pol, lo, hi and err must not be NULL.
+ */
+MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi,
+                             mesh_error_t *err);
+
+/**
+ * Size model m: plan it on lo..hi nodes of allocation a (a->nodes is
+ * ignored; every other field is each count's), with pins and assume as
+ * mesh_plan_create takes them, and pick a count by goal.  Counts on which
+ * no layout fits are found by mesh_plan_any_fits and not priced; when no
+ * count fits, one more plan on hi nodes says how many would
+ * (mesh_size_t's would_fit).  m, a, pins and assume are not kept.
+ *
+ * flags: MESH_SIZE_TABLE prices every count that fits (the CLI's table);
+ * 0 plans only what the choice needs (the controller's question), with the
+ * same choice: MIN stops at the first count that fits; FASTEST plans from
+ * hi down and stops where the step's lower bound (the model's FLOPs at the
+ * full peak of the training precision, from the first priced count's MFU)
+ * is beyond the shortest step found; EFFICIENT plans every count.  Rows
+ * left out have fits -1.
+ *
+ * Returns a new sizing, which the caller frees with mesh_size_destroy, or
+ * NULL with err set: an empty range (lo < 1, lo > hi), more than
+ * MESH_SIZE_ROWS_MAX counts, an unknown goal, memory running out, or what
+ * mesh_plan_create refuses (the first count's error, prefixed with it).
+ * Nothing fitting is no error: chosen is then -1.  Deterministic and
+ * thread-safe.  m, a and err must not be NULL; pins and assume may be.
+ */
+MESH_API mesh_size_t *mesh_size_create(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
+                                       const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                       mesh_size_goal_t goal, unsigned flags, mesh_error_t *err);
+
+/** Free a sizing and its rows.  s may be NULL. */
+MESH_API void mesh_size_destroy(mesh_size_t *s);
+
+/*
+ * The margin a run-time estimate needs, as a fraction added to it, from
+ * the cost model's error on the published runs: on the ten Megatron-LM
+ * runs of published_layouts_dev.csv (tests/unit/test_published.c, the
+ * published layout priced on its own allocation) predicted over published
+ * throughput is 0.95 to 1.10, median 1.035, mean 1.034, standard deviation
+ * 0.042: the model is optimistic by 3% typically and by 10.4% at worst,
+ * so a run takes up to about 10% longer than estimated.  The default
+ * covers the mean plus 2.5 standard deviations (1.138), rounded up to 15%
+ * (doc/design.md, "Run-time estimate").  The controller's time_margin=
+ * defaults to it.
+ */
+#define MESH_TIME_MARGIN_DEFAULT 0.15
+
+/** A run's estimated length (mesh_size_estimate). */
+typedef struct mesh_estimate {
+    long steps; /* optimizer steps: train.steps, or train.tokens over tokens per step, rounded up */
+    double tokens;  /* tokens trained: steps * global_batch * seq_len */
+    double seconds; /* steps * the step time */
+} mesh_estimate_t;
+
+/**
+ * Estimate how long model m trains with step cost *c (a candidate's cost,
+ * mesh_plan_best(p)->cost): its budget train.steps, or train.tokens
+ * divided by global_batch * seq_len tokens per step and rounded up, times
+ * c->step_seconds.  Into *out (cleared first).
+ *
+ * Returns 1, or 0 (with *out all zero) when the spec gives no budget.  m,
+ * c and out must not be NULL.
+ */
+MESH_API int mesh_size_estimate(const mesh_model_t *m, const mesh_cost_t *c, mesh_estimate_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
