@@ -437,8 +437,8 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
     double fc1 = 2 * r * h * (swiglu ? 2 : 1) * fe, fc2 = 2 * r * fe * h;
     double expert_bytes =
         w * (local * h * (swiglu ? 3 : 2) * fe + r * (2 * h + 3 * fe)) + 4 * w * r * h;
-    double experts_s = (fc1 * (1 + GEMM_K0 / h) + fc2 * (1 + GEMM_K0 / fe)) / (peak * eff) +
-                       expert_bytes / hbm;
+    double experts_s =
+        (fc1 * (1 + GEMM_K0 / h) + fc2 * (1 + GEMM_K0 / fe)) / (peak * eff) + expert_bytes / hbm;
     if (m->moe.capacity_factor <= 0) /* dropless */
         experts_s += r * DROPLESS_S_PER_COPY;
     *moe = *dense;

@@ -483,8 +483,9 @@ static void errors__lead_to_the_key(void **state)
     const char *typo = "partitons: 3\n";
     assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
     assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
-    assert_non_null(strstr(err.msg, " on_config_error moe_imbalance gpus: partitions:); did you mean the "
-                                    "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
+    assert_non_null(strstr(err.msg,
+                           " on_config_error moe_imbalance gpus: partitions:); did you mean the "
+                           "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
     assert_null(strstr(err.msg, "NAME.FIELD"));
     /* and the arguments' list theirs, with the family a typo meant */
     static const struct {
@@ -506,7 +507,8 @@ static void errors__lead_to_the_key(void **state)
     /* a GPU name in a partition: its line, one prefix */
     pol_file_error("enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
                    "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
-                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 "
+                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe "
+                   "P100-PCIe-12GB T4 "
                    "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL "
                    "H800 H200 GH200 B200 L40S MI50-32GB MI250X MI300X MI325X); did you mean "
                    "H100-SXM?");
@@ -515,12 +517,13 @@ static void errors__lead_to_the_key(void **state)
                    "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); name one "
                    "(nvidia-smi --query-gpu=name prints yours)");
     /* so in gpu=, named before the GPU it names is defined */
-    pol_file_error("enforce: warn\ngpu: X9\ngpus:\n  X1: {pci: \"10de:9998\", memory: 80GB, "
-                   "peak_tflops: 500, island: 8}\n",
-                   "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
-                   "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 A100-40GB A100-80GB "
-                   "A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL H800 H200 GH200 "
-                   "B200 L40S MI50-32GB MI250X MI300X MI325X)");
+    pol_file_error(
+        "enforce: warn\ngpu: X9\ngpus:\n  X1: {pci: \"10de:9998\", memory: 80GB, "
+        "peak_tflops: 500, island: 8}\n",
+        "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
+        "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 A100-40GB A100-80GB "
+        "A100-PCIe-40GB A100-PCIe-80GB H100-SXM H100-PCIe H100-NVL H800 H200 GH200 "
+        "B200 L40S MI50-32GB MI250X MI300X MI325X)");
     /* and in a GPU's own entry: the entry's line */
     pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB}\n  H100-SMX:\n    memory: "
                    "70GiB\n",
