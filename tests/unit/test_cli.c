@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1070,7 +1071,10 @@ static void size__bad_input_names_the_option(void **state)
 /* ---- colour: a terminal that can show it, and no other ---- */
 
 /* Run meshplan on a pseudo-terminal with TERM and NO_COLOR as given (NULL:
- * unset); whether its output has an escape sequence. */
+ * unset); whether its output has an escape sequence.  The parent holds the
+ * slave open too: Linux answers EIO on the master while no slave is open,
+ * which happens both before the child opens it and after it exits, and
+ * would lose the output either way. */
 static int coloured(const char *term, const char *no_color)
 {
     int m = posix_openpt(O_RDWR | O_NOCTTY);
@@ -1078,12 +1082,15 @@ static int coloured(const char *term, const char *no_color)
     assert_int_equal(grantpt(m), 0);
     assert_int_equal(unlockpt(m), 0);
     const char *slave = ptsname(m);
+    int keep = open(slave, O_RDWR | O_NOCTTY);
+    assert_true(keep >= 0);
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
         int s = open(slave, O_RDWR);
         dup2(s, 1);
         dup2(s, 2);
+        close(keep);
         term ? setenv("TERM", term, 1) : unsetenv("TERM");
         no_color ? setenv("NO_COLOR", no_color, 1) : unsetenv("NO_COLOR");
         execl(getenv("MESHPLAN"), "meshplan", "ranks", "--model", "llama3-8b", "--nodes", "1",
@@ -1092,12 +1099,26 @@ static int coloured(const char *term, const char *no_color)
     }
     static char out[1 << 18];
     size_t n = 0;
-    ssize_t r;
-    while (n < sizeof(out) - 1 && (r = read(m, out + n, sizeof(out) - 1 - n)) > 0)
-        n += (size_t)r;
+    int st, exited = 0;
+    /* Read while the child runs (it blocks once the pty buffer is full),
+     * then drain what it left: the kernel moves a pty's data to the master
+     * asynchronously, so done means nothing more within 200 ms. */
+    for (;;) {
+        struct pollfd p = {.fd = m, .events = POLLIN};
+        int ready = poll(&p, 1, exited ? 200 : 100);
+        if (ready > 0 && n < sizeof(out) - 1) {
+            ssize_t r = read(m, out + n, sizeof(out) - 1 - n);
+            if (r > 0) {
+                n += (size_t)r;
+                continue;
+            }
+        }
+        if (exited)
+            break;
+        exited = waitpid(pid, &st, WNOHANG) == pid;
+    }
     out[n] = '\0';
-    int st;
-    waitpid(pid, &st, 0);
+    close(keep);
     close(m);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     assert_non_null(strstr(out, "Rank map"));
