@@ -763,6 +763,11 @@ static void cost__dispatch_inside_and_across_nodes(void **state)
     mesh_cost_t ce = cost_of(&even, 2, near), cs = cost_of(&skew, 2, near);
     assert_true(cs.compute_s > 1.3 * ce.compute_s);
     assert_true(cs.ep_comm_s > 1.5 * ce.ep_comm_s);
+    /* under FP8 the dispatch travels in one byte, the combine in two: three
+     * quarters of bf16's volume (EP 16 across the nodes, bandwidth-bound) */
+    mesh_model_t fp8 = test_spec("preset: qwen3-30b-a3b\ntrain:\n  precision: fp8\n");
+    double r8 = cost_of(&fp8, 2, far).ep_comm_s / c16.ep_comm_s;
+    assert_true(r8 > 0.74 && r8 < 0.77);
     /* a dense layout has no dispatch */
     mesh_model_t d = test_preset("llama3-8b");
     snprintf(none, sizeof(none), "tp=1,pp=1,dp=16,cp=1%s", rest);
@@ -793,6 +798,36 @@ static void cost__grouped_gemm_efficiency(void **state)
     mesh_cost_estimate(&few, &l, &a, &cf);
     mesh_cost_estimate(&many, &l, &a, &cm);
     assert_true(cm.compute_s > 1.3 * cf.compute_s);
+}
+
+/* The experts' gradients are synchronised over the expert data-parallel
+ * group, not dp*cp: Qwen3-30B-A3B on 2 nodes with EP 16 over the whole
+ * dp 16 (edp 1) synchronises its dense parameters alone (ZeRO-1: a
+ * reduce-scatter of the fp32 gradients and an all-gather of the bf16
+ * weights over 16 ranks across nodes, in 40M-parameter buckets); with
+ * EP 8 (edp 2) each rank's experts travel too.  The network made slow
+ * (1 MB/s), compute hides next to none of it. */
+static void cost__expert_grads_over_edp(void **state)
+{
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    a.gpu.net_bw = 1e6;
+    mesh_layout_t l16 =
+        test_layout("tp=1,pp=1,dp=16,cp=1,ep=16,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_layout_t l8 =
+        test_layout("tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_cost_t c16, c8;
+    mesh_cost_estimate(&m, &l16, &a, &c16);
+    mesh_cost_estimate(&m, &l8, &a, &c8);
+    double dense = mesh_stage_params(&m, &l16, 0) - mesh_stage_expert_params(&m, &l16, 0);
+    assert_true(dense == mesh_stage_params(&m, &l8, 0) - mesh_stage_expert_params(&m, &l8, 0));
+    assert_true(mesh_stage_expert_params(&m, &l16, 0) > dense);
+    double g = m.grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2, buckets = (long)(dense / 40e6) + 1;
+    double rs = 15.0 / 16 * g * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
+    double ag = 15.0 / 16 * 2 * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
+    assert_true(c16.dp_comm_s <= (rs + ag) * (1 + 1e-9));
+    assert_true(c16.dp_comm_s >= 0.99 * (rs + ag));
+    assert_true(c8.dp_comm_s > 1.5 * c16.dp_comm_s);
 }
 
 /* The search: DeepSeek-V3 on 1,024 H100s fits with expert parallelism
@@ -885,6 +920,7 @@ int main(void)
         cmocka_unit_test(cost__flops_per_token_active),
         cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
         cmocka_unit_test(cost__grouped_gemm_efficiency),
+        cmocka_unit_test(cost__expert_grads_over_edp),
         cmocka_unit_test(plan__deepseek_v3_ep_explained),
         cmocka_unit_test(plan__pinned_ep_and_etp),
     };
