@@ -196,6 +196,9 @@ typedef struct mesh_gib_str {
 mesh_gib_str_t mesh_gib_str(double bytes);
 
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* a macro's value as a string literal (MESH_STR(0.15) is "0.15") */
+#define MESH_STR_(x) #x
+#define MESH_STR(x)  MESH_STR_(x)
 
 /* x rounded up to a whole number, for x >= 0 below 2^62: ceil() without
  * libm, which the static core library's users need not link. */

@@ -14,6 +14,7 @@
 #include "yamlread.h"
 #include "meshplan/parse.h"
 #include "meshplan/policy.h"
+#include "meshplan/size.h"
 
 #define POLICY_MAX_BYTES (64 * 1024)
 
@@ -70,6 +71,8 @@ static const char *const gpu_order_words[] = {"pci", "minor", NULL};
 static const char *const topology_error_words[] = {"fail", "fallback", NULL};
 static const char *const submit_error_words[] = {"allow", "reject", NULL};
 static const char *const topology_xml_words[] = {"none", NULL};
+static const char *const time_limit_words[] = {"off", "warn", "set", "reject", NULL};
+_Static_assert(sizeof(mesh_time_limit_t) == sizeof(int), "word keys are ints");
 
 static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
 static int read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
@@ -122,6 +125,12 @@ static const policy_key_t top_keys[] = {
      * load that sparse MoE training is provisioned with */
     {"moe_imbalance", K_NUM, POL(assume.moe_imbalance), .min = 1, .max = 1000, .dflt = "1.25",
      .doc = "a MoE model's busiest expert rank over the mean, where the spec gives none"},
+    {"time_limit", K_WORD, POL(controller.time_limit), .words = time_limit_words, .dflt = "warn",
+     .doc = "what job_submit does with a time limit against the run's estimate"},
+    /* the cost model's error on published runs (lib/meshplan/size.h) */
+    {"time_margin", K_NUM, POL(assume.time_margin), .min = 0, .max = 10,
+     .dflt = MESH_STR(MESH_TIME_MARGIN_DEFAULT),
+     .doc = "what a run-time estimate is padded with, a fraction of it"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */

@@ -189,19 +189,22 @@ static const char *duration(double t, char *out, size_t len)
     return out;
 }
 
-/* The run-time estimate's line, for a spec with a budget. */
-static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_t *c)
+/* The run-time estimate's line, for a spec with a budget, and the time
+ * limit it asks for with the policy's margin. */
+static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_t *c, double margin)
 {
     mesh_estimate_t est;
-    char t[48], tok[32];
+    char t[48], tok[32], limit[32];
     if (!mesh_size_estimate(m, c, &est))
         return;
+    long minutes = mesh_size_limit_minutes(&est, margin);
     mesh_buf_printf(b,
-                    "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s; without a "
-                    "margin: allow %.0f%% more)\n",
+                    "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s); with the "
+                    "%.0f%% margin (time_margin): --time=%s\n",
                     duration(est.seconds, t, sizeof(t)), mesh_ceil_long(est.seconds), est.steps,
                     c->step_seconds, si(est.tokens, tok, sizeof(tok)),
-                    m->steps ? "train.steps" : "train.tokens", 100 * MESH_TIME_MARGIN_DEFAULT);
+                    m->steps ? "train.steps" : "train.tokens", 100 * margin,
+                    mesh_size_slurm_time(minutes, limit, sizeof(limit)));
 }
 
 static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
@@ -219,7 +222,7 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
     if (mesh_plan_best(p)->layout.ep > 0)
         mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
                         c->ep_comm_s);
-    text_estimate(b, mesh_plan_model(p), c);
+    text_estimate(b, mesh_plan_model(p), c, mesh_plan_assumptions(p)->time_margin);
 }
 
 /* The line MESH_MEGATRON_ARGS carries, for a layout that fits, wrapped
@@ -547,7 +550,8 @@ static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)
         m->total, m->capacity, m->stage, m->host, mesh_framework_name(m->framework));
 }
 
-static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, const mesh_model_t *m)
+static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, const mesh_model_t *m,
+                           double margin)
 {
     long global_batch = m->global_batch;
     mesh_estimate_t est;
@@ -567,8 +571,11 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, const mesh_
     if (c->layout.ep > 0) /* a MoE layout's: a dense one's object reads as it always did */
         mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g", k->ep_comm_s);
     if (mesh_size_estimate(m, k, &est)) /* a spec with a budget's: additive keys */
-        mesh_buf_printf(b, ",\"steps\":%ld,\"tokens\":%.17g,\"estimated_seconds\":%.6g", est.steps,
-                        est.tokens, est.seconds);
+        mesh_buf_printf(b,
+                        ",\"steps\":%ld,\"tokens\":%.17g,\"estimated_seconds\":%.6g,"
+                        "\"time_margin\":%.6g,\"time_limit_minutes\":%ld",
+                        est.steps, est.tokens, est.seconds, margin,
+                        mesh_size_limit_minutes(&est, margin));
     mesh_buf_puts(b, "}");
 }
 
@@ -748,7 +755,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_json_string(&b, a->gpu.name);
     mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d,\"host_memory\":%.0f},", a->gpu.memory,
                     a->island, a->host_memory);
-    json_candidate(&b, best, m);
+    json_candidate(&b, best, m, mesh_plan_assumptions(p)->time_margin);
     mesh_buf_puts(&b, ",\"pp_layers\":[");
     for (int i = 0; i < best->layout.pp; i++)
         mesh_buf_printf(&b, "%s%d", i ? "," : "",
@@ -756,7 +763,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "],\"alternatives\":[");
     for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
         mesh_buf_puts(&b, i ? ",{" : "{");
-        json_candidate(&b, mesh_plan_alternative(p, i), m);
+        json_candidate(&b, mesh_plan_alternative(p, i), m, mesh_plan_assumptions(p)->time_margin);
         mesh_buf_puts(&b, "}");
     }
     mesh_buf_puts(&b, "]");

@@ -248,3 +248,22 @@ int mesh_size_estimate(const mesh_model_t *m, const mesh_cost_t *c, mesh_estimat
     out->seconds = out->steps * c->step_seconds;
     return 1;
 }
+
+long mesh_size_limit_minutes(const mesh_estimate_t *e, double margin)
+{
+    double minutes = e->seconds * (1 + (margin > 0 ? margin : 0)) / 60;
+    if (!(minutes < 1e9)) /* beyond Slurm's INFINITE, or NaN: Slurm's limit can say no more */
+        return 999999999;
+    long m = mesh_ceil_long(minutes);
+    return m > 0 ? m : 1;
+}
+
+const char *mesh_size_slurm_time(long minutes, char *buf, size_t len)
+{
+    long d = minutes / 1440, h = minutes % 1440 / 60, m = minutes % 60;
+    if (d)
+        snprintf(buf, len, "%ld-%02ld:%02ld:00", d, h, m);
+    else
+        snprintf(buf, len, "%ld:%02ld:00", h, m);
+    return buf;
+}

@@ -4,6 +4,7 @@
  * here from job_submit/meshplan so that the CLI's --partition asks the
  * same function, and gets the same verdict in the same words.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +136,185 @@ mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partition
     mesh_strlcpy(out->msg, msg ? msg : why, sizeof(out->msg));
     free(msg);
     return out->verdict = first;
+}
+
+/* Add a line to out->note (what the user of an accepted job is told). */
+static void add_note(mesh_submit_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void add_note(mesh_submit_t *out, const char *fmt, ...)
+{
+    size_t n = strlen(out->note);
+    if (n && n + 1 < sizeof(out->note))
+        out->note[n++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->note + n, sizeof(out->note) - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Refuse: the user asked for something the controller cannot do. */
+static mesh_verdict_t refuse(mesh_submit_t *out, mesh_submit_about_t about, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static mesh_verdict_t refuse(mesh_submit_t *out, mesh_submit_about_t about, const char *fmt, ...)
+{
+    out->about = about;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->msg, sizeof(out->msg), fmt, ap);
+    va_end(ap);
+    out->judged = 1;
+    return out->verdict = MESH_VERDICT_REFUSE;
+}
+
+/* Size the job over its node range in its first partition: RUN with
+ * out->nodes and *best set, or the verdict that stops it. */
+static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
+                               const mesh_layout_t *pins, const mesh_step_t *s,
+                               const mesh_submit_ask_t *ask, mesh_submit_t *out,
+                               mesh_candidate_t *best)
+{
+    const char *goal = mesh_size_goal_name(ask->goal);
+    int lo = ask->nodes_lo, hi = ask->nodes_hi ? ask->nodes_hi : ask->nodes_lo;
+    mesh_error_t err;
+    mesh_alloc_t a;
+    if (lo < 1)
+        return refuse(out, MESH_SUBMIT_SIZE,
+                      "--mesh-size=%s: the job gives no node range: give one, as -N 2-32", goal);
+    if (mesh_size_bound(pol, out->partition, &lo, &hi, &err) < 0)
+        return refuse(out, MESH_SUBMIT_SIZE,
+                      "--mesh-size=%s: %s: give a range the partition can hold", goal, err.msg);
+    if (mesh_partition_alloc(pol, out->partition, s, &a, &err) < 0)
+        return refuse(out, MESH_SUBMIT_SIZE,
+                      "--mesh-size=%s: the controller cannot size the job: %s (the site's "
+                      "policy must name the partition's GPU; or give -N with one count)",
+                      goal, err.msg);
+    mesh_size_t *sz = mesh_size_create(m, &a, lo, hi, pins, &pol->assume, ask->goal, 0, &err);
+    if (!sz)
+        return refuse(out, MESH_SUBMIT_SIZE, "--mesh-size=%s: %s", goal, err.msg);
+    mesh_verdict_t v = MESH_VERDICT_RUN;
+    if (sz->chosen >= 0) {
+        const mesh_size_row_t *r = &sz->rows[sz->chosen];
+        char l[MESH_LAYOUT_STR_MAX];
+        out->nodes = r->nodes;
+        *best = r->best;
+        add_note(out, "--mesh-size=%s: the job runs on %s; layout %s", goal, sz->reason,
+                 mesh_layout_format(&r->best.layout, l, sizeof(l)));
+    } else if (pol->enforce == MESH_ENFORCE_OFF) {
+        add_note(out, "--mesh-size=%s: %s (enforce=off: not narrowed)", goal, sz->reason);
+    } else {
+        v = pol->enforce == MESH_ENFORCE_REJECT ? MESH_VERDICT_REFUSE : MESH_VERDICT_WARN;
+        out->about = MESH_SUBMIT_SIZE;
+        snprintf(out->msg, sizeof(out->msg), "--mesh-size=%s: %s", goal, sz->reason);
+    }
+    out->judged = 1;
+    mesh_size_destroy(sz);
+    return out->verdict = v;
+}
+
+/* The chosen layout of a job that was judged and not sized, for its time
+ * estimate: 1 with *best set, or 0 (no plan could be made, or none fits). */
+static int plan_best(const mesh_policy_t *pol, const mesh_model_t *m, const mesh_layout_t *pins,
+                     const mesh_step_t *s, const mesh_submit_t *out, mesh_candidate_t *best)
+{
+    mesh_alloc_t a;
+    mesh_error_t err;
+    if (entry_alloc(pol, out->entry, s, &a, &err) < 0)
+        return 0;
+    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &pol->assume, &err);
+    int ok = p && mesh_plan_fits(p);
+    if (ok)
+        *best = *mesh_plan_best(p);
+    mesh_plan_destroy(p);
+    return ok;
+}
+
+/* The time limit against the estimate of layout *best, per time_limit=. */
+static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m,
+                                 const mesh_candidate_t *best, long asked, mesh_submit_t *out)
+{
+    mesh_estimate_t est;
+    if (!mesh_size_estimate(m, &best->cost, &est))
+        return out->verdict;
+    double margin = pol->assume.time_margin;
+    long need = mesh_size_limit_minutes(&est, margin);
+    long bare_min = mesh_size_limit_minutes(&est, 0);
+    char t_need[32], t_asked[32], t_est[32];
+    mesh_size_slurm_time(need, t_need, sizeof(t_need));
+    mesh_size_slurm_time(bare_min, t_est, sizeof(t_est));
+    mesh_time_limit_t mode = pol->controller.time_limit;
+    out->estimate = est.seconds;
+    if (asked == 0) {
+        if (mode >= MESH_TIME_LIMIT_SET) {
+            out->time_limit = need;
+            add_note(out,
+                     "time limit set to %s: the run is estimated at %s (%ld steps), plus the "
+                     "%.0f%% margin",
+                     t_need, t_est, est.steps, 100 * margin);
+        } else {
+            add_note(out,
+                     "the job gives no time limit: the run is estimated at %s (%ld steps); "
+                     "--time=%s covers it with the %.0f%% margin",
+                     t_est, est.steps, t_need, 100 * margin);
+        }
+        return out->verdict;
+    }
+    if (asked > 0)
+        mesh_size_slurm_time(asked, t_asked, sizeof(t_asked));
+    else
+        snprintf(t_asked, sizeof(t_asked), "UNLIMITED");
+    if (asked > 0 && asked < bare_min && mode == MESH_TIME_LIMIT_REJECT)
+        return refuse(out, MESH_SUBMIT_TIME,
+                      "--time=%s is shorter than the run's estimate, %s (%ld steps): the job "
+                      "would be killed before it finishes (time_limit=reject); ask for "
+                      "--time=%s (the estimate plus the %.0f%% margin), or train fewer tokens",
+                      t_asked, t_est, est.steps, t_need, 100 * margin);
+    if (asked > 0 && asked < need)
+        add_note(out,
+                 "--time=%s is shorter than the run's estimate with the %.0f%% margin, %s "
+                 "(estimate %s, %ld steps): the job may be killed before it finishes",
+                 t_asked, 100 * margin, t_need, t_est, est.steps);
+    else if (asked < 0 || (double)asked > MESH_TIME_LIMIT_LONG * (double)need)
+        add_note(out,
+                 "--time=%s is more than %g times the run's estimate with the %.0f%% margin, "
+                 "%s: a limit near it lets backfill start the job sooner",
+                 t_asked, MESH_TIME_LIMIT_LONG, 100 * margin, t_need);
+    return out->verdict;
+}
+
+mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
+                                  const mesh_model_t *m, const mesh_layout_t *pins,
+                                  const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                                  mesh_submit_t *out)
+{
+    mesh_candidate_t best;
+    int have_best = 0;
+    int sized = ask->size && !(ask->nodes_hi == 0 || ask->nodes_hi == ask->nodes_lo);
+    if (ask->size && !sized && ask->nodes_lo > 0) {
+        /* one count: nothing to choose, judged as it is */
+        mesh_submit_judge(pol, partitions, m, pins, s, out);
+        add_note(out,
+                 "--mesh-size=%s: the job asks for %d node%s, so there is nothing to size "
+                 "(give a range, as -N 1-%d)",
+                 mesh_size_goal_name(ask->goal), ask->nodes_lo, ask->nodes_lo == 1 ? "" : "s",
+                 ask->nodes_lo);
+    } else if (ask->size) {
+        memset(out, 0, sizeof(*out));
+        if (!partitions)
+            partitions = "";
+        part_name(partitions, strcspn(partitions, ","), out->partition, sizeof(out->partition));
+        out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
+        if (size_job(pol, m, pins, s, ask, out, &best) != MESH_VERDICT_RUN)
+            return out->verdict;
+        have_best = out->nodes > 0;
+    } else {
+        mesh_submit_judge(pol, partitions, m, pins, s, out);
+    }
+    if (out->verdict != MESH_VERDICT_RUN || !out->judged ||
+        pol->controller.time_limit == MESH_TIME_LIMIT_OFF || (m->tokens <= 0 && m->steps <= 0))
+        return out->verdict;
+    if (!have_best && !plan_best(pol, m, pins, s, out, &best))
+        return out->verdict;
+    return judge_time(pol, m, &best, ask->time_limit, out);
 }

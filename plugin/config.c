@@ -167,6 +167,16 @@ static int cb_bind(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int cb_size(int val, const char *optarg, int remote)
+{
+    asked("mesh-size");
+    mesh_error_t err;
+    if (!optarg || mesh_size_goal_parse(optarg, &mesh_plugin.size_goal, &err) < 0)
+        return option_error(remote, "mesh-size", "use min, fastest or efficient");
+    mesh_plugin.have_size = 1;
+    return 0;
+}
+
 static int cb_explain(int val, const char *optarg, int remote)
 {
     asked("mesh-explain");
@@ -193,6 +203,10 @@ static struct spank_option options[] = {
      1, 0, cb_bind},
     {"mesh-explain", NULL, "[meshplan] print the explained plan before the step starts", 0, 0,
      cb_explain},
+    {"mesh-size", "min|fastest|efficient",
+     "[meshplan] with a node range (-N LO-HI), let the controller pick the count: the fewest "
+     "that fit, the shortest step, or the most tokens per GPU-hour",
+     1, 0, cb_size},
     SPANK_OPTIONS_TABLE_END,
 };
 

@@ -120,22 +120,30 @@ int fini(void)
     return SLURM_SUCCESS;
 }
 
-/* The request sbatch/salloc/srun recorded; NULL when the job has none. */
-static const char *find_request(const job_desc_msg_t *d, int *bad)
+/* The value of NAME in the job's control environment, where sbatch,
+ * salloc and srun record what meshplan's options ask; NULL when the job has
+ * none.  *bad: it is max bytes or longer. */
+static const char *find_env(const job_desc_msg_t *d, const char *name, size_t max, int *bad)
 {
-    static const char key[] = MESH_REQUEST_ENV "=";
+    size_t n = strlen(name);
     *bad = 0;
     if (!d->spank_job_env)
         return NULL;
     for (uint32_t i = 0; i < d->spank_job_env_size && i < 4096; i++) {
         const char *e = d->spank_job_env[i];
-        if (!e || strncmp(e, key, sizeof(key) - 1) != 0)
+        if (!e || strncmp(e, name, n) != 0 || e[n] != '=')
             continue;
-        if (strnlen(e, MESH_REQUEST_MAX + sizeof(key)) >= MESH_REQUEST_MAX + sizeof(key) - 1)
+        if (strnlen(e + n + 1, max) >= max)
             *bad = 1;
-        return e + sizeof(key) - 1;
+        return e + n + 1;
     }
     return NULL;
+}
+
+/* The request sbatch/salloc/srun recorded; NULL when the job has none. */
+static const char *find_request(const job_desc_msg_t *d, int *bad)
+{
+    return find_env(d, MESH_REQUEST_ENV, MESH_REQUEST_MAX, bad);
 }
 
 /* What the job asks for, as the library reads it: Slurm's "not given"
@@ -185,10 +193,57 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* What the job asks of the controller beyond its shape: sizing (--mesh-size,
+ * recorded by sbatch/salloc/srun) over its node range, and its time limit.
+ * 0, or -1 with err set when it cannot be asked. */
+static int what_is_asked(const job_desc_msg_t *d, mesh_submit_ask_t *ask, mesh_error_t *err)
+{
+    int bad;
+    memset(ask, 0, sizeof(*ask));
+    ask->nodes_lo = d->min_nodes != NO_VAL && d->min_nodes < (1u << 20) ? (int)d->min_nodes : 0;
+    ask->nodes_hi = d->max_nodes != NO_VAL && d->max_nodes < (1u << 20) ? (int)d->max_nodes : 0;
+    ask->time_limit = d->time_limit == NO_VAL     ? 0
+                      : d->time_limit == INFINITE ? -1
+                                                  : (long)d->time_limit;
+    const char *goal = find_env(d, MESH_SIZE_ENV, 16, &bad);
+    if (!goal)
+        return 0;
+    if (bad || mesh_size_goal_parse(goal, &ask->goal, err) < 0)
+        return mesh_error_set(err, "--mesh-size: use min, fastest or efficient");
+    ask->size = 1;
+    int range = ask->nodes_hi && ask->nodes_hi != ask->nodes_lo;
+    /* a total stays what it is when the count changes: only per-node
+     * counts follow the count chosen */
+    if (range && d->num_tasks != NO_VAL && d->num_tasks && d->ntasks_per_node == NO_VAL16)
+        return mesh_error_set(err, "--mesh-size: give tasks per node (--ntasks-per-node), not "
+                                   "a total (--ntasks), so that they follow the node count");
+    if (range && d->tres_per_job && strstr(d->tres_per_job, "gpu"))
+        return mesh_error_set(err, "--mesh-size: give GPUs per node (--gpus-per-node), not a "
+                                   "total (--gpus), so that they follow the node count");
+    return 0;
+}
+
+/* Carry out an accepted decision: the count sizing chose (and the tasks
+ * that follow it), the time limit time_limit=set gives. */
+static void apply(job_desc_msg_t *d, const mesh_submit_t *v, uint32_t uid)
+{
+    if (v->nodes > 0) {
+        d->min_nodes = d->max_nodes = (uint32_t)v->nodes;
+        if (d->num_tasks != NO_VAL && d->ntasks_per_node != NO_VAL16)
+            d->num_tasks = (uint32_t)v->nodes * d->ntasks_per_node;
+        slurm_info("job_submit/meshplan: uid %u: sized to %d nodes", uid, v->nodes);
+    }
+    if (v->time_limit > 0) {
+        d->time_limit = (uint32_t)v->time_limit;
+        slurm_info("job_submit/meshplan: uid %u: time limit set to %ld min (estimate %.0f s)", uid,
+                   v->time_limit, v->estimate);
+    }
+}
+
 /* Judge one job.  Anything wrong with what the user sent is refused (or
  * warned about) with the reason; meshplan's own failures follow
  * on_submit_error. */
-static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
+static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg)
 {
     int bad;
     const char *req = find_request(d, &bad);
@@ -203,12 +258,11 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
                                     "(see slurmctld's log); ask the admins")
                            : SLURM_SUCCESS;
     }
-    if (policy.enforce == MESH_ENFORCE_OFF)
+    int sizing;
+    /* enforce=off: nothing is judged, but a job that asks to be sized is */
+    if (policy.enforce == MESH_ENFORCE_OFF && !find_env(d, MESH_SIZE_ENV, 16, &sizing))
         return SLURM_SUCCESS;
     int reject = policy.enforce == MESH_ENFORCE_REJECT;
-    /* a model that does not fit the nodes asked for: Slurm's own error for
-     * a request its nodes cannot satisfy, rather than "Unspecified error" */
-    int nofit = reject ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : SLURM_SUCCESS;
     mesh_model_t m;
     mesh_layout_t pins;
     mesh_error_t err;
@@ -226,23 +280,34 @@ static int judge(const job_desc_msg_t *d, uint32_t uid, char **err_msg)
     if (mesh_request_decode(req, &m, &pins, &err) < 0)
         return answer(SLURM_ERROR, err_msg,
                       "meshplan: %s (submit with meshplan's own --model option)", err.msg);
+    mesh_submit_ask_t ask;
+    if (what_is_asked(d, &ask, &err) < 0)
+        return answer(SLURM_ERROR, err_msg, "meshplan: %s", err.msg);
     mesh_job_counts_t counts = job_counts(d);
+    if (ask.size && ask.nodes_lo > 0)
+        counts.nodes = ask.nodes_lo; /* the shape of each count of the range */
     mesh_step_t s;
     int shaped = mesh_job_shape(&counts, &s, &err);
     if (shaped < 0)
         return answer(reject ? SLURM_ERROR : SLURM_SUCCESS, err_msg, "meshplan: %s", err.msg);
     if (shaped > 0)
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
-    /* the library's judgement, which `meshplan plan --partition` shares */
+    /* the library's decision, which `meshplan plan --partition` shares */
     mesh_submit_t v;
-    if (mesh_submit_judge(&policy, d->partition, &m, &pins, &s, &v) == MESH_VERDICT_RUN) {
+    if (mesh_submit_decide(&policy, d->partition, &m, &pins, &s, &ask, &v) == MESH_VERDICT_RUN) {
         if (!v.judged)
             slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
                         v.entry ? v.entry->name : "(not in the policy)", v.msg);
-        return SLURM_SUCCESS;
+        apply(d, &v, uid);
+        return v.note[0] ? answer(SLURM_SUCCESS, err_msg, "meshplan: %s", v.note) : SLURM_SUCCESS;
     }
-    return answer(nofit, err_msg, "meshplan: %s%s", v.msg,
-                  reject ? "" : "\n(enforce=warn: queued anyway)");
+    /* Slurm's own error for what was refused: its last line, under ours */
+    static const int refusal[] = {[MESH_SUBMIT_FIT] = ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE,
+                                  [MESH_SUBMIT_SIZE] = ESLURM_INVALID_NODE_COUNT,
+                                  [MESH_SUBMIT_TIME] = ESLURM_INVALID_TIME_LIMIT};
+    if (v.verdict == MESH_VERDICT_REFUSE)
+        return answer(refusal[v.about], err_msg, "meshplan: %s", v.msg);
+    return answer(SLURM_SUCCESS, err_msg, "meshplan: %s\n(enforce=warn: queued anyway)", v.msg);
 }
 
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)

@@ -39,6 +39,8 @@ typedef struct mesh_plugin {
     int have_spec;
     mesh_layout_t pins;
     int have_export, explain, have_bind, bind;
+    int have_size; /* --mesh-size: narrow the job's node range, by size_goal */
+    mesh_size_goal_t size_goal;
     mesh_export_t export_mode;
     char *explanation;      /* slurmstepd: the plan to print from the step's first task */
     int acting;             /* slurmstepd: this step wants the variables */

@@ -28,6 +28,10 @@ int mesh_submit_post_opt(spank_t sp)
                           mesh_plugin.asked);
         return -1;
     }
+    if (mesh_plugin.have_size && !mesh_plugin.have_model) {
+        mesh_plugin_error("--mesh-size: give the model to size the job for (--model)");
+        return -1;
+    }
     if (!mesh_plugin.have_model)
         return 0;
     mesh_error_t err;
@@ -46,6 +50,8 @@ int mesh_submit_post_opt(spank_t sp)
         return -1;
     }
     spank_job_control_setenv(sp, MESH_REQUEST_ENV, request, 1);
+    if (mesh_plugin.have_size)
+        spank_job_control_setenv(sp, MESH_SIZE_ENV, mesh_size_goal_name(mesh_plugin.size_goal), 1);
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
      * by forging it. */

@@ -134,6 +134,9 @@ MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
  */
 MESH_API const mesh_model_t *mesh_plan_model(const mesh_plan_t *p);
 MESH_API const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p);
+/** The assumptions the plan was made with (the policy's, or the defaults
+ * where none were given), valid until mesh_plan_destroy(p). */
+MESH_API const mesh_assumptions_t *mesh_plan_assumptions(const mesh_plan_t *p);
 
 /**
  * A 64-bit FNV-1a digest of everything that determines the plan's result

@@ -32,6 +32,16 @@ typedef enum mesh_enforce {
     MESH_ENFORCE_WARN,
     MESH_ENFORCE_REJECT
 } mesh_enforce_t;
+
+/** What job_submit/meshplan does with a job's time limit, given the run
+ * time a spec with a budget (train.tokens or train.steps) is estimated at
+ * (policy key time_limit; doc/design.md, "Run-time estimate"). */
+typedef enum mesh_time_limit {
+    MESH_TIME_LIMIT_OFF,  /* nothing */
+    MESH_TIME_LIMIT_WARN, /* tell the user a limit shorter than the estimate, far longer, or none */
+    MESH_TIME_LIMIT_SET,  /* warn, and set the limit of a job that gives none */
+    MESH_TIME_LIMIT_REJECT /* set, and refuse a job whose limit is shorter than the estimate */
+} mesh_time_limit_t;
 /** export=: which launcher variables the tasks get (see env.h). */
 typedef enum mesh_export {
     MESH_EXPORT_TORCH,
@@ -85,6 +95,9 @@ typedef struct mesh_assumptions {
     /* tokens at a MoE model's busiest expert-parallel rank over the mean,
      * where the spec gives no train.moe_imbalance (dropless routing) */
     double moe_imbalance;
+    /* what a run-time estimate is padded with, a fraction of it
+     * (time_margin=; MESH_TIME_MARGIN_DEFAULT, lib/meshplan/size.h) */
+    double time_margin;
 } mesh_assumptions_t;
 
 /** What the SPANK plugin does with a plan: its launch settings. */
@@ -106,7 +119,8 @@ typedef struct mesh_policy_launch {
 /** What job_submit/meshplan does at submission: the controller's settings. */
 typedef struct mesh_policy_controller {
     int submit_fail_closed; /* on_submit_error=reject: job_submit refuses on its own failures */
-    int n_partitions;       /* entries used in partitions[] */
+    mesh_time_limit_t time_limit; /* time_limit= */
+    int n_partitions;             /* entries used in partitions[] */
     mesh_partition_t partitions[MESH_PARTITIONS_MAX];
 } mesh_policy_controller_t;
 
@@ -128,7 +142,7 @@ typedef struct mesh_policy {
  * Fill *p (all three parts) with the defaults: enforce=reject, reserve 3%,
  * export=torch, ports 20000-29999, steps=regular, topology_timeout 10 s,
  * overhead 1 GiB, comm_buffer 0.25 GiB, fragmentation 5%, moe_imbalance
- * 1.25; every other field
+ * 1.25, time_limit=warn, time_margin 0.15; every other field
  * 0 or "".  Call it before any other policy function.
  */
 MESH_API void mesh_policy_init(mesh_policy_t *p);

@@ -27,6 +27,11 @@ extern "C" {
 #define MESH_REQUEST_ENV     "MESHPLAN_REQUEST"
 #define MESH_REQUEST_VERSION 1
 #define MESH_REQUEST_MAX     2048 /* bytes, with the terminating NUL */
+/* Beside the request in the control environment: the goal of --mesh-size
+ * (mesh_size_goal_parse), which asks job_submit/meshplan to narrow the
+ * job's node range to one count.  Apart from the request, so that a
+ * controller of an older meshplan reads the request as before. */
+#define MESH_SIZE_ENV "MESHPLAN_SIZE"
 
 /**
  * Write model m and the pins (not NULL; mesh_layout_format_pins's syntax)

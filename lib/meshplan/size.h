@@ -154,6 +154,21 @@ typedef struct mesh_estimate {
  */
 MESH_API int mesh_size_estimate(const mesh_model_t *m, const mesh_cost_t *c, mesh_estimate_t *out);
 
+/**
+ * The time limit that covers estimate *e with a margin (a fraction of it,
+ * as time_margin= gives it; negative counts as 0): its seconds times
+ * 1 + margin, in whole minutes rounded up, at least 1 and at most
+ * 999,999,999 (more than Slurm's limits can hold).  e must not be NULL.
+ */
+MESH_API long mesh_size_limit_minutes(const mesh_estimate_t *e, double margin);
+
+/**
+ * minutes (>= 0) as Slurm's --time writes a limit: "H:MM:00", or
+ * "D-HH:MM:00" from a day on, into buf[len] (truncated to fit,
+ * NUL-terminated when len > 0).  Returns buf.
+ */
+MESH_API const char *mesh_size_slurm_time(long minutes, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"
 #include "meshplan/report.h"
+#include "meshplan/size.h"
 #include "meshplan/spec.h"
 #include "meshplan/step.h"
 
@@ -25,6 +26,13 @@ extern "C" {
 #endif
 
 #define MESH_SUBMIT_MSG_MAX (4 * MESH_ERROR_MAX) /* bytes of a verdict's message, with its NUL */
+
+/** What a WARN or REFUSE verdict is about (mesh_submit_t's about). */
+typedef enum mesh_submit_about {
+    MESH_SUBMIT_FIT,  /* the model does not fit (or the request is bad) */
+    MESH_SUBMIT_SIZE, /* the node range cannot be sized (--mesh-size) */
+    MESH_SUBMIT_TIME  /* the time limit is shorter than the estimate (time_limit=reject) */
+} mesh_submit_about_t;
 
 /** What the controller decides about a job (mesh_submit_judge). */
 typedef struct mesh_submit {
@@ -48,7 +56,38 @@ typedef struct mesh_submit {
      * without a front end's prefix ("meshplan: ", "error: "); unjudged:
      * why; else "". */
     char msg[MESH_SUBMIT_MSG_MAX];
+    /** mesh_submit_decide only (0 or "" from mesh_submit_judge): */
+    /** What a WARN or REFUSE is about, so that a front end can answer with
+     * the right error (Slurm's invalid node count, invalid time limit). */
+    mesh_submit_about_t about;
+    /** Sized: the node count chosen, which the controller narrows the job
+     * to; 0: not sized (not asked, or nothing fits). */
+    int nodes;
+    /** Minutes to set the job's time limit to (time_limit=set or reject,
+     * and the job gives none); 0: leave it. */
+    long time_limit;
+    /** The run's estimated seconds, without the margin; 0: the spec gives
+     * no budget, time_limit=off, or the job was not judged. */
+    double estimate;
+    /** What to tell the user of a job that is accepted (the sizing and
+     * why, the time limit set, a limit far from the estimate), lines
+     * joined by '\n', without a front end's prefix; "" when nothing. */
+    char note[MESH_SUBMIT_MSG_MAX];
 } mesh_submit_t;
+
+/** What a job asks of the controller beyond its shape (mesh_submit_decide). */
+typedef struct mesh_submit_ask {
+    int size;              /* 1: narrow the node range to one count by goal (--mesh-size) */
+    mesh_size_goal_t goal; /* with size */
+    int nodes_lo;          /* the job's nodes (-N LO or the low end of -N LO-HI); 0: not given */
+    int nodes_hi;          /* the high end of -N LO-HI; 0: no range */
+    long time_limit;       /* the job's limit in minutes; 0: none given, -1: unlimited */
+} mesh_submit_ask_t;
+
+/* A time limit is "far longer" than the estimate beyond this factor of the
+ * estimate with its margin: backfill then cannot start the job in the
+ * holes its real length would fit (doc/design.md, "Run-time estimate"). */
+#define MESH_TIME_LIMIT_LONG 2.0
 
 /**
  * The allocation the controller plans a job of shape *s for in partition
@@ -89,6 +128,40 @@ MESH_API int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, co
 MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partitions,
                                           const mesh_model_t *m, const mesh_layout_t *pins,
                                           const mesh_step_t *s, mesh_submit_t *out);
+
+/**
+ * Everything job_submit/meshplan decides about a job at submission: its
+ * node count when it asks to be sized, whether it fits, and its time limit.
+ * The same inputs as mesh_submit_judge, plus *ask; into *out (cleared
+ * first).
+ *
+ * Sizing (ask->size): the range ask->nodes_lo..nodes_hi (hi 0: lo alone) is
+ * cut to the first partition's `nodes:` (mesh_size_bound) and sized for it
+ * with ask->goal (mesh_size_create; s->nodes is ignored); out->nodes is
+ * the choice and out->note says it and why.  A range that is empty or
+ * outside the partition, a job that gives no nodes, or a partition the
+ * policy gives no GPU is REFUSE, whatever enforce says (the user asked for
+ * something the controller cannot do); a range where nothing fits is
+ * enforce's verdict (off: RUN, not narrowed) with the sizing's reason.
+ * Without sizing, the verdict is mesh_submit_judge's.
+ *
+ * Time limit, for a job that fits and a spec with a budget (train.tokens
+ * or train.steps), per the policy's time_limit: the estimate (out->estimate)
+ * and the limit that covers it with time_margin
+ * (mesh_size_limit_minutes).  warn: a note when the job gives no limit, a
+ * limit shorter than that, or one longer than MESH_TIME_LIMIT_LONG times
+ * it; set: also out->time_limit for a job that gives none; reject: also
+ * REFUSE a job whose limit is shorter than the estimate itself.  The
+ * estimate of a job not sized costs a whole plan on the partition's
+ * allocation (only then).
+ *
+ * pol, m, pins, s, ask and out must not be NULL; nothing is kept.  Returns
+ * out->verdict.
+ */
+MESH_API mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
+                                           const mesh_model_t *m, const mesh_layout_t *pins,
+                                           const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                                           mesh_submit_t *out);
 
 #ifdef __cplusplus
 }

@@ -360,6 +360,250 @@ static void partitions__unjudged(void **state)
         strstr(out, "meshplan: --partition cpu: the controller does not judge this job"));
 }
 
+/* ---- sizing (--mesh-size) and time limits (time_limit=) ---- */
+
+/* A job as sbatch sends it for `sbatch -N LO-HI --gpus-per-node=8
+ * --ntasks-per-node=8 [-p PARTITION] [--time=LIMIT] --model=MODEL
+ * [--mesh-size=GOAL]`, the model trained for `tokens` (0: no budget); the
+ * controller's return code, its message (NULL: none), and the job as the
+ * controller leaves it in *d. */
+static int submit(const char *model, double tokens, int lo, int hi, const char *goal,
+                  const char *partition, uint32_t time_limit, job_desc_msg_t *d, char **msg)
+{
+    static char env[MESH_REQUEST_MAX + 32], size[64];
+    char req[MESH_REQUEST_MAX];
+    static char *spank_env[2];
+    mesh_model_t m = test_preset(model);
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_error_t err;
+    m.tokens = tokens;
+    if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+        fail_msg("%s", err.msg);
+    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, req);
+    snprintf(size, sizeof(size), "%s=%s", MESH_SIZE_ENV, goal ? goal : "");
+    spank_env[0] = env;
+    spank_env[1] = size;
+    memset(d, 0, sizeof(*d));
+    d->min_nodes = lo ? (uint32_t)lo : NO_VAL;
+    d->max_nodes = hi ? (uint32_t)hi : NO_VAL;
+    d->num_tasks = NO_VAL;
+    d->ntasks_per_node = 8;
+    d->pn_min_memory = NO_VAL64;
+    d->time_limit = time_limit;
+    d->tres_per_node = "gres/gpu:8";
+    d->partition = (char *)partition;
+    d->spank_job_env = spank_env;
+    d->spank_job_env_size = goal ? 2 : 1;
+    *msg = NULL;
+    return job_submit(d, 1000, msg);
+}
+
+/* The count `meshplan size` marks as its choice (0: none). */
+static int cli_size(const char *model, int lo, int hi, const char *goal, const char *partition)
+{
+    char line[1024], out[16384];
+    snprintf(line, sizeof(line),
+             "'%s' size --model %s --nodes %d-%d --gpus-per-node 8 --partition '%s' --goal %s "
+             "--policy '%s' 2>/dev/null",
+             getenv("MESHPLAN"), model, lo, hi, partition, goal, policy_path);
+    shell(line, out, sizeof(out));
+    const char *row = strstr(out, "\n* ");
+    return row ? atoi(row + 3) : 0;
+}
+
+static const char sizing_policy[] = "partitions:\n  gpu: {gpu: H100-SXM, nodes: 16}\n";
+
+/* The controller narrows a ranged job to the count `meshplan size` picks,
+ * with the tasks that follow it, and says so; the job's limit is left. */
+static void size__narrowed_to_the_cli_choice(void **state)
+{
+    static const struct {
+        const char *model, *goal;
+        int lo, hi;
+    } cases[] = {{"llama3-70b", "min", 1, 16},    {"llama3-70b", "efficient", 2, 16},
+                 {"llama3-70b", "fastest", 1, 8}, {"llama3-8b", "min", 1, 4},
+                 {"llama3.1-405b", "min", 4, 64}, {"mixtral-8x7b", "efficient", 1, 8}};
+    write_policy_with("reject", sizing_policy);
+    for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+        job_desc_msg_t d;
+        char *msg;
+        int want = cli_size(cases[i].model, cases[i].lo, cases[i].hi, cases[i].goal, "gpu");
+        assert_true(want >= cases[i].lo && want <= 16);
+        int rc = submit(cases[i].model, 0, cases[i].lo, cases[i].hi, cases[i].goal, "gpu", NO_VAL,
+                        &d, &msg);
+        if (rc != SLURM_SUCCESS || (int)d.min_nodes != want || (int)d.max_nodes != want)
+            fail_msg("%s -N %d-%d --mesh-size=%s: rc %d, nodes %u-%u, the CLI picks %d (%s)",
+                     cases[i].model, cases[i].lo, cases[i].hi, cases[i].goal, rc, d.min_nodes,
+                     d.max_nodes, want, msg);
+        char head[128];
+        snprintf(head, sizeof(head), "meshplan: --mesh-size=%s: the job runs on %d node",
+                 cases[i].goal, want);
+        assert_non_null(msg);
+        assert_true(!strncmp(msg, head, strlen(head)));
+        assert_non_null(strstr(msg, "; layout tp="));
+        assert_int_equal(d.time_limit, NO_VAL);
+        free(msg);
+    }
+    /* a task count that srun worked out for the low end follows the choice */
+    job_desc_msg_t d;
+    char *msg;
+    write_policy_with("reject", sizing_policy);
+    assert_int_equal(submit("llama3-70b", 0, 1, 16, "min", "gpu", NO_VAL, &d, &msg), 0);
+    int want = (int)d.min_nodes;
+    free(msg);
+    d.min_nodes = 1;
+    d.max_nodes = 16;
+    d.num_tasks = 8;
+    msg = NULL;
+    assert_int_equal(job_submit(&d, 1000, &msg), SLURM_SUCCESS);
+    assert_int_equal(d.num_tasks, 8 * want);
+    free(msg);
+}
+
+/* What cannot be sized is refused with what to do, whatever enforce says;
+ * a range where nothing fits gets enforce's verdict and what would. */
+static void size__bad_ranges_refused(void **state)
+{
+    static const struct {
+        const char *goal;
+        int lo, hi;
+        const char *partition, *says;
+        int rc;
+    } cases[] = {
+        {"min", 0, 0, "gpu", "--mesh-size=min: the job gives no node range: give one, as -N 2-32",
+         ESLURM_INVALID_NODE_COUNT},
+        {"fastest", 20, 32, "gpu",
+         "--mesh-size=fastest: the node range 20-32 is outside partition gpu, which has 16 "
+         "nodes: give a range the partition can hold",
+         ESLURM_INVALID_NODE_COUNT},
+        {"biggest", 1, 4, "gpu", "--mesh-size: use min, fastest or efficient", SLURM_ERROR},
+        {"min", 1, 2, "gpu", "--mesh-size=min: no layout fits on 1-2 nodes; ",
+         ESLURM_INVALID_NODE_COUNT},
+    };
+    write_policy_with("warn", sizing_policy);
+    for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+        job_desc_msg_t d;
+        char *msg, want[512];
+        int rc = submit("llama3.1-405b", 0, cases[i].lo, cases[i].hi, cases[i].goal,
+                        cases[i].partition, NO_VAL, &d, &msg);
+        snprintf(want, sizeof(want), "meshplan: %s", cases[i].says);
+        /* under enforce=warn, nothing fitting is a warning, not a refusal */
+        int warned = i == 3;
+        if (rc != (warned ? SLURM_SUCCESS : cases[i].rc) || !msg ||
+            strncmp(msg, want, strlen(want)) != 0)
+            fail_msg("case %d: rc %d, '%s'; want rc %d, '%s'", i, rc, msg, cases[i].rc, want);
+        if (warned)
+            assert_int_equal(d.min_nodes, 1); /* not narrowed */
+        free(msg);
+    }
+    /* and refused under enforce=reject */
+    write_policy_with("reject", sizing_policy);
+    job_desc_msg_t d;
+    char *msg;
+    assert_int_equal(submit("llama3.1-405b", 0, 1, 2, "min", "gpu", NO_VAL, &d, &msg),
+                     ESLURM_INVALID_NODE_COUNT);
+    assert_non_null(strstr(msg, "no layout fits on 1-2 nodes; 14 nodes would"));
+    free(msg);
+    /* a total of tasks does not follow the count chosen */
+    assert_int_equal(submit("llama3-8b", 0, 1, 4, "min", "gpu", NO_VAL, &d, &msg), 0);
+    free(msg);
+    d.min_nodes = 1;
+    d.max_nodes = 4;
+    d.num_tasks = 16;
+    d.ntasks_per_node = NO_VAL16;
+    msg = NULL;
+    assert_int_equal(job_submit(&d, 1000, &msg), SLURM_ERROR);
+    assert_non_null(strstr(msg, "give tasks per node (--ntasks-per-node), not a total"));
+    free(msg);
+    /* a partition whose GPU the policy does not name cannot be sized */
+    FILE *f = fopen(policy_path, "w");
+    assert_non_null(f);
+    fputs("enforce: reject\npartitions:\n  cpu: {nodes: 4}\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(init(), SLURM_SUCCESS);
+    assert_int_equal(submit("llama3-8b", 0, 1, 4, "min", "cpu", NO_VAL, &d, &msg),
+                     ESLURM_INVALID_NODE_COUNT);
+    assert_non_null(strstr(msg, "meshplan: --mesh-size=min: the controller cannot size the job: "));
+    free(msg);
+}
+
+/* The limit that covers the run: `meshplan plan --json`'s, for the spec
+ * with a budget of `tokens`. */
+static long cli_limit(const char *model, int nodes, double tokens)
+{
+    char line[1024], out[65536];
+    snprintf(line, sizeof(line),
+             "'%s' plan --model %s --nodes %d --gpus-per-node 8 --partition gpu --set "
+             "train.tokens=%.0f --policy '%s' --json 2>/dev/null",
+             getenv("MESHPLAN"), model, nodes, tokens, policy_path);
+    shell(line, out, sizeof(out));
+    const char *k = strstr(out, "\"time_limit_minutes\":");
+    assert_non_null(k);
+    return atol(k + strlen("\"time_limit_minutes\":"));
+}
+
+/* time_limit=: a limit set where none is given, a short one warned about
+ * or refused, a far longer one warned about; none of it without a budget. */
+static void time_limit__per_policy(void **state)
+{
+    job_desc_msg_t d;
+    char *msg;
+    double tokens = 2e10; /* llama3-8b on 2 x 8 H100: about a day */
+    write_policy_with("reject", "time_limit: set\npartitions:\n  gpu: {gpu: H100-SXM}\n");
+    long need = cli_limit("llama3-8b", 2, tokens);
+    assert_true(need > 60);
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, need);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "meshplan: time limit set to "));
+    assert_non_null(strstr(msg, "plus the 15% margin"));
+    free(msg);
+    /* without a budget: nothing said, nothing set */
+    assert_int_equal(submit("llama3-8b", 0, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_null(msg);
+    assert_int_equal(d.time_limit, NO_VAL);
+    /* warn: said, not set */
+    write_policy_with("reject", "time_limit: warn\npartitions:\n  gpu: {gpu: H100-SXM}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, NO_VAL);
+    assert_non_null(strstr(msg, "the job gives no time limit: the run is estimated at "));
+    free(msg);
+    /* too short: warned about under warn */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(need / 2), &d, &msg),
+                     0);
+    assert_non_null(strstr(msg, "is shorter than the run's estimate with the 15% margin"));
+    free(msg);
+    /* far longer: backfill */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(3 * need), &d, &msg),
+                     0);
+    assert_non_null(strstr(msg, "is more than 2 times the run's estimate"));
+    free(msg);
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", INFINITE, &d, &msg), 0);
+    assert_non_null(strstr(msg, "--time=UNLIMITED is more than 2 times"));
+    free(msg);
+    /* about right: nothing to say */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)need, &d, &msg), 0);
+    assert_null(msg);
+    /* reject: shorter than the estimate itself is refused */
+    write_policy_with("reject", "time_limit: reject\npartitions:\n  gpu: {gpu: H100-SXM}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(need / 2), &d, &msg),
+                     ESLURM_INVALID_TIME_LIMIT);
+    assert_non_null(strstr(msg, "the job would be killed before it finishes (time_limit=reject)"));
+    free(msg);
+    /* off: silent */
+    write_policy_with("reject", "time_limit: off\npartitions:\n  gpu: {gpu: H100-SXM}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(need / 2), &d, &msg),
+                     0);
+    assert_null(msg);
+    /* a sized job's limit is its chosen count's */
+    write_policy_with("reject",
+                      "time_limit: set\npartitions:\n  gpu: {gpu: H100-SXM, nodes: 16}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 1, 4, "fastest", "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, cli_limit("llama3-8b", (int)d.min_nodes, tokens));
+    assert_non_null(strstr(msg, "\ntime limit set to "));
+    free(msg);
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -373,6 +617,9 @@ int main(void)
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
         cmocka_unit_test(partitions__controller_and_cli_agree),
         cmocka_unit_test(partitions__unjudged),
+        cmocka_unit_test(size__narrowed_to_the_cli_choice),
+        cmocka_unit_test(size__bad_ranges_refused),
+        cmocka_unit_test(time_limit__per_policy),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);

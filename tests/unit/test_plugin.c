@@ -47,7 +47,7 @@ static void slurmd__does_nothing(void **state)
 static void options__registered_and_checked(void **state)
 {
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    assert_int_equal(mock.n_options, 5);
+    assert_int_equal(mock.n_options, 6);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0);
     assert_int_equal(mesh_plugin.pins.tp, 2);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0); /* twice is fine */
@@ -84,6 +84,21 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_non_null(req);
     assert_true(
         strncmp(req, "1;tp=2;{name: llama3-8b, params: 8030261248, arch: {layers: 32", 60) == 0);
+    assert_null(mock_getenv("CONTROL:MESHPLAN_SIZE")); /* not sized unless asked */
+    /* --mesh-size: the goal recorded beside the request; a bad one, or one
+     * without a model to size for, stops sbatch at once */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh-size", "efficient", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_string_equal(mock_getenv("CONTROL:MESHPLAN_SIZE"), "efficient");
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh-size", "largest", 0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-size: use min, fastest or efficient"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh-size", "min", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-size: give the model to size the job for"));
     /* no --model: the plugin stays out of the way */
     assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
@@ -504,7 +519,7 @@ static void config__broken_refuses_only_meshplan_jobs(void **state)
             /* a job without meshplan's options runs, and its user hears
              * nothing of a plugin they do not use */
             assert_int_equal(init(c, args), 0);
-            assert_int_equal(mock.n_options, 5);
+            assert_int_equal(mock.n_options, 6);
             assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
             assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
             assert_int_equal(mock.errors, 0);

@@ -483,9 +483,9 @@ static void errors__lead_to_the_key(void **state)
     const char *typo = "partitons: 3\n";
     assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
     assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
-    assert_non_null(strstr(err.msg,
-                           " on_config_error moe_imbalance gpus: partitions:); did you mean the "
-                           "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
+    assert_non_null(strstr(err.msg, " on_config_error moe_imbalance time_limit time_margin gpus: "
+                                    "partitions:); did you mean the "
+                                    "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
     assert_null(strstr(err.msg, "NAME.FIELD"));
     /* and the arguments' list theirs, with the family a typo meant */
     static const struct {
@@ -766,6 +766,12 @@ static const pol_key_t pol_keys[] = {
      "moe_imbalance: {} is out of range (allowed 1..1000)",
      "moe_imbalance: {} is out of range (allowed 1..1000)", "1 2.5", "even",
      "moe_imbalance: '{}' is not a number (expected 1..1000)", 0},
+    {"time_limit", "warn", NULL, NULL, NULL, NULL, NULL, NULL, "off warn set reject", "always",
+     "time_limit: '{}' is not one of off, warn, set, reject", 0},
+    {"time_margin", "0.15", "0", "-0.01", "10", "10.01",
+     "time_margin: {} is out of range (allowed 0..10)",
+     "time_margin: {} is out of range (allowed 0..10)", "0.1 1", "15%",
+     "time_margin: '{}' is not a number (expected 0..10)", 0},
     {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
      "on_submit_error: '{}' is not one of allow, reject", 0},
     {"on_config_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "rejct",
@@ -955,7 +961,7 @@ static void keys__documented_defaults(void **state)
             fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
         checked++;
     }
-    assert_int_equal(checked, 17); /* on_config_error's and moe_imbalance's rows */
+    assert_int_equal(checked, 19); /* with time_limit's and time_margin's rows */
     /* and the values meshplan-policy(5) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
