@@ -185,6 +185,12 @@ static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
     if (mesh_size_bound(pol, out->partition, &lo, &hi, &err) < 0)
         return refuse(out, MESH_SUBMIT_SIZE,
                       "--mesh-size=%s: %s: give a range the partition can hold", goal, err.msg);
+    if (hi - lo + 1 > MESH_SUBMIT_SIZE_MAX)
+        return refuse(out, MESH_SUBMIT_SIZE,
+                      "--mesh-size=%s: the node range %d-%d has %d counts; the controller sizes at "
+                      "most %d (give a narrower range, as -N %d-%d; meshplan size plans any)",
+                      goal, lo, hi, hi - lo + 1, MESH_SUBMIT_SIZE_MAX, lo,
+                      lo + MESH_SUBMIT_SIZE_MAX - 1);
     if (mesh_partition_alloc(pol, out->partition, s, &a, &err) < 0)
         return refuse(out, MESH_SUBMIT_SIZE,
                       "--mesh-size=%s: the controller cannot size the job: %s (the site's "

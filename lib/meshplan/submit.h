@@ -84,6 +84,12 @@ typedef struct mesh_submit_ask {
     long time_limit;       /* the job's limit in minutes; 0: none given, -1: unlimited */
 } mesh_submit_ask_t;
 
+/* The most node counts the controller sizes for one job: each is a plan
+ * made under slurmctld's locks (up to about a millisecond for Llama 3.1
+ * 405B), so a range of thousands would stall the controller for every
+ * user; a wider range is refused with this bound. */
+#define MESH_SUBMIT_SIZE_MAX 256
+
 /* A time limit is "far longer" than the estimate beyond this factor of the
  * estimate with its margin: backfill then cannot start the job in the
  * holes its real length would fit (doc/design.md, "Run-time estimate"). */
@@ -138,8 +144,9 @@ MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *
  * Sizing (ask->size): the range ask->nodes_lo..nodes_hi (hi 0: lo alone) is
  * cut to the first partition's `nodes:` (mesh_size_bound) and sized for it
  * with ask->goal (mesh_size_create; s->nodes is ignored); out->nodes is
- * the choice and out->note says it and why.  A range that is empty or
- * outside the partition, a job that gives no nodes, or a partition the
+ * the choice and out->note says it and why.  A range that is empty,
+ * outside the partition or (once cut) of more than MESH_SUBMIT_SIZE_MAX
+ * counts, a job that gives no nodes, or a partition the
  * policy gives no GPU is REFUSE, whatever enforce says (the user asked for
  * something the controller cannot do); a range where nothing fits is
  * enforce's verdict (off: RUN, not narrowed) with the sizing's reason.
