@@ -514,8 +514,12 @@ static int line_layout(lines_t *x, int line, const char *s, const char *what)
         return mesh_error_set(x->err, "%.200s:%d: a second layout (the first is on line %d): %s",
                               x->name, line, x->plan_line, EXPECTED);
     x->plan_line = line;
+    /* a bare line that is no --mesh string at all is said to be no layout */
+    if (!what && mesh_layout_parse(s, &x->r->from, x->err) < 0)
+        what = "not a layout";
     if (complete_layout(s, &x->r->from, x->err) < 0)
-        return mesh_error_prefix(x->err, "%.200s:%d: %s", x->name, line, what);
+        return what ? mesh_error_prefix(x->err, "%.200s:%d: %s", x->name, line, what)
+                    : mesh_error_prefix(x->err, "%.200s:%d", x->name, line);
     return 0;
 }
 
@@ -578,7 +582,7 @@ static int read_line(lines_t *x, int line, const char *b, size_t n)
                               x->name, line, n, EXPECTED);
     memcpy(v, b, n);
     v[n] = '\0';
-    return line_layout(x, line, v, "not a layout");
+    return line_layout(x, line, v, NULL);
 }
 
 static int read_lines(const char *text, size_t len, const char *name, mesh_restart_t *r,
