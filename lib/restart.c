@@ -178,10 +178,27 @@ static int line_of(const char *text, const char *p)
 /* ---- the JSON of plan --json and env --json ---- */
 
 /* The values read, by where they are. */
-enum slot { S_NONE, S_MESH, S_LAYOUT_GBS, S_MODEL_GBS, S_ENV_PLAN, S_ENV_GBS, S_COUNT };
-static const char *const slot_names[S_COUNT] = {
-    "",          "layout.mesh",           "layout.global_batch", "model.global_batch",
-    "MESH_PLAN", "MESH_GLOBAL_BATCH_SIZE"};
+enum slot {
+    S_NONE,
+    S_MESH,
+    S_LAYOUT_GBS,
+    S_MODEL_GBS,
+    S_ENV_PLAN,
+    S_ENV_GBS,
+    S_LAYERS,
+    S_HIDDEN,
+    S_HEADS,
+    S_COUNT
+};
+static const char *const slot_names[S_COUNT] = {"",
+                                                "layout.mesh",
+                                                "layout.global_batch",
+                                                "model.global_batch",
+                                                "MESH_PLAN",
+                                                "MESH_GLOBAL_BATCH_SIZE",
+                                                "model.layers",
+                                                "model.hidden",
+                                                "model.heads"};
 /* The objects whose members are read. */
 enum where { W_OTHER, W_TOP, W_LAYOUT, W_MODEL };
 
@@ -329,7 +346,8 @@ static int jstore(json_t *j, enum slot s, const char *at, const char *text, enum
         return 0;
     }
     long long v;
-    if (mesh_parse_int(text, slot_names[s], 1, 1 << 30, &v, j->err) < 0) {
+    /* a params-only model's plan says 0 layers, hidden and heads */
+    if (mesh_parse_int(text, slot_names[s], s >= S_LAYERS ? 0 : 1, 1 << 30, &v, j->err) < 0) {
         j->p = at;
         return mesh_error_prefix(j->err, "%.200s:%d", j->name, line_of(j->text, at));
     }
@@ -355,6 +373,9 @@ static void member(enum where w, const char *key, enum where *cw, enum slot *cs)
         {W_LAYOUT, "mesh", W_OTHER, S_MESH},
         {W_LAYOUT, "global_batch", W_OTHER, S_LAYOUT_GBS},
         {W_MODEL, "global_batch", W_OTHER, S_MODEL_GBS},
+        {W_MODEL, "layers", W_OTHER, S_LAYERS},
+        {W_MODEL, "hidden", W_OTHER, S_HIDDEN},
+        {W_MODEL, "heads", W_OTHER, S_HEADS},
     };
     *cw = W_OTHER;
     *cs = S_NONE;
@@ -474,6 +495,11 @@ static int read_json(const char *text, const char *start, size_t len, const char
     r->global_batch = j->gbs[S_MODEL_GBS]    ? j->gbs[S_MODEL_GBS]
                       : j->gbs[S_LAYOUT_GBS] ? j->gbs[S_LAYOUT_GBS]
                                              : j->gbs[S_ENV_GBS];
+    if (j->gbs[S_LAYERS] && j->gbs[S_HIDDEN] && j->gbs[S_HEADS]) { /* a model with an arch */
+        r->layers = (int)j->gbs[S_LAYERS];
+        r->hidden = (int)j->gbs[S_HIDDEN];
+        r->heads = (int)j->gbs[S_HEADS];
+    }
     free(j);
     return rc;
 }
@@ -709,6 +735,13 @@ int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layou
                               "%s kept, but the saved layout has no experts (a dense model's) "
                               "and %s has: is the checkpoint this model's?",
                               expert, m->name);
+    if (r->layers && m->has_arch &&
+        (r->layers != m->layers || r->hidden != m->hidden || r->heads != m->heads))
+        return mesh_error_set(err,
+                              "the saved plan's model has %d layers, hidden %d and %d heads, %s "
+                              "%d, %d and %d: the checkpoint is another model's",
+                              r->layers, r->hidden, r->heads, m->name, m->layers, m->hidden,
+                              m->heads);
     if (r->global_batch > 0 && r->global_batch != m->global_batch)
         return mesh_error_set(err,
                               "the saved run's global batch is %ld sequences and the spec's %ld: "
@@ -773,10 +806,11 @@ int mesh_restart_format(const mesh_restart_t *r, char *buf, size_t len, mesh_err
     if (r->keep & ~ALL_DIMS)
         return mesh_error_set(err, "restart: keep has bits beyond the %d dimensions",
                               MESH_DIM_COUNT);
-    if (r->global_batch < 0)
-        return mesh_error_set(err, "restart: global batch %ld", r->global_batch);
-    int w = snprintf(buf, len, "keep=%s;batch=%ld;%s", keep_names(r->keep, keep, sizeof(keep)),
-                     r->global_batch, mesh_layout_format(&r->from, layout, sizeof(layout)));
+    if (r->global_batch < 0 || r->layers < 0 || r->hidden < 0 || r->heads < 0)
+        return mesh_error_set(err, "restart: a negative global batch or model size");
+    int w = snprintf(buf, len, "keep=%s;batch=%ld;model=%d,%d,%d;%s",
+                     keep_names(r->keep, keep, sizeof(keep)), r->global_batch, r->layers, r->hidden,
+                     r->heads, mesh_layout_format(&r->from, layout, sizeof(layout)));
     if (w < 0 || (size_t)w >= len) {
         if (len)
             buf[0] = '\0';
@@ -791,7 +825,9 @@ static int field(const char **s, const char *key, char *out, size_t cap, mesh_er
     size_t k = strlen(key);
     const char *semi = strncmp(*s, key, k) == 0 ? strchr(*s + k, ';') : NULL;
     if (!semi)
-        return mesh_error_set(err, "restart: expected %s...; in '%.60s' (keep=DIMS;batch=N;LAYOUT)",
+        return mesh_error_set(err,
+                              "restart: expected %s...; in '%.60s' "
+                              "(keep=DIMS;batch=N;model=L,H,A;LAYOUT)",
                               key, *s);
     size_t n = (size_t)(semi - *s) - k;
     if (n >= cap)
@@ -802,9 +838,26 @@ static int field(const char **s, const char *key, char *out, size_t cap, mesh_er
     return 0;
 }
 
+/* model=L,H,A: the saved model's layers, hidden and heads, all 0 or none. */
+static int parse_model(char *text, mesh_restart_t *r, mesh_error_t *err)
+{
+    int *out[] = {&r->layers, &r->hidden, &r->heads}, n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (n == 3 || mesh_parse_int(w, "restart model", 0, 1 << 30, &v, err) < 0)
+            return n == 3 ? mesh_error_set(err, "restart model: more than 3 numbers") : -1;
+        *out[n++] = (int)v;
+    }
+    if (n != 3 ||
+        (!r->layers || !r->hidden || !r->heads) != (!r->layers && !r->hidden && !r->heads))
+        return mesh_error_set(err, "restart model: layers,hidden,heads, all 0 or none");
+    return 0;
+}
+
 int mesh_restart_parse(const char *s, mesh_restart_t *r, mesh_error_t *err)
 {
-    char keep[128], batch[32];
+    char keep[128], batch[32], model[48];
     long long g;
     memset(r, 0, sizeof(*r));
     if (!s)
@@ -812,7 +865,8 @@ int mesh_restart_parse(const char *s, mesh_restart_t *r, mesh_error_t *err)
     if (strlen(s) >= MESH_RESTART_STR_MAX)
         return mesh_error_set(err, "restart: longer than %d characters", MESH_RESTART_STR_MAX - 1);
     if (field(&s, "keep=", keep, sizeof(keep), err) < 0 ||
-        field(&s, "batch=", batch, sizeof(batch), err) < 0)
+        field(&s, "batch=", batch, sizeof(batch), err) < 0 ||
+        field(&s, "model=", model, sizeof(model), err) < 0 || parse_model(model, r, err) < 0)
         return -1;
     if (complete_layout(s, &r->from, err) < 0)
         return mesh_error_prefix(err, "restart");

@@ -86,6 +86,11 @@ typedef struct mesh_restart {
     mesh_layout_t from; /* the previous run's layout, complete */
     long global_batch;  /* its global batch in sequences; 0 when the source does not say */
     unsigned keep;      /* the dimensions kept: MESH_DIM_BIT(MESH_DIM_*) bits */
+    /* the saved model's shape, which a checkpoint must match (Megatron-LM's
+     * check_checkpoint_args compares them, checkpointing.py L201-203 at
+     * d98e8a6): plan --json's model.layers, hidden and heads; all 0 when
+     * the source does not say (MESH_PLAN, env's lines) */
+    int layers, hidden, heads;
 } mesh_restart_t;
 
 /**
@@ -94,9 +99,9 @@ typedef struct mesh_restart {
  * is cleared first; `name` (the file's name, not NULL) prefixes every
  * error.  Three forms are read:
  *  - `meshplan plan --json` (its "layout" object's "mesh", and
- *    "model"."global_batch", else "layout"."global_batch"; "fits" is not
- *    read), or `meshplan env --json` (its "MESH_PLAN" and
- *    "MESH_GLOBAL_BATCH_SIZE"): a JSON object, read strictly;
+ *    "model"."global_batch", else "layout"."global_batch", and "model"'s
+ *    "layers", "hidden" and "heads"; "fits" is not read), or `meshplan env --json` (its "MESH_PLAN"
+ * and "MESH_GLOBAL_BATCH_SIZE"): a JSON object, read strictly;
  *  - the value of MESH_PLAN alone, on a line of its own;
  *  - lines NAME=value, or `export NAME='value'` as `meshplan env --shell`
  *    prints them (values bare, in single or in double quotes), blank lines
@@ -106,7 +111,9 @@ typedef struct mesh_restart {
  * zero, vpp, mb, recompute and sp; offload, moments, ep and etp where
  * used; no "auto"), of at most 2^22 GPUs.  global_batch is 0 when the
  * file does not say.  keep becomes MESH_RESTART_KEEP_DEFAULT, without ep
- * and etp when the layout has no experts (a dense model's).
+ * and etp when the layout has no experts (a dense model's).  layers,
+ * hidden and heads are 0 unless the file is a plan --json of a model with
+ * an arch.
  *
  * Returns 0, or -1 with err saying what was expected ("NAME:LINE: ..."
  * where a line is known) on: an empty or binary file, more than
@@ -155,9 +162,11 @@ MESH_API int mesh_restart_keep(mesh_restart_t *r, const char *dims, mesh_error_t
  * Returns 0, or -1 with err set (*pins then partly changed) when a kept
  * dimension is pinned to another value or to auto (the message names both
  * values), ep or etp is kept for a model without experts (or the saved
- * layout has none and m has), or r->global_batch is known and differs from
- * m's (a restart keeps the global batch constant: the message says to set
- * train.global_batch).  r, m and pins must not be NULL.
+ * layout has none and m has), the saved model's shape is known and is not
+ * m's (layers, hidden or heads differ: the checkpoint is another model's),
+ * or r->global_batch is known and differs from m's (a restart keeps the
+ * global batch constant: the message says to set train.global_batch).  r, m and pins must not be
+ * NULL.
  */
 MESH_API int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layout_t *pins,
                                mesh_error_t *err);
@@ -180,24 +189,26 @@ MESH_API const char *mesh_restart_reshard(const mesh_restart_t *r, const mesh_la
 MESH_API const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len);
 
 /**
- * The restart as one line, "keep=tp,pp,vpp;batch=1024;LAYOUT" (keep=none
- * when nothing is kept, batch=0 when the global batch is not known,
- * LAYOUT as mesh_layout_format writes it), into buf[len]: what a front end
+ * The restart as one line, "keep=tp,pp,vpp;batch=1024;model=80,8192,64;
+ * LAYOUT" (keep=none when nothing is kept, batch=0 when the global batch
+ * is not known, model= the saved layers, hidden and heads, 0,0,0 when not
+ * known, LAYOUT as mesh_layout_format writes it), into buf[len]: what a front end
  * carries from submission to launch (the plugin, in the job's
  * environment), read back by mesh_restart_parse to the same restart.
  * Returns 0, or -1 with err set when it does not fit in len bytes
- * (MESH_RESTART_STR_MAX suffice) or r->keep has bits beyond
- * MESH_DIM_COUNT; buf then holds "" (len > 0), never a cut line.
+ * (MESH_RESTART_STR_MAX suffice), r->keep has bits beyond MESH_DIM_COUNT
+ * or a number is negative; buf then holds "" (len > 0), never a cut
+ * line.
  */
 MESH_API int mesh_restart_format(const mesh_restart_t *r, char *buf, size_t len, mesh_error_t *err);
 
 /**
  * Read mesh_restart_format's line back into *r (cleared first), with every
  * check of mesh_restart_read and mesh_restart_keep: the line is the user's
- * to change where it travels.  The three fields in that order, each once;
- * batch 0..2^30.  Returns 0, or -1 with err set ("restart: ...") when s is
- * NULL, longer than MESH_RESTART_STR_MAX - 1 or malformed; *r is then
- * partly filled.
+ * to change where it travels.  The four fields in that order, each once;
+ * batch and the model's three numbers 0..2^30, the three all 0 or none.  Returns 0, or -1 with err
+ * set ("restart: ...") when s is NULL, longer than MESH_RESTART_STR_MAX - 1 or malformed; *r is
+ * then partly filled.
  */
 MESH_API int mesh_restart_parse(const char *s, mesh_restart_t *r, mesh_error_t *err);
 

@@ -17,7 +17,8 @@ static void round_trip(const mesh_restart_t *r)
         mesh_restart_parse(line, &again, &err) < 0)
         abort();
     if (memcmp(&r->from, &again.from, sizeof(r->from)) != 0 ||
-        r->global_batch != again.global_batch || r->keep != again.keep)
+        r->global_batch != again.global_batch || r->keep != again.keep ||
+        r->layers != again.layers || r->hidden != again.hidden || r->heads != again.heads)
         abort();
 }
 

@@ -52,6 +52,9 @@ static void assert_same(const mesh_restart_t *a, const mesh_restart_t *b)
     assert_memory_equal(&a->from, &b->from, sizeof(a->from));
     assert_int_equal(a->global_batch, b->global_batch);
     assert_int_equal(a->keep, b->keep);
+    assert_int_equal(a->layers, b->layers);
+    assert_int_equal(a->hidden, b->hidden);
+    assert_int_equal(a->heads, b->heads);
 }
 
 /* json as jq pretty-prints it: a newline and spaces after each '{', '[',
@@ -393,6 +396,38 @@ static void pins__kept_values_and_conflicts(void **state)
     assert_int_equal(pins.etp, 1);
 }
 
+/* plan --json says the saved model's shape: another model's is refused,
+ * the same model under another spec (a longer sequence) is not. */
+static void pins__another_models_checkpoint(void **state)
+{
+    (void)state;
+    mesh_model_t small = test_preset("llama3-8b"), big = test_spec(LLAMA_768);
+    mesh_plan_t *p = plan_on(&small, 2, NULL);
+    char *json = mesh_report_json(p);
+    mesh_restart_t r = read_ok(json);
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_error_t err;
+    assert_int_equal(r.layers, 32);
+    assert_int_equal(r.hidden, 4096);
+    assert_int_equal(r.heads, 32);
+    assert_int_equal(mesh_restart_pins(&r, &big, &pins, &err), -1);
+    assert_error_has(err.msg, "the saved plan's model has 32 layers, hidden 4096 and 32 heads, "
+                              "llama3-70b 80, 8192 and 64: the checkpoint is another model's");
+    mesh_model_t longer = test_spec("preset: llama3-8b\ntrain: {seq_len: 16384}\n");
+    pins = test_mesh("auto");
+    assert_int_equal(mesh_restart_pins(&r, &longer, &pins, &err), 0);
+    /* a params-only model's plan has no shape to compare */
+    mesh_model_t po = test_preset("params-only");
+    mesh_plan_t *q = plan_on(&po, 1, NULL);
+    char *pj = mesh_report_json(q);
+    mesh_restart_t rp = read_ok(pj);
+    assert_int_equal(rp.layers + rp.hidden + rp.heads, 0);
+    free(pj);
+    mesh_plan_destroy(q);
+    free(json);
+    mesh_plan_destroy(p);
+}
+
 static void reshard__changed_dimensions_in_order(void **state)
 {
     (void)state;
@@ -435,14 +470,17 @@ static void line__round_trip_and_checks(void **state)
     mesh_error_t err;
     assert_int_equal(mesh_restart_keep(&r, "tp,pp,ep", &err), 0);
     assert_int_equal(mesh_restart_format(&r, line, sizeof(line), &err), 0);
-    assert_string_equal(line, "keep=tp,pp,ep;batch=1024;tp=2,pp=4,dp=16,cp=2,ep=8,etp=2,zero=1,"
-                              "vpp=3,mb=2,recompute=full:2,sp=on,offload=optimizer");
+    assert_string_equal(line, "keep=tp,pp,ep;batch=1024;model=0,0,0;tp=2,pp=4,dp=16,cp=2,ep=8,"
+                              "etp=2,zero=1,vpp=3,mb=2,recompute=full:2,sp=on,offload=optimizer");
     assert_int_equal(mesh_restart_parse(line, &back, &err), 0);
     assert_same(&back, &r);
     r.keep = 0;
     r.global_batch = 0;
+    r.layers = 80;
+    r.hidden = 8192;
+    r.heads = 64;
     assert_int_equal(mesh_restart_format(&r, line, sizeof(line), &err), 0);
-    assert_int_equal(strncmp(line, "keep=none;batch=0;tp=2,", 23), 0);
+    assert_int_equal(strncmp(line, "keep=none;batch=0;model=80,8192,64;tp=2,", 40), 0);
     assert_int_equal(mesh_restart_parse(line, &back, &err), 0);
     assert_same(&back, &r);
     /* never a cut line */
@@ -452,20 +490,29 @@ static void line__round_trip_and_checks(void **state)
     assert_int_equal(mesh_restart_format(&r, line, sizeof(line), &err), -1);
     /* the user can change it where it travels: every check again */
     const char *lay = "tp=2,pp=4,dp=16,cp=2,zero=1,vpp=3,mb=2,recompute=none,sp=on";
-    char bad[8][400];
-    snprintf(bad[0], sizeof(bad[0]), "keep=mb;batch=0;%s", lay);
-    snprintf(bad[1], sizeof(bad[1]), "keep=tp;batch=-1;%s", lay);
-    snprintf(bad[2], sizeof(bad[2]), "keep=tp;batch=2000000000;%s", lay);
-    snprintf(bad[3], sizeof(bad[3]), "batch=0;keep=tp;%s", lay);
-    snprintf(bad[4], sizeof(bad[4]), "keep=tp;batch=0;tp=2,pp=4");
-    snprintf(bad[5], sizeof(bad[5]), "keep=tp;batch=0;%s;x=1", lay);
-    snprintf(bad[6], sizeof(bad[6]), "keep=tp;%s", lay);
-    snprintf(bad[7], sizeof(bad[7]), "keep=ep;batch=0;%s", lay);
-    const char *why[] = {"does not shard", "restart batch", "restart batch",   "keep=",
-                         "lacks",          "mesh",          "expected batch=", "no experts"};
-    for (int i = 0; i < 8; i++) {
-        assert_int_equal(mesh_restart_parse(bad[i], &back, &err), -1);
-        assert_error_has(err.msg, why[i]);
+    const char *bad[][2] = {
+        {"keep=mb;batch=0;model=0,0,0;%s", "does not shard"},
+        {"keep=tp;batch=-1;model=0,0,0;%s", "restart batch"},
+        {"keep=tp;batch=2000000000;model=0,0,0;%s", "restart batch"},
+        {"batch=0;keep=tp;model=0,0,0;%s", "keep="},
+        {"keep=tp;batch=0;model=0,0,0;tp=2,pp=4", "lacks"},
+        {"keep=tp;batch=0;model=0,0,0;%s;x=1", "mesh"},
+        {"keep=tp;model=0,0,0;%s", "expected batch="},
+        {"keep=tp;batch=0;%s", "expected model="},
+        {"keep=tp;batch=0;model=80,0,64;%s", "all 0 or none"},
+        {"keep=tp;batch=0;model=80,8192;%s", "all 0 or none"},
+        {"keep=tp;batch=0;model=1,2,3,4;%s", "more than 3"},
+        {"keep=tp;batch=0;model=-1,2,3;%s", "restart model"},
+        {"keep=ep;batch=0;model=0,0,0;%s", "no experts"},
+    };
+    for (int i = 0; i < N_OF(bad); i++) {
+        char text[400]; /* the pattern with its %s made the layout */
+        const char *at = strstr(bad[i][0], "%s");
+        snprintf(text, sizeof(text), "%.*s%s%s",
+                 at ? (int)(at - bad[i][0]) : (int)strlen(bad[i][0]), bad[i][0], at ? lay : "",
+                 at ? at + 2 : "");
+        assert_int_equal(mesh_restart_parse(text, &back, &err), -1);
+        assert_error_has(err.msg, bad[i][1]);
         assert_int_equal(strncmp(err.msg, "restart", 7), 0);
     }
     char longer[MESH_RESTART_STR_MAX + 8];
@@ -638,6 +685,7 @@ int main(void)
         cmocka_unit_test(load__regular_files_only),
         cmocka_unit_test(keep__names_and_errors),
         cmocka_unit_test(pins__kept_values_and_conflicts),
+        cmocka_unit_test(pins__another_models_checkpoint),
         cmocka_unit_test(reshard__changed_dimensions_in_order),
         cmocka_unit_test(line__round_trip_and_checks),
         cmocka_unit_test(env__reshard_only_for_a_restart),
