@@ -23,8 +23,9 @@ enum {
     NEEDS_NUMA = 8,
     BIND_CUDA = 16,
     BIND_ROCR = 32,
-    NEEDS_MOE = 64,    /* the expert groups: a MoE model's layout only */
-    NEEDS_BUDGET = 128 /* a spec with train.tokens or train.steps only */
+    NEEDS_MOE = 64,     /* the expert groups: a MoE model's layout only */
+    NEEDS_BUDGET = 128, /* a spec with train.tokens or train.steps only */
+    NEEDS_RESTART = 256 /* a restart's only (mesh_task_t's restart) */
 };
 
 typedef struct ctx {
@@ -174,6 +175,13 @@ static void r_plan(const ctx_t *x, mesh_buf_t *b)
 static void r_digest(const ctx_t *x, mesh_buf_t *b)
 {
     mesh_buf_puts(b, mesh_plan_digest(x->plan));
+}
+
+/* The dimensions changed against the restart's saved layout, or "none". */
+static void r_reshard(const ctx_t *x, mesh_buf_t *b)
+{
+    char changed[MESH_RESHARD_STR_MAX];
+    mesh_buf_puts(b, mesh_restart_reshard(x->task->restart, x->l, changed, sizeof(changed)));
 }
 
 /* Append one flag (and its value) to a command line, space-separated. */
@@ -499,6 +507,7 @@ static const struct var {
     {"MESH_ESTIMATED_SECONDS", M_ALL, NEEDS_BUDGET, r_estimate},
     {"MESH_PLAN", M_ALL, 0, r_plan},
     {"MESH_PLAN_DIGEST", M_ALL, 0, r_digest},
+    {"MESH_RESHARD", M_ALL, NEEDS_RESTART, r_reshard},
     {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
     {"MESH_DEEPSPEED_CONFIG", M_ALL, 0, r_deepspeed},
     {"MESH_GPU_BUSID", M_ALL, PER_RANK | NEEDS_TOPO, r_busid},
@@ -565,7 +574,8 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & BIND_CUDA) && !task->cuda_visible) ||
             ((v->flags & BIND_ROCR) && !task->rocr_visible) ||
             ((v->flags & NEEDS_MOE) && x.l->ep <= 0) ||
-            ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps))
+            ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps) ||
+            ((v->flags & NEEDS_RESTART) && !task->restart))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);

@@ -165,6 +165,13 @@ double mesh_moe_tokens(const struct mesh_model *m, const struct mesh_layout *l);
 double mesh_moe_received(const struct mesh_model *m, const struct mesh_layout *l, double tokens,
                          double imbalance);
 
+struct mesh_plan;
+/* The plan's own pins (as the search read them: the spec's micro_batch and
+ * recompute applied, auto made free), valid until mesh_plan_destroy: for
+ * explanations that search further (lib/restart.c; its assumptions are
+ * mesh_plan_assumptions'). */
+const struct mesh_layout *mesh_plan_pins_of(const struct mesh_plan *p);
+
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
  * already counted, and of them the experts' (the planner's, once per

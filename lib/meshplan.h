@@ -29,5 +29,6 @@
 #include "meshplan/step.h"
 #include "meshplan/submit.h"
 #include "meshplan/size.h"
+#include "meshplan/restart.h"
 
 #endif

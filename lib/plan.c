@@ -1345,6 +1345,11 @@ const mesh_alloc_t *mesh_plan_alloc(const mesh_plan_t *p)
     return &p->alloc;
 }
 
+const mesh_layout_t *mesh_plan_pins_of(const mesh_plan_t *p)
+{
+    return &p->pins;
+}
+
 const mesh_assumptions_t *mesh_plan_assumptions(const mesh_plan_t *p)
 {
     return &p->assume;

@@ -61,6 +61,8 @@ typedef enum opt_id {
     O_TOPOLOGY,
     O_PARTITION,
     O_MESH,
+    O_FROM,
+    O_KEEP,
     O_GOAL,
     O_POLICY,
     O_SET,
@@ -113,6 +115,13 @@ static const opt_t opts[O_COUNT] = {
                 "pin fields: tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,\n"
                 "sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
                 "selective, full or full:N layers per stage)"},
+    [O_FROM] = {"from", "FILE", C_SIZED,
+                "restart from the previous run's layout, saved next to its\n"
+                "checkpoint (its plan --json, or $MESH_PLAN): keep the\n"
+                "dimensions the checkpoint is sharded by, and the global batch"},
+    [O_KEEP] = {"keep", "DIMS", C_SIZED,
+                "the dimensions --from keeps: tp,pp,vpp,cp,dp,ep,etp,zero or none\n"
+                "(default tp,pp,vpp,ep,etp: what a checkpoint is sharded by)"},
     [O_POLICY] = {"policy", "FILE", C_POLICY,
                   "admin policy (YAML), as the plugin reads it; 'none' for the\n"
                   "defaults (default: $" POLICY_ENV ", else " MESH_SYSTEM_POLICY ",\n"
@@ -147,6 +156,9 @@ typedef struct options {
     const command_t *cmd;
     const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology, *svg;
     const char *partition;
+    const char *from, *keep; /* --from FILE and --keep DIMS: a restart */
+    mesh_restart_t restart;  /* read from --from (have_restart) */
+    int have_restart;
     double gpu_mem, host_mem;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
     int nodes_lo, nodes_hi; /* size's --nodes LO-HI (N: N-N) */
@@ -198,11 +210,12 @@ static int cmd_size(const options_t *o);
 static const command_t commands[] = {
     {"plan", C_PLAN, cmd_plan, ALLOC_SYNOPSIS, "pick the fastest layout that fits, and explain it",
      "Search every valid layout, keep those that fit, pick the fastest (simplest on\n"
-     "near-ties) and explain why."},
-    {"check", C_CHECK, cmd_check, ALLOC_SYNOPSIS " --mesh STRING",
+     "near-ties) and explain why.  With --from, a restart: what is kept, what\n"
+     "changed (MESH_RESHARD) and how the global batch stays constant."},
+    {"check", C_CHECK, cmd_check, ALLOC_SYNOPSIS " (--mesh STRING | --from FILE)",
      "judge the layout given by --mesh (exit 0 fits, 1 does not)",
-     "Judge the layout of --mesh (fields left out are planned): exit 0 if it fits,\n"
-     "1 if not, with what would."},
+     "Judge the layout of --mesh, or the one --from keeps (fields left out are\n"
+     "planned): exit 0 if it fits, 1 if not, with what would."},
     {"ranks", C_RANKS, cmd_ranks, ALLOC_SYNOPSIS, "print the rank map of the planned layout",
      "Print every rank's node, local index and (tp, cp, dp, pp) coordinates; when\n"
      "nothing fits, the closest layout's, and why on stderr (exit 1)."},
@@ -372,6 +385,8 @@ static int set_option(options_t *o, opt_id_t id, const char *v)
     case O_TOPOLOGY: o->topology = v; break;
     case O_PARTITION: o->partition = v; break;
     case O_MESH: o->mesh = v; break;
+    case O_FROM: o->from = v; break;
+    case O_KEEP: o->keep = v; break;
     case O_POLICY: o->policy = v; break;
     case O_SET:
         /* spec keys go to the spec as it is loaded, policy keys to the policy */
@@ -466,6 +481,9 @@ static int parse_args(int argc, char **argv, options_t *o)
         return bad("--json and --shell: choose one");
     if (o->svg && strcmp(o->svg, "-") == 0 && o->json)
         return bad("--svg - and --json both write to standard output: choose one");
+    if (o->keep && !o->from)
+        return bad("--keep needs --from FILE: the previous run's layout (its meshplan plan "
+                   "--json, or $MESH_PLAN, saved next to its checkpoint)");
     if (o->n_spec_sets && !(c->bit & C_SIZED))
         return bad("--set %.60s: a key of the model's spec, which %s does not read",
                    o->spec_sets[0], c->name);
@@ -547,6 +565,41 @@ static int load_topology(const options_t *o, mesh_topo_t **out)
     return *out ? 0 : bad("%s", err.msg);
 }
 
+/* --from FILE, and --keep: the restart that pins the plans (none without --from). */
+static int load_restart(options_t *o)
+{
+    mesh_error_t err;
+    if (!o->from)
+        return 0;
+    if (mesh_restart_load(o->from, &o->restart, &err) < 0)
+        return bad("--from: %s", err.msg);
+    if (o->keep && mesh_restart_keep(&o->restart, o->keep, &err) < 0)
+        return bad("--keep %.60s: %s", o->keep, err.msg);
+    o->have_restart = 1;
+    return 0;
+}
+
+/* The pins of --mesh, with the dimensions --from keeps. */
+static int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins,
+                        mesh_error_t *err)
+{
+    if (mesh_layout_parse(o->mesh, pins, err) < 0)
+        return -1;
+    if (o->have_restart && mesh_restart_pins(&o->restart, m, pins, err) < 0)
+        return mesh_error_prefix(err, "--from %.200s", o->from);
+    return 0;
+}
+
+/* An error planning with the kept dimensions says they were kept. */
+static int restart_error(const options_t *o, mesh_error_t *err)
+{
+    char kept[64];
+    if (o->have_restart)
+        mesh_error_prefix(err, "keeping %s from %.200s",
+                          mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from);
+    return -1;
+}
+
 static int need(const options_t *o)
 {
     if (!o->model)
@@ -620,7 +673,7 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo,
     int rc = need(o);
     if (rc || (rc = load_topology(o, topo)))
         return rc;
-    if (load_model(o, &model, &err) < 0 || mesh_layout_parse(o->mesh, &pins, &err) < 0)
+    if (load_model(o, &model, &err) < 0 || restart_pins(o, &model, &pins, &err) < 0)
         goto fail;
     if (o->partition) {
         if (partition_alloc(o, &model, &pins, &alloc, verdict, &err) < 0)
@@ -649,6 +702,7 @@ static int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo,
         alloc.host_memory = o->host_mem;
     if ((*out = mesh_plan_create(&model, &alloc, &pins, &o->pol.assume, &err)))
         return 0;
+    restart_error(o, &err);
 fail:
     mesh_topo_destroy(*topo);
     *topo = NULL;
@@ -925,6 +979,37 @@ static int write_svg(const char *path, const mesh_plan_t *p)
 
 typedef char *(*report_fn)(const mesh_plan_t *);
 
+/* plan --json with the restart's object added as "restart", last (the
+ * report is one object ending in "}\n"). */
+static char *json_with_restart(const options_t *o, const mesh_plan_t *p, char *json)
+{
+    char *restart = json ? mesh_restart_json(&o->restart, p) : NULL, *out = NULL;
+    char *end = json ? strrchr(json, '}') : NULL;
+    if (restart && end) {
+        *end = '\0';
+        size_t n = strlen(json) + strlen(restart) + 16;
+        if ((out = malloc(n)))
+            snprintf(out, n, "%s,\"restart\":%s}\n", json, restart);
+    }
+    free(json);
+    free(restart);
+    return out;
+}
+
+/* The report asked for; a restart's section follows plan's and check's. */
+static int print_report(const options_t *o, const mesh_plan_t *p, report_fn text, report_fn json,
+                        int restart)
+{
+    if (o->json)
+        return print_owned(restart ? json_with_restart(o, p, json(p)) : json(p));
+    int rc = print_owned(text(p));
+    if (rc == 0 && restart) {
+        putchar('\n');
+        rc = print_owned(mesh_restart_text(&o->restart, p));
+    }
+    return rc;
+}
+
 /* Plan, print one report, exit 0 if the layout fits and 1 if not.  The SVG
  * file is written first, so that one that cannot be written stops the
  * command before it prints anything; `--svg -` prints the SVG alone.  With
@@ -941,7 +1026,7 @@ static int report(const options_t *o, report_fn text, report_fn json, int explai
     if (o->svg)
         rc = write_svg(o->svg, p);
     if (rc == 0 && !svg_only)
-        rc = print_owned(o->json ? json(p) : text(p));
+        rc = print_report(o, p, text, json, o->have_restart && text == mesh_report_text);
     if (rc == 0 && !svg_only && !o->json && !o->no_pictures) {
         mesh_picture_opts_t po = picture_opts();
         rc = print_owned(mesh_picture_text(p, &po));
@@ -967,8 +1052,9 @@ static int cmd_plan(const options_t *o)
 
 static int cmd_check(const options_t *o)
 {
-    if (!o->mesh)
-        return bad("check needs --mesh (the layout to judge; fields left out are planned)");
+    if (!o->mesh && !o->have_restart)
+        return bad("check needs --mesh (the layout to judge; fields left out are planned), or "
+                   "--from (the layout it keeps)");
     return cmd_plan(o);
 }
 
@@ -1045,6 +1131,7 @@ static int cmd_env(const options_t *o)
                                             o->pol.launch.port_lo, o->pol.launch.port_hi),
         .export_mode = o->export_mode,
         .numa_node = -1,
+        .restart = o->have_restart ? &o->restart : NULL,
     };
     mesh_env_t *e = NULL;
     if (!t || mesh_env_task_topology(&task, t, o->pol.launch.bind_gpu, NULL, visible,
@@ -1107,11 +1194,17 @@ static void size_row_text(const mesh_size_t *sz, int i, const mesh_model_t *m)
            r->best.memory.capacity / 1073741824.0, run);
 }
 
-static void size_text(const mesh_size_t *sz, const mesh_model_t *m, const mesh_alloc_t *a)
+static void size_text(const options_t *o, const mesh_size_t *sz, const mesh_model_t *m,
+                      const mesh_alloc_t *a)
 {
     int budget = m->tokens > 0 || m->steps > 0;
-    printf("Sizing %s on %d-%d nodes of %d %s, goal %s\n\n", m->name, sz->lo, sz->hi,
+    char kept[64];
+    printf("Sizing %s on %d-%d nodes of %d %s, goal %s\n", m->name, sz->lo, sz->hi,
            a->gpus_per_node, a->gpu.name, mesh_size_goal_name(sz->goal));
+    if (o->have_restart)
+        printf("keeping %s from %s, and the global batch of %ld\n",
+               mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from, m->global_batch);
+    putchar('\n');
     printf("  %6s  %-60s %9s %11s %13s %10s%s\n", "nodes", "layout", "step s", "tokens/s",
            "tok/GPU-hour", "GiB/usable", budget ? "   est. run" : "");
     for (int i = 0; i < sz->n_rows; i++)
@@ -1120,10 +1213,11 @@ static void size_text(const mesh_size_t *sz, const mesh_model_t *m, const mesh_a
 }
 
 /* JSON: the goal, the range, every row and the choice (null: none). */
-static char *size_json(const mesh_size_t *sz, const mesh_model_t *m, const mesh_alloc_t *a)
+static char *size_json(const options_t *o, const mesh_size_t *sz, const mesh_model_t *m,
+                       const mesh_alloc_t *a)
 {
     char *name = mesh_json_string(m->name), *why = mesh_json_string(sz->reason);
-    char l[MESH_LAYOUT_STR_MAX];
+    char l[MESH_LAYOUT_STR_MAX], kept[64];
     size_t len = 0;
     char *out = NULL;
     FILE *f = open_memstream(&out, &len);
@@ -1134,8 +1228,11 @@ static char *size_json(const mesh_size_t *sz, const mesh_model_t *m, const mesh_
     }
     fprintf(f,
             "{\"model\":%s,\"goal\":\"%s\",\"nodes\":{\"lo\":%d,\"hi\":%d},\"gpus_per_node\":%d,"
-            "\"gpu\":\"%s\",\"rows\":[",
+            "\"gpu\":\"%s\"",
             name, mesh_size_goal_name(sz->goal), sz->lo, sz->hi, a->gpus_per_node, a->gpu.name);
+    if (o->have_restart) /* what the sizing kept (additive: only for a restart) */
+        fprintf(f, ",\"kept\":\"%s\"", mesh_restart_kept(&o->restart, kept, sizeof(kept)));
+    fputs(",\"rows\":[", f);
     for (int i = 0; i < sz->n_rows; i++) {
         const mesh_size_row_t *r = &sz->rows[i];
         mesh_estimate_t est;
@@ -1178,16 +1275,16 @@ static int cmd_size(const options_t *o)
         return bad("--gpus-per-node is required");
     if ((rc = size_alloc(o, &alloc, &lo, &hi)))
         return rc;
-    if (load_model(o, &model, &err) < 0 || mesh_layout_parse(o->mesh, &pins, &err) < 0)
+    if (load_model(o, &model, &err) < 0 || restart_pins(o, &model, &pins, &err) < 0)
         return bad("%s", err.msg);
     mesh_size_t *sz = mesh_size_create(&model, &alloc, lo, hi, &pins, &o->pol.assume, o->goal,
                                        MESH_SIZE_TABLE, &err);
     if (!sz)
-        return bad("%s", err.msg);
+        return restart_error(o, &err), bad("%s", err.msg);
     if (o->json)
-        rc = print_owned(size_json(sz, &model, &alloc));
+        rc = print_owned(size_json(o, sz, &model, &alloc));
     else
-        size_text(sz, &model, &alloc);
+        size_text(o, sz, &model, &alloc);
     if (rc == 0)
         rc = sz->chosen >= 0 ? EXIT_FITS : EXIT_NOFIT;
     mesh_size_destroy(sz);
@@ -1301,7 +1398,7 @@ static int run(int argc, char **argv)
     int rc = parse_args(argc - 1, argv + 1, &o);
     if (rc == HELPED)
         return EXIT_FITS;
-    if (rc || (c->bit & C_POLICY && (rc = load_policy(&o))))
+    if (rc || (c->bit & C_POLICY && (rc = load_policy(&o))) || (rc = load_restart(&o)))
         return rc;
     return c->run(&o);
 }

@@ -13,6 +13,7 @@
 #include "meshplan/api.h"
 #include "meshplan/plan.h"
 #include "meshplan/policy.h"
+#include "meshplan/restart.h"
 #include "meshplan/topo.h"
 
 #ifdef __cplusplus
@@ -38,6 +39,10 @@ typedef struct mesh_task {
     /* bind=gpu: the one device the task may see, in the step's own
      * numbering (NULL: leave what Slurm set) */
     const char *cuda_visible, *rocr_visible;
+    /* a restart (mesh_restart_pins made the plan's pins): MESH_RESHARD says
+     * which dimensions changed against it; NULL: not a restart, no
+     * MESH_RESHARD.  The caller's, read only during mesh_env_create */
+    const mesh_restart_t *restart;
 } mesh_task_t;
 
 /**
@@ -64,8 +69,9 @@ MESH_API int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int
  * those of task->export_mode (torch: RANK, WORLD_SIZE, MASTER_ADDR, ...;
  * torchrun: PET_*, without the per-rank ones).  MESH_GPU_BUSID,
  * MESH_NUMA_NODE and CUDA_/ROCR_VISIBLE_DEVICES only where task gives
- * them.  The chosen layout is rendered whether it fits or not: the caller
- * decides (the plan should fit or be pinned).
+ * them, MESH_RESHARD only for a restart (task->restart).  The chosen
+ * layout is rendered whether it fits or not: the caller decides (the plan
+ * should fit or be pinned).
  *
  * Returns a new environment, which the caller frees with mesh_env_destroy;
  * it copies what it needs, so p and task may go first.  NULL with err set

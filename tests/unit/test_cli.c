@@ -1068,6 +1068,131 @@ static void size__bad_input_names_the_option(void **state)
     unlink(path);
 }
 
+/* ---- restarts: --from and --keep ---- */
+
+#define R768 "--set", "train.global_batch=768"
+
+/* The first run's saved layout: `meshplan env --shell` on 16 nodes, as a
+ * job script writes it next to its checkpoint, into path (mkstemp's). */
+static void save_first_run(char *path)
+{
+    result_t *r = run("env", "--model", "llama3-70b", R768, "--nodes", "16", "--gpus-per-node", "8",
+                      "--gpu", "H100-SXM", "--shell", NULL);
+    assert_int_equal(r->status, 0);
+    int fd = mkstemp(path);
+    assert_int_equal(write(fd, r->out, strlen(r->out)), (ssize_t)strlen(r->out));
+    close(fd);
+}
+
+/* The restart on 12 nodes, as the library makes it. */
+static mesh_plan_t *restart_plan(const char *path, mesh_restart_t *rs)
+{
+    mesh_model_t m = test_spec("preset: llama3-70b\ntrain: {global_batch: 768}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 12, 8);
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_error_t err;
+    if (mesh_restart_load(path, rs, &err) < 0 || mesh_restart_pins(rs, &m, &pins, &err) < 0)
+        fail_msg("%s", err.msg);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, NULL, &err);
+    assert_non_null(p);
+    return p;
+}
+
+static void restart__plan_env_and_size(void **state)
+{
+    char path[] = "/tmp/meshplan-restart-XXXXXX";
+    save_first_run(path);
+    mesh_restart_t rs;
+    mesh_plan_t *p = restart_plan(path, &rs);
+    /* plan: the report, then the library's restart lines */
+    result_t *r = run("plan", "--model", "llama3-70b", R768, "--nodes", "12", "--gpus-per-node",
+                      "8", "--gpu", "H100-SXM", "--no-pictures", "--from", path, NULL);
+    assert_int_equal(r->status, 0);
+    char *report = mesh_report_text(p), *text = mesh_restart_text(&rs, p), *json;
+    static char want[1 << 16];
+    snprintf(want, sizeof(want), "%s\n%s", report, text);
+    assert_string_equal(r->out, want);
+    assert_non_null(strstr(text, "  kept      tp=4,pp=4,vpp=1 (the checkpoint's sharding)\n"));
+    free(report);
+    free(text);
+    /* --json: the plan's object with "restart" added last */
+    r = run("plan", "--model", "llama3-70b", R768, "--nodes", "12", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--json", "--from", path, NULL);
+    assert_int_equal(r->status, 0);
+    assert_json(r->out);
+    report = mesh_report_json(p);
+    json = mesh_restart_json(&rs, p);
+    report[strlen(report) - 2] = '\0'; /* its "}\n" */
+    snprintf(want, sizeof(want), "%s,\"restart\":%s}\n", report, json);
+    assert_string_equal(r->out, want);
+    free(report);
+    free(json);
+    /* check judges the kept layout without --mesh */
+    r = run("check", "--model", "llama3-70b", R768, "--nodes", "12", "--gpus-per-node", "8",
+            "--gpu", "H100-SXM", "--no-pictures", "--from", path, "--keep", "tp,pp", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "  kept      tp=4,pp=4 (the checkpoint's sharding)\n"));
+    /* env: MESH_RESHARD for a restart only */
+    char line[64], changed[MESH_RESHARD_STR_MAX];
+    snprintf(line, sizeof(line), "\nMESH_RESHARD=%s\n",
+             mesh_restart_reshard(&rs, &mesh_plan_best(p)->layout, changed, sizeof(changed)));
+    r = run("env", "--model", "llama3-70b", R768, "--nodes", "12", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--from", path, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, line));
+    assert_non_null(strstr(r->out, "\nMESH_RESHARD=dp\n"));
+    r = run("env", "--model", "llama3-70b", R768, "--nodes", "12", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", NULL);
+    assert_null(strstr(r->out, "MESH_RESHARD"));
+    /* size: every count planned with tp and pp kept */
+    r = run("size", "--model", "llama3-70b", R768, "--nodes", "8-16", SIZE_ALLOC, "--from", path,
+            NULL);
+    assert_int_equal(r->status, 0);
+    snprintf(want, sizeof(want),
+             "goal min\nkeeping tp=4,pp=4,vpp=1 from %s, and the global batch "
+             "of 768\n\n",
+             path);
+    assert_non_null(strstr(r->out, want));
+    for (int n = 8; n <= 16; n++) {
+        const char *row = size_row_of(r->out, n);
+        assert_true(strstr(row, "does not fit") || strstr(row, "tp=4,pp=4,"));
+    }
+    r = run("size", "--model", "llama3-70b", R768, "--nodes", "8-16", SIZE_ALLOC, "--from", path,
+            "--json", NULL);
+    assert_json(r->out);
+    assert_non_null(strstr(r->out, "\"gpu\":\"H100-SXM\",\"kept\":\"tp=4,pp=4,vpp=1\",\"rows\":["));
+    mesh_plan_destroy(p);
+    unlink(path);
+}
+
+static void restart__bad_input_one_line(void **state)
+{
+    char path[] = "/tmp/meshplan-restart-XXXXXX";
+    save_first_run(path);
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--keep", "tp", NULL),
+               "--keep needs --from FILE");
+    assert_bad(
+        run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--keep", "mb", NULL),
+        "--keep mb: 'mb' does not shard a checkpoint");
+    assert_bad(
+        run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--mesh", "tp=8", NULL),
+        "--from /tmp/meshplan-restart-");
+    assert_bad(
+        run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--mesh", "tp=8", NULL),
+        "mesh tp=8 conflicts with the kept tp=4");
+    /* the preset's 512, not the saved 768 */
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--from", path, NULL),
+               "(set train.global_batch: 768)");
+    /* kept sizes the allocation's GPUs cannot hold: what was kept, and why */
+    assert_bad(run("plan", "--model", "llama3-70b", R768, "--nodes", "7", "--gpus-per-node", "8",
+                   "--gpu", "H100-SXM", "--from", path, NULL),
+               "meshplan: keeping tp=4,pp=4,vpp=1 from /tmp/meshplan-restart-");
+    assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--from", "/nonexistent/layout", NULL),
+               "--from: cannot open saved layout '/nonexistent/layout'");
+    assert_bad(run("topo", "--from", path, NULL), "--from: unknown option for topo");
+    unlink(path);
+}
+
 /* ---- colour: a terminal that can show it, and no other ---- */
 
 /* Run meshplan on a pseudo-terminal with TERM and NO_COLOR as given (NULL:
@@ -1183,6 +1308,8 @@ int main(void)
         cmocka_unit_test(size__table_marks_the_library_choice),
         cmocka_unit_test(size__nothing_fits_exit_1),
         cmocka_unit_test(size__bad_input_names_the_option),
+        cmocka_unit_test(restart__plan_env_and_size),
+        cmocka_unit_test(restart__bad_input_one_line),
         cmocka_unit_test(colour__only_where_it_shows),
         cmocka_unit_test(ranks__nofit_explained),
     };

@@ -1,0 +1,1054 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Restarts that keep their checkpoints (see restart.h): the saved layout
+ * read back from a file or a line, the kept dimensions pinned, and what
+ * changed explained (doc/design.md, "Restarts").
+ *
+ * The files are the user's and may be anything: they are read within
+ * their length, JSON strictly and no deeper than JSON_DEPTH_MAX, and
+ * every error names the file (and the line) and says what was expected.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan/explain.h"
+#include "meshplan/parse.h"
+#include "meshplan/restart.h"
+#include "yamlread.h"
+
+#define GPUS_MAX       (1L << 22)                /* the largest allocation mesh_plan_create plans */
+#define JSON_DEPTH_MAX 32                        /* plan --json nests 4 deep */
+#define PLAN_STR_MAX   (MESH_LAYOUT_STR_MAX * 2) /* what mesh_layout_parse reads */
+
+#define EXPECTED                                                                                   \
+    "expected meshplan plan --json, the value of $MESH_PLAN, or MESH_PLAN=... lines as meshplan "  \
+    "env prints them"
+
+/* The dimensions, in mesh_dim_t's order: their --mesh key and field. */
+static const struct dim {
+    const char *name;
+    size_t off;
+} dims[MESH_DIM_COUNT] = {
+    [MESH_DIM_TP] = {"tp", offsetof(mesh_layout_t, tp)},
+    [MESH_DIM_PP] = {"pp", offsetof(mesh_layout_t, pp)},
+    [MESH_DIM_VPP] = {"vpp", offsetof(mesh_layout_t, vpp)},
+    [MESH_DIM_CP] = {"cp", offsetof(mesh_layout_t, cp)},
+    [MESH_DIM_DP] = {"dp", offsetof(mesh_layout_t, dp)},
+    [MESH_DIM_EP] = {"ep", offsetof(mesh_layout_t, ep)},
+    [MESH_DIM_ETP] = {"etp", offsetof(mesh_layout_t, etp)},
+    [MESH_DIM_ZERO] = {"zero", offsetof(mesh_layout_t, zero)},
+};
+#define EXPERT_DIMS (MESH_DIM_BIT(MESH_DIM_EP) | MESH_DIM_BIT(MESH_DIM_ETP))
+#define ALL_DIMS    ((1u << MESH_DIM_COUNT) - 1)
+
+/* The --mesh keys that shard no checkpoint: they may change on any restart. */
+static const char *const free_keys[] = {"mb", "recompute", "sp", "offload", "moments"};
+
+static int dim_value(const mesh_layout_t *l, int d)
+{
+    return *(const int *)(const void *)((const char *)l + dims[d].off);
+}
+
+static int *dim_field(mesh_layout_t *l, int d)
+{
+    return (int *)(void *)((char *)l + dims[d].off);
+}
+
+/* A dimension's size: ep and etp of a dense layout (0) mean 1. */
+static int dim_size(const mesh_layout_t *l, int d)
+{
+    int v = dim_value(l, d);
+    return (d == MESH_DIM_EP || d == MESH_DIM_ETP) && v < 1 ? 1 : v;
+}
+
+static int dim_find(const char *name)
+{
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (strcmp(name, dims[d].name) == 0)
+            return d;
+    return -1;
+}
+
+/* "tp pp vpp cp dp ep etp zero": what the errors list. */
+#define DIM_LIST "tp pp vpp cp dp ep etp zero"
+
+/* The names of a keep set, comma-separated, or "none". */
+static const char *keep_names(unsigned keep, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (keep & MESH_DIM_BIT(d) && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", dims[d].name);
+    if (!buf[0])
+        snprintf(buf, len, "none");
+    return buf;
+}
+
+/* ---- the saved layout ---- */
+
+/* The fields MESH_PLAN always writes (mesh_layout_format). */
+static const struct {
+    const char *key;
+    size_t off;
+} required[] = {
+    {"tp", offsetof(mesh_layout_t, tp)},
+    {"pp", offsetof(mesh_layout_t, pp)},
+    {"dp", offsetof(mesh_layout_t, dp)},
+    {"cp", offsetof(mesh_layout_t, cp)},
+    {"zero", offsetof(mesh_layout_t, zero)},
+    {"vpp", offsetof(mesh_layout_t, vpp)},
+    {"mb", offsetof(mesh_layout_t, micro_batch)},
+    {"recompute", offsetof(mesh_layout_t, recompute)},
+    {"sp", offsetof(mesh_layout_t, sequence_parallel)},
+};
+
+/* The levers written only where used: left out, they are off. */
+static int levers(mesh_layout_t *l, mesh_error_t *err)
+{
+    if (l->offload == MESH_AUTO || (int)l->moments == MESH_AUTO || l->ep == MESH_AUTO ||
+        l->etp == MESH_AUTO)
+        return mesh_error_set(err, "'auto' in a saved layout: it is the one that ran, every "
+                                   "field set");
+    if (l->offload == MESH_FREE)
+        l->offload = 0;
+    if ((int)l->moments == MESH_FREE)
+        l->moments = MESH_PREC_FP32;
+    if (l->ep == MESH_FREE && l->etp == MESH_FREE)
+        l->ep = l->etp = 0; /* a dense model's layout */
+    else if (l->ep == MESH_FREE || l->etp == MESH_FREE)
+        *(l->ep == MESH_FREE ? &l->ep : &l->etp) = 1;
+    if (l->recompute_layers == MESH_FREE)
+        l->recompute_layers = 0;
+    if (l->recompute_modules == MESH_FREE)
+        l->recompute_modules = 0;
+    return 0;
+}
+
+/* Parse a saved layout string into a complete layout, of at most GPUS_MAX GPUs. */
+static int complete_layout(const char *s, mesh_layout_t *l, mesh_error_t *err)
+{
+    char missing[96] = "";
+    if (mesh_layout_parse(s, l, err) < 0)
+        return -1;
+    for (int i = 0; i < MESH_ARRAY_LEN(required); i++) {
+        int v = *(const int *)(const void *)((const char *)l + required[i].off);
+        if (v == MESH_AUTO)
+            return mesh_error_set(err,
+                                  "%s=auto in a saved layout: it is the one that ran, every "
+                                  "field set",
+                                  required[i].key);
+        if (v == MESH_FREE)
+            snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+                     missing[0] ? "," : "", required[i].key);
+    }
+    if (missing[0])
+        return mesh_error_set(err,
+                              "the layout '%.60s' lacks %s (MESH_PLAN and plan --json's "
+                              "layout.mesh write every field)",
+                              s, missing);
+    if (levers(l, err) < 0)
+        return -1;
+    long world = 1;
+    const int sizes[] = {l->tp, l->pp, l->cp, l->dp};
+    for (int i = 0; i < MESH_ARRAY_LEN(sizes); i++) {
+        world *= sizes[i]; /* each at most 2^24: no overflow before the cap */
+        if (world > GPUS_MAX)
+            return mesh_error_set(err,
+                                  "tp*pp*cp*dp of '%.60s' is more than the %ld GPUs "
+                                  "meshplan plans for",
+                                  s, GPUS_MAX);
+    }
+    return 0;
+}
+
+/* The 1-based line of text at p. */
+static int line_of(const char *text, const char *p)
+{
+    int line = 1;
+    for (const char *c = text; c < p; c++)
+        line += *c == '\n';
+    return line;
+}
+
+/* ---- the JSON of plan --json and env --json ---- */
+
+/* The values read, by where they are. */
+enum slot {
+    S_NONE,
+    S_MESH,
+    S_LAYOUT_GBS,
+    S_MODEL_GBS,
+    S_ENV_PLAN,
+    S_ENV_GBS,
+    S_LAYERS,
+    S_HIDDEN,
+    S_HEADS,
+    S_COUNT
+};
+static const char *const slot_names[S_COUNT] = {"",
+                                                "layout.mesh",
+                                                "layout.global_batch",
+                                                "model.global_batch",
+                                                "MESH_PLAN",
+                                                "MESH_GLOBAL_BATCH_SIZE",
+                                                "model.layers",
+                                                "model.hidden",
+                                                "model.heads"};
+/* The objects whose members are read. */
+enum where { W_OTHER, W_TOP, W_LAYOUT, W_MODEL };
+
+typedef struct json {
+    const char *text, *p, *end, *name;
+    mesh_error_t *err;
+    char plan[2][PLAN_STR_MAX]; /* layout.mesh, MESH_PLAN */
+    long gbs[S_COUNT];
+    const char *at[S_COUNT]; /* where each value read starts; NULL: not there */
+} json_t;
+
+static int jerr(json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int jerr(json_t *j, const char *fmt, ...)
+{
+    char msg[MESH_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return mesh_error_set(j->err, "%.200s:%d: %s", j->name, line_of(j->text, j->p), msg);
+}
+
+static void skip_ws(json_t *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+static int hex(char c)
+{
+    return isdigit((unsigned char)c)    ? c - '0'
+           : isxdigit((unsigned char)c) ? (tolower((unsigned char)c) - 'a' + 10)
+                                        : -1;
+}
+
+/* One escape after the backslash at j->p[-1]: its byte (non-ASCII
+ * characters, which no value read holds, as '?'). */
+static int jescape(json_t *j, char *c)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    if (j->p >= j->end)
+        return jerr(j, "the file ends inside a string (truncated?)");
+    const char *e = strchr(from, *j->p);
+    if (*j->p && e) {
+        *c = to[e - from];
+        j->p++;
+        return 0;
+    }
+    if (*j->p != 'u')
+        return jerr(j, "'\\%c' is not a JSON escape", isprint((unsigned char)*j->p) ? *j->p : '?');
+    int code = 0;
+    for (int i = 1; i <= 4; i++) {
+        int h = j->p + i < j->end ? hex(j->p[i]) : -1;
+        if (h < 0)
+            return jerr(j, "a \\u escape needs 4 hex digits");
+        code = code * 16 + h;
+    }
+    j->p += 5;
+    *c = code >= 0x20 && code < 0x7f ? (char)code : '?';
+    return 0;
+}
+
+/* The string at j->p (its opening quote), decoded into out[cap] when out
+ * is not NULL; *cut says it did not fit. */
+static int jstring(json_t *j, char *out, size_t cap, int *cut)
+{
+    size_t n = 0;
+    *cut = 0;
+    j->p++;
+    while (j->p < j->end && *j->p != '"') {
+        char c = *j->p++;
+        if ((unsigned char)c < 0x20)
+            return jerr(j, "a control character in a string (JSON escapes them)");
+        if (c == '\\' && jescape(j, &c) < 0)
+            return -1;
+        if (out && n + 1 < cap)
+            out[n++] = c;
+        else if (out)
+            *cut = 1;
+    }
+    if (j->p >= j->end)
+        return jerr(j, "the file ends inside a string (truncated?)");
+    j->p++;
+    if (out)
+        out[n] = '\0';
+    return 0;
+}
+
+static int digits(json_t *j)
+{
+    const char *b = j->p;
+    while (j->p < j->end && isdigit((unsigned char)*j->p))
+        j->p++;
+    return j->p > b;
+}
+
+/* A number as JSON writes one, copied into out[cap] ("" when longer). */
+static int jnumber(json_t *j, char *out, size_t cap)
+{
+    const char *b = j->p;
+    if (*j->p == '-')
+        j->p++;
+    if (j->p < j->end && *j->p == '0')
+        j->p++;
+    else if (!digits(j))
+        return jerr(j, "expected a number after '-'");
+    if (j->p < j->end && *j->p == '.' && (j->p++, !digits(j)))
+        return jerr(j, "expected digits after a number's '.'");
+    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+        j->p++;
+        if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+            j->p++;
+        if (!digits(j))
+            return jerr(j, "expected digits in a number's exponent");
+    }
+    size_t n = (size_t)(j->p - b);
+    snprintf(out, cap, "%.*s", n < cap ? (int)n : 0, b);
+    return 0;
+}
+
+/* The kinds of value a slot may hold. */
+enum kind { K_STRING, K_NUMBER, K_OTHER };
+
+/* Record the value of a slot: a layout string or a global batch. */
+static int jstore(json_t *j, enum slot s, const char *at, const char *text, enum kind kind, int cut)
+{
+    int wants_string = s == S_MESH || s == S_ENV_PLAN || s == S_ENV_GBS;
+    const char *p = j->p;
+    j->p = at; /* the errors' line is the value's */
+    if (j->at[s])
+        return jerr(j, "%s given twice (the first on line %d)", slot_names[s],
+                    line_of(j->text, j->at[s]));
+    if (kind != (wants_string ? K_STRING : K_NUMBER))
+        return jerr(j, "%s: expected %s", slot_names[s],
+                    s == S_MESH || s == S_ENV_PLAN
+                        ? "the layout as a string, as MESH_PLAN writes it"
+                    : wants_string ? "a number in a string"
+                                   : "a number");
+    if (cut)
+        return jerr(j, "%s: longer than %d characters", slot_names[s], PLAN_STR_MAX - 1);
+    j->at[s] = at;
+    j->p = p;
+    if (s == S_MESH || s == S_ENV_PLAN) {
+        snprintf(j->plan[s == S_ENV_PLAN], PLAN_STR_MAX, "%s", text);
+        return 0;
+    }
+    long long v;
+    /* a params-only model's plan says 0 layers, hidden and heads */
+    if (mesh_parse_int(text, slot_names[s], s >= S_LAYERS ? 0 : 1, 1 << 30, &v, j->err) < 0) {
+        j->p = at;
+        return mesh_error_prefix(j->err, "%.200s:%d", j->name, line_of(j->text, at));
+    }
+    j->gbs[s] = (long)v;
+    return 0;
+}
+
+static int jvalue(json_t *j, int depth, enum where w, enum slot s);
+
+/* The member of object `w` named key: the object it opens or the slot it fills. */
+static void member(enum where w, const char *key, enum where *cw, enum slot *cs)
+{
+    static const struct {
+        enum where in;
+        const char *key;
+        enum where opens;
+        enum slot fills;
+    } members[] = {
+        {W_TOP, "layout", W_LAYOUT, S_NONE},
+        {W_TOP, "model", W_MODEL, S_NONE},
+        {W_TOP, "MESH_PLAN", W_OTHER, S_ENV_PLAN},
+        {W_TOP, "MESH_GLOBAL_BATCH_SIZE", W_OTHER, S_ENV_GBS},
+        {W_LAYOUT, "mesh", W_OTHER, S_MESH},
+        {W_LAYOUT, "global_batch", W_OTHER, S_LAYOUT_GBS},
+        {W_MODEL, "global_batch", W_OTHER, S_MODEL_GBS},
+        {W_MODEL, "layers", W_OTHER, S_LAYERS},
+        {W_MODEL, "hidden", W_OTHER, S_HIDDEN},
+        {W_MODEL, "heads", W_OTHER, S_HEADS},
+    };
+    *cw = W_OTHER;
+    *cs = S_NONE;
+    for (int i = 0; i < MESH_ARRAY_LEN(members); i++)
+        if (members[i].in == w && strcmp(members[i].key, key) == 0) {
+            *cw = members[i].opens;
+            *cs = members[i].fills;
+        }
+}
+
+/* The members of an object (j->p at '{'), or the elements of an array. */
+static int jcontainer(json_t *j, int depth, enum where w)
+{
+    int object = *j->p == '{';
+    char close = object ? '}' : ']';
+    if (depth > JSON_DEPTH_MAX)
+        return jerr(j, "nested deeper than %d levels", JSON_DEPTH_MAX);
+    j->p++;
+    skip_ws(j);
+    if (j->p < j->end && *j->p == close)
+        return j->p++, 0;
+    for (;;) {
+        enum where cw = W_OTHER;
+        enum slot cs = S_NONE;
+        skip_ws(j);
+        if (object) {
+            char key[64];
+            int cut;
+            if (j->p >= j->end || *j->p != '"')
+                return j->p >= j->end ? jerr(j, "the file ends inside an object (truncated?)")
+                                      : jerr(j, "expected a key in double quotes");
+            if (jstring(j, key, sizeof(key), &cut) < 0)
+                return -1;
+            skip_ws(j);
+            if (j->p >= j->end || *j->p != ':')
+                return jerr(j, "expected ':' after the key \"%.40s\"", key);
+            j->p++;
+            if (!cut)
+                member(w, key, &cw, &cs);
+        }
+        if (jvalue(j, depth, cw, cs) < 0)
+            return -1;
+        skip_ws(j);
+        if (j->p >= j->end)
+            return jerr(j, "the file ends inside an %s (truncated?)", object ? "object" : "array");
+        if (*j->p == close)
+            return j->p++, 0;
+        if (*j->p != ',')
+            return jerr(j, "expected ',' or '%c'", close);
+        j->p++;
+    }
+}
+
+/* One value; w is the object it opens (if it is one), s the slot it fills. */
+static int jvalue(json_t *j, int depth, enum where w, enum slot s)
+{
+    static const char *const literals[] = {"true", "false", "null"};
+    char text[PLAN_STR_MAX];
+    int cut = 0;
+    skip_ws(j);
+    const char *at = j->p;
+    if (j->p >= j->end)
+        return jerr(j, "the file ends where a value should be (truncated?)");
+    if (*j->p == '{' || *j->p == '[')
+        return s ? jstore(j, s, at, "", K_OTHER, 0)
+                 : jcontainer(j, depth + 1, *j->p == '{' ? w : W_OTHER);
+    if (*j->p == '"')
+        return jstring(j, s ? text : NULL, sizeof(text), &cut) < 0 ? -1
+               : s ? jstore(j, s, at, text, K_STRING, cut)
+                   : 0;
+    if (*j->p == '-' || isdigit((unsigned char)*j->p))
+        return jnumber(j, text, sizeof(text)) < 0 ? -1
+               : s                                ? jstore(j, s, at, text, K_NUMBER, 0)
+                                                  : 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(literals); i++) {
+        size_t n = strlen(literals[i]);
+        if ((size_t)(j->end - j->p) >= n && memcmp(j->p, literals[i], n) == 0) {
+            j->p += n;
+            return s ? jstore(j, s, at, "", K_OTHER, 0) : 0;
+        }
+    }
+    return jerr(j, "expected a JSON value, found '%c'",
+                isprint((unsigned char)*j->p) ? *j->p : '?');
+}
+
+static int read_json(const char *text, const char *start, size_t len, const char *name,
+                     mesh_restart_t *r, mesh_error_t *err)
+{
+    json_t *j = calloc(1, sizeof(*j));
+    if (!j)
+        return mesh_error_set(err, "out of memory reading %.200s", name);
+    j->text = text;
+    j->p = start;
+    j->end = text + len;
+    j->name = name;
+    j->err = err;
+    int rc = jvalue(j, 0, W_TOP, S_NONE);
+    skip_ws(j);
+    if (rc == 0 && j->p < j->end)
+        rc = jerr(j, "text after the JSON object");
+    enum slot s = j->at[S_MESH] ? S_MESH : S_ENV_PLAN;
+    if (rc == 0 && j->at[S_MESH] && j->at[S_ENV_PLAN])
+        rc = mesh_error_set(err, "%.200s: both layout.mesh and MESH_PLAN: expected one layout",
+                            name);
+    else if (rc == 0 && !j->at[s])
+        rc = mesh_error_set(err,
+                            "%.200s: a JSON object without a layout: expected meshplan plan "
+                            "--json (its layout.mesh) or meshplan env --json (its MESH_PLAN)",
+                            name);
+    else if (rc == 0 && complete_layout(j->plan[s == S_ENV_PLAN], &r->from, err) < 0)
+        rc = mesh_error_prefix(err, "%.200s:%d: %s", name, line_of(text, j->at[s]), slot_names[s]);
+    else if (rc == 0 && j->at[S_MODEL_GBS] && j->at[S_LAYOUT_GBS] &&
+             j->gbs[S_MODEL_GBS] != j->gbs[S_LAYOUT_GBS])
+        rc =
+            mesh_error_set(err, "%.200s: model.global_batch %ld and layout.global_batch %ld differ",
+                           name, j->gbs[S_MODEL_GBS], j->gbs[S_LAYOUT_GBS]);
+    r->global_batch = j->gbs[S_MODEL_GBS]    ? j->gbs[S_MODEL_GBS]
+                      : j->gbs[S_LAYOUT_GBS] ? j->gbs[S_LAYOUT_GBS]
+                                             : j->gbs[S_ENV_GBS];
+    if (j->gbs[S_LAYERS] && j->gbs[S_HIDDEN] && j->gbs[S_HEADS]) { /* a model with an arch */
+        r->layers = (int)j->gbs[S_LAYERS];
+        r->hidden = (int)j->gbs[S_HIDDEN];
+        r->heads = (int)j->gbs[S_HEADS];
+    }
+    free(j);
+    return rc;
+}
+
+/* ---- MESH_PLAN's value, or NAME=value lines ---- */
+
+/* A value as a shell word: bare, or wholly in single or double quotes,
+ * without the characters that would make it another word; into out[cap]. */
+static int unquote(const char *v, size_t n, char *out, size_t cap)
+{
+    const char *banned = " \t'\"\\$`";
+    if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) {
+        banned = v[0] == '\'' ? "'" : "\"\\$`";
+        v++;
+        n -= 2;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strchr(banned, v[i]))
+            return -1;
+    if (n == 0 || n >= cap)
+        return -1;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 0;
+}
+
+typedef struct lines {
+    const char *name;
+    mesh_restart_t *r;
+    mesh_error_t *err;
+    int plan_line, gbs_line;
+} lines_t;
+
+/* A layout, bare or MESH_PLAN's value, on line `line`. */
+static int line_layout(lines_t *x, int line, const char *s, const char *what)
+{
+    if (x->plan_line)
+        return mesh_error_set(x->err, "%.200s:%d: a second layout (the first is on line %d): %s",
+                              x->name, line, x->plan_line, EXPECTED);
+    x->plan_line = line;
+    /* a bare line that is no --mesh string at all is said to be no layout */
+    if (!what && mesh_layout_parse(s, &x->r->from, x->err) < 0)
+        what = "not a layout";
+    if (complete_layout(s, &x->r->from, x->err) < 0)
+        return what ? mesh_error_prefix(x->err, "%.200s:%d: %s", x->name, line, what)
+                    : mesh_error_prefix(x->err, "%.200s:%d", x->name, line);
+    return 0;
+}
+
+/* NAME=value (an environment variable's name: no lower-case letter). */
+static int is_assignment(const char *b, size_t n, size_t *k)
+{
+    *k = 0;
+    while (*k < n &&
+           (isupper((unsigned char)b[*k]) || isdigit((unsigned char)b[*k]) || b[*k] == '_'))
+        (*k)++;
+    return *k > 0 && *k < n && b[*k] == '=' && !isdigit((unsigned char)b[0]);
+}
+
+static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
+{
+    char v[PLAN_STR_MAX];
+    const char *value = b + k + 1;
+    int plan = k == 9 && strncmp(b, "MESH_PLAN", 9) == 0,
+        gbs = k == 22 && strncmp(b, "MESH_GLOBAL_BATCH_SIZE", 22) == 0;
+    if (!plan && !gbs)
+        return 0; /* another variable of an environment */
+    if (unquote(value, n - k - 1, v, sizeof(v)) < 0)
+        return mesh_error_set(x->err, "%.200s:%d: %.*s's value is not one word, bare or in quotes",
+                              x->name, line, (int)k, b);
+    if (plan)
+        return line_layout(x, line, v, "MESH_PLAN");
+    if (x->gbs_line)
+        return mesh_error_set(x->err, "%.200s:%d: MESH_GLOBAL_BATCH_SIZE given twice", x->name,
+                              line);
+    long long g;
+    x->gbs_line = line;
+    if (mesh_parse_int(v, "MESH_GLOBAL_BATCH_SIZE", 1, 1 << 30, &g, x->err) < 0)
+        return mesh_error_prefix(x->err, "%.200s:%d", x->name, line);
+    x->r->global_batch = (long)g;
+    return 0;
+}
+
+static int read_line(lines_t *x, int line, const char *b, size_t n)
+{
+    size_t k;
+    while (n && (b[n - 1] == '\r' || b[n - 1] == ' ' || b[n - 1] == '\t'))
+        n--;
+    while (n && (*b == ' ' || *b == '\t'))
+        b++, n--;
+    if (!n || *b == '#')
+        return 0;
+    if (n > 7 && strncmp(b, "export", 6) == 0 && (b[6] == ' ' || b[6] == '\t')) {
+        for (b += 7, n -= 7; n && (*b == ' ' || *b == '\t'); b++, n--)
+            ;
+    }
+    if (is_assignment(b, n, &k))
+        return assignment(x, line, b, k, n);
+    char v[PLAN_STR_MAX];
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)b[i] < 0x20 || (unsigned char)b[i] >= 0x7f)
+            return mesh_error_set(x->err, "%.200s:%d: not text (byte 0x%02x): %s", x->name, line,
+                                  (unsigned char)b[i], EXPECTED);
+    if (n >= sizeof(v))
+        return mesh_error_set(x->err, "%.200s:%d: a line of %zu characters is no layout: %s",
+                              x->name, line, n, EXPECTED);
+    memcpy(v, b, n);
+    v[n] = '\0';
+    return line_layout(x, line, v, NULL);
+}
+
+static int read_lines(const char *text, size_t len, const char *name, mesh_restart_t *r,
+                      mesh_error_t *err)
+{
+    lines_t x = {.name = name, .r = r, .err = err};
+    int line = 0;
+    for (size_t i = 0; i < len; line++) {
+        const char *b = text + i, *nl = memchr(b, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - b) : len - i;
+        i += n + 1;
+        if (read_line(&x, line + 1, b, n) < 0)
+            return -1;
+    }
+    if (!x.plan_line)
+        return mesh_error_set(err, "%.200s: no layout in it: %s", name, EXPECTED);
+    return 0;
+}
+
+int mesh_restart_read(const char *text, size_t len, const char *name, mesh_restart_t *r,
+                      mesh_error_t *err)
+{
+    memset(r, 0, sizeof(*r));
+    if (len > MESH_RESTART_FILE_MAX)
+        return mesh_error_set(err, "%.200s: larger than the %d-byte limit: %s", name,
+                              MESH_RESTART_FILE_MAX, EXPECTED);
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (nul)
+        return mesh_error_set(err, "%.200s: binary data (a NUL byte at offset %ld): %s", name,
+                              (long)(nul - text), EXPECTED);
+    const char *p = text;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) /* a byte-order mark, as editors write */
+        p += 3;
+    while (p < text + len && isspace((unsigned char)*p))
+        p++;
+    if (p == text + len)
+        return mesh_error_set(err, "%.200s: empty: %s", name, EXPECTED);
+    int rc =
+        *p == '{' ? read_json(text, p, len, name, r, err) : read_lines(text, len, name, r, err);
+    if (rc < 0)
+        return -1;
+    r->keep = MESH_RESTART_KEEP_DEFAULT & (r->from.ep > 0 ? ALL_DIMS : ~EXPERT_DIMS);
+    return 0;
+}
+
+int mesh_restart_load(const char *path, mesh_restart_t *r, mesh_error_t *err)
+{
+    size_t len;
+    memset(r, 0, sizeof(*r));
+    char *text = mesh_read_regular_file(path, "saved layout", MESH_RESTART_FILE_MAX, &len, err);
+    if (!text)
+        return -1;
+    int rc = mesh_restart_read(text, len, path, r, err);
+    free(text);
+    return rc;
+}
+
+/* ---- what is kept ---- */
+
+/* The error for a word that is no dimension to keep. */
+static int not_a_dim(const char *word, mesh_error_t *err)
+{
+    const char *names[MESH_DIM_COUNT];
+    for (int i = 0; i < MESH_ARRAY_LEN(free_keys); i++)
+        if (strcmp(word, free_keys[i]) == 0)
+            return mesh_error_set(err,
+                                  "'%s' does not shard a checkpoint: it may change on any "
+                                  "restart (dimensions that can be kept: " DIM_LIST ")",
+                                  word);
+    if (strcmp(word, "none") == 0)
+        return mesh_error_set(err, "'none' keeps nothing: give it alone");
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        names[d] = dims[d].name;
+    const char *meant = mesh_closest_name(word, names, MESH_DIM_COUNT);
+    return mesh_error_set(err, "'%.20s' is not a dimension that can be kept%s%s%s (" DIM_LIST ")",
+                          word, meant ? "; did you mean " : "", meant ? meant : "",
+                          meant ? "?" : "");
+}
+
+int mesh_restart_keep(mesh_restart_t *r, const char *names, mesh_error_t *err)
+{
+    char buf[128];
+    if (!names || !*names)
+        return mesh_error_set(err, "no dimension named (" DIM_LIST ", or none)");
+    if (mesh_strlcpy(buf, names, sizeof(buf)) < 0)
+        return mesh_error_set(err, "longer than %d characters", (int)sizeof(buf) - 1);
+    if (strcmp(buf, "none") == 0) {
+        r->keep = 0;
+        return 0;
+    }
+    size_t n = strlen(buf);
+    if (buf[0] == ',' || buf[n - 1] == ',' || strstr(buf, ",,"))
+        return mesh_error_set(err, "an empty field in '%s'", buf);
+    unsigned keep = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int d = dim_find(w);
+        if (d < 0)
+            return not_a_dim(w, err);
+        if (keep & MESH_DIM_BIT(d))
+            return mesh_error_set(err, "%s given twice", w);
+        if ((MESH_DIM_BIT(d) & EXPERT_DIMS) && r->from.ep <= 0)
+            return mesh_error_set(err,
+                                  "%s: the saved layout has no experts (a dense model's): there "
+                                  "is no %s to keep",
+                                  w, w);
+        keep |= MESH_DIM_BIT(d);
+    }
+    r->keep = keep;
+    return 0;
+}
+
+int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layout_t *pins,
+                      mesh_error_t *err)
+{
+    const char *expert = r->keep & MESH_DIM_BIT(MESH_DIM_EP) ? "ep" : "etp";
+    if ((r->keep & EXPERT_DIMS) && !mesh_model_is_moe(m))
+        return mesh_error_set(err,
+                              "%s kept, but %s has no experts: only a MoE model's layout has ep "
+                              "and etp",
+                              expert, m->name);
+    if ((r->keep & EXPERT_DIMS) && r->from.ep <= 0)
+        return mesh_error_set(err,
+                              "%s kept, but the saved layout has no experts (a dense model's) "
+                              "and %s has: is the checkpoint this model's?",
+                              expert, m->name);
+    if (r->layers && m->has_arch &&
+        (r->layers != m->layers || r->hidden != m->hidden || r->heads != m->heads))
+        return mesh_error_set(err,
+                              "the saved plan's model has %d layers, hidden %d and %d heads, %s "
+                              "%d, %d and %d: the checkpoint is another model's",
+                              r->layers, r->hidden, r->heads, m->name, m->layers, m->hidden,
+                              m->heads);
+    if (r->global_batch > 0 && r->global_batch != m->global_batch)
+        return mesh_error_set(err,
+                              "the saved run's global batch is %ld sequences and the spec's %ld: "
+                              "a restart keeps the global batch constant (set "
+                              "train.global_batch: %ld)",
+                              r->global_batch, m->global_batch, r->global_batch);
+    for (int d = 0; d < MESH_DIM_COUNT; d++) {
+        if (!(r->keep & MESH_DIM_BIT(d)))
+            continue;
+        int v = dim_value(&r->from, d), *pin = dim_field(pins, d);
+        if (*pin == MESH_AUTO)
+            return mesh_error_set(err,
+                                  "mesh %s=auto conflicts with the kept %s=%d (the "
+                                  "checkpoint's): leave %s out, or keep less",
+                                  dims[d].name, dims[d].name, v, dims[d].name);
+        if (*pin != MESH_FREE && *pin != v)
+            return mesh_error_set(err,
+                                  "mesh %s=%d conflicts with the kept %s=%d (the checkpoint's): "
+                                  "pin the same value, or keep less",
+                                  dims[d].name, *pin, dims[d].name, v);
+        *pin = v;
+    }
+    return 0;
+}
+
+/* The dimensions whose sizes differ between the saved layout and `to`. */
+static unsigned changed_dims(const mesh_restart_t *r, const mesh_layout_t *to)
+{
+    unsigned changed = 0;
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (dim_size(&r->from, d) != dim_size(to, d))
+            changed |= MESH_DIM_BIT(d);
+    return changed;
+}
+
+const char *mesh_restart_reshard(const mesh_restart_t *r, const mesh_layout_t *to, char *buf,
+                                 size_t len)
+{
+    return keep_names(changed_dims(r, to), buf, len);
+}
+
+const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (r->keep & MESH_DIM_BIT(d) && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s=%d", n ? "," : "", dims[d].name,
+                                  dim_value(&r->from, d));
+    if (!buf[0])
+        snprintf(buf, len, "none");
+    return buf;
+}
+
+/* ---- the one-line form ---- */
+
+int mesh_restart_format(const mesh_restart_t *r, char *buf, size_t len, mesh_error_t *err)
+{
+    char keep[64], layout[MESH_LAYOUT_STR_MAX];
+    if (len)
+        buf[0] = '\0';
+    if (r->keep & ~ALL_DIMS)
+        return mesh_error_set(err, "restart: keep has bits beyond the %d dimensions",
+                              MESH_DIM_COUNT);
+    if (r->global_batch < 0 || r->layers < 0 || r->hidden < 0 || r->heads < 0)
+        return mesh_error_set(err, "restart: a negative global batch or model size");
+    int w = snprintf(buf, len, "keep=%s;batch=%ld;model=%d,%d,%d;%s",
+                     keep_names(r->keep, keep, sizeof(keep)), r->global_batch, r->layers, r->hidden,
+                     r->heads, mesh_layout_format(&r->from, layout, sizeof(layout)));
+    if (w < 0 || (size_t)w >= len) {
+        if (len)
+            buf[0] = '\0';
+        return mesh_error_set(err, "restart: the line needs %d bytes, not %zu", w + 1, len);
+    }
+    return 0;
+}
+
+/* The text of field `key` ("keep=", "batch=") at *s, up to ';', into out[cap]. */
+static int field(const char **s, const char *key, char *out, size_t cap, mesh_error_t *err)
+{
+    size_t k = strlen(key);
+    const char *semi = strncmp(*s, key, k) == 0 ? strchr(*s + k, ';') : NULL;
+    if (!semi)
+        return mesh_error_set(err,
+                              "restart: expected %s...; in '%.60s' "
+                              "(keep=DIMS;batch=N;model=L,H,A;LAYOUT)",
+                              key, *s);
+    size_t n = (size_t)(semi - *s) - k;
+    if (n >= cap)
+        return mesh_error_set(err, "restart: %s longer than %zu characters", key, cap - 1);
+    memcpy(out, *s + k, n);
+    out[n] = '\0';
+    *s = semi + 1;
+    return 0;
+}
+
+/* model=L,H,A: the saved model's layers, hidden and heads, all 0 or none. */
+static int parse_model(char *text, mesh_restart_t *r, mesh_error_t *err)
+{
+    int *out[] = {&r->layers, &r->hidden, &r->heads}, n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (n == 3 || mesh_parse_int(w, "restart model", 0, 1 << 30, &v, err) < 0)
+            return n == 3 ? mesh_error_set(err, "restart model: more than 3 numbers") : -1;
+        *out[n++] = (int)v;
+    }
+    if (n != 3 ||
+        (!r->layers || !r->hidden || !r->heads) != (!r->layers && !r->hidden && !r->heads))
+        return mesh_error_set(err, "restart model: layers,hidden,heads, all 0 or none");
+    return 0;
+}
+
+int mesh_restart_parse(const char *s, mesh_restart_t *r, mesh_error_t *err)
+{
+    char keep[128], batch[32], model[48];
+    long long g;
+    memset(r, 0, sizeof(*r));
+    if (!s)
+        return mesh_error_set(err, "restart: no line");
+    if (strlen(s) >= MESH_RESTART_STR_MAX)
+        return mesh_error_set(err, "restart: longer than %d characters", MESH_RESTART_STR_MAX - 1);
+    if (field(&s, "keep=", keep, sizeof(keep), err) < 0 ||
+        field(&s, "batch=", batch, sizeof(batch), err) < 0 ||
+        field(&s, "model=", model, sizeof(model), err) < 0 || parse_model(model, r, err) < 0)
+        return -1;
+    if (complete_layout(s, &r->from, err) < 0)
+        return mesh_error_prefix(err, "restart");
+    if (mesh_parse_int(batch, "restart batch", 0, 1 << 30, &g, err) < 0)
+        return -1;
+    r->global_batch = (long)g;
+    if (mesh_restart_keep(r, keep, err) < 0)
+        return mesh_error_prefix(err, "restart keep");
+    return 0;
+}
+
+/* ---- the explanation ---- */
+
+/* What the text and the JSON say, computed once. */
+typedef struct account {
+    const mesh_model_t *m;
+    const mesh_candidate_t *best;
+    long gb, mbs_from;
+    int fits, nodes_to_fit, gpus_per_node;
+    char reshard[MESH_RESHARD_STR_MAX], kept[64];
+} account_t;
+
+/* A node count above the plan's on which its pins fit with dp free: the
+ * next 16 counts, then steps of a quarter, up to 4 times the plan's nodes;
+ * 0 if none does, or dp is kept (more nodes cannot keep it). */
+static int nodes_to_fit(const mesh_restart_t *r, const mesh_plan_t *p)
+{
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    mesh_layout_t pins = *mesh_plan_pins_of(p);
+    mesh_alloc_t on = *a;
+    long cap = GPUS_MAX / a->gpus_per_node, top = 4L * a->nodes < cap ? 4L * a->nodes : cap;
+    if (r->keep & MESH_DIM_BIT(MESH_DIM_DP))
+        return 0;
+    pins.dp = MESH_FREE;
+    for (long n = a->nodes + 1; n <= top; n = n < a->nodes + 16 ? n + 1 : n + (n + 3) / 4) {
+        on.nodes = (int)n;
+        if (mesh_plan_any_fits(mesh_plan_model(p), &on, &pins, mesh_plan_assumptions(p)))
+            return (int)n;
+    }
+    return 0;
+}
+
+static void account(const mesh_restart_t *r, const mesh_plan_t *p, account_t *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->m = mesh_plan_model(p);
+    x->best = mesh_plan_best(p);
+    x->gb = x->m->global_batch;
+    x->mbs_from = mesh_layout_micro_batches(&r->from, r->global_batch ? r->global_batch : x->gb);
+    x->fits = mesh_plan_fits(p);
+    x->gpus_per_node = mesh_plan_alloc(p)->gpus_per_node;
+    x->nodes_to_fit = x->fits ? 0 : nodes_to_fit(r, p);
+    mesh_restart_reshard(r, &x->best->layout, x->reshard, sizeof(x->reshard));
+    mesh_restart_kept(r, x->kept, sizeof(x->kept));
+}
+
+/* The plan's advice to free a kept dimension: its record, or NULL. */
+static const mesh_advice_t *unkeep(const mesh_restart_t *r, const mesh_plan_t *p, int i)
+{
+    const mesh_advice_t *a = mesh_plan_advice_record(p, i);
+    int d = a && a->kind == MESH_ADVICE_UNPIN ? dim_find(a->field) : -1;
+    return d >= 0 && (r->keep & MESH_DIM_BIT(d)) ? a : NULL;
+}
+
+static void text_changed(const mesh_restart_t *r, const account_t *x, mesh_buf_t *b)
+{
+    int n = 0;
+    unsigned changed = changed_dims(r, &x->best->layout);
+    mesh_buf_puts(b, "  changed   ");
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (changed & MESH_DIM_BIT(d))
+            mesh_buf_printf(b, "%s%s %d -> %d", n++ ? ", " : "", dims[d].name,
+                            dim_size(&r->from, d), dim_size(&x->best->layout, d));
+    if (n)
+        mesh_buf_printf(b, "; MESH_RESHARD=%s tells the training program to reshard %s on load\n",
+                        x->reshard, mesh_noun(n, "it", "them"));
+    else
+        mesh_buf_puts(b, "nothing: MESH_RESHARD=none\n");
+}
+
+/* The global batch, kept: micro-batch x data-parallel x micro-batches, from -> to. */
+static void text_batch(const mesh_restart_t *r, const account_t *x, mesh_buf_t *b)
+{
+    const mesh_layout_t *to = &x->best->layout;
+    mesh_buf_printf(b,
+                    "  global batch %ld %s%s, kept: micro-batch %d x %d data-parallel x %ld "
+                    "%s per step (gradient accumulation), was %d x %d x %ld\n",
+                    x->gb, mesh_noun(x->gb, "sequence", "sequences"),
+                    r->global_batch ? "" : " (the spec's: the saved layout does not say its own)",
+                    to->micro_batch, to->dp, x->best->micro_batches,
+                    mesh_noun(x->best->micro_batches, "micro-batch", "micro-batches"),
+                    r->from.micro_batch, r->from.dp, x->mbs_from);
+}
+
+static void text_nofit(const mesh_restart_t *r, const mesh_plan_t *p, const account_t *x,
+                       mesh_buf_t *b)
+{
+    const mesh_memory_t *mem = &x->best->memory;
+    mesh_buf_printf(b,
+                    "  The %s layout cannot fit this allocation: the closest needs %s GiB per "
+                    "GPU, of %s GiB usable.\n",
+                    r->keep ? "kept" : "planned", mesh_gib_str(mem->total).s,
+                    mesh_gib_str(mem->capacity).s);
+    if (!r->keep)
+        return; /* nothing kept: the plan's own advice says what would fit */
+    if (x->nodes_to_fit)
+        mesh_buf_printf(b, "  With %s kept it would fit on %d nodes (%ld GPUs).\n", x->kept,
+                        x->nodes_to_fit, (long)x->nodes_to_fit * x->gpus_per_node);
+    else if (!(r->keep & MESH_DIM_BIT(MESH_DIM_DP)))
+        mesh_buf_printf(b, "  With %s kept it fits on no count up to %d nodes.\n", x->kept,
+                        4 * mesh_plan_alloc(p)->nodes);
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        const mesh_advice_t *a = unkeep(r, p, i);
+        if (a)
+            mesh_buf_printf(b,
+                            "  Not keeping %s (at %d) would fit here, with %s %d: the "
+                            "checkpoint would then be resharded in %s on load.\n",
+                            a->field, a->pinned, a->field, a->value, a->field);
+    }
+}
+
+char *mesh_restart_text(const mesh_restart_t *r, const mesh_plan_t *p)
+{
+    account_t x;
+    mesh_buf_t b;
+    char from[MESH_LAYOUT_STR_MAX];
+    account(r, p, &x);
+    mesh_buf_init(&b);
+    mesh_buf_printf(&b, "Restart from %s\n", mesh_layout_format(&r->from, from, sizeof(from)));
+    if (r->keep)
+        mesh_buf_printf(&b, "  kept      %s (the checkpoint's sharding)\n", x.kept);
+    else
+        mesh_buf_puts(&b, "  kept      nothing (only what changed is reported)\n");
+    text_changed(r, &x, &b);
+    text_batch(r, &x, &b);
+    if (!x.fits)
+        text_nofit(r, p, &x, &b);
+    return mesh_buf_take(&b);
+}
+
+static void json_from_to(mesh_buf_t *b, const char *key, long from, long to)
+{
+    mesh_buf_printf(b, ",\"%s\":{\"from\":%ld,\"to\":%ld}", key, from, to);
+}
+
+char *mesh_restart_json(const mesh_restart_t *r, const mesh_plan_t *p)
+{
+    account_t x;
+    mesh_buf_t b;
+    char from[MESH_LAYOUT_STR_MAX];
+    const mesh_layout_t *to;
+    int n = 0;
+    account(r, p, &x);
+    to = &x.best->layout;
+    mesh_buf_init(&b);
+    mesh_buf_puts(&b, "{\"from\":");
+    mesh_buf_json_string(&b, mesh_layout_format(&r->from, from, sizeof(from)));
+    mesh_buf_puts(&b, ",\"keep\":[");
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (r->keep & MESH_DIM_BIT(d))
+            mesh_buf_printf(&b, "%s\"%s\"", n++ ? "," : "", dims[d].name);
+    mesh_buf_printf(&b, "],\"kept\":\"%s\",\"reshard\":\"%s\",\"changed\":[", x.kept, x.reshard);
+    n = 0;
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (changed_dims(r, to) & MESH_DIM_BIT(d))
+            mesh_buf_printf(&b, "%s{\"dim\":\"%s\",\"from\":%d,\"to\":%d}", n++ ? "," : "",
+                            dims[d].name, dim_size(&r->from, d), dim_size(to, d));
+    mesh_buf_printf(&b, "],\"global_batch\":%ld,\"global_batch_saved\":", x.gb);
+    mesh_buf_printf(&b, r->global_batch ? "%ld" : "null", r->global_batch);
+    json_from_to(&b, "micro_batch", r->from.micro_batch, to->micro_batch);
+    json_from_to(&b, "data_parallel", r->from.dp, to->dp);
+    json_from_to(&b, "micro_batches", x.mbs_from, x.best->micro_batches);
+    mesh_buf_printf(&b, ",\"fits\":%s,\"nodes_to_fit\":", x.fits ? "true" : "false");
+    mesh_buf_printf(&b, x.nodes_to_fit ? "%d" : "null", x.nodes_to_fit);
+    mesh_buf_puts(&b, ",\"unkeep\":[");
+    n = 0;
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        const mesh_advice_t *a = unkeep(r, p, i);
+        if (a)
+            mesh_buf_printf(&b, "%s{\"dim\":\"%s\",\"kept\":%d,\"value\":%d}", n++ ? "," : "",
+                            a->field, a->pinned, a->value);
+    }
+    mesh_buf_puts(&b, "]}");
+    return mesh_buf_take(&b);
+}
