@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin.h"
@@ -177,6 +178,75 @@ static int cb_size(int val, const char *optarg, int remote)
     return 0;
 }
 
+/* An option's path or word: stored as given, checked where it is used. */
+static int store(int remote, const char *opt, const char *optarg, char *buf, size_t len, int *have)
+{
+    size_t n = optarg ? strlen(optarg) : 0;
+    if (n == 0 || n >= len)
+        return option_error(remote, opt, "give a value (at most a few hundred characters)");
+    for (size_t i = 0; i < n; i++)
+        if (iscntrl((unsigned char)optarg[i]))
+            return option_error(remote, opt, "control characters are not allowed");
+    memcpy(buf, optarg, n + 1);
+    *have = 1;
+    return 0;
+}
+
+static int cb_from(int val, const char *optarg, int remote)
+{
+    asked("mesh-from");
+    return store(remote, "mesh-from", optarg, mesh_plugin.from, sizeof(mesh_plugin.from),
+                 &mesh_plugin.have_from);
+}
+
+static int cb_keep(int val, const char *optarg, int remote)
+{
+    asked("mesh-keep");
+    return store(remote, "mesh-keep", optarg, mesh_plugin.keep, sizeof(mesh_plugin.keep),
+                 &mesh_plugin.have_keep);
+}
+
+/* The restart of a job that resubmits itself: the layout its tasks were
+ * given (MESH_PLAN, MESH_GLOBAL_BATCH_SIZE), in sbatch's environment. */
+static int restart_from_env(mesh_restart_t *r, mesh_error_t *err)
+{
+    const char *plan = getenv("MESH_PLAN"), *batch = getenv("MESH_GLOBAL_BATCH_SIZE");
+    char text[MESH_RESTART_STR_MAX + 64];
+    if (!plan)
+        return mesh_error_set(err, "--mesh-keep: give --mesh-from=FILE, the previous run's plan "
+                                   "(meshplan plan --json, or the MESH_PLAN it exported), or "
+                                   "submit from the previous run's job, where MESH_PLAN is set");
+    int n = snprintf(text, sizeof(text), "MESH_PLAN=%s\n", plan);
+    if (batch && n > 0 && (size_t)n < sizeof(text))
+        snprintf(text + n, sizeof(text) - (size_t)n, "MESH_GLOBAL_BATCH_SIZE=%s\n", batch);
+    if (mesh_restart_read(text, strlen(text), "MESH_PLAN", r, err) < 0)
+        return mesh_error_prefix(err, "--mesh-keep");
+    return 0;
+}
+
+int mesh_plugin_restart(const char *line, const mesh_model_t *m, mesh_error_t *err)
+{
+    mesh_restart_t *r = &mesh_plugin.restart;
+    const char *opt = mesh_plugin.have_from ? "--mesh-from" : "--mesh-keep";
+    if (!mesh_plugin.have_from && !mesh_plugin.have_keep)
+        return 0;
+    if (line) {
+        if (mesh_restart_parse(line, r, err) < 0)
+            return mesh_error_prefix(err, "%s", opt);
+    } else if (mesh_plugin.have_from) {
+        if (mesh_restart_load(mesh_plugin.from, r, err) < 0)
+            return mesh_error_prefix(err, "--mesh-from");
+    } else if (restart_from_env(r, err) < 0) {
+        return -1;
+    }
+    if (mesh_plugin.have_keep && mesh_restart_keep(r, mesh_plugin.keep, err) < 0)
+        return mesh_error_prefix(err, "--mesh-keep");
+    if (mesh_restart_pins(r, m, &mesh_plugin.pins, err) < 0)
+        return mesh_error_prefix(err, "%s", opt);
+    mesh_plugin.have_restart = 1;
+    return 0;
+}
+
 static int cb_explain(int val, const char *optarg, int remote)
 {
     asked("mesh-explain");
@@ -207,6 +277,16 @@ static struct spank_option options[] = {
      "[meshplan] with a node range (-N LO-HI), let the controller pick the count: the fewest "
      "that fit, the shortest step, or the most tokens per GPU-hour",
      1, 0, cb_size},
+    {"mesh-from", "FILE",
+     "[meshplan] restart from a previous run's layout (its meshplan plan --json, or the MESH_PLAN "
+     "it exported, saved beside its checkpoint): keep what the checkpoint is sharded by, and "
+     "export MESH_RESHARD",
+     1, 0, cb_from},
+    {"mesh-keep", "DIMS",
+     "[meshplan] restart keeping these dimensions (default tp,pp,vpp,ep,etp; none: only report "
+     "what changed) of --mesh-from's layout, or, without it, of the MESH_PLAN of the job that "
+     "resubmits itself",
+     1, 0, cb_keep},
     SPANK_OPTIONS_TABLE_END,
 };
 

@@ -22,6 +22,10 @@
 /* Set at submission to the spec's absolute path, so that a step started in
  * another directory (srun --chdir) reads the same file. */
 #define MESH_SPEC_PATH_ENV "MESH_SPEC_PATH"
+/* Set at submission to the restart --mesh-from read (mesh_restart_format),
+ * so that slurmstepd, which must not read a user's file as root, and an
+ * srun inside the job, which may run elsewhere, restart from the same. */
+#define MESH_RESTART_ENV "MESHPLAN_RESTART"
 
 typedef struct mesh_plugin {
     mesh_policy_t policy;
@@ -41,6 +45,12 @@ typedef struct mesh_plugin {
     int have_export, explain, have_bind, bind;
     int have_size; /* --mesh-size: narrow the job's node range, by size_goal */
     mesh_size_goal_t size_goal;
+    char from[MESH_SPEC_ARG_MAX]; /* --mesh-from FILE, read as the user at submission */
+    int have_from;
+    char keep[128]; /* --mesh-keep DIMS */
+    int have_keep;
+    mesh_restart_t restart; /* the restart --mesh-from gives, its kept dimensions in pins */
+    int have_restart;
     mesh_export_t export_mode;
     char *explanation;      /* slurmstepd: the plan to print from the step's first task */
     int acting;             /* slurmstepd: this step wants the variables */
@@ -92,6 +102,12 @@ mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh
 #define MESH_SUBMIT_PLAN_ENV "MESHPLAN_SUBMIT_PLAN"
 /* The admin's topology file for node HOST (topology_xml=, %n = HOST). */
 int mesh_plugin_topology_file(const char *host, char *buf, size_t len);
+
+/* Apply --mesh-from and --mesh-keep to model m: the restart from `line`
+ * (MESH_RESTART_ENV's, carried from submission) or, when line is NULL, from
+ * the file, read as the caller; its kept dimensions pinned.  0, or -1 with
+ * err set (naming the option). */
+int mesh_plugin_restart(const char *line, const mesh_model_t *m, mesh_error_t *err);
 
 /* submit.c */
 int mesh_submit_post_opt(spank_t sp);

@@ -310,6 +310,7 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
         .export_mode = launcher_step(stepid) ? MESH_EXPORT_TORCHRUN : mesh_plugin_export_mode(),
         .gpu_busid = NULL,
         .numa_node = -1,
+        .restart = mesh_plugin.have_restart ? &mesh_plugin.restart : NULL,
     };
     mesh_plugin.envs = calloc((size_t)s->tasks_per_node, sizeof(*mesh_plugin.envs));
     if (!mesh_plugin.envs)
@@ -356,9 +357,12 @@ static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
     /* the task's stderr is srun's, but slurmstepd cannot tell a terminal */
     mesh_picture_opts_t po = {.color = 0, .width = 100};
     char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
-    if (text && pics && asprintf(&mesh_plugin.explanation, "%s\n%s", text, pics) < 0)
+    char *restart = mesh_plugin.have_restart ? mesh_restart_text(&mesh_plugin.restart, p) : NULL;
+    if (text && pics &&
+        asprintf(&mesh_plugin.explanation, "%s%s\n%s", text, restart ? restart : "", pics) < 0)
         mesh_plugin.explanation = NULL;
     free(text);
+    free(restart);
     free(pics);
 }
 
@@ -392,6 +396,19 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
             defer("--model: preset %s reads differently on this node than where the job was "
                   "submitted: install the same meshplan (and presets) on both",
                   spec);
+        return;
+    }
+    /* --mesh-from, --mesh-keep: the restart read at submission, never the file here */
+    char line[MESH_RESTART_STR_MAX];
+    int restart = mesh_plugin.have_from || mesh_plugin.have_keep;
+    if (restart && spank_getenv(sp, MESH_RESTART_ENV, line, sizeof(line)) != ESPANK_SUCCESS) {
+        defer("--mesh-%s: the restart read at submission did not reach the step (%s is not "
+              "in its environment: was it submitted with --export=NONE?)",
+              mesh_plugin.have_from ? "from" : "keep", MESH_RESTART_ENV);
+        return;
+    }
+    if (mesh_plugin_restart(restart ? line : NULL, &m, &err) < 0) {
+        defer("%s", err.msg);
         return;
     }
     if (step_shape(sp, stepid, &s) < 0)

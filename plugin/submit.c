@@ -39,6 +39,28 @@ int mesh_submit_post_opt(spank_t sp)
         mesh_plugin_error("--model: %s", err.msg);
         return -1;
     }
+    /* a restart pins what its checkpoint keeps before anything plans: the
+     * controller's request carries the pins, the nodes the line.  An srun
+     * inside the job (a step: its options are sbatch's) takes the line
+     * sbatch carried, not the file again, which it may not see from where
+     * it runs; a new job (sbatch, salloc, srun outside an allocation, even
+     * from inside another job) reads its file */
+    const char *carried = getenv(MESH_RESTART_ENV);
+    int step = spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID") && carried;
+    if (mesh_plugin_restart(step ? carried : NULL, &mesh_plugin.spec, &err) < 0) {
+        mesh_plugin_error("%s", err.msg);
+        return -1;
+    }
+    if (mesh_plugin.have_restart) {
+        char line[MESH_RESTART_STR_MAX];
+        if (mesh_restart_format(&mesh_plugin.restart, line, sizeof(line), &err) < 0) {
+            mesh_plugin_error("--mesh-from: %s", err.msg);
+            return -1;
+        }
+        setenv(MESH_RESTART_ENV, line, 1);
+    } else {
+        unsetenv(MESH_RESTART_ENV);
+    }
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
     char digest[17], request[MESH_REQUEST_MAX];
     setenv(MESH_SPEC_DIGEST_ENV, mesh_model_digest(&mesh_plugin.spec, digest), 1);
@@ -189,9 +211,13 @@ int mesh_submit_local_user_init(spank_t sp)
         int color = isatty(STDERR_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
         mesh_picture_opts_t po = mesh_picture_opts_for(STDERR_FILENO, color);
         char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
+        char *restart =
+            mesh_plugin.have_restart ? mesh_restart_text(&mesh_plugin.restart, p) : NULL;
         if (text)
-            fprintf(stderr, "meshplan: explained plan\n%s\n%s", text, pics ? pics : "");
+            fprintf(stderr, "meshplan: explained plan\n%s%s\n%s", text, restart ? restart : "",
+                    pics ? pics : "");
         free(text);
+        free(restart);
         free(pics);
     }
     rc = 0;

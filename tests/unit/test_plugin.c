@@ -47,7 +47,7 @@ static void slurmd__does_nothing(void **state)
 static void options__registered_and_checked(void **state)
 {
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    assert_int_equal(mock.n_options, 6);
+    assert_int_equal(mock.n_options, 8);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0);
     assert_int_equal(mesh_plugin.pins.tp, 2);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0); /* twice is fine */
@@ -103,6 +103,68 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+}
+
+/* --mesh-from and --mesh-keep at submission: the saved layout, read as the
+ * user, pins what it keeps in the controller's request, and travels to the
+ * nodes as one line; a job that resubmits itself keeps its MESH_PLAN's. */
+static void submit__restart_pins_and_travels(void **state)
+{
+    char from[512];
+    snprintf(from, sizeof(from), "%s/../hostile/restarts/llama3-8b-2x8.env",
+             getenv("MESH_FIXTURES"));
+    unsetenv("MESHPLAN_RESTART");
+    unsetenv("MESH_PLAN");
+    unsetenv("MESH_GLOBAL_BATCH_SIZE");
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh-from", from, 0), 0);
+    assert_int_equal(mesh_test_option("mesh-keep", "tp,cp", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    const char *req = mock_getenv("CONTROL:MESHPLAN_REQUEST");
+    assert_non_null(req);
+    assert_true(strncmp(req, "1;tp=1,cp=2;{", 13) == 0);
+    const char *line = getenv("MESHPLAN_RESTART");
+    assert_non_null(line);
+    assert_true(strncmp(line, "keep=tp,cp;batch=512;", 21) == 0);
+    /* the job's srun takes the line, not the file (it may not see it) */
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    setenv("SLURM_JOB_ID", "7", 1);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh-from", "/nonexistent/plan.json", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(mesh_plugin.pins.cp, 2);
+    unsetenv("SLURM_JOB_ID");
+    /* a new job reads its own file, whatever the environment carries */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh-from", "/nonexistent/plan.json", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-from: "));
+    assert_non_null(strstr(mock.last_error, "/nonexistent/plan.json"));
+    /* what cannot be kept is refused at once */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh-from", from, 0);
+    mesh_test_option("mesh-keep", "tp,mb", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-keep: "));
+    assert_non_null(strstr(mock.last_error, "'mb' does not shard a checkpoint"));
+    /* --mesh-keep alone: the MESH_PLAN of the job resubmitting itself */
+    unsetenv("MESHPLAN_RESTART");
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh-keep", "tp,pp", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-keep: give --mesh-from=FILE"));
+    setenv("MESH_PLAN", "tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on", 1);
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh-keep", "tp,pp", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_true(strncmp(mock_getenv("CONTROL:MESHPLAN_REQUEST"), "1;tp=2,pp=1;{", 13) == 0);
+    unsetenv("MESH_PLAN");
+    unsetenv("MESHPLAN_RESTART");
 }
 
 static void submit__srun_refuses_what_does_not_fit(void **state)
@@ -231,6 +293,44 @@ static void stepd__task_gets_its_variables(void **state)
     assert_string_equal(mock_getenv("MESH_TP_GROUP"), "10,11");
     assert_string_equal(mock_getenv("MESH_TP_SIZE"), "2");
     assert_int_equal(mock.errors, 0);
+}
+
+/* A restart on the nodes: the line sbatch carried pins what it keeps, and
+ * every task learns what changed (MESH_RESHARD); without the line the step
+ * is refused, not planned without its pins. */
+static void stepd__restart_says_what_changed(void **state)
+{
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mesh_test_option("mesh-from", "/the/users/plan.json", 1); /* never read here */
+    mesh_test_option("mesh-keep", "tp,pp", 1);
+    mock_step(0, 2, 1, 8);
+    mock_setenv("MESHPLAN_RESTART",
+                "keep=tp,pp;batch=512;model=32,4096,32;tp=2,pp=2,dp=8,cp=1,zero=1,vpp=1,mb=1,"
+                "recompute=none,sp=on");
+    assert_int_equal(run_step(3), 0);
+    assert_string_equal(mock_getenv("MESH_TP_SIZE"), "2");
+    assert_string_equal(mock_getenv("MESH_PP_SIZE"), "2");
+    assert_string_equal(mock_getenv("MESH_DP_SIZE"), "4");
+    /* dp 8 -> 4, perhaps the ZeRO stage: never what was kept */
+    const char *reshard = mock_getenv("MESH_RESHARD");
+    assert_non_null(reshard);
+    assert_true(!strcmp(reshard, "dp") || !strcmp(reshard, "dp,zero"));
+    assert_int_equal(mock.errors, 0);
+    /* no line: refused with the reason, before any task starts */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mesh_test_option("mesh-from", "/the/users/plan.json", 1);
+    mock_step(0, 2, 1, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-from: the restart read at submission did not "
+                                            "reach the step"));
+    /* not a restart: no MESH_RESHARD */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 2, 1, 8);
+    assert_int_equal(run_step(3), 0);
+    assert_null(mock_getenv("MESH_RESHARD"));
 }
 
 static void stepd__spec_changed_since_submit(void **state)
@@ -519,7 +619,7 @@ static void config__broken_refuses_only_meshplan_jobs(void **state)
             /* a job without meshplan's options runs, and its user hears
              * nothing of a plugin they do not use */
             assert_int_equal(init(c, args), 0);
-            assert_int_equal(mock.n_options, 6);
+            assert_int_equal(mock.n_options, 8);
             assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
             assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
             assert_int_equal(mock.errors, 0);
@@ -612,9 +712,11 @@ int main(void)
         cmocka_unit_test(options__registered_and_checked),
         cmocka_unit_test(log__first_message_says_the_version),
         cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
+        cmocka_unit_test(submit__restart_pins_and_travels),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
+        cmocka_unit_test(stepd__restart_says_what_changed),
         cmocka_unit_test(stepd__spec_changed_since_submit),
         cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
