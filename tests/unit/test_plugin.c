@@ -108,6 +108,23 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
 /* --mesh-from and --mesh-keep at submission: the saved layout, read as the
  * user, pins what it keeps in the controller's request, and travels to the
  * nodes as one line; a job that resubmits itself keeps its MESH_PLAN's. */
+/* sbatch (or, in_job, the job's srun) --model=llama3-8b with --mesh-from
+ * FROM and --mesh-keep KEEP (NULL: not given): post_opt's return. */
+static int restart_submit(int in_job, const char *from, const char *keep)
+{
+    assert_int_equal(init(in_job ? S_CTX_LOCAL : S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    if (from)
+        assert_int_equal(mesh_test_option("mesh-from", from, 0), 0);
+    if (keep)
+        assert_int_equal(mesh_test_option("mesh-keep", keep, 0), 0);
+    if (in_job)
+        setenv("SLURM_JOB_ID", "7", 1);
+    int rc = slurm_spank_init_post_opt(NULL, 0, NULL);
+    unsetenv("SLURM_JOB_ID");
+    return rc;
+}
+
 static void submit__restart_pins_and_travels(void **state)
 {
     char from[512];
@@ -116,11 +133,7 @@ static void submit__restart_pins_and_travels(void **state)
     unsetenv("MESHPLAN_RESTART");
     unsetenv("MESH_PLAN");
     unsetenv("MESH_GLOBAL_BATCH_SIZE");
-    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    assert_int_equal(mesh_test_option("mesh-from", from, 0), 0);
-    assert_int_equal(mesh_test_option("mesh-keep", "tp,cp", 0), 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(restart_submit(0, from, "tp,cp"), 0);
     const char *req = mock_getenv("CONTROL:MESHPLAN_REQUEST");
     assert_non_null(req);
     assert_true(strncmp(req, "1;tp=1,cp=2;{", 13) == 0);
@@ -128,40 +141,22 @@ static void submit__restart_pins_and_travels(void **state)
     assert_non_null(line);
     assert_true(strncmp(line, "keep=tp,cp;batch=512;", 21) == 0);
     /* the job's srun takes the line, not the file (it may not see it) */
-    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
-    setenv("SLURM_JOB_ID", "7", 1);
-    mesh_test_option("model", "llama3-8b", 0);
-    assert_int_equal(mesh_test_option("mesh-from", "/nonexistent/plan.json", 0), 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(restart_submit(1, "/nonexistent/plan.json", NULL), 0);
     assert_int_equal(mesh_plugin.pins.cp, 2);
-    unsetenv("SLURM_JOB_ID");
     /* a new job reads its own file, whatever the environment carries */
-    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    mesh_test_option("mesh-from", "/nonexistent/plan.json", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_int_equal(restart_submit(0, "/nonexistent/plan.json", NULL), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-from: "));
     assert_non_null(strstr(mock.last_error, "/nonexistent/plan.json"));
     /* what cannot be kept is refused at once */
-    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    mesh_test_option("mesh-from", from, 0);
-    mesh_test_option("mesh-keep", "tp,mb", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_int_equal(restart_submit(0, from, "tp,mb"), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-keep: "));
     assert_non_null(strstr(mock.last_error, "'mb' does not shard a checkpoint"));
     /* --mesh-keep alone: the MESH_PLAN of the job resubmitting itself */
     unsetenv("MESHPLAN_RESTART");
-    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    mesh_test_option("mesh-keep", "tp,pp", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_int_equal(restart_submit(0, NULL, "tp,pp"), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-keep: give --mesh-from=FILE"));
     setenv("MESH_PLAN", "tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on", 1);
-    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    mesh_test_option("mesh-keep", "tp,pp", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(restart_submit(0, NULL, "tp,pp"), 0);
     assert_true(strncmp(mock_getenv("CONTROL:MESHPLAN_REQUEST"), "1;tp=2,pp=1;{", 13) == 0);
     unsetenv("MESH_PLAN");
     unsetenv("MESHPLAN_RESTART");
