@@ -50,6 +50,11 @@ typedef struct search {
      * at the last size without levers: a larger micro-batch needs at least
      * as many */
     int full_lo;
+    /* the micro-batch sizes tried at data-parallel size batch_dp: the
+     * divisors of the replica's share of the global batch up to MB_MAX,
+     * ascending (batch_dp 0: none yet).  The same for every option of
+     * every shape with that dp, so counted once, not per sweep */
+    int batch_sizes[MB_MAX], n_batch_sizes, batch_dp;
     /* the states' sums of the shape searched, for one ZeRO stage and lever
      * setting (memo_key: zero, offload, moments; -1: none yet) */
     mesh_states_sum_t sums[3][2];
@@ -430,8 +435,16 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         evaluate(s, l);
         return;
     }
-    for (int mb = 1; mb <= MB_MAX && mb <= per_replica && !s->found; mb++) {
-        if (per_replica % mb || (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb))
+    if (s->batch_dp != l->dp) {
+        s->n_batch_sizes = 0;
+        for (int mb = 1; mb <= MB_MAX && mb <= per_replica; mb++)
+            if (per_replica % mb == 0)
+                s->batch_sizes[s->n_batch_sizes++] = mb;
+        s->batch_dp = l->dp;
+    }
+    for (int i = 0; i < s->n_batch_sizes && !s->found; i++) {
+        int mb = s->batch_sizes[i];
+        if (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb)
             continue;
         l->micro_batch = mb;
         if (evaluate(s, l))
