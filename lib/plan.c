@@ -55,6 +55,8 @@ typedef struct search {
      * ascending (batch_dp 0: none yet).  The same for every option of
      * every shape with that dp, so counted once, not per sweep */
     int batch_sizes[MB_MAX], n_batch_sizes, batch_dp;
+    /* the shape searched leaves a pipeline stage without a layer */
+    int split_invalid;
     /* the states' sums of the shape searched, for one ZeRO stage and lever
      * setting (memo_key: zero, offload, moments; -1: none yet) */
     mesh_states_sum_t sums[3][2];
@@ -311,13 +313,31 @@ static mesh_layout_t checkable(const mesh_layout_t *l)
     return c;
 }
 
+/* Whether layout l breaks a rule of mesh_layout_check's that no lever,
+ * recomputation, ZeRO stage or interleaving can mend: the global batch
+ * not split evenly over micro-batches and replicas, or a stage without a
+ * layer (lib/layout.c).  A cheap sufficient test, not the check: most of
+ * the layouts of an allocation whose GPU count shares few factors with
+ * the batch fail it, and only the first of each family is explained. */
+static int surely_invalid(const search_t *s, const mesh_layout_t *l)
+{
+    const mesh_model_t *m = s->m;
+    if (l->micro_batch < 1 || l->dp < 1)
+        return 0;
+    return m->global_batch % ((long)l->micro_batch * l->dp) != 0 || s->split_invalid;
+}
+
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
  * larger micro-batch will not fit either), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
+    s->evaluated++;
+    /* an invalid layout only counts once the search and its family have
+     * the one they explain (below) */
+    if (s->has_invalid && s->fam[family_of(l0)].has_invalid && surely_invalid(s, l0))
+        return 0;
     mesh_layout_t tries[4], base = *l0;
     int n = levers(s, l0, tries);
-    s->evaluated++;
     if (n)
         base = checkable(&tries[0]);
     if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
@@ -563,7 +583,10 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
  * every option of its stages. */
 static void search_shape(search_t *s, mesh_layout_t *l)
 {
+    const mesh_model_t *m = s->m;
     l->vpp = 1; /* until search_stage_options sets it */
+    s->split_invalid = m->has_arch && l->pp >= 1 &&
+                       (l->pp > m->layers || mesh_stage_layers(m->layers, l->pp, 0) < 1);
     shape_params(s, l);
     search_stage_options(s, l);
 }
