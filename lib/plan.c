@@ -313,18 +313,22 @@ static mesh_layout_t checkable(const mesh_layout_t *l)
     return c;
 }
 
-/* Whether layout l breaks a rule of mesh_layout_check's that no lever,
- * recomputation, ZeRO stage or interleaving can mend: the global batch
- * not split evenly over micro-batches and replicas, or a stage without a
- * layer (lib/layout.c).  A cheap sufficient test, not the check: most of
- * the layouts of an allocation whose GPU count shares few factors with
- * the batch fail it, and only the first of each family is explained. */
+/* Whether layout l breaks a rule of mesh_layout_check's that no lever or
+ * recomputation can mend: the global batch not split evenly over
+ * micro-batches and replicas, a stage without a layer, or interleaving
+ * with micro-batches that are no multiple of the stages (lib/layout.c).
+ * A cheap sufficient test, not the check: most of the layouts of an
+ * allocation whose GPU count shares few factors with the batch, and most
+ * interleaved ones, fail it, and only the first of each family is
+ * explained. */
 static int surely_invalid(const search_t *s, const mesh_layout_t *l)
 {
     const mesh_model_t *m = s->m;
-    if (l->micro_batch < 1 || l->dp < 1)
+    if (l->micro_batch < 1 || l->dp < 1 || l->pp < 1)
         return 0;
-    return m->global_batch % ((long)l->micro_batch * l->dp) != 0 || s->split_invalid;
+    long per = (long)l->micro_batch * l->dp;
+    return m->global_batch % per != 0 || s->split_invalid ||
+           (l->vpp > 1 && (m->global_batch / per) % l->pp != 0);
 }
 
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
