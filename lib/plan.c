@@ -335,13 +335,9 @@ static int surely_invalid(const search_t *s, const mesh_layout_t *l)
  * larger micro-batch will not fit either), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
-    s->evaluated++;
-    /* an invalid layout only counts once the search and its family have
-     * the one they explain (below) */
-    if (s->has_invalid && s->fam[family_of(l0)].has_invalid && surely_invalid(s, l0))
-        return 0;
     mesh_layout_t tries[4], base = *l0;
     int n = levers(s, l0, tries);
+    s->evaluated++;
     if (n)
         base = checkable(&tries[0]);
     if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
@@ -394,6 +390,18 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     }
     note_family(s, &c);
     return !c.fits;
+}
+
+/* evaluate(), except that a layout surely invalid only counts once the
+ * search and its family keep the invalid layout they explain (evaluate
+ * keeps no other). */
+static int consider(search_t *s, const mesh_layout_t *l)
+{
+    if (s->has_invalid && s->fam[family_of(l)].has_invalid && surely_invalid(s, l)) {
+        s->evaluated++;
+        return 0;
+    }
+    return evaluate(s, l);
 }
 
 /* The values a dimension takes: the pin alone (checked later, so that a bad
@@ -450,13 +458,13 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         /* answering "does anything fit?", the smallest micro-batch decides:
          * memory grows with it (the loop below stops likewise) */
         l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
-        evaluate(s, l);
+        consider(s, l);
         return;
     }
     long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
     if (per_replica == 0) { /* no micro-batch divides: record why */
         l->micro_batch = 1;
-        evaluate(s, l);
+        consider(s, l);
         return;
     }
     if (s->batch_dp != l->dp) {
@@ -471,7 +479,7 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         if (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb)
             continue;
         l->micro_batch = mb;
-        if (evaluate(s, l))
+        if (consider(s, l))
             break; /* memory grows with the micro-batch */
     }
 }
