@@ -397,6 +397,8 @@ static int surely_invalid(const search_t *s, const mesh_layout_t *l)
            (l->vpp > 1 && (m->global_batch / per) % l->pp != 0);
 }
 
+static int divisors(long n, long hi, int *out);
+
 /* The micro-batch sizes of l's data-parallel size (s->batch_sizes):
  * how many, 0 when the replicas cannot share the global batch evenly. */
 static int batch_list(search_t *s, const mesh_layout_t *l)
@@ -404,9 +406,12 @@ static int batch_list(search_t *s, const mesh_layout_t *l)
     long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
     if (s->batch_dp != l->dp) {
         s->n_batch_sizes = 0;
-        for (int mb = 1; mb <= MB_MAX && mb <= per_replica; mb++)
-            if (per_replica % mb == 0)
-                s->batch_sizes[s->n_batch_sizes++] = mb;
+        if (per_replica <= (long)MB_MAX * MB_MAX) /* trial division to its root */
+            s->n_batch_sizes = divisors(per_replica, MB_MAX, s->batch_sizes);
+        else
+            for (int mb = 1; mb <= MB_MAX; mb++)
+                if (per_replica % mb == 0)
+                    s->batch_sizes[s->n_batch_sizes++] = mb;
         s->batch_dp = l->dp;
     }
     return s->n_batch_sizes;
@@ -893,7 +898,7 @@ static void search_shape(search_t *s, mesh_layout_t *l)
     /* no layout of a shape that leaves a stage empty or cannot split the
      * batch over its replicas is valid: a search that keeps no record of
      * them need not count them */
-    if (!keeps_records(s) && (s->split_invalid || !batch_list(s, l)))
+    if (!keeps_records(s) && (s->split_invalid || m->global_batch % l->dp))
         return;
     shape_params(s, l);
     s->shapes_searched++;
