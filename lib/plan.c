@@ -36,6 +36,19 @@ typedef struct family_stat {
     mesh_layout_t invalid;
 } family_stat_t;
 
+#define MEMO_VPPS  16 /* interleavings of a shape whose slot times and floors are kept */
+#define MEMO_SIZES 16 /* micro-batch sizes of a sweep whose floors are kept */
+
+/* A layout's floor without its ZeRO stage's parts (the data-parallel
+ * traffic and the optimizer step), kept for the same layout under the
+ * next stages (unwanted). */
+typedef struct stage_memo {
+    double part; /* cost.c's sum without those parts */
+    double slot; /* its slot time */
+    int layers;  /* the full:N it was counted at */
+    long shape;  /* the shape (search_t's shapes_searched) it is of */
+} stage_memo_t;
+
 typedef struct slot_memo {
     double seconds;
     int layers; /* the full:N it was counted at */
@@ -59,7 +72,8 @@ typedef struct search {
      * this, so that the expert search's decisions, which compare the count
      * with the one before an expert size, are those of the whole search */
     long guard;
-    int vpp_index; /* the interleaving searched, in interleavings' list */
+    int vpp_index;  /* the interleaving searched, in interleavings' list */
+    int size_index; /* the micro-batch size searched, in batch_sizes (-1: a pin's) */
     long shapes_searched;
     /* choice_only: the floor unwanted counted for the layout evaluated,
      * and its cost (has_floor: whether it did) */
@@ -114,7 +128,10 @@ typedef struct search {
     /* choice_only: per interleaving of the shape searched (vpp_index) and
      * recomputation, the slot times of its sweeps' first micro-batch and
      * per sample of their last (slot_time_at) */
-    slot_memo_t slot_memo[VPPS_MAX][3][2];
+    slot_memo_t slot_memo[MEMO_VPPS][3][2];
+    /* choice_only: per interleaving, recomputation and micro-batch (the
+     * sweep's size_index) of the shape searched, floors (unwanted) */
+    stage_memo_t stage_memo[MEMO_VPPS][3][MEMO_SIZES];
 } search_t;
 
 struct mesh_plan {
@@ -475,7 +492,10 @@ static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mes
  * first and last micro-batches. */
 static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_sample)
 {
-    slot_memo_t *e = &s->slot_memo[s->vpp_index][(int)l->recompute][per_sample];
+    slot_memo_t none = {0, 0, -1};
+    slot_memo_t *e = s->vpp_index < MEMO_VPPS
+                         ? &s->slot_memo[s->vpp_index][(int)l->recompute][per_sample]
+                         : &none;
     int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
     if (e->shape != s->shapes_searched || e->layers != layers) {
         mesh_layout_t b = *l;
@@ -555,19 +575,34 @@ static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
     double limit = wanted_limit(s);
     if (limit <= 0)
         return 0;
-    mesh_layout_t l = least_recompute(s, &tries[0], n > 1 ? 1 : fewest_layers(s, &tries[0]));
+    int layers = n > 1 ? 1 : fewest_layers(s, &tries[0]);
+    mesh_layout_t l = least_recompute(s, &tries[0], layers);
+    /* the same layout under an earlier ZeRO stage: the stage changes only
+     * the data-parallel traffic and the optimizer step (test_size checks
+     * it), so its floor without them floors this one */
+    stage_memo_t *z = s->vpp_index < MEMO_VPPS && s->size_index >= 0 && s->size_index < MEMO_SIZES
+                          ? &s->stage_memo[s->vpp_index][(int)l.recompute][s->size_index]
+                          : NULL;
+    if (z && z->shape == s->shapes_searched && z->layers == layers && z->part > limit)
+        return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
     mesh_cost_t c;
     mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, &c);
     s->floor_layout = l;
     s->floor_cost = c;
     s->has_floor = 1;
-    /* cost.c's sum, in its order, without the optimizer step */
+    if (z) { /* cost.c's sum, in its order, without the stage's parts */
+        z->part = c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + 0.0 + 0.0 + c.ep_comm_s;
+        z->slot = slot_time(s->m, &l, &c);
+        z->layers = layers;
+        z->shape = s->shapes_searched;
+    }
+    /* and without the optimizer step where levers are tried */
     double floor = n == 1 ? c.step_seconds
                           : c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + c.dp_comm_s +
                                 0.0 + c.ep_comm_s;
     if (floor <= limit)
         return 0;
-    if (s->pins->micro_batch != MESH_FREE) /* no sweep */
+    if (s->size_index < 0) /* no sweep */
         return 1;
     double fixed = n == 1 ? c.optimizer_s : 0;
     return sweep_floor(s, &l, slot_time(s->m, &l, &c), fixed) > limit ? 2 : 1;
@@ -731,11 +766,13 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         /* answering "does anything fit?", the smallest micro-batch decides:
          * memory grows with it (the loop below stops likewise) */
         l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
+        s->size_index = -1;
         consider(s, l);
         return;
     }
     if (batch_list(s, l) == 0) { /* no micro-batch divides: record why */
         l->micro_batch = 1;
+        s->size_index = -1;
         consider(s, l);
         return;
     }
@@ -749,6 +786,7 @@ static void search_batches(search_t *s, mesh_layout_t *l)
             continue;
         l->micro_batch = mb;
         s->priced_oom = 0;
+        s->size_index = i;
         int stop = consider(s, l);
         if (i == 0 && s->vpp_index == 0)
             s->oom_first[l->recompute] = s->priced_oom;
@@ -1634,6 +1672,7 @@ int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_la
     s.choice_only = 1;
     s.deadline = deadline > 0 ? deadline : 0;
     memset(s.slot_memo, 0, sizeof(s.slot_memo));
+    memset(s.stage_memo, 0, sizeof(s.stage_memo));
     search_run(&s);
     int rc = s.deadline <= 0 ? MESH_CHOICE_NONE : s.fitting ? MESH_CHOICE_LATE : MESH_CHOICE_SLOWER;
     double roomy_below;

@@ -542,6 +542,16 @@ static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_lay
         if (!m->moe.dense_layers)
             assert_true(AT_LEAST(mem, memory_of(m, &r, a)));
     }
+    /* the ZeRO stage changes the data-parallel traffic and the optimizer
+     * step, and nothing else */
+    r = l;
+    r.zero = l.zero == 0 ? 1 : 0;
+    if (mesh_layout_check(m, a, &r, NULL) == 0) {
+        d = cost_of(m, &r, a);
+        assert_true(d.compute_s == c.compute_s && d.tp_comm_s == c.tp_comm_s &&
+                    d.cp_comm_s == c.cp_comm_s && d.pp_comm_s == c.pp_comm_s &&
+                    d.ep_comm_s == c.ep_comm_s);
+    }
     /* the levers change the optimizer step, and nothing else */
     for (int lever = 0; lever < 2; lever++) {
         r = l;
@@ -562,7 +572,8 @@ static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_lay
  * grid of models, allocations and options: recomputing more only adds
  * time; a micro-batch's slot time grows with it, and less than in
  * proportion; without experts or MTP layers it does not depend on the
- * interleaving; the levers change the optimizer step alone; memory grows
+ * interleaving; the ZeRO stage changes the data-parallel traffic and the
+ * optimizer step alone, the levers the optimizer step alone; memory grows
  * with the micro-batch and the interleaving and falls with the layers
  * recomputed. */
 static void size__floors_hold_over_many_layouts(void **state)
