@@ -73,7 +73,8 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
     *fit = mesh_plan_any_fits(m, &on, pins, assume);
     if (!*fit)
         return 0; /* not priced: nothing on this count would be chosen */
-    if (rc < 0)   /* not searched yet, or failed: with the error wanted */
+    /* not searched yet, or failed: with the error wanted */
+    if (rc < 0)
         rc = mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, err);
     if (rc < 0)
         return mesh_error_prefix(err, "on %d nodes", r->nodes);
