@@ -124,15 +124,20 @@ typedef struct search {
     mesh_candidate_t closest; /* least memory over capacity */
     mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
     family_stat_t fam[MESH_FAMILY_COUNT];
-    /* Not cleared by search_init (see there), so last: */
-    /* choice_only: per interleaving of the shape searched (vpp_index) and
-     * recomputation, the slot times of its sweeps' first micro-batch and
-     * per sample of their last (slot_time_at) */
-    slot_memo_t slot_memo[MEMO_VPPS][3][2];
-    /* choice_only: per interleaving, recomputation and micro-batch (the
-     * sweep's size_index) of the shape searched, floors (unwanted) */
-    stage_memo_t stage_memo[MEMO_VPPS][3][MEMO_SIZES];
+    struct choice_memo *memo; /* choice_only: what the floors keep */
 } search_t;
+
+/* What a search for the choice alone keeps of the shape it searches (on
+ * the heap: the other searches, some of them nested, need none of it). */
+typedef struct choice_memo {
+    /* per interleaving (vpp_index) and recomputation, the slot times of
+     * its sweeps' first micro-batch and per sample of their last
+     * (slot_time_at) */
+    slot_memo_t slot[MEMO_VPPS][3][2];
+    /* per interleaving, recomputation and micro-batch (the sweep's
+     * size_index), floors (unwanted) */
+    stage_memo_t stage[MEMO_VPPS][3][MEMO_SIZES];
+} choice_memo_t;
 
 struct mesh_plan {
     mesh_model_t model;
@@ -494,7 +499,7 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_s
 {
     slot_memo_t none = {0, 0, -1};
     slot_memo_t *e = s->vpp_index < MEMO_VPPS
-                         ? &s->slot_memo[s->vpp_index][(int)l->recompute][per_sample]
+                         ? &s->memo->slot[s->vpp_index][(int)l->recompute][per_sample]
                          : &none;
     int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
     if (e->shape != s->shapes_searched || e->layers != layers) {
@@ -581,7 +586,7 @@ static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
      * the data-parallel traffic and the optimizer step (test_size checks
      * it), so its floor without them floors this one */
     stage_memo_t *z = s->vpp_index < MEMO_VPPS && s->size_index >= 0 && s->size_index < MEMO_SIZES
-                          ? &s->stage_memo[s->vpp_index][(int)l.recompute][s->size_index]
+                          ? &s->memo->stage[s->vpp_index][(int)l.recompute][s->size_index]
                           : NULL;
     if (z && z->shape == s->shapes_searched && z->layers == layers && z->part > limit)
         return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
@@ -1086,9 +1091,7 @@ static mesh_layout_t representative(const mesh_layout_t *p, long world)
 static void search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_model_t *m,
                         const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only)
 {
-    /* a search for the choice alone clears its slot times itself: the
-     * others (most of those a sizing runs) need not clear 9 KiB */
-    memset(s, 0, offsetof(search_t, slot_memo));
+    memset(s, 0, sizeof(*s));
     s->m = m;
     s->a = a;
     s->assume = assume;
@@ -1671,12 +1674,12 @@ int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_la
     search_init(&s, &as, &model, &alloc, &pin, 0);
     s.choice_only = 1;
     s.deadline = deadline > 0 ? deadline : 0;
-    memset(s.slot_memo, 0, sizeof(s.slot_memo));
-    memset(s.stage_memo, 0, sizeof(s.stage_memo));
-    search_run(&s);
+    s.memo = calloc(1, sizeof(*s.memo));
+    if (s.memo)
+        search_run(&s);
     int rc = s.deadline <= 0 ? MESH_CHOICE_NONE : s.fitting ? MESH_CHOICE_LATE : MESH_CHOICE_SLOWER;
     double roomy_below;
-    if (s.oom) {
+    if (s.oom || !s.memo) {
         rc = mesh_error_set(err, "out of memory while planning");
     } else if (s.valid == 0 && s.skipped == 0) {
         /* no layout is valid: mesh_plan_create's error, as it words it
@@ -1689,6 +1692,7 @@ int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_la
         rc = MESH_CHOICE_FITS;
     }
     free(s.fits);
+    free(s.memo);
     return rc;
 }
 
