@@ -540,6 +540,7 @@ static double shape_floor(search_t *s, const mesh_layout_t *l, const int *vpps, 
     mesh_layout_t b = *l;
     b.recompute = MESH_RECOMPUTE_NONE;
     b.recompute_layers = b.recompute_modules = 0;
+    b.zero = 0; /* not set yet; the slot time does not depend on it */
     double floor = 0;
     int each = mesh_model_is_moe(s->m) || s->m->mtp_layers, vmax = 1;
     for (int i = 0; i < nv; i++) {
