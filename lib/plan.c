@@ -284,12 +284,13 @@ static int most_layers(const search_t *s, const mesh_layout_t *l)
     return s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
 }
 
-/* The fewest layers per stage a planned full:N recomputation of l is
- * searched from: those needed at the micro-batch before, without levers. */
-static int fewest_layers(const search_t *s, const mesh_layout_t *l)
+/* The fewest layers per stage a planned full:N recomputation of l (of at
+ * most `most`) is searched from: those needed at the micro-batch before,
+ * without levers. */
+static int fewest_layers(const search_t *s, const mesh_layout_t *l, int most)
 {
     int plain = !l->offload && l->moments == MESH_PREC_FP32;
-    return plain && s->full_lo > 1 && s->full_lo <= most_layers(s, l) ? s->full_lo : 1;
+    return plain && s->full_lo > 1 && s->full_lo <= most ? s->full_lo : 1;
 }
 
 /* recompute full:N with N planned: the fewest layers per stage whose
@@ -299,7 +300,7 @@ static int fewest_layers(const search_t *s, const mesh_layout_t *l)
 static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
 {
     int most = most_layers(s, l), plain = !l->offload && l->moments == MESH_PREC_FP32;
-    int lo = fewest_layers(s, l), hi = most;
+    int lo = fewest_layers(s, l, most), hi = most;
     /* N = most recomputes every layer of every stage: full itself */
     l->recompute_layers = most;
     price(s, l, c);
@@ -425,8 +426,8 @@ static int divisors(long n, long hi, int *out);
  * how many, 0 when the replicas cannot share the global batch evenly. */
 static int batch_list(search_t *s, const mesh_layout_t *l)
 {
-    long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
     if (s->batch_dp != l->dp) {
+        long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
         s->n_batch_sizes = 0;
         if (per_replica <= (long)MB_MAX * MB_MAX) /* trial division to its root */
             s->n_batch_sizes = divisors(per_replica, MB_MAX, s->batch_sizes);
@@ -581,7 +582,7 @@ static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
     double limit = wanted_limit(s);
     if (limit <= 0)
         return 0;
-    int layers = n > 1 ? 1 : fewest_layers(s, &tries[0]);
+    int layers = n > 1 ? 1 : fewest_layers(s, &tries[0], most_layers(s, &tries[0]));
     mesh_layout_t l = least_recompute(s, &tries[0], layers);
     /* the same layout under an earlier ZeRO stage: the stage changes only
      * the data-parallel traffic and the optimizer step (test_size checks
@@ -639,7 +640,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     }
     s->valid++;
     s->has_floor = 0;
-    int skip = unwanted(s, tries, n);
+    int skip = s->choice_only ? unwanted(s, tries, n) : 0;
     if (skip)
         return skip == 2;
     mesh_candidate_t c;
