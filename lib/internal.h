@@ -172,6 +172,26 @@ struct mesh_plan;
  * mesh_plan_assumptions'). */
 const struct mesh_layout *mesh_plan_pins_of(const struct mesh_plan *p);
 
+struct mesh_candidate;
+#define MESH_CHOICE_NONE   0 /* no layout fits */
+#define MESH_CHOICE_FITS   1 /* *out is the choice */
+#define MESH_CHOICE_SLOWER 2 /* no choice meets the deadline; whether any fits is not known */
+#define MESH_CHOICE_LATE   3 /* some layout fits, but no choice meets the deadline */
+/* The choice alone of the plan mesh_plan_create would make on the same
+ * inputs: its mesh_plan_best into *out (MESH_CHOICE_FITS) when its
+ * mesh_plan_fits, else MESH_CHOICE_NONE; no explanation, alternatives or
+ * advice.  Sizing needs no more of each count.  The search leaves
+ * unpriced the layouts that cannot be near-ties of the fastest (see
+ * lib/plan.c, unwanted).  deadline > 0: only a choice whose fastest
+ * fitting layout takes at most that many seconds a step is wanted, and
+ * the search prices nothing that cannot be a near-tie of one;
+ * MESH_CHOICE_LATE or MESH_CHOICE_SLOWER when there is no such choice
+ * (LATE: a layout it priced fits).  -1 with err set (err may be NULL)
+ * on what mesh_plan_create refuses. */
+int mesh_plan_choose(const struct mesh_model *m, const struct mesh_alloc *a,
+                     const struct mesh_layout *pins, const struct mesh_assumptions *assume,
+                     double deadline, struct mesh_candidate *out, struct mesh_error *err);
+
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
  * already counted, and of them the experts' (the planner's, once per

@@ -9,7 +9,9 @@
  * independent of search order: the fastest step time T, then among the
  * layouts within MESH_PLAN_TIE of T (the near-ties) the simplest (DP+ZeRO,
  * then TP, then PP; then fewer stages, smaller tp, ...), unless it is tight
- * on memory: see choose().
+ * on memory: see choose().  A search for the choice alone (sizing's,
+ * mesh_plan_choose) prices only the layouts that can be near-ties: see
+ * "leaving unpriced what cannot be chosen" below.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "meshplan/report.h"
 
 #define MB_MAX    256 /* largest micro-batch tried */
+#define VPPS_MAX  64  /* interleavings tried per split */
 #define LINES_MAX 24  /* reasons or advice lines kept */
 #define LINE_LEN  384
 #define MAX_GPUS  (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
@@ -33,12 +36,50 @@ typedef struct family_stat {
     mesh_layout_t invalid;
 } family_stat_t;
 
+#define MEMO_VPPS  16 /* interleavings of a shape whose slot times and floors are kept */
+#define MEMO_SIZES 16 /* micro-batch sizes of a sweep whose floors are kept */
+
+/* A layout's floor without its ZeRO stage's parts (the data-parallel
+ * traffic and the optimizer step), kept for the same layout under the
+ * next stages (unwanted). */
+typedef struct stage_memo {
+    double part; /* cost.c's sum without those parts */
+    double slot; /* its slot time */
+    int layers;  /* the full:N it was counted at */
+    long shape;  /* the shape (search_t's shapes_searched) it is of */
+} stage_memo_t;
+
+typedef struct slot_memo {
+    double seconds;
+    int layers; /* the full:N it was counted at */
+    long shape; /* the shape (search_t's shapes_searched) it is of */
+} slot_memo_t;
+
 typedef struct search {
     const mesh_model_t *m;
     const mesh_alloc_t *a;
     const mesh_assumptions_t *assume;
     const mesh_layout_t *pins;
     int first_fit_only; /* stop at the first layout that fits, price nothing */
+    /* only the choice is wanted (mesh_plan_choose), not its explanation:
+     * a layout that cannot be a near-tie of the fastest is not priced
+     * (see wanted_limit), and no family, shape or closest layout is kept */
+    int choice_only;
+    /* choice_only: no choice slower than this many seconds a step is
+     * wanted (0: any) */
+    double deadline;
+    /* choice_only: layouts are left unpriced only once `fitting` is above
+     * this, so that the expert search's decisions, which compare the count
+     * with the one before an expert size, are those of the whole search */
+    long guard;
+    int vpp_index;  /* the interleaving searched, in interleavings' list */
+    int size_index; /* the micro-batch size searched, in batch_sizes (-1: a pin's) */
+    long shapes_searched;
+    /* choice_only: the floor unwanted counted for the layout evaluated,
+     * and its cost (has_floor: whether it did) */
+    mesh_layout_t floor_layout;
+    mesh_cost_t floor_cost;
+    int has_floor;
     /* the largest micro-batch at which the layout being searched fit with
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
@@ -50,11 +91,24 @@ typedef struct search {
      * at the last size without levers: a larger micro-batch needs at least
      * as many */
     int full_lo;
+    /* the micro-batch sizes tried at data-parallel size batch_dp: the
+     * divisors of the replica's share of the global batch up to MB_MAX,
+     * ascending (batch_dp 0: none yet).  The same for every option of
+     * every shape with that dp, so counted once, not per sweep */
+    int n_batch_sizes, batch_dp, batch_sizes[MB_MAX];
+    /* the shape searched leaves a pipeline stage without a layer */
+    int split_invalid;
     /* the states' sums of the shape searched, for one ZeRO stage and lever
      * setting (memo_key: zero, offload, moments; -1: none yet) */
     mesh_states_sum_t sums[3][2];
     int memo_key;
     long evaluated, valid, fitting;
+    long skipped; /* choice_only: sweeps left out, none of their layouts wanted */
+    /* choice_only: whether the sweep of each recomputation at the least
+     * interleaving of the ZeRO stage searched found its first micro-batch
+     * too large (priced, no lever fits); priced_oom: the last layout
+     * evaluate priced did not fit */
+    int oom_first[3], priced_oom;
     int found, oom;
     mesh_candidate_t first; /* first_fit_only: the layout found */
     /* the fitting layouts within MESH_PLAN_TIE of the fastest so far (only
@@ -70,7 +124,20 @@ typedef struct search {
     mesh_candidate_t closest; /* least memory over capacity */
     mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
     family_stat_t fam[MESH_FAMILY_COUNT];
+    struct choice_memo *memo; /* choice_only: what the floors keep */
 } search_t;
+
+/* What a search for the choice alone keeps of the shape it searches (on
+ * the heap: the other searches, some of them nested, need none of it). */
+typedef struct choice_memo {
+    /* per interleaving (vpp_index) and recomputation, the slot times of
+     * its sweeps' first micro-batch and per sample of their last
+     * (slot_time_at) */
+    slot_memo_t slot[MEMO_VPPS][3][2];
+    /* per interleaving, recomputation and micro-batch (the sweep's
+     * size_index), floors (unwanted) */
+    stage_memo_t stage[MEMO_VPPS][3][MEMO_SIZES];
+} choice_memo_t;
 
 struct mesh_plan {
     mesh_model_t model;
@@ -148,7 +215,8 @@ static void keep_shape(search_t *s, const mesh_candidate_t *c)
  * than the whole search does. */
 static void add_fit(search_t *s, const mesh_candidate_t *c)
 {
-    keep_shape(s, c);
+    if (!s->choice_only)
+        keep_shape(s, c);
     double t = c->cost.step_seconds;
     if (s->n_fits == 0 || t < s->fastest) {
         s->fastest = t;
@@ -210,15 +278,29 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
                c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
 }
 
+/* The layers of l's fullest stage a full:N recomputation can cover. */
+static int most_layers(const search_t *s, const mesh_layout_t *l)
+{
+    return s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
+}
+
+/* The fewest layers per stage a planned full:N recomputation of l (of at
+ * most `most`) is searched from: those needed at the micro-batch before,
+ * without levers. */
+static int fewest_layers(const search_t *s, const mesh_layout_t *l, int most)
+{
+    int plain = !l->offload && l->moments == MESH_PREC_FP32;
+    return plain && s->full_lo > 1 && s->full_lo <= most ? s->full_lo : 1;
+}
+
 /* recompute full:N with N planned: the fewest layers per stage whose
  * recomputation fits (memory falls as N grows, time rises), found by
  * bisection; all of them (0) when even that does not fit.  Prices the
  * layout chosen into *c. */
 static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
 {
-    int most = s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
-    int plain = !l->offload && l->moments == MESH_PREC_FP32;
-    int lo = plain && s->full_lo > 1 && s->full_lo <= most ? s->full_lo : 1, hi = most;
+    int most = most_layers(s, l), plain = !l->offload && l->moments == MESH_PREC_FP32;
+    int lo = fewest_layers(s, l, most), hi = most;
     /* N = most recomputes every layer of every stage: full itself */
     l->recompute_layers = most;
     price(s, l, c);
@@ -243,17 +325,23 @@ static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c
 }
 
 /* recompute selective with its modules planned: the first set that fits,
- * in the order of what they cost to recompute.  FlashAttention keeps no
- * scores, so the attention core is worth recomputing only without it.
- * Prices the layout chosen into *c. */
-static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
+ * in the order of what they cost to recompute (module_sets, each holding
+ * the one before).  FlashAttention keeps no scores, so the attention core
+ * is worth recomputing only without it.  Prices the layout chosen into *c. */
+static const int *module_sets(const mesh_model_t *m, int *n)
 {
     /* "layernorm" saves nothing under Megatron's default layers (see
      * mesh_activation_layer), so it is never chosen */
     static const int flash[] = {MESH_RC_MLP};
     static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
-    const int *sets = s->m->flash_attention ? flash : scores;
-    int n = s->m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
+    *n = m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
+    return m->flash_attention ? flash : scores;
+}
+
+static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
+{
+    int n;
+    const int *sets = module_sets(s->m, &n);
     /* the last set saves the most: if it does not fit, none does */
     l->recompute_modules = sets[n - 1];
     price(s, l, c);
@@ -306,8 +394,230 @@ static mesh_layout_t checkable(const mesh_layout_t *l)
     return c;
 }
 
+/* Whether the search keeps the records its plan is explained from (the
+ * layouts it evaluated, the invalid ones, the families): not when it
+ * answers whether anything fits, nor for the choice alone. */
+static int keeps_records(const search_t *s)
+{
+    return !s->first_fit_only && !s->choice_only;
+}
+
+/* Whether layout l breaks a rule of mesh_layout_check's that no lever or
+ * recomputation can mend: the global batch not split evenly over
+ * micro-batches and replicas, a stage without a layer, or interleaving
+ * with micro-batches that are no multiple of the stages (lib/layout.c).
+ * A cheap sufficient test, not the check: most of the layouts of an
+ * allocation whose GPU count shares few factors with the batch, and most
+ * interleaved ones, fail it, and only the first of each family is
+ * explained. */
+static int surely_invalid(const search_t *s, const mesh_layout_t *l)
+{
+    const mesh_model_t *m = s->m;
+    if (l->micro_batch < 1 || l->dp < 1 || l->pp < 1)
+        return 0;
+    long per = (long)l->micro_batch * l->dp;
+    return m->global_batch % per != 0 || s->split_invalid ||
+           (l->vpp > 1 && (m->global_batch / per) % l->pp != 0);
+}
+
+static int divisors(long n, long hi, int *out);
+
+/* The micro-batch sizes of l's data-parallel size (s->batch_sizes):
+ * how many, 0 when the replicas cannot share the global batch evenly. */
+static int batch_list(search_t *s, const mesh_layout_t *l)
+{
+    if (s->batch_dp != l->dp) {
+        long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
+        s->n_batch_sizes = 0;
+        if (per_replica <= (long)MB_MAX * MB_MAX) /* trial division to its root */
+            s->n_batch_sizes = divisors(per_replica, MB_MAX, s->batch_sizes);
+        else
+            for (int mb = 1; mb <= MB_MAX; mb++)
+                if (per_replica % mb == 0)
+                    s->batch_sizes[s->n_batch_sizes++] = mb;
+        s->batch_dp = l->dp;
+    }
+    return s->n_batch_sizes;
+}
+
+/* ---- leaving unpriced what cannot be chosen (choice_only) ----
+ *
+ * A search for the choice alone prices a layout only if it can be a
+ * near-tie of the fastest layout found so far (add_fit drops the others)
+ * and of one that meets the deadline: a floor under its step time says
+ * which cannot.  Left unpriced, a layout neither stops its micro-batch
+ * sweep nor tells the sweeps after it whether it fit; that changes
+ * nothing that can be chosen: memory grows with the micro-batch (what the
+ * sweep's stop assumes already), and the recomputing layouts at its size
+ * that it would have spared are no faster than it, so they are left
+ * unpriced too.  The floors rest on the cost model only adding time for
+ * recomputing more, and on a micro-batch's slot time (cost.c's parts that
+ * scale with the pipeline's slots) growing with it, less than in
+ * proportion: tests/unit/test_size.c checks both over many layouts. */
+
+/* The slowest step a layout may take to be wanted: MESH_PLAN_TIE above
+ * the fastest so far or the deadline, the shorter; 0 while any is (no
+ * fit and no deadline yet, or the expert search still counting). */
+static double wanted_limit(const search_t *s)
+{
+    if (!s->choice_only || s->fitting <= s->guard || (s->n_fits == 0 && s->deadline <= 0))
+        return 0;
+    double limit = s->n_fits == 0                                ? s->deadline
+                   : s->deadline > 0 && s->deadline < s->fastest ? s->deadline
+                                                                 : s->fastest;
+    return limit * (1 + MESH_PLAN_TIE);
+}
+
+/* l with the least recomputation the planner can give it: a planned
+ * full:N of `layers` (where its search starts), a planned selective with
+ * the first module set (module_sets). */
+static mesh_layout_t least_recompute(const search_t *s, const mesh_layout_t *l, int layers)
+{
+    mesh_layout_t b = *l;
+    int n_sets;
+    if (b.recompute == MESH_RECOMPUTE_FULL && b.recompute_layers == MESH_FREE)
+        b.recompute_layers = layers;
+    if (b.recompute == MESH_RECOMPUTE_SELECTIVE && b.recompute_modules == MESH_FREE)
+        b.recompute_modules = module_sets(s->m, &n_sets)[0];
+    return b;
+}
+
+/* The time per pipeline slot (a micro-batch's compute, TP, CP and expert
+ * traffic on the slowest stage) of cost c of layout l: cost.c's parts
+ * that scale with the slots, over them. */
+static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mesh_cost_t *c)
+{
+    double slots =
+        (double)mesh_layout_micro_batches(l, m->global_batch) + (double)(l->pp - 1) / l->vpp;
+    return (c->compute_s + c->tp_comm_s + c->cp_comm_s + c->ep_comm_s) / slots;
+}
+
+/* The slot time of l (its recomputation the least, see least_recompute)
+ * at the sweep's micro-batch i, per sample when per_sample; counted once
+ * per interleaving, recomputation and full:N of a shape, for the sweep's
+ * first and last micro-batches. */
+static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_sample)
+{
+    slot_memo_t none = {0, 0, -1};
+    slot_memo_t *e = s->vpp_index < MEMO_VPPS
+                         ? &s->memo->slot[s->vpp_index][(int)l->recompute][per_sample]
+                         : &none;
+    int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
+    if (e->shape != s->shapes_searched || e->layers != layers) {
+        mesh_layout_t b = *l;
+        b.micro_batch = s->batch_sizes[i];
+        mesh_cost_t c;
+        mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, &c);
+        e->seconds = slot_time(s->m, &b, &c) / (per_sample ? b.micro_batch : 1);
+        e->layers = layers;
+        e->shape = s->shapes_searched;
+    }
+    return e->seconds;
+}
+
+/* A floor under the step of every layout of l's sweep from a micro-batch
+ * whose slot time is `first` on: the replica's samples at the least slot
+ * time per sample (the sweep's last micro-batch's), the bubble's slots at
+ * `first` at least, and `fixed` (the same for all).  l's recomputation
+ * the least. */
+static double sweep_floor(search_t *s, const mesh_layout_t *l, double first, double fixed)
+{
+    double per_replica = (double)(s->m->global_batch / l->dp);
+    double per_sample = slot_time_at(s, l, s->n_batch_sizes - 1, 1);
+    return (per_replica * per_sample + (double)(l->pp - 1) / l->vpp * first + fixed) *
+           (1 - 1e-9); /* the divisions' rounding */
+}
+
+/* A floor under the step of every layout of shape l, whatever its
+ * interleaving (one of vpps[0..nv-1]), ZeRO stage, recomputation and
+ * micro-batch: its sweeps' without recomputation at the most
+ * interleaving.  A dense model's slot time does not depend on the
+ * interleaving; a MoE model's stages can hold other layers under each.
+ * 0 where there is none (no micro-batch divides, or one is pinned). */
+static double shape_floor(search_t *s, const mesh_layout_t *l, const int *vpps, int nv)
+{
+    if (!batch_list(s, l) || s->pins->micro_batch != MESH_FREE)
+        return 0;
+    mesh_layout_t b = *l;
+    b.recompute = MESH_RECOMPUTE_NONE;
+    b.recompute_layers = b.recompute_modules = 0;
+    b.zero = 0; /* not set yet; the slot time does not depend on it */
+    double floor = 0;
+    int each = mesh_model_is_moe(s->m) || s->m->mtp_layers, vmax = 1;
+    for (int i = 0; i < nv; i++) {
+        vmax = vpps[i] > vmax ? vpps[i] : vmax;
+        b.vpp = vpps[i];
+        s->vpp_index = i;
+        double f = each ? sweep_floor(s, &b, slot_time_at(s, &b, 0, 0), 0) : 0;
+        floor = i == 0 || f < floor ? f : floor;
+    }
+    if (!each) { /* the slot times of the first, the bubble of the most */
+        b.vpp = vpps[0];
+        s->vpp_index = 0;
+        double first = slot_time_at(s, &b, 0, 0);
+        slot_time_at(s, &b, s->n_batch_sizes - 1, 1);
+        b.vpp = vmax;
+        floor = sweep_floor(s, &b, first, 0);
+    }
+    return floor;
+}
+
+/* Whether no layout of shape l is wanted (see shape_floor). */
+static int shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv)
+{
+    double limit = wanted_limit(s);
+    if (limit <= 0 || shape_floor(s, l, vpps, nv) <= limit)
+        return 0;
+    s->skipped++;
+    return 1;
+}
+
+/* Whether a valid layout whose lever tries are tries[0..n-1] is wanted: a
+ * floor under whatever evaluate prices for it is the cost of tries[0]
+ * with the least recomputation and, where levers are tried, without the
+ * optimizer step, the one part of the cost they change.  0: price it; 1:
+ * do not; 2: nor any layout after it in its sweep. */
+static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
+{
+    double limit = wanted_limit(s);
+    if (limit <= 0)
+        return 0;
+    int layers = n > 1 ? 1 : fewest_layers(s, &tries[0], most_layers(s, &tries[0]));
+    mesh_layout_t l = least_recompute(s, &tries[0], layers);
+    /* the same layout under an earlier ZeRO stage: the stage changes only
+     * the data-parallel traffic and the optimizer step (test_size checks
+     * it), so its floor without them floors this one */
+    stage_memo_t *z = s->vpp_index < MEMO_VPPS && s->size_index >= 0 && s->size_index < MEMO_SIZES
+                          ? &s->memo->stage[s->vpp_index][(int)l.recompute][s->size_index]
+                          : NULL;
+    if (z && z->shape == s->shapes_searched && z->layers == layers && z->part > limit)
+        return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
+    mesh_cost_t c;
+    mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, &c);
+    s->floor_layout = l;
+    s->floor_cost = c;
+    s->has_floor = 1;
+    if (z) { /* cost.c's sum, in its order, without the stage's parts */
+        z->part = c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + 0.0 + 0.0 + c.ep_comm_s;
+        z->slot = slot_time(s->m, &l, &c);
+        z->layers = layers;
+        z->shape = s->shapes_searched;
+    }
+    /* and without the optimizer step where levers are tried */
+    double floor = n == 1 ? c.step_seconds
+                          : c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + c.dp_comm_s +
+                                0.0 + c.ep_comm_s;
+    if (floor <= limit)
+        return 0;
+    if (s->size_index < 0) /* no sweep */
+        return 1;
+    double fixed = n == 1 ? c.optimizer_s : 0;
+    return sweep_floor(s, &l, slot_time(s->m, &l, &c), fixed) > limit ? 2 : 1;
+}
+
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
- * larger micro-batch will not fit either), 0 otherwise. */
+ * larger micro-batch will not fit either) or nothing after it in its
+ * sweep is wanted (unwanted), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
     mesh_layout_t tries[4], base = *l0;
@@ -329,6 +639,10 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         return 0;
     }
     s->valid++;
+    s->has_floor = 0;
+    int skip = s->choice_only ? unwanted(s, tries, n) : 0;
+    if (skip)
+        return skip == 2;
     mesh_candidate_t c;
     for (int i = 0; i < n; i++) {
         mesh_layout_t chk = checkable(&tries[i]);
@@ -355,16 +669,34 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     if (c.fits && c.layout.recompute == MESH_RECOMPUTE_NONE && !c.layout.offload &&
         c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
         s->plain_mb = c.layout.micro_batch;
+    s->priced_oom = !c.fits;
     if (c.fits) {
         s->fitting++;
-        mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
+        if (s->has_floor && !memcmp(&s->floor_layout, &c.layout, sizeof(c.layout)))
+            c.cost = s->floor_cost; /* the floor was its own cost */
+        else
+            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
         s->closest = c;
         s->has_closest = 1;
     }
-    note_family(s, &c);
+    if (!s->choice_only)
+        note_family(s, &c);
     return !c.fits;
+}
+
+/* evaluate(), except that a layout surely invalid only counts once the
+ * search and its family keep the invalid layout they explain (evaluate
+ * keeps no other), or at once in a search that keeps no records. */
+static int consider(search_t *s, const mesh_layout_t *l)
+{
+    if ((!keeps_records(s) || (s->has_invalid && s->fam[family_of(l)].has_invalid)) &&
+        surely_invalid(s, l)) {
+        s->evaluated++;
+        return 0;
+    }
+    return evaluate(s, l);
 }
 
 /* The values a dimension takes: the pin alone (checked later, so that a bad
@@ -412,6 +744,26 @@ static int divisors(long n, long hi, int *out)
     return k;
 }
 
+/* Whether the first layout of l's sweep is too large for memory, known
+ * without pricing it: interleaving keeps each stage's layers and holds at
+ * least as many micro-batches in flight (lib/memory.c), so where the same
+ * sweep without it found its first micro-batch too large, so is this
+ * sweep's, and the sweep stops there.  Not where the interleaving moves a
+ * MoE model's dense layers between stages, nor where the sweep starts
+ * later (past the sizes its sweep without recomputation fit at) or its
+ * first layout breaks the interleaving's rule. */
+static int too_large(search_t *s, mesh_layout_t *l)
+{
+    if (s->vpp_index == 0 || s->m->moe.dense_layers || !s->oom_first[l->recompute] ||
+        (l->recompute != MESH_RECOMPUTE_NONE && s->plain_mb > 0))
+        return 0;
+    l->micro_batch = s->batch_sizes[0];
+    if (surely_invalid(s, l))
+        return 0;
+    s->skipped++;
+    return 1;
+}
+
 /* The inner loops: micro-batch sizes smallest first. */
 static void search_batches(search_t *s, mesh_layout_t *l)
 {
@@ -421,48 +773,81 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         /* answering "does anything fit?", the smallest micro-batch decides:
          * memory grows with it (the loop below stops likewise) */
         l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
-        evaluate(s, l);
+        s->size_index = -1;
+        consider(s, l);
         return;
     }
-    long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
-    if (per_replica == 0) { /* no micro-batch divides: record why */
+    if (batch_list(s, l) == 0) { /* no micro-batch divides: record why */
         l->micro_batch = 1;
-        evaluate(s, l);
+        s->size_index = -1;
+        consider(s, l);
         return;
     }
-    for (int mb = 1; mb <= MB_MAX && mb <= per_replica && !s->found; mb++) {
-        if (per_replica % mb || (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb))
+    if (s->choice_only && too_large(s, l))
+        return;
+    if (s->vpp_index == 0) /* until this sweep's first size says otherwise */
+        s->oom_first[l->recompute] = 0;
+    for (int i = 0; i < s->n_batch_sizes && !s->found; i++) {
+        int mb = s->batch_sizes[i];
+        if (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb)
             continue;
         l->micro_batch = mb;
-        if (evaluate(s, l))
+        s->priced_oom = 0;
+        s->size_index = i;
+        int stop = consider(s, l);
+        if (i == 0 && s->vpp_index == 0)
+            s->oom_first[l->recompute] = s->priced_oom;
+        if (stop)
             break; /* memory grows with the micro-batch */
     }
 }
 
 static void shape_params(search_t *s, const mesh_layout_t *l);
 
+/* Whether some micro-batch size of shape l (batch_list) gives a
+ * micro-batch count that is a multiple of its stages, as interleaving
+ * needs (surely_invalid). */
+static int interleavable(search_t *s, const mesh_layout_t *l)
+{
+    long per_replica = s->m->global_batch / l->dp;
+    for (int i = 0, n = batch_list(s, l); i < n; i++)
+        if ((per_replica / s->batch_sizes[i]) % l->pp == 0)
+            return 1;
+    return 0;
+}
+
+/* The interleavings split l allows, into vpps (1 first); how many: chunk
+ * counts dividing its stages (none when only asking whether anything
+ * fits: interleaving keeps each stage's layers and holds at least as many
+ * in flight, so it never needs less memory, and it only adds rules; nor,
+ * in a search that keeps no records, where no micro-batch count is a
+ * multiple of the stages, as interleaving needs). */
+static int interleavings(search_t *s, const mesh_layout_t *l, int vpps[VPPS_MAX])
+{
+    const mesh_model_t *m = s->m;
+    int nv = 0;
+    if (s->pins->vpp != MESH_FREE) {
+        vpps[nv++] = s->pins->vpp;
+        return nv;
+    }
+    vpps[nv++] = 1;
+    if (s->first_fit_only || (!keeps_records(s) && !interleavable(s, l)))
+        return nv;
+    int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1, d[DIVISORS_MAX];
+    int nd = divisors(q, q, d);
+    for (int i = 0; i < nd && nv < VPPS_MAX; i++)
+        if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
+            vpps[nv++] = d[i];
+    return nv;
+}
+
 static void search_stage_options(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
     const mesh_model_t *m = s->m;
-    /* the interleavings this split allows: chunk counts dividing its stages
-     * (none when only asking whether anything fits: interleaving keeps each
-     * stage's layers and holds at least as many in flight, so it never needs
-     * less memory, and it only adds rules) */
-    int vpps[64], nv = 0;
-    if (p->vpp != MESH_FREE) {
-        vpps[nv++] = p->vpp;
-    } else if (s->first_fit_only) {
-        vpps[nv++] = 1;
-    } else {
-        vpps[nv++] = 1;
-        /* a chunk count must divide the layers per stage */
-        int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1, d[DIVISORS_MAX];
-        int nd = divisors(q, q, d);
-        for (int i = 0; i < nd && nv < MESH_ARRAY_LEN(vpps); i++)
-            if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
-                vpps[nv++] = d[i];
-    }
+    int vpps[VPPS_MAX], nv = interleavings(s, l, vpps);
+    if (s->choice_only && shape_unwanted(s, l, vpps, nv))
+        return;
     /* ZeRO shards nothing over one replica.  Asking only whether anything
      * fits, every stage is tried, most sharded first: the frameworks'
      * buffers break the order in which the stages save memory (ZeRO-3
@@ -484,6 +869,7 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         l->zero = zeros[iz];
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
+            s->vpp_index = i;
             if (m->moe.dense_layers && nv > 1)
                 shape_params(s, l); /* the dense layers follow the chunks */
             s->plain_mb = 0;
@@ -550,8 +936,17 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
  * every option of its stages. */
 static void search_shape(search_t *s, mesh_layout_t *l)
 {
+    const mesh_model_t *m = s->m;
     l->vpp = 1; /* until search_stage_options sets it */
+    s->split_invalid = m->has_arch && l->pp >= 1 &&
+                       (l->pp > m->layers || mesh_stage_layers(m->layers, l->pp, 0) < 1);
+    /* no layout of a shape that leaves a stage empty or cannot split the
+     * batch over its replicas is valid: a search that keeps no record of
+     * them need not count them */
+    if (!keeps_records(s) && (s->split_invalid || m->global_batch % l->dp))
+        return;
     shape_params(s, l);
+    s->shapes_searched++;
     search_stage_options(s, l);
 }
 
@@ -572,10 +967,12 @@ static void search_experts(search_t *s, mesh_layout_t *l)
     if (!mesh_model_is_moe(m)) {
         l->ep = p->ep != MESH_FREE ? p->ep : 0;
         l->etp = p->etp != MESH_FREE ? p->etp : 0;
+        s->guard = -1; /* nothing below counts the fitting layouts */
         search_shape(s, l);
         return;
     }
-    long stage = (long)l->tp * l->cp * l->dp, fitting = s->fitting;
+    /* the decisions below compare s->fitting with these counts (see guard) */
+    long stage = (long)l->tp * l->cp * l->dp, fitting = s->guard = s->fitting;
     int etps[2], n_etp = 0, eps[DIVISORS_MAX];
     if (p->etp != MESH_FREE) {
         etps[n_etp++] = p->etp;
@@ -596,13 +993,14 @@ static void search_experts(search_t *s, mesh_layout_t *l)
             near++;
         /* inside an island, the largest EP first */
         for (int j = near - 1; j >= 0 && !s->found; j--) {
-            long before = s->fitting;
+            long before = s->guard = s->fitting;
             l->ep = eps[j];
             if ((stage / l->etp) % l->ep == 0)
                 search_shape(s, l);
             if (s->fitting == before && j < near - 1)
                 break;
         }
+        s->guard = fitting;
         /* across nodes only where no EP inside one fits this shape */
         for (int j = near; j < n && !s->found && s->fitting == fitting; j++) {
             l->ep = eps[j];
@@ -1185,6 +1583,35 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
     *out = *assume;
 }
 
+/* A plan's inputs as its search runs on them: search_inputs', the policy's
+ * assumptions, and the model with the imbalance a MoE model is priced at
+ * (the spec's, else the policy's), so that memory, cost, the digest and
+ * the report agree. */
+static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        const mesh_assumptions_t *assume, mesh_model_t *model, mesh_alloc_t *alloc,
+                        mesh_layout_t *pin, mesh_assumptions_t *as)
+{
+    *model = *m;
+    search_inputs(m, a, pins, alloc, pin);
+    default_assumptions(assume, as);
+    if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
+        model->moe_imbalance = mesh_moe_imbalance(m, as);
+}
+
+/* The error of a search s that found no valid layout, for model m on
+ * allocation a (what the caller gave), with the inputs it ran on.  -1. */
+static int no_valid_layout(const search_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
+                           mesh_error_t *err)
+{
+    mesh_layout_t l =
+        s->has_invalid ? s->invalid : representative(s->pins, (long)a->nodes * a->gpus_per_node);
+    mesh_error_t e;
+    if (mesh_layout_check(s->m, s->a, &l, &e) == 0)
+        snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude every layout");
+    return mesh_error_set(err, "no valid layout for %s on %d x %d GPUs: %s", m->name, a->nodes,
+                          a->gpus_per_node, e.msg);
+}
+
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                               const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                               mesh_error_t *err)
@@ -1194,32 +1621,17 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;
-    p->model = *m;
-    search_inputs(m, a, pins, &p->alloc, &p->pins);
-    default_assumptions(assume, &p->assume);
-    /* the imbalance a MoE model is priced at: the spec's, else the
-     * policy's, written into the plan's model so that memory, cost, the
-     * digest and the report agree */
-    if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
-        p->model.moe_imbalance = mesh_moe_imbalance(m, &p->assume);
+    plan_inputs(m, a, pins, assume, &p->model, &p->alloc, &p->pins, &p->assume);
 
     search_t s;
     search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
     search_run(&s);
     p->evaluated = s.evaluated;
-    if (s.oom) {
-        free(s.fits);
-        free(p);
-        return mesh_error_set(err, "out of memory while planning"), NULL;
-    }
-    if (s.valid == 0) {
-        mesh_layout_t l =
-            s.has_invalid ? s.invalid : representative(&p->pins, (long)a->nodes * a->gpus_per_node);
-        mesh_error_t e;
-        if (mesh_layout_check(&p->model, &p->alloc, &l, &e) == 0)
-            snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude every layout");
-        mesh_error_set(err, "no valid layout for %s on %d x %d GPUs: %s", m->name, a->nodes,
-                       a->gpus_per_node, e.msg);
+    if (s.oom || s.valid == 0) {
+        if (s.oom)
+            mesh_error_set(err, "out of memory while planning");
+        else
+            no_valid_layout(&s, m, a, err);
         free(s.fits);
         free(p);
         return NULL;
@@ -1247,6 +1659,43 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     render_lines(p);
     digest(p);
     return p;
+}
+
+int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                     const mesh_assumptions_t *assume, double deadline, mesh_candidate_t *out,
+                     mesh_error_t *err)
+{
+    if (check_inputs(m, a, pins, err) < 0)
+        return -1;
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_layout_t pin;
+    mesh_assumptions_t as;
+    plan_inputs(m, a, pins, assume, &model, &alloc, &pin, &as);
+    search_t s;
+    search_init(&s, &as, &model, &alloc, &pin, 0);
+    s.choice_only = 1;
+    s.deadline = deadline > 0 ? deadline : 0;
+    s.memo = calloc(1, sizeof(*s.memo));
+    if (s.memo)
+        search_run(&s);
+    int rc = s.deadline <= 0 ? MESH_CHOICE_NONE : s.fitting ? MESH_CHOICE_LATE : MESH_CHOICE_SLOWER;
+    double roomy_below;
+    if (s.oom || !s.memo) {
+        rc = mesh_error_set(err, "out of memory while planning");
+    } else if (s.valid == 0 && s.skipped == 0) {
+        /* no layout is valid: mesh_plan_create's error, as it words it
+         * (err NULL: not wanted) */
+        if (err)
+            mesh_plan_destroy(mesh_plan_create(m, a, pins, assume, err));
+        rc = -1;
+    } else if (s.n_fits > 0 && (s.deadline <= 0 || s.fastest <= s.deadline)) {
+        *out = *near_tie_choice(&s, &roomy_below);
+        rc = MESH_CHOICE_FITS;
+    }
+    free(s.fits);
+    free(s.memo);
+    return rc;
 }
 
 int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,

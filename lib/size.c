@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Sizing (see size.h): every node count of a range planned, one picked by a
- * goal.  The counts are independent plans; the cost is in the counts that
- * fit (each a full search), so those that do not are told apart first by
- * mesh_plan_any_fits, which stops at the first fitting layout and prices
- * none (doc/design.md, "Sizing").
+ * goal.  The counts are independent plans, each the choice alone
+ * (mesh_plan_choose, no explanation); the cost is in the counts that fit,
+ * so those that do not are told apart by mesh_plan_any_fits, which stops at
+ * the first fitting layout and prices none, and a count that cannot be
+ * chosen is searched only until that shows (a deadline on its step;
+ * doc/design.md, "Sizing").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,24 +47,98 @@ int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi
     return 0;
 }
 
-/* Plan row r's count; 0, or -1 with err set when the plan cannot be made. */
+/* Plan row r's count: whether a layout fits and, if one does, the plan's
+ * choice.  deadline > 0: only a choice whose step is at most that many
+ * seconds is wanted; fits -1 when there is none.  search_first: run the
+ * search before asking whether anything fits (mesh_plan_any_fits), which
+ * it spares where the deadline leaves the count out, at the cost of a
+ * longer search where nothing fits (the caller's guess: something fit on
+ * the count before).  Either way a count is planned only where something
+ * fits by mesh_plan_any_fits.  *fit: whether something is known to fit.
+ * 0, or -1 with err set when the plan cannot be made. */
 static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
-                    const mesh_layout_t *pins, const mesh_assumptions_t *assume, mesh_error_t *err)
+                    const mesh_layout_t *pins, const mesh_assumptions_t *assume, double deadline,
+                    int search_first, int *fit, mesh_error_t *err)
 {
     mesh_alloc_t on = *a;
     on.nodes = r->nodes;
-    if (!mesh_plan_any_fits(m, &on, pins, assume))
+    int rc = search_first && deadline > 0
+                 ? mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, NULL)
+                 : -1;
+    if (rc == MESH_CHOICE_SLOWER || rc == MESH_CHOICE_LATE) {
+        r->fits = -1;
+        *fit = rc == MESH_CHOICE_LATE;
+        return 0;
+    }
+    *fit = mesh_plan_any_fits(m, &on, pins, assume);
+    if (!*fit)
         return 0; /* not priced: nothing on this count would be chosen */
-    mesh_plan_t *p = mesh_plan_create(m, &on, pins, assume, err);
-    if (!p)
+    /* not searched yet, or failed: with the error wanted */
+    if (rc < 0)
+        rc = mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, err);
+    if (rc < 0)
         return mesh_error_prefix(err, "on %d nodes", r->nodes);
-    r->fits = mesh_plan_fits(p);
-    if (r->fits) {
-        r->best = *mesh_plan_best(p);
+    r->fits = rc == MESH_CHOICE_FITS ? 1 : rc == MESH_CHOICE_NONE ? 0 : -1;
+    if (r->fits == 1)
         r->tokens_per_gpu_hour =
             r->best.cost.tokens_per_sec * 3600.0 / ((double)on.nodes * on.gpus_per_node);
+    return 0;
+}
+
+/* The step row r's choice must take at most to be chosen or to tie the
+ * best row so far (`best`: its merit, 0 while none): within MESH_PLAN_TIE
+ * of the shortest step (FASTEST), or of the most tokens per GPU-hour
+ * (EFFICIENT), which a step of T seconds on N GPUs gives as tokens per
+ * step * 3600 / (T * N).  0 (none) while nothing is priced.  A count
+ * whose fastest layout is slower can be neither: the plan's choice is no
+ * faster than its fastest layout, and the best only gets better. */
+static double deadline(const mesh_size_t *s, const mesh_size_row_t *r, const mesh_model_t *m,
+                       const mesh_alloc_t *a, double best)
+{
+    if (best <= 0)
+        return 0;
+    double tokens = (double)m->global_batch * m->seq_len,
+           gpus = (double)r->nodes * a->gpus_per_node;
+    double limit = s->goal == MESH_SIZE_FASTEST
+                       ? best + best * MESH_PLAN_TIE
+                       : tokens * 3600.0 / (gpus * (best - best * MESH_PLAN_TIE));
+    return limit * (1 + 1e-9); /* rounding never drops a count that ties */
+}
+
+/* The rows of a goal that ranks the counts (FASTEST, EFFICIENT), largest
+ * count first, each planned only for a choice that could be chosen or tie
+ * the best so far (deadline); the others get fits -1.  FASTEST: no
+ * count's step is shorter than its FLOPs at the full peak, work / nodes,
+ * where work is the first priced count's step * MFU * nodes (the same
+ * FLOPs per step and peak on every count); below the count where that
+ * bound passes the shortest step (and its tie), no count can be chosen,
+ * and none is planned.  0, or -1 with err set. */
+static int rank_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
+                     const mesh_layout_t *pins, const mesh_assumptions_t *assume, mesh_error_t *err)
+{
+    int fastest = s->goal == MESH_SIZE_FASTEST, fit = 0;
+    double work = 0, shortest = 0, best = 0;
+    for (int k = s->n_rows - 1; k >= 0; k--) {
+        mesh_size_row_t *r = &s->rows[k];
+        if (fastest && work > 0 && work / r->nodes > shortest * (1 + MESH_PLAN_TIE)) {
+            for (; k >= 0; k--)
+                s->rows[k].fits = -1;
+            return 0;
+        }
+        if (size_row(r, m, a, pins, assume, deadline(s, r, m, a, best), fit, &fit, err) < 0)
+            return -1;
+        if (r->fits != 1)
+            continue;
+        double step = r->best.cost.step_seconds, x = fastest ? step : r->tokens_per_gpu_hour;
+        if (best == 0 || (fastest ? x < best : x > best))
+            best = x;
+        if (fastest && r->best.cost.mfu > 0 && r->best.cost.mfu <= 1) {
+            if (work == 0)
+                work = step * r->best.cost.mfu * r->nodes;
+            if (shortest == 0 || step < shortest)
+                shortest = step;
+        }
     }
-    mesh_plan_destroy(p);
     return 0;
 }
 
@@ -72,33 +148,16 @@ static int plan_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *
                      const mesh_layout_t *pins, const mesh_assumptions_t *assume, unsigned flags,
                      mesh_error_t *err)
 {
-    int all = (flags & MESH_SIZE_TABLE) || s->goal == MESH_SIZE_EFFICIENT;
-    int down = !all && s->goal == MESH_SIZE_FASTEST;
-    /* FASTEST: no count's step is shorter than its FLOPs at the full peak,
-     * work / nodes, where work is the first priced count's step * MFU *
-     * nodes (the same FLOPs per step and peak on every count); below the
-     * count where that bound passes the shortest step (and its tie), no
-     * count can be chosen */
-    double work = 0, shortest = 0;
+    if (!(flags & MESH_SIZE_TABLE) && s->goal != MESH_SIZE_MIN)
+        return rank_rows(s, m, a, pins, assume, err);
     for (int k = 0; k < s->n_rows; k++) {
-        mesh_size_row_t *r = &s->rows[down ? s->n_rows - 1 - k : k];
-        if (down && work > 0 && work / r->nodes > shortest * (1 + MESH_PLAN_TIE)) {
-            for (; k < s->n_rows; k++)
-                s->rows[s->n_rows - 1 - k].fits = -1;
-            return 0;
-        }
-        if (size_row(r, m, a, pins, assume, err) < 0)
+        int fit;
+        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, &fit, err) < 0)
             return -1;
-        if (r->fits && !all && s->goal == MESH_SIZE_MIN) {
+        if (s->rows[k].fits && !(flags & MESH_SIZE_TABLE)) { /* MIN: the first that fits */
             for (int j = k + 1; j < s->n_rows; j++)
                 s->rows[j].fits = -1;
             return 0;
-        }
-        if (r->fits && down && r->best.cost.mfu > 0 && r->best.cost.mfu <= 1) {
-            if (work == 0)
-                work = r->best.cost.step_seconds * r->best.cost.mfu * r->nodes;
-            if (shortest == 0 || r->best.cost.step_seconds < shortest)
-                shortest = r->best.cost.step_seconds;
         }
     }
     return 0;

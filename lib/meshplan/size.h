@@ -102,11 +102,13 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  *
  * flags: MESH_SIZE_TABLE prices every count that fits (the CLI's table);
  * 0 plans only what the choice needs (the controller's question), with the
- * same choice: MIN stops at the first count that fits; FASTEST plans from
- * hi down and stops where the step's lower bound (the model's FLOPs at the
- * full peak of the training precision, from the first priced count's MFU)
- * is beyond the shortest step found; EFFICIENT plans every count.  Rows
- * left out have fits -1.
+ * same choice: MIN stops at the first count that fits; FASTEST and
+ * EFFICIENT plan from hi down, each count after the first priced one only
+ * for a choice that could be chosen or tie the best so far (a deadline on
+ * its step), and FASTEST stops where the step's lower bound (the model's
+ * FLOPs at the full peak of the training precision, from the first priced
+ * count's MFU) is beyond the shortest step found (doc/design.md,
+ * "Sizing").  Rows left out have fits -1.
  *
  * Returns a new sizing, which the caller frees with mesh_size_destroy, or
  * NULL with err set: an empty range (lo < 1, lo > hi), more than

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 
+#include "internal.h" /* mesh_plan_choose */
 #include "testutil.h"
 
 static mesh_size_t *size_of(const char *preset, int lo, int hi, mesh_size_goal_t goal,
@@ -279,6 +280,345 @@ static void estimate__steps_times_step_seconds(void **state)
     mesh_plan_destroy(q);
 }
 
+/* ---- the controller's search: its choice is the full search's ----
+ *
+ * mesh_size_create plans each count with mesh_plan_choose, which leaves
+ * unpriced the layouts that cannot be near-ties of the fastest and, with
+ * a deadline, those of counts that cannot be chosen.  Below, its choices
+ * (flags 0 and the whole table) are held against planning every count
+ * with mesh_plan_create, the search that prices every layout and
+ * explains the plan, and the goal's definition (expected, above). */
+
+typedef struct sizing_case {
+    const char *spec; /* a preset's name, or a spec */
+    const char *gpu;
+    double host_gib;  /* the nodes' host memory (0: unknown, no offload) */
+    const char *mesh; /* pins */
+    int lo, hi;       /* the node range */
+} sizing_case_t;
+
+static const sizing_case_t sizing_cases[] = {
+    {"llama3-8b", "H100-SXM", 0, "auto", 1, 16},
+    /* 5 and 6 nodes tie on tokens per GPU-hour (size__ties_go_to_fewer_nodes) */
+    {"llama2-7b", "H100-SXM", 0, "auto", 1, 8},
+    {"llama3-70b", "H100-SXM", 0, "auto", 1, 26},
+    {"llama3.1-405b", "H100-SXM", 0, "auto", 1, 64}, /* the bench's case */
+    {"mixtral-8x7b", "H100-SXM", 0, "auto", 1, 12},
+    /* 32 nodes' step within 1% of 48's, the shortest: a tie to fewer nodes */
+    {"mixtral-8x7b", "A100-80GB", 0, "auto", 30, 48},
+    {"qwen3-30b-a3b", "H100-SXM", 0, "auto", 1, 8},
+    /* the memory levers: 16-bit moments, and offload with host memory */
+    {"preset: llama3-70b\ntrain: {optimizer_dtype: bf16}\n", "H100-SXM", 2048, "auto", 1, 10},
+    /* no FlashAttention: selective recomputation chooses among module sets */
+    {"preset: llama3-8b\ntrain: {flash_attention: false, global_batch: 768}\n", "H100-SXM", 0,
+     "auto", 1, 8},
+    /* pins: a micro-batch (no sweep), an interleaving */
+    {"llama3-70b", "H100-SXM", 0, "mb=2", 1, 10},
+    {"llama3.1-405b", "H100-SXM", 0, "pp=8,vpp=2", 1, 24},
+};
+
+static mesh_model_t case_model(const sizing_case_t *c)
+{
+    return strchr(c->spec, ':') ? test_spec(c->spec) : test_preset(c->spec);
+}
+
+static mesh_alloc_t case_alloc(const sizing_case_t *c, int nodes)
+{
+    mesh_alloc_t a = test_alloc(c->gpu, nodes, 8);
+    a.host_memory = c->host_gib * 1073741824.0;
+    return a;
+}
+
+/* Every count's row as mesh_plan_create plans it (fits 0 where it makes
+ * no plan: nothing valid), into a sizing of the goal, and its choice. */
+static mesh_size_t *planned(const sizing_case_t *c, mesh_size_goal_t goal)
+{
+    mesh_model_t m = case_model(c);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t pins = test_mesh(c->mesh);
+    mesh_size_t *s = calloc(1, sizeof(*s));
+    s->n_rows = c->hi - c->lo + 1;
+    s->rows = calloc((size_t)s->n_rows, sizeof(*s->rows));
+    s->goal = goal;
+    s->lo = c->lo;
+    s->hi = c->hi;
+    for (int i = 0; i < s->n_rows; i++) {
+        mesh_size_row_t *r = &s->rows[i];
+        mesh_alloc_t a = case_alloc(c, c->lo + i);
+        mesh_error_t err;
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        r->nodes = c->lo + i;
+        r->fits = p && mesh_plan_fits(p);
+        if (r->fits) {
+            r->best = *mesh_plan_best(p);
+            r->tokens_per_gpu_hour = r->best.cost.tokens_per_sec * 3600.0 / (8.0 * r->nodes);
+        }
+        mesh_plan_destroy(p);
+    }
+    s->chosen = expected(s);
+    return s;
+}
+
+/* Row r is the plan's row p: the same fit and, where it fits, the same
+ * layout, step and memory to the bit. */
+static void same_row(const mesh_size_row_t *r, const mesh_size_row_t *p, const char *what)
+{
+    char x[MESH_LAYOUT_STR_MAX], y[MESH_LAYOUT_STR_MAX];
+    if (r->fits != p->fits)
+        fail_msg("%s, %d nodes: fits %d, the plan %d", what, r->nodes, r->fits, p->fits);
+    if (!r->fits)
+        return;
+    mesh_layout_format(&r->best.layout, x, sizeof(x));
+    mesh_layout_format(&p->best.layout, y, sizeof(y));
+    if (strcmp(x, y) || r->best.cost.step_seconds != p->best.cost.step_seconds ||
+        r->best.memory.total != p->best.memory.total)
+        fail_msg("%s, %d nodes: %s (%.17g s), the plan %s (%.17g s)", what, r->nodes, x,
+                 r->best.cost.step_seconds, y, p->best.cost.step_seconds);
+}
+
+static void size__choice_is_every_plans(void **state)
+{
+    (void)state;
+    for (int k = 0; k < MESH_ARRAY_LEN(sizing_cases); k++) {
+        const sizing_case_t *c = &sizing_cases[k];
+        mesh_model_t m = case_model(c);
+        mesh_alloc_t a = case_alloc(c, 1);
+        mesh_layout_t pins = test_mesh(c->mesh);
+        for (int g = MESH_SIZE_MIN; g <= MESH_SIZE_EFFICIENT; g++) {
+            mesh_size_t *want = planned(c, (mesh_size_goal_t)g);
+            char what[160];
+            for (unsigned flags = 0; flags <= MESH_SIZE_TABLE; flags += MESH_SIZE_TABLE) {
+                mesh_error_t err;
+                mesh_size_t *got = mesh_size_create(&m, &a, c->lo, c->hi, &pins, NULL,
+                                                    (mesh_size_goal_t)g, flags, &err);
+                snprintf(what, sizeof(what), "%.40s mesh %s, %s%s", c->spec, c->mesh,
+                         mesh_size_goal_name((mesh_size_goal_t)g), flags ? " table" : "");
+                if (!got)
+                    fail_msg("%s: %s", what, err.msg);
+                if (got->chosen != want->chosen)
+                    fail_msg("%s: %d nodes chosen, the plans' %d", what,
+                             got->chosen < 0 ? 0 : got->rows[got->chosen].nodes,
+                             want->chosen < 0 ? 0 : want->rows[want->chosen].nodes);
+                for (int i = 0; i < got->n_rows; i++)
+                    if (got->rows[i].fits >= 0) /* -1: left out, as flags 0 may */
+                        same_row(&got->rows[i], &want->rows[i], what);
+                    else if (flags)
+                        fail_msg("%s: %d nodes left out of the table", what, c->lo + i);
+                if (want->chosen >= 0)
+                    assert_int_equal(got->rows[got->chosen].fits, 1);
+                mesh_size_destroy(got);
+            }
+            mesh_size_destroy(want);
+        }
+    }
+}
+
+/* The controller's search does leave counts out: 405B's efficient sizing
+ * over 1-64 nodes plans fewer than the counts that fit, and mesh_plan_choose
+ * with a deadline says whether a count's choice meets it. */
+static void size__deadline_leaves_counts_out(void **state)
+{
+    (void)state;
+    mesh_size_t *s = size_of("llama3.1-405b", 1, 64, MESH_SIZE_EFFICIENT, 0);
+    mesh_size_t *t = size_of("llama3.1-405b", 1, 64, MESH_SIZE_EFFICIENT, MESH_SIZE_TABLE);
+    int left_out = 0, fit = 0;
+    for (int i = 0; i < s->n_rows; i++) {
+        left_out += s->rows[i].fits < 0;
+        fit += t->rows[i].fits == 1;
+    }
+    assert_int_equal(s->chosen, t->chosen);
+    assert_true(fit > 20);
+    assert_true(left_out > fit / 2);
+    /* the chosen count's own plan: a deadline at its fastest layout's step
+     * keeps the choice, one below leaves it out */
+    const mesh_candidate_t *b = &t->rows[t->chosen].best;
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_alloc_t a = test_alloc("H100-SXM", t->rows[t->chosen].nodes, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_reason_t *tie = mesh_plan_near_tie(p);
+    double fastest = tie ? tie->candidate.cost.step_seconds : b->cost.step_seconds;
+    mesh_candidate_t c;
+    mesh_error_t err;
+    assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, fastest, &c, &err), MESH_CHOICE_FITS);
+    assert_true(c.cost.step_seconds == b->cost.step_seconds);
+    int late = mesh_plan_choose(&m, &a, NULL, NULL, fastest * (1 - 1e-6), &c, &err);
+    assert_true(late == MESH_CHOICE_LATE || late == MESH_CHOICE_SLOWER);
+    assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, 0, &c, &err), MESH_CHOICE_FITS);
+    assert_true(c.cost.step_seconds == b->cost.step_seconds);
+    /* nothing fits on one node: with no deadline that is said */
+    a.nodes = 1;
+    assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, 0, &c, &err), MESH_CHOICE_NONE);
+    /* what mesh_plan_create refuses, with its words */
+    a.nodes = 0;
+    assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, 0, &c, &err), -1);
+    assert_non_null(strstr(err.msg, "nodes: 0 is out of range"));
+    mesh_plan_destroy(p);
+    mesh_size_destroy(s);
+    mesh_size_destroy(t);
+}
+
+/* The time per pipeline slot lib/plan.c's floors read off a cost: the
+ * parts that scale with the slots (micro-batches and bubble), over them. */
+static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mesh_cost_t *c)
+{
+    double slots =
+        (double)mesh_layout_micro_batches(l, m->global_batch) + (double)(l->pp - 1) / l->vpp;
+    return (c->compute_s + c->tp_comm_s + c->cp_comm_s + c->ep_comm_s) / slots;
+}
+
+static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a)
+{
+    mesh_cost_t c;
+    mesh_cost_estimate(m, l, a, &c);
+    return c;
+}
+
+static double memory_of(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a)
+{
+    mesh_policy_t pol;
+    mesh_memory_t mem;
+    mesh_policy_init(&pol);
+    mesh_memory_estimate(m, l, a, &pol.assume, &mem);
+    return mem.total;
+}
+
+/* x is at least y, but for rounding */
+#define AT_LEAST(x, y) ((x) >= (y) * (1 - 1e-12))
+
+/* The properties below at layout l (complete but for its recomputation's
+ * amount, which the planner plans): 0 where l is invalid, 1 checked. */
+static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_layout_t l)
+{
+    int most = m->has_arch ? (m->layers + l.pp - 1) / l.pp : 1;
+    if (l.recompute == MESH_RECOMPUTE_FULL && l.vpp == 1)
+        l.recompute_layers = 1; /* the fewest a planned full:N starts from */
+    if (l.recompute == MESH_RECOMPUTE_SELECTIVE)
+        l.recompute_modules = m->flash_attention ? MESH_RC_MLP : MESH_RC_CORE_ATTN;
+    if (mesh_layout_check(m, a, &l, NULL) < 0)
+        return 0;
+    mesh_cost_t c = cost_of(m, &l, a), d;
+    double x = slot_time(m, &l, &c), mem = memory_of(m, &l, a);
+    /* no recomputation is no slower; more of it no faster, and less memory */
+    mesh_layout_t r = l;
+    r.recompute = MESH_RECOMPUTE_NONE;
+    r.recompute_layers = r.recompute_modules = 0;
+    d = cost_of(m, &r, a);
+    assert_true(AT_LEAST(c.step_seconds, d.step_seconds) && AT_LEAST(x, slot_time(m, &r, &d)));
+    for (int n = 2; l.recompute == MESH_RECOMPUTE_FULL && l.vpp == 1 && n <= most + 1; n++) {
+        mesh_layout_t more = l, fewer = l;
+        more.recompute_layers = n > most ? 0 : n; /* 0: every layer */
+        fewer.recompute_layers = n - 1;
+        if (mesh_layout_check(m, a, &more, NULL) < 0)
+            continue;
+        d = cost_of(m, &more, a);
+        assert_true(AT_LEAST(d.step_seconds, c.step_seconds) &&
+                    AT_LEAST(slot_time(m, &more, &d), x));
+        assert_true(AT_LEAST(memory_of(m, &fewer, a), memory_of(m, &more, a)));
+    }
+    if (l.recompute == MESH_RECOMPUTE_SELECTIVE && !m->flash_attention) {
+        r = l;
+        r.recompute_modules = MESH_RC_CORE_ATTN | MESH_RC_MLP;
+        d = cost_of(m, &r, a);
+        assert_true(AT_LEAST(d.step_seconds, c.step_seconds) && AT_LEAST(slot_time(m, &r, &d), x));
+    }
+    /* a larger micro-batch: more slot time, less per sample, more memory */
+    r = l;
+    r.micro_batch *= 2;
+    if (mesh_layout_check(m, a, &r, NULL) == 0) {
+        d = cost_of(m, &r, a);
+        double y = slot_time(m, &r, &d);
+        assert_true(AT_LEAST(y, x) && AT_LEAST(x / l.micro_batch, y / r.micro_batch));
+        assert_true(AT_LEAST(memory_of(m, &r, a), mem));
+    }
+    /* without interleaving: the same slot time (no experts, no MTP
+     * layers), no more memory (no dense layers moved between stages) */
+    r = l;
+    r.vpp = 1;
+    if (l.vpp > 1 && mesh_layout_check(m, a, &r, NULL) == 0) {
+        d = cost_of(m, &r, a);
+        if (!mesh_model_is_moe(m) && !m->mtp_layers)
+            assert_true(fabs(slot_time(m, &r, &d) - x) <= 1e-12 * x);
+        if (!m->moe.dense_layers)
+            assert_true(AT_LEAST(mem, memory_of(m, &r, a)));
+    }
+    /* the ZeRO stage changes the data-parallel traffic and the optimizer
+     * step, and nothing else */
+    r = l;
+    r.zero = l.zero == 0 ? 1 : 0;
+    if (mesh_layout_check(m, a, &r, NULL) == 0) {
+        d = cost_of(m, &r, a);
+        assert_true(d.compute_s == c.compute_s && d.tp_comm_s == c.tp_comm_s &&
+                    d.cp_comm_s == c.cp_comm_s && d.pp_comm_s == c.pp_comm_s &&
+                    d.ep_comm_s == c.ep_comm_s);
+    }
+    /* the levers change the optimizer step, and nothing else */
+    for (int lever = 0; lever < 2; lever++) {
+        r = l;
+        r.offload = lever == 0;
+        r.moments = lever == 1 ? MESH_PREC_BF16 : MESH_PREC_FP32;
+        if (mesh_layout_check(m, a, &r, NULL) < 0)
+            continue;
+        d = cost_of(m, &r, a);
+        assert_true(d.compute_s == c.compute_s && d.tp_comm_s == c.tp_comm_s &&
+                    d.cp_comm_s == c.cp_comm_s && d.pp_comm_s == c.pp_comm_s &&
+                    d.dp_comm_s == c.dp_comm_s && d.ep_comm_s == c.ep_comm_s);
+    }
+    return 1;
+}
+
+/* What the choice search's floors and shortcuts rest on (lib/plan.c,
+ * "leaving unpriced what cannot be chosen"), over every valid layout of a
+ * grid of models, allocations and options: recomputing more only adds
+ * time; a micro-batch's slot time grows with it, and less than in
+ * proportion; without experts or MTP layers it does not depend on the
+ * interleaving; the ZeRO stage changes the data-parallel traffic and the
+ * optimizer step alone, the levers the optimizer step alone; memory grows
+ * with the micro-batch and the interleaving and falls with the layers
+ * recomputed. */
+static void size__floors_hold_over_many_layouts(void **state)
+{
+    (void)state;
+    const char *presets[] = {"llama3-8b",    "llama3.1-405b", "gpt3-175b",
+                             "mixtral-8x7b", "deepseek-v3",   "params-only"};
+    long checked = 0;
+    for (int p = 0; p < MESH_ARRAY_LEN(presets); p++)
+        for (int nodes = 1; nodes <= 16; nodes *= 4) {
+            mesh_model_t m = test_preset(presets[p]);
+            if (mesh_model_is_moe(&m) && m.moe_imbalance <= 0)
+                m.moe_imbalance = 1;
+            mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+            a.host_memory = 2048.0 * 1073741824;
+            int world = nodes * 8, experts = m.moe.experts;
+            for (int tp = 1; tp <= 8; tp *= 2)
+                for (int cp = 1; cp <= 2; cp++)
+                    for (int pp = 1; pp <= world / (tp * cp) && pp <= 16; pp++)
+                        for (int ep = experts ? 1 : 0; ep <= (experts ? 8 : 0);
+                             ep = ep ? 2 * ep : 1)
+                            for (int zero = 0; zero <= 3; zero++)
+                                for (int vpp = 1; vpp <= 4; vpp *= 2)
+                                    for (int rc = 0; rc <= 2; rc++)
+                                        for (int mb = 1; mb <= 8; mb *= 2) {
+                                            if (world % (tp * cp * pp))
+                                                continue;
+                                            mesh_layout_t l = {.tp = tp,
+                                                               .pp = pp,
+                                                               .dp = world / (tp * cp * pp),
+                                                               .cp = cp,
+                                                               .zero = zero,
+                                                               .vpp = vpp,
+                                                               .micro_batch = mb,
+                                                               .recompute = (mesh_recompute_t)rc,
+                                                               .sequence_parallel = tp > 1,
+                                                               .moments = MESH_PREC_FP32,
+                                                               .ep = ep,
+                                                               .etp = experts ? 1 : 0};
+                                            checked += floors_hold_at(&m, &a, l);
+                                        }
+        }
+    assert_true(checked > 20000);
+}
+
 static void estimate__budget_keys_checked(void **state)
 {
     (void)state;
@@ -314,6 +654,9 @@ int main(void)
         cmocka_unit_test(size__nothing_fits_says_what_would),
         cmocka_unit_test(size__bad_input),
         cmocka_unit_test(size__partition_bounds_the_range),
+        cmocka_unit_test(size__choice_is_every_plans),
+        cmocka_unit_test(size__deadline_leaves_counts_out),
+        cmocka_unit_test(size__floors_hold_over_many_layouts),
         cmocka_unit_test(estimate__steps_times_step_seconds),
         cmocka_unit_test(estimate__budget_keys_checked),
     };
