@@ -46,6 +46,7 @@ typedef struct stage_memo {
     double part; /* cost.c's sum without those parts */
     double slot; /* its slot time */
     int layers;  /* the full:N it was counted at */
+    int too_big; /* priced under the last stage, it did not fit */
     long shape;  /* the shape (search_t's shapes_searched) it is of */
 } stage_memo_t;
 
@@ -80,6 +81,7 @@ typedef struct search {
     mesh_layout_t floor_layout;
     mesh_cost_t floor_cost;
     int has_floor;
+    struct stage_memo *stage_entry; /* the memo of the layout evaluated, if any */
     /* the largest micro-batch at which the layout being searched fit with
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
@@ -494,14 +496,16 @@ static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mes
 
 /* The slot time of l (its recomputation the least, see least_recompute)
  * at the sweep's micro-batch i, per sample when per_sample; counted once
- * per interleaving, recomputation and full:N of a shape, for the sweep's
- * first and last micro-batches. */
+ * per recomputation and full:N of a shape, for the sweep's first and last
+ * micro-batches, and per interleaving where the stages' layers depend on
+ * it (a MoE model's, or one with MTP layers; a dense model's full
+ * recomputation covers every layer interleaved and N of them without: two
+ * memos). */
 static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_sample)
 {
     slot_memo_t none = {0, 0, -1};
-    slot_memo_t *e = s->vpp_index < MEMO_VPPS
-                         ? &s->memo->slot[s->vpp_index][(int)l->recompute][per_sample]
-                         : &none;
+    int vi = mesh_model_is_moe(s->m) || s->m->mtp_layers ? s->vpp_index : s->vpp_index > 0;
+    slot_memo_t *e = vi < MEMO_VPPS ? &s->memo->slot[vi][(int)l->recompute][per_sample] : &none;
     int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
     if (e->shape != s->shapes_searched || e->layers != layers) {
         mesh_layout_t b = *l;
@@ -590,8 +594,17 @@ static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
     stage_memo_t *z = s->vpp_index < MEMO_VPPS && s->size_index >= 0 && s->size_index < MEMO_SIZES
                           ? &s->memo->stage[s->vpp_index][(int)l.recompute][s->size_index]
                           : NULL;
-    if (z && z->shape == s->shapes_searched && z->layers == layers && z->part > limit)
-        return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
+    s->stage_entry = NULL;
+    if (z && z->shape == s->shapes_searched && z->layers == layers) {
+        if (z->part > limit)
+            return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
+        /* too large under the last stage: most likely under this one too,
+         * so pricing it, which says so, spares the floor (a guess: the
+         * choice does not depend on it) */
+        s->stage_entry = z;
+        if (z->too_big)
+            return 0;
+    }
     mesh_cost_t c;
     mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, &c);
     s->floor_layout = l;
@@ -602,6 +615,8 @@ static int unwanted(search_t *s, const mesh_layout_t *tries, int n)
         z->slot = slot_time(s->m, &l, &c);
         z->layers = layers;
         z->shape = s->shapes_searched;
+        z->too_big = 0;
+        s->stage_entry = z;
     }
     /* and without the optimizer step where levers are tried */
     double floor = n == 1 ? c.step_seconds
@@ -640,6 +655,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     }
     s->valid++;
     s->has_floor = 0;
+    s->stage_entry = NULL;
     int skip = s->choice_only ? unwanted(s, tries, n) : 0;
     if (skip)
         return skip == 2;
@@ -670,6 +686,8 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
         s->plain_mb = c.layout.micro_batch;
     s->priced_oom = !c.fits;
+    if (s->choice_only && s->stage_entry)
+        s->stage_entry->too_big = !c.fits;
     if (c.fits) {
         s->fitting++;
         if (s->has_floor && !memcmp(&s->floor_layout, &c.layout, sizeof(c.layout)))
