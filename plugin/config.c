@@ -124,19 +124,31 @@ static int option_error(int remote, const char *opt, const char *msg)
     return -1;
 }
 
+/* An option's spec, path or word into buf[len], as given (checked where it
+ * is used), and *have set; `what` says what to give when it is empty or
+ * too long. */
+static int store(int remote, const char *opt, const char *optarg, char *buf, size_t len, int *have,
+                 const char *what)
+{
+    char msg[160];
+    size_t n = optarg ? strlen(optarg) : 0;
+    if (n == 0 || n >= len) {
+        snprintf(msg, sizeof(msg), "give %s (at most %zu characters)", what, len - 1);
+        return option_error(remote, opt, msg);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (iscntrl((unsigned char)optarg[i]))
+            return option_error(remote, opt, "control characters are not allowed");
+    memcpy(buf, optarg, n + 1);
+    *have = 1;
+    return 0;
+}
+
 static int cb_model(int val, const char *optarg, int remote)
 {
     asked("model");
-    size_t n = optarg ? strlen(optarg) : 0;
-    if (n == 0 || n >= sizeof(mesh_plugin.model))
-        return option_error(remote, "model",
-                            "give a preset name or a spec file (at most 1023 characters)");
-    for (size_t i = 0; i < n; i++)
-        if (iscntrl((unsigned char)optarg[i]))
-            return option_error(remote, "model", "control characters are not allowed");
-    memcpy(mesh_plugin.model, optarg, n + 1);
-    mesh_plugin.have_model = 1;
-    return 0;
+    return store(remote, "model", optarg, mesh_plugin.model, sizeof(mesh_plugin.model),
+                 &mesh_plugin.have_model, "a preset name or a spec file");
 }
 
 static int cb_mesh(int val, const char *optarg, int remote)
@@ -178,32 +190,18 @@ static int cb_size(int val, const char *optarg, int remote)
     return 0;
 }
 
-/* An option's path or word: stored as given, checked where it is used. */
-static int store(int remote, const char *opt, const char *optarg, char *buf, size_t len, int *have)
-{
-    size_t n = optarg ? strlen(optarg) : 0;
-    if (n == 0 || n >= len)
-        return option_error(remote, opt, "give a value (at most a few hundred characters)");
-    for (size_t i = 0; i < n; i++)
-        if (iscntrl((unsigned char)optarg[i]))
-            return option_error(remote, opt, "control characters are not allowed");
-    memcpy(buf, optarg, n + 1);
-    *have = 1;
-    return 0;
-}
-
 static int cb_from(int val, const char *optarg, int remote)
 {
     asked("mesh-from");
     return store(remote, "mesh-from", optarg, mesh_plugin.from, sizeof(mesh_plugin.from),
-                 &mesh_plugin.have_from);
+                 &mesh_plugin.have_from, "the previous run's saved plan");
 }
 
 static int cb_keep(int val, const char *optarg, int remote)
 {
     asked("mesh-keep");
     return store(remote, "mesh-keep", optarg, mesh_plugin.keep, sizeof(mesh_plugin.keep),
-                 &mesh_plugin.have_keep);
+                 &mesh_plugin.have_keep, "the dimensions to keep, as tp,pp");
 }
 
 /* The restart of a job that resubmits itself: the layout its tasks were
