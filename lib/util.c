@@ -65,32 +65,37 @@ int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
     return -1;
 }
 
-/* Dynamic programming over one row of the edit matrix; lengths beyond 32,
- * or differing by more than 2, are no typo. */
+/* Dynamic programming over the edit matrix, keeping the two rows before the
+ * current one so that swapping two neighbours ("plna" for "plan") costs
+ * one edit, the commonest typo of all (restricted Damerau-Levenshtein).
+ * Lengths beyond 32, or differing by more than 2, are no typo. */
 int mesh_typo_distance(const char *a, const char *b)
 {
     enum { MAX = 32 };
     size_t la = strlen(a), lb = strlen(b);
-    int row[MAX + 1];
+    int rows[3][MAX + 1];
     if (la > MAX || lb > MAX || (la > lb ? la - lb : lb - la) > 2)
         return 3;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
+        rows[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
+        int *row = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
+        char ca = (char)tolower((unsigned char)a[i - 1]);
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
-                                            tolower((unsigned char)b[j - 1]));
-            if (up + 1 < best)
-                best = up + 1;
+            char cb = (char)tolower((unsigned char)b[j - 1]);
+            int best = up[j - 1] + (ca != cb);
+            if (up[j] + 1 < best)
+                best = up[j] + 1;
             if (row[j - 1] + 1 < best)
                 best = row[j - 1] + 1;
-            diag = up;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                cb == tolower((unsigned char)a[i - 2]) && up2[j - 2] + 1 < best)
+                best = up2[j - 2] + 1;
             row[j] = best;
         }
     }
-    return row[lb] < 3 ? row[lb] : 3;
+    return rows[la % 3][lb] < 3 ? rows[la % 3][lb] : 3;
 }
 
 const char *mesh_closest_name(const char *word, const char *const *names, int n)
