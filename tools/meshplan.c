@@ -497,22 +497,21 @@ static int parse_args(int argc, char **argv, options_t *o)
 static int load_policy(options_t *o)
 {
     mesh_error_t err;
-    const char *path = o->policy, *env = getenv(POLICY_ENV);
-    int system = 0;
+    const char *path = o->policy, *env = getenv(POLICY_ENV), *whose = NULL;
     if (!path) {
+        /* not asked for: say whose it is, so that a surprise has a name */
+        whose = env && *env ? "$" POLICY_ENV "'s" : "the system's";
         path = env && *env ? env : MESH_SYSTEM_POLICY;
-        system = 1;
         if (strcmp(path, "none") == 0 || access(path, F_OK) != 0)
             path = NULL;
     } else if (strcmp(path, "none") == 0) {
         path = NULL;
     }
     if (path && mesh_policy_load(&o->pol, path, &err) < 0)
-        return system ? bad("%s (the system's policy; --policy none plans without it)", err.msg)
-                      : bad("%s", err.msg);
-    if (path && system)
-        fprintf(stderr, "meshplan: policy %s (the system's; --policy none plans without it)\n",
-                path);
+        return whose ? bad("%s (%s policy; --policy none plans without it)", err.msg, whose)
+                     : bad("%s", err.msg);
+    if (path && whose)
+        fprintf(stderr, "meshplan: policy %s (%s; --policy none plans without it)\n", path, whose);
     for (int i = 0; i < o->n_policy_sets; i++) {
         if (mesh_policy_set_arg(&o->pol, o->policy_sets[i], &err) == 0)
             continue;

@@ -686,6 +686,9 @@ static void help__command_and_unknown(void **state)
     assert_bad(r, "unknown command 'pln'; did you mean plan? (commands: plan, check, ranks, env, "
                   "topo, size, gpus, presets, version, help)");
     assert_bad(run("chek", NULL), "unknown command 'chek'; did you mean check?");
+    /* two neighbours swapped, the commonest slip, is one edit */
+    assert_bad(run("plna", NULL), "unknown command 'plna'; did you mean plan?");
+    assert_bad(run("nev", NULL), "unknown command 'nev'; did you mean env?");
     assert_bad(run("frobnicate", NULL), "unknown command 'frobnicate' (commands: ");
     assert_bad(run("help", "plan", "env", NULL), "help takes one command");
 }
@@ -847,7 +850,7 @@ static void policy__system_by_default(void **state)
     close(fd);
     snprintf(env, sizeof(env), "MESHPLAN_POLICY=%s", path);
     snprintf(note, sizeof(note),
-             "meshplan: policy %s (the system's; --policy none plans without it)\n", path);
+             "meshplan: policy %s ($MESHPLAN_POLICY's; --policy none plans without it)\n", path);
     /* read, and said on stderr; the JSON stays JSON */
     run_env[0] = env;
     result_t *r = run("plan", "--model", "llama3-8b", ALLOC, "--json", NULL);
@@ -880,7 +883,7 @@ static void policy__system_by_default(void **state)
     snprintf(env, sizeof(env), "MESHPLAN_POLICY=%s", broken);
     run_env[0] = env;
     r = run("plan", "--model", "llama3-8b", ALLOC, NULL);
-    assert_bad(r, "(the system's policy; --policy none plans without it)");
+    assert_bad(r, "($MESHPLAN_POLICY's policy; --policy none plans without it)");
     assert_non_null(strstr(r->err, "resrve"));
     unlink(path);
     unlink(broken);
@@ -1282,6 +1285,9 @@ static void ranks__nofit_explained(void **state)
 
 int main(void)
 {
+    /* the tests say which policy they want; this machine's system policy
+     * (/etc/slurm/meshplan.yaml) must not change what they see */
+    setenv("MESHPLAN_POLICY", "none", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help__every_command),
         cmocka_unit_test(plan__text_and_json),
