@@ -346,8 +346,8 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         say(&b, o, "  one column is %d time slots: F forward, B backward, . idle", k);
     else if (vpp > 1)
         say(&b, o,
-            "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd chunks: A-J, "
-            "K-T; .: idle");
+            "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots), .: idle; the odd "
+            "model chunks in capitals: forward A-J, backward K-T");
     else
         say(&b, o,
             "  0-9: forward of micro-batch k (mod 10), a-j: its backward (two slots), .: idle");

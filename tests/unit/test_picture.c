@@ -370,8 +370,9 @@ static void text__pipeline_exact(void **state)
                            "stage 0   012ABC34..KK5LLDMMEaaFbb.cc.NN.OO.PPddeeff\n"
                            "stage 1   .012ABC.KK3LL4MM5aaDbbEccFNN.OO.PPddeeff..\n"
                            "stage 2   ..012AKKBLLCMM3aa4bb5ccDNNEOOFPPddeeff....\n"
-                           "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots); odd "
-                           "chunks: A-J, K-T; .: idle\n");
+                           "  micro-batch k (mod 10): forward 0-9, backward a-j (two slots), .: "
+                           "idle; the odd model chunks in\n   capitals: forward A-J, backward "
+                           "K-T\n");
     free(t);
     mesh_plan_destroy(p);
     /* no pipeline: one line */
