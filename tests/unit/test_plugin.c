@@ -672,6 +672,8 @@ static void config__reject_stops_every_job(void **state)
     const char *cases[][2] = {
         {"resrve=0.05 on_config_error=reject", "(on_config_error=reject)"},
         {arg, "(on_config_error=reject)"},
+        /* a policy file that is not there: no file to say reject in, so the argument does */
+        {"policy=/nonexistent/meshplan.yaml on_config_error=reject", "(on_config_error=reject)"},
         /* a word that is neither is taken as reject, and said so */
         {"on_config_error=rejct",
          "(on_config_error: 'rejct' is not one of allow, reject: taken as reject)"},
