@@ -1010,12 +1010,15 @@ static void search_experts(search_t *s, mesh_layout_t *l)
         while (near < n && (long)eps[near] * l->etp <= s->a->island)
             near++;
         /* inside an island, the largest EP first */
-        for (int j = near - 1; j >= 0 && !s->found; j--) {
+        for (int j = near - 1, tried = 0; j >= 0 && !s->found; j--) {
             long before = s->guard = s->fitting;
             l->ep = eps[j];
-            if ((stage / l->etp) % l->ep == 0)
-                search_shape(s, l);
-            if (s->fitting == before && j < near - 1)
+            if ((stage / l->etp) % l->ep)
+                continue; /* no shape of this EP: it says nothing of smaller ones */
+            search_shape(s, l);
+            /* a smaller EP holds more experts per GPU: where this one fit
+             * nothing, no smaller one will (the largest may fail on other grounds) */
+            if (s->fitting == before && tried++)
                 break;
         }
         s->guard = fitting;
@@ -1221,8 +1224,8 @@ static void explain_experts(mesh_plan_t *p)
     r->best_seconds = p->best.cost.step_seconds;
     r->ep_nodes = ep_nodes(b, &p->alloc);
     long stage = (long)b->tp * b->cp * b->dp / b->etp;
-    int eps[DIVISORS_MAX], n = divisors(p->model.moe.experts, stage, eps), pick[3], np = 0;
-    int smaller = 0, larger = 0;
+    int eps[DIVISORS_MAX], n = divisors(p->model.moe.experts, stage, eps), pick[4], np = 0;
+    int smaller = 0, larger = 0, inside = 0;
     for (int i = 0; i < n; i++) {
         if (stage % eps[i] || eps[i] == b->ep)
             continue;
@@ -1230,9 +1233,14 @@ static void explain_experts(mesh_plan_t *p)
             smaller = eps[i]; /* the largest below */
         else if (!larger)
             larger = eps[i]; /* the smallest above */
+        if (eps[i] < b->ep && (long)eps[i] * b->etp <= p->alloc.island)
+            inside = eps[i]; /* the largest below that stays on NVLink */
     }
     if (b->ep > 1)
         pick[np++] = 1;
+    /* an EP across nodes answers "why not inside one?" with the largest that is */
+    if (inside > 1 && inside != smaller && (long)b->ep * b->etp > p->alloc.island)
+        pick[np++] = inside;
     if (smaller > 1)
         pick[np++] = smaller;
     if (larger)

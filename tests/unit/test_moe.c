@@ -881,6 +881,59 @@ static void plan__deepseek_v3_ep_explained(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Expert counts with odd divisors (60 = 2^2*3*5): an EP that does not
+ * divide a stage's ranks is no evidence that the smaller ones cannot fit,
+ * so the search still reaches them and never picks worse than a pin. */
+static void plan__ep_search_past_non_divisors(void **state)
+{
+    const char *specs[] = {
+        "name: sixty\narch:\n  layers: 24\n  hidden: 2048\n  heads: 16\n  ffn: 5632\n"
+        "  vocab: 151936\n  moe:\n    experts: 60\n    top_k: 4\n    ffn: 1408\n"
+        "    shared_experts: 4\n    shared_ffn: 1408\ntrain:\n  seq_len: 4096\n"
+        "  global_batch: 256\n",
+        "name: six\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 2816\n"
+        "  vocab: 32000\n  moe:\n    experts: 6\n    top_k: 2\n",
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        mesh_model_t m = test_spec(specs[i]);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        /* the layout with every expert on every GPU, pinned: it fits */
+        mesh_plan_t *pin = test_plan(&m, &a, "tp=1,pp=1,ep=1");
+        assert_true(mesh_plan_fits(p) && mesh_plan_fits(pin));
+        assert_true(mesh_plan_best(p)->cost.step_seconds <=
+                    mesh_plan_best(pin)->cost.step_seconds * (1 + MESH_PLAN_TIE));
+        mesh_plan_destroy(pin);
+        /* and "tp=1,pp=1" alone leaves EP to the search, which finds it */
+        pin = test_plan(&m, &a, "tp=1,pp=1");
+        assert_true(mesh_plan_fits(pin));
+        mesh_plan_destroy(pin);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* An EP across nodes is explained against the largest EP inside one. */
+static void plan__ep_across_nodes_says_why_not_inside(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 64, 4);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true((long)l->ep * l->etp > 4); /* across nodes */
+    int inside = 0;
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(p, i);
+        if (r->kind == MESH_REASON_EXPERTS && !r->chosen &&
+            (long)r->candidate.layout.ep * r->candidate.layout.etp == 4) {
+            inside++;
+            assert_non_null(strstr(mesh_plan_reason(p, i), "inside one node"));
+        }
+    }
+    assert_int_equal(inside, 1);
+    mesh_plan_destroy(p);
+}
+
 /* Expert TP only where EP alone fits nothing, and a pinned EP plans the
  * rest around it. */
 static void plan__pinned_ep_and_etp(void **state)
@@ -923,6 +976,8 @@ int main(void)
         cmocka_unit_test(cost__expert_grads_over_edp),
         cmocka_unit_test(plan__deepseek_v3_ep_explained),
         cmocka_unit_test(plan__pinned_ep_and_etp),
+        cmocka_unit_test(plan__ep_search_past_non_divisors),
+        cmocka_unit_test(plan__ep_across_nodes_says_why_not_inside),
     };
     return cmocka_run_group_tests_name("moe", tests, NULL, NULL);
 }
