@@ -112,9 +112,10 @@ static const opt_t opts[O_COUNT] = {
                 "min (fewest nodes that fit; default), fastest (shortest step) or\n"
                 "efficient (most tokens per GPU-hour)"},
     [O_MESH] = {"mesh", "STRING", C_SIZED,
-                "pin fields: tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=R,\n"
-                "sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16 (R: none,\n"
-                "selective, full or full:N layers per stage)"},
+                "pin fields: tp=T,pp=P,dp=D,cp=C,ep=E,etp=T,zero=Z,vpp=V,mb=B,\n"
+                "recompute=R,sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16\n"
+                "(R: none, selective, full or full:N layers per stage; ep, etp: the\n"
+                "experts' parallelism, for a MoE model)"},
     [O_FROM] = {"from", "FILE", C_SIZED,
                 "restart from the previous run's layout, saved next to its\n"
                 "checkpoint (its plan --json, or $MESH_PLAN): keep the\n"
