@@ -62,8 +62,12 @@ static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
                         m->mla.kv_lora_rank);
         sep = "; ";
     }
+    /* published counts leave MTP out (DeepSeek-V3's 671 B): say how much of ours it is */
+    char s1[32];
     if (m->mtp_layers)
-        mesh_buf_printf(b, "%s%d MTP layer%s", sep, m->mtp_layers, m->mtp_layers == 1 ? "" : "s");
+        mesh_buf_printf(b, "%s%d MTP layer%s (%s of the parameters)", sep, m->mtp_layers,
+                        m->mtp_layers == 1 ? "" : "s",
+                        si(mesh_model_mtp_params(m), s1, sizeof(s1)));
 }
 
 static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
@@ -211,9 +215,15 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_cost_t *c = &mesh_plan_best(p)->cost;
     char s1[32];
-    mesh_buf_printf(b, "\nEstimated step %.3g s, %s tokens/s, %.0f TFLOP/s per GPU, MFU %.1f%%\n",
+    mesh_buf_printf(b, "\nEstimated step %.3g s, %s tokens/s, %.0f TFLOP/s per GPU, MFU %.1f%%",
                     c->step_seconds, si(c->tokens_per_sec, s1, sizeof(s1)), c->tflops_per_gpu,
                     100 * c->mfu);
+    /* MFU is against the peak of the precision trained in: under FP8 twice
+     * the bf16 peak, so say which, or 12% reads as a broken run */
+    if (mesh_plan_model(p)->precision == MESH_PREC_FP8 && mesh_plan_alloc(p)->gpu.peak_flops > 0)
+        mesh_buf_printf(b, " of the FP8 peak (%.1f%% of the bf16 one)",
+                        100 * c->tflops_per_gpu * 1e12 / mesh_plan_alloc(p)->gpu.peak_flops);
+    mesh_buf_puts(b, "\n");
     mesh_buf_printf(b,
                     "  compute %.3g s (bubble %.1f%%), TP comm %.3g s, CP comm %.3g s, PP comm "
                     "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",

@@ -871,6 +871,16 @@ static void plan__deepseek_v3_ep_explained(void **state)
     assert_non_null(strstr(json, "\"ep_comm_seconds\":"));
     assert_non_null(strstr(json, "\"active_params\":"));
     free(json);
+    /* FP8: the MFU says which peak it is of, and gives the bf16 one beside it */
+    char *text = mesh_report_text(p), want[96];
+    const mesh_cost_t *c = &mesh_plan_best(p)->cost;
+    snprintf(want, sizeof(want), "MFU %.1f%% of the FP8 peak (%.1f%% of the bf16 one)\n",
+             100 * c->mfu, 100 * c->tflops_per_gpu * 1e12 / a.gpu.peak_flops);
+    assert_non_null(strstr(text, want));
+    /* 682.64 B with its MTP layer, the published 671.03 B without (params__moe_presets) */
+    assert_non_null(strstr(text, "; 1 MTP layer (11.61 B of the parameters)\n"));
+    assert_true(c->mfu > 0 && c->tflops_per_gpu * 1e12 / a.gpu.peak_flops > 1.9 * c->mfu);
+    free(text);
     mesh_plan_destroy(p);
     /* Mixtral on one node: EP inside it */
     mesh_model_t mx = test_preset("mixtral-8x7b");
