@@ -253,6 +253,12 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
          * its own copy of the embedding, kept in sync by the embedding group */
         if (!m->tied_embeddings || l->pp > 1)
             p += emb;
+        /* MTP layers embed their own tokens: the last stage builds a whole
+         * embedding of its own beside an untied output layer (gpt_model.py
+         * L173-181, language_module.py L352-354 at d98e8a6); tied, the
+         * output layer is that embedding, counted above */
+        if (m->mtp_layers && l->pp > 1 && !m->tied_embeddings)
+            p += emb;
     }
     /* A count given in the spec wins over the arch's: scale to it. */
     double from_arch = mesh_model_params_from_arch(m);

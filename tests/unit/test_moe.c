@@ -556,6 +556,36 @@ static void memory__stage_params_by_hand(void **state)
     assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
 }
 
+/* src with its first `old` replaced by `new`, in dst. */
+static void replaced(char *dst, size_t len, const char *src, const char *old, const char *new)
+{
+    const char *at = strstr(src, old);
+    assert_non_null(at);
+    snprintf(dst, len, "%.*s%s%s", (int)(at - src), src, new, at + strlen(old));
+}
+
+/* A pipeline's last stage builds the MTP layers' own embedding beside an
+ * untied output layer (Megatron-LM's gpt_model.py L173-181 at d98e8a6);
+ * tied, the output layer is that embedding. */
+static void memory__mtp_stage_embeds_its_own(void **state)
+{
+    char none[1024], tied[1024], tied_none[1024];
+    replaced(none, sizeof(none), small, "  mtp_layers: 1\n", "");
+    replaced(tied, sizeof(tied), small, "  vocab: 100\n",
+             "  vocab: 100\n  tied_embeddings: true\n");
+    replaced(tied_none, sizeof(tied_none), tied, "  mtp_layers: 1\n", "");
+    mesh_model_t m = test_spec(small), n = test_spec(none), t = test_spec(tied),
+                 tn = test_spec(tied_none);
+    mesh_layout_t l = test_layout("tp=1,pp=2,dp=4,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    /* the MTP layer 27160 + 8384 (memory__stage_params_by_hand), its embedding 128*64 */
+    assert_int_equal((uint64_t)(mesh_stage_params(&m, &l, 1) - mesh_stage_params(&n, &l, 1)),
+                     35544 + 8192);
+    assert_int_equal((uint64_t)(mesh_stage_params(&t, &l, 1) - mesh_stage_params(&tn, &l, 1)),
+                     35544);
+    assert_true(mesh_stage_params(&m, &l, 0) == mesh_stage_params(&n, &l, 0));
+}
+
 /* Megatron-LM's distributed optimizer shards the dense parameters' fp32
  * master weights and moments (12 bytes) over dp*cp and the experts' over
  * the expert data-parallel group (distrib_optimizer.py, at d98e8a6); bf16
@@ -975,6 +1005,7 @@ int main(void)
         cmocka_unit_test(ranks__expert_groups_are_megatrons),
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(memory__stage_params_by_hand),
+        cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__experts_sharded_over_edp),
         cmocka_unit_test(memory__moe_layer_activations_by_hand),
         cmocka_unit_test(memory__mla_activations_by_hand),
