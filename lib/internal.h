@@ -38,8 +38,8 @@ static inline const char *mesh_noun(long n, const char *one, const char *many)
 int mesh_strlcpy(char *dst, const char *src, size_t size);
 
 /* Edit distance between a and b (insert, delete or replace one character,
- * or swap two neighbours; case ignored), capped at 3: enough to tell a typo.  Strings longer than 32
- * bytes, or whose lengths differ by more than 2, are 3 apart. */
+ * or swap two neighbours; case ignored), capped at 3: enough to tell a typo.  Strings longer than
+ * 32 bytes, or whose lengths differ by more than 2, are 3 apart. */
 int mesh_typo_distance(const char *a, const char *b);
 /* How far `word` is from `name` as a typo of it: mesh_typo_distance, or 3
  * when more than a third of name's characters would change (then it is no
@@ -112,6 +112,10 @@ void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l,
  * every TP rank holds whole (MLA's down projections and their norms; 0
  * for standard attention). */
 double mesh_moe_layer_base(const struct mesh_model *m);
+/* Bytes a MoE layer holds while it runs beyond what it stores (the
+ * dispatcher's copies, the experts' input and output; lib/memory.c). */
+double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_layout *l,
+                                 double imbalance);
 double mesh_mtp_extra(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 

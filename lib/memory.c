@@ -124,6 +124,11 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
         split =
             4 * sbh * q + 2 * sbh * kv + attn_out * sbh * kv + (modules & MESH_RC_MLP ? 0 : mlp);
         replicated += (2 + lin) * s * b * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
+        /* under FP8 the query and key/value down projections, two linear
+         * layers, each save their own FP8 copy of the layer's input (in
+         * bf16 they share the one tensor) */
+        if (lin == 1)
+            replicated += sbh;
     }
     /* the attention core: softmax output (2 bytes), and with dropout its
      * mask (1) and output (2), per head, local queries x all keys: 5as^2b in
@@ -380,18 +385,38 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
     double act = m->mlp == MESH_MLP_SWIGLU ? 4 * fe : 2 * fe;
     double routed = mesh_moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
     /* the router's fp32 logits and scores (router.py), and the int32
-     * permutation maps of each local copy, both ways */
-    double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k;
+     * permutation maps of each local copy, both ways; under FP8 the router,
+     * no FP8 linear layer, also saves its bf16 input (moe_utils.py L1382 at
+     * d98e8a6) */
+    double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k + (lin == 1 ? 2 * t * h : 0);
     return base + routed + router;
 }
 
-/* The dispatcher's buffers while a MoE layer runs: the permuted copies
- * this rank sends and those it receives (before the expert TP gather),
- * once per stage, not per micro-batch in flight. */
-static double moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
+/* What a MoE layer holds while it runs, beyond what it stores for the
+ * backward: once per stage, not per micro-batch in flight, bf16 rows of h
+ * (Megatron-LM at d98e8a6):
+ * - the permuted copies this rank sends and the all-to-all's output
+ *   (before the expert TP gather), both referenced for the whole layer
+ *   (moe_layer.py L663, L680-681);
+ * - the experts' input, gathered over expert TP and sorted by local expert,
+ *   a tensor of its own unless there is one expert and no expert TP, and
+ *   their output (moe_layer.py L565-569);
+ * - with several local experts, the output sorted back for the combine
+ *   (token_dispatcher.py L817, moe_utils.py L664);
+ * - under FP8, the padded copies of the experts' input and output
+ *   (experts.py L899, L1028, L1043).
+ * In bf16 with one local expert and no expert TP, the all-to-all's output
+ * is the experts' input, which the layer stores anyway. */
+double mesh_moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
 {
     double t = mesh_moe_tokens(m, l), etp = l->etp > 0 ? l->etp : 1;
-    return 2.0 * m->hidden * (t * m->moe.top_k + mesh_moe_received(m, l, t, imbalance) / etp);
+    double r = mesh_moe_received(m, l, t, imbalance);
+    int fp8 = m->precision == MESH_PREC_FP8, several = m->moe.experts > (l->ep > 0 ? l->ep : 1);
+    double rows = t * m->moe.top_k + r / etp;
+    rows += r * ((several || etp > 1) + 1 + several + (fp8 ? 3 : 0));
+    if (!fp8 && !several && etp == 1)
+        rows -= r;
+    return 2.0 * m->hidden * rows;
 }
 
 static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l,
@@ -411,7 +436,7 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
         a.moe_none = l->recompute == MESH_RECOMPUTE_NONE
                          ? a.moe_chosen
                          : mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
-        a.dispatch = moe_dispatch_buffers(m, l, imbalance);
+        a.dispatch = mesh_moe_dispatch_buffers(m, l, imbalance);
     }
     return a;
 }

@@ -520,7 +520,9 @@ static void env__expert_groups_for_moe_only(void **state)
     args = env_get(e, "MESH_MEGATRON_ARGS");
     assert_non_null(strstr(args, " --moe-shared-expert-intermediate-size 2048 --moe-layer-freq "
                                  "([0]*3+[1]*58) "));
-    assert_non_null(strstr(args, " --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank "
+    assert_non_null(strstr(args, " --moe-aux-loss-coeff 1e-2 "));
+    assert_non_null(strstr(args, " --multi-latent-attention --qk-layernorm --q-lora-rank 1536 "
+                                 "--kv-lora-rank "
                                  "512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
                                  "--mtp-num-layers 1"));
     mesh_env_destroy(e);
@@ -657,6 +659,40 @@ static void memory__moe_layer_activations_by_hand(void **state)
                  base + 6 * 128 * 256);
     mesh_model_t d = test_preset("llama3-8b");
     assert_true(mesh_activation_moe_layer(&d, &l, MESH_RECOMPUTE_NONE, 0, 1) == 0);
+    /* FP8: the layer as FP8 stores it (replicated 6sbh, split 9sbh: the
+     * attention output thrice), the router's bf16 input 2*128*64 beside
+     * its fp32 terms, and 384 copies of 64 + 128 + 32 + 4 */
+    m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                  "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+                  "train: {seq_len: 128, global_batch: 8, precision: fp8}\n");
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 15 * 8192 + 2048 + router + 16384 + 384 * 228);
+}
+
+/* What a MoE layer holds while it runs, in rows of 2*64 bytes: 128 tokens
+ * of 2 copies sent (256), 384 received at imbalance 1.5 over EP 4, and
+ * with 2 local experts the sorted input, the output and the output sorted
+ * back (3 * 384); FP8 adds the padded input and output (3 * 384). */
+static void memory__moe_dispatch_buffers_by_hand(void **state)
+{
+    const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                       "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+                       "train: {seq_len: 128, global_batch: 8%s}\n";
+    char bf16[256], fp8[256];
+    snprintf(bf16, sizeof(bf16), yaml, "");
+    snprintf(fp8, sizeof(fp8), yaml, ", precision: fp8");
+    mesh_model_t m = test_spec(bf16), f = test_spec(fp8);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 3 * 384));
+    assert_bytes(mesh_moe_dispatch_buffers(&f, &l, 1.5), 128 * (256 + 384 + 6 * 384));
+    /* expert TP 2: 768 copies gathered, 384 of them received */
+    l.etp = 2;
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 3 * 768));
+    /* one expert a rank, no expert TP, bf16: the received copies are the
+     * experts' stored input; their output remains */
+    l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=8,etp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384));
 }
 
 /* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)
@@ -673,6 +709,16 @@ static void memory__mla_activations_by_hand(void **state)
                                "train: {seq_len: 128, global_batch: 8}\n");
     assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
                  77824 + 237568 + 2048);
+    /* FP8: the linear layers' inputs in one byte, but the two down
+     * projections each keep their own copy of the layer's input: replicated
+     * 4sbh + 2sbh + sbh + 3*128*24 = 66560; split 3sbh*0.75 + ... as above
+     * with the attention output thrice and the MLP 5*128*256: 208896 */
+    mesh_model_t f = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                               "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
+                               "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
+                               "train: {seq_len: 128, global_batch: 8, precision: fp8}\n");
+    assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 66560 + 208896 + 2048);
 }
 
 /* DeepSeek-V3 on 16 stages: 2 dense layers on stage 0, 1 dense and 3 MoE
@@ -1008,6 +1054,7 @@ int main(void)
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__experts_sharded_over_edp),
         cmocka_unit_test(memory__moe_layer_activations_by_hand),
+        cmocka_unit_test(memory__moe_dispatch_buffers_by_hand),
         cmocka_unit_test(memory__mla_activations_by_hand),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
         cmocka_unit_test(memory__imbalance_spec_or_policy),
