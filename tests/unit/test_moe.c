@@ -566,6 +566,14 @@ static void replaced(char *dst, size_t len, const char *src, const char *old, co
     snprintf(dst, len, "%.*s%s%s", (int)(at - src), src, new, at + strlen(old));
 }
 
+/* The model of a flow-style spec, trained in FP8. */
+static mesh_model_t in_fp8(const char *yaml)
+{
+    char fp8[1024];
+    replaced(fp8, sizeof(fp8), yaml, "train: {", "train: {precision: fp8, ");
+    return test_spec(fp8);
+}
+
 /* A pipeline's last stage builds the MTP layers' own embedding beside an
  * untied output layer (Megatron-LM's gpt_model.py L173-181 at d98e8a6);
  * tied, the output layer is that embedding. */
@@ -662,9 +670,9 @@ static void memory__moe_layer_activations_by_hand(void **state)
     /* FP8: the layer as FP8 stores it (replicated 6sbh, split 9sbh: the
      * attention output thrice), the router's bf16 input 2*128*64 beside
      * its fp32 terms, and 384 copies of 64 + 128 + 32 + 4 */
-    m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
-                  "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
-                  "train: {seq_len: 128, global_batch: 8, precision: fp8}\n");
+    m = in_fp8("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+               "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+               "train: {seq_len: 128, global_batch: 8}\n");
     assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
                  15 * 8192 + 2048 + router + 16384 + 384 * 228);
 }
@@ -677,11 +685,8 @@ static void memory__moe_dispatch_buffers_by_hand(void **state)
 {
     const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
                        "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
-                       "train: {seq_len: 128, global_batch: 8%s}\n";
-    char bf16[256], fp8[256];
-    snprintf(bf16, sizeof(bf16), yaml, "");
-    snprintf(fp8, sizeof(fp8), yaml, ", precision: fp8");
-    mesh_model_t m = test_spec(bf16), f = test_spec(fp8);
+                       "train: {seq_len: 128, global_batch: 8}\n";
+    mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
     mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
     assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 3 * 384));
@@ -703,20 +708,18 @@ static void memory__moe_dispatch_buffers_by_hand(void **state)
  * MLP 6*128*256: 237568.  FlashAttention 4*4*128. */
 static void memory__mla_activations_by_hand(void **state)
 {
-    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
-                               "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
-                               "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
-                               "train: {seq_len: 128, global_batch: 8}\n");
+    const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                       "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
+                       "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
+                       "train: {seq_len: 128, global_batch: 8}\n";
+    mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
     assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
                  77824 + 237568 + 2048);
     /* FP8: the linear layers' inputs in one byte, but the two down
      * projections each keep their own copy of the layer's input: replicated
-     * 4sbh + 2sbh + sbh + 3*128*24 = 66560; split 3sbh*0.75 + ... as above
-     * with the attention output thrice and the MLP 5*128*256: 208896 */
-    mesh_model_t f = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
-                               "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
-                               "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
-                               "train: {seq_len: 128, global_batch: 8, precision: fp8}\n");
+     * 4sbh + 2sbh + sbh + 3*128*24 = 66560; split: Q and K 4*sbh*0.75, V
+     * 2*sbh*0.5, the attention output thrice 3*sbh*0.5, the MLP
+     * 5*128*256: 208896 */
     assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
                  66560 + 208896 + 2048);
 }
