@@ -398,10 +398,17 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
              l->ep, l->etp);
         if (e->capacity_factor > 0)
             flag(b, "--moe-expert-capacity-factor %g", e->capacity_factor);
+        /* the busiest expert rank is priced for a balanced router
+         * (moe_imbalance), and Megatron-LM balances nothing by default
+         * (moe_aux_loss_coeff 0.0): its suggested start, as the help says */
+        flag(b, "--moe-aux-loss-coeff 1e-2");
     }
     const mesh_mla_t *a = &m->mla;
     if (a->kv_lora_rank) {
-        flag(b, "--multi-latent-attention");
+        /* the latent norms the parameter count and the activations include
+         * (DeepSeek's q_a_layernorm, kv_a_layernorm): without --qk-layernorm
+         * Megatron-LM builds MLA without them (gpt_layer_specs.py L246-255) */
+        flag(b, "--multi-latent-attention --qk-layernorm");
         if (a->q_lora_rank)
             flag(b, "--q-lora-rank %d", a->q_lora_rank);
         flag(b, "--kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
