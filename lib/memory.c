@@ -259,10 +259,10 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
         if (!m->tied_embeddings || l->pp > 1)
             p += emb;
         /* MTP layers embed their own tokens: the last stage builds a whole
-         * embedding of its own beside an untied output layer (gpt_model.py
-         * L173-181, language_module.py L352-354 at d98e8a6); tied, the
-         * output layer is that embedding, counted above */
-        if (m->mtp_layers && l->pp > 1 && !m->tied_embeddings)
+         * embedding of its own beside the output layer, whose weight it
+         * allocates even when tied (only the first stage skips it:
+         * gpt_model.py L173-181, L289-290 at d98e8a6) */
+        if (m->mtp_layers && l->pp > 1)
             p += emb;
     }
     /* A count given in the spec wins over the arch's: scale to it. */
@@ -385,10 +385,13 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
     double act = m->mlp == MESH_MLP_SWIGLU ? 4 * fe : 2 * fe;
     double routed = mesh_moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
     /* the router's fp32 logits and scores (router.py), and the int32
-     * permutation maps of each local copy, both ways; under FP8 the router,
-     * no FP8 linear layer, also saves its bf16 input (moe_utils.py L1382 at
-     * d98e8a6) */
-    double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k + (lin == 1 ? 2 * t * h : 0);
+     * permutation maps of each local copy, both ways; the aux loss that the
+     * exported flags turn on, its own fp32 scores and bool routing map
+     * (router.py L804-812, moe_utils.py L960 at d98e8a6); under FP8 the
+     * router, no FP8 linear layer, also saves its bf16 input (moe_utils.py
+     * L1382) */
+    double router = 8 * t * m->moe.experts + 8 * t * m->moe.top_k + 5 * t * m->moe.experts +
+                    (lin == 1 ? 2 * t * h : 0);
     return base + routed + router;
 }
 
@@ -398,22 +401,23 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
  * - the permuted copies this rank sends and the all-to-all's output
  *   (before the expert TP gather), both referenced for the whole layer
  *   (moe_layer.py L663, L680-681);
- * - the experts' input, gathered over expert TP and sorted by local expert,
- *   a tensor of its own unless there is one expert and no expert TP, and
- *   their output (moe_layer.py L565-569);
+ * - under FP8, the experts' bf16 input, gathered over expert TP and sorted
+ *   by local expert, a tensor of its own unless there is one expert and no
+ *   expert TP (in bf16 it is the fc1 input the layer stores); and the
+ *   experts' output (moe_layer.py L565-569);
  * - with several local experts, the output sorted back for the combine
  *   (token_dispatcher.py L817, moe_utils.py L664);
  * - under FP8, the padded copies of the experts' input and output
  *   (experts.py L899, L1028, L1043).
  * In bf16 with one local expert and no expert TP, the all-to-all's output
- * is the experts' input, which the layer stores anyway. */
+ * is itself the experts' input, which the layer stores anyway. */
 double mesh_moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
 {
     double t = mesh_moe_tokens(m, l), etp = l->etp > 0 ? l->etp : 1;
     double r = mesh_moe_received(m, l, t, imbalance);
     int fp8 = m->precision == MESH_PREC_FP8, several = m->moe.experts > (l->ep > 0 ? l->ep : 1);
     double rows = t * m->moe.top_k + r / etp;
-    rows += r * ((several || etp > 1) + 1 + several + (fp8 ? 3 : 0));
+    rows += r * ((fp8 && (several || etp > 1)) + 1 + several + (fp8 ? 3 : 0));
     if (!fp8 && !several && etp == 1)
         rows -= r;
     return 2.0 * m->hidden * rows;
@@ -460,7 +464,9 @@ static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer
         double layer = mesh_model_is_moe(m) ? la->moe_chosen : la->chosen;
         extra += m->mtp_layers * (layer + 4 * s * b * h / rep_div +
                                   6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp);
-        if (mesh_model_is_moe(m))
+        /* what a MoE layer holds while it runs: once a stage, for one
+         * layer runs at a time */
+        if (mesh_model_is_moe(m) && moe == 0)
             extra += la->dispatch;
     }
     if (moe > 0) {

@@ -574,9 +574,9 @@ static mesh_model_t in_fp8(const char *yaml)
     return test_spec(fp8);
 }
 
-/* A pipeline's last stage builds the MTP layers' own embedding beside an
- * untied output layer (Megatron-LM's gpt_model.py L173-181 at d98e8a6);
- * tied, the output layer is that embedding. */
+/* A pipeline's last stage builds the MTP layers' own embedding beside the
+ * output layer, whose weight it allocates tied or not (Megatron-LM's
+ * gpt_model.py L173-181, L289-290 at d98e8a6). */
 static void memory__mtp_stage_embeds_its_own(void **state)
 {
     char none[1024], tied[1024], tied_none[1024];
@@ -592,8 +592,35 @@ static void memory__mtp_stage_embeds_its_own(void **state)
     assert_int_equal((uint64_t)(mesh_stage_params(&m, &l, 1) - mesh_stage_params(&n, &l, 1)),
                      35544 + 8192);
     assert_int_equal((uint64_t)(mesh_stage_params(&t, &l, 1) - mesh_stage_params(&tn, &l, 1)),
-                     35544);
+                     35544 + 8192);
     assert_true(mesh_stage_params(&m, &l, 0) == mesh_stage_params(&n, &l, 0));
+    /* one stage: the embedding is the first stage's, and serves them all */
+    l.pp = 1;
+    assert_int_equal((uint64_t)(mesh_stage_params(&m, &l, 0) - mesh_stage_params(&n, &l, 0)),
+                     35544);
+}
+
+/* The MTP layer on a stage with MoE layers adds its own activations, its
+ * 2h-wide projection input and its logits, but not a second set of the
+ * buffers a MoE layer holds while it runs: one layer runs at a time. */
+static void memory__mtp_stage_runs_one_layer_at_a_time(void **state)
+{
+    char none[1024];
+    replaced(none, sizeof(none), small, "  mtp_layers: 1\n", "");
+    mesh_model_t m = test_spec(small), n = test_spec(none);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t with, without;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &with);
+    mesh_memory_estimate(&n, &l, &a, &pol.assume, &without);
+    double s = m.seq_len, imb = mesh_moe_imbalance(&m, &pol.assume);
+    double mtp = mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, imb) + 4 * s * 64 +
+                 6 * s * mesh_model_padded_vocab(&m, 1);
+    assert_true(mesh_moe_dispatch_buffers(&m, &l, imb) > 0);
+    assert_bytes(with.activations - without.activations, mtp);
 }
 
 /* Megatron-LM's distributed optimizer shards the dense parameters' fp32
@@ -628,7 +655,8 @@ static void memory__experts_sharded_over_edp(void **state)
  * sequence, 8 experts of 32, top 2, no TP.  Attention and norms as the
  * dense formula counts them without an MLP: 4sbh + 4sbh replicated, 2sbh
  * + 4sbh + 2sbh split, FlashAttention's 4*a*s*b: 133120.  Router: fp32
- * logits and scores 8*128*8, maps 8*128*2: 10240.  Routed: 128 tokens * 2
+ * logits and scores 8*128*8, maps 8*128*2, the aux loss's fp32 scores and
+ * bool map 5*128*8: 15360.  Routed: 128 tokens * 2
  * * imbalance copies, each 2*64 + 4*32 + 2*32 + 4 = 324 bytes. */
 static void memory__moe_layer_activations_by_hand(void **state)
 {
@@ -637,7 +665,7 @@ static void memory__moe_layer_activations_by_hand(void **state)
                                "train: {seq_len: 128, global_batch: 8}\n");
     mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
-    const double base = 133120, router = 10240;
+    const double base = 133120, router = 15360;
     assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
                  base + router + 384 * 324);
     assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.0),
@@ -679,8 +707,9 @@ static void memory__moe_layer_activations_by_hand(void **state)
 
 /* What a MoE layer holds while it runs, in rows of 2*64 bytes: 128 tokens
  * of 2 copies sent (256), 384 received at imbalance 1.5 over EP 4, and
- * with 2 local experts the sorted input, the output and the output sorted
- * back (3 * 384); FP8 adds the padded input and output (3 * 384). */
+ * with 2 local experts the output and the output sorted back (2 * 384);
+ * FP8 adds the sorted bf16 input (in bf16 it is the stored fc1 input) and
+ * the padded input and output (4 * 384). */
 static void memory__moe_dispatch_buffers_by_hand(void **state)
 {
     const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
@@ -689,11 +718,11 @@ static void memory__moe_dispatch_buffers_by_hand(void **state)
     mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
     mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
-    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 3 * 384));
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 2 * 384));
     assert_bytes(mesh_moe_dispatch_buffers(&f, &l, 1.5), 128 * (256 + 384 + 6 * 384));
     /* expert TP 2: 768 copies gathered, 384 of them received */
     l.etp = 2;
-    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 3 * 768));
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 2 * 768));
     /* one expert a rank, no expert TP, bf16: the received copies are the
      * experts' stored input; their output remains */
     l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=8,etp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
@@ -1055,6 +1084,7 @@ int main(void)
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(memory__stage_params_by_hand),
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
+        cmocka_unit_test(memory__mtp_stage_runs_one_layer_at_a_time),
         cmocka_unit_test(memory__experts_sharded_over_edp),
         cmocka_unit_test(memory__moe_layer_activations_by_hand),
         cmocka_unit_test(memory__moe_dispatch_buffers_by_hand),
