@@ -38,8 +38,9 @@ static inline const char *mesh_noun(long n, const char *one, const char *many)
 int mesh_strlcpy(char *dst, const char *src, size_t size);
 
 /* Edit distance between a and b (insert, delete or replace one character,
- * or swap two neighbours; case ignored), capped at 3: enough to tell a typo.  Strings longer than
- * 32 bytes, or whose lengths differ by more than 2, are 3 apart. */
+ * or swap two neighbours; case ignored), capped at 3: enough to tell a
+ * typo.  Strings longer than 32 bytes, or whose lengths differ by more than
+ * 2, are 3 apart. */
 int mesh_typo_distance(const char *a, const char *b);
 /* How far `word` is from `name` as a typo of it: mesh_typo_distance, or 3
  * when more than a third of name's characters would change (then it is no

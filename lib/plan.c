@@ -1209,8 +1209,9 @@ static int best_at_ep(const mesh_plan_t *p, int ep, mesh_candidate_t *out, char 
 }
 
 /* Why this EP: a record of the plan's own, then of EP 1 (no expert
- * parallelism), the next smaller EP and the next larger one that divide
- * the experts, each at the plan's shape with everything else planned. */
+ * parallelism), for an EP across nodes the largest inside one, the next
+ * smaller EP and the next larger one that divide the experts, each at the
+ * plan's shape with everything else planned. */
 static void explain_experts(mesh_plan_t *p)
 {
     const mesh_layout_t *b = &p->best.layout;

@@ -218,8 +218,9 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
     mesh_buf_printf(b, "\nEstimated step %.3g s, %s tokens/s, %.0f TFLOP/s per GPU, MFU %.1f%%",
                     c->step_seconds, si(c->tokens_per_sec, s1, sizeof(s1)), c->tflops_per_gpu,
                     100 * c->mfu);
-    /* MFU is against the peak of the precision trained in: under FP8 twice
-     * the bf16 peak, so say which, or 12% reads as a broken run */
+    /* MFU is against the peak of the precision trained in: under FP8 the
+     * GPU's FP8 peak (twice the bf16 one on H100), so say which, or 12%
+     * reads as a broken run */
     if (mesh_plan_model(p)->precision == MESH_PREC_FP8 && mesh_plan_alloc(p)->gpu.peak_flops > 0)
         mesh_buf_printf(b, " of the FP8 peak (%.1f%% of the bf16 one)",
                         100 * c->tflops_per_gpu * 1e12 / mesh_plan_alloc(p)->gpu.peak_flops);

@@ -80,10 +80,10 @@ int mesh_typo_distance(const char *a, const char *b)
         rows[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
         int *row = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
-        char ca = (char)tolower((unsigned char)a[i - 1]);
+        int ca = tolower((unsigned char)a[i - 1]);
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            char cb = (char)tolower((unsigned char)b[j - 1]);
+            int cb = tolower((unsigned char)b[j - 1]);
             int best = up[j - 1] + (ca != cb);
             if (up[j] + 1 < best)
                 best = up[j] + 1;

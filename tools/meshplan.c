@@ -112,7 +112,7 @@ static const opt_t opts[O_COUNT] = {
                 "min (fewest nodes that fit; default), fastest (shortest step) or\n"
                 "efficient (most tokens per GPU-hour)"},
     [O_MESH] = {"mesh", "STRING", C_SIZED,
-                "pin fields: tp=T,pp=P,dp=D,cp=C,ep=E,etp=T,zero=Z,vpp=V,mb=B,\n"
+                "pin fields: tp=T,pp=P,dp=D,cp=C,ep=E,etp=X,zero=Z,vpp=V,mb=B,\n"
                 "recompute=R,sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16\n"
                 "(R: none, selective, full or full:N layers per stage; ep, etp: the\n"
                 "experts' parallelism, for a MoE model)"},
