@@ -366,12 +366,17 @@ int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])
     return 2;
 }
 
+/* Megatron-FSDP saves and loads only its own checkpoint format, and
+ * validate_args() refuses it with any other (megatron/training/
+ * arguments.py L1169-1170 at d98e8a6): the format goes with the switch. */
 const char *mesh_zero_cause(mesh_framework_t fw, int zero)
 {
     static const char *const megatron_z[] = {
         NULL, "--use-distributed-optimizer",
-        "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads",
-        "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params"};
+        "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads --ckpt-format "
+        "fsdp_dtensor",
+        "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format "
+        "fsdp_dtensor"};
     static const char *const ds_z[] = {"\"stage\":0", "\"stage\":1", "\"stage\":2", "\"stage\":3"};
     if (zero < 0 || zero > 3)
         return NULL;

@@ -23,9 +23,10 @@ enum {
     NEEDS_NUMA = 8,
     BIND_CUDA = 16,
     BIND_ROCR = 32,
-    NEEDS_MOE = 64,     /* the expert groups: a MoE model's layout only */
-    NEEDS_BUDGET = 128, /* a spec with train.tokens or train.steps only */
-    NEEDS_RESTART = 256 /* a restart's only (mesh_task_t's restart) */
+    NEEDS_MOE = 64,         /* the expert groups: a MoE model's layout only */
+    NEEDS_BUDGET = 128,     /* a spec with train.tokens or train.steps only */
+    NEEDS_RESTART = 256,    /* a restart's only (mesh_task_t's restart) */
+    NEEDS_CONNECTIONS = 512 /* where Megatron-LM asks a value of it */
 };
 
 typedef struct ctx {
@@ -435,6 +436,33 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
     mesh_megatron_args(x->m, x->l, b);
 }
 
+/* CUDA_DEVICE_MAX_CONNECTIONS as Megatron-LM's validate_args() asks it
+ * (megatron/training/arguments.py L1166-1167 and L1452-1479 at d98e8a6):
+ * Megatron-FSDP (zero 2 and 3, mesh_zero_cause) refuses 1, so it gets
+ * CUDA's own default, 8, over any 1 the job script set; TP or CP above 1
+ * needs 1 before Blackwell, so that TP's communication kernels are queued
+ * ahead of the GEMMs they overlap.  A GPU with MXFP8 (fp8_blocks) has
+ * compute capability 10 or more (lib/gpu.c); any other, an unknown one
+ * included, is taken as older, and 1 is allowed on Blackwell too.  0:
+ * Megatron-LM asks nothing (or the spec names another framework), and the
+ * job's own value stays. */
+int mesh_megatron_max_connections(const mesh_model_t *m, const mesh_layout_t *l,
+                                  const mesh_gpu_t *gpu)
+{
+    if (m->framework != MESH_FW_AUTO && m->framework != MESH_FW_MEGATRON)
+        return 0;
+    if (l->zero >= 2)
+        return 8;
+    if ((l->tp > 1 || l->cp > 1) && !gpu->fp8_blocks)
+        return 1;
+    return 0;
+}
+
+static void r_max_connections(const ctx_t *x, mesh_buf_t *b)
+{
+    mesh_buf_printf(b, "%d", mesh_megatron_max_connections(x->m, x->l, &x->a->gpu));
+}
+
 /* DeepSpeed's batch triple must satisfy train = micro * accumulation * dp;
  * the memory-relevant members come from the accounting table. */
 static void r_deepspeed(const ctx_t *x, mesh_buf_t *b)
@@ -516,6 +544,7 @@ static const struct var {
     {"MESH_PLAN_DIGEST", M_ALL, 0, r_digest},
     {"MESH_RESHARD", M_ALL, NEEDS_RESTART, r_reshard},
     {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
+    {"CUDA_DEVICE_MAX_CONNECTIONS", M_ALL, NEEDS_CONNECTIONS, r_max_connections},
     {"MESH_DEEPSPEED_CONFIG", M_ALL, 0, r_deepspeed},
     {"MESH_GPU_BUSID", M_ALL, PER_RANK | NEEDS_TOPO, r_busid},
     {"MESH_NUMA_NODE", M_ALL, PER_RANK | NEEDS_NUMA, r_numa},
@@ -582,7 +611,8 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & BIND_ROCR) && !task->rocr_visible) ||
             ((v->flags & NEEDS_MOE) && x.l->ep <= 0) ||
             ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps) ||
-            ((v->flags & NEEDS_RESTART) && !task->restart))
+            ((v->flags & NEEDS_RESTART) && !task->restart) ||
+            ((v->flags & NEEDS_CONNECTIONS) && !mesh_megatron_max_connections(x.m, x.l, &a->gpu)))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);

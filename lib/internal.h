@@ -107,6 +107,12 @@ void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 /* Append Megatron-LM's command-line flags for model m under layout l to b
  * (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's Megatron-LM line. */
 void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l, mesh_buf_t *b);
+/* The CUDA_DEVICE_MAX_CONNECTIONS Megatron-LM needs for model m under
+ * layout l on that GPU (lib/env.c), or 0 where it asks none: exported
+ * beside MESH_MEGATRON_ARGS and printed with the plan's Megatron-LM line. */
+struct mesh_gpu;
+int mesh_megatron_max_connections(const struct mesh_model *m, const struct mesh_layout *l,
+                                  const struct mesh_gpu *gpu);
 /* Parts of a model's layers (lib/spec.c) the per-GPU counts split apart:
  * a MoE layer without its routed experts (attention, norms, router, shared
  * experts); one MTP layer's projection and norms; the attention parameters

@@ -290,6 +290,11 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
     }
     mesh_buf_puts(b, "\n");
     free(line);
+    int conn = mesh_megatron_max_connections(mesh_plan_model(p), &mesh_plan_best(p)->layout,
+                                             &mesh_plan_alloc(p)->gpu);
+    if (conn)
+        mesh_buf_printf(b, "  with CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment (exported)\n",
+                        conn);
 }
 
 /* ---- the explanation's records, as lines ---- */
@@ -794,6 +799,12 @@ char *mesh_report_json(const mesh_plan_t *p)
     else
         b.failed = 1;
     free(line);
+    /* and the environment it needs, as the plugin exports it */
+    int conn = mesh_megatron_max_connections(m, &best->layout, &mesh_plan_alloc(p)->gpu);
+    mesh_buf_puts(&b, ",\"megatron_env\":{");
+    if (conn)
+        mesh_buf_printf(&b, "\"CUDA_DEVICE_MAX_CONNECTIONS\":\"%d\"", conn);
+    mesh_buf_puts(&b, "}");
     mesh_buf_puts(&b, ",\"near_tie\":");
     json_near_tie(&b, p);
     json_records(&b, p); /* last: the keys before them read as they always did */

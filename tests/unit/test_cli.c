@@ -396,6 +396,9 @@ static void env__equals_library(void **state)
         "MESH_DEEPSPEED_CONFIG={\"train_batch_size\":512,\"train_micro_batch_size_per_gpu\":1,"
         "\"gradient_accumulation_steps\":256,\"zero_optimization\":{\"stage\":1,"
         "\"reduce_bucket_size\":500000000},\"bf16\":{\"enabled\":true}}",
+        /* TP 4 on an H100, distributed optimizer: Megatron-LM's
+         * validate_args() asks 1 (arguments.py L1452-1479 at d98e8a6) */
+        "CUDA_DEVICE_MAX_CONNECTIONS=1",
         "RANK=29",
         "WORLD_SIZE=64",
         "LOCAL_RANK=5",

@@ -66,12 +66,52 @@ static void torch_mode__rank13(void **state)
     assert_string_equal(get(e, "MESH_PLAN_DIGEST"), mesh_plan_digest(p));
     assert_null(get(e, "MESH_GPU_BUSID")); /* no topology in this test */
     assert_null(get(e, "PET_NNODES"));
+    /* tp 2 on an H100: what Megatron-LM asks, over the job's own value */
+    assert_string_equal(get(e, "CUDA_DEVICE_MAX_CONNECTIONS"), "1");
     /* the torch variables yield to values the task already has */
     for (int i = 0; i < mesh_env_count(e); i++)
         assert_int_equal(mesh_env_keep_existing(e, i),
-                         strncmp(mesh_env_name(e, i), "MESH_", 5) != 0);
+                         strncmp(mesh_env_name(e, i), "MESH_", 5) != 0 &&
+                             strcmp(mesh_env_name(e, i), "CUDA_DEVICE_MAX_CONNECTIONS") != 0);
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
+}
+
+/* CUDA_DEVICE_MAX_CONNECTIONS where Megatron-LM's rule turns on the GPU and
+ * the framework (arguments.py L1452-1479 at d98e8a6): from compute
+ * capability 10 (B200) TP asks nothing, and a spec for DeepSpeed or plain
+ * PyTorch is not told Megatron-LM's needs; Megatron-FSDP still refuses 1. */
+static void max_connections__blackwell_and_other_frameworks(void **state)
+{
+    static const struct {
+        const char *gpu, *framework, *mesh, *want;
+    } cases[] = {
+        {"H100-SXM", "auto", "tp=2,pp=1,dp=8,zero=1", "1"},
+        {"H100-SXM", "megatron", "tp=1,pp=1,cp=2,dp=8,zero=1", "1"},
+        {"H100-SXM", "megatron", "tp=1,pp=2,dp=8,zero=1", NULL},
+        {"B200", "megatron", "tp=2,pp=1,dp=8,zero=1", NULL},
+        {"B200", "auto", "tp=2,pp=1,dp=8,zero=3", "8"},
+        {"A100-80GB", "megatron", "tp=1,pp=1,dp=16,zero=2", "8"},
+        {"H100-SXM", "deepspeed", "tp=2,pp=1,dp=8,zero=1", NULL},
+        {"H100-SXM", "torch", "tp=1,pp=1,dp=16,zero=2", NULL},
+    };
+    for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "preset: llama2-7b\ntrain: {framework: %s}\n",
+                 cases[i].framework);
+        mesh_model_t m = test_spec(spec);
+        mesh_alloc_t a = test_alloc(cases[i].gpu, 2, 8);
+        mesh_plan_t *p = test_plan(&m, &a, cases[i].mesh);
+        mesh_env_t *e = env_of(p, 0, 0, MESH_EXPORT_TORCH);
+        const char *got = get(e, "CUDA_DEVICE_MAX_CONNECTIONS");
+        if (cases[i].want ? !got || strcmp(got, cases[i].want) != 0 : got != NULL)
+            fail_msg("%s, %s, %s: CUDA_DEVICE_MAX_CONNECTIONS %s, want %s", cases[i].gpu,
+                     cases[i].framework, cases[i].mesh, got ? got : "unset",
+                     cases[i].want ? cases[i].want : "unset");
+        mesh_env_destroy(e);
+        mesh_plan_destroy(p);
+    }
+    (void)state;
 }
 
 static void torchrun_mode__one_launcher_per_node(void **state)
@@ -356,6 +396,18 @@ static void want_task(const env_case_t *k, const mesh_plan_t *p, const bf_map_t 
     want_add(w, "MESH_PLAN_DIGEST", 0, "%s", mesh_plan_digest(p));
     want_add(w, "MESH_MEGATRON_ARGS", 0, "%s", k->megatron);
     want_add(w, "MESH_DEEPSPEED_CONFIG", 0, "%s", k->deepspeed);
+    /* Megatron-LM's validate_args() at d98e8a6 on an H100 (compute
+     * capability 9): Megatron-FSDP refuses 1 (arguments.py L1166-1167:
+     * CUDA's own default, 8, is said over any 1 the job set), TP or CP
+     * above 1 needs 1 (L1452-1479); otherwise it asks nothing, and a spec
+     * for DeepSpeed is not told Megatron-LM's needs */
+    mesh_framework_t fw = mesh_plan_model(p)->framework;
+    if (fw != MESH_FW_AUTO && fw != MESH_FW_MEGATRON)
+        ;
+    else if (k->zero >= 2)
+        want_add(w, "CUDA_DEVICE_MAX_CONNECTIONS", 0, "8");
+    else if (k->t > 1 || k->c > 1)
+        want_add(w, "CUDA_DEVICE_MAX_CONNECTIONS", 0, "1");
     if (per_rank && t->gpu_busid)
         want_add(w, "MESH_GPU_BUSID", 0, "%s", t->gpu_busid);
     if (per_rank && t->numa_node >= 0)
@@ -432,7 +484,9 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
  *   --decoder-first/last-pipeline-num-layers;
  *   ZeRO: 1 the distributed optimizer (--use-distributed-optimizer), 2 and 3
  *   Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy
- *   optim_grads, resp. optim_grads_params: megatron_fsdp.md);
+ *   optim_grads, resp. optim_grads_params: megatron_fsdp.md), which saves
+ *   only its own checkpoint format (--ckpt-format fsdp_dtensor:
+ *   arguments.py L1169-1170 asserts it);
  *   recompute: selective -> --recompute-granularity selective; full ->
  *   granularity full, method uniform, 1 layer; full:N -> method block, N;
  *   the precision (--bf16, --fp16) and what the gradients are kept in.
@@ -477,9 +531,13 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 #define DS_Z2 "\"stage\":2,\"reduce_bucket_size\":500000000"
 #define DS_Z3                                                                                      \
     "\"stage\":3,\"reduce_bucket_size\":500000000,\"stage3_prefetch_bucket_size\":50000000"
-#define DS_BF16   ",\"bf16\":{\"enabled\":true}}"
-#define FSDP_Z2   " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads"
-#define FSDP_Z3   " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params"
+#define DS_BF16 ",\"bf16\":{\"enabled\":true}}"
+#define FSDP_Z2                                                                                    \
+    " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads --ckpt-format "            \
+    "fsdp_dtensor"
+#define FSDP_Z3                                                                                    \
+    " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format "     \
+    "fsdp_dtensor"
 #define SPEC_7B16 "preset: llama2-7b\ntrain: {global_batch: 16}\n"
 
 /* the example of doc/design.md, "Rank map", Llama 2 7B (32 layers, seq 4096) */
@@ -880,12 +938,10 @@ static void env__megatron_model_flags(void **state)
         LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, "32000") "--attention-backend unfused " LAYOUT(
             2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer");
     /* without an arch only the training facts: dropout, the layout */
-    assert_megatron(
-        "preset: params-only\n", 2, "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",
-        "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(
-            1, 1, 1, 1, 512,
-            4096) " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
-                  "--bf16");
+    assert_megatron("preset: params-only\n", 2,
+                    "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",
+                    "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(1, 1, 1, 1, 512, 4096)
+                        FSDP_Z3 " --bf16");
 }
 
 static void env__topology_variables(void **state)
@@ -943,6 +999,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(torch_mode__rank13),
+        cmocka_unit_test(max_connections__blackwell_and_other_frameworks),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
         cmocka_unit_test(huge_groups__compact),
         cmocka_unit_test(huge_groups__4096_still_listed),
