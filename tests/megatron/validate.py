@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Megatron-LM's own argument validation on every plan meshplan exports.
+
+For each case (a preset, an allocation, pins) this asks `meshplan env
+--json --export torch` for the environment of the job's first and last
+task, exactly as the plugin exports it, and runs Megatron-LM's real
+megatron.training.arguments.parse_args() and validate_args() on that task's
+MESH_MEGATRON_ARGS with os.environ set to that environment and nothing else.
+Megatron-LM is the copy in ../shared/megatron, at the commit meshplan cites
+(d98e8a6); nothing of it is changed.
+
+Usage: validate.py --meshplan BIN --megatron DIR --policy FILE [--models-dir DIR]
+Prints CMocka-style result lines (tests/cmocka.sh's format) that run-all adds
+up; exits non-zero when a case fails.
+
+What stands in for the machine (Debian 12's python3-torch is torch 1.13 on
+Python 3.11, CPU only; Megatron-LM targets torch 2.x and Python 3.12):
+- STUB_MODULES: modules of torch 2.x, triton and numpy 2 that Megatron-LM
+  imports at module level for training, checkpointing or kernels but that
+  the argument code never calls.  torch 1.13's torch.distributed._shard is
+  among them: it exists but fails to import on Python 3.11 (a dataclass with
+  a mutable default).  Each is an empty module whose attributes are inert
+  placeholder classes.
+- STUB_ATTRS: names of torch 2.x used at import time as types or dtypes in
+  annotations and tables (placeholder classes), and three decorators made
+  the identity (torch.compile and typing.override are absent; torch.jit.script
+  of 1.13 cannot compile Megatron's norm methods): the functions stay plain
+  Python, and validation calls none of them.
+- The device: validate_args() asks the GPU for its architecture
+  (get_device_arch_version() reads get_device_properties().major, and the
+  FP8/FP4 checks get_device_capability()); both answer with the target GPU's
+  compute capability (A100 8.0, H100 9.0, B200 10.0).
+"""
+import argparse
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+import traceback
+import types
+
+STUB_MODULES = [
+    "torch.distributed.checkpoint",  # torch 2.x distributed checkpointing
+    "torch.distributed._shard",  # fails to import on Python 3.11 (above)
+    "torch.distributed.tensor",  # DTensor, torch >= 2.4 (Megatron-FSDP)
+    "torch.distributed._tensor",  # DTensor's old name
+    "torch.distributed.device_mesh",  # torch >= 2.2 (Megatron-FSDP)
+    "torch.distributed._symmetric_memory",  # torch >= 2.5 (FSDP buffers)
+    "triton",  # GPU kernels (MoE paged stash, Mamba); __version__ is asked
+    "numpy.dtypes",  # numpy >= 1.25 (checkpoint safe globals)
+]
+STUB_ATTRS = [
+    "torch.float8_e8m0fnu",  # a dtype of torch >= 2.7 (MXFP8 scales table)
+    "torch.distributed.DeviceMesh",  # torch >= 2.2 (annotations)
+    "torch.distributed._coalescing_manager",  # torch >= 2.0 (grad buffers)
+    "torch.cuda.memory.CUDAPluggableAllocator",  # torch >= 2.0 (inference)
+    "torch.cuda.MemPool",  # torch >= 2.5 (annotations)
+    "torch.optim.optimizer.ParamsT",  # torch >= 2.2 (annotations)
+]
+IDENTITY_DECORATORS = ["torch.compile", "torch.jit.script", "typing.override"]
+
+# compute capability (major, minor) of each GPU the cases use
+ARCH = {"A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
+
+
+class Placeholder:
+    """Inert: any call, attribute or subclass works and does nothing."""
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __call__(self, *a, **k):
+        return Placeholder()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Placeholder()
+
+
+def placeholder_class(name):
+    return type(name, (Placeholder,), {})
+
+
+class StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return placeholder_class(name)
+
+
+class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if any(name == s or name.startswith(s + ".") for s in STUB_MODULES):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return StubModule(spec.name)
+
+    def exec_module(self, module):
+        module.__path__ = []
+        module.__version__ = "3.0.0"
+
+
+def install_stubs(arch):
+    sys.meta_path.insert(0, StubFinder())
+    for dotted in STUB_ATTRS + IDENTITY_DECORATORS:
+        owner, _, name = dotted.rpartition(".")
+        mod = importlib.import_module(owner)
+        if dotted in IDENTITY_DECORATORS:
+            setattr(mod, name, lambda f=None, *a, **k: f if f is not None else (lambda g: g))
+        elif not hasattr(mod, name):
+            setattr(mod, name, placeholder_class(name))
+    import torch
+
+    torch.cuda.get_device_capability = lambda *a, **k: arch["cc"]
+    torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(
+        major=arch["cc"][0], minor=arch["cc"][1], name=arch["gpu"])
+
+
+# ---- the cases --------------------------------------------------------------
+# Per preset: node counts around its natural size (8 GPUs a node).  Every case
+# is tried on H100 and the variants below; A100 and B200 on the middle count.
+PRESETS = {
+    "llama2-7b": [1, 2, 4],
+    "llama2-13b": [1, 4],
+    "llama2-70b": [4, 16],
+    "llama3-8b": [1, 2, 8],
+    "llama3-70b": [4, 8, 16],
+    "llama3.1-405b": [16, 64, 256],
+    "gpt3-175b": [16, 64],
+    "mixtral-8x7b": [1, 4],
+    "mixtral-8x22b": [8, 32],
+    "qwen3-30b-a3b": [1, 4],
+    "qwen3-235b-a22b": [16, 32],
+    "deepseek-v3": [64, 128, 256],
+}
+# the params-only preset has no architecture: Megatron-LM cannot build it
+# (meshplan plans it as DP/ZeRO only and exports no model flags)
+NOT_MEGATRON = {"params-only": "a parameter count only: no --num-layers for Megatron-LM"}
+
+VARIANTS = [
+    ("auto", []),
+    ("megatron", ["--set", "train.framework=megatron"]),
+    ("fp8", ["--set", "train.precision=fp8"]),
+    ("zero0", ["--mesh", "zero=0"]),
+    ("zero2", ["--mesh", "zero=2"]),
+    ("zero3", ["--mesh", "zero=3"]),
+    ("zero3-megatron", ["--mesh", "zero=3", "--set", "train.framework=megatron"]),
+    ("vpp2", ["--mesh", "vpp=2"]),
+    ("cp2", ["--mesh", "cp=2"]),
+    ("selective", ["--mesh", "recompute=selective"]),
+    ("full", ["--mesh", "recompute=full"]),
+    ("offload", ["--mesh", "offload=optimizer", "--host-mem", "2TiB"]),
+    ("bf16-moments", ["--mesh", "moments=bf16"]),
+]
+MOE_VARIANTS = [
+    ("ep-fit", ["--mesh", "etp=1"]),
+    ("etp2", ["--mesh", "etp=2"]),
+]
+
+
+def cases():
+    for preset, counts in PRESETS.items():
+        moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek"))
+        for n in counts:
+            for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []):
+                yield f"{preset}/{n}xH100/{vname}", preset, n, "H100-SXM", extra
+        mid = counts[len(counts) // 2]
+        for gpu in ("A100-80GB", "B200"):
+            for vname, extra in VARIANTS[:3] + VARIANTS[4:5] + VARIANTS[7:9]:
+                if gpu.startswith("A100") and vname == "fp8":
+                    continue  # no FP8 on Ampere: meshplan refuses it
+                yield f"{preset}/{mid}x{gpu}/{vname}", preset, mid, gpu, extra
+
+
+def exported_env(o, preset, nodes, gpu, extra, node, local):
+    cmd = [o.meshplan, "env", "--model", preset, "--nodes", str(nodes), "--gpus-per-node", "8",
+           "--gpu", gpu, "--export", "torch", "--json", "--node", str(node), "--local",
+           str(local), "--master-addr", "node0", "--policy", o.policy] + extra
+    if o.models_dir:
+        cmd += ["--models-dir", o.models_dir]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode in (1, 2):  # does not fit, or a pin this allocation cannot take
+        return None, (r.stdout.strip().splitlines() + r.stderr.strip().splitlines())[:1]
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+    return json.loads(r.stdout), None
+
+
+def validate(arguments, env, drop=None):
+    """Megatron-LM's parse_args() + validate_args() on the task's exports.
+    drop: a variable or flag to remove first (the test of the test)."""
+    env = dict(env)
+    argv = shlex.split(env.get("MESH_MEGATRON_ARGS", ""))
+    if drop and drop.startswith("--"):
+        i = argv.index(drop)
+        n = 1
+        while i + n < len(argv) and not argv[i + n].startswith("--"):
+            n += 1
+        del argv[i:i + n]
+    elif drop:
+        env.pop(drop, None)
+    saved_env, saved_argv = dict(os.environ), sys.argv
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = ["pretrain_gpt.py"] + argv
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            args = arguments.parse_args()
+            arguments.validate_args(args)
+        return args, None
+    except (AssertionError, ValueError, TypeError, KeyError, RuntimeError, SystemExit) as e:
+        tb = traceback.extract_tb(e.__traceback__)
+        where = next((f"{os.path.basename(f.filename)}:{f.lineno}" for f in reversed(tb)
+                      if "megatron" in f.filename), "?")
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if isinstance(e, SystemExit):
+            msg = "argparse: " + " ".join(out.getvalue().strip().splitlines()[-1:])
+        return None, f"{where}: {msg}"
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.argv = saved_argv
+
+
+class Results:
+    def __init__(self):
+        self.passed, self.failed = 0, []
+
+    def check(self, name, ok, why=""):
+        if ok:
+            self.passed += 1
+            print(f"[       OK ] {name}")
+        else:
+            self.failed.append(name)
+            print(f"[  FAILED  ] {name}: {why}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--meshplan", required=True)
+    ap.add_argument("--megatron", required=True, help="the unpacked Megatron-LM tree")
+    ap.add_argument("--models-dir")
+    ap.add_argument("--policy", required=True, help="the shipped policy: every key at its default")
+    ap.add_argument("--min-plans", type=int, default=150)
+    o = ap.parse_args()
+
+    arch = {"cc": (9, 0), "gpu": "H100-SXM"}
+    install_stubs(arch)
+    sys.path.insert(0, o.megatron)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        import megatron.training.arguments as arguments
+
+    res = Results()
+    planned, refused = 0, []
+    kept = {}  # one plan per condition, for the test of the test below
+    for name, preset, nodes, gpu, extra in cases():
+        arch.update(cc=ARCH[gpu], gpu=gpu)
+        for node, local in ((0, 0), (nodes - 1, 7)):
+            env, why = exported_env(o, preset, nodes, gpu, extra, node, local)
+            if env is None:
+                refused.append(f"{name}: {' '.join(why)}")
+                break
+            args, err = validate(arguments, env)
+            task = f"{name}/rank{node * 8 + local}"
+            res.check(task, args is not None, err or "")
+            if args is None:
+                continue
+            if node == 0:
+                planned += 1
+            a = args
+            if (a.tensor_model_parallel_size > 1 or a.context_parallel_size > 1) and \
+                    ARCH[gpu][0] < 10 and not a.use_megatron_fsdp:
+                kept.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", (env, arch.copy()))
+            if a.use_megatron_fsdp:
+                kept.setdefault("--ckpt-format", (env, arch.copy()))
+
+    # Every plan above passed with its exports; removing one requirement must
+    # make Megatron-LM refuse it, or the check above proves nothing.
+    for drop in ("CUDA_DEVICE_MAX_CONNECTIONS", "--ckpt-format"):
+        if drop not in kept:
+            res.check(f"without {drop}", False, "no plan above needs it")
+            continue
+        env, a = kept[drop]
+        arch.update(a)
+        args, err = validate(arguments, env, drop=drop)
+        res.check(f"without {drop}: Megatron-LM refuses ({err})", args is None,
+                  f"{env['MESH_PLAN']} still passes without {drop}")
+
+    res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
+              f"only {planned}")
+    for p, why in NOT_MEGATRON.items():
+        print(f"# not run: {p}: {why}")
+    for r in refused:
+        print(f"# no plan (meshplan refuses it, as it says): {r}")
+    total = res.passed + len(res.failed)
+    print(f"[==========] {total} test(s) run.")
+    print(f"[  PASSED  ] {res.passed} test(s).")
+    if res.failed:
+        print(f"[  FAILED  ] {len(res.failed)} test(s), listed below:")
+        for f in res.failed:
+            print(f"[  FAILED  ] {f}")
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
