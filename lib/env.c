@@ -261,6 +261,8 @@ static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
     /* kv_channels defaults to hidden // heads (arguments.py L839-841) */
     if (m->head_dim > 0 && (long)m->head_dim * m->heads != m->hidden)
         flag(b, "--kv-channels %d", m->head_dim);
+    if (m->qk_norm) /* (MLA says it with its latent norms, mg_experts) */
+        flag(b, "--qk-layernorm");
     (void)l;
 }
 
@@ -272,6 +274,8 @@ static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
         flag(b, "--swiglu --normalization RMSNorm --disable-bias-linear");
     else
         flag(b, "--normalization LayerNorm");
+    if (m->norm_eps > 0)
+        flag(b, "--norm-epsilon %g", m->norm_eps);
     (void)l;
 }
 
@@ -286,6 +290,16 @@ static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
     /* required (arguments.py L822-826): the learned table has seq_len rows */
     flag(b, "--position-embedding-type %s --max-position-embeddings %d",
          m->mlp == MESH_MLP_SWIGLU ? "rope" : "learned_absolute", m->seq_len);
+    /* the rotary base and its scaling: Llama 3.1's, whose other constants
+     * Megatron-LM fixes (low 1, high 4, original 8192: rotary_pos_embedding.py
+     * _apply_scaling at d98e8a6), or under MLA YaRN, MLA's own rotary type
+     * (MLATransformerConfig's rope_type, original context 4096) */
+    if (m->rope_theta > 0 && m->mlp == MESH_MLP_SWIGLU)
+        flag(b, "--rotary-base %d", m->rope_theta);
+    if (m->rope_scaling > 0 && m->mla.kv_lora_rank)
+        flag(b, "--rotary-scaling-factor %g", m->rope_scaling);
+    else if (m->rope_scaling > 0 && m->mlp == MESH_MLP_SWIGLU)
+        flag(b, "--use-rope-scaling --rope-scaling-factor %g", m->rope_scaling);
     flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
     if (!m->tied_embeddings)
         flag(b, "--untie-embeddings-and-output-weights");
@@ -380,6 +394,28 @@ static void mg_fp8(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
  * all-to-all dispatcher and grouped GEMM are what the cost model prices
  * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
  * (moe_freq_type, arguments.py L327-350). */
+/* The router as the model was trained (arch.moe's router keys), as
+ * Megatron-LM's TransformerConfig names it at d98e8a6. */
+static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
+{
+    if (r->score == MESH_SCORE_SIGMOID)
+        flag(b, "--moe-router-score-function sigmoid");
+    if (r->expert_bias)
+        flag(b, "--moe-router-enable-expert-bias");
+    if (r->groups)
+        flag(b, "--moe-router-num-groups %d --moe-router-group-topk %d", r->groups, r->group_top_k);
+    if (r->routed_scaling > 0)
+        flag(b, "--moe-router-topk-scaling-factor %g", r->routed_scaling);
+    /* the busiest expert rank is priced for a balanced router
+     * (moe_imbalance), and Megatron-LM balances nothing by default
+     * (moe_aux_loss_coeff 0.0): the spec's coefficient, else its suggested
+     * start, as the help says */
+    if (r->aux_loss > 0)
+        flag(b, "--moe-aux-loss-coeff %g", r->aux_loss);
+    else
+        flag(b, "--moe-aux-loss-coeff 1e-2");
+}
+
 static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
     const mesh_moe_t *e = &m->moe;
@@ -399,10 +435,7 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
              l->ep, l->etp);
         if (e->capacity_factor > 0)
             flag(b, "--moe-expert-capacity-factor %g", e->capacity_factor);
-        /* the busiest expert rank is priced for a balanced router
-         * (moe_imbalance), and Megatron-LM balances nothing by default
-         * (moe_aux_loss_coeff 0.0): its suggested start, as the help says */
-        flag(b, "--moe-aux-loss-coeff 1e-2");
+        mg_router(&m->router, b);
     }
     const mesh_mla_t *a = &m->mla;
     if (a->kv_lora_rank) {
@@ -414,6 +447,8 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
             flag(b, "--q-lora-rank %d", a->q_lora_rank);
         flag(b, "--kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
              a->kv_lora_rank, a->qk_head_dim, a->qk_rope_head_dim, a->v_head_dim);
+        if (a->mscale_all_dim > 0)
+            flag(b, "--mscale-all-dim %g", a->mscale_all_dim);
     }
     if (m->mtp_layers)
         flag(b, "--mtp-num-layers %d", m->mtp_layers);

@@ -146,10 +146,10 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
 
 double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
 {
-    /* norms (and GPT's row-parallel biases) are replicated, matrices split */
+    /* norms (and GPT's row-parallel biases) are replicated, matrices split;
+     * so are MLA's down projections and the QK norms (mesh_attn_replicated) */
     double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
-    if (m->mla.kv_lora_rank)
-        replicated += mesh_attn_replicated(m);
+    replicated += mesh_attn_replicated(m);
     return (mesh_model_layer_params(m) - replicated) / tp + replicated;
 }
 

@@ -64,6 +64,12 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, "gelu swiglu", NO_AUTO, ALWAYS)                     \
     X(F_TIED, "arch", "tied_embeddings", K_BOOL, tied_embeddings, 0, 0, NULL, NO_AUTO, ALWAYS)     \
     X(F_MTP, "arch", "mtp_layers", K_INT, mtp_layers, 0, 64, NULL, NO_AUTO, WHEN_SET)              \
+    X(F_ROPE_THETA, "arch", "rope_theta", K_INT, rope_theta, 1, 2147483647, NULL, NO_AUTO,         \
+      WHEN_SET)                                                                                    \
+    X(F_ROPE_SCALING, "arch", "rope_scaling", K_NUMNONE, rope_scaling, 1, 1000, NULL, NO_AUTO,     \
+      WHEN_SET)                                                                                    \
+    X(F_QK_NORM, "arch", "qk_norm", K_BOOL, qk_norm, 0, 0, NULL, NO_AUTO, WHEN_SET)                \
+    X(F_NORM_EPS, "arch", "norm_eps", K_NUM, norm_eps, 1e-12, 0.1, NULL, NO_AUTO, WHEN_SET)        \
     X(F_MOE_EXPERTS, "arch.moe", "experts", K_INT, moe.experts, 1, 1 << 16, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
     X(F_MOE_TOPK, "arch.moe", "top_k", K_INT, moe.top_k, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)      \
@@ -76,6 +82,17 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       WHEN_SET)                                                                                    \
     X(F_MOE_CAPACITY, "arch.moe", "capacity_factor", K_NUMNONE, moe.capacity_factor, 0.01, 1000,   \
       NULL, NO_AUTO, WHEN_SET)                                                                     \
+    X(F_MOE_SCORE, "arch.moe", "score", K_ENUM, router.score, 0, 0, "softmax sigmoid", NO_AUTO,    \
+      WHEN_SET)                                                                                    \
+    X(F_MOE_BIAS, "arch.moe", "expert_bias", K_BOOL, router.expert_bias, 0, 0, NULL, NO_AUTO,      \
+      WHEN_SET)                                                                                    \
+    X(F_MOE_GROUPS, "arch.moe", "groups", K_INT, router.groups, 1, 1 << 16, NULL, NO_AUTO,         \
+      WHEN_SET)                                                                                    \
+    X(F_MOE_GROUP_TOPK, "arch.moe", "group_top_k", K_INT, router.group_top_k, 1, 1 << 16, NULL,    \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_MOE_SCALING, "arch.moe", "routed_scaling", K_NUM, router.routed_scaling, 1e-6, 1e6, NULL,  \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_MOE_AUX, "arch.moe", "aux_loss", K_NUM, router.aux_loss, 1e-9, 1, NULL, NO_AUTO, WHEN_SET) \
     X(F_MLA_Q, "arch.mla", "q_lora_rank", K_INT, mla.q_lora_rank, 0, 1 << 20, NULL, NO_AUTO,       \
       WHEN_SET)                                                                                    \
     X(F_MLA_KV, "arch.mla", "kv_lora_rank", K_INT, mla.kv_lora_rank, 1, 1 << 20, NULL, NO_AUTO,    \
@@ -86,6 +103,8 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       NO_AUTO, WHEN_SET)                                                                           \
     X(F_MLA_V, "arch.mla", "v_head_dim", K_INT, mla.v_head_dim, 1, 1 << 16, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
+    X(F_MLA_MSCALE, "arch.mla", "mscale_all_dim", K_NUM, mla.mscale_all_dim, 1e-6, 100, NULL,      \
+      NO_AUTO, WHEN_SET)                                                                           \
     X(F_SEQ, "train", "seq_len", K_INT, seq_len, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                \
     X(F_GBS, "train", "global_batch", K_INT, global_batch, 1, 1 << 30, NULL, NO_AUTO, ALWAYS)      \
     X(F_MB, "train", "micro_batch", K_INT, micro_batch, 1, 1 << 16, NULL, 0, ALWAYS)               \
@@ -349,14 +368,27 @@ static double mla_params(const mesh_model_t *m)
     return q + kv + heads * a->v_head_dim * h;
 }
 
+/* The QK norms (arch.qk_norm): an RMSNorm over each head's queries and one
+ * over its keys, head_dim weights each (Qwen3's q_norm and k_norm;
+ * Megatron-LM's q_layernorm and k_layernorm, built with the width
+ * kv_channels: gpt_layer_specs.py at d98e8a6).  MLA has latent norms
+ * instead (mla_params). */
+static double qk_norm_params(const mesh_model_t *m)
+{
+    if (!m->qk_norm || m->mla.kv_lora_rank)
+        return 0;
+    return 2.0 * (m->head_dim ? m->head_dim : m->hidden / m->heads);
+}
+
 double mesh_attn_replicated(const mesh_model_t *m)
 {
     /* Megatron-LM builds MLA's down projections as duplicated (not
      * TP-split) linears (multi_latent_attention.py L526-535, L573-582 at
-     * d98e8a6), and its norms are replicated like every norm */
+     * d98e8a6), and its norms are replicated like every norm, the QK norms
+     * too */
     const mesh_mla_t *a = &m->mla;
     if (!a->kv_lora_rank)
-        return 0;
+        return qk_norm_params(m);
     double h = m->hidden;
     return (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
            h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
@@ -441,8 +473,8 @@ double mesh_model_layer_params(const mesh_model_t *m)
         return mla_params(m) + norm_params(m) + mlp_params(m, f);
     mesh_model_attn_widths(m, &q, &kv);
     if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
-                                      RMSNorms */
-        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h;
+                                      RMSNorms; Qwen3 the QK norms too */
+        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h + qk_norm_params(m);
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
      * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
     return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + 2 * h * f + f + h +
@@ -877,6 +909,44 @@ static int given_with(const spec_in_t *in, const spec_in_t *user, int f, const c
     return 1;
 }
 
+/* arch.moe's router as Megatron-LM's TransformerConfig checks it
+ * (transformer_config.py L2617-2625 and L2671-2690 at d98e8a6): the expert
+ * bias only with sigmoid scores; group-limited routing with both groups and
+ * group_top_k, the groups dividing the experts, and the chosen groups
+ * holding at least top_k experts. */
+static int finish_router(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    const mesh_router_t *r = &in->m.router;
+    const mesh_moe_t *moe = &in->m.moe;
+    if (in->set[F_MOE_GROUPS] != in->set[F_MOE_GROUP_TOPK])
+        return mesh_error_set(err,
+                              "%s: arch.moe.%s: group-limited routing needs both groups and "
+                              "group_top_k (give the other, or neither)",
+                              AT(in->set[F_MOE_GROUPS] ? F_MOE_GROUPS : F_MOE_GROUP_TOPK),
+                              in->set[F_MOE_GROUPS] ? "groups" : "group_top_k");
+    if (r->expert_bias && r->score != MESH_SCORE_SIGMOID)
+        return mesh_error_set(err,
+                              "%s: arch.moe.expert_bias: aux-loss-free balancing needs score: "
+                              "sigmoid (Megatron-LM refuses it with softmax)",
+                              AT(F_MOE_BIAS));
+    if (!r->groups)
+        return 0;
+    if (moe->experts % r->groups)
+        return mesh_error_set(err, "%s: arch.moe.groups: %d does not divide the %d experts",
+                              AT(F_MOE_GROUPS), r->groups, moe->experts);
+    if (r->group_top_k > r->groups)
+        return mesh_error_set(err, "%s: arch.moe.group_top_k: %d is more than the %d groups",
+                              AT(F_MOE_GROUP_TOPK), r->group_top_k, r->groups);
+    if ((long)r->group_top_k * (moe->experts / r->groups) < moe->top_k)
+        return mesh_error_set(err,
+                              "%s: arch.moe.group_top_k: %d groups of %d experts hold fewer than "
+                              "top_k %d",
+                              AT(F_MOE_GROUP_TOPK), r->group_top_k, moe->experts / r->groups,
+                              moe->top_k);
+    return 0;
+}
+
 /* arch.moe: its defaults (top_k Megatron-LM's 2, transformer_config.py L760
  * at d98e8a6; ffn the dense one; shared_ffn ffn) and its rules. */
 static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
@@ -906,7 +976,7 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: arch.moe.dense_layers: %d leaves no MoE layer of the %d "
                               "layers (at most %d)",
                               AT(F_MOE_DENSE), moe->dense_layers, in->m.layers, in->m.layers - 1);
-    return 0;
+    return finish_router(in, user, err);
 }
 
 /* arch.mla: its defaults (Megatron-LM's MLATransformerConfig,
@@ -960,7 +1030,9 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     /* the other arch keys mean nothing without these four: a spec giving
      * them alone has forgotten the rest (found by fuzzing the request) */
     int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
-                      in->set[F_MTP] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
+                      in->set[F_MTP] + in->set[F_ROPE_THETA] + in->set[F_ROPE_SCALING] +
+                      in->set[F_NORM_EPS] + in->set[F_QK_NORM] + any_set(in, "arch.moe") +
+                      any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
@@ -972,6 +1044,26 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               origin, missing);
     }
     m->has_arch = arch_keys == 4;
+    /* rotary positions are the Llama-style model's (mlp swiglu); GPT-style
+     * learns its positions */
+    /* QK norms are counted as RMSNorms of Llama-style heads; MLA has its
+     * latent norms instead, always */
+    if (m->qk_norm && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
+        return mesh_error_set(err, "%s: arch.qk_norm: %s: leave it out", AT(F_QK_NORM),
+                              in->set[F_MLA_KV] ? "MLA has its latent norms instead"
+                                                : "QK norms are described for mlp: swiglu only");
+    if (in->set[F_MLA_MSCALE] && !m->rope_scaling)
+        return mesh_error_set(err,
+                              "%s: arch.mla.mscale_all_dim: only means something with YaRN "
+                              "(give arch.rope_scaling, or leave it out)",
+                              AT(F_MLA_MSCALE));
+    int rope = in->set[F_ROPE_THETA] ? F_ROPE_THETA : F_ROPE_SCALING;
+    /* (a preset's rotary base stays, unused, under a file's mlp: gelu) */
+    if (m->mlp != MESH_MLP_SWIGLU && in->set[rope] && !LATER(F_MLP, rope))
+        return mesh_error_set(err,
+                              "%s: arch.%s: rotary positions are mlp: swiglu's (mlp: gelu learns "
+                              "its positions): leave it out, or use mlp: swiglu",
+                              AT(rope), keys[rope].name);
     if (!m->has_arch && !in->set[F_PARAMS])
         return mesh_error_set(err, "%s: give arch (layers, hidden, heads, vocab) or params",
                               origin);

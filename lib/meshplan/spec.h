@@ -101,6 +101,27 @@ typedef struct mesh_moe {
     double capacity_factor; /* 0 (none): dropless; else an expert drops tokens beyond it */
 } mesh_moe_t;
 
+/** How a MoE router scores the experts (arch.moe.score). */
+typedef enum mesh_router_score {
+    MESH_SCORE_SOFTMAX, /* Mixtral, Qwen3 (Megatron-LM's default) */
+    MESH_SCORE_SIGMOID, /* DeepSeek-V3 */
+} mesh_router_score_t;
+
+/**
+ * How a MoE model was trained to route (arch.moe's router keys): what
+ * Megatron-LM must be told to build that router.  No parameter count
+ * depends on them (the expert bias is a buffer, not a parameter).  0: the
+ * framework's default.
+ */
+typedef struct mesh_router {
+    mesh_router_score_t score; /* default softmax */
+    int expert_bias;           /* 1: aux-loss-free balancing by a per-expert bias (DeepSeek-V3) */
+    int groups;                /* group-limited routing: the experts fall in this many groups */
+    int group_top_k;           /* ... and a token goes to experts of this many of them */
+    double routed_scaling;     /* the routed experts' output scale; 0: none (1) */
+    double aux_loss;           /* load-balancing loss coefficient; 0: meshplan's 1e-2 */
+} mesh_router_t;
+
 /**
  * Multi-head latent attention (arch.mla, DeepSeek-V2/V3): queries (unless
  * q_lora_rank is 0) and keys/values pass through low-rank compressions;
@@ -113,6 +134,9 @@ typedef struct mesh_mla {
     int qk_head_dim;      /* non-rotary part of each query/key head (default 128) */
     int qk_rope_head_dim; /* rotary part (default 64) */
     int v_head_dim;       /* width of each value head (default 128) */
+    /* YaRN's attention-scale exponent over all dimensions under
+     * arch.rope_scaling (DeepSeek-V3: 1); 0: Megatron-LM's default, 0 */
+    double mscale_all_dim;
 } mesh_mla_t;
 
 /**
@@ -165,6 +189,17 @@ typedef struct mesh_model {
      * given (at most one is).  Neither changes the plan nor its digest. */
     double tokens;
     long steps;
+    /* what Megatron-LM must be told to build the published model where no
+     * parameter count depends on it; 0: not given (the framework's default) */
+    int rope_theta;       /* arch.rope_theta: the rotary base (Megatron-LM's default 10000) */
+    double rope_scaling;  /* arch.rope_scaling: Llama 3.1's RoPE scaling factor, or MLA's YaRN
+                             factor; 0: none */
+    double norm_eps;      /* arch.norm_eps: the norms' epsilon (Megatron-LM's default 1e-5) */
+    mesh_router_t router; /* arch.moe's router keys */
+    /* arch.qk_norm: 1 when each head's queries and keys pass an RMSNorm of
+     * head_dim weights before attention (Qwen3: q_norm, k_norm); counted in
+     * the parameters, whole on every TP rank */
+    int qk_norm;
 } mesh_model_t;
 
 /** Where presets are searched, in order; a NULL entry ends the list early. */

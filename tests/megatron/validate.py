@@ -27,6 +27,10 @@ Python 3.11, CPU only; Megatron-LM targets torch 2.x and Python 3.12):
   the identity (torch.compile and typing.override are absent; torch.jit.script
   of 1.13 cannot compile Megatron's norm methods): the functions stay plain
   Python, and validation calls none of them.
+- Transformer Engine: TransformerConfig, built for the published-model
+  check, asks TE's version (FP8 MoE and grouped GEMM need a recent one) and
+  whether TE's fused RoPE kernel exists: answered as a TE 2.8 install has
+  them (TE_VERSION); no TE code runs.
 - The device: validate_args() asks the GPU for its architecture
   (get_device_arch_version() reads get_device_properties().major, and the
   FP8/FP4 checks get_device_capability()); both answer with the target GPU's
@@ -65,6 +69,7 @@ STUB_ATTRS = [
     "torch.optim.optimizer.ParamsT",  # torch >= 2.2 (annotations)
 ]
 IDENTITY_DECORATORS = ["torch.compile", "torch.jit.script", "typing.override"]
+TE_VERSION = "2.8.0"  # the Transformer Engine version TransformerConfig is told
 
 # compute capability (major, minor) of each GPU the cases use
 ARCH = {"A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
@@ -168,6 +173,100 @@ MOE_VARIANTS = [
 ]
 
 
+# ---- the models as published ----------------------------------------------
+# Each preset's architecture as its authors published it (the Hugging Face
+# config.json of meta-llama/Llama-2-*-hf, Meta-Llama-3-*, Llama-3.1-405B,
+# mistralai/Mixtral-8x7B-v0.1 and 8x22B-v0.1, Qwen/Qwen3-30B-A3B and
+# 235B-A22B, deepseek-ai/DeepSeek-V3; GPT-3 from Brown et al. 2020, Table 2.1,
+# with GPT-2's vocabulary and LayerNorm epsilon), written in Megatron-Core's
+# TransformerConfig terms (or the parsed arguments' where the config has no
+# such field).  The check builds Megatron-LM's own TransformerConfig from
+# each preset's exported arguments and compares every field.
+LLAMA = dict(normalization="RMSNorm", gated_linear_unit=True, add_bias_linear=False,
+             position_embedding_type="rope", untie_embeddings_and_output_weights=True,
+             qk_layernorm=False, use_rope_scaling=False, num_moe_experts=None)
+
+
+def llama(layers, hidden, ffn, heads, kv, vocab, theta, eps=1e-5, **more):
+    return dict(LLAMA, num_layers=layers, hidden_size=hidden, ffn_hidden_size=ffn,
+                num_attention_heads=heads, num_query_groups=kv, kv_channels=hidden // heads,
+                vocab=vocab, rotary_base=theta, layernorm_epsilon=eps, **more)
+
+
+def moe(experts, top_k, ffn, **more):
+    return dict(num_moe_experts=experts, moe_router_topk=top_k, moe_ffn_hidden_size=ffn,
+                moe_router_score_function="softmax", moe_router_enable_expert_bias=False,
+                moe_router_num_groups=None, moe_router_group_topk=None,
+                moe_shared_expert_intermediate_size=None, **more)
+
+
+PUBLISHED = {
+    "llama2-7b": llama(32, 4096, 11008, 32, 32, 32000, 10000),
+    "llama2-13b": llama(40, 5120, 13824, 40, 40, 32000, 10000),
+    "llama2-70b": llama(80, 8192, 28672, 64, 8, 32000, 10000),
+    "llama3-8b": llama(32, 4096, 14336, 32, 8, 128256, 500000),
+    "llama3-70b": llama(80, 8192, 28672, 64, 8, 128256, 500000),
+    # rope_scaling {factor 8, low_freq_factor 1, high_freq_factor 4,
+    # original_max_position_embeddings 8192}: Megatron-LM fixes the last three
+    "llama3.1-405b": llama(126, 16384, 53248, 128, 8, 128256, 500000, use_rope_scaling=True,
+                           rope_scaling_factor=8.0),
+    "gpt3-175b": dict(num_layers=96, hidden_size=12288, ffn_hidden_size=49152,
+                      num_attention_heads=96, num_query_groups=96, kv_channels=128,
+                      normalization="LayerNorm", layernorm_epsilon=1e-5, gated_linear_unit=False,
+                      add_bias_linear=True, position_embedding_type="learned_absolute",
+                      untie_embeddings_and_output_weights=False, vocab=50257,
+                      num_moe_experts=None),
+    "mixtral-8x7b": llama(32, 4096, 14336, 32, 8, 32000, 1000000,
+                          **moe(8, 2, 14336, moe_layer_freq=[1] * 32)),
+    "mixtral-8x22b": llama(56, 6144, 16384, 48, 8, 32768, 1000000,
+                           **moe(8, 2, 16384, moe_layer_freq=[1] * 56)),
+    "qwen3-30b-a3b": dict(llama(48, 2048, None, 32, 4, 151936, 1000000, eps=1e-6,
+                                **moe(128, 8, 768, moe_layer_freq=[1] * 48)),
+                          kv_channels=128, qk_layernorm=True),
+    "qwen3-235b-a22b": dict(llama(94, 4096, None, 64, 4, 151936, 1000000, eps=1e-6,
+                                  **moe(128, 8, 1536, moe_layer_freq=[1] * 94)),
+                            kv_channels=128, qk_layernorm=True),
+    # multi-head latent attention with YaRN (rope_scaling {type yarn, factor 40,
+    # original_max_position_embeddings 4096, beta_fast 32, beta_slow 1, mscale
+    # 1.0, mscale_all_dim 1.0}), its norms as Megatron-LM's qk_layernorm;
+    # routing: scoring_func sigmoid, topk_method noaux_tc (the expert bias),
+    # n_group 8, topk_group 4, routed_scaling_factor 2.5; first_k_dense_replace
+    # 3; num_nextn_predict_layers 1
+    "deepseek-v3": dict(
+        llama(61, 7168, 18432, 128, 128, 129280, 10000, eps=1e-6,
+              **moe(256, 8, 2048, moe_layer_freq=[0] * 3 + [1] * 58)),
+        kv_channels=None, qk_layernorm=True, multi_latent_attention=True, q_lora_rank=1536,
+        kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128,
+        rope_type="yarn", rotary_scaling_factor=40.0, original_max_position_embeddings=4096,
+        beta_fast=32, beta_slow=1, mscale=1.0, mscale_all_dim=1.0,
+        moe_shared_expert_intermediate_size=2048, moe_router_score_function="sigmoid",
+        moe_router_enable_expert_bias=True, moe_router_num_groups=8, moe_router_group_topk=4,
+        moe_router_topk_scaling_factor=2.5, mtp_num_layers=1),
+}
+
+
+def config_mismatches(arguments, args, want, tp):
+    """Megatron-LM's own TransformerConfig from the parsed arguments,
+    against the published values: a list of 'field: got X, published Y'."""
+    cfg = arguments.core_transformer_config_from_args(args)
+    out = []
+    for field, value in want.items():
+        if value is None and field in ("ffn_hidden_size", "kv_channels"):
+            continue  # unused: every layer is MoE / MLA sizes its heads itself
+        if field == "vocab":  # the padded table holds it, padded for tp only
+            got = args.padded_vocab_size
+            if not value <= got < value + 128 * tp:
+                out.append(f"vocabulary: padded {got} for {value} at tp {tp}")
+            continue
+        got = getattr(cfg, field) if hasattr(cfg, field) else getattr(args, field)
+        if field == "moe_layer_freq" and isinstance(got, int):
+            got = [1 if i % got == 0 else 0 for i in range(cfg.num_layers)]
+        if got != value and not (isinstance(value, float) and isinstance(got, (int, float))
+                                 and abs(got - value) <= 1e-12 * abs(value)):
+            out.append(f"{field}: {got!r}, published {value!r}")
+    return out
+
+
 def cases():
     for preset, counts in PRESETS.items():
         moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek"))
@@ -257,12 +356,20 @@ def main():
 
     arch = {"cc": (9, 0), "gpu": "H100-SXM"}
     install_stubs(arch)
+    # TransformerConfig asks Transformer Engine's version (FP8 MoE needs
+    # >= 1.7, FP8 grouped GEMM >= 1.11): answered as a current TE's, 2.8
     sys.path.insert(0, o.megatron)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         import megatron.training.arguments as arguments
+        import megatron.core.utils as core_utils
+        import megatron.core.models.common.embeddings.rope_utils as rope_utils
+    from packaging.version import Version
+    core_utils._te_version = Version(TE_VERSION)
+    if rope_utils.fused_apply_rotary_pos_emb is None:  # TE's fused RoPE kernel, present with TE
+        rope_utils.fused_apply_rotary_pos_emb = placeholder_class("fused_apply_rotary_pos_emb")
 
     res = Results()
-    planned, refused = 0, []
+    planned, refused, compared = 0, [], set()
     kept = {}  # one plan per condition, for the test of the test below
     for name, preset, nodes, gpu, extra in cases():
         arch.update(cc=ARCH[gpu], gpu=gpu)
@@ -278,6 +385,14 @@ def main():
                 continue
             if node == 0:
                 planned += 1
+            if node == 0 and preset not in compared:
+                compared.add(preset)
+                with contextlib.redirect_stdout(io.StringIO()), \
+                        contextlib.redirect_stderr(io.StringIO()):
+                    bad = config_mismatches(arguments, args, PUBLISHED[preset],
+                                            args.tensor_model_parallel_size)
+                res.check(f"{preset}: Megatron-LM's TransformerConfig is the published model",
+                          not bad, "; ".join(bad))
             a = args
             if (a.tensor_model_parallel_size > 1 or a.context_parallel_size > 1) and \
                     ARCH[gpu][0] < 10 and not a.use_megatron_fsdp:
@@ -299,6 +414,8 @@ def main():
 
     res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
               f"only {planned}")
+    res.check("every preset compared with its published configuration",
+              compared == set(PUBLISHED), f"not compared: {set(PUBLISHED) - compared}")
     for p, why in NOT_MEGATRON.items():
         print(f"# not run: {p}: {why}")
     for r in refused:

@@ -380,14 +380,15 @@ static void env__equals_library(void **state)
         "MESH_PLAN=tp=4,pp=4,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=selective,sp=on",
         digest,
         /* Megatron-LM's flags (arguments.py), whole: the model (80
-         * layers, GQA with 8 groups, SwiGLU, RMSNorm, no biases, rotary
-         * positions, 128,256 tokens padded to 128 x tp 4, untied, no
+         * layers, GQA with 8 groups, SwiGLU, RMSNorm of epsilon 1e-5, no
+         * biases, rotary positions of base 500,000, 128,256 tokens padded to 128 x tp 4, untied, no
          * dropout), the sizes, sequence parallelism, ZeRO-1 as the
          * distributed optimizer, selective recomputation, bf16 */
         "MESH_MEGATRON_ARGS=--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 "
         "--num-attention-heads 64 --group-query-attention --num-query-groups 8 --swiglu "
-        "--normalization RMSNorm --disable-bias-linear --position-embedding-type rope "
-        "--max-position-embeddings 8192 --padded-vocab-size 128512 "
+        "--normalization RMSNorm --disable-bias-linear --norm-epsilon 1e-05 "
+        "--position-embedding-type rope --max-position-embeddings 8192 --rotary-base 500000 "
+        "--padded-vocab-size 128512 "
         "--untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout 0 "
         "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 "
         "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --seq-length 8192 "

@@ -501,14 +501,19 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 /* Before them the model's flags, as the spec states them: the sizes, GQA,
  * the Llama-style SwiGLU, RMSNorm, no biases and rotary positions, the
  * vocabulary padded to 128 x tp (PV_V_T: vocabulary V at tp T), untied
- * output, no dropout.  MEG is Llama 2 7B's, MEG31 the same with 31 layers,
- * MEG70 Llama 3 70B's, MEG405 Llama 3.1 405B's. */
-#define LLAMA_ARCH(l, h, f, a, gqa, s, pv)                                                         \
+ * output, no dropout, the presets' norm epsilon and rotary base.  MEG is Llama 2 7B's, MEG31 the
+ * same with 31 layers, MEG70 Llama 3 70B's, MEG405 Llama 3.1 405B's. */
+#define LLAMA_ARCH(l, h, f, a, gqa, s, rope, pv)                                                   \
     "--num-layers " #l " --hidden-size " #h " --ffn-hidden-size " #f                               \
     " --num-attention-heads " #a gqa                                                               \
-    " --swiglu --normalization RMSNorm --disable-bias-linear --position-embedding-type rope "      \
-    "--max-position-embeddings " #s " --padded-vocab-size " pv                                     \
+    " --swiglu --normalization RMSNorm --disable-bias-linear --norm-epsilon 1e-05 "                \
+    "--position-embedding-type rope --max-position-embeddings " #s rope " --padded-vocab-size " pv \
     " --untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout 0 "
+/* the presets' rotary bases and Llama 3.1's scaling (HF config.json's
+ * rope_theta and rope_scaling.factor; every Llama's rms_norm_eps is 1e-5) */
+#define ROPE_L2     " --rotary-base 10000"
+#define ROPE_L3     " --rotary-base 500000"
+#define ROPE_L31    " --rotary-base 500000 --use-rope-scaling --rope-scaling-factor 8"
 #define PV_32000_1  "32000"
 #define PV_32000_2  "32000"
 #define PV_32000_4  "32256"
@@ -516,13 +521,13 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 #define PV_128256_8 "129024"
 #define GQA8        " --group-query-attention --num-query-groups 8"
 #define MEG(t, p, c, b, g, s)                                                                      \
-    LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
+    LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, ROPE_L2, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
 #define MEG31(t, p, c, b, g, s)                                                                    \
-    LLAMA_ARCH(31, 4096, 11008, 32, "", 4096, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
+    LLAMA_ARCH(31, 4096, 11008, 32, "", 4096, ROPE_L2, PV_32000_##t) LAYOUT(t, p, c, b, g, s)
 #define MEG70(t, p, c, b, g, s)                                                                    \
-    LLAMA_ARCH(80, 8192, 28672, 64, GQA8, 8192, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
+    LLAMA_ARCH(80, 8192, 28672, 64, GQA8, 8192, ROPE_L3, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
 #define MEG405(t, p, c, b, g, s)                                                                   \
-    LLAMA_ARCH(126, 16384, 53248, 128, GQA8, 8192, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
+    LLAMA_ARCH(126, 16384, 53248, 128, GQA8, 8192, ROPE_L31, PV_128256_##t) LAYOUT(t, p, c, b, g, s)
 #define DS(g, b, acc, zero)                                                                        \
     "{\"train_batch_size\":" #g ",\"train_micro_batch_size_per_gpu\":" #b                          \
     ",\"gradient_accumulation_steps\":" #acc ",\"zero_optimization\":{" zero "}"
@@ -922,7 +927,7 @@ static void env__megatron_model_flags(void **state)
         "preset: gpt3-175b\n", 16,
         "tp=8,pp=8,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=selective,sp=on",
         "--num-layers 96 --hidden-size 12288 --ffn-hidden-size 49152 --num-attention-heads 96 "
-        "--normalization LayerNorm --position-embedding-type learned_absolute "
+        "--normalization LayerNorm --norm-epsilon 1e-05 --position-embedding-type learned_absolute "
         "--max-position-embeddings 2048 --padded-vocab-size 51200 --attention-dropout 0.1 "
         "--hidden-dropout 0.1 " LAYOUT(8, 8, 1, 1, 1536,
                                        2048) " --sequence-parallel --use-distributed-optimizer "
@@ -935,8 +940,11 @@ static void env__megatron_model_flags(void **state)
         "preset: llama2-7b\narch: {head_dim: 128}\n"
         "train: {global_batch: 16, flash_attention: false, precision: fp32}\n",
         2, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on",
-        LLAMA_ARCH(32, 4096, 11008, 32, "", 4096, "32000") "--attention-backend unfused " LAYOUT(
-            2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer");
+        LLAMA_ARCH(
+            32, 4096, 11008, 32, "", 4096, ROPE_L2,
+            "32000") "--attention-backend unfused " LAYOUT(2, 4, 1, 2, 16,
+                                                           4096) " --sequence-parallel "
+                                                                 "--use-distributed-optimizer");
     /* without an arch only the training facts: dropout, the layout */
     assert_megatron("preset: params-only\n", 2,
                     "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",

@@ -26,8 +26,9 @@ static void params__moe_presets__published_counts(void **state)
     } exact[] = {
         {"mixtral-8x7b", 46702792704ULL, 12879925248ULL},
         {"mixtral-8x22b", 140630071296ULL, 39161468928ULL},
-        {"qwen3-30b-a3b", 30532110336ULL, 3353020416ULL},
-        {"qwen3-235b-a22b", 235093610496ULL, 22190739456ULL},
+        /* with the QK norms, 2 x 128 weights in each of 48 and 94 layers */
+        {"qwen3-30b-a3b", 30532110336ULL + 48 * 256, 3353020416ULL + 48 * 256},
+        {"qwen3-235b-a22b", 235093610496ULL + 94 * 256, 22190739456ULL + 94 * 256},
     };
     for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++) {
         mesh_model_t m = test_preset(exact[i].name);
@@ -188,7 +189,27 @@ static void spec__moe_mla_errors(void **state)
                  "arch.moe.capacity_factor", "out of range");
     expect_error(ARCH "  moe:\n    experts: 4\n    expert: 2\n", "unknown key 'expert' in arch.moe",
                  "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, "
-                 "capacity_factor)");
+                 "capacity_factor, score, expert_bias, groups, group_top_k, routed_scaling, "
+                 "aux_loss)");
+    /* the router as Megatron-LM's TransformerConfig checks it
+     * (transformer_config.py L2617-2625, L2671-2690 at d98e8a6) */
+    expect_error(ARCH "  moe:\n    experts: 8\n    expert_bias: true\n", "arch.moe.expert_bias",
+                 "score: sigmoid");
+    expect_error(ARCH "  moe:\n    experts: 8\n    groups: 4\n", "arch.moe.groups",
+                 "both groups and group_top_k");
+    expect_error(ARCH "  moe:\n    experts: 8\n    group_top_k: 2\n", "arch.moe.group_top_k",
+                 "both groups and group_top_k");
+    expect_error(ARCH "  moe:\n    experts: 8\n    groups: 3\n    group_top_k: 1\n",
+                 "arch.moe.groups", "does not divide the 8 experts");
+    expect_error(ARCH "  moe:\n    experts: 8\n    groups: 4\n    group_top_k: 5\n",
+                 "arch.moe.group_top_k", "more than the 4 groups");
+    expect_error(ARCH "  moe:\n    experts: 8\n    top_k: 4\n    groups: 4\n    group_top_k: 1\n",
+                 "arch.moe.group_top_k", "fewer than top_k 4");
+    expect_error(ARCH "  moe:\n    experts: 8\n    score: cosine\n", "arch.moe.score", "sigmoid");
+    expect_error(ARCH "  mlp: gelu\n  rope_theta: 10000\n", "arch.rope_theta", "mlp: swiglu");
+    expect_error(ARCH "  mlp: gelu\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
+    expect_error(ARCH "  qk_norm: true\n  mla:\n    kv_lora_rank: 8\n", "arch.qk_norm",
+                 "latent norms");
     expect_error(ARCH "  moe: 4\n", "arch.moe", "expected a mapping");
     expect_error(ARCH "  moe:\n    experts: 4\n  moe:\n    experts: 8\n", "arch.moe",
                  "given twice");
@@ -199,7 +220,8 @@ static void spec__moe_mla_errors(void **state)
     expect_error("params: 1e9\ntrain:\n  moe_imbalance: 1.2\n", "train.moe_imbalance", "MoE model");
     expect_error(ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
                  "train.moe_imbalance", "out of range");
-    expect_error(ARCH "  colour: 4\n", "unknown key 'colour' in arch", "mtp_layers, moe, mla)");
+    expect_error(ARCH "  colour: 4\n", "unknown key 'colour' in arch",
+                 "mtp_layers, rope_theta, rope_scaling, qk_norm, norm_eps, moe, mla)");
     expect_error(ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
     expect_error(ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
                  "swiglu");
@@ -520,11 +542,18 @@ static void env__expert_groups_for_moe_only(void **state)
     args = env_get(e, "MESH_MEGATRON_ARGS");
     assert_non_null(strstr(args, " --moe-shared-expert-intermediate-size 2048 --moe-layer-freq "
                                  "([0]*3+[1]*58) "));
-    assert_non_null(strstr(args, " --moe-aux-loss-coeff 1e-2 "));
+    /* its router, as the preset states it (the HF config and the paper) */
+    assert_non_null(strstr(args, " --moe-router-score-function sigmoid "
+                                 "--moe-router-enable-expert-bias --moe-router-num-groups 8 "
+                                 "--moe-router-group-topk 4 --moe-router-topk-scaling-factor 2.5 "
+                                 "--moe-aux-loss-coeff 0.0001 "));
     assert_non_null(strstr(args, " --multi-latent-attention --qk-layernorm --q-lora-rank 1536 "
                                  "--kv-lora-rank "
                                  "512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
-                                 "--mtp-num-layers 1"));
+                                 "--mscale-all-dim 1 --mtp-num-layers 1"));
+    /* YaRN's factor, as MLA's rotary scaling */
+    assert_non_null(strstr(args, " --rotary-base 10000 --rotary-scaling-factor 40 "));
+    assert_null(strstr(args, "--use-rope-scaling"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
 }
@@ -556,6 +585,31 @@ static void memory__stage_params_by_hand(void **state)
     /* a dense model has no expert share */
     mesh_model_t d = test_preset("llama3-8b");
     assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
+}
+
+/* Qwen3's QK norms (arch.qk_norm), by hand, for a dense layer of hidden 64,
+ * 4 query and 2 KV heads of 32, ffn 128: q and o 64 x 128 each, k and v
+ * 64 x 64 each, the MLP 3 x 64 x 128, two norms of 64 and the QK norms of
+ * 2 x 32: 49344.  At tp 2 every rank holds the norms whole, as Megatron-LM
+ * replicates its q_layernorm and k_layernorm: (49344 - 192) / 2 + 192 =
+ * 24768.  Megatron-LM is told --qk-layernorm, and Qwen3's preset says it. */
+static void memory__qk_norms_whole_on_every_tp_rank(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 32, "
+                               "ffn: 128, vocab: 100, qk_norm: true}\n");
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 49344);
+    assert_int_equal((uint64_t)mesh_layer_params_per_gpu(&m, 2), 24768);
+    mesh_model_t q = test_preset("qwen3-30b-a3b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&q, &a, "auto");
+    mesh_task_t t = {.master_addr = "n1", .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    assert_non_null(strstr(env_get(e, "MESH_MEGATRON_ARGS"), " --kv-channels 128 --qk-layernorm "));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    (void)state;
 }
 
 /* src with its first `old` replaced by `new`, in dst. */
@@ -1083,6 +1137,7 @@ int main(void)
         cmocka_unit_test(ranks__expert_groups_are_megatrons),
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(memory__stage_params_by_hand),
+        cmocka_unit_test(memory__qk_norms_whole_on_every_tp_rank),
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__mtp_stage_runs_one_layer_at_a_time),
         cmocka_unit_test(memory__experts_sharded_over_edp),

@@ -462,6 +462,18 @@ static const doc_key_t doc_keys[] = {
      "train.finetune: '{}' is not one of: full lora", AT(finetune, T_ENUM)},
     /* multi-token prediction, and the imbalance a MoE model is priced at
      * (default: the policy's, so none here) */
+    /* what Megatron-LM is told so that it builds the published model */
+    {"arch", "rope_theta", ARCH, NULL, NULL, "1", "0", "2147483647", "2147483648",
+     "arch.rope_theta: {} is out of range (allowed 1..2147483647)", "10000 500000", "ten",
+     "arch.rope_theta: '{}' is not an integer (expected 1..2147483647)", AT(rope_theta, T_INT)},
+    {"arch", "rope_scaling", ARCH, "none", NULL, "1", "0.999", "1000", "1000.5",
+     "arch.rope_scaling: {} is out of range (allowed 1..1000) or none", "8", "big",
+     "arch.rope_scaling: '{}' is not a number (expected 1..1000) or none", AT(rope_scaling, T_DBL)},
+    {"arch", "qk_norm", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
+     "arch.qk_norm: '{}' is not a boolean (use true or false)", AT(qk_norm, T_INT)},
+    {"arch", "norm_eps", ARCH, NULL, NULL, "1e-12", "1e-13", "0.1", "0.2",
+     "arch.norm_eps: {} is out of range (allowed 1e-12..0.1)", "1e-5 1e-6", "tiny",
+     "arch.norm_eps: '{}' is not a number (expected 1e-12..0.1)", AT(norm_eps, T_DBL)},
     {"arch", "mtp_layers", ARCH, "0", NULL, "0", "-1", "64", "65",
      "arch.mtp_layers: {} is out of range (allowed 0..64)", "1 2", "one",
      "arch.mtp_layers: '{}' is not an integer (expected 0..64)", AT(mtp_layers, T_INT)},
@@ -1016,7 +1028,8 @@ static void overrides__refused_with_the_key(void **state)
     } cases[] = {
         {"arch.seq_len=1", "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
                            "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
-                           "moe, mla); did you mean train.seq_len?"},
+                           "rope_theta, rope_scaling, qk_norm, norm_eps, moe, mla); did you mean "
+                           "train.seq_len?"},
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
                      "did you mean train.seq_len?"},
         {"train.seq_lne=1", "--set: unknown key 'seq_lne' in train (allowed: ..."},
@@ -1066,8 +1079,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 10 arch, 7 arch.moe, 5 arch.mla, 16 train */
-    assert_int_equal(n, 40);
+    /* 3 top-level keys less preset, 14 arch, 13 arch.moe, 6 arch.mla, 16 train */
+    assert_int_equal(n, 51);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
