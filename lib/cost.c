@@ -244,10 +244,16 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     /* TP: two all-reduces (or all-gather + reduce-scatter) of the b*s*h
      * activations per layer forward */
     lt->tp_comm = collective(2 * ACT_BYTES * tokens * h, l->tp, g->link_bw, STEP_LAT_LINK, 1, 2);
+    /* TP wider than the KV heads all-gathers the QKV output (and
+     * reduce-scatters its gradient): mesh_kv_replication */
+    double rep = mesh_kv_replication(m, l->tp);
+    if (rep > 1)
+        lt->tp_comm += collective(ACT_BYTES * tokens * h * (q + 2 * kv), l->tp, g->link_bw,
+                                  STEP_LAT_LINK, 0, 1);
     /* CP: cp-1 steps, each passing this rank's K and V block */
     if (l->cp > 1) {
         int cross = crosses_nodes((long)l->tp * l->cp, a);
-        double blk = 2 * ACT_BYTES * tokens * h * kv / t;
+        double blk = 2 * ACT_BYTES * tokens * h * kv * rep / t;
         if (m->mla.kv_lora_rank) /* keys heads*(qk + rope), values heads*v wide */
             blk = ACT_BYTES * tokens * h * (q + kv) / t;
         lt->cp_comm = (l->cp - 1) * blk / (cross ? g->net_bw : g->link_bw);
@@ -519,8 +525,11 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     layer_time_t lt;
     layer_forward(m, l, a, &lt);
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
-    int layers_total = m->has_arch ? m->layers : 1;
-    int q = (layers_total + l->pp - 1) / l->pp; /* layers of the fullest stage */
+    /* layers of the fullest stage: a middle one, or under an explicit
+     * layout whichever holds most */
+    int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
+    for (int s = 0; mesh_pp_explicit(m, l) && s < l->pp; s++)
+        q = s == 0 || mesh_pp_stage_layers(m, l, s) > q ? mesh_pp_stage_layers(m, l, s) : q;
 
     /* per micro-batch on the fullest stage: forward, backward (2x), recompute */
     /* full:N recomputes N of the stage's q layers */
@@ -539,9 +548,8 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     double passes = m->finetune == MESH_FINETUNE_LORA ? 2 : 3;
     double compute = q * (passes * lt.fwd + recompute);
     /* the last stage adds the logits; only counts if it is the slowest */
-    double last =
-        mesh_stage_layers(layers_total, l->pp, l->pp - 1) * (passes * lt.fwd + recompute) +
-        passes * logits_forward(m, l, &a->gpu);
+    double last = mesh_pp_stage_layers(m, l, l->pp - 1) * (passes * lt.fwd + recompute) +
+                  passes * logits_forward(m, l, &a->gpu);
     if (last > compute)
         compute = last;
     double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 2 + full : 2);

@@ -144,9 +144,8 @@ static void r_recompute(const ctx_t *x, mesh_buf_t *b)
 
 static void r_pp_layers(const ctx_t *x, mesh_buf_t *b)
 {
-    int layers = x->m->has_arch ? x->m->layers : 1;
     for (int i = 0; i < x->l->pp; i++)
-        mesh_buf_printf(b, "%s%d", i ? "," : "", mesh_stage_layers(layers, x->l->pp, i));
+        mesh_buf_printf(b, "%s%d", i ? "," : "", mesh_pp_stage_layers(x->m, x->l, i));
 }
 
 static void r_mem(const ctx_t *x, mesh_buf_t *b)
@@ -327,12 +326,35 @@ static void mg_parallel(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
         flag(b, "--sequence-parallel");
 }
 
+/* An explicit layout (mesh_pp_explicit) as Megatron-LM reads it
+ * (PipelineParallelLayerLayout.parse_str_to_list, pipeline_parallel_layer_
+ * layout.py at d98e8a6): chunks in order, '|' between them, E the
+ * embedding, t a layer, m an MTP layer, L the loss.  Written out, without
+ * its "t*N" shorthand: '*' would be a glob in the task's unquoted
+ * $MESH_MEGATRON_ARGS. */
+static void mg_layout_string(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    int chunks = l->pp * l->vpp;
+    flag(b, "--pipeline-model-parallel-layout ");
+    for (int j = 0; j < chunks; j++) {
+        mesh_buf_puts(b, j ? "|" : "E");
+        for (int i = mesh_chunk_layers(m, l, j); i > 0; i--)
+            mesh_buf_puts(b, "t");
+    }
+    for (int i = 0; i < m->mtp_layers; i++)
+        mesh_buf_puts(b, "m");
+    mesh_buf_puts(b, "L");
+}
+
 /* How the layers are split over the stages (doc/design.md, "Layouts and
- * their rules"): interleaved chunks, or uneven end stages. */
+ * their rules"): interleaved chunks, evenly or as an explicit layout, or
+ * uneven end stages. */
 static void mg_pipeline_split(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
     int deficit = m->has_arch ? (m->layers + l->pp - 1) / l->pp * l->pp - m->layers : 0;
-    if (l->vpp > 1) {
+    if (mesh_pp_explicit(m, l)) {
+        mg_layout_string(m, l, b);
+    } else if (l->vpp > 1) {
         flag(b, "--num-layers-per-virtual-pipeline-stage %d",
              mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp));
         if (deficit >= 1)

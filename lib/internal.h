@@ -125,6 +125,21 @@ double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_l
                                  double imbalance);
 double mesh_mtp_extra(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
+/* How many TP ranks share each KV head: tp / kv_heads where TP is wider
+ * than the KV heads, else 1.  Megatron-LM takes num_query_groups as a
+ * multiple or a divisor of TP (transformer_config.py L1461-1466 at
+ * d98e8a6).  Wider than the KV heads, TP splits the fused QKV weight evenly
+ * all the same, all-gathers its output and gives each rank one KV head and
+ * its share of the query heads (attention.py L353-366, L1851-1868).  MLA
+ * has no shared KV heads.  Inline: the memory and cost models ask it for
+ * every layout they price. */
+#include "meshplan/spec.h"
+static inline double mesh_kv_replication(const mesh_model_t *m, int tp)
+{
+    if (!m->has_arch || m->mla.kv_lora_rank || m->kv_heads <= 0 || m->kv_heads >= tp)
+        return 1;
+    return (double)tp / m->kv_heads;
+}
 
 struct mesh_alloc;
 struct mesh_assumptions;

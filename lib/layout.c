@@ -266,10 +266,61 @@ int mesh_vpp_chunk_layers(int layers, int pp, int vpp)
     return q / vpp; /* every stage spans q slots: its layers, plus embedding or loss */
 }
 
+int mesh_pp_explicit(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return m->has_arch && l->vpp > 1 && !mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp);
+}
+
+/* The explicit layout's units (mesh_pp_explicit): the embedding, the
+ * layers, the MTP layers and the loss, in that order, spread over the
+ * chunks; chunk j's count of them. */
+static int chunk_units(const mesh_model_t *m, const mesh_layout_t *l, int chunk)
+{
+    int chunks = l->pp * l->vpp, units = m->layers + 2 + m->mtp_layers;
+    int base = units / chunks, extra = units % chunks;
+    return base + (chunk >= 1 && chunk <= extra);
+}
+
+int mesh_chunk_layers(const mesh_model_t *m, const mesh_layout_t *l, int chunk)
+{
+    int chunks = l->pp * l->vpp, last = chunk == chunks - 1;
+    if (l->vpp <= 1 || chunk < 0 || chunk >= chunks || !m->has_arch)
+        return -1;
+    if (mesh_pp_explicit(m, l))
+        return chunk_units(m, l, chunk) - (chunk == 0) - (last ? 1 + m->mtp_layers : 0);
+    int c = mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp);
+    int deficit = (m->layers + l->pp - 1) / l->pp * l->pp - m->layers;
+    return c - (chunk == 0 && deficit >= 1) - (last && deficit == 2);
+}
+
+int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!m->has_arch)
+        return 1;
+    /* (most layouts do not interleave: asked for each one priced) */
+    if (l->vpp <= 1 || !mesh_pp_explicit(m, l))
+        return mesh_stage_layers(m->layers, l->pp, stage);
+    int n = 0;
+    for (int j = stage; j < l->pp * l->vpp; j += l->pp)
+        n += mesh_chunk_layers(m, l, j);
+    return n;
+}
+
 void mesh_layer_split(int layers, int pp, int *out)
 {
     for (int i = 0; i < pp; i++)
         out[i] = mesh_stage_layers(layers, pp, i);
+}
+
+/* An explicit layout (mesh_pp_explicit) has room for every unit: at
+ * least one a chunk, so that chunk 0 holds the embedding and every middle
+ * chunk a layer, and the last chunk its MTP layers and the loss. */
+static int explicit_ok(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    for (int j = 0; j < l->pp * l->vpp; j++)
+        if (mesh_chunk_layers(m, l, j) < 0)
+            return 0;
+    return 1;
 }
 
 /* The expert layers' rules: Megatron-Core's expert rank generator
@@ -335,9 +386,16 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (!m->has_arch && (l->tp > 1 || l->pp > 1 || l->cp > 1))
         return mesh_error_set(err, "tp, pp and cp need the model's arch (layers, heads, ...); a "
                                    "params-only spec plans DP and ZeRO only");
-    if (m->has_arch && (m->heads % l->tp || m->kv_heads % l->tp))
-        return mesh_error_set(err, "tp %d must divide heads %d and kv_heads %d", l->tp, m->heads,
-                              m->kv_heads);
+    if (m->has_arch && (m->heads % l->tp || (m->kv_heads % l->tp && l->tp % m->kv_heads)))
+        return mesh_error_set(err,
+                              "tp %d must divide heads %d, and divide kv_heads %d or be a "
+                              "multiple of it",
+                              l->tp, m->heads, m->kv_heads);
+    /* wider than the KV heads, TP splits the fused QKV output columns */
+    long head = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+    if (m->has_arch && !m->mla.kv_lora_rank && (2L * m->kv_heads * head) % l->tp)
+        return mesh_error_set(err, "tp %d must divide the %d keys and values of %ld each", l->tp,
+                              2 * m->kv_heads, head);
     if (m->has_arch && m->ffn % l->tp)
         return mesh_error_set(err, "tp %d must divide ffn %d", l->tp, m->ffn);
     if (l->cp > 1 && m->seq_len % (2 * l->cp))
@@ -413,12 +471,11 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->vpp > 1) {
         if (!m->has_arch || l->pp <= 2)
             return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 2", l->vpp);
-        if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp))
+        if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp) && !explicit_ok(m, l))
             return mesh_error_set(err,
-                                  "vpp %d: layers %d (+1 for the embedding, +1 for the loss when "
-                                  "the end stages hold fewer) must divide evenly into pp*vpp = %ld "
-                                  "chunks",
-                                  l->vpp, m->layers, (long)l->pp * l->vpp);
+                                  "vpp %d: layers %d (+1 for the embedding, +1 for the loss, +%d "
+                                  "MTP) do not fill the pp*vpp = %ld chunks (use fewer chunks)",
+                                  l->vpp, m->layers, m->mtp_layers, (long)l->pp * l->vpp);
         if (mbs % l->pp)
             return mesh_error_set(err, "vpp %d: the %ld micro-batches must be a multiple of pp %d",
                                   l->vpp, mbs, l->pp);

@@ -114,8 +114,10 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
      * projection keeps an FP8 copy while the attention core keeps its
      * bf16 output for its own backward, unless the core is recomputed */
     double attn_out = lin == 2 ? 2 : modules & MESH_RC_CORE_ATTN ? 1 : 3;
-    double split =
-        2 * sbh * q + 4 * sbh * kv + attn_out * sbh * q + (modules & MESH_RC_MLP ? 0 : mlp);
+    /* TP wider than the KV heads gives each rank a whole KV head
+     * (mesh_kv_replication) */
+    double split = 2 * sbh * q + 4 * sbh * kv * mesh_kv_replication(m, tp) + attn_out * sbh * q +
+                   (modules & MESH_RC_MLP ? 0 : mlp);
     if (m->mla.kv_lora_rank) {
         /* MLA: queries and keys heads*(qk + rope) wide (q), values and the
          * attention output heads*v (kv); the compressed queries and
@@ -180,7 +182,7 @@ double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t 
 
 void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, int *dense, int *moe)
 {
-    int layers = m->has_arch ? mesh_stage_layers(m->layers, l->pp, stage) : 1;
+    int layers = mesh_pp_stage_layers(m, l, stage);
     int nd = m->moe.dense_layers, d = 0;
     if (!mesh_model_is_moe(m)) {
         *dense = layers;
@@ -193,12 +195,11 @@ void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, in
         int start = stage == 0 ? 0 : stage * q - (deficit + 1) / 2;
         d = nd - start;
     } else {
-        /* chunk j of the interleaved split sits on stage j mod pp; the
-         * first chunk gives a slot to the embedding, the last to the loss
-         * when the end stages are short (mesh_vpp_chunk_layers) */
-        int c = mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp), chunks = l->pp * l->vpp;
+        /* chunk j of the interleaved split sits on stage j mod pp
+         * (mesh_chunk_layers) */
+        int chunks = l->pp * l->vpp;
         for (int j = 0, start = 0; j < chunks; j++) {
-            int len = c - (j == 0 && deficit >= 1) - (j == chunks - 1 && deficit == 2);
+            int len = mesh_chunk_layers(m, l, j);
             int here = nd - start < 0 ? 0 : nd - start > len ? len : nd - start;
             d += j % l->pp == stage ? here : 0;
             start += len;
@@ -235,7 +236,7 @@ double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, i
 static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
     if (!mesh_model_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
-        return mesh_stage_layers(m->layers, l->pp, stage) * mesh_layer_params_per_gpu(m, l->tp);
+        return mesh_pp_stage_layers(m, l, stage) * mesh_layer_params_per_gpu(m, l->tp);
     int dense, moe;
     mesh_stage_mix(m, l, stage, &dense, &moe);
     return dense * mesh_layer_params_per_gpu(m, l->tp) + moe * mesh_moe_layer_params_per_gpu(m, l) +
@@ -483,7 +484,7 @@ static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer
 static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, layer_act_t la,
                                 long mbs, int stage)
 {
-    int layers = mesh_stage_layers(m->layers, l->pp, stage);
+    int layers = mesh_pp_stage_layers(m, l, stage);
     int sp = l->sequence_parallel == 1;
     double in_flight = stage_layer_activations(l, mbs, layers, stage) / layers;
     /* what only MoE and MTP layers add; the layers full:N leaves alone, and

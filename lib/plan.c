@@ -283,7 +283,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
 /* The layers of l's fullest stage a full:N recomputation can cover. */
 static int most_layers(const search_t *s, const mesh_layout_t *l)
 {
-    return s->m->has_arch ? mesh_stage_layers(s->m->layers, l->pp, 1 % l->pp) : 1;
+    return mesh_pp_stage_layers(s->m, l, 1 % l->pp);
 }
 
 /* The fewest layers per stage a planned full:N recomputation of l (of at
@@ -1041,8 +1041,8 @@ static void search_run(search_t *s)
     range_t tp, cp;
     int pps[DIVISORS_MAX];
     FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
-        if (tp.pin == MESH_FREE &&
-            (a->gpus_per_node % tp.v || a->island % tp.v || m->heads % tp.v || m->kv_heads % tp.v))
+        if (tp.pin == MESH_FREE && (a->gpus_per_node % tp.v || a->island % tp.v ||
+                                    m->heads % tp.v || (m->kv_heads % tp.v && tp.v % m->kv_heads)))
             continue;
         /* context parallelism for long sequences only: 4K tokens or more per
          * rank, powers of two, no more ranks than there are */

@@ -149,7 +149,7 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
     if (m->has_arch && l->pp > 1) {
         mesh_buf_puts(b, "  layers per stage:");
         for (int i = 0; i < l->pp && i < 32; i++)
-            mesh_buf_printf(b, "%s%d", i ? "," : " ", mesh_stage_layers(m->layers, l->pp, i));
+            mesh_buf_printf(b, "%s%d", i ? "," : " ", mesh_pp_stage_layers(m, l, i));
         mesh_buf_puts(b, l->pp > 32 ? ",...\n" : "\n");
     }
 }
@@ -774,8 +774,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     json_candidate(&b, best, m, mesh_plan_assumptions(p)->time_margin);
     mesh_buf_puts(&b, ",\"pp_layers\":[");
     for (int i = 0; i < best->layout.pp; i++)
-        mesh_buf_printf(&b, "%s%d", i ? "," : "",
-                        mesh_stage_layers(m->has_arch ? m->layers : 1, best->layout.pp, i));
+        mesh_buf_printf(&b, "%s%d", i ? "," : "", mesh_pp_stage_layers(m, &best->layout, i));
     mesh_buf_puts(&b, "],\"alternatives\":[");
     for (int i = 0; i < mesh_plan_alternative_count(p); i++) {
         mesh_buf_puts(&b, i ? ",{" : "{");

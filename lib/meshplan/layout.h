@@ -166,6 +166,35 @@ MESH_API int mesh_stage_layers(int layers, int pp, int stage);
 MESH_API int mesh_vpp_chunk_layers(int layers, int pp, int vpp);
 
 /**
+ * 1 when l interleaves m's layers in a way mesh_vpp_chunk_layers cannot
+ * (vpp > 1 and it gives 0), so that Megatron-LM is given the layout
+ * itself (--pipeline-model-parallel-layout, as NVIDIA's DeepSeek-V3 recipe
+ * does): the embedding, every layer, the MTP layers and the loss are units
+ * spread over the pp*vpp chunks in order, floor(units / chunks) each and
+ * one more for the first chunks after chunk 0 while the remainder lasts;
+ * the embedding opens chunk 0, the MTP layers and the loss close the last.
+ * Such a layout is planned only where vpp is pinned.
+ */
+MESH_API int mesh_pp_explicit(const mesh_model_t *m, const mesh_layout_t *l);
+
+/**
+ * Transformer layers in model chunk `chunk` (0..pp*vpp-1; chunk j runs on
+ * stage j mod pp) of m under l with vpp > 1: mesh_vpp_chunk_layers's even
+ * chunks, the first (and last) one less where the embedding (and loss)
+ * take a layer's place, or the explicit layout's.  -1 outside the chunks
+ * or for vpp <= 1.  Middle chunks of an explicit layout hold at least one
+ * layer where mesh_layout_check accepts it.
+ */
+MESH_API int mesh_chunk_layers(const mesh_model_t *m, const mesh_layout_t *l, int chunk);
+
+/**
+ * Layers held by stage `stage` (0..pp-1) of m under l, as Megatron-LM
+ * places them: mesh_stage_layers's split, or under an explicit layout the
+ * sum of the stage's chunks.  1 for a model without an arch.
+ */
+MESH_API int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l, int stage);
+
+/**
  * Check that a complete layout (no MESH_FREE or MESH_AUTO field) is valid
  * for this model and allocation: divisibility, TP inside one NVLink island
  * and one node, batch arithmetic, interleaving rules, and which levers go

@@ -267,7 +267,22 @@ def config_mismatches(arguments, args, want, tp):
     return out
 
 
+# Published production layouts, pinned: DeepSeek-V3's (61 layers do not
+# split evenly into 32 or 16 chunks: an explicit layout), and TP wider than
+# Qwen3-235B's 4 KV heads.
+PINNED = [
+    ("deepseek-v3", 128, "tp=2,pp=8,vpp=4,ep=64"),
+    ("deepseek-v3", 128, "tp=2,pp=16,vpp=2,ep=64"),
+    ("deepseek-v3", 128, "tp=2,pp=16,ep=64"),
+    ("qwen3-235b-a22b", 32, "tp=2,pp=8,vpp=4,ep=32"),
+    ("qwen3-235b-a22b", 32, "tp=8"),
+    ("qwen3-30b-a3b", 2, "tp=8,ep=8"),
+]
+
+
 def cases():
+    for preset, nodes, mesh in PINNED:
+        yield f"{preset}/{nodes}xH100/{mesh}", preset, nodes, "H100-SXM", ["--mesh", mesh]
     for preset, counts in PRESETS.items():
         moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek"))
         for n in counts:
@@ -369,7 +384,7 @@ def main():
         rope_utils.fused_apply_rotary_pos_emb = placeholder_class("fused_apply_rotary_pos_emb")
 
     res = Results()
-    planned, refused, compared = 0, [], set()
+    planned, refused, compared, refused_names = 0, [], set(), set()
     kept = {}  # one plan per condition, for the test of the test below
     for name, preset, nodes, gpu, extra in cases():
         arch.update(cc=ARCH[gpu], gpu=gpu)
@@ -377,6 +392,7 @@ def main():
             env, why = exported_env(o, preset, nodes, gpu, extra, node, local)
             if env is None:
                 refused.append(f"{name}: {' '.join(why)}")
+                refused_names.add(name)
                 break
             args, err = validate(arguments, env)
             task = f"{name}/rank{node * 8 + local}"
@@ -402,6 +418,9 @@ def main():
 
     # Every plan above passed with its exports; removing one requirement must
     # make Megatron-LM refuse it, or the check above proves nothing.
+    for name, *_ in ((f"{p}/{n}xH100/{mesh}",) for p, n, mesh in PINNED):
+        res.check(f"published layout {name} planned", name not in refused_names,
+                  "meshplan refused it")
     for drop in ("CUDA_DEVICE_MAX_CONNECTIONS", "--ckpt-format"):
         if drop not in kept:
             res.check(f"without {drop}", False, "no plan above needs it")

@@ -256,7 +256,8 @@ static void check_megatron(const mesh_plan_t *p, const mesh_env_t *e, const tabl
         gb = strcmp(flag, "--global-batch-size") == 0 ? iv : gb;
         first_last |= strncmp(flag, "--decoder-", 10) == 0;
         account |= strncmp(flag, "--account-for-", 14) == 0;
-        vpp |= strcmp(flag, "--num-layers-per-virtual-pipeline-stage") == 0;
+        vpp |= strcmp(flag, "--num-layers-per-virtual-pipeline-stage") == 0 ||
+               strcmp(flag, "--pipeline-model-parallel-layout") == 0;
     }
     /* the same layout as the MESH_* variables, and what Megatron asserts */
     assert_int_equal(tp, layout_int(e, "MESH_TP_SIZE"));

@@ -49,6 +49,37 @@ static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const c
     return c;
 }
 
+/* An explicit pipeline layout is paced by its fullest stage: 16 layers over
+ * pp 4 x vpp 3 hold 3,5,5,3 (test_plan), so a slot takes 5 layers' time
+ * where the even split over pp 4 x vpp 2 takes 4 (and the logits, small
+ * here against a 4096-wide layer). */
+static void cost__explicit_layout_fullest_stage(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 16, hidden: 4096, heads: 32, ffn: 16384, "
+                               "vocab: 1000}\ntrain: {global_batch: 64}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_cost_t c3 = cost_of(&m, &a, "tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on");
+    mesh_cost_t c2 = cost_of(&m, &a, "tp=2,pp=4,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=none,sp=on");
+    double slot3 = c3.compute_s / (64 + 3.0 / 3), slot2 = c2.compute_s / (64 + 3.0 / 2);
+    assert_true(slot3 > 1.2 * slot2 && slot3 < 1.3 * slot2);
+    (void)state;
+}
+
+/* TP wider than the KV heads all-gathers each layer's QKV output (and
+ * reduce-scatters its gradient): more TP traffic than the same model with
+ * a KV head per rank. */
+static void cost__tp_wider_than_kv_heads_gathers_qkv(void **state)
+{
+    mesh_model_t kv4 = test_spec("arch: {layers: 8, hidden: 4096, heads: 32, kv_heads: 4, "
+                                 "ffn: 16384, vocab: 32000}\ntrain: {global_batch: 64}\n");
+    mesh_model_t kv8 = kv4;
+    kv8.kv_heads = 8;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
+    assert_true(cost_of(&kv4, &a, mesh).tp_comm_s > 1.1 * cost_of(&kv8, &a, mesh).tp_comm_s);
+    (void)state;
+}
+
 static void cost__parts_and_limits(void **state)
 {
     mesh_model_t m = test_preset("llama2-7b");
@@ -488,6 +519,8 @@ static void cost__offload_time(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cost__explicit_layout_fullest_stage),
+        cmocka_unit_test(cost__tp_wider_than_kv_heads_gathers_qkv),
         cmocka_unit_test(cost__lora_two_passes),
         cmocka_unit_test(cost__v100_fp32_rate),
         cmocka_unit_test(cost__offload_time),

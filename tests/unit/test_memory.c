@@ -97,6 +97,24 @@ static void activations__head_dim_by_hand(void **state)
     assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0), 6881280ULL);
 }
 
+/* TP wider than the KV heads (Megatron-LM, attention.py L353-366 and
+ * L1851-1868 at d98e8a6): each rank keeps one whole KV head, so 4 KV heads
+ * at tp 8 keep what 8 would, not half a head's keys and values. */
+static void activations__tp_wider_than_kv_heads(void **state)
+{
+    mesh_model_t kv4 = test_spec("arch: {layers: 2, hidden: 1024, heads: 16, kv_heads: 4, "
+                                 "ffn: 4096, vocab: 1000}\n");
+    mesh_model_t kv8 = kv4;
+    kv8.kv_heads = 8;
+    for (int sp = 0; sp <= 1; sp++)
+        assert_bytes(mesh_activation_layer(&kv4, 1, 8, 1, sp, MESH_RECOMPUTE_NONE, 0),
+                     mesh_activation_layer(&kv8, 1, 8, 1, sp, MESH_RECOMPUTE_NONE, 0));
+    /* at tp 4 each rank holds one of the 4 heads: fewer than 8 would keep */
+    assert_true(mesh_activation_layer(&kv4, 1, 4, 1, 0, MESH_RECOMPUTE_NONE, 0) <
+                mesh_activation_layer(&kv8, 1, 4, 1, 0, MESH_RECOMPUTE_NONE, 0));
+    (void)state;
+}
+
 static void activations__korthikanti_table2(void **state)
 {
     mesh_model_t m = gpt3_korthikanti();
@@ -731,6 +749,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(zero__paper_figure1),
         cmocka_unit_test(activations__head_dim_by_hand),
+        cmocka_unit_test(activations__tp_wider_than_kv_heads),
         cmocka_unit_test(zero__seed_7b),
         cmocka_unit_test(state_bytes__precision_optimizer),
         cmocka_unit_test(activations__korthikanti_table2),

@@ -556,6 +556,22 @@ static void env__expert_groups_for_moe_only(void **state)
     assert_null(strstr(args, "--use-rope-scaling"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
+    /* its published TP2 PP8 VPP4 EP64 on 1,024 GPUs: 61 layers, the
+     * embedding, the MTP layer and the loss in 32 chunks of two, as
+     * Megatron-LM's explicit layout (NVIDIA's recipe: "Et|(tt|)*30mL") */
+    mesh_alloc_t h1024 = test_alloc("H100-SXM", 128, 8);
+    p = test_plan(&v3, &h1024, "tp=2,pp=8,vpp=4,ep=64");
+    e = mesh_env_create(p, &t, &err);
+    args = env_get(e, "MESH_MEGATRON_ARGS");
+    char want[160] = " --pipeline-model-parallel-layout Et|";
+    for (int i = 0; i < 30; i++)
+        strcat(want, "tt|");
+    strcat(want, "mL ");
+    assert_non_null(strstr(args, want));
+    assert_null(strstr(args, "--num-layers-per-virtual-pipeline-stage"));
+    assert_string_equal(env_get(e, "MESH_PP_LAYERS"), "7,8,8,8,8,8,8,6");
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
 }
 
 /* ---- memory ---- */

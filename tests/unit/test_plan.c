@@ -138,7 +138,7 @@ static void pins__invalid__error_names_rule(void **state)
         {"dp=5", "allocation has 16"},
         {"pp=3", "allocation has 16"},
         {"tp=8,pp=2,vpp=3", "vpp"},
-        {"tp=4,pp=4,vpp=3", "vpp 3"},
+        {"tp=4,pp=4,vpp=40", "vpp 40"},
         {"mb=3", "global_batch"},
         {"cp=3", "cp 3"},
         {"tp=1,sp=on", "sequence parallelism"},
@@ -684,18 +684,26 @@ static void tp__must_divide_ffn_and_heads_not_hidden(void **state)
     a = test_alloc("H100-SXM", 1, 8);
     l = test_layout("tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=on");
     assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
-    assert_string_equal(err.msg, "tp 8 must divide heads 12 and kv_heads 12");
+    assert_string_equal(err.msg,
+                        "tp 8 must divide heads 12, and divide kv_heads 12 or be a multiple of it");
     l = test_layout("tp=4,pp=1,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=on");
     assert_int_equal(mesh_layout_check(&m, &a, &l, &err), 0);
     p = test_plan(&m, &a, "pp=1,cp=1,dp=2");
     assert_int_equal(mesh_plan_best(p)->layout.tp, 4);
     mesh_plan_destroy(p);
-    /* kv_heads 2 do not divide by 4 though heads 16 do */
+    /* tp 4 over kv_heads 2: Megatron-LM takes num_query_groups as a divisor
+     * of TP too, each KV head on two ranks (transformer_config.py L1461-1466) */
     m = test_spec("name: gqa-2\narch: {layers: 4, hidden: 1024, heads: 16, kv_heads: 2, "
                   "ffn: 4096, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 8}\n");
     l = test_layout("tp=4,pp=1,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=on");
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), 0);
+    /* kv_heads 3 neither divide by 2 nor divide it */
+    m = test_spec("name: gqa-3\narch: {layers: 4, hidden: 768, heads: 12, kv_heads: 3, "
+                  "ffn: 3072, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 8}\n");
+    l = test_layout("tp=2,pp=1,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=on");
     assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
-    assert_string_equal(err.msg, "tp 4 must divide heads 16 and kv_heads 2");
+    assert_string_equal(err.msg,
+                        "tp 2 must divide heads 12, and divide kv_heads 3 or be a multiple of it");
 }
 
 /* ---- context parallelism: planned from 8,192 tokens ---- */
@@ -833,6 +841,52 @@ static void layer_split__every_stage_exact(void **state)
     }
 }
 
+/* Interleaving Megatron-LM cannot split evenly, as an explicit layout
+ * (--pipeline-model-parallel-layout): the embedding, the layers, the MTP
+ * layers and the loss as units, spread evenly, the surplus to the first
+ * chunks after chunk 0.  DeepSeek-V3's 61 layers and 1 MTP layer over pp 8
+ * x vpp 4: 64 units, 2 a chunk, "Et|tt|...|tt|mL" as NVIDIA's recipe
+ * writes it ("Et|(tt|)*30mL"), stages 7,8,...,8,6.  16 layers over pp 4 x
+ * vpp 3: 18 units, 1 a chunk and 1 more for chunks 1-6: 0,2,2,2,2,2,2,1,1,1,
+ * 1,0, stages 3,5,5,3.  9 layers and 1 MTP over 12 chunks: the last chunk
+ * has no room for the MTP layer and the loss. */
+static void split__explicit_layout__megatron_units(void **state)
+{
+    (void)state;
+    mesh_model_t v3 = test_preset("deepseek-v3");
+    mesh_layout_t l = test_layout("tp=2,pp=8,dp=64,cp=1,ep=64,etp=1,zero=1,vpp=4,mb=1,"
+                                  "recompute=full,sp=on");
+    assert_true(mesh_pp_explicit(&v3, &l));
+    for (int j = 0; j < 32; j++)
+        assert_int_equal(mesh_chunk_layers(&v3, &l, j), j == 0 ? 1 : j == 31 ? 0 : 2);
+    static const int v3_stages[] = {7, 8, 8, 8, 8, 8, 8, 6};
+    for (int s = 0; s < 8; s++)
+        assert_int_equal(mesh_pp_stage_layers(&v3, &l, s), v3_stages[s]);
+    mesh_model_t m = test_spec("arch: {layers: 16, hidden: 1024, heads: 16, ffn: 4096, "
+                               "vocab: 32000}\ntrain: {global_batch: 64}\n");
+    l = test_layout("tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on");
+    static const int chunks[] = {0, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0}, stages[] = {3, 5, 5, 3};
+    for (int j = 0; j < 12; j++)
+        assert_int_equal(mesh_chunk_layers(&m, &l, j), chunks[j]);
+    for (int s = 0; s < 4; s++)
+        assert_int_equal(mesh_pp_stage_layers(&m, &l, s), stages[s]);
+    assert_int_equal(mesh_chunk_layers(&m, &l, 12), -1);
+    /* an even split stays Megatron-LM's own: 24 layers over pp 4 x vpp 2 */
+    m.layers = 24;
+    l.vpp = 2;
+    assert_false(mesh_pp_explicit(&m, &l));
+    assert_int_equal(mesh_chunk_layers(&m, &l, 0), 3);
+    assert_int_equal(mesh_pp_stage_layers(&m, &l, 0), 6);
+    mesh_model_t mtp = test_spec("arch: {layers: 9, hidden: 256, heads: 4, vocab: 1000, "
+                                 "mtp_layers: 1}\ntrain: {global_batch: 64}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    l = test_layout("tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on");
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_check(&mtp, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "vpp 3: layers 9 (+1 for the embedding, +1 for the loss, +1 MTP) "
+                                 "do not fill the pp*vpp = 12 chunks (use fewer chunks)");
+}
+
 /* Interleaving: layers per chunk, the end stages counting the embedding
  * and the loss as a layer where they hold one fewer. */
 static void vpp_chunk_layers__exact(void **state)
@@ -888,8 +942,8 @@ static void layout_check__each_rule__exact_message(void **state)
         {"tp=3,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on",
          "tp 3 must divide the NVLink island of 8 GPUs (TP exchanges activations in every layer "
          "and needs NVLink)"},
-        {"tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on",
-         "tp 8 must divide heads 16 and kv_heads 4"},
+        /* TP wider than the 4 KV heads: each on two ranks */
+        {"tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", NULL},
         {"tp=1,pp=1,dp=1,cp=3,zero=0,vpp=1,mb=1,recompute=none,sp=off",
          "cp 3 needs seq_len 4096 divisible by 2*cp"},
         {"tp=1,pp=32,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off",
@@ -918,9 +972,11 @@ static void layout_check__each_rule__exact_message(void **state)
          "distributed one)"},
         {"tp=2,pp=2,dp=2,cp=1,zero=1,vpp=2,mb=1,recompute=none,sp=on",
          "vpp 2 (interleaved schedule) needs pp > 2"},
-        {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on",
-         "vpp 3: layers 16 (+1 for the embedding, +1 for the loss when the end stages hold "
-         "fewer) must divide evenly into pp*vpp = 12 chunks"},
+        /* 18 units over 12 chunks: Megatron-LM's explicit layout */
+        {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on", NULL},
+        {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=8,mb=1,recompute=none,sp=on",
+         "vpp 8: layers 16 (+1 for the embedding, +1 for the loss, +0 MTP) do not fill the "
+         "pp*vpp = 32 chunks (use fewer chunks)"},
         {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=2,mb=32,recompute=none,sp=on",
          "vpp 2: the 2 micro-batches must be a multiple of pp 4"},
     };
@@ -1460,6 +1516,7 @@ int main(void)
         cmocka_unit_test(cp__planned_from_8192_tokens),
         cmocka_unit_test(layer_split__every_stage_exact),
         cmocka_unit_test(vpp_chunk_layers__exact),
+        cmocka_unit_test(split__explicit_layout__megatron_units),
         cmocka_unit_test(layout__world_batches_bubble),
         cmocka_unit_test(layout_check__each_rule__exact_message),
         cmocka_unit_test(reasons__simpler_family_refused_with_numbers),

@@ -532,10 +532,11 @@ static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_lay
         assert_true(AT_LEAST(memory_of(m, &r, a), mem));
     }
     /* without interleaving: the same slot time (no experts, no MTP
-     * layers), no more memory (no dense layers moved between stages) */
+     * layers), no more memory (no dense layers moved between stages);
+     * not where an explicit layout places the layers otherwise */
     r = l;
     r.vpp = 1;
-    if (l.vpp > 1 && mesh_layout_check(m, a, &r, NULL) == 0) {
+    if (l.vpp > 1 && !mesh_pp_explicit(m, &l) && mesh_layout_check(m, a, &r, NULL) == 0) {
         d = cost_of(m, &r, a);
         if (!mesh_model_is_moe(m) && !m->mtp_layers)
             assert_true(fabs(slot_time(m, &r, &d) - x) <= 1e-12 * x);
