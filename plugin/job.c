@@ -20,6 +20,15 @@ int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
     return mesh_spec_load(spec, &dirs, m, err);
 }
 
+int mesh_plugin_carried_spec(const char *text, mesh_model_t *m, mesh_error_t *err)
+{
+    mesh_layout_t pins; /* carried unpinned: the job's --mesh is its own option */
+    if (mesh_request_decode(text, m, &pins, err) < 0)
+        return mesh_error_prefix(err, "the spec carried with the job (%s) is damaged",
+                                 MESH_SPEC_ENV);
+    return 0;
+}
+
 long mesh_plugin_mem_per_node(const char *mem_per_node)
 {
     long long mb;

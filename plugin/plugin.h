@@ -22,6 +22,14 @@
 /* Set at submission to the spec's absolute path, so that a step started in
  * another directory (srun --chdir) reads the same file. */
 #define MESH_SPEC_PATH_ENV "MESH_SPEC_PATH"
+/* Set at submission to the spec as read then, every key written out (a
+ * preset's content too: mesh_request_encode's form), and to the --model
+ * value it was read from: every step plans with what was submitted, so
+ * that editing or deleting the file afterwards changes nothing and
+ * slurmstepd reads no file of the user's.  An srun inside the job that
+ * gives the same --model takes it too; another --model is read anew. */
+#define MESH_SPEC_ENV       "MESHPLAN_SPEC"
+#define MESH_SPEC_MODEL_ENV "MESHPLAN_SPEC_MODEL"
 /* Set at submission to the restart --mesh-from read (mesh_restart_format),
  * so that slurmstepd, which must not read a user's file as root, and an
  * srun inside the job, which may run elsewhere, restart from the same. */
@@ -94,8 +102,10 @@ long mesh_plugin_mem_per_node(const char *mem_per_node);
 mesh_launch_t mesh_plugin_launch(void);
 mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err);
 /* Set at submission to the digest of the spec as read then (mesh_model_digest);
- * every node refuses a spec that reads differently at step start, so that no
- * two nodes plan from two versions of a file the user is editing. */
+ * every node refuses a carried spec that reads otherwise (damaged on the
+ * way), or, where none was carried (--export=NONE), a file that reads
+ * differently at step start, so that no two nodes plan from two versions of
+ * a file the user is editing. */
 #define MESH_SPEC_DIGEST_ENV "MESHPLAN_SPEC_DIGEST"
 /* Set by srun to the digest of the plan it checked; slurmstepd compares it
  * with its own and removes it before the tasks start. */
@@ -108,6 +118,10 @@ int mesh_plugin_topology_file(const char *host, char *buf, size_t len);
  * the file, read as the caller; its kept dimensions pinned.  0, or -1 with
  * err set (naming the option). */
 int mesh_plugin_restart(const char *line, const mesh_model_t *m, mesh_error_t *err);
+
+/* The spec carried with the job (MESH_SPEC_ENV's text) into *m.  0, or -1
+ * with err saying it is damaged. */
+int mesh_plugin_carried_spec(const char *text, mesh_model_t *m, mesh_error_t *err);
 
 /* submit.c */
 int mesh_submit_post_opt(spank_t sp);

@@ -370,8 +370,11 @@ static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
 static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
 {
     double t0 = now_ms();
-    /* a file spec as resolved at submission, read now with the user's identity */
-    char spec[MESH_SPEC_ARG_MAX];
+    /* the spec carried with the job (MESH_SPEC_ENV); else (--export=NONE
+     * leaves it behind) a file spec as resolved at submission, read now
+     * with the user's identity */
+    char spec[MESH_SPEC_ARG_MAX], carried[MESH_REQUEST_MAX];
+    int have_carried = spank_getenv(sp, MESH_SPEC_ENV, carried, sizeof(carried)) == ESPANK_SUCCESS;
     if (!mesh_spec_is_path(mesh_plugin.model) ||
         spank_getenv(sp, MESH_SPEC_PATH_ENV, spec, sizeof(spec)) != ESPANK_SUCCESS)
         snprintf(spec, sizeof(spec), "%s", mesh_plugin.model);
@@ -381,13 +384,18 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     mesh_error_t err;
     int failed;
     char digest[17];
-    if (mesh_plugin_load_model(spec, &m, &err) < 0) {
-        defer("--model: %s", err.msg);
+    if (have_carried ? mesh_plugin_carried_spec(carried, &m, &err) < 0
+                     : mesh_plugin_load_model(spec, &m, &err) < 0) {
+        defer("--model: %s%s", err.msg, have_carried ? ": submit the job again" : "");
         return;
     }
     if (mesh_plugin.spec_digest[0] &&
         strcmp(mesh_plugin.spec_digest, mesh_model_digest(&m, digest))) {
-        if (mesh_spec_is_path(spec))
+        if (have_carried)
+            defer("--model: the spec carried with the job (%s) does not read as it did at "
+                  "submission (damaged on the way): submit the job again",
+                  MESH_SPEC_ENV);
+        else if (mesh_spec_is_path(spec))
             defer("--model: %s changed after it was read at submission, so the nodes could "
                   "plan from different versions of it: keep the file as it is until the step "
                   "starts, or submit again",

@@ -35,7 +35,13 @@ int mesh_submit_post_opt(spank_t sp)
     if (!mesh_plugin.have_model)
         return 0;
     mesh_error_t err;
-    if (mesh_plugin_load_model(mesh_plugin.model, &mesh_plugin.spec, &err) < 0) {
+    /* an srun inside the job giving the job's --model plans with what was
+     * submitted (MESH_SPEC_ENV); anything else reads its spec now */
+    const char *spec = getenv(MESH_SPEC_ENV), *from = getenv(MESH_SPEC_MODEL_ENV);
+    int inherited = spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID") && spec && from &&
+                    strcmp(from, mesh_plugin.model) == 0;
+    if (inherited ? mesh_plugin_carried_spec(spec, &mesh_plugin.spec, &err) < 0
+                  : mesh_plugin_load_model(mesh_plugin.model, &mesh_plugin.spec, &err) < 0) {
         mesh_plugin_error("--model: %s", err.msg);
         return -1;
     }
@@ -64,6 +70,15 @@ int mesh_submit_post_opt(spank_t sp)
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
     char digest[17], request[MESH_REQUEST_MAX];
     setenv(MESH_SPEC_DIGEST_ENV, mesh_model_digest(&mesh_plugin.spec, digest), 1);
+    /* the spec itself goes with the job, for every step to plan with */
+    mesh_layout_t unpinned;
+    mesh_layout_unpin(&unpinned);
+    if (mesh_request_encode(&mesh_plugin.spec, &unpinned, request, sizeof(request), &err) < 0) {
+        mesh_plugin_error("--model: %s", err.msg);
+        return -1;
+    }
+    setenv(MESH_SPEC_ENV, request, 1);
+    setenv(MESH_SPEC_MODEL_ENV, mesh_plugin.model, 1);
     /* for job_submit/meshplan, which cannot read the user's file: a new
      * job's control environment (srun inside an allocation has none) */
     if (mesh_request_encode(&mesh_plugin.spec, &mesh_plugin.pins, request, sizeof(request), &err) <
@@ -76,7 +91,9 @@ int mesh_submit_post_opt(spank_t sp)
         spank_job_control_setenv(sp, MESH_SIZE_ENV, mesh_size_goal_name(mesh_plugin.size_goal), 1);
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
-     * by forging it. */
+     * by forging it.  The job's srun read no file: the submission's stays. */
+    if (inherited)
+        return 0;
     if (mesh_spec_is_path(mesh_plugin.model)) {
         char abs[PATH_MAX];
         if (!realpath(mesh_plugin.model, abs)) {

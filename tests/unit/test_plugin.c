@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,88 @@ static void stepd__spec_changed_since_submit(void **state)
             assert_string_equal(mock_getenv("RANK"), "0");
     }
     unlink(path);
+}
+
+/* The spec travels with the job: sbatch carries what it read, a file
+ * deleted (or edited) before the step starts changes nothing, the job's
+ * srun with the same --model plans with it too, and a carried spec that
+ * does not read as submitted is refused. */
+static void spec__carried_with_the_job(void **state)
+{
+    char path[] = "/tmp/meshplan-spec-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 64}\n", 44), 44);
+    close(fd);
+    unsetenv("MESHPLAN_SPEC");
+    unsetenv("MESHPLAN_SPEC_MODEL");
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0); /* sbatch */
+    mesh_test_option("model", path, 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    char carried[MESH_REQUEST_MAX], digest[17];
+    snprintf(carried, sizeof(carried), "%s", getenv("MESHPLAN_SPEC"));
+    snprintf(digest, sizeof(digest), "%s", getenv("MESHPLAN_SPEC_DIGEST"));
+    assert_string_equal(getenv("MESHPLAN_SPEC_MODEL"), path);
+    /* the user edits the file: the job's srun still plans the submitted one */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 32}\n", 44), 44);
+    close(fd);
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", path, 0);
+    setenv("SLURM_JOB_ID", "7", 1);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(mesh_plugin.spec.global_batch, 64);
+    /* a link to what the user cannot read: the job's srun reads nothing */
+    unsetenv("SLURM_JOB_ID");
+    unlink(path);
+    assert_int_equal(symlink("/root/meshplan-nonexistent/secret.yaml", path), 0);
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", path, 0);
+    setenv("SLURM_JOB_ID", "7", 1);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(mesh_plugin.spec.global_batch, 64);
+    /* a new job reads the file as it is now */
+    unsetenv("SLURM_JOB_ID");
+    unlink(path);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 32}\n", 44), 44);
+    close(fd);
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", path, 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_int_equal(mesh_plugin.spec.global_batch, 32);
+    unlink(path); /* gone before the step starts: nothing is read */
+    static const struct {
+        const char *what, *error; /* error NULL: it plans */
+    } cases[] = {
+        {"as carried", NULL},
+        {"tampered", "does not read as it did at submission"},
+        {"truncated", "the spec carried with the job (MESHPLAN_SPEC) is damaged"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char text[MESH_REQUEST_MAX];
+        snprintf(text, sizeof(text), "%s", carried);
+        if (i == 1) /* another global batch, same length */
+            memcpy(strstr(text, "global_batch: 64"), "global_batch: 32", 16);
+        if (i == 2)
+            text[strlen(text) / 2] = '\0';
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        mesh_test_option("model", path, 1);
+        mock_step(0, 1, 0, 8);
+        mock_setenv("MESH_SPEC_PATH", path);
+        mock_setenv("MESHPLAN_SPEC", text);
+        mock_setenv("MESHPLAN_SPEC_DIGEST", digest);
+        assert_int_equal(run_step(0), cases[i].error ? -1 : 0);
+        if (cases[i].error)
+            assert_non_null(strstr(mock.last_error, cases[i].error));
+        else
+            assert_string_equal(mock_getenv("MESH_GLOBAL_BATCH_SIZE"), "64");
+    }
+    unsetenv("MESHPLAN_SPEC");
+    unsetenv("MESHPLAN_SPEC_MODEL");
+    unsetenv("MESHPLAN_SPEC_DIGEST");
+    (void)state;
 }
 
 static void stepd__faults_refuse_the_step(void **state)
@@ -715,6 +798,7 @@ int main(void)
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(stepd__restart_says_what_changed),
         cmocka_unit_test(stepd__spec_changed_since_submit),
+        cmocka_unit_test(spec__carried_with_the_job),
         cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
         cmocka_unit_test(stepd__warns_in_srun_words),
