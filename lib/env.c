@@ -262,6 +262,8 @@ static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         flag(b, "--kv-channels %d", m->head_dim);
     if (m->qk_norm) /* (MLA says it with its latent norms, mg_experts) */
         flag(b, "--qk-layernorm");
+    if (m->qkv_bias) /* beside --disable-bias-linear: only q, k and v */
+        flag(b, "--add-qkv-bias");
     (void)l;
 }
 

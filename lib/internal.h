@@ -99,6 +99,15 @@ int mesh_run_bounded(void (*fn)(void *), void (*drop)(void *), void *arg, double
 struct mesh_model;
 struct mesh_layout;
 
+/* A Hugging Face config.json (len bytes of buf, named `origin` in errors)
+ * as a spec document for lib/spec.c, named `name`, into doc (lib/hfconfig.c):
+ * line i of it comes from the file's field line_field[i] (NULL: none), at
+ * most MESH_HF_FIELDS_MAX lines.  0, or -1 with err naming the field. */
+#define MESH_HF_FIELDS_MAX 64
+int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const char *name,
+                        mesh_buf_t *doc, const char **line_field, int *lines,
+                        struct mesh_error *err);
+
 /* Append the spec m as one YAML flow mapping that mesh_spec_parse reads
  * back to the same model (every key of lib/spec.c's table but preset):
  * the controller's request carries it. */

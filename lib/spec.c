@@ -69,6 +69,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_ROPE_SCALING, "arch", "rope_scaling", K_NUMNONE, rope_scaling, 1, 1000, NULL, NO_AUTO,     \
       WHEN_SET)                                                                                    \
     X(F_QK_NORM, "arch", "qk_norm", K_BOOL, qk_norm, 0, 0, NULL, NO_AUTO, WHEN_SET)                \
+    X(F_QKV_BIAS, "arch", "qkv_bias", K_BOOL, qkv_bias, 0, 0, NULL, NO_AUTO, WHEN_SET)             \
     X(F_NORM_EPS, "arch", "norm_eps", K_NUM, norm_eps, 1e-12, 0.1, NULL, NO_AUTO, WHEN_SET)        \
     X(F_MOE_EXPERTS, "arch.moe", "experts", K_INT, moe.experts, 1, 1 << 16, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
@@ -473,8 +474,9 @@ double mesh_model_layer_params(const mesh_model_t *m)
         return mla_params(m) + norm_params(m) + mlp_params(m, f);
     mesh_model_attn_widths(m, &q, &kv);
     if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
-                                      RMSNorms; Qwen3 the QK norms too */
-        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h + qk_norm_params(m);
+                                      RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too */
+        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h + qk_norm_params(m) +
+               (m->qkv_bias ? h * q + 2 * h * kv : 0);
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
      * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
     return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + 2 * h * f + f + h +
@@ -1031,8 +1033,8 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
      * them alone has forgotten the rest (found by fuzzing the request) */
     int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
                       in->set[F_MTP] + in->set[F_ROPE_THETA] + in->set[F_ROPE_SCALING] +
-                      in->set[F_NORM_EPS] + in->set[F_QK_NORM] + any_set(in, "arch.moe") +
-                      any_set(in, "arch.mla");
+                      in->set[F_NORM_EPS] + in->set[F_QK_NORM] + in->set[F_QKV_BIAS] +
+                      any_set(in, "arch.moe") + any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
@@ -1052,6 +1054,11 @@ static int finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         return mesh_error_set(err, "%s: arch.qk_norm: %s: leave it out", AT(F_QK_NORM),
                               in->set[F_MLA_KV] ? "MLA has its latent norms instead"
                                                 : "QK norms are described for mlp: swiglu only");
+    /* GPT-style layers have every bias already; MLA's projections none */
+    if (m->qkv_bias && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
+        return mesh_error_set(err, "%s: arch.qkv_bias: %s: leave it out", AT(F_QKV_BIAS),
+                              in->set[F_MLA_KV] ? "MLA's projections have no biases here"
+                                                : "mlp: gelu has every bias already");
     if (in->set[F_MLA_MSCALE] && !m->rope_scaling)
         return mesh_error_set(err,
                               "%s: arch.mla.mscale_all_dim: only means something with YaRN "
@@ -1286,11 +1293,57 @@ int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_
     return parse_with(buf, len, origin, dirs, NULL, out, err);
 }
 
+/* A Hugging Face config.json, by its name. */
+static int is_json(const char *spec)
+{
+    size_t n = strlen(spec);
+    return n > 5 && strcmp(spec + n - 5, ".json") == 0;
+}
+
 int mesh_spec_is_path(const char *spec)
 {
     size_t n = strlen(spec);
     return strchr(spec, '/') || (n > 5 && strcmp(spec + n - 5, ".yaml") == 0) ||
-           (n > 4 && strcmp(spec + n - 4, ".yml") == 0);
+           (n > 4 && strcmp(spec + n - 4, ".yml") == 0) || is_json(spec);
+}
+
+/* A Hugging Face config.json at `path`, translated (lib/hfconfig.c) and read
+ * as a spec document with the overrides; named after its folder
+ * (".../Meta-Llama-3-8B/config.json"), else "hf-model".  An error in the
+ * translated document names the config's field it came from. */
+static int parse_hf(const char *buf, size_t len, const char *path, const overrides_t *ov,
+                    mesh_model_t *out, mesh_error_t *err)
+{
+    char name[MESH_NAME_MAX] = "hf-model", dir[PATH_LEN];
+    const char *slash = strrchr(path, '/');
+    if (slash && (size_t)(slash - path) < sizeof(dir)) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+        const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        if (mesh_spec_valid_preset_name(base))
+            mesh_strlcpy(name, base, sizeof(name));
+    }
+    const char *fields[MESH_HF_FIELDS_MAX];
+    int lines = 0;
+    mesh_buf_t doc;
+    mesh_buf_init(&doc);
+    if (mesh_hf_config_spec(buf, len, path, name, &doc, fields, &lines, err) < 0) {
+        mesh_buf_free(&doc);
+        return -1;
+    }
+    int rc = parse_with(doc.data, doc.len, path, NULL, ov, out, err);
+    mesh_buf_free(&doc);
+    /* "PATH:LINE: key: ..." of the translated document: the field instead */
+    size_t n = strlen(path);
+    int line = 0, at = 0;
+    if (rc < 0 && strncmp(err->msg, path, n) == 0 &&
+        sscanf(err->msg + n, ":%d: %n", &line, &at) == 1 && at > 0 && line >= 1 && line <= lines &&
+        fields[line - 1]) {
+        char rest[MESH_ERROR_MAX];
+        mesh_strlcpy(rest, err->msg + n + (size_t)at, sizeof(rest));
+        mesh_error_set(err, "%s: %s: %s", path, fields[line - 1], rest);
+    }
+    return rc;
 }
 
 int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const char *origin,
@@ -1311,7 +1364,9 @@ int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const ch
     if (!buf)
         return -1;
     /* a preset may not name another: it is read without the directories */
-    int rc = parse_with(buf, len, spec, preset ? NULL : dirs, &ov, out, err);
+    int rc = !preset && is_json(spec)
+                 ? parse_hf(buf, len, spec, &ov, out, err)
+                 : parse_with(buf, len, spec, preset ? NULL : dirs, &ov, out, err);
     free(buf);
     return rc;
 }

@@ -255,7 +255,7 @@ static int cb_explain(int val, const char *optarg, int remote)
 static struct spank_option options[] = {
     {"model", "SPEC",
      "[meshplan] plan the job's 3D-parallel layout for this model: a preset name (meshplan "
-     "presets) or a spec .yaml file",
+     "presets), a spec .yaml file or a Hugging Face config.json",
      1, 0, cb_model},
     {"mesh", "LAYOUT",
      "[meshplan] pin layout fields, the rest planned: auto or "

@@ -91,7 +91,9 @@ typedef struct opt {
 } opt_t;
 
 static const opt_t opts[O_COUNT] = {
-    [O_MODEL] = {"model", "SPEC", C_SIZED, "preset name (meshplan presets) or a spec .yaml file"},
+    [O_MODEL] = {"model", "SPEC", C_SIZED,
+                 "preset name (meshplan presets), a spec .yaml file, or a Hugging Face "
+                 "config.json"},
     [O_NODES] = {"nodes", "N", C_SIZED, "nodes in the allocation (size: a range LO-HI, or N)"},
     [O_GPN] = {"gpus-per-node", "G", C_SIZED, "GPUs (= tasks) per node"},
     [O_GPU] = {"gpu", "NAME", C_SIZED, "GPU model from the table (meshplan gpus)"},
@@ -603,7 +605,7 @@ static int restart_error(const options_t *o, mesh_error_t *err)
 static int need(const options_t *o)
 {
     if (!o->model)
-        return bad("--model is required (a preset name or a spec .yaml file)");
+        return bad("--model is required (a preset name, a spec .yaml file or a config.json)");
     if (!o->nodes)
         return bad("--nodes is required");
     if (!o->gpus_per_node && !o->topology)
@@ -1268,7 +1270,7 @@ static int cmd_size(const options_t *o)
     mesh_layout_t pins;
     int lo, hi, rc;
     if (!o->model)
-        return bad("--model is required (a preset name or a spec .yaml file)");
+        return bad("--model is required (a preset name, a spec .yaml file or a config.json)");
     if (!o->nodes_lo)
         return bad("--nodes is required (a range LO-HI, or N)");
     if (!o->gpus_per_node)

@@ -200,6 +200,10 @@ typedef struct mesh_model {
      * head_dim weights before attention (Qwen3: q_norm, k_norm); counted in
      * the parameters, whole on every TP rank */
     int qk_norm;
+    /* arch.qkv_bias: 1 when the query, key and value projections have
+     * biases and the rest none (Qwen2); counted in the parameters, split by
+     * TP like the projections */
+    int qkv_bias;
 } mesh_model_t;
 
 /** Where presets are searched, in order; a NULL entry ends the list early. */

@@ -221,7 +221,7 @@ static void spec__moe_mla_errors(void **state)
     expect_error(ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
                  "train.moe_imbalance", "out of range");
     expect_error(ARCH "  colour: 4\n", "unknown key 'colour' in arch",
-                 "mtp_layers, rope_theta, rope_scaling, qk_norm, norm_eps, moe, mla)");
+                 "mtp_layers, rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla)");
     expect_error(ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
     expect_error(ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
                  "swiglu");

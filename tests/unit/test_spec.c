@@ -471,6 +471,8 @@ static const doc_key_t doc_keys[] = {
      "arch.rope_scaling: '{}' is not a number (expected 1..1000) or none", AT(rope_scaling, T_DBL)},
     {"arch", "qk_norm", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
      "arch.qk_norm: '{}' is not a boolean (use true or false)", AT(qk_norm, T_INT)},
+    {"arch", "qkv_bias", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "some",
+     "arch.qkv_bias: '{}' is not a boolean (use true or false)", AT(qkv_bias, T_INT)},
     {"arch", "norm_eps", ARCH, NULL, NULL, "1e-12", "1e-13", "0.1", "0.2",
      "arch.norm_eps: {} is out of range (allowed 1e-12..0.1)", "1e-5 1e-6", "tiny",
      "arch.norm_eps: '{}' is not a number (expected 1e-12..0.1)", AT(norm_eps, T_DBL)},
@@ -1026,10 +1028,11 @@ static void overrides__refused_with_the_key(void **state)
     static const struct {
         const char *set, *msg;
     } cases[] = {
-        {"arch.seq_len=1", "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
-                           "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
-                           "rope_theta, rope_scaling, qk_norm, norm_eps, moe, mla); did you mean "
-                           "train.seq_len?"},
+        {"arch.seq_len=1",
+         "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
+         "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
+         "rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla); did you mean "
+         "train.seq_len?"},
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
                      "did you mean train.seq_len?"},
         {"train.seq_lne=1", "--set: unknown key 'seq_lne' in train (allowed: ..."},
@@ -1079,8 +1082,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 14 arch, 13 arch.moe, 6 arch.mla, 16 train */
-    assert_int_equal(n, 51);
+    /* 3 top-level keys less preset, 15 arch, 13 arch.moe, 6 arch.mla, 16 train */
+    assert_int_equal(n, 52);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A Hugging Face config.json as a model spec.
+ *
+ * The file is read with Jansson, strictly (duplicate keys, NaN, numbers out
+ * of range and trailing text are errors), and each architecture meshplan
+ * describes is translated field by field into the spec's own keys, written
+ * as a YAML document that lib/spec.c then reads like any spec file, with the
+ * overrides (--set) and every check a file gets.  Only the architecture is
+ * in a config.json: train takes its defaults and overrides.
+ *
+ * A field that would change the model and that the spec cannot say (a bias
+ * the architecture has not, a sliding window, another RoPE scaling) is an
+ * error naming it, and so is any field this file does not know: a config
+ * the translation does not understand is never planned as something else.
+ * Sources: the architectures' configuration classes in
+ * huggingface/transformers (models/<type>/configuration_<type>.py), whose
+ * defaults apply where a file leaves a field out.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define HF_FIELDS_MAX MESH_HF_FIELDS_MAX
+
+typedef struct hf {
+    json_t *root;
+    const char *origin;
+    mesh_buf_t *doc;                 /* the spec document being written */
+    mesh_error_t *err;               /* set by the first error; later calls do nothing */
+    int failed;                      /* an error was set */
+    const char *used[HF_FIELDS_MAX]; /* the fields read, known or not */
+    int n_used;
+    const char *line_field[HF_FIELDS_MAX]; /* the field each line of doc came from */
+    int lines;
+} hf_t;
+
+static int hf_fail(hf_t *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int hf_fail(hf_t *h, const char *fmt, ...)
+{
+    if (h->failed)
+        return -1;
+    h->failed = 1;
+    char msg[MESH_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return mesh_error_set(h->err, "%s: %s", h->origin, msg);
+}
+
+static void use(hf_t *h, const char *field)
+{
+    for (int i = 0; i < h->n_used; i++)
+        if (strcmp(h->used[i], field) == 0)
+            return;
+    if (h->n_used < HF_FIELDS_MAX)
+        h->used[h->n_used++] = field;
+}
+
+/* Field `field` of the file, NULL where it is absent or JSON null (the
+ * configuration classes' way of saying "the default"). */
+static json_t *field_of(hf_t *h, const char *field)
+{
+    use(h, field);
+    json_t *v = json_object_get(h->root, field);
+    return v && !json_is_null(v) ? v : NULL;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+/* A whole number: an integer, or a real that is one (500000.0). */
+static int whole(hf_t *h, const char *field, const json_t *v, long long *out)
+{
+    double d = json_is_real(v) ? json_real_value(v) : 0;
+    if (json_is_integer(v))
+        *out = json_integer_value(v);
+    else if (json_is_real(v) && d == floor(d) && fabs(d) < 9e15)
+        *out = (long long)d;
+    else
+        return hf_fail(h, "%s: expected a whole number, not %s", field, type_name(v));
+    return 0;
+}
+
+/* One line of the spec document, "INDENT KEY: VALUE", from `field`. */
+static void emit(hf_t *h, const char *field, const char *indent, const char *key, const char *fmt,
+                 ...) __attribute__((format(printf, 5, 6)));
+static void emit(hf_t *h, const char *field, const char *indent, const char *key, const char *fmt,
+                 ...)
+{
+    if (h->failed)
+        return;
+    if (h->lines == HF_FIELDS_MAX) {
+        hf_fail(h, "more fields than meshplan reads");
+        return;
+    }
+    h->line_field[h->lines++] = field;
+    mesh_buf_printf(h->doc, "%s%s: ", indent, key);
+    va_list ap;
+    va_start(ap, fmt);
+    mesh_buf_vprintf(h->doc, fmt, ap);
+    va_end(ap);
+    mesh_buf_puts(h->doc, "\n");
+}
+
+/* A section heading ("arch:"): the line names no field. */
+static void section(hf_t *h, const char *indent, const char *name)
+{
+    if (h->failed || h->lines == HF_FIELDS_MAX)
+        return;
+    h->line_field[h->lines++] = NULL;
+    mesh_buf_printf(h->doc, "%s%s:\n", indent, name);
+}
+
+/* Field -> spec key, a whole number; absent: nothing, or an error if
+ * required. */
+static void to_int(hf_t *h, const char *field, const char *indent, const char *key, int required)
+{
+    json_t *v = field_of(h, field);
+    long long n;
+    if (!v && required)
+        hf_fail(h, "%s is missing (meshplan needs it as %s)", field, key);
+    else if (v && whole(h, field, v, &n) == 0)
+        emit(h, field, indent, key, "%lld", n);
+}
+
+static void to_num(hf_t *h, const char *field, const char *indent, const char *key)
+{
+    json_t *v = field_of(h, field);
+    if (v && !json_is_number(v))
+        hf_fail(h, "%s: expected a number, not %s", field, type_name(v));
+    else if (v)
+        emit(h, field, indent, key, "%.17g", json_number_value(v));
+}
+
+static void to_bool(hf_t *h, const char *field, const char *indent, const char *key, int dflt)
+{
+    json_t *v = field_of(h, field);
+    if (v && !json_is_boolean(v))
+        hf_fail(h, "%s: expected true or false, not %s", field, type_name(v));
+    else
+        emit(h, field, indent, key, "%s", (v ? json_is_true(v) : dflt) ? "true" : "false");
+}
+
+/* A field the spec cannot say unless it has this value (a boolean, or a
+ * whole number); absent it has the configuration class's default. */
+static void must_bool(hf_t *h, const char *field, int want, const char *why)
+{
+    json_t *v = field_of(h, field);
+    if (v && (!json_is_boolean(v) || json_is_true(v) != want))
+        hf_fail(h, "%s: %s (meshplan's spec cannot describe it)", field, why);
+}
+
+static void must_int(hf_t *h, const char *field, long long want, const char *why)
+{
+    json_t *v = field_of(h, field);
+    long long n;
+    if (v && (whole(h, field, v, &n) < 0 || n != want))
+        hf_fail(h, "%s: %s (meshplan's spec cannot describe it)", field, why);
+}
+
+/* The activation: SiLU-gated (SwiGLU), the Llama family's. */
+static void silu(hf_t *h, const char *field)
+{
+    json_t *v = field_of(h, field);
+    if (v && (!json_is_string(v) || strcmp(json_string_value(v), "silu") != 0))
+        hf_fail(h, "%s: only silu (SwiGLU) is described, not %s", field,
+                json_is_string(v) ? json_string_value(v) : type_name(v));
+    emit(h, field, "  ", "mlp", "swiglu");
+}
+
+/* rope_scaling: Llama 3.1's ("llama3"), whose constants Megatron-LM fixes
+ * (low 1, high 4, original 8192), or YaRN under MLA (DeepSeek-V3), whose
+ * constants Megatron-LM's MLA fixes but the attention scale
+ * (mscale_all_dim). */
+static void rope_scaling(hf_t *h, int mla)
+{
+    json_t *r = field_of(h, "rope_scaling");
+    if (!r)
+        return;
+    if (!json_is_object(r)) {
+        hf_fail(h, "rope_scaling: expected an object, not %s", type_name(r));
+        return;
+    }
+    json_t *t = json_object_get(r, "rope_type");
+    t = t ? t : json_object_get(r, "type");
+    const char *type = json_is_string(t) ? json_string_value(t) : "";
+    static const struct {
+        const char *type, *key;
+        double want;
+    } fixed[] = {
+        {"llama3", "low_freq_factor", 1},
+        {"llama3", "high_freq_factor", 4},
+        {"llama3", "original_max_position_embeddings", 8192},
+        {"yarn", "original_max_position_embeddings", 4096},
+        {"yarn", "beta_fast", 32},
+        {"yarn", "beta_slow", 1},
+        {"yarn", "mscale", 1},
+    };
+    if (strcmp(type, mla ? "yarn" : "llama3") != 0) {
+        hf_fail(h, "rope_scaling: type '%s' is not described (%s)", type,
+                mla ? "YaRN under MLA" : "Llama 3.1's llama3 only");
+        return;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(r, k, v)
+    {
+        int known = strcmp(k, "rope_type") == 0 || strcmp(k, "type") == 0 ||
+                    strcmp(k, "factor") == 0 || (mla && strcmp(k, "mscale_all_dim") == 0);
+        for (size_t i = 0; i < MESH_ARRAY_LEN(fixed); i++) {
+            if (strcmp(fixed[i].type, type) != 0 || strcmp(fixed[i].key, k) != 0)
+                continue;
+            known = 1;
+            if (!json_is_number(v) || json_number_value(v) != fixed[i].want)
+                hf_fail(h, "rope_scaling.%s: Megatron-LM fixes it at %g, so only %g is described",
+                        k, fixed[i].want, fixed[i].want);
+        }
+        if (!known)
+            hf_fail(h, "rope_scaling.%s: not described by meshplan's spec", k);
+    }
+    json_t *f = json_object_get(r, "factor");
+    if (!json_is_number(f))
+        hf_fail(h, "rope_scaling.factor: expected a number");
+    else
+        emit(h, "rope_scaling", "  ", "rope_scaling", "%.17g", json_number_value(f));
+}
+
+/* What every Llama-family config states: the sizes, the activation, RoPE,
+ * the norms, the embeddings, and the biases it must not have. */
+static void llama_like(hf_t *h)
+{
+    section(h, "", "arch");
+    to_int(h, "num_hidden_layers", "  ", "layers", 1);
+    to_int(h, "hidden_size", "  ", "hidden", 1);
+    to_int(h, "num_attention_heads", "  ", "heads", 1);
+    to_int(h, "num_key_value_heads", "  ", "kv_heads", 0);
+    to_int(h, "head_dim", "  ", "head_dim", 0);
+    to_int(h, "vocab_size", "  ", "vocab", 1);
+    silu(h, "hidden_act");
+    to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
+    to_int(h, "rope_theta", "  ", "rope_theta", 0);
+    to_num(h, "rms_norm_eps", "  ", "norm_eps");
+    must_bool(h, "mlp_bias", 0, "biases on the MLP");
+    must_int(h, "pretraining_tp", 1, "Llama 2's sliced matmuls");
+}
+
+static void no_sliding_window(hf_t *h)
+{
+    json_t *use_sw = field_of(h, "use_sliding_window");
+    if (use_sw && json_is_true(use_sw))
+        hf_fail(h, "use_sliding_window: sliding-window attention is not described by "
+                   "meshplan's spec");
+    json_t *sw = field_of(h, "sliding_window");
+    if (sw && !(use_sw && json_is_false(use_sw)))
+        hf_fail(h, "sliding_window: sliding-window attention is not described by meshplan's "
+                   "spec (Mistral 7B v0.1 has it; v0.3 does not)");
+    field_of(h, "max_window_layers"); /* read only with use_sliding_window */
+    json_t *types = field_of(h, "layer_types"), *t;
+    size_t i;
+    if (types && !json_is_array(types))
+        hf_fail(h, "layer_types: expected a list");
+    json_array_foreach(types, i, t)
+    {
+        if (!json_is_string(t) || strcmp(json_string_value(t), "full_attention") != 0) {
+            hf_fail(h,
+                    "layer_types: layer %zu is not full_attention: only full attention is "
+                    "described",
+                    i);
+            break;
+        }
+    }
+}
+
+static int read_llama(hf_t *h)
+{
+    llama_like(h);
+    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    rope_scaling(h, 0);
+    must_bool(h, "attention_bias", 0, "biases on the attention projections");
+    no_sliding_window(h);
+    return 0;
+}
+
+/* Qwen2: biases on q, k and v (not o), always. */
+static int read_qwen2(hf_t *h)
+{
+    llama_like(h);
+    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    emit(h, "model_type", "  ", "qkv_bias", "true");
+    rope_scaling(h, 0);
+    no_sliding_window(h);
+    return 0;
+}
+
+/* Qwen3: heads of head_dim, RMSNorms on each head's queries and keys. */
+static int read_qwen3(hf_t *h)
+{
+    llama_like(h);
+    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    emit(h, "model_type", "  ", "qk_norm", "true");
+    rope_scaling(h, 0);
+    must_bool(h, "attention_bias", 0, "biases on the attention projections");
+    no_sliding_window(h);
+    return 0;
+}
+
+/* Mixtral: every layer's MLP is its experts, of intermediate_size. */
+static int read_mixtral(hf_t *h)
+{
+    llama_like(h);
+    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    rope_scaling(h, 0);
+    no_sliding_window(h);
+    section(h, "  ", "moe");
+    to_int(h, "num_local_experts", "    ", "experts", 1);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
+    to_int(h, "intermediate_size", "    ", "ffn", 1);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss");
+    field_of(h, "router_jitter_noise"); /* a training regularizer, no allocation */
+    field_of(h, "output_router_logits");
+    return 0;
+}
+
+/* Qwen3-MoE: every layer sparse (decoder_sparse_step 1, no mlp_only_layers),
+ * the top-k probabilities renormalized (Megatron-LM's softmax after the
+ * top-k). */
+static int read_qwen3_moe(hf_t *h)
+{
+    read_qwen3(h);
+    must_int(h, "decoder_sparse_step", 1, "MoE layers only every few layers");
+    json_t *dense = field_of(h, "mlp_only_layers");
+    if (dense && (!json_is_array(dense) || json_array_size(dense) > 0))
+        hf_fail(h, "mlp_only_layers: dense layers among the MoE ones are not described");
+    must_bool(h, "norm_topk_prob", 1, "top-k probabilities left unnormalized");
+    section(h, "  ", "moe");
+    to_int(h, "num_experts", "    ", "experts", 1);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
+    to_int(h, "moe_intermediate_size", "    ", "ffn", 1);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss");
+    field_of(h, "output_router_logits");
+    return 0;
+}
+
+/* DeepSeek-V3: MLA, the first layers dense, routed and shared experts,
+ * group-limited sigmoid routing with a score-correction bias, MTP. */
+static int read_deepseek_v3(hf_t *h)
+{
+    section(h, "", "arch");
+    to_int(h, "num_hidden_layers", "  ", "layers", 1);
+    to_int(h, "hidden_size", "  ", "hidden", 1);
+    to_int(h, "num_attention_heads", "  ", "heads", 1);
+    field_of(h, "num_key_value_heads"); /* MLA: every head its own */
+    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    to_int(h, "vocab_size", "  ", "vocab", 1);
+    silu(h, "hidden_act");
+    to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
+    to_int(h, "rope_theta", "  ", "rope_theta", 0);
+    to_num(h, "rms_norm_eps", "  ", "norm_eps");
+    to_int(h, "num_nextn_predict_layers", "  ", "mtp_layers", 0);
+    rope_scaling(h, 1);
+    must_bool(h, "attention_bias", 0, "biases on the attention projections");
+    must_int(h, "moe_layer_freq", 1, "MoE layers only every few layers");
+    must_int(h, "ep_size", 1, "an expert-parallel size fixed in the model");
+    json_t *method = field_of(h, "topk_method");
+    json_t *score = field_of(h, "scoring_func");
+    section(h, "  ", "moe");
+    to_int(h, "n_routed_experts", "    ", "experts", 1);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
+    to_int(h, "moe_intermediate_size", "    ", "ffn", 1);
+    to_int(h, "n_shared_experts", "    ", "shared_experts", 0);
+    to_int(h, "first_k_dense_replace", "    ", "dense_layers", 0);
+    if (score && !json_is_string(score))
+        hf_fail(h, "scoring_func: expected a string");
+    else if (score)
+        emit(h, "scoring_func", "    ", "score", "%s", json_string_value(score));
+    if (method && !json_is_string(method))
+        hf_fail(h, "topk_method: expected a string");
+    else if (method && strcmp(json_string_value(method), "noaux_tc") == 0)
+        emit(h, "topk_method", "    ", "expert_bias", "true");
+    else if (method && strcmp(json_string_value(method), "greedy") != 0)
+        hf_fail(h, "topk_method: '%s' is not described (greedy or noaux_tc)",
+                json_string_value(method));
+    to_int(h, "n_group", "    ", "groups", 0);
+    to_int(h, "topk_group", "    ", "group_top_k", 0);
+    to_num(h, "routed_scaling_factor", "    ", "routed_scaling");
+    to_num(h, "aux_loss_alpha", "    ", "aux_loss");
+    field_of(h, "seq_aux"); /* the aux loss per sequence: a training choice */
+    must_bool(h, "norm_topk_prob", 1, "top-k probabilities left unnormalized");
+    section(h, "  ", "mla");
+    json_t *q = field_of(h, "q_lora_rank");
+    emit(h, "q_lora_rank", "    ", "q_lora_rank", "%lld",
+         q && json_is_integer(q) ? (long long)json_integer_value(q) : 0LL);
+    to_int(h, "kv_lora_rank", "    ", "kv_lora_rank", 1);
+    to_int(h, "qk_nope_head_dim", "    ", "qk_head_dim", 1);
+    to_int(h, "qk_rope_head_dim", "    ", "qk_rope_head_dim", 1);
+    to_int(h, "v_head_dim", "    ", "v_head_dim", 1);
+    json_t *r = field_of(h, "rope_scaling");
+    json_t *ms = r ? json_object_get(r, "mscale_all_dim") : NULL;
+    if (ms && json_is_number(ms) && json_number_value(ms) > 0)
+        emit(h, "rope_scaling", "    ", "mscale_all_dim", "%.17g", json_number_value(ms));
+    return 0;
+}
+
+/* GPT-OSS: what Megatron-LM and the spec cannot say is part of it. */
+static int read_gpt_oss(hf_t *h)
+{
+    return hf_fail(h, "architectures: GptOssForCausalLM has attention sinks, alternating "
+                      "sliding-window layers, biases on every projection and expert and a "
+                      "clamped SwiGLU, which meshplan's spec does not describe nor price yet");
+}
+
+static const struct architecture {
+    const char *name, *model_type;
+    int (*read)(hf_t *);
+} architectures[] = {
+    {"LlamaForCausalLM", "llama", read_llama},
+    {"MistralForCausalLM", "mistral", read_llama},
+    {"MixtralForCausalLM", "mixtral", read_mixtral},
+    {"Qwen2ForCausalLM", "qwen2", read_qwen2},
+    {"Qwen3ForCausalLM", "qwen3", read_qwen3},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", read_qwen3_moe},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", read_deepseek_v3},
+    {"GptOssForCausalLM", "gpt_oss", read_gpt_oss},
+};
+
+/* Fields every config may hold that change nothing meshplan prices or
+ * Megatron-LM builds: token ids, the dtype the weights were saved in,
+ * inference settings, the library's bookkeeping. */
+static const char *const harmless[] = {
+    "architectures",        "model_type",     "_name_or_path",
+    "transformers_version", "torch_dtype",    "dtype",
+    "bos_token_id",         "eos_token_id",   "pad_token_id",
+    "initializer_range",    "use_cache",      "max_position_embeddings",
+    "attention_dropout",    "hidden_dropout", "auto_map",
+    "quantization_config",  "head_dim",
+};
+
+/* The architecture the file names, in `architectures` and `model_type`. */
+static const struct architecture *architecture_of(hf_t *h)
+{
+    json_t *list = field_of(h, "architectures"), *type = field_of(h, "model_type");
+    const char *name = NULL;
+    if (list && json_is_array(list) && json_array_size(list) == 1 &&
+        json_is_string(json_array_get(list, 0)))
+        name = json_string_value(json_array_get(list, 0));
+    else if (list)
+        return hf_fail(h, "architectures: expected a list of one name"), NULL;
+    const char *t = type && json_is_string(type) ? json_string_value(type) : NULL;
+    if (!name && !t)
+        return hf_fail(h, "architectures and model_type are missing: not a Hugging Face "
+                          "config.json of a model"),
+               NULL;
+    for (size_t i = 0; i < MESH_ARRAY_LEN(architectures); i++)
+        if ((!name || strcmp(name, architectures[i].name) == 0) &&
+            (!t || strcmp(t, architectures[i].model_type) == 0))
+            return &architectures[i];
+    char known[512] = "";
+    for (size_t i = 0, n = 0; i < MESH_ARRAY_LEN(architectures); i++)
+        n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
+                              architectures[i].name);
+    return hf_fail(h, "%s '%s' is not one meshplan reads (%s)",
+                   name ? "architectures" : "model_type", name ? name : t, known),
+           NULL;
+}
+
+/* Every field of the file was read or is harmless. */
+static void no_unknown_field(hf_t *h)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(h->root, k, v)
+    {
+        int known = 0;
+        for (int i = 0; i < h->n_used && !known; i++)
+            known = strcmp(h->used[i], k) == 0;
+        for (size_t i = 0; i < MESH_ARRAY_LEN(harmless) && !known; i++)
+            known = strcmp(harmless[i], k) == 0;
+        if (!known) {
+            hf_fail(h,
+                    "%.64s: not a field meshplan reads for this architecture, so it may change "
+                    "the model unseen: remove it, or describe the model in a spec file",
+                    k);
+            return;
+        }
+    }
+}
+
+int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const char *name,
+                        mesh_buf_t *doc, const char **line_field, int *lines, mesh_error_t *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return mesh_error_set(err, "%s:%d: not valid JSON: %s", origin, jerr.line, jerr.text);
+    hf_t h = {.root = root, .origin = origin, .doc = doc, .err = err};
+    if (!json_is_object(root))
+        hf_fail(&h, "expected a JSON object (a model's config.json), not %s", type_name(root));
+    const struct architecture *a = h.failed ? NULL : architecture_of(&h);
+    if (a) {
+        emit(&h, NULL, "", "name", "%s", name);
+        a->read(&h);
+        no_unknown_field(&h);
+    }
+    json_decref(root);
+    if (h.failed)
+        return -1;
+    if (doc->failed)
+        return mesh_error_set(err, "%s: out of memory", origin);
+    for (int i = 0; i < h.lines; i++)
+        line_field[i] = h.line_field[i];
+    *lines = h.lines;
+    return 0;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A Hugging Face config.json as a model spec (lib/hfconfig.c): each
+ * architecture's published config.json, written here field for field from
+ * the model's repository, gives the parameters and the plan its preset
+ * gives (with the preset's training keys set), or the published parameter
+ * count where meshplan has no preset; what the spec cannot say is refused
+ * naming the field; hostile JSON is refused, never read as something else.
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char dir[] = "/tmp/meshplan-hf-XXXXXX";
+
+/* config.json of model `name`, holding `json`, in a folder of that name. */
+static const char *write_config(const char *name, const char *json)
+{
+    static char path[512];
+    char folder[400];
+    snprintf(folder, sizeof(folder), "%s/%s", dir, name);
+    mkdir(folder, 0700);
+    snprintf(path, sizeof(path), "%s/config.json", folder);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(json, f);
+    fclose(f);
+    return path;
+}
+
+static int load(const char *path, const char *const *sets, int n, mesh_model_t *m,
+                mesh_error_t *err)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    return mesh_spec_load_with(path, &d, "--set", sets, n, m, err);
+}
+
+/* The published configs, as their repositories hold them. */
+static const char llama2_7b[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+    " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+    " \"intermediate_size\": 11008, \"max_position_embeddings\": 4096, \"model_type\": \"llama\","
+    " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32,"
+    " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null,"
+    " \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\","
+    " \"transformers_version\": \"4.31.0.dev0\", \"use_cache\": true, \"vocab_size\": 32000}";
+static const char llama3_8b[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false,"
+    " \"attention_dropout\": 0.0, \"bos_token_id\": 128000, \"eos_token_id\": 128001,"
+    " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+    " \"intermediate_size\": 14336, \"max_position_embeddings\": 8192, \"model_type\": \"llama\","
+    " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8,"
+    " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null,"
+    " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+    " \"transformers_version\": \"4.40.0.dev0\", \"use_cache\": true, \"vocab_size\": 128256}";
+static const char llama31_405b[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false,"
+    " \"attention_dropout\": 0.0, \"bos_token_id\": 128000, \"eos_token_id\": 128001,"
+    " \"hidden_act\": \"silu\", \"hidden_size\": 16384, \"initializer_range\": 0.02,"
+    " \"intermediate_size\": 53248, \"max_position_embeddings\": 131072, \"mlp_bias\": false,"
+    " \"model_type\": \"llama\", \"num_attention_heads\": 128, \"num_hidden_layers\": 126,"
+    " \"num_key_value_heads\": 8, \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05,"
+    " \"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0,"
+    " \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+    " \"rope_theta\": 500000.0, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+    " \"transformers_version\": \"4.42.3\", \"use_cache\": true, \"vocab_size\": 128256}";
+static const char mixtral_8x7b[] =
+    "{\"architectures\": [\"MixtralForCausalLM\"], \"attention_dropout\": 0.0,"
+    " \"bos_token_id\": 1, \"eos_token_id\": 2, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+    " \"initializer_range\": 0.02, \"intermediate_size\": 14336,"
+    " \"max_position_embeddings\": 32768, \"model_type\": \"mixtral\","
+    " \"num_attention_heads\": 32, \"num_experts_per_tok\": 2, \"num_hidden_layers\": 32,"
+    " \"num_key_value_heads\": 8, \"num_local_experts\": 8, \"output_router_logits\": false,"
+    " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.02,"
+    " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+    " \"transformers_version\": \"4.36.0.dev0\", \"use_cache\": true, \"vocab_size\": 32000}";
+#define QWEN3_MOE(layers, hidden, heads, ffn, moe_ffn)                                             \
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"attention_bias\": false,"                    \
+    " \"attention_dropout\": 0.0, \"bos_token_id\": 151643, \"decoder_sparse_step\": 1,"           \
+    " \"eos_token_id\": 151645, \"head_dim\": 128, \"hidden_act\": \"silu\", "                     \
+    "\"hidden_size\": " #hidden ", \"initializer_range\": 0.02, \"intermediate_size\": " #ffn      \
+    ", \"max_position_embeddings\": 40960, \"max_window_layers\": " #layers                        \
+    ", \"mlp_only_layers\": [], \"model_type\": \"qwen3_moe\", "                                   \
+    "\"moe_intermediate_size\": " #moe_ffn                                                         \
+    ", \"norm_topk_prob\": true, \"num_attention_heads\": " #heads                                 \
+    ", \"num_experts\": 128, \"num_experts_per_tok\": 8, \"num_hidden_layers\": " #layers          \
+    ", \"num_key_value_heads\": 4, \"output_router_logits\": false, \"rms_norm_eps\": 1e-06,"      \
+    " \"rope_scaling\": null, \"rope_theta\": 1000000.0, \"router_aux_loss_coef\": 0.001,"         \
+    " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","    \
+    " \"transformers_version\": \"4.51.0\", \"use_cache\": true, \"use_sliding_window\": false,"   \
+    " \"vocab_size\": 151936}"
+static const char deepseek_v3[] =
+    "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false,"
+    " \"attention_dropout\": 0.0, \"aux_loss_alpha\": 0.001, \"bos_token_id\": 0,"
+    " \"eos_token_id\": 1, \"ep_size\": 1, \"first_k_dense_replace\": 3, \"hidden_act\": \"silu\","
+    " \"hidden_size\": 7168, \"initializer_range\": 0.02, \"intermediate_size\": 18432,"
+    " \"kv_lora_rank\": 512, \"max_position_embeddings\": 163840, \"model_type\": \"deepseek_v3\","
+    " \"moe_intermediate_size\": 2048, \"moe_layer_freq\": 1, \"n_group\": 8,"
+    " \"n_routed_experts\": 256, \"n_shared_experts\": 1, \"norm_topk_prob\": true,"
+    " \"num_attention_heads\": 128, \"num_experts_per_tok\": 8, \"num_hidden_layers\": 61,"
+    " \"num_key_value_heads\": 128, \"num_nextn_predict_layers\": 1, \"q_lora_rank\": 1536,"
+    " \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"quantization_config\":"
+    " {\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3\", \"quant_method\": \"fp8\","
+    " \"weight_block_size\": [128, 128]}, \"rms_norm_eps\": 1e-06, \"rope_scaling\":"
+    " {\"beta_fast\": 32, \"beta_slow\": 1, \"factor\": 40, \"mscale\": 1.0,"
+    " \"mscale_all_dim\": 1.0, \"original_max_position_embeddings\": 4096, \"type\": \"yarn\"},"
+    " \"rope_theta\": 10000, \"routed_scaling_factor\": 2.5, \"scoring_func\": \"sigmoid\","
+    " \"seq_aux\": true, \"tie_word_embeddings\": false, \"topk_group\": 4,"
+    " \"topk_method\": \"noaux_tc\", \"torch_dtype\": \"bfloat16\","
+    " \"transformers_version\": \"4.33.1\", \"use_cache\": true, \"v_head_dim\": 128,"
+    " \"vocab_size\": 129280}";
+
+/* Each config.json plans as its preset: the same parameters (and active
+ * ones), the same layout on the allocation, the same Megatron-LM model. */
+static void config__plans_as_its_preset(void **state)
+{
+    static const struct {
+        const char *preset, *json;
+        int nodes;
+    } cases[] = {
+        {"llama2-7b", llama2_7b, 1},
+        {"llama3-8b", llama3_8b, 2},
+        {"llama3.1-405b", llama31_405b, 64},
+        {"mixtral-8x7b", mixtral_8x7b, 4},
+        {"qwen3-30b-a3b", QWEN3_MOE(48, 2048, 32, 6144, 768), 4},
+        {"qwen3-235b-a22b", QWEN3_MOE(94, 4096, 64, 12288, 1536), 32},
+        {"deepseek-v3", deepseek_v3, 128},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_model_t p = test_preset(cases[i].preset), m;
+        mesh_error_t err;
+        /* train: the preset's, since a config.json has none */
+        char seq[64], gbs[64], prec[64], recipe[64];
+        snprintf(seq, sizeof(seq), "train.seq_len=%d", p.seq_len);
+        snprintf(gbs, sizeof(gbs), "train.global_batch=%ld", p.global_batch);
+        snprintf(prec, sizeof(prec), "train.precision=%s", mesh_precision_name(p.precision));
+        snprintf(recipe, sizeof(recipe), "train.fp8_recipe=%s", mesh_fp8_recipe_name(p.fp8_recipe));
+        const char *sets[] = {seq, gbs, prec, recipe};
+        const char *path = write_config(cases[i].preset, cases[i].json);
+        if (load(path, sets, p.precision == MESH_PREC_FP8 ? 4 : 3, &m, &err) < 0)
+            fail_msg("%s: %s", cases[i].preset, err.msg);
+        assert_string_equal(m.name, cases[i].preset); /* its folder's name */
+        if (m.params != p.params || mesh_model_active_params(&m) != mesh_model_active_params(&p))
+            fail_msg("%s: %.0f parameters (%.0f active), the preset %.0f (%.0f)", cases[i].preset,
+                     m.params, mesh_model_active_params(&m), p.params,
+                     mesh_model_active_params(&p));
+        mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
+        mesh_plan_t *x = test_plan(&m, &a, "auto"), *y = test_plan(&p, &a, "auto");
+        char lx[MESH_LAYOUT_STR_MAX], ly[MESH_LAYOUT_STR_MAX];
+        mesh_layout_format(&mesh_plan_best(x)->layout, lx, sizeof(lx));
+        mesh_layout_format(&mesh_plan_best(y)->layout, ly, sizeof(ly));
+        if (strcmp(lx, ly) != 0)
+            fail_msg("%s: the config plans %s, the preset %s", cases[i].preset, lx, ly);
+        /* the model Megatron-LM is told: the same flags but for the router's
+         * aux-loss coefficient where the config and the preset's source differ */
+        assert_int_equal(m.rope_theta ? m.rope_theta : 10000, p.rope_theta);
+        assert_true(m.rope_scaling == p.rope_scaling && m.norm_eps == p.norm_eps);
+        assert_int_equal(m.qk_norm, p.qk_norm);
+        assert_int_equal(m.router.score, p.router.score);
+        assert_int_equal(m.router.expert_bias, p.router.expert_bias);
+        assert_int_equal(m.router.groups, p.router.groups);
+        assert_true(m.mla.mscale_all_dim == p.mla.mscale_all_dim);
+        mesh_plan_destroy(x);
+        mesh_plan_destroy(y);
+    }
+    (void)state;
+}
+
+/* Architectures without a preset: the published parameter counts
+ * (the repositories' safetensors totals). */
+static void config__published_counts(void **state)
+{
+    static const struct {
+        const char *name, *json;
+        double params;
+    } cases[] = {
+        /* Qwen/Qwen2-7B: biases on q, k and v */
+        {"Qwen2-7B",
+         "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0,"
+         " \"bos_token_id\": 151643, \"eos_token_id\": 151643, \"hidden_act\": \"silu\","
+         " \"hidden_size\": 3584, \"initializer_range\": 0.02, \"intermediate_size\": 18944,"
+         " \"max_position_embeddings\": 131072, \"max_window_layers\": 28, \"model_type\": "
+         "\"qwen2\","
+         " \"num_attention_heads\": 28, \"num_hidden_layers\": 28, \"num_key_value_heads\": 4,"
+         " \"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0, \"sliding_window\": 131072,"
+         " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+         " \"transformers_version\": \"4.37.2\", \"use_cache\": true,"
+         " \"use_sliding_window\": false, \"vocab_size\": 152064}",
+         7615616512.0},
+        /* Qwen/Qwen3-8B: heads of 128, QK norms */
+        {"Qwen3-8B",
+         "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false,"
+         " \"attention_dropout\": 0.0, \"bos_token_id\": 151643, \"eos_token_id\": 151645,"
+         " \"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+         " \"initializer_range\": 0.02, \"intermediate_size\": 12288,"
+         " \"max_position_embeddings\": 40960, \"max_window_layers\": 36, \"model_type\": "
+         "\"qwen3\","
+         " \"num_attention_heads\": 32, \"num_hidden_layers\": 36, \"num_key_value_heads\": 8,"
+         " \"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000,"
+         " \"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+         " \"transformers_version\": \"4.51.0\", \"use_cache\": true,"
+         " \"use_sliding_window\": false, \"vocab_size\": 151936}",
+         8190735360.0},
+        /* mistralai/Mistral-7B-v0.3: no sliding window */
+        {"Mistral-7B-v0.3",
+         "{\"architectures\": [\"MistralForCausalLM\"], \"attention_dropout\": 0.0,"
+         " \"bos_token_id\": 1, \"eos_token_id\": 2, \"head_dim\": 128, \"hidden_act\": \"silu\","
+         " \"hidden_size\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 14336,"
+         " \"max_position_embeddings\": 32768, \"model_type\": \"mistral\","
+         " \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8,"
+         " \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000.0, \"sliding_window\": null,"
+         " \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+         " \"transformers_version\": \"4.42.0.dev0\", \"use_cache\": true, \"vocab_size\": 32768}",
+         7248023552.0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        if (load(write_config(cases[i].name, cases[i].json), NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", cases[i].name, err.msg);
+        if (m.params != cases[i].params)
+            fail_msg("%s: %.0f parameters, published %.0f", cases[i].name, m.params,
+                     cases[i].params);
+    }
+    (void)state;
+}
+
+/* What the spec cannot say, and JSON that is not a config, refused in one
+ * line naming the field. */
+static void config__refused_naming_the_field(void **state)
+{
+    static const struct {
+        const char *json, *needle;
+    } cases[] = {
+        {"{\"architectures\": [\"GptOssForCausalLM\"], \"model_type\": \"gpt_oss\"}",
+         "attention sinks"},
+        {"{\"architectures\": [\"FalconForCausalLM\"]}", "architectures 'FalconForCausalLM'"},
+        {"{\"hidden_size\": 64}", "architectures and model_type are missing"},
+        {"[1, 2]", "expected a JSON object"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"attention_bias\": true}",
+         "attention_bias: biases on the attention projections"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8,"
+         " \"low_freq_factor\": 2}}",
+         "rope_scaling.low_freq_factor: Megatron-LM fixes it at 1"},
+        {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"sliding_window\": 4096}",
+         "sliding_window: sliding-window attention"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"parallel_attn\": true}",
+         "parallel_attn: not a field meshplan reads"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 0, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128}",
+         "config.json: num_attention_heads: arch.heads: 0 is out of range"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": \"two\"}",
+         "num_hidden_layers: expected a whole number, not a string"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}",
+         "num_hidden_layers is missing"},
+        {"{\"a\": 1, \"a\": 2}", "duplicate object key"},
+        {"{\"vocab_size\": NaN}", "not valid JSON"},
+        {"{\"vocab_size\": 1e999}", "real number overflow"},
+        {"{\"vocab_size\": 123456789012345678901234567890}", "too big integer"},
+        {"{\"vocab_size\": 1} trailing", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        if (load(write_config("bad", cases[i].json), NULL, 0, &m, &err) == 0)
+            fail_msg("%s: accepted", cases[i].json);
+        if (!strstr(err.msg, cases[i].needle) || strchr(err.msg, '\n'))
+            fail_msg("%s: '%s' lacks '%s'", cases[i].json, err.msg, cases[i].needle);
+    }
+    /* nested 10,000 deep, and a file past the 64 KiB a spec may be */
+    size_t n = 20000;
+    char *deep = malloc(n + 1);
+    assert_non_null(deep);
+    memset(deep, '[', n / 2);
+    memset(deep + n / 2, ']', n / 2);
+    deep[n] = '\0';
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(load(write_config("deep", deep), NULL, 0, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "maximum parsing depth"));
+    free(deep);
+    char *big = malloc(10 << 20);
+    assert_non_null(big);
+    memset(big, ' ', (10 << 20) - 1);
+    big[0] = '{';
+    big[(10 << 20) - 3] = '}';
+    big[(10 << 20) - 1] = '\0';
+    assert_int_equal(load(write_config("big", big), NULL, 0, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "larger than"));
+    free(big);
+    (void)state;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    (void)state;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config__plans_as_its_preset),
+        cmocka_unit_test(config__published_counts),
+        cmocka_unit_test(config__refused_naming_the_field),
+    };
+    return cmocka_run_group_tests_name("hf", tests, setup, teardown);
+}
