@@ -780,7 +780,13 @@ static unsigned changed_dims(const mesh_restart_t *r, const mesh_layout_t *to)
 const char *mesh_restart_reshard(const mesh_restart_t *r, const mesh_layout_t *to, char *buf,
                                  size_t len)
 {
-    return keep_names(changed_dims(r, to), buf, len);
+    keep_names(changed_dims(r, to), buf, len);
+    /* Megatron-FSDP's checkpoints are fsdp_dtensor, the others' torch_dist
+     * (lib/accounting.c, mesh_zero_cause) */
+    size_t n = strlen(buf);
+    if ((r->from.zero >= 2) != (to->zero >= 2) && n < len)
+        snprintf(buf + n, len - n, ",format");
+    return buf;
 }
 
 const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len)

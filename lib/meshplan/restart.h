@@ -64,15 +64,19 @@ typedef enum mesh_dim {
  * resharding only in DP dimension" (megatron/core/optimizer/
  * distrib_optimizer.py L1474-1478).  The distributed checkpoint format
  * (torch_dist, megatron/core/dist_checkpointing) reshards tp and pp too: a
- * user of it keeps less, with mesh_restart_keep.
+ * user of it keeps less, with mesh_restart_keep.  And zero: the ZeRO stage
+ * is the checkpoint's format and sharding (stage 1 the distributed
+ * optimizer's dp_reshardable state above; stages 2 and 3 Megatron-FSDP,
+ * whose only format is fsdp_dtensor: megatron/training/arguments.py
+ * L1169-1170), which no plain reshard on load converts.
  */
 #define MESH_RESTART_KEEP_DEFAULT                                                                  \
     (MESH_DIM_BIT(MESH_DIM_TP) | MESH_DIM_BIT(MESH_DIM_PP) | MESH_DIM_BIT(MESH_DIM_VPP) |          \
-     MESH_DIM_BIT(MESH_DIM_EP) | MESH_DIM_BIT(MESH_DIM_ETP))
+     MESH_DIM_BIT(MESH_DIM_EP) | MESH_DIM_BIT(MESH_DIM_ETP) | MESH_DIM_BIT(MESH_DIM_ZERO))
 
 #define MESH_RESTART_FILE_MAX (1 << 20) /* bytes of a file mesh_restart_load reads */
 #define MESH_RESTART_STR_MAX  320       /* a buffer that holds any mesh_restart_format line */
-#define MESH_RESHARD_STR_MAX  32        /* a buffer that holds any mesh_restart_reshard list */
+#define MESH_RESHARD_STR_MAX  48        /* a buffer that holds any mesh_restart_reshard list */
 
 /**
  * A restart: the previous run's layout, its global batch, and which of its
@@ -175,7 +179,10 @@ MESH_API int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, m
  * The dimensions whose sizes differ between r->from and the complete
  * layout `to` (the plan's, mesh_plan_best(p)->layout), comma-separated in
  * the order of mesh_dim_t ("dp", "dp,zero"), or "none": what MESH_RESHARD
- * holds.  ep and etp of 0 count as 1.  Into buf[len]
+ * holds.  ep and etp of 0 count as 1.  Where zero moves between the
+ * distributed optimizer (0, 1) and Megatron-FSDP (2, 3), ",format" follows:
+ * the checkpoint must be converted between Megatron-LM's torch_dist and
+ * fsdp_dtensor formats before it loads.  Into buf[len]
  * (MESH_RESHARD_STR_MAX bytes suffice; truncated to fit).  Returns buf.
  */
 MESH_API const char *mesh_restart_reshard(const mesh_restart_t *r, const mesh_layout_t *to,

@@ -1119,7 +1119,8 @@ static void restart__plan_env_and_size(void **state)
     static char want[1 << 16];
     snprintf(want, sizeof(want), "%s\n%s", report, text);
     assert_string_equal(r->out, want);
-    assert_non_null(strstr(text, "  kept      tp=4,pp=4,vpp=1 (the checkpoint's sharding)\n"));
+    assert_non_null(
+        strstr(text, "  kept      tp=4,pp=4,vpp=1,zero=1 (the checkpoint's sharding)\n"));
     free(report);
     free(text);
     /* --json: the plan's object with "restart" added last */
@@ -1156,7 +1157,7 @@ static void restart__plan_env_and_size(void **state)
             NULL);
     assert_int_equal(r->status, 0);
     snprintf(want, sizeof(want),
-             "goal min\nkeeping tp=4,pp=4,vpp=1 from %s, and the global batch "
+             "goal min\nkeeping tp=4,pp=4,vpp=1,zero=1 from %s, and the global batch "
              "of 768\n\n",
              path);
     assert_non_null(strstr(r->out, want));
@@ -1167,7 +1168,8 @@ static void restart__plan_env_and_size(void **state)
     r = run("size", "--model", "llama3-70b", R768, "--nodes", "8-16", SIZE_ALLOC, "--from", path,
             "--json", NULL);
     assert_json(r->out);
-    assert_non_null(strstr(r->out, "\"gpu\":\"H100-SXM\",\"kept\":\"tp=4,pp=4,vpp=1\",\"rows\":["));
+    assert_non_null(
+        strstr(r->out, "\"gpu\":\"H100-SXM\",\"kept\":\"tp=4,pp=4,vpp=1,zero=1\",\"rows\":["));
     mesh_plan_destroy(p);
     unlink(path);
 }
@@ -1193,7 +1195,7 @@ static void restart__bad_input_one_line(void **state)
     /* kept sizes the allocation's GPUs cannot hold: what was kept, and why */
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--nodes", "7", "--gpus-per-node", "8",
                    "--gpu", "H100-SXM", "--from", path, NULL),
-               "meshplan: keeping tp=4,pp=4,vpp=1 from /tmp/meshplan-restart-");
+               "meshplan: keeping tp=4,pp=4,vpp=1,zero=1 from /tmp/meshplan-restart-");
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--from", "/nonexistent/layout", NULL),
                "--from: cannot open saved layout '/nonexistent/layout'");
     assert_bad(run("topo", "--from", path, NULL), "--from: unknown option for topo");

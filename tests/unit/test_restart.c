@@ -13,6 +13,9 @@
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define TP_PP_VPP                                                                                  \
     (MESH_DIM_BIT(MESH_DIM_TP) | MESH_DIM_BIT(MESH_DIM_PP) | MESH_DIM_BIT(MESH_DIM_VPP))
+/* what a dense layout's restart keeps by default: its sharding and its
+ * ZeRO stage, the checkpoint's format (restart.h) */
+#define KEPT_DENSE (TP_PP_VPP | MESH_DIM_BIT(MESH_DIM_ZERO))
 
 /* Llama 3 70B with a global batch that 12 nodes' dp (3, with tp 4, pp 4,
  * cp 2) divides: 512, the preset's, does not, and the kept layout then has
@@ -149,8 +152,8 @@ static void read__plan_json(void **state)
     mesh_restart_t r = read_ok(json);
     assert_string_equal(fmt(&r.from), fmt(&mesh_plan_best(p)->layout));
     assert_int_equal(r.global_batch, 768);
-    /* a dense layout: tp, pp and vpp kept, no ep or etp */
-    assert_int_equal(r.keep, TP_PP_VPP);
+    /* a dense layout: tp, pp, vpp and zero kept, no ep or etp */
+    assert_int_equal(r.keep, KEPT_DENSE);
     assert_int_equal(r.from.ep, 0);
     /* as jq pretty-prints it too */
     char *spaced = pretty(json);
@@ -358,14 +361,19 @@ static void pins__kept_values_and_conflicts(void **state)
     mesh_model_t m = test_spec(LLAMA_768), moe = test_preset("mixtral-8x7b");
     mesh_restart_t r = read_ok("MESH_PLAN=tp=4,pp=4,dp=4,cp=2,zero=1,vpp=1,mb=1,recompute=none,"
                                "sp=on\nMESH_GLOBAL_BATCH_SIZE=768\n");
-    mesh_layout_t pins = test_mesh("tp=4,zero=2");
+    mesh_layout_t pins = test_mesh("tp=4,sp=on");
     mesh_error_t err;
     assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), 0);
     assert_int_equal(pins.tp, 4);
     assert_int_equal(pins.pp, 4);
     assert_int_equal(pins.vpp, 1);
-    assert_int_equal(pins.zero, 2); /* not kept: --mesh's */
+    assert_int_equal(pins.zero, 1);              /* the checkpoint's format */
+    assert_int_equal(pins.sequence_parallel, 1); /* not kept: --mesh's */
     assert_int_equal(pins.dp, MESH_FREE);
+    /* the ZeRO stage is the format: Megatron-FSDP's reads no other */
+    pins = test_mesh("zero=2");
+    assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
+    assert_error_has(err.msg, "mesh zero=2 conflicts with the kept zero=1");
     pins = test_mesh("tp=8");
     assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
     assert_error_has(err.msg, "mesh tp=8 conflicts with the kept tp=4");
@@ -436,7 +444,8 @@ static void reshard__changed_dimensions_in_order(void **state)
     const char *cases[][2] = {
         {"tp=4,pp=4,dp=4,cp=2,zero=1,vpp=1,mb=4,recompute=full,sp=off", "none"},
         {"tp=4,pp=4,dp=3,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on", "dp"},
-        {"tp=4,pp=4,dp=6,cp=2,zero=3,vpp=1,mb=1,recompute=none,sp=on", "dp,zero"},
+        /* from the distributed optimizer to Megatron-FSDP: another format */
+        {"tp=4,pp=4,dp=6,cp=2,zero=3,vpp=1,mb=1,recompute=none,sp=on", "dp,zero,format"},
         {"tp=8,pp=2,dp=4,cp=1,zero=0,vpp=2,mb=1,recompute=none,sp=on", "tp,pp,vpp,cp,zero"},
         /* a dense layout's ep and etp (0) are 1 */
         {"tp=4,pp=4,dp=4,cp=2,ep=1,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on", "none"},
@@ -452,7 +461,16 @@ static void reshard__changed_dimensions_in_order(void **state)
     assert_string_equal(mesh_restart_reshard(&r, &all, buf, sizeof(buf)),
                         "tp,pp,vpp,cp,dp,ep,etp,zero");
     assert_int_equal(strlen(buf) + 1 <= MESH_RESHARD_STR_MAX, 1);
-    assert_string_equal(mesh_restart_kept(&r, buf, sizeof(buf)), "tp=4,pp=4,vpp=1");
+    assert_string_equal(mesh_restart_kept(&r, buf, sizeof(buf)), "tp=4,pp=4,vpp=1,zero=1");
+    /* within Megatron-FSDP the format stays */
+    mesh_restart_t fsdp = read_ok("tp=4,pp=4,dp=4,cp=2,zero=2,vpp=1,mb=1,recompute=none,sp=on");
+    mesh_layout_t z3 = test_layout("tp=4,pp=4,dp=4,cp=2,zero=3,vpp=1,mb=1,recompute=none,sp=on");
+    assert_string_equal(mesh_restart_reshard(&fsdp, &z3, buf, sizeof(buf)), "zero");
+    mesh_layout_t z1 = test_layout("tp=8,pp=2,dp=4,cp=1,ep=4,etp=2,zero=1,vpp=2,mb=1,"
+                                   "recompute=none,sp=on");
+    fsdp.from.ep = fsdp.from.etp = 8;
+    assert_string_equal(mesh_restart_reshard(&fsdp, &z1, buf, sizeof(buf)),
+                        "tp,pp,vpp,cp,ep,etp,zero,format");
     r.keep = 0;
     assert_string_equal(mesh_restart_kept(&r, buf, sizeof(buf)), "none");
 }
@@ -586,8 +604,8 @@ static void text__llama3_70b_from_16_to_12_nodes(void **state)
     char *text = mesh_restart_text(&r, p), want[512], changed[MESH_RESHARD_STR_MAX];
     assert_non_null(text);
     snprintf(want, sizeof(want),
-             "Restart from %s\n  kept      tp=%d,pp=%d,vpp=%d (the checkpoint's", fmt(from),
-             from->tp, from->pp, from->vpp);
+             "Restart from %s\n  kept      tp=%d,pp=%d,vpp=%d,zero=%d (the checkpoint's", fmt(from),
+             from->tp, from->pp, from->vpp, from->zero);
     assert_int_equal(strncmp(text, want, strlen(want)), 0);
     mesh_restart_reshard(&r, to, changed, sizeof(changed));
     assert_non_null(strstr(changed, "dp"));
@@ -611,7 +629,7 @@ static void text__llama3_70b_from_16_to_12_nodes(void **state)
              "\"to\":%ld},\"fits\":true,\"nodes_to_fit\":null,\"unkeep\":[]}",
              from->micro_batch, to->micro_batch, from->dp, to->dp, mbs_from, mbs_to);
     assert_error_has(j, want);
-    assert_error_has(j, "\"keep\":[\"tp\",\"pp\",\"vpp\"]");
+    assert_error_has(j, "\"keep\":[\"tp\",\"pp\",\"vpp\",\"zero\"]");
     free(j);
     free(text);
     restart_case_free(&c);
@@ -627,6 +645,7 @@ static void text__kept_layout_that_cannot_fit(void **state)
     mesh_alloc_t a = test_alloc_mem(NULL, 24e9, 1, 8);
     mesh_layout_t pins;
     mesh_error_t err;
+    assert_int_equal(mesh_restart_keep(&r, "tp,pp,vpp", &err), 0); /* a torch_dist user's */
     mesh_layout_unpin(&pins);
     assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), 0);
     mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, NULL, &err);
