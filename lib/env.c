@@ -15,7 +15,8 @@
 
 /* Which export modes get a variable. */
 enum { M_MESH = 1, M_TORCH = 2, M_TORCHRUN = 4, M_ALL = 7 };
-/* Per-rank variables make no sense for a torchrun launcher task. */
+/* Per-rank variables make no sense for a torchrun launcher task, nor for a
+ * batch script. */
 enum {
     PER_RANK = 1,
     KEEP_EXISTING = 2,
@@ -642,11 +643,14 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
                               a->nodes),
                NULL;
     int torchrun = task->export_mode == MESH_EXPORT_TORCHRUN;
-    int tasks = torchrun ? 1 : a->gpus_per_node;
+    int launcher = torchrun || task->export_mode == MESH_EXPORT_BATCH;
+    int tasks = launcher ? 1 : a->gpus_per_node;
     if (task->local < 0 || task->local >= tasks)
         return mesh_error_set(err, "local task %d is outside the %d task%s per node%s", task->local,
                               tasks, tasks == 1 ? "" : "s",
-                              torchrun ? " (torchrun: one launcher per node)" : ""),
+                              torchrun   ? " (torchrun: one launcher per node)"
+                              : launcher ? " (batch: the script itself)"
+                                         : ""),
                NULL;
     if (!task->master_addr || !*task->master_addr)
         return mesh_error_set(err, "the step's first host (MASTER_ADDR) is unknown"), NULL;
@@ -663,7 +667,7 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
         return mesh_error_set(err, "out of memory"), NULL;
     for (int i = 0; i < NVARS; i++) {
         const struct var *v = &vars[i];
-        if (!(v->modes & mode) || (torchrun && (v->flags & PER_RANK)) ||
+        if (!(v->modes & mode) || (launcher && (v->flags & PER_RANK)) ||
             ((v->flags & NEEDS_TOPO) && !topo) ||
             ((v->flags & NEEDS_NUMA) && task->numa_node < 0) ||
             ((v->flags & BIND_CUDA) && !task->cuda_visible) ||

@@ -65,7 +65,10 @@ typedef struct policy_key {
 _Static_assert(sizeof(mesh_enforce_t) == sizeof(int) && sizeof(mesh_export_t) == sizeof(int),
                "word keys are ints");
 static const char *const enforce_names[] = {"off", "warn", "reject", NULL};
+/* export=: the tasks' modes; "batch", the batch script's, is named only
+ * where a front end shows what a batch script gets (meshplan env) */
 static const char *const export_names[] = {"torch", "torchrun", "mesh", NULL};
+static const char *const export_all[] = {"torch", "torchrun", "mesh", "batch", NULL};
 static const char *const bind_words[] = {"none", "gpu", NULL};
 static const char *const gpu_order_words[] = {"pci", "minor", NULL};
 static const char *const topology_error_words[] = {"fail", "fallback", NULL};
@@ -102,7 +105,7 @@ static const policy_key_t top_keys[] = {
      .doc = "seconds a node may spend reading its topology; 0: no bound"},
     {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
      .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
-    {"steps", K_CUSTOM, POL(launch.steps), .read = read_steps, .dflt = "regular",
+    {"steps", K_CUSTOM, POL(launch.steps), .read = read_steps, .dflt = "regular,batch",
      .doc = "which job steps get the variables"},
     {"bind", K_WORD, POL(launch.bind_gpu), .words = bind_words, .dflt = "none",
      .doc = "the default of --mesh-bind"},
@@ -212,13 +215,13 @@ const char *mesh_enforce_name(mesh_enforce_t e)
 
 const char *mesh_export_name(mesh_export_t e)
 {
-    return (unsigned)e <= MESH_EXPORT_MESH ? export_names[e] : "mesh";
+    return (unsigned)e <= MESH_EXPORT_BATCH ? export_all[e] : "mesh";
 }
 
 int mesh_export_parse(const char *s, mesh_export_t *out)
 {
-    for (int i = 0; export_names[i]; i++)
-        if (strcasecmp(s, export_names[i]) == 0) {
+    for (int i = 0; export_all[i]; i++)
+        if (strcasecmp(s, export_all[i]) == 0) {
             *out = (mesh_export_t)i;
             return 0;
         }

@@ -164,8 +164,10 @@ static int cb_mesh(int val, const char *optarg, int remote)
 static int cb_export(int val, const char *optarg, int remote)
 {
     asked("mesh-export");
-    if (!optarg || mesh_export_parse(optarg, &mesh_plugin.export_mode) < 0)
+    mesh_export_t e;
+    if (!optarg || mesh_export_parse(optarg, &e) < 0 || e == MESH_EXPORT_BATCH)
         return option_error(remote, "mesh-export", "use torch, torchrun or mesh");
+    mesh_plugin.export_mode = e;
     mesh_plugin.have_export = 1;
     return 0;
 }

@@ -307,7 +307,7 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
         .master_port = mesh_env_master_port(jobid, stepid, mesh_plugin.policy.launch.port_lo,
                                             mesh_plugin.policy.launch.port_hi),
         /* the batch script is a launcher: it gets the layout, not a rank */
-        .export_mode = launcher_step(stepid) ? MESH_EXPORT_TORCHRUN : mesh_plugin_export_mode(),
+        .export_mode = launcher_step(stepid) ? MESH_EXPORT_BATCH : mesh_plugin_export_mode(),
         .gpu_busid = NULL,
         .numa_node = -1,
         .restart = mesh_plugin.have_restart ? &mesh_plugin.restart : NULL,
@@ -317,7 +317,7 @@ static int build_table(spank_t sp, const mesh_plan_t *p, const mesh_step_t *s,
         return defer("out of memory");
     for (int i = 0; i < s->tasks_per_node; i++) {
         t.local = i;
-        if (topo && t.export_mode != MESH_EXPORT_TORCHRUN &&
+        if (topo && t.export_mode != MESH_EXPORT_TORCHRUN && t.export_mode != MESH_EXPORT_BATCH &&
             mesh_env_task_topology(&t, topo, mesh_plugin_bind(), step_list, visible,
                                    sizeof(visible), &err) < 0)
             return defer("%s", err.msg);

@@ -142,7 +142,8 @@ static const opt_t opts[O_COUNT] = {
     [O_NO_PICTURES] = {"no-pictures", NULL, C_REPORT, "leave the pictures out of the text"},
     [O_NODE] = {"node", "I", C_ENV, "node index within the step (default 0)"},
     [O_LOCAL] = {"local", "L", C_ENV, "task index within the node (default 0)"},
-    [O_EXPORT] = {"export", "MODE", C_ENV, "torch | torchrun | mesh (default: the policy's)"},
+    [O_EXPORT] = {"export", "MODE", C_ENV,
+                  "torch | torchrun | mesh (default: the policy's) | batch (a batch script's)"},
     [O_MASTER] = {"master-addr", "HOST", C_ENV, "first host of the step (default localhost)"},
     [O_JOB] = {"job-id", "N", C_ENV, "the job's id, for MASTER_PORT (default 0)"},
     [O_STEP] = {"step-id", "N", C_ENV, "the step's id, for MASTER_PORT (default 0)"},
@@ -409,7 +410,7 @@ static int set_option(options_t *o, opt_id_t id, const char *v)
     case O_LOCAL: rc = mesh_parse_int(v, "--local", 0, 1024, &o->local, &err); break;
     case O_EXPORT:
         if (mesh_export_parse(v, &o->export_mode) < 0)
-            return bad("--export: use torch, torchrun or mesh");
+            return bad("--export: use torch, torchrun, mesh or batch");
         o->have_export = 1;
         break;
     case O_MASTER: o->master_addr = v; break;

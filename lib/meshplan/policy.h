@@ -46,7 +46,12 @@ typedef enum mesh_time_limit {
 typedef enum mesh_export {
     MESH_EXPORT_TORCH,
     MESH_EXPORT_TORCHRUN,
-    MESH_EXPORT_MESH
+    MESH_EXPORT_MESH,
+    /* the batch script's (and salloc's interactive step's): the layout and
+     * the frameworks' settings, no rank and no launcher variable, so that
+     * what its srun steps inherit never stands for their own (never a
+     * policy's export=) */
+    MESH_EXPORT_BATCH
 } mesh_export_t;
 
 /** Which job steps get the variables (steps=). */
@@ -335,9 +340,9 @@ MESH_API const char *mesh_enforce_name(mesh_enforce_t e);
 MESH_API const char *mesh_export_name(mesh_export_t e);
 
 /**
- * Parse an export mode (s not NULL): torch, torchrun or mesh,
- * case-insensitively.  Returns 0 with *out set, or -1 (*out untouched, no
- * err).
+ * Parse an export mode (s not NULL): torch, torchrun, mesh or batch (what a
+ * batch script gets: for showing it, never a task's), case-insensitively.
+ * Returns 0 with *out set, or -1 (*out untouched, no err).
  */
 MESH_API int mesh_export_parse(const char *s, mesh_export_t *out);
 

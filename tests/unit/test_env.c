@@ -114,6 +114,38 @@ static void max_connections__blackwell_and_other_frameworks(void **state)
     (void)state;
 }
 
+/* The batch script's (export mode batch): the plan of the whole job, with
+ * the frameworks' settings, and no rank and no launcher variable, which its
+ * srun steps would inherit and keep as their own. */
+static void batch_mode__layout_only(void **state)
+{
+    mesh_plan_t *p = example_plan();
+    mesh_env_t *e = env_of(p, 0, 0, MESH_EXPORT_BATCH);
+    assert_string_equal(get(e, "MESH_PLAN"),
+                        "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on");
+    assert_non_null(strstr(get(e, "MESH_MEGATRON_ARGS"), "--tensor-model-parallel-size 2 "));
+    assert_string_equal(get(e, "CUDA_DEVICE_MAX_CONNECTIONS"), "1");
+    assert_string_equal(get(e, "MESH_TP_SIZE"), "2");
+    static const char *const none[] = {"RANK",         "WORLD_SIZE",    "LOCAL_RANK",
+                                       "MASTER_ADDR",  "MASTER_PORT",   "PET_NNODES",
+                                       "MESH_TP_RANK", "MESH_TP_GROUP", "MESH_EP_RANK"};
+    for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+        if (get(e, none[i]))
+            fail_msg("the batch script got %s=%s", none[i], get(e, none[i]));
+    mesh_env_destroy(e);
+    /* one script a job: no second local task */
+    mesh_task_t t = {.node = 0,
+                     .local = 1,
+                     .master_addr = "n1",
+                     .export_mode = MESH_EXPORT_BATCH,
+                     .numa_node = -1};
+    mesh_error_t err;
+    assert_null(mesh_env_create(p, &t, &err));
+    assert_non_null(strstr(err.msg, "(batch: the script itself)"));
+    mesh_plan_destroy(p);
+    (void)state;
+}
+
 static void torchrun_mode__one_launcher_per_node(void **state)
 {
     mesh_plan_t *p = example_plan();
@@ -1008,6 +1040,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(max_connections__blackwell_and_other_frameworks),
+        cmocka_unit_test(batch_mode__layout_only),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
         cmocka_unit_test(huge_groups__compact),
         cmocka_unit_test(huge_groups__4096_still_listed),

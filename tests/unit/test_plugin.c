@@ -557,7 +557,7 @@ static void stepd__warns_in_srun_words(void **state)
 
 static void stepd__skips_batch_extern_and_plain_jobs(void **state)
 {
-    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    assert_int_equal(init(S_CTX_REMOTE, "steps=regular"), 0);
     mesh_test_option("model", "llama3.1-405b", 1); /* would not fit, but is not asked */
     mock_step(0xfffffffb, 0, 0, 0);                /* the batch script */
     assert_int_equal(run_step(0), 0);
@@ -568,15 +568,24 @@ static void stepd__skips_batch_extern_and_plain_jobs(void **state)
     mock_step(0, 1, 0, 8);
     assert_int_equal(run_step(0), 0);
     assert_null(mock_getenv("MESH_PLAN"));
-    /* steps=batch: the batch script is a launcher of the whole job */
-    assert_int_equal(init(S_CTX_REMOTE, "steps=all"), 0);
+    /* by default (steps=regular,batch) the batch script gets the plan of the
+     * whole job: the layout and Megatron-LM's flags and environment, so
+     * that `srun ... $MESH_MEGATRON_ARGS` in it expands; no rank and no
+     * launcher variable, which its srun steps would inherit as their own */
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
     mesh_test_option("model", "llama3-8b", 1);
     mock_step(0xfffffffb, 0, 0, 0);
     mock_setenv("SLURM_JOB_NUM_NODES", "2");
     mock_setenv("SLURM_GPUS_ON_NODE", "8");
     assert_int_equal(run_step(0), 0);
-    assert_string_equal(mock_getenv("PET_NNODES"), "2");
-    assert_null(mock_getenv("RANK"));
+    assert_non_null(mock_getenv("MESH_PLAN"));
+    assert_non_null(strstr(mock_getenv("MESH_MEGATRON_ARGS"), "--num-layers 32 "));
+    static const char *const none[] = {"RANK",         "WORLD_SIZE",   "MASTER_ADDR",
+                                       "MASTER_PORT",  "PET_NNODES",   "PET_NODE_RANK",
+                                       "MESH_TP_RANK", "MESH_DP_GROUP"};
+    for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+        if (mock_getenv(none[i]))
+            fail_msg("the batch script got %s=%s", none[i], mock_getenv(none[i]));
     /* ... with the node's topology read (8 GPUs) under the default export:
      * its one task launches for all of them, as under export=torchrun */
     char dir[] = "/tmp/meshplan-batch-XXXXXX", arg[300];
@@ -589,8 +598,9 @@ static void stepd__skips_batch_extern_and_plain_jobs(void **state)
     mock_setenv("SLURM_JOB_NUM_NODES", "2");
     mock_setenv("SLURM_GPUS_ON_NODE", "8");
     assert_int_equal(run_step(0), 0);
-    assert_string_equal(mock_getenv("PET_NNODES"), "2");
-    assert_string_equal(mock_getenv("PET_NPROC_PER_NODE"), "8");
+    assert_non_null(mock_getenv("MESH_PLAN"));
+    assert_null(mock_getenv("MESH_GPU_BUSID")); /* the script has no GPU of its own */
+    assert_null(mock_getenv("PET_NNODES"));
     rm_dir(dir);
 }
 

@@ -12,7 +12,7 @@ static void defaults(void **state)
     mesh_policy_init(&p);
     assert_int_equal(p.enforce, MESH_ENFORCE_REJECT);
     assert_int_equal(p.launch.export_mode, MESH_EXPORT_TORCH);
-    assert_int_equal(p.launch.steps, MESH_STEP_REGULAR);
+    assert_int_equal(p.launch.steps, MESH_STEP_REGULAR | MESH_STEP_BATCH);
     assert_true(p.assume.reserve > 0 && p.assume.reserve < 0.1);
     assert_true(p.launch.port_lo < p.launch.port_hi);
 }
@@ -746,10 +746,10 @@ static const pol_key_t pol_keys[] = {
      "bind: '{}' is not one of none, gpu", 0},
     {"gpu_order", "pci", NULL, NULL, NULL, NULL, NULL, NULL, "pci minor", "bus",
      "gpu_order: '{}' is not one of pci, minor", 0},
-    {"steps", "regular", NULL, NULL, NULL, NULL, NULL, NULL,
+    {"steps", "regular,batch", NULL, NULL, NULL, NULL, NULL, NULL,
      "regular batch interactive all regular,batch batch,interactive", "sometimes",
      "steps: '{}' is not one of regular, batch, interactive, all", 0},
-    {"steps", "regular", NULL, NULL, NULL, NULL, NULL, NULL, NULL, ",",
+    {"steps", "regular,batch", NULL, NULL, NULL, NULL, NULL, NULL, NULL, ",",
      "steps: empty (use regular, batch, interactive or all)", 0},
     {"overhead", "1GiB", "0", NULL, "1TB", "1000000000001", NULL, SIZE_OOR("overhead"),
      "2GiB 512MB", "lots", "overhead: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
@@ -972,7 +972,7 @@ static void keys__documented_defaults(void **state)
     assert_false(init.launch.topology_fallback);
     assert_false(init.launch.bind_gpu);
     assert_false(init.launch.gpu_order_minor);
-    assert_int_equal(init.launch.steps, MESH_STEP_REGULAR);
+    assert_int_equal(init.launch.steps, MESH_STEP_REGULAR | MESH_STEP_BATCH);
     assert_true(init.assume.overhead_context == 1073741824.0);
     assert_true(init.assume.overhead_comm == 268435456.0);
     assert_true(init.assume.fragmentation == 0.05);
