@@ -128,24 +128,42 @@ static void section(hf_t *h, const char *indent, const char *name)
     mesh_buf_printf(h->doc, "%s%s:\n", indent, name);
 }
 
-/* Field -> spec key, a whole number; absent: nothing, or an error if
- * required. */
-static void to_int(hf_t *h, const char *field, const char *indent, const char *key, int required)
+/* What a field the file leaves out stands for (its architecture's
+ * configuration class's default): REQ, none meshplan can rely on, so the
+ * field must be there; SAME, the spec key's own default, which is the
+ * class's too; else the default written as the spec key's value. */
+static const char REQ[] = "required", SAME[] = "the spec's";
+
+static void absent(hf_t *h, const char *field, const char *indent, const char *key,
+                   const char *dflt)
+{
+    if (dflt == REQ)
+        hf_fail(h, "%s is missing (meshplan needs it as %s)", field, key);
+    else if (dflt != SAME)
+        emit(h, field, indent, key, "%s", dflt);
+}
+
+/* Field -> spec key, a whole number. */
+static void to_int(hf_t *h, const char *field, const char *indent, const char *key,
+                   const char *dflt)
 {
     json_t *v = field_of(h, field);
     long long n;
-    if (!v && required)
-        hf_fail(h, "%s is missing (meshplan needs it as %s)", field, key);
-    else if (v && whole(h, field, v, &n) == 0)
+    if (!v)
+        absent(h, field, indent, key, dflt);
+    else if (whole(h, field, v, &n) == 0)
         emit(h, field, indent, key, "%lld", n);
 }
 
-static void to_num(hf_t *h, const char *field, const char *indent, const char *key)
+static void to_num(hf_t *h, const char *field, const char *indent, const char *key,
+                   const char *dflt)
 {
     json_t *v = field_of(h, field);
-    if (v && !json_is_number(v))
+    if (!v)
+        absent(h, field, indent, key, dflt);
+    else if (!json_is_number(v))
         hf_fail(h, "%s: expected a number, not %s", field, type_name(v));
-    else if (v)
+    else
         emit(h, field, indent, key, "%.17g", json_number_value(v));
 }
 
@@ -159,12 +177,13 @@ static void to_bool(hf_t *h, const char *field, const char *indent, const char *
 }
 
 /* A field the spec cannot say unless it has this value (a boolean, or a
- * whole number); absent it has the configuration class's default. */
-static void must_bool(hf_t *h, const char *field, int want, const char *why)
+ * whole number); absent it has the configuration class's default, dflt. */
+static void must_bool(hf_t *h, const char *field, int want, int dflt, const char *why)
 {
     json_t *v = field_of(h, field);
-    if (v && (!json_is_boolean(v) || json_is_true(v) != want))
-        hf_fail(h, "%s: %s (meshplan's spec cannot describe it)", field, why);
+    if (v ? !json_is_boolean(v) || json_is_true(v) != want : dflt != want)
+        hf_fail(h, "%s: %s%s (meshplan's spec cannot describe it)", field, why,
+                v ? "" : ", its default");
 }
 
 static void must_int(hf_t *h, const char *field, long long want, const char *why)
@@ -244,33 +263,53 @@ static void rope_scaling(hf_t *h, int mla)
 
 /* What every Llama-family config states: the sizes, the activation, RoPE,
  * the norms, the embeddings, and the biases it must not have. */
-static void llama_like(hf_t *h)
+/* The Llama family's defaults that differ between its classes (the
+ * configuration_<type>.py files): KV heads, head width, RoPE base, norm
+ * epsilon, and whether an absent sliding_window is a window. */
+typedef struct family {
+    const char *kv_heads, *head_dim, *rope_theta, *norm_eps;
+    int sliding_window; /* 1: a window unless the file says null (MistralConfig's 4096) */
+} family_t;
+
+static void llama_like(hf_t *h, const family_t *f)
 {
     section(h, "", "arch");
-    to_int(h, "num_hidden_layers", "  ", "layers", 1);
-    to_int(h, "hidden_size", "  ", "hidden", 1);
-    to_int(h, "num_attention_heads", "  ", "heads", 1);
-    to_int(h, "num_key_value_heads", "  ", "kv_heads", 0);
-    to_int(h, "head_dim", "  ", "head_dim", 0);
-    to_int(h, "vocab_size", "  ", "vocab", 1);
+    to_int(h, "num_hidden_layers", "  ", "layers", REQ);
+    to_int(h, "hidden_size", "  ", "hidden", REQ);
+    to_int(h, "num_attention_heads", "  ", "heads", REQ);
+    to_int(h, "num_key_value_heads", "  ", "kv_heads", f->kv_heads);
+    to_int(h, "head_dim", "  ", "head_dim", f->head_dim);
+    to_int(h, "vocab_size", "  ", "vocab", REQ);
     silu(h, "hidden_act");
     to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
-    to_int(h, "rope_theta", "  ", "rope_theta", 0);
-    to_num(h, "rms_norm_eps", "  ", "norm_eps");
-    must_bool(h, "mlp_bias", 0, "biases on the MLP");
+    to_int(h, "rope_theta", "  ", "rope_theta", f->rope_theta);
+    to_num(h, "rms_norm_eps", "  ", "norm_eps", f->norm_eps);
+    must_bool(h, "mlp_bias", 0, 0, "biases on the MLP");
     must_int(h, "pretraining_tp", 1, "Llama 2's sliced matmuls");
 }
 
-static void no_sliding_window(hf_t *h)
+/* (a RoPE base of 10000 is Megatron-LM's default too: SAME) */
+static const family_t llama = {SAME, SAME, SAME, "1e-06", 0};
+static const family_t mistral = {"8", SAME, SAME, "1e-06", 1};
+static const family_t mixtral = {"8", SAME, "1000000", "1e-05", 0};
+static const family_t qwen2 = {"32", SAME, SAME, "1e-06", 0};
+static const family_t qwen3 = {"8", "128", SAME, "1e-06", 0};
+static const family_t qwen3_moe = {"4", "128", SAME, "1e-06", 0};
+
+static void no_sliding_window(hf_t *h, const family_t *f)
 {
     json_t *use_sw = field_of(h, "use_sliding_window");
     if (use_sw && json_is_true(use_sw))
         hf_fail(h, "use_sliding_window: sliding-window attention is not described by "
                    "meshplan's spec");
+    /* null says none; absent is the class's default, a window for Mistral */
     json_t *sw = field_of(h, "sliding_window");
-    if (sw && !(use_sw && json_is_false(use_sw)))
-        hf_fail(h, "sliding_window: sliding-window attention is not described by meshplan's "
-                   "spec (Mistral 7B v0.1 has it; v0.3 does not)");
+    int given = json_object_get(h->root, "sliding_window") != NULL;
+    if ((sw || (!given && f->sliding_window)) && !(use_sw && json_is_false(use_sw)))
+        hf_fail(h,
+                "sliding_window: sliding-window attention is not described by meshplan's "
+                "spec (Mistral 7B v0.1 has it; v0.3 does not)%s",
+                sw ? "" : "; absent, it is Mistral's default, 4096: null says none");
     field_of(h, "max_window_layers"); /* read only with use_sliding_window */
     json_t *types = field_of(h, "layer_types"), *t;
     size_t i;
@@ -288,51 +327,66 @@ static void no_sliding_window(hf_t *h)
     }
 }
 
-static int read_llama(hf_t *h)
+static int read_llama(hf_t *h, const family_t *f)
 {
-    llama_like(h);
-    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    llama_like(h, f);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
     rope_scaling(h, 0);
-    must_bool(h, "attention_bias", 0, "biases on the attention projections");
-    no_sliding_window(h);
+    must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
+    no_sliding_window(h, f);
     return 0;
+}
+
+static int read_llama_only(hf_t *h)
+{
+    return read_llama(h, &llama);
+}
+
+static int read_mistral(hf_t *h)
+{
+    return read_llama(h, &mistral);
 }
 
 /* Qwen2: biases on q, k and v (not o), always. */
 static int read_qwen2(hf_t *h)
 {
-    llama_like(h);
-    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    llama_like(h, &qwen2);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qkv_bias", "true");
     rope_scaling(h, 0);
-    no_sliding_window(h);
+    no_sliding_window(h, &qwen2);
     return 0;
 }
 
 /* Qwen3: heads of head_dim, RMSNorms on each head's queries and keys. */
-static int read_qwen3(hf_t *h)
+static void qwen3_like(hf_t *h, const family_t *f)
 {
-    llama_like(h);
-    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    llama_like(h, f);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qk_norm", "true");
     rope_scaling(h, 0);
-    must_bool(h, "attention_bias", 0, "biases on the attention projections");
-    no_sliding_window(h);
+    must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
+    no_sliding_window(h, f);
+}
+
+static int read_qwen3(hf_t *h)
+{
+    qwen3_like(h, &qwen3);
     return 0;
 }
 
 /* Mixtral: every layer's MLP is its experts, of intermediate_size. */
 static int read_mixtral(hf_t *h)
 {
-    llama_like(h);
-    to_int(h, "intermediate_size", "  ", "ffn", 1);
+    llama_like(h, &mixtral);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
     rope_scaling(h, 0);
-    no_sliding_window(h);
+    no_sliding_window(h, &mixtral);
     section(h, "  ", "moe");
-    to_int(h, "num_local_experts", "    ", "experts", 1);
-    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
-    to_int(h, "intermediate_size", "    ", "ffn", 1);
-    to_num(h, "router_aux_loss_coef", "    ", "aux_loss");
+    to_int(h, "num_local_experts", "    ", "experts", REQ);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);
+    to_int(h, "intermediate_size", "    ", "ffn", REQ);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
     field_of(h, "router_jitter_noise"); /* a training regularizer, no allocation */
     field_of(h, "output_router_logits");
     return 0;
@@ -343,17 +397,17 @@ static int read_mixtral(hf_t *h)
  * top-k). */
 static int read_qwen3_moe(hf_t *h)
 {
-    read_qwen3(h);
+    qwen3_like(h, &qwen3_moe);
     must_int(h, "decoder_sparse_step", 1, "MoE layers only every few layers");
     json_t *dense = field_of(h, "mlp_only_layers");
     if (dense && (!json_is_array(dense) || json_array_size(dense) > 0))
         hf_fail(h, "mlp_only_layers: dense layers among the MoE ones are not described");
-    must_bool(h, "norm_topk_prob", 1, "top-k probabilities left unnormalized");
+    must_bool(h, "norm_topk_prob", 1, 0, "top-k probabilities left unnormalized");
     section(h, "  ", "moe");
-    to_int(h, "num_experts", "    ", "experts", 1);
-    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
-    to_int(h, "moe_intermediate_size", "    ", "ffn", 1);
-    to_num(h, "router_aux_loss_coef", "    ", "aux_loss");
+    to_int(h, "num_experts", "    ", "experts", REQ);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);
+    to_int(h, "moe_intermediate_size", "    ", "ffn", REQ);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
     field_of(h, "output_router_logits");
     return 0;
 }
@@ -363,57 +417,65 @@ static int read_qwen3_moe(hf_t *h)
 static int read_deepseek_v3(hf_t *h)
 {
     section(h, "", "arch");
-    to_int(h, "num_hidden_layers", "  ", "layers", 1);
-    to_int(h, "hidden_size", "  ", "hidden", 1);
-    to_int(h, "num_attention_heads", "  ", "heads", 1);
+    to_int(h, "num_hidden_layers", "  ", "layers", REQ);
+    to_int(h, "hidden_size", "  ", "hidden", REQ);
+    to_int(h, "num_attention_heads", "  ", "heads", REQ);
     field_of(h, "num_key_value_heads"); /* MLA: every head its own */
-    to_int(h, "intermediate_size", "  ", "ffn", 1);
-    to_int(h, "vocab_size", "  ", "vocab", 1);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
+    to_int(h, "vocab_size", "  ", "vocab", REQ);
     silu(h, "hidden_act");
     to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
-    to_int(h, "rope_theta", "  ", "rope_theta", 0);
-    to_num(h, "rms_norm_eps", "  ", "norm_eps");
-    to_int(h, "num_nextn_predict_layers", "  ", "mtp_layers", 0);
+    to_int(h, "rope_theta", "  ", "rope_theta", SAME);
+    to_num(h, "rms_norm_eps", "  ", "norm_eps", "1e-06");
+    to_int(h, "num_nextn_predict_layers", "  ", "mtp_layers", REQ);
     rope_scaling(h, 1);
-    must_bool(h, "attention_bias", 0, "biases on the attention projections");
+    must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     must_int(h, "moe_layer_freq", 1, "MoE layers only every few layers");
     must_int(h, "ep_size", 1, "an expert-parallel size fixed in the model");
     json_t *method = field_of(h, "topk_method");
     json_t *score = field_of(h, "scoring_func");
     section(h, "  ", "moe");
-    to_int(h, "n_routed_experts", "    ", "experts", 1);
-    to_int(h, "num_experts_per_tok", "    ", "top_k", 1);
-    to_int(h, "moe_intermediate_size", "    ", "ffn", 1);
-    to_int(h, "n_shared_experts", "    ", "shared_experts", 0);
-    to_int(h, "first_k_dense_replace", "    ", "dense_layers", 0);
-    if (score && !json_is_string(score))
-        hf_fail(h, "scoring_func: expected a string");
-    else if (score)
-        emit(h, "scoring_func", "    ", "score", "%s", json_string_value(score));
-    if (method && !json_is_string(method))
-        hf_fail(h, "topk_method: expected a string");
-    else if (method && strcmp(json_string_value(method), "noaux_tc") == 0)
+    to_int(h, "n_routed_experts", "    ", "experts", REQ);
+    to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);
+    to_int(h, "moe_intermediate_size", "    ", "ffn", REQ);
+    to_int(h, "n_shared_experts", "    ", "shared_experts", REQ);
+    to_int(h, "first_k_dense_replace", "    ", "dense_layers", REQ);
+    /* the words the spec takes, never the file's text, into the document */
+    const char *sc = json_is_string(score) ? json_string_value(score) : "";
+    if (!score)
+        hf_fail(h, "scoring_func is missing (meshplan needs it as score)");
+    else if (strcmp(sc, "sigmoid") == 0 || strcmp(sc, "softmax") == 0)
+        emit(h, "scoring_func", "    ", "score", "%s", sc[1] == 'i' ? "sigmoid" : "softmax");
+    else
+        hf_fail(h, "scoring_func: only softmax or sigmoid is described");
+    const char *tm = json_is_string(method) ? json_string_value(method) : "";
+    if (!method)
+        hf_fail(h, "topk_method is missing (greedy or noaux_tc)");
+    else if (strcmp(tm, "noaux_tc") == 0)
         emit(h, "topk_method", "    ", "expert_bias", "true");
-    else if (method && strcmp(json_string_value(method), "greedy") != 0)
-        hf_fail(h, "topk_method: '%s' is not described (greedy or noaux_tc)",
-                json_string_value(method));
-    to_int(h, "n_group", "    ", "groups", 0);
-    to_int(h, "topk_group", "    ", "group_top_k", 0);
-    to_num(h, "routed_scaling_factor", "    ", "routed_scaling");
-    to_num(h, "aux_loss_alpha", "    ", "aux_loss");
+    else if (strcmp(tm, "greedy") != 0)
+        hf_fail(h, "topk_method: only greedy or noaux_tc is described");
+    to_int(h, "n_group", "    ", "groups", REQ);
+    to_int(h, "topk_group", "    ", "group_top_k", REQ);
+    to_num(h, "routed_scaling_factor", "    ", "routed_scaling", REQ);
+    to_num(h, "aux_loss_alpha", "    ", "aux_loss", SAME);
     field_of(h, "seq_aux"); /* the aux loss per sequence: a training choice */
-    must_bool(h, "norm_topk_prob", 1, "top-k probabilities left unnormalized");
+    must_bool(h, "norm_topk_prob", 1, 1, "top-k probabilities left unnormalized");
     section(h, "  ", "mla");
-    json_t *q = field_of(h, "q_lora_rank");
-    emit(h, "q_lora_rank", "    ", "q_lora_rank", "%lld",
-         q && json_is_integer(q) ? (long long)json_integer_value(q) : 0LL);
-    to_int(h, "kv_lora_rank", "    ", "kv_lora_rank", 1);
-    to_int(h, "qk_nope_head_dim", "    ", "qk_head_dim", 1);
-    to_int(h, "qk_rope_head_dim", "    ", "qk_rope_head_dim", 1);
-    to_int(h, "v_head_dim", "    ", "v_head_dim", 1);
+    /* null: queries not compressed (DeepSeek-V2-Lite); absent: no default */
+    if (json_object_get(h->root, "q_lora_rank") && !field_of(h, "q_lora_rank"))
+        emit(h, "q_lora_rank", "    ", "q_lora_rank", "0");
+    else
+        to_int(h, "q_lora_rank", "    ", "q_lora_rank", REQ);
+    to_int(h, "kv_lora_rank", "    ", "kv_lora_rank", REQ);
+    to_int(h, "qk_nope_head_dim", "    ", "qk_head_dim", REQ);
+    to_int(h, "qk_rope_head_dim", "    ", "qk_rope_head_dim", REQ);
+    to_int(h, "v_head_dim", "    ", "v_head_dim", REQ);
     json_t *r = field_of(h, "rope_scaling");
-    json_t *ms = r ? json_object_get(r, "mscale_all_dim") : NULL;
-    if (ms && json_is_number(ms) && json_number_value(ms) > 0)
+    json_t *ms = json_is_object(r) ? json_object_get(r, "mscale_all_dim") : NULL;
+    if (ms && (!json_is_number(ms) || json_number_value(ms) < 0))
+        hf_fail(h, "rope_scaling.mscale_all_dim: expected a number, 0 or more");
+    else if (ms && json_number_value(ms) > 0)
         emit(h, "rope_scaling", "    ", "mscale_all_dim", "%.17g", json_number_value(ms));
     return 0;
 }
@@ -430,8 +492,8 @@ static const struct architecture {
     const char *name, *model_type;
     int (*read)(hf_t *);
 } architectures[] = {
-    {"LlamaForCausalLM", "llama", read_llama},
-    {"MistralForCausalLM", "mistral", read_llama},
+    {"LlamaForCausalLM", "llama", read_llama_only},
+    {"MistralForCausalLM", "mistral", read_mistral},
     {"MixtralForCausalLM", "mixtral", read_mixtral},
     {"Qwen2ForCausalLM", "qwen2", read_qwen2},
     {"Qwen3ForCausalLM", "qwen3", read_qwen3},

@@ -1336,7 +1336,7 @@ static int parse_hf(const char *buf, size_t len, const char *path, const overrid
     /* "PATH:LINE: key: ..." of the translated document: the field instead */
     size_t n = strlen(path);
     int line = 0, at = 0;
-    if (rc < 0 && strncmp(err->msg, path, n) == 0 &&
+    if (rc < 0 && err && strncmp(err->msg, path, n) == 0 &&
         sscanf(err->msg + n, ":%d: %n", &line, &at) == 1 && at > 0 && line >= 1 && line <= lines &&
         fields[line - 1]) {
         char rest[MESH_ERROR_MAX];

@@ -263,6 +263,35 @@ static void config__refused_naming_the_field(void **state)
          "num_hidden_layers: expected a whole number, not a string"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}",
          "num_hidden_layers is missing"},
+        /* what a field left out means is its class's default, or nothing */
+        {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128}",
+         "sliding_window: sliding-window attention"},
+        {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+         "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000}",
+         "norm_topk_prob: top-k probabilities left unnormalized, its default"},
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"n_routed_experts\": 8, "
+         "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, \"n_shared_experts\": 1, "
+         "\"first_k_dense_replace\": 1, \"n_group\": 4, \"topk_group\": 2, "
+         "\"routed_scaling_factor\": 2.5, \"scoring_func\": \"sigmoid\", "
+         "\"topk_method\": \"noaux_tc\", \"num_nextn_predict_layers\": 1}",
+         "q_lora_rank is missing"},
+        /* a string reaches the spec only as one of its own words */
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
+         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
+         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+         "\"scoring_func\": \"sigmoid\\n    capacity_factor: 1.5\", \"topk_method\": \"greedy\"}",
+         "scoring_func: only softmax or sigmoid is described"},
         {"{\"a\": 1, \"a\": 2}", "duplicate object key"},
         {"{\"vocab_size\": NaN}", "not valid JSON"},
         {"{\"vocab_size\": 1e999}", "real number overflow"},
@@ -277,6 +306,16 @@ static void config__refused_naming_the_field(void **state)
         if (!strstr(err.msg, cases[i].needle) || strchr(err.msg, '\n'))
             fail_msg("%s: '%s' lacks '%s'", cases[i].json, err.msg, cases[i].needle);
     }
+    /* without an error to fill (err NULL), a refusal is still one */
+    mesh_model_t quiet;
+    mesh_spec_dirs_t d = test_dirs();
+    assert_int_equal(
+        mesh_spec_load(write_config("quiet", "{\"architectures\": [\"LlamaForCausalLM\"], "
+                                             "\"num_hidden_layers\": 0, \"hidden_size\": 64, "
+                                             "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                                             "\"intermediate_size\": 128}"),
+                       &d, &quiet, NULL),
+        -1);
     /* nested 10,000 deep, and a file past the 64 KiB a spec may be */
     size_t n = 20000;
     char *deep = malloc(n + 1);
