@@ -373,8 +373,20 @@ static void prepare(spank_t sp, uint32_t jobid, uint32_t stepid)
     /* the spec carried with the job (MESH_SPEC_ENV); else (--export=NONE
      * leaves it behind) a file spec as resolved at submission, read now
      * with the user's identity */
-    char spec[MESH_SPEC_ARG_MAX], carried[MESH_REQUEST_MAX];
-    int have_carried = spank_getenv(sp, MESH_SPEC_ENV, carried, sizeof(carried)) == ESPANK_SUCCESS;
+    char spec[MESH_SPEC_ARG_MAX], carried[MESH_REQUEST_MAX], from[MESH_SPEC_ARG_MAX];
+    spank_err_t got = spank_getenv(sp, MESH_SPEC_ENV, carried, sizeof(carried));
+    if (got != ESPANK_SUCCESS && got != ESPANK_ENV_NOEXIST) {
+        defer("--model: the spec carried with the job (%s) cannot be read (%s): submit the job "
+              "again",
+              MESH_SPEC_ENV, spank_strerror(got));
+        return;
+    }
+    /* the job's spec for the job's --model only: a step giving another
+     * (through an srun that did not carry it) reads its own */
+    int have_carried =
+        got == ESPANK_SUCCESS &&
+        spank_getenv(sp, MESH_SPEC_MODEL_ENV, from, sizeof(from)) == ESPANK_SUCCESS &&
+        strcmp(from, mesh_plugin.model) == 0;
     if (!mesh_spec_is_path(mesh_plugin.model) ||
         spank_getenv(sp, MESH_SPEC_PATH_ENV, spec, sizeof(spec)) != ESPANK_SUCCESS)
         snprintf(spec, sizeof(spec), "%s", mesh_plugin.model);

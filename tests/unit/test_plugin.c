@@ -414,6 +414,8 @@ static void spec__carried_with_the_job(void **state)
         {"as carried", NULL},
         {"tampered", "does not read as it did at submission"},
         {"truncated", "the spec carried with the job (MESHPLAN_SPEC) is damaged"},
+        /* carried for another --model: this step reads its own, gone */
+        {"another model's", "No such file"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         char text[MESH_REQUEST_MAX];
@@ -427,6 +429,7 @@ static void spec__carried_with_the_job(void **state)
         mock_step(0, 1, 0, 8);
         mock_setenv("MESH_SPEC_PATH", path);
         mock_setenv("MESHPLAN_SPEC", text);
+        mock_setenv("MESHPLAN_SPEC_MODEL", i == 3 ? "llama3-70b" : path);
         mock_setenv("MESHPLAN_SPEC_DIGEST", digest);
         assert_int_equal(run_step(0), cases[i].error ? -1 : 0);
         if (cases[i].error)
