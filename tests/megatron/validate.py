@@ -385,6 +385,7 @@ def main():
 
     res = Results()
     planned, refused, compared, refused_names = 0, [], set(), set()
+    validated = set()  # the variants (and pinned layouts) that planned somewhere
     kept = {}  # one plan per condition, for the test of the test below
     for name, preset, nodes, gpu, extra in cases():
         arch.update(cc=ARCH[gpu], gpu=gpu)
@@ -401,6 +402,7 @@ def main():
                 continue
             if node == 0:
                 planned += 1
+                validated.add(name.rsplit("/", 1)[-1])
             if node == 0 and preset not in compared:
                 compared.add(preset)
                 with contextlib.redirect_stdout(io.StringIO()), \
@@ -433,6 +435,10 @@ def main():
 
     res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
               f"only {planned}")
+    # a variant meshplan refused everywhere would pass unseen: each must plan
+    for vname, _ in VARIANTS + MOE_VARIANTS:
+        res.check(f"variant {vname} planned and validated somewhere", vname in validated,
+                  "meshplan refused it on every preset and allocation")
     res.check("every preset compared with its published configuration",
               compared == set(PUBLISHED), f"not compared: {set(PUBLISHED) - compared}")
     for p, why in NOT_MEGATRON.items():
