@@ -241,8 +241,8 @@ typedef void (*megatron_group_fn)(const mesh_model_t *, const mesh_layout_t *, m
 /* The model, as the spec states it and as the memory model priced it
  * (doc/design.md, "Parameter counts"): mlp gelu is GPT-style (biases,
  * LayerNorm, learned positions), swiglu Llama-style (no biases, RMSNorm,
- * rotary positions).  Only stated facts: what a spec cannot say (rotary
- * base, norm epsilon, QK norms, the tokenizer) is left to the user. */
+ * rotary positions).  Only stated facts: what a spec cannot say (the
+ * tokenizer, biases beyond Qwen2's) is left to the user. */
 static void mg_network(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
     if (!m->has_arch)
@@ -413,12 +413,6 @@ static void mg_fp8(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
     (void)l;
 }
 
-/* The flags of a MoE model's experts and layout, MLA and MTP
- * (megatron/training/arguments.py and the MoE and MLA configs of
- * transformer_config.py, at d98e8a6): nothing for a dense model.  The
- * all-to-all dispatcher and grouped GEMM are what the cost model prices
- * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
- * (moe_freq_type, arguments.py L327-350). */
 /* The router as the model was trained (arch.moe's router keys), as
  * Megatron-LM's TransformerConfig names it at d98e8a6. */
 static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
@@ -441,6 +435,12 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
         flag(b, "--moe-aux-loss-coeff 1e-2");
 }
 
+/* The flags of a MoE model's experts and layout, MLA and MTP
+ * (megatron/training/arguments.py and the MoE and MLA configs of
+ * transformer_config.py, at d98e8a6): nothing for a dense model.  The
+ * all-to-all dispatcher and grouped GEMM are what the cost model prices
+ * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
+ * (moe_freq_type, arguments.py L327-350). */
 static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
     const mesh_moe_t *e = &m->moe;
