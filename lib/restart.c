@@ -5,11 +5,11 @@
  * changed explained (doc/design.md, "Restarts").
  *
  * The files are the user's and may be anything: they are read within
- * their length, JSON strictly and no deeper than JSON_DEPTH_MAX, and
- * every error names the file (and the line) and says what was expected.
+ * their length, JSON strictly (with Jansson), and every error names the
+ * file (and the line, where there is one) and says what was expected.
  */
 #include <ctype.h>
-#include <stdarg.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +20,8 @@
 #include "meshplan/restart.h"
 #include "yamlread.h"
 
-#define GPUS_MAX       (1L << 22)                /* the largest allocation mesh_plan_create plans */
-#define JSON_DEPTH_MAX 32                        /* plan --json nests 4 deep */
-#define PLAN_STR_MAX   (MESH_LAYOUT_STR_MAX * 2) /* what mesh_layout_parse reads */
+#define GPUS_MAX     (1L << 22)                /* the largest allocation mesh_plan_create plans */
+#define PLAN_STR_MAX (MESH_LAYOUT_STR_MAX * 2) /* what mesh_layout_parse reads */
 
 #define EXPECTED                                                                                   \
     "expected meshplan plan --json, the value of $MESH_PLAN, or MESH_PLAN=... lines as meshplan "  \
@@ -166,342 +165,115 @@ static int complete_layout(const char *s, mesh_layout_t *l, mesh_error_t *err)
     return 0;
 }
 
-/* The 1-based line of text at p. */
-static int line_of(const char *text, const char *p)
-{
-    int line = 1;
-    for (const char *c = text; c < p; c++)
-        line += *c == '\n';
-    return line;
-}
-
 /* ---- the JSON of plan --json and env --json ---- */
 
-/* The values read, by where they are. */
-enum slot {
-    S_NONE,
-    S_MESH,
-    S_LAYOUT_GBS,
-    S_MODEL_GBS,
-    S_ENV_PLAN,
-    S_ENV_GBS,
-    S_LAYERS,
-    S_HIDDEN,
-    S_HEADS,
-    S_COUNT
-};
-static const char *const slot_names[S_COUNT] = {"",
-                                                "layout.mesh",
-                                                "layout.global_batch",
-                                                "model.global_batch",
-                                                "MESH_PLAN",
-                                                "MESH_GLOBAL_BATCH_SIZE",
-                                                "model.layers",
-                                                "model.hidden",
-                                                "model.heads"};
-/* The objects whose members are read. */
-enum where { W_OTHER, W_TOP, W_LAYOUT, W_MODEL };
-
-typedef struct json {
-    const char *text, *p, *end, *name;
-    mesh_error_t *err;
-    char plan[2][PLAN_STR_MAX]; /* layout.mesh, MESH_PLAN */
-    long gbs[S_COUNT];
-    const char *at[S_COUNT]; /* where each value read starts; NULL: not there */
-} json_t;
-
-static int jerr(json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int jerr(json_t *j, const char *fmt, ...)
+/* The string member `key` of obj (NULL: absent), a layout, into out. */
+static int json_layout(const char *name, json_t *obj, const char *key, const char *what, char *out,
+                       int *found, mesh_error_t *err)
 {
-    char msg[MESH_ERROR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return mesh_error_set(j->err, "%.200s:%d: %s", j->name, line_of(j->text, j->p), msg);
-}
-
-static void skip_ws(json_t *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
-}
-
-static int hex(char c)
-{
-    return isdigit((unsigned char)c)    ? c - '0'
-           : isxdigit((unsigned char)c) ? (tolower((unsigned char)c) - 'a' + 10)
-                                        : -1;
-}
-
-/* One escape after the backslash at j->p[-1]: its byte (non-ASCII
- * characters, which no value read holds, as '?'). */
-static int jescape(json_t *j, char *c)
-{
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-    if (j->p >= j->end)
-        return jerr(j, "the file ends inside a string (truncated?)");
-    const char *e = strchr(from, *j->p);
-    if (*j->p && e) {
-        *c = to[e - from];
-        j->p++;
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    *found = v != NULL;
+    if (!v)
         return 0;
-    }
-    if (*j->p != 'u')
-        return jerr(j, "'\\%c' is not a JSON escape", isprint((unsigned char)*j->p) ? *j->p : '?');
-    int code = 0;
-    for (int i = 1; i <= 4; i++) {
-        int h = j->p + i < j->end ? hex(j->p[i]) : -1;
-        if (h < 0)
-            return jerr(j, "a \\u escape needs 4 hex digits");
-        code = code * 16 + h;
-    }
-    j->p += 5;
-    *c = code >= 0x20 && code < 0x7f ? (char)code : '?';
+    if (!json_is_string(v))
+        return mesh_error_set(err,
+                              "%.200s: %s: expected the layout as a string, as MESH_PLAN writes "
+                              "it",
+                              name, what);
+    if (json_string_length(v) >= PLAN_STR_MAX)
+        return mesh_error_set(err, "%.200s: %s: longer than %d characters", name, what,
+                              PLAN_STR_MAX - 1);
+    snprintf(out, PLAN_STR_MAX, "%s", json_string_value(v));
     return 0;
 }
 
-/* The string at j->p (its opening quote), decoded into out[cap] when out
- * is not NULL; *cut says it did not fit. */
-static int jstring(json_t *j, char *out, size_t cap, int *cut)
+/* The whole-number member `key` of obj into *out (0: absent): a JSON
+ * integer, or with in_string (env --json's values) a string holding one;
+ * lo..2^30. */
+static int json_count(const char *name, json_t *obj, const char *key, const char *what,
+                      int in_string, long long lo, long *out, mesh_error_t *err)
 {
-    size_t n = 0;
-    *cut = 0;
-    j->p++;
-    while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if ((unsigned char)c < 0x20)
-            return jerr(j, "a control character in a string (JSON escapes them)");
-        if (c == '\\' && jescape(j, &c) < 0)
-            return -1;
-        if (out && n + 1 < cap)
-            out[n++] = c;
-        else if (out)
-            *cut = 1;
-    }
-    if (j->p >= j->end)
-        return jerr(j, "the file ends inside a string (truncated?)");
-    j->p++;
-    if (out)
-        out[n] = '\0';
-    return 0;
-}
-
-static int digits(json_t *j)
-{
-    const char *b = j->p;
-    while (j->p < j->end && isdigit((unsigned char)*j->p))
-        j->p++;
-    return j->p > b;
-}
-
-/* A number as JSON writes one, copied into out[cap] ("" when longer). */
-static int jnumber(json_t *j, char *out, size_t cap)
-{
-    const char *b = j->p;
-    if (*j->p == '-')
-        j->p++;
-    if (j->p < j->end && *j->p == '0')
-        j->p++;
-    else if (!digits(j))
-        return jerr(j, "expected a number after '-'");
-    if (j->p < j->end && *j->p == '.' && (j->p++, !digits(j)))
-        return jerr(j, "expected digits after a number's '.'");
-    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-        j->p++;
-        if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-            j->p++;
-        if (!digits(j))
-            return jerr(j, "expected digits in a number's exponent");
-    }
-    size_t n = (size_t)(j->p - b);
-    snprintf(out, cap, "%.*s", n < cap ? (int)n : 0, b);
-    return 0;
-}
-
-/* The kinds of value a slot may hold. */
-enum kind { K_STRING, K_NUMBER, K_OTHER };
-
-/* Record the value of a slot: a layout string or a global batch. */
-static int jstore(json_t *j, enum slot s, const char *at, const char *text, enum kind kind, int cut)
-{
-    int wants_string = s == S_MESH || s == S_ENV_PLAN || s == S_ENV_GBS;
-    const char *p = j->p;
-    j->p = at; /* the errors' line is the value's */
-    if (j->at[s])
-        return jerr(j, "%s given twice (the first on line %d)", slot_names[s],
-                    line_of(j->text, j->at[s]));
-    if (kind != (wants_string ? K_STRING : K_NUMBER))
-        return jerr(j, "%s: expected %s", slot_names[s],
-                    s == S_MESH || s == S_ENV_PLAN
-                        ? "the layout as a string, as MESH_PLAN writes it"
-                    : wants_string ? "a number in a string"
-                                   : "a number");
-    if (cut)
-        return jerr(j, "%s: longer than %d characters", slot_names[s], PLAN_STR_MAX - 1);
-    j->at[s] = at;
-    j->p = p;
-    if (s == S_MESH || s == S_ENV_PLAN) {
-        snprintf(j->plan[s == S_ENV_PLAN], PLAN_STR_MAX, "%s", text);
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    char text[32];
+    long long n;
+    *out = 0;
+    if (!v)
         return 0;
-    }
-    long long v;
-    /* a params-only model's plan says 0 layers, hidden and heads */
-    if (mesh_parse_int(text, slot_names[s], s >= S_LAYERS ? 0 : 1, 1 << 30, &v, j->err) < 0) {
-        j->p = at;
-        return mesh_error_prefix(j->err, "%.200s:%d", j->name, line_of(j->text, at));
-    }
-    j->gbs[s] = (long)v;
+    if (in_string ? !json_is_string(v) : !json_is_integer(v))
+        return mesh_error_set(err, "%.200s: %s: expected %s", name, what,
+                              in_string ? "a number in a string" : "a number");
+    if (in_string)
+        snprintf(text, sizeof(text), "%s", json_string_value(v));
+    else
+        snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+    if (mesh_parse_int(text, what, lo, 1 << 30, &n, err) < 0)
+        return mesh_error_prefix(err, "%.200s", name);
+    *out = (long)n;
     return 0;
 }
 
-static int jvalue(json_t *j, int depth, enum where w, enum slot s);
-
-/* The member of object `w` named key: the object it opens or the slot it fills. */
-static void member(enum where w, const char *key, enum where *cw, enum slot *cs)
+/* Whether Jansson's error says the text stopped short: "... expected near
+ * end of file", or "premature end of input" inside a string. */
+static int truncated(const char *jansson_error)
 {
-    static const struct {
-        enum where in;
-        const char *key;
-        enum where opens;
-        enum slot fills;
-    } members[] = {
-        {W_TOP, "layout", W_LAYOUT, S_NONE},
-        {W_TOP, "model", W_MODEL, S_NONE},
-        {W_TOP, "MESH_PLAN", W_OTHER, S_ENV_PLAN},
-        {W_TOP, "MESH_GLOBAL_BATCH_SIZE", W_OTHER, S_ENV_GBS},
-        {W_LAYOUT, "mesh", W_OTHER, S_MESH},
-        {W_LAYOUT, "global_batch", W_OTHER, S_LAYOUT_GBS},
-        {W_MODEL, "global_batch", W_OTHER, S_MODEL_GBS},
-        {W_MODEL, "layers", W_OTHER, S_LAYERS},
-        {W_MODEL, "hidden", W_OTHER, S_HIDDEN},
-        {W_MODEL, "heads", W_OTHER, S_HEADS},
-    };
-    *cw = W_OTHER;
-    *cs = S_NONE;
-    for (int i = 0; i < MESH_ARRAY_LEN(members); i++)
-        if (members[i].in == w && strcmp(members[i].key, key) == 0) {
-            *cw = members[i].opens;
-            *cs = members[i].fills;
-        }
+    return strstr(jansson_error, "near end of file") != NULL ||
+           strstr(jansson_error, "premature end of input") != NULL;
 }
 
-/* The members of an object (j->p at '{'), or the elements of an array. */
-static int jcontainer(json_t *j, int depth, enum where w)
+/* plan --json's layout.mesh or env --json's MESH_PLAN, with the global
+ * batch and the model's shape where they are there.  Read with Jansson as
+ * a config.json spec is (lib/hfconfig.c): strictly, a key given twice
+ * refused, nesting bounded by Jansson itself. */
+static int read_json(const char *text, size_t len, const char *name, mesh_restart_t *r,
+                     mesh_error_t *err)
 {
-    int object = *j->p == '{';
-    char close = object ? '}' : ']';
-    if (depth > JSON_DEPTH_MAX)
-        return jerr(j, "nested deeper than %d levels", JSON_DEPTH_MAX);
-    j->p++;
-    skip_ws(j);
-    if (j->p < j->end && *j->p == close)
-        return j->p++, 0;
-    for (;;) {
-        enum where cw = W_OTHER;
-        enum slot cs = S_NONE;
-        skip_ws(j);
-        if (object) {
-            char key[64];
-            int cut;
-            if (j->p >= j->end || *j->p != '"')
-                return j->p >= j->end ? jerr(j, "the file ends inside an object (truncated?)")
-                                      : jerr(j, "expected a key in double quotes");
-            if (jstring(j, key, sizeof(key), &cut) < 0)
-                return -1;
-            skip_ws(j);
-            if (j->p >= j->end || *j->p != ':')
-                return jerr(j, "expected ':' after the key \"%.40s\"", key);
-            j->p++;
-            if (!cut)
-                member(w, key, &cw, &cs);
-        }
-        if (jvalue(j, depth, cw, cs) < 0)
-            return -1;
-        skip_ws(j);
-        if (j->p >= j->end)
-            return jerr(j, "the file ends inside an %s (truncated?)", object ? "object" : "array");
-        if (*j->p == close)
-            return j->p++, 0;
-        if (*j->p != ',')
-            return jerr(j, "expected ',' or '%c'", close);
-        j->p++;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return mesh_error_set(err, "%.200s:%d: not valid JSON: %s%s", name, je.line, je.text,
+                              truncated(je.text) ? " (truncated?)" : "");
+    json_t *layout = json_object_get(root, "layout"), *model = json_object_get(root, "model");
+    layout = json_is_object(layout) ? layout : NULL;
+    model = json_is_object(model) ? model : NULL;
+    char plan[2][PLAN_STR_MAX];
+    int mesh, env;
+    long gbs_model, gbs_layout, gbs_env, layers, hidden, heads;
+    int rc = -1; /* a params-only model's plan says 0 layers, hidden and heads: lo 0 */
+    if (json_layout(name, layout, "mesh", "layout.mesh", plan[0], &mesh, err) == 0 &&
+        json_layout(name, root, "MESH_PLAN", "MESH_PLAN", plan[1], &env, err) == 0 &&
+        json_count(name, model, "global_batch", "model.global_batch", 0, 1, &gbs_model, err) == 0 &&
+        json_count(name, layout, "global_batch", "layout.global_batch", 0, 1, &gbs_layout, err) ==
+            0 &&
+        json_count(name, root, "MESH_GLOBAL_BATCH_SIZE", "MESH_GLOBAL_BATCH_SIZE", 1, 1, &gbs_env,
+                   err) == 0 &&
+        json_count(name, model, "layers", "model.layers", 0, 0, &layers, err) == 0 &&
+        json_count(name, model, "hidden", "model.hidden", 0, 0, &hidden, err) == 0 &&
+        json_count(name, model, "heads", "model.heads", 0, 0, &heads, err) == 0)
+        rc = 0;
+    json_decref(root);
+    if (rc < 0)
+        return -1;
+    if (mesh && env)
+        return mesh_error_set(err, "%.200s: both layout.mesh and MESH_PLAN: expected one layout",
+                              name);
+    if (!mesh && !env)
+        return mesh_error_set(err,
+                              "%.200s: a JSON object without a layout: expected meshplan plan "
+                              "--json (its layout.mesh) or meshplan env --json (its MESH_PLAN)",
+                              name);
+    if (complete_layout(plan[env], &r->from, err) < 0)
+        return mesh_error_prefix(err, "%.200s: %s", name, env ? "MESH_PLAN" : "layout.mesh");
+    if (gbs_model && gbs_layout && gbs_model != gbs_layout)
+        return mesh_error_set(err,
+                              "%.200s: model.global_batch %ld and layout.global_batch %ld differ",
+                              name, gbs_model, gbs_layout);
+    r->global_batch = gbs_model ? gbs_model : gbs_layout ? gbs_layout : gbs_env;
+    if (layers && hidden && heads) { /* a model with an arch */
+        r->layers = (int)layers;
+        r->hidden = (int)hidden;
+        r->heads = (int)heads;
     }
-}
-
-/* One value; w is the object it opens (if it is one), s the slot it fills. */
-static int jvalue(json_t *j, int depth, enum where w, enum slot s)
-{
-    static const char *const literals[] = {"true", "false", "null"};
-    char text[PLAN_STR_MAX];
-    int cut = 0;
-    skip_ws(j);
-    const char *at = j->p;
-    if (j->p >= j->end)
-        return jerr(j, "the file ends where a value should be (truncated?)");
-    if (*j->p == '{' || *j->p == '[')
-        return s ? jstore(j, s, at, "", K_OTHER, 0)
-                 : jcontainer(j, depth + 1, *j->p == '{' ? w : W_OTHER);
-    if (*j->p == '"')
-        return jstring(j, s ? text : NULL, sizeof(text), &cut) < 0 ? -1
-               : s ? jstore(j, s, at, text, K_STRING, cut)
-                   : 0;
-    if (*j->p == '-' || isdigit((unsigned char)*j->p))
-        return jnumber(j, text, sizeof(text)) < 0 ? -1
-               : s                                ? jstore(j, s, at, text, K_NUMBER, 0)
-                                                  : 0;
-    for (int i = 0; i < MESH_ARRAY_LEN(literals); i++) {
-        size_t n = strlen(literals[i]);
-        if ((size_t)(j->end - j->p) >= n && memcmp(j->p, literals[i], n) == 0) {
-            j->p += n;
-            return s ? jstore(j, s, at, "", K_OTHER, 0) : 0;
-        }
-    }
-    return jerr(j, "expected a JSON value, found '%c'",
-                isprint((unsigned char)*j->p) ? *j->p : '?');
-}
-
-static int read_json(const char *text, const char *start, size_t len, const char *name,
-                     mesh_restart_t *r, mesh_error_t *err)
-{
-    json_t *j = calloc(1, sizeof(*j));
-    if (!j)
-        return mesh_error_set(err, "out of memory reading %.200s", name);
-    j->text = text;
-    j->p = start;
-    j->end = text + len;
-    j->name = name;
-    j->err = err;
-    int rc = jvalue(j, 0, W_TOP, S_NONE);
-    skip_ws(j);
-    if (rc == 0 && j->p < j->end)
-        rc = jerr(j, "text after the JSON object");
-    enum slot s = j->at[S_MESH] ? S_MESH : S_ENV_PLAN;
-    if (rc == 0 && j->at[S_MESH] && j->at[S_ENV_PLAN])
-        rc = mesh_error_set(err, "%.200s: both layout.mesh and MESH_PLAN: expected one layout",
-                            name);
-    else if (rc == 0 && !j->at[s])
-        rc = mesh_error_set(err,
-                            "%.200s: a JSON object without a layout: expected meshplan plan "
-                            "--json (its layout.mesh) or meshplan env --json (its MESH_PLAN)",
-                            name);
-    else if (rc == 0 && complete_layout(j->plan[s == S_ENV_PLAN], &r->from, err) < 0)
-        rc = mesh_error_prefix(err, "%.200s:%d: %s", name, line_of(text, j->at[s]), slot_names[s]);
-    else if (rc == 0 && j->at[S_MODEL_GBS] && j->at[S_LAYOUT_GBS] &&
-             j->gbs[S_MODEL_GBS] != j->gbs[S_LAYOUT_GBS])
-        rc =
-            mesh_error_set(err, "%.200s: model.global_batch %ld and layout.global_batch %ld differ",
-                           name, j->gbs[S_MODEL_GBS], j->gbs[S_LAYOUT_GBS]);
-    r->global_batch = j->gbs[S_MODEL_GBS]    ? j->gbs[S_MODEL_GBS]
-                      : j->gbs[S_LAYOUT_GBS] ? j->gbs[S_LAYOUT_GBS]
-                                             : j->gbs[S_ENV_GBS];
-    if (j->gbs[S_LAYERS] && j->gbs[S_HIDDEN] && j->gbs[S_HEADS]) { /* a model with an arch */
-        r->layers = (int)j->gbs[S_LAYERS];
-        r->hidden = (int)j->gbs[S_HIDDEN];
-        r->heads = (int)j->gbs[S_HEADS];
-    }
-    free(j);
-    return rc;
+    return 0;
 }
 
 /* ---- MESH_PLAN's value, or NAME=value lines ---- */
@@ -646,8 +418,7 @@ int mesh_restart_read(const char *text, size_t len, const char *name, mesh_resta
         p++;
     if (p == text + len)
         return mesh_error_set(err, "%.200s: empty: %s", name, EXPECTED);
-    int rc =
-        *p == '{' ? read_json(text, p, len, name, r, err) : read_lines(text, len, name, r, err);
+    int rc = *p == '{' ? read_json(text, len, name, r, err) : read_lines(text, len, name, r, err);
     if (rc < 0)
         return -1;
     r->keep = MESH_RESTART_KEEP_DEFAULT & (r->from.ep > 0 ? ALL_DIMS : ~EXPERT_DIMS);

@@ -243,21 +243,22 @@ static void read__hostile_files(void **state)
     const char *json[][2] = {
         {"{\"rows\":[{\"layout\":\"tp=1\"}]}", "without a layout"},
         {"{\"layout\":{\"mesh\":4}}", "layout.mesh: expected the layout as a string"},
-        {"{\"layout\":{\"mesh\":\"x\",\n\"mesh\":\"y\"}}", ":2: layout.mesh given twice"},
+        {"{\"layout\":{\"mesh\":\"x\",\n\"mesh\":\"y\"}}",
+         "saved.json:2: not valid JSON: duplicate object key"},
         {"{\"model\":{\"global_batch\":\"512\"}}", "model.global_batch: expected a number"},
         {"{\"layout\":{\"mesh\":\"tp=0\"}}", "layout.mesh: mesh tp"},
-        {"{\"a\":1}{", "text after the JSON object"},
-        {"{\"a\":01}", "expected ',' or '}'"},
-        {"{\"a\":1,}", "expected a key"},
-        {"{\"a\":\"x\ty\"}", "a control character"},
-        {"{\"a\":\"\\q\"}", "not a JSON escape"},
-        {"{\"a\":\"\\u12\"}", "4 hex digits"},
-        {"{\"a\":tru}", "expected a JSON value"},
-        {"{\"a\":-}", "expected a number"},
-        {"{\"a\":1.}", "digits after"},
-        {"{\"a\":1e}", "exponent"},
-        {"{a:1}", "expected a key in double quotes"},
-        {"{\"a\" 1}", "expected ':'"},
+        {"{\"a\":1}{", "end of file expected"},
+        {"{\"a\":01}", "invalid token"},
+        {"{\"a\":1,}", "string or '}' expected"},
+        {"{\"a\":\"x\ty\"}", "control character"},
+        {"{\"a\":\"\\q\"}", "invalid escape"},
+        {"{\"a\":\"\\u12\"}", "invalid escape near '\"\\u12"},
+        {"{\"a\":tru}", "invalid token near 'tru'"},
+        {"{\"a\":-}", "invalid token near '-'"},
+        {"{\"a\":1.}", "invalid token near '1.'"},
+        {"{\"a\":1e}", "invalid token near '1e'"},
+        {"{a:1}", "string or '}' expected near 'a'"},
+        {"{\"a\" 1}", "':' expected"},
     };
     for (int i = 0; i < N_OF(json); i++)
         assert_error_has(read_error(json[i][0], strlen(json[i][0])), json[i][1]);
@@ -266,11 +267,16 @@ static void read__hostile_files(void **state)
         "{\"model\":{\"global_batch\":512},\"layout\":{\"mesh\":\"%s\",\"global_batch\":1024}}",
         layout);
     assert_error_has(read_error(text, strlen(text)), "differ");
-    /* nested deeper than the reader goes */
-    char deep[200] = "{\"a\":";
-    for (int i = 0; i < 40; i++)
+    /* a layout longer than mesh_layout_parse reads is refused, not cut */
+    snprintf(text, sizeof(text), "{\"layout\":{\"mesh\":\"%s%0400d\"}}", layout, 0);
+    assert_error_has(read_error(text, strlen(text)), "layout.mesh: longer than");
+    /* nested deeper than the reader goes, and cut short */
+    char deep[2100 * 2] = "{\"a\":";
+    for (int i = 0; i < 2100; i++)
         strcat(deep, "[");
-    assert_error_has(read_error(deep, strlen(deep)), "nested deeper than 32");
+    assert_error_has(read_error(deep, strlen(deep)), "maximum parsing depth");
+    assert_error_has(read_error(deep, 10), "saved.json:1: not valid JSON: ']' expected near end of "
+                                           "file (truncated?)");
 }
 
 /* Every prefix of a real plan --json is refused (truncated), none crashes. */
