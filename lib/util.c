@@ -19,12 +19,16 @@
 #include "meshplan/parse.h"
 
 /* Messages quote user input; they must stay one printable line, so that a
- * spec cannot forge log lines or send escape codes to a terminal. */
+ * spec cannot forge log lines or send escape codes to a terminal: C0
+ * controls and DEL, and the C1 controls U+0080..U+009F (UTF-8 0xC2
+ * 0x80..0x9F), which terminals obey too (U+009B is CSI, as ESC [ is). */
 static void one_line(char *s)
 {
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
+    for (unsigned char *c = (unsigned char *)s; *c; c++)
+        if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+            c[0] = c[1] = '?';
+        else if (*c < 0x20 || *c == 0x7f)
+            *c = '?';
 }
 
 const char *mesh_version(void)

@@ -183,14 +183,20 @@ static void errors__one_printable_line(void **state)
 {
     /* user input quoted in an error cannot add lines or escape codes */
     const char *cases[] = {"\"evil\\nINJECTED\\e[31m\": 1\n",
-                           "train:\n  precision: \"bf\\n16 forged\"\n"};
-    for (int i = 0; i < 2; i++) {
+                           "train:\n  precision: \"bf\\n16 forged\"\n",
+                           /* U+009B, CSI as one C1 character */
+                           "\"evil\\u009b31m\": 1\n",
+                           "name: \"a\xc2\x85"
+                           "b\"\nparams: x\n"};
+    for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
         mesh_model_t m;
         mesh_error_t err;
         assert_int_equal(mesh_spec_parse(cases[i], strlen(cases[i]), "bad.yaml", NULL, &m, &err),
                          -1);
         for (const char *c = err.msg; *c; c++)
             assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+        assert_null(strstr(err.msg, "\xc2\x9b"));
+        assert_null(strstr(err.msg, "\xc2\x85"));
     }
     mesh_layout_t l;
     mesh_error_t err;
