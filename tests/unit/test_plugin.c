@@ -358,6 +358,17 @@ static void stepd__spec_changed_since_submit(void **state)
     unlink(path);
 }
 
+/* The global batch that the job's srun (SLURM_JOB_ID set) plans with
+ * --model path. */
+static long job_srun_global_batch(const char *path)
+{
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", path, 0);
+    setenv("SLURM_JOB_ID", "7", 1);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    return (long)mesh_plugin.spec.global_batch;
+}
+
 /* The spec travels with the job: sbatch carries what it read, a file
  * deleted (or edited) before the step starts changes nothing, the job's
  * srun with the same --model plans with it too, and a carried spec that
@@ -382,20 +393,12 @@ static void spec__carried_with_the_job(void **state)
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 32}\n", 44), 44);
     close(fd);
-    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
-    mesh_test_option("model", path, 0);
-    setenv("SLURM_JOB_ID", "7", 1);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
-    assert_int_equal(mesh_plugin.spec.global_batch, 64);
+    assert_int_equal(job_srun_global_batch(path), 64);
     /* a link to what the user cannot read: the job's srun reads nothing */
     unsetenv("SLURM_JOB_ID");
     unlink(path);
     assert_int_equal(symlink("/root/meshplan-nonexistent/secret.yaml", path), 0);
-    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
-    mesh_test_option("model", path, 0);
-    setenv("SLURM_JOB_ID", "7", 1);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
-    assert_int_equal(mesh_plugin.spec.global_batch, 64);
+    assert_int_equal(job_srun_global_batch(path), 64);
     /* a new job reads the file as it is now */
     unsetenv("SLURM_JOB_ID");
     unlink(path);
