@@ -528,8 +528,10 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     /* layers of the fullest stage: a middle one, or under an explicit
      * layout whichever holds most */
     int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
-    for (int s = 0; mesh_pp_explicit(m, l) && s < l->pp; s++)
-        q = s == 0 || mesh_pp_stage_layers(m, l, s) > q ? mesh_pp_stage_layers(m, l, s) : q;
+    if (mesh_pp_explicit(m, l))
+        for (int s = q = 0; s < l->pp; s++)
+            if (mesh_pp_stage_layers(m, l, s) > q)
+                q = mesh_pp_stage_layers(m, l, s);
 
     /* per micro-batch on the fullest stage: forward, backward (2x), recompute */
     /* full:N recomputes N of the stage's q layers */

@@ -143,6 +143,12 @@ double mesh_attn_replicated(const struct mesh_model *m);
  * has no shared KV heads.  Inline: the memory and cost models ask it for
  * every layout they price. */
 #include "meshplan/spec.h"
+/* The width of one attention head, Megatron-LM's kv_channels: arch.head_dim,
+ * else hidden / heads (arguments.py L839-841 at d98e8a6); 0 without heads. */
+static inline int mesh_head_dim(const mesh_model_t *m)
+{
+    return m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+}
 static inline double mesh_kv_replication(const mesh_model_t *m, int tp)
 {
     if (!m->has_arch || m->mla.kv_lora_rank || m->kv_heads <= 0 || m->kv_heads >= tp)

@@ -392,7 +392,7 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                               "multiple of it",
                               l->tp, m->heads, m->kv_heads);
     /* wider than the KV heads, TP splits the fused QKV output columns */
-    long head = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+    long head = mesh_head_dim(m);
     if (m->has_arch && !m->mla.kv_lora_rank && (2L * m->kv_heads * head) % l->tp)
         return mesh_error_set(err, "tp %d must divide the %d keys and values of %ld each", l->tp,
                               2 * m->kv_heads, head);

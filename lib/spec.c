@@ -332,7 +332,7 @@ void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
     /* as fractions of hidden, so that the default widths give exactly the
      * numbers the formulas gave before head_dim: 1, and kv_heads / heads
      * (both quotients of the same rational, correctly rounded) */
-    double hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    double hd = mesh_head_dim(m);
     *q = (double)m->heads * hd / m->hidden;
     *kv = (double)m->kv_heads * hd / m->hidden;
 }
@@ -378,7 +378,7 @@ static double qk_norm_params(const mesh_model_t *m)
 {
     if (!m->qk_norm || m->mla.kv_lora_rank)
         return 0;
-    return 2.0 * (m->head_dim ? m->head_dim : m->hidden / m->heads);
+    return 2.0 * mesh_head_dim(m);
 }
 
 double mesh_attn_replicated(const mesh_model_t *m)
