@@ -19,7 +19,7 @@
 
 #include "internal.h"
 #include "meshplan/accounting.h"
-#include "meshplan/memory.h"
+#include "meshplan/shard.h"
 
 #define MEG "megatron "
 #define DS  "deepspeed "
@@ -353,6 +353,49 @@ double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero)
     if (d > 1 && zero >= t->shard_from)
         b /= d;
     return b + t->fixed;
+}
+
+void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
+{
+    /* the largest of the frameworks the model is priced under, unsharded */
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    /* zero 1 over one replica shards nothing, and lets Megatron-LM keep
+     * 2-byte main gradients where the spec asks for them */
+    mesh_layout_t l = {.tp = 1,
+                       .pp = 1,
+                       .dp = 1,
+                       .cp = 1,
+                       .zero = 1,
+                       .vpp = 1,
+                       .micro_batch = 1,
+                       .moments = m->optimizer_dtype};
+    *w = *g = *k = 0;
+    for (int f = 0; f < nf; f++) {
+        mesh_term_t t[MESH_TERMS_MAX];
+        double part[3] = {0, 0, 0};
+        int n = mesh_state_terms(m, fws[f], &l, 0, t);
+        for (int i = 0; i < n; i++)
+            part[t[i].part] += t[i].per_param;
+        if (part[0] + part[1] + part[2] > *w + *g + *k) {
+            *w = part[MESH_PART_WEIGHTS];
+            *g = part[MESH_PART_GRADS];
+            *k = part[MESH_PART_OPTIMIZER];
+        }
+    }
+}
+
+/* The ZeRO paper's three states as terms, so that the sharding rule is
+ * mesh_term_bytes' alone: stage 1 shards the optimizer, 2 the gradients
+ * too, 3 the weights too. */
+double mesh_model_states(double psi, int d, int zero, double w, double g, double k)
+{
+    const mesh_term_t t[3] = {{.per_param = w, .shard_from = 3},
+                              {.per_param = g, .shard_from = 2},
+                              {.per_param = k, .shard_from = 1}};
+    int z = zero >= 0 && zero <= 2 ? zero : 3;
+    return mesh_term_bytes(&t[0], psi, d, z) + mesh_term_bytes(&t[1], psi, d, z) +
+           mesh_term_bytes(&t[2], psi, d, z);
 }
 
 int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])

@@ -22,46 +22,6 @@
 #include "meshplan/accounting.h"
 #include "meshplan/memory.h"
 
-void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
-{
-    /* the largest of the frameworks the model is priced under, unsharded */
-    mesh_framework_t fws[3];
-    int nf = mesh_frameworks_priced(m->framework, fws);
-    /* zero 1 over one replica shards nothing, and lets Megatron-LM keep
-     * 2-byte main gradients where the spec asks for them */
-    mesh_layout_t l = {.tp = 1,
-                       .pp = 1,
-                       .dp = 1,
-                       .cp = 1,
-                       .zero = 1,
-                       .vpp = 1,
-                       .micro_batch = 1,
-                       .moments = m->optimizer_dtype};
-    *w = *g = *k = 0;
-    for (int f = 0; f < nf; f++) {
-        mesh_term_t t[MESH_TERMS_MAX];
-        double part[3] = {0, 0, 0};
-        int n = mesh_state_terms(m, fws[f], &l, 0, t);
-        for (int i = 0; i < n; i++)
-            part[t[i].part] += t[i].per_param;
-        if (part[0] + part[1] + part[2] > *w + *g + *k) {
-            *w = part[MESH_PART_WEIGHTS];
-            *g = part[MESH_PART_GRADS];
-            *k = part[MESH_PART_OPTIMIZER];
-        }
-    }
-}
-
-double mesh_model_states(double psi, int d, int zero, double w, double g, double k)
-{
-    switch (zero) {
-    case 0: return (w + g + k) * psi;
-    case 1: return (w + g) * psi + k * psi / d;
-    case 2: return w * psi + (g + k) * psi / d;
-    default: return (w + g + k) * psi / d;
-    }
-}
-
 /* One layer's activations with an MLP of width f (the dense ffn; a MoE
  * layer's shared experts, 0 without them). */
 static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, mesh_recompute_t rc,
@@ -146,131 +106,6 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
     return replicated / rep_div + (split + core) / tp;
 }
 
-double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
-{
-    /* norms (and GPT's row-parallel biases) are replicated, matrices split;
-     * so are MLA's down projections and the QK norms (mesh_attn_replicated) */
-    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
-    replicated += mesh_attn_replicated(m);
-    return (mesh_model_layer_params(m) - replicated) / tp + replicated;
-}
-
-/* The part of a MoE layer one GPU holds besides its experts: attention and
- * shared experts split by TP; norms, the router (Megatron-LM's TopKRouter
- * weight, replicated across TP) and MLA's down projections whole. */
-static double moe_base_per_gpu(const mesh_model_t *m, int tp)
-{
-    double h = m->hidden, replicated = (m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h) +
-                                       h * m->moe.experts + mesh_attn_replicated(m);
-    return (mesh_moe_layer_base(m) - replicated) / tp + replicated;
-}
-
-/* The routed experts of one MoE layer on one GPU: experts/ep of them, each
- * split etp ways. */
-static double experts_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
-{
-    int ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
-    return (double)(m->moe.experts / ep) * mesh_model_expert_params(m) / etp;
-}
-
-double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
-{
-    if (!mesh_model_is_moe(m))
-        return mesh_layer_params_per_gpu(m, l->tp);
-    return moe_base_per_gpu(m, l->tp) + experts_per_gpu(m, l);
-}
-
-void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, int *dense, int *moe)
-{
-    int layers = mesh_pp_stage_layers(m, l, stage);
-    int nd = m->moe.dense_layers, d = 0;
-    if (!mesh_model_is_moe(m)) {
-        *dense = layers;
-        *moe = 0;
-        return;
-    }
-    int q = (m->layers + l->pp - 1) / l->pp, deficit = q * l->pp - m->layers;
-    if (l->vpp <= 1) {
-        /* stage s starts after stage 0's layers and s-1 middle stages' */
-        int start = stage == 0 ? 0 : stage * q - (deficit + 1) / 2;
-        d = nd - start;
-    } else {
-        /* chunk j of the interleaved split sits on stage j mod pp
-         * (mesh_chunk_layers) */
-        int chunks = l->pp * l->vpp;
-        for (int j = 0, start = 0; j < chunks; j++) {
-            int len = mesh_chunk_layers(m, l, j);
-            int here = nd - start < 0 ? 0 : nd - start > len ? len : nd - start;
-            d += j % l->pp == stage ? here : 0;
-            start += len;
-        }
-    }
-    d = d < 0 ? 0 : d > layers ? layers : d;
-    *dense = d;
-    *moe = layers - d;
-}
-
-/* Parameters of the MTP layers on the last stage, per GPU: their layer
- * (MoE like the last) and projection split, their norms whole. */
-static double mtp_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
-{
-    double norms = 1.5 * (m->mlp == MESH_MLP_SWIGLU ? 2.0 : 4.0) * m->hidden;
-    return m->mtp_layers *
-           (mesh_moe_layer_params_per_gpu(m, l) + (mesh_mtp_extra(m) - norms) / l->tp + norms);
-}
-
-double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
-{
-    if (!m->has_arch || !mesh_model_is_moe(m))
-        return 0;
-    int dense, moe;
-    mesh_stage_mix(m, l, stage, &dense, &moe);
-    double p = (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l);
-    double from_arch = mesh_model_params_from_arch(m);
-    return from_arch > 0 ? p * (m->params / from_arch) : p;
-}
-
-/* The stage's layers per GPU: as many dense ones, or for a model with
- * experts, MLA or MTP layers its dense and MoE ones (and on the last stage
- * the MTP layers). */
-static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
-{
-    if (!mesh_model_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
-        return mesh_pp_stage_layers(m, l, stage) * mesh_layer_params_per_gpu(m, l->tp);
-    int dense, moe;
-    mesh_stage_mix(m, l, stage, &dense, &moe);
-    return dense * mesh_layer_params_per_gpu(m, l->tp) + moe * mesh_moe_layer_params_per_gpu(m, l) +
-           (stage == l->pp - 1 ? mtp_per_gpu(m, l) : 0);
-}
-
-double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
-{
-    if (!m->has_arch)
-        return m->params;
-    double t = l->tp, h = m->hidden;
-    double emb = mesh_model_padded_vocab(m, l->tp) * h / t;
-
-    double p = stage_layer_params(m, l, stage);
-    if (stage == 0)
-        p += emb + (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
-    if (stage == l->pp - 1) {
-        p += m->mlp == MESH_MLP_SWIGLU ? h : 2 * h; /* final norm */
-        /* untied: the output layer; tied across stages: the last stage keeps
-         * its own copy of the embedding, kept in sync by the embedding group */
-        if (!m->tied_embeddings || l->pp > 1)
-            p += emb;
-        /* MTP layers embed their own tokens: the last stage builds a whole
-         * embedding of its own beside the output layer, whose weight it
-         * allocates even when tied (only the first stage skips it:
-         * gpt_model.py L173-181, L289-290 at d98e8a6) */
-        if (m->mtp_layers && l->pp > 1)
-            p += emb;
-    }
-    /* A count given in the spec wins over the arch's: scale to it. */
-    double from_arch = mesh_model_params_from_arch(m);
-    return from_arch > 0 ? p * (m->params / from_arch) : p;
-}
-
 /* Micro-batches (or interleaved chunks, counted in layers) in flight on a
  * stage under 1F1B: stage r of p holds min(p - r, m) micro-batches of its
  * layers; interleaved, its warm-up is 2(p-r-1) + (v-1)p chunks (Megatron-LM
@@ -301,26 +136,6 @@ double mesh_moe_imbalance(const mesh_model_t *m, const mesh_assumptions_t *assum
     if (m->moe_imbalance > 0)
         return m->moe_imbalance;
     return assume && assume->moe_imbalance > 0 ? assume->moe_imbalance : 1;
-}
-
-int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
-{
-    int n = mesh_heavy_stages(l->pp, out);
-    if (!mesh_model_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
-        return n;
-    for (int s = 1; s < l->pp - 1; s++) {
-        int dense, moe;
-        mesh_stage_mix(m, l, s, &dense, &moe);
-        if (dense == 0) {
-            if (s > 1) { /* stage 1 is listed already */
-                out[n] = out[n - 1];
-                out[n - 1] = s;
-                n++;
-            }
-            break;
-        }
-    }
-    return n;
 }
 
 /* One layer's activations for one micro-batch under the layout's

@@ -14,6 +14,7 @@
 #include "meshplan/gpu.h"
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"
+#include "meshplan/shard.h"
 #include "meshplan/accounting.h"
 #include "meshplan/memory.h"
 #include "meshplan/cost.h"

@@ -97,6 +97,23 @@ MESH_API int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3]
  */
 MESH_API const char *mesh_zero_cause(mesh_framework_t fw, int zero);
 
+/**
+ * Model states per GPU, in bytes, of psi parameters under ZeRO stage `zero`
+ * over `d` (>= 1) data-parallel ranks (Rajbhandari et al. 2020): w bytes
+ * per weight, g per gradient, k per parameter of optimizer state.
+ * Mixed-precision Adam is w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at
+ * stage 3.  A zero outside 0..2 counts as 3.
+ */
+MESH_API double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
+
+/**
+ * Bytes per parameter (weights *w, gradients *g, optimizer states *k; none
+ * NULL) of the model's precision and optimizer, unsharded, under the
+ * framework that needs the most (lib/accounting.c); under LoRA g and k
+ * are scaled to the adapters' share.
+ */
+MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,9 +14,11 @@
 
 #include <stddef.h>
 
+#include "meshplan/accounting.h"
 #include "meshplan/api.h"
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"
+#include "meshplan/shard.h"
 #include "meshplan/spec.h"
 
 #ifdef __cplusplus
@@ -79,58 +81,6 @@ MESH_API double mesh_memory_part_bytes(const mesh_memory_t *mem, int i);
 MESH_API void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l,
                                    const mesh_alloc_t *a, const mesh_assumptions_t *assume,
                                    mesh_memory_t *out);
-
-/**
- * Model states per GPU, in bytes, of psi parameters under ZeRO stage `zero`
- * over `d` (>= 1) data-parallel ranks (Rajbhandari et al. 2020): w bytes
- * per weight, g per gradient, k per parameter of optimizer state.
- * Mixed-precision Adam is w=2, g=2, k=12: 16*psi at stage 0, 16*psi/d at
- * stage 3.  A zero outside 0..2 counts as 3.
- */
-MESH_API double mesh_model_states(double psi, int d, int zero, double w, double g, double k);
-
-/**
- * Parameters one GPU of pipeline stage `stage` (0..l->pp-1) holds: its
- * layers split by TP (norms replicated), the input embedding on the first
- * stage, the output layer (or a tied copy) and the final norm on the last.
- * A params count given in the spec scales the result; without an arch it
- * is m->params, whatever the layout.
- */
-MESH_API double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
-
-/**
- * Parameters one GPU holds of one transformer layer under tensor
- * parallelism tp (>= 1): the matrices split, the norms replicated (and
- * MLA's down projections, which Megatron-LM duplicates).  For a MoE model,
- * of one of its dense layers.  Needs the arch.
- */
-MESH_API double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp);
-
-/**
- * Parameters one GPU holds of one MoE layer under layout l: attention and
- * shared experts split by l->tp, norms and router whole, and
- * moe.experts/ep routed experts split etp ways (l->ep and l->etp, 0
- * counting as 1).  For a dense model, mesh_layer_params_per_gpu(m,
- * l->tp).  Needs the arch.
- */
-MESH_API double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l);
-
-/**
- * Of mesh_stage_params(m, l, stage), the routed experts' parameters: those
- * of the stage's MoE layers (and the last stage's MTP layers), which the
- * optimizer shards over the expert data-parallel group
- * (mesh_layout_edp) instead of dp*cp.  0 for a dense model or without an
- * arch; a params count given in the spec scales it as it does the stage's.
- */
-MESH_API double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage);
-
-/**
- * Bytes per parameter (weights *w, gradients *g, optimizer states *k; none
- * NULL) of the model's precision and optimizer, unsharded, under the
- * framework that needs the most (lib/accounting.c); under LoRA g and k
- * are scaled to the adapters' share.
- */
-MESH_API void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k);
 
 /**
  * Activation bytes one transformer layer stores for one micro-batch of

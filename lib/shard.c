@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parameters per GPU: how a layout's TP, EP and PP split the model's
+ * parameters (lib/params.c counts them whole) among its GPUs and pipeline
+ * stages.  Below both the memory accounting (which prices bytes per
+ * parameter) and the memory model (which sums them), so that neither calls
+ * the other for counts.
+ *
+ * Megatron-LM's allocation is the reference: norms, the router and MLA's
+ * down projections are replicated across TP; the first stage holds the
+ * input embedding, the last the output layer (or a tied copy) and the MTP
+ * layers (gpt_model.py at d98e8a6).
+ */
+#include "internal.h"
+#include "meshplan/shard.h"
+
+double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
+{
+    /* norms (and GPT's row-parallel biases) are replicated, matrices split;
+     * so are MLA's down projections and the QK norms (mesh_attn_replicated) */
+    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
+    replicated += mesh_attn_replicated(m);
+    return (mesh_model_layer_params(m) - replicated) / tp + replicated;
+}
+
+/* The part of a MoE layer one GPU holds besides its experts: attention and
+ * shared experts split by TP; norms, the router (Megatron-LM's TopKRouter
+ * weight, replicated across TP) and MLA's down projections whole. */
+static double moe_base_per_gpu(const mesh_model_t *m, int tp)
+{
+    double h = m->hidden, replicated = (m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h) +
+                                       h * m->moe.experts + mesh_attn_replicated(m);
+    return (mesh_moe_layer_base(m) - replicated) / tp + replicated;
+}
+
+/* The routed experts of one MoE layer on one GPU: experts/ep of them, each
+ * split etp ways. */
+static double experts_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    int ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
+    return (double)(m->moe.experts / ep) * mesh_model_expert_params(m) / etp;
+}
+
+double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    if (!mesh_model_is_moe(m))
+        return mesh_layer_params_per_gpu(m, l->tp);
+    return moe_base_per_gpu(m, l->tp) + experts_per_gpu(m, l);
+}
+
+void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, int *dense, int *moe)
+{
+    int layers = mesh_pp_stage_layers(m, l, stage);
+    int nd = m->moe.dense_layers, d = 0;
+    if (!mesh_model_is_moe(m)) {
+        *dense = layers;
+        *moe = 0;
+        return;
+    }
+    int q = (m->layers + l->pp - 1) / l->pp, deficit = q * l->pp - m->layers;
+    if (l->vpp <= 1) {
+        /* stage s starts after stage 0's layers and s-1 middle stages' */
+        int start = stage == 0 ? 0 : stage * q - (deficit + 1) / 2;
+        d = nd - start;
+    } else {
+        /* chunk j of the interleaved split sits on stage j mod pp
+         * (mesh_chunk_layers) */
+        int chunks = l->pp * l->vpp;
+        for (int j = 0, start = 0; j < chunks; j++) {
+            int len = mesh_chunk_layers(m, l, j);
+            int here = nd - start < 0 ? 0 : nd - start > len ? len : nd - start;
+            d += j % l->pp == stage ? here : 0;
+            start += len;
+        }
+    }
+    d = d < 0 ? 0 : d > layers ? layers : d;
+    *dense = d;
+    *moe = layers - d;
+}
+
+/* Parameters of the MTP layers on the last stage, per GPU: their layer
+ * (MoE like the last) and projection split, their norms whole. */
+static double mtp_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    double norms = 1.5 * (m->mlp == MESH_MLP_SWIGLU ? 2.0 : 4.0) * m->hidden;
+    return m->mtp_layers *
+           (mesh_moe_layer_params_per_gpu(m, l) + (mesh_mtp_extra(m) - norms) / l->tp + norms);
+}
+
+double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!m->has_arch || !mesh_model_is_moe(m))
+        return 0;
+    int dense, moe;
+    mesh_stage_mix(m, l, stage, &dense, &moe);
+    double p = (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l);
+    double from_arch = mesh_model_params_from_arch(m);
+    return from_arch > 0 ? p * (m->params / from_arch) : p;
+}
+
+/* The stage's layers per GPU: as many dense ones, or for a model with
+ * experts, MLA or MTP layers its dense and MoE ones (and on the last stage
+ * the MTP layers). */
+static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!mesh_model_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
+        return mesh_pp_stage_layers(m, l, stage) * mesh_layer_params_per_gpu(m, l->tp);
+    int dense, moe;
+    mesh_stage_mix(m, l, stage, &dense, &moe);
+    return dense * mesh_layer_params_per_gpu(m, l->tp) + moe * mesh_moe_layer_params_per_gpu(m, l) +
+           (stage == l->pp - 1 ? mtp_per_gpu(m, l) : 0);
+}
+
+double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    if (!m->has_arch)
+        return m->params;
+    double t = l->tp, h = m->hidden;
+    double emb = mesh_model_padded_vocab(m, l->tp) * h / t;
+
+    double p = stage_layer_params(m, l, stage);
+    if (stage == 0)
+        p += emb + (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
+    if (stage == l->pp - 1) {
+        p += m->mlp == MESH_MLP_SWIGLU ? h : 2 * h; /* final norm */
+        /* untied: the output layer; tied across stages: the last stage keeps
+         * its own copy of the embedding, kept in sync by the embedding group */
+        if (!m->tied_embeddings || l->pp > 1)
+            p += emb;
+        /* MTP layers embed their own tokens: the last stage builds a whole
+         * embedding of its own beside the output layer, whose weight it
+         * allocates even when tied (only the first stage skips it:
+         * gpt_model.py L173-181, L289-290 at d98e8a6) */
+        if (m->mtp_layers && l->pp > 1)
+            p += emb;
+    }
+    /* A count given in the spec wins over the arch's: scale to it. */
+    double from_arch = mesh_model_params_from_arch(m);
+    return from_arch > 0 ? p * (m->params / from_arch) : p;
+}
+
+int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
+{
+    int n = mesh_heavy_stages(l->pp, out);
+    if (!mesh_model_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
+        return n;
+    for (int s = 1; s < l->pp - 1; s++) {
+        int dense, moe;
+        mesh_stage_mix(m, l, s, &dense, &moe);
+        if (dense == 0) {
+            if (s > 1) { /* stage 1 is listed already */
+                out[n] = out[n - 1];
+                out[n - 1] = s;
+                n++;
+            }
+            break;
+        }
+    }
+    return n;
+}
