@@ -8,7 +8,7 @@
  * mesh_plan_reason and mesh_plan_advice, at the same index, holding the
  * numbers the line is written from (the layout, its memory, the limit it
  * hit).  The lines themselves are rendered from these records by
- * mesh_report_reason and mesh_report_advice (report.h), so a front end can
+ * mesh_report_reason and mesh_report_advice (below), so a front end can
  * show the same facts its own way.  doc/design.md, "Explanation and
  * advice".
  */
@@ -163,6 +163,21 @@ MESH_API const mesh_reason_t *mesh_plan_near_tie(const mesh_plan_t *p);
  * string.
  */
 MESH_API const char *mesh_family_name(mesh_family_t f);
+
+/**
+ * The line of one reason record, as mesh_plan_reason gives it (at most
+ * 383 characters there), into buf[len] (len > 0; truncated to fit; no
+ * newline).  r must not be NULL; a kind out of range gives "".  Returns
+ * buf; thread-safe.
+ */
+MESH_API const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len);
+
+/**
+ * The line of one advice record, as mesh_plan_advice gives it, into
+ * buf[len] as mesh_report_reason does.  a must not be NULL, nor a->field
+ * on MESH_ADVICE_UNPIN.  Returns buf; thread-safe.
+ */
+MESH_API const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -51,21 +51,6 @@ MESH_API char *mesh_report_ranks_json(const mesh_plan_t *p);
  */
 MESH_API const char *mesh_report_nofit(const mesh_plan_t *p, char *buf, size_t len);
 
-/**
- * The line of one reason record, as mesh_plan_reason gives it (at most
- * 383 characters there), into buf[len] (len > 0; truncated to fit; no
- * newline).  r must not be NULL; a kind out of range gives "".  Returns
- * buf; thread-safe.
- */
-MESH_API const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len);
-
-/**
- * The line of one advice record, as mesh_plan_advice gives it, into
- * buf[len] as mesh_report_reason does.  a must not be NULL, nor a->field
- * on MESH_ADVICE_UNPIN.  Returns buf; thread-safe.
- */
-MESH_API const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len);
-
 /** What the policy makes of a plan (mesh_plan_verdict). */
 typedef enum mesh_verdict {
     MESH_VERDICT_RUN,    /**< it fits, or enforce=off: run it, say nothing */

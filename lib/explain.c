@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plan's explanation: why each simpler family, each other EP and the
+ * fastest near-tie were not chosen, and what would fit when nothing does,
+ * as the records of <meshplan/explain.h>; and their lines (one function
+ * each, mesh_report_reason and mesh_report_advice, so that every front end
+ * says the same).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner.h"
+
+/* ---- explanation ---- */
+
+/* A new reason record of this kind, or NULL when LINES_MAX are kept. */
+mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_family_t f)
+{
+    if (p->n_reasons >= LINES_MAX)
+        return NULL;
+    mesh_reason_t *r = &p->reasons[p->n_reasons++];
+    memset(r, 0, sizeof(*r));
+    r->kind = kind;
+    r->family = f;
+    return r;
+}
+
+/* Why family f, simpler than the choice (or any, when nothing fits), was
+ * not chosen: its best fit, its least memory, a rule, or the pins. */
+void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *st)
+{
+    mesh_reason_kind_t kind = st->has_fit       ? MESH_REASON_SLOWER
+                              : st->has_min     ? MESH_REASON_MEMORY
+                              : st->has_invalid ? MESH_REASON_RULE
+                                                : MESH_REASON_PINNED;
+    mesh_reason_t *r = mesh_add_reason(p, kind, f);
+    if (!r)
+        return;
+    if (kind == MESH_REASON_SLOWER) {
+        r->candidate = st->fit;
+        r->best_seconds = p->best.cost.step_seconds;
+    } else if (kind == MESH_REASON_MEMORY) {
+        r->candidate = st->min;
+    } else if (kind == MESH_REASON_RULE) {
+        mesh_error_t e;
+        r->candidate.layout = st->invalid;
+        r->candidate.micro_batches = mesh_layout_micro_batches(&st->invalid, p->model.global_batch);
+        mesh_layout_check(&p->model, &p->alloc, &st->invalid, &e);
+        mesh_strlcpy(r->rule, e.msg, sizeof(r->rule));
+    }
+}
+
+/* The nodes one expert-parallel group of l spans: ep ranks at stride etp,
+ * etp*ep consecutive ranks in all. */
+static int ep_nodes(const mesh_layout_t *l, const mesh_alloc_t *a)
+{
+    long span = (long)l->ep * (l->etp > 0 ? l->etp : 1);
+    return span <= a->gpus_per_node ? 1 : (int)((span + a->gpus_per_node - 1) / a->gpus_per_node);
+}
+
+/* The plan's shape at expert-parallel size ep, everything else planned:
+ * its fastest fitting layout into *out (1), or its least memory (0), or
+ * the rule that refuses it, into rule (-1). */
+static int best_at_ep(const mesh_plan_t *p, int ep, mesh_candidate_t *out, char *rule, size_t len)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    mesh_layout_t pins = p->pins;
+    pins.tp = b->tp;
+    pins.cp = b->cp;
+    pins.pp = b->pp;
+    pins.dp = b->dp;
+    pins.etp = b->etp;
+    pins.ep = ep;
+    search_t s;
+    mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &pins, 0);
+    mesh_search_run(&s);
+    int rc = -1;
+    if (s.n_fits > 0) {
+        *out = s.fits[0];
+        for (size_t i = 1; i < s.n_fits; i++)
+            if (s.fits[i].cost.step_seconds < out->cost.step_seconds)
+                *out = s.fits[i];
+        rc = 1;
+    } else if (s.has_closest) {
+        *out = s.closest;
+        rc = 0;
+    } else {
+        mesh_error_t e;
+        memset(out, 0, sizeof(*out));
+        out->layout = s.has_invalid ? s.invalid : mesh_representative(&pins, mesh_layout_world(b));
+        if (mesh_layout_check(&p->model, &p->alloc, &out->layout, &e) == 0)
+            snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude it");
+        mesh_strlcpy(rule, e.msg, len);
+    }
+    free(s.fits);
+    return rc;
+}
+
+/* Why this EP: a record of the plan's own, then of EP 1 (no expert
+ * parallelism), for an EP across nodes the largest inside one, the next
+ * smaller EP and the next larger one that divide the experts, each at the
+ * plan's shape with everything else planned. */
+void mesh_explain_experts(mesh_plan_t *p)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    if (p->pins.ep != MESH_FREE && p->pins.ep != MESH_AUTO)
+        return; /* pinned: nothing was chosen */
+    mesh_reason_t *r = mesh_add_reason(p, MESH_REASON_EXPERTS, mesh_family_of(b));
+    if (!r)
+        return;
+    r->chosen = 1;
+    r->candidate = p->best;
+    r->best_seconds = p->best.cost.step_seconds;
+    r->ep_nodes = ep_nodes(b, &p->alloc);
+    long stage = (long)b->tp * b->cp * b->dp / b->etp;
+    int eps[DIVISORS_MAX], n = mesh_divisors(p->model.moe.experts, stage, eps), pick[4], np = 0;
+    int smaller = 0, larger = 0, inside = 0;
+    for (int i = 0; i < n; i++) {
+        if (stage % eps[i] || eps[i] == b->ep)
+            continue;
+        if (eps[i] < b->ep)
+            smaller = eps[i]; /* the largest below */
+        else if (!larger)
+            larger = eps[i]; /* the smallest above */
+        if (eps[i] < b->ep && (long)eps[i] * b->etp <= p->alloc.island)
+            inside = eps[i]; /* the largest below that stays on NVLink */
+    }
+    if (b->ep > 1)
+        pick[np++] = 1;
+    /* an EP across nodes answers "why not inside one?" with the largest that is */
+    if (inside > 1 && inside != smaller && (long)b->ep * b->etp > p->alloc.island)
+        pick[np++] = inside;
+    if (smaller > 1)
+        pick[np++] = smaller;
+    if (larger)
+        pick[np++] = larger;
+    for (int i = 0; i < np; i++) {
+        mesh_candidate_t c;
+        char rule[MESH_ERROR_MAX] = "";
+        best_at_ep(p, pick[i], &c, rule, sizeof(rule));
+        if (!(r = mesh_add_reason(p, MESH_REASON_EXPERTS, mesh_family_of(&c.layout))))
+            return;
+        r->candidate = c;
+        r->best_seconds = p->best.cost.step_seconds;
+        r->ep_nodes = ep_nodes(&c.layout, &p->alloc);
+        mesh_strlcpy(r->rule, rule, sizeof(r->rule));
+    }
+}
+
+/* A new advice record of this kind on candidate c (NULL: none), or NULL
+ * when LINES_MAX are kept. */
+static mesh_advice_t *add_advice(mesh_plan_t *p, mesh_advice_kind_t kind, const mesh_candidate_t *c)
+{
+    if (p->n_advice >= LINES_MAX)
+        return NULL;
+    mesh_advice_t *a = &p->advice[p->n_advice++];
+    memset(a, 0, sizeof(*a));
+    a->kind = kind;
+    if (c)
+        a->candidate = *c;
+    return a;
+}
+
+/* The lines of the records, rendered once, so that mesh_plan_reason and
+ * mesh_plan_advice hand out strings that live as long as the plan. */
+void mesh_render_lines(mesh_plan_t *p)
+{
+    for (int i = 0; i < p->n_reasons; i++)
+        mesh_report_reason(&p->reasons[i], p->reason_lines[i], LINE_LEN);
+    for (int i = 0; i < p->n_advice; i++)
+        mesh_report_advice(&p->advice[i], p->advice_lines[i], LINE_LEN);
+}
+
+/* Does model m fit with these pins on n nodes (0: the allocation's)?  A
+ * first-fit search; the first layout found goes in *out. */
+static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
+                   mesh_candidate_t *out)
+{
+    mesh_alloc_t a = p->alloc;
+    if (n > 0)
+        a.nodes = (int)n;
+    search_t s;
+    mesh_search_init(&s, &p->assume, m, &a, pins, 1);
+    mesh_search_run(&s);
+    if (s.found)
+        *out = s.first;
+    return s.found;
+}
+
+/* A node count on which model m fits, above the allocation's: up from a
+ * lower bound (the model states spread perfectly) a few steps, then
+ * doubling, then halving the gap back.  Fitting is not quite monotone in
+ * the node count (the batch must divide), so this finds a count that fits,
+ * close to the smallest, in a bounded number of searches.  0 if none does
+ * up to the largest allocation meshplan plans for. */
+static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
+                     mesh_candidate_t *out)
+{
+    double w, g, k;
+    mesh_state_bytes(m, &w, &g, &k);
+    double usable = mesh_policy_usable(&p->assume, &p->alloc.gpu);
+    long gpn = p->alloc.gpus_per_node, cap = MAX_GPUS / gpn;
+    double bound = (w + g + k) * m->params / usable / (double)gpn;
+    long lo = bound < (double)cap ? (long)bound : cap;
+    if (lo <= p->alloc.nodes)
+        lo = p->alloc.nodes + 1;
+    mesh_layout_t free_dp = *pins;
+    free_dp.dp = MESH_FREE; /* dp follows the node count */
+    long fail = lo - 1, n = lo;
+    for (int i = 0; n <= cap; i++) {
+        if (fits_on(p, m, &free_dp, n, out))
+            break;
+        fail = n;
+        n = i < 8 ? n + 1 : 2 * n;
+        if (n > cap && fail < cap)
+            n = cap;
+    }
+    if (n > cap)
+        return 0;
+    mesh_candidate_t c;
+    while (n - fail > 1) {
+        long mid = fail + (n - fail) / 2;
+        if (fits_on(p, m, &free_dp, mid, &c)) {
+            n = mid;
+            *out = c;
+        } else {
+            fail = mid;
+        }
+    }
+    return (int)n;
+}
+
+void mesh_advise(mesh_plan_t *p)
+{
+    mesh_candidate_t c;
+    mesh_advice_t *a;
+    const mesh_layout_t *pins = &p->pins;
+    /* 1. a pinned field that is in the way */
+    static const struct {
+        const char *key;
+        size_t off;
+    } fields[] = {
+        {"zero", offsetof(mesh_layout_t, zero)},
+        {"recompute", offsetof(mesh_layout_t, recompute)},
+        {"mb", offsetof(mesh_layout_t, micro_batch)},
+        {"tp", offsetof(mesh_layout_t, tp)},
+        {"pp", offsetof(mesh_layout_t, pp)},
+        {"cp", offsetof(mesh_layout_t, cp)},
+        {"vpp", offsetof(mesh_layout_t, vpp)},
+        {"dp", offsetof(mesh_layout_t, dp)},
+        {"ep", offsetof(mesh_layout_t, ep)},
+        {"etp", offsetof(mesh_layout_t, etp)},
+    };
+    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++) {
+        mesh_layout_t relaxed = *pins;
+        int *f = (int *)((char *)&relaxed + fields[i].off);
+        if (*f == MESH_FREE)
+            continue;
+        int was = *f;
+        *f = MESH_FREE;
+        if (fits_on(p, &p->model, &relaxed, 0, &c) && (a = add_advice(p, MESH_ADVICE_UNPIN, &c))) {
+            a->field = fields[i].key;
+            a->pinned = was;
+            a->value = *(const int *)((const char *)&c.layout + fields[i].off);
+        }
+    }
+    mesh_layout_t none;
+    mesh_layout_unpin(&none);
+    if (fits_on(p, &p->model, &none, 0, &c)) {
+        if (p->n_advice == 0)
+            add_advice(p, MESH_ADVICE_UNPIN_ALL, &c);
+        return; /* the allocation is big enough: the pins were in the way */
+    }
+    /* 2. more nodes */
+    int n = min_nodes(p, &p->model, &none, &c);
+    if (n > 0 && (a = add_advice(p, MESH_ADVICE_NODES, &c))) {
+        a->nodes = n;
+        a->gpus = n * p->alloc.gpus_per_node;
+    }
+    /* 3. parameter-efficient fine-tuning */
+    if (p->model.finetune != MESH_FINETUNE_FULL)
+        return;
+    mesh_model_t lora = p->model;
+    lora.finetune = MESH_FINETUNE_LORA;
+    double w, g, k,
+        total = (double)p->alloc.nodes * p->alloc.gpus_per_node *
+                mesh_policy_usable(&p->assume, &p->alloc.gpu);
+    mesh_state_bytes(&p->model, &w, &g, &k);
+    if ((n == 0 || n > 4 * p->alloc.nodes) && (a = add_advice(p, MESH_ADVICE_OUT_OF_REACH, NULL))) {
+        a->bytes_per_param = w + g + k;
+        a->states = (w + g + k) * p->model.params;
+        a->usable = total;
+    }
+    if (fits_on(p, &lora, &none, 0, &c)) {
+        add_advice(p, MESH_ADVICE_LORA, &c);
+    } else if ((n = min_nodes(p, &lora, &none, &c)) > 0 &&
+               (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
+        a->nodes = n;
+        a->gpus = n * p->alloc.gpus_per_node;
+    }
+}
+
+/* When the choice is slower by the model than the fastest layout, say which
+ * rule decided: headroom when the fastest was passed over as too tight,
+ * else simplicity. */
+void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below)
+{
+    const mesh_candidate_t *f = mesh_fastest_tie(s);
+    if (f->cost.step_seconds >= p->best.cost.step_seconds)
+        return;
+    mesh_reason_t *r = &p->near_tie;
+    p->has_near_tie = 1;
+    r->kind = MESH_REASON_NEAR_TIE;
+    r->family = mesh_family_of(&f->layout);
+    r->candidate = *f;
+    r->best_seconds = p->best.cost.step_seconds;
+    r->best_bytes = p->best.memory.total;
+    r->tie = mesh_used(f) > roomy_below ? MESH_TIE_HEADROOM : MESH_TIE_SIMPLER;
+}
+
+/* ---- the explanation's records, as lines ---- */
+
+#define LINE_PARTS 256 /* five parts' labels and GiB: under 100 bytes */
+
+static const struct {
+    const char *key, *label;
+} families[MESH_FAMILY_COUNT] = {
+    [MESH_FAMILY_DP] = {"dp", "plain DP"},
+    [MESH_FAMILY_ZERO1] = {"zero1", "DP + ZeRO-1"},
+    [MESH_FAMILY_ZERO2] = {"zero2", "DP + ZeRO-2"},
+    [MESH_FAMILY_ZERO3] = {"zero3", "DP + ZeRO-3"},
+    [MESH_FAMILY_TP] = {"tp", "TP/CP without PP (+ DP/ZeRO)"},
+    [MESH_FAMILY_PP] = {"pp", "PP across nodes (+ TP, DP/ZeRO)"},
+};
+
+const char *mesh_family_name(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].key : NULL;
+}
+
+static const char *family_label(mesh_family_t f)
+{
+    return (int)f >= 0 && f < MESH_FAMILY_COUNT ? families[f].label : "?";
+}
+
+/* "weights 13.0, grads 26.1, ...": the parts of mem in GiB, into buf[len]. */
+static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_MEMORY_PARTS && n < len; i++)
+        n +=
+            (size_t)snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", mesh_memory_part(i)->label,
+                             mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
+    return buf;
+}
+
+/* Why the fastest near-tie was passed over: which rule of doc/design.md,
+ * "Selection", decided, with the numbers it decided on. */
+static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &r->candidate;
+    double cap = c->memory.capacity;
+    int n = snprintf(buf, len, "picked over %s, %.2f%% faster by the model (%.4g s vs %.4g s), ",
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     100 * (r->best_seconds / c->cost.step_seconds - 1), c->cost.step_seconds,
+                     r->best_seconds);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (r->tie == MESH_TIE_HEADROOM)
+        snprintf(buf + n, len - (size_t)n,
+                 "for %s GiB more headroom: %s against %s GiB of %s usable (%.0f%% vs %.0f%%; a "
+                 "near-tie above %.0f%% gives way to one needing %.0f%% of usable memory less)",
+                 mesh_gib_str(c->memory.total - r->best_bytes).s, mesh_gib_str(r->best_bytes).s,
+                 mesh_gib_str(c->memory.total).s, mesh_gib_str(cap).s, 100 * r->best_bytes / cap,
+                 100 * c->memory.total / cap, 100 * MESH_PLAN_TIGHT, 100 * MESH_PLAN_HEADROOM);
+    else
+        snprintf(buf + n, len - (size_t)n,
+                 "as simpler: near-ties within %.0f%% go to the simpler layout (DP+ZeRO, then "
+                 "TP, then PP)",
+                 100 * MESH_PLAN_TIE);
+}
+
+/* Where an EP group of the record's layout runs: "inside one node" or
+ * "across N nodes (all-to-all over the network)". */
+static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
+{
+    if (r->candidate.layout.ep <= 1)
+        snprintf(buf, len, "no expert parallelism: every expert on every GPU");
+    else if (r->ep_nodes <= 1)
+        snprintf(buf, len, "inside one node, on NVLink");
+    else
+        snprintf(buf, len, "across %d nodes, all-to-all over the network", r->ep_nodes);
+    return buf;
+}
+
+/* A MoE plan's expert parallelism: its own, and each other EP tried. */
+static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX], where[96], parts[LINE_PARTS];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_layout_t *l = &c->layout;
+    const mesh_memory_t *mm = &c->memory;
+    if (r->chosen && l->ep <= 1)
+        snprintf(buf, len, "EP 1, expert TP %d: %s", l->etp, ep_where(r, where, sizeof(where)));
+    else if (r->chosen)
+        snprintf(buf, len, "EP %d, expert TP %d: each expert group %s", l->ep, l->etp,
+                 ep_where(r, where, sizeof(where)));
+    else if (r->rule[0])
+        snprintf(buf, len, "EP %d is not possible here: %s", l->ep, r->rule);
+    else if (c->fits)
+        snprintf(buf, len,
+                 "EP %d (%s) fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs "
+                 "%.3g s: %s)",
+                 l->ep, ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, 100 * (c->cost.step_seconds / r->best_seconds - 1),
+                 c->cost.step_seconds, r->best_seconds,
+                 mesh_layout_format(l, canon, sizeof(canon)));
+    else
+        snprintf(buf, len, "EP %d (%s) needs %s GiB per GPU > %s GiB usable (%s at %s)", l->ep,
+                 ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(l, canon, sizeof(canon)));
+}
+
+const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX], parts[LINE_PARTS];
+    const mesh_candidate_t *c = &r->candidate;
+    const mesh_memory_t *mm = &c->memory;
+    const char *name = family_label(r->family);
+    buf[0] = '\0';
+    switch (r->kind) {
+    case MESH_REASON_SLOWER:
+        snprintf(buf, len,
+                 "%s fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
+                 "s: %s)",
+                 name, mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                 100 * (c->cost.step_seconds / r->best_seconds - 1), c->cost.step_seconds,
+                 r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_MEMORY:
+        snprintf(buf, len, "%s needs %s GiB per GPU > %s GiB usable (%s GiB at %s)", name,
+                 mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                 parts_gib(mm, parts, sizeof(parts)),
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)));
+        break;
+    case MESH_REASON_RULE: snprintf(buf, len, "%s is not possible here: %s", name, r->rule); break;
+    case MESH_REASON_PINNED:
+        snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
+        break;
+    case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
+    case MESH_REASON_NO_FIT:
+        snprintf(buf, len,
+                 "nothing fits: the closest layout (%s) needs %s GiB per GPU > %s GiB "
+                 "usable, short by %s GiB",
+                 mesh_layout_format(&c->layout, canon, sizeof(canon)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, mesh_gib_str(mm->total - mm->capacity).s);
+        break;
+    case MESH_REASON_EXPERTS: report_experts(r, buf, len); break;
+    }
+    return buf;
+}
+
+const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
+{
+    char canon[MESH_LAYOUT_STR_MAX];
+    const mesh_candidate_t *c = &a->candidate;
+    const char *mesh = mesh_layout_format(&c->layout, canon, sizeof(canon));
+    buf[0] = '\0';
+    switch (a->kind) {
+    case MESH_ADVICE_UNPIN:
+        if (strcmp(a->field, "recompute") == 0)
+            snprintf(buf, len, "recompute=%s instead of the pinned recompute=%s fits: %s (%s GiB)",
+                     mesh_recompute_name((mesh_recompute_t)a->value),
+                     mesh_recompute_name((mesh_recompute_t)a->pinned), mesh,
+                     mesh_gib_str(c->memory.total).s);
+        else
+            snprintf(buf, len, "%s=%d instead of the pinned %s=%d fits: %s (%s GiB)", a->field,
+                     a->value, a->field, a->pinned, mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_UNPIN_ALL:
+        snprintf(buf, len, "planning every field instead of the pinned ones fits: %s (%s GiB)",
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_NODES:
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%s GiB per GPU)",
+                 a->nodes, a->gpus, mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_OUT_OF_REACH:
+        snprintf(buf, len,
+                 "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
+                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
+                 a->bytes_per_param, a->states / (MESH_GiB * 1024), a->usable / (MESH_GiB * 1024));
+        break;
+    case MESH_ADVICE_LORA:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
+                 "lora): %s, %s GiB per GPU",
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_LORA_NODES:
+        snprintf(buf, len,
+                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
+                 a->nodes, mesh);
+        break;
+    }
+    return buf;
+}

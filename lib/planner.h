@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner's own header (not installed): the search's state and the
+ * plan's, shared by its three files, bottom to top:
+ *
+ *   prune.c    the search space's small counts (divisors, micro-batch sizes,
+ *              recomputation's module sets and layers) and the floors that
+ *              leave unpriced what cannot be chosen
+ *   search.c   the search itself: every layout priced or pruned, the
+ *              candidates it keeps, and the near-tie rule that chooses
+ *   explain.c  the explanation: reason and advice records (explain.h), and
+ *              their lines
+ *   plan.c     the API (plan.h): inputs, choice, digest, accessors
+ *
+ * Each calls only the ones above it in this list (tests/check-layers).
+ */
+#ifndef MESH_PLANNER_H
+#define MESH_PLANNER_H
+
+#include "internal.h"
+#include "meshplan/explain.h"
+#include "meshplan/plan.h"
+
+#define MB_MAX    256 /* largest micro-batch tried */
+#define VPPS_MAX  64  /* interleavings tried per split */
+#define LINES_MAX 24  /* reasons or advice lines kept */
+#define LINE_LEN  384
+#define MAX_GPUS  (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
+
+typedef struct family_stat {
+    long valid;
+    int has_fit, has_min, has_invalid;
+    mesh_candidate_t fit; /* fastest that fits */
+    mesh_candidate_t min; /* least memory */
+    mesh_layout_t invalid;
+} family_stat_t;
+
+#define MEMO_VPPS  16 /* interleavings of a shape whose slot times and floors are kept */
+#define MEMO_SIZES 16 /* micro-batch sizes of a sweep whose floors are kept */
+
+/* A layout's floor without its ZeRO stage's parts (the data-parallel
+ * traffic and the optimizer step), kept for the same layout under the
+ * next stages (unwanted). */
+typedef struct stage_memo {
+    double part; /* cost.c's sum without those parts */
+    double slot; /* its slot time */
+    int layers;  /* the full:N it was counted at */
+    int too_big; /* priced under the last stage, it did not fit */
+    long shape;  /* the shape (search_t's shapes_searched) it is of */
+} stage_memo_t;
+
+typedef struct slot_memo {
+    double seconds;
+    int layers; /* the full:N it was counted at */
+    long shape; /* the shape (search_t's shapes_searched) it is of */
+} slot_memo_t;
+
+typedef struct search {
+    const mesh_model_t *m;
+    const mesh_alloc_t *a;
+    const mesh_assumptions_t *assume;
+    const mesh_layout_t *pins;
+    int first_fit_only; /* stop at the first layout that fits, price nothing */
+    /* only the choice is wanted (mesh_plan_choose), not its explanation:
+     * a layout that cannot be a near-tie of the fastest is not priced
+     * (see wanted_limit), and no family, shape or closest layout is kept */
+    int choice_only;
+    /* choice_only: no choice slower than this many seconds a step is
+     * wanted (0: any) */
+    double deadline;
+    /* choice_only: layouts are left unpriced only once `fitting` is above
+     * this, so that the expert search's decisions, which compare the count
+     * with the one before an expert size, are those of the whole search */
+    long guard;
+    int vpp_index;  /* the interleaving searched, in interleavings' list */
+    int size_index; /* the micro-batch size searched, in batch_sizes (-1: a pin's) */
+    long shapes_searched;
+    /* choice_only: the floor unwanted counted for the layout evaluated,
+     * and its cost (has_floor: whether it did) */
+    mesh_layout_t floor_layout;
+    mesh_cost_t floor_cost;
+    int has_floor;
+    struct stage_memo *stage_entry; /* the memo of the layout evaluated, if any */
+    /* the largest micro-batch at which the layout being searched fit with
+     * no recomputation and no lever: recomputing at that size or below
+     * only costs time, so it is not evaluated */
+    int plain_mb;
+    /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
+     * of them the experts' */
+    double psi[4], psi_e[4], psi_max, psi_e_max;
+    /* in a micro-batch sweep, the fewest layers full recomputation needed
+     * at the last size without levers: a larger micro-batch needs at least
+     * as many */
+    int full_lo;
+    /* the micro-batch sizes tried at data-parallel size batch_dp: the
+     * divisors of the replica's share of the global batch up to MB_MAX,
+     * ascending (batch_dp 0: none yet).  The same for every option of
+     * every shape with that dp, so counted once, not per sweep */
+    int n_batch_sizes, batch_dp, batch_sizes[MB_MAX];
+    /* the shape searched leaves a pipeline stage without a layer */
+    int split_invalid;
+    /* the states' sums of the shape searched, for one ZeRO stage and lever
+     * setting (memo_key: zero, offload, moments; -1: none yet) */
+    mesh_states_sum_t sums[3][2];
+    int memo_key;
+    long evaluated, valid, fitting;
+    long skipped; /* choice_only: sweeps left out, none of their layouts wanted */
+    /* choice_only: whether the sweep of each recomputation at the least
+     * interleaving of the ZeRO stage searched found its first micro-batch
+     * too large (priced, no lever fits); priced_oom: the last layout
+     * evaluate priced did not fit */
+    int oom_first[3], priced_oom;
+    int found, oom;
+    mesh_candidate_t first; /* first_fit_only: the layout found */
+    /* the fitting layouts within MESH_PLAN_TIE of the fastest so far (only
+     * those can be chosen: the fastest can only get faster), and the
+     * fastest layout of each of the fastest (tp, cp, pp) shapes, one more
+     * than the runners-up shown, since the chosen one's is left out */
+    mesh_candidate_t *fits;
+    size_t n_fits, cap_fits;
+    double fastest;
+    mesh_candidate_t shapes[MESH_PLAN_ALTERNATIVES + 1];
+    int n_shapes;
+    int has_closest, has_invalid;
+    mesh_candidate_t closest; /* least memory over capacity */
+    mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
+    family_stat_t fam[MESH_FAMILY_COUNT];
+    struct choice_memo *memo; /* choice_only: what the floors keep */
+} search_t;
+
+/* What a search for the choice alone keeps of the shape it searches (on
+ * the heap: the other searches, some of them nested, need none of it). */
+typedef struct choice_memo {
+    /* per interleaving (vpp_index) and recomputation, the slot times of
+     * its sweeps' first micro-batch and per sample of their last
+     * (slot_time_at) */
+    slot_memo_t slot[MEMO_VPPS][3][2];
+    /* per interleaving, recomputation and micro-batch (the sweep's
+     * size_index), floors (unwanted) */
+    stage_memo_t stage[MEMO_VPPS][3][MEMO_SIZES];
+} choice_memo_t;
+
+struct mesh_plan {
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_assumptions_t assume; /* the policy's: the plan keeps no other part */
+    mesh_layout_t pins;
+    int fits;
+    mesh_candidate_t best;
+    mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
+    int n_alts;
+    /* the explanation: records, and the lines report.c renders from them */
+    mesh_reason_t reasons[LINES_MAX];
+    int n_reasons;
+    mesh_advice_t advice[LINES_MAX];
+    int n_advice;
+    char reason_lines[LINES_MAX][LINE_LEN];
+    /* why the fastest near-tie was not chosen, when it was not */
+    mesh_reason_t near_tie;
+    int has_near_tie;
+    char advice_lines[LINES_MAX][LINE_LEN];
+    long evaluated;
+    char digest[17];
+};
+
+/* ---- prune.c ---- */
+
+/* The layers of l's fullest stage a full:N recomputation can cover. */
+int mesh_most_layers(const search_t *s, const mesh_layout_t *l);
+/* The fewest layers per stage a planned full:N recomputation of l (of at
+ * most `most`) is searched from. */
+int mesh_fewest_layers(const search_t *s, const mesh_layout_t *l, int most);
+/* The module sets a planned selective recomputation tries, cheapest first;
+ * *n of them. */
+const int *mesh_module_sets(const mesh_model_t *m, int *n);
+#define DIVISORS_MAX 1024 /* numbers below 2^22 have at most a few hundred */
+/* The divisors of n up to hi, ascending, in out (DIVISORS_MAX room). */
+int mesh_divisors(long n, long hi, int *out);
+/* The micro-batch sizes of l's data-parallel size into s->batch_sizes: how
+ * many, 0 when the replicas cannot share the global batch evenly. */
+int mesh_batch_list(search_t *s, const mesh_layout_t *l);
+/* Whether no layout of shape l is wanted by a search for the choice alone. */
+int mesh_shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv);
+/* Whether a valid layout whose lever tries are tries[0..n-1] is wanted:
+ * 0 price it, 1 do not, 2 nor any layout after it in its sweep. */
+int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n);
+
+/* ---- search.c ---- */
+
+/* The family of layout l (DP, DP + ZeRO-N, TP, PP). */
+mesh_family_t mesh_family_of(const mesh_layout_t *l);
+/* Lexicographic simplicity: negative if a is simpler than b. */
+int mesh_simpler(const mesh_candidate_t *a, const mesh_candidate_t *b);
+/* Whether a and b have the same (tp, cp, pp, ep, etp). */
+int mesh_same_shape(const mesh_layout_t *a, const mesh_layout_t *b);
+/* A search of model m on allocation a with these pins (none NULL), of the
+ * first layout that fits alone when first_fit_only. */
+void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_model_t *m,
+                      const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only);
+/* Run it: s->fits, s->shapes, s->fam, s->closest...; the caller frees s->fits. */
+void mesh_search_run(search_t *s);
+/* A pinned layout completed with neutral values, to explain why it is invalid. */
+mesh_layout_t mesh_representative(const mesh_layout_t *p, long world);
+/* Memory used, as a fraction of the usable memory it is held against. */
+double mesh_used(const mesh_candidate_t *c);
+/* The near-tie rule's choice among s's fits (at least one); *roomy_below
+ * the memory limit its second step used (1: none). */
+const mesh_candidate_t *mesh_near_tie_choice(const search_t *s, double *roomy_below);
+/* The fastest near-tie (the simplest of equals). */
+const mesh_candidate_t *mesh_fastest_tie(const search_t *s);
+
+/* ---- explain.c ---- */
+
+/* A new reason record of this kind, or NULL when LINES_MAX are kept. */
+mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_family_t f);
+/* Why family f was not chosen: its best fit, its least memory, a rule, or the pins. */
+void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *st);
+/* Why this EP: the plan's own record, and other EPs' at its shape. */
+void mesh_explain_experts(mesh_plan_t *p);
+/* When the choice is slower by the model than the fastest, which rule decided. */
+void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below);
+/* What would fit, for a plan where nothing does. */
+void mesh_advise(mesh_plan_t *p);
+/* The lines of the records, rendered once into the plan. */
+void mesh_render_lines(mesh_plan_t *p);
+
+#endif

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner's small counts and its floors: the divisors and micro-batch
+ * sizes the search walks, the recomputation it tries, and what a search
+ * for the choice alone leaves unpriced (below).
+ */
+#include <string.h>
+
+#include "planner.h"
+
+/* The layers of l's fullest stage a full:N recomputation can cover. */
+int mesh_most_layers(const search_t *s, const mesh_layout_t *l)
+{
+    return mesh_pp_stage_layers(s->m, l, 1 % l->pp);
+}
+
+/* The fewest layers per stage a planned full:N recomputation of l (of at
+ * most `most`) is searched from: those needed at the micro-batch before,
+ * without levers. */
+int mesh_fewest_layers(const search_t *s, const mesh_layout_t *l, int most)
+{
+    int plain = !l->offload && l->moments == MESH_PREC_FP32;
+    return plain && s->full_lo > 1 && s->full_lo <= most ? s->full_lo : 1;
+}
+
+/* recompute selective with its modules planned: the first set that fits,
+ * in the order of what they cost to recompute (module_sets, each holding
+ * the one before).  FlashAttention keeps no scores, so the attention core
+ * is worth recomputing only without it.  Prices the layout chosen into *c. */
+const int *mesh_module_sets(const mesh_model_t *m, int *n)
+{
+    /* "layernorm" saves nothing under Megatron's default layers (see
+     * mesh_activation_layer), so it is never chosen */
+    static const int flash[] = {MESH_RC_MLP};
+    static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
+    *n = m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
+    return m->flash_attention ? flash : scores;
+}
+
+/* The divisors of n up to hi, ascending, in out.  Trial division up to
+ * sqrt(n), not a walk over every count: the search for what would fit asks
+ * this of up to MAX_GPUS GPUs and 100,000 layers, many times over. */
+#define DIVISORS_MAX 1024 /* numbers below 2^22 have at most a few hundred */
+int mesh_divisors(long n, long hi, int *out)
+{
+    int k = 0, n_large = 0, large[DIVISORS_MAX / 2];
+    for (long d = 1; d * d <= n && k < DIVISORS_MAX / 2 && n_large < DIVISORS_MAX / 2; d++) {
+        if (n % d)
+            continue;
+        if (d <= hi)
+            out[k++] = (int)d;
+        if (n / d != d && n / d <= hi)
+            large[n_large++] = (int)(n / d);
+    }
+    while (n_large > 0)
+        out[k++] = large[--n_large];
+    return k;
+}
+
+/* The micro-batch sizes of l's data-parallel size (s->batch_sizes):
+ * how many, 0 when the replicas cannot share the global batch evenly. */
+int mesh_batch_list(search_t *s, const mesh_layout_t *l)
+{
+    if (s->batch_dp != l->dp) {
+        long per_replica = s->m->global_batch % l->dp ? 0 : s->m->global_batch / l->dp;
+        s->n_batch_sizes = 0;
+        if (per_replica <= (long)MB_MAX * MB_MAX) /* trial division to its root */
+            s->n_batch_sizes = mesh_divisors(per_replica, MB_MAX, s->batch_sizes);
+        else
+            for (int mb = 1; mb <= MB_MAX; mb++)
+                if (per_replica % mb == 0)
+                    s->batch_sizes[s->n_batch_sizes++] = mb;
+        s->batch_dp = l->dp;
+    }
+    return s->n_batch_sizes;
+}
+
+/* ---- leaving unpriced what cannot be chosen (choice_only) ----
+ *
+ * A search for the choice alone prices a layout only if it can be a
+ * near-tie of the fastest layout found so far (add_fit drops the others)
+ * and of one that meets the deadline: a floor under its step time says
+ * which cannot.  Left unpriced, a layout neither stops its micro-batch
+ * sweep nor tells the sweeps after it whether it fit; that changes
+ * nothing that can be chosen: memory grows with the micro-batch (what the
+ * sweep's stop assumes already), and the recomputing layouts at its size
+ * that it would have spared are no faster than it, so they are left
+ * unpriced too.  The floors rest on the cost model only adding time for
+ * recomputing more, and on a micro-batch's slot time (cost.c's parts that
+ * scale with the pipeline's slots) growing with it, less than in
+ * proportion: tests/unit/test_size.c checks both over many layouts. */
+
+/* The slowest step a layout may take to be wanted: MESH_PLAN_TIE above
+ * the fastest so far or the deadline, the shorter; 0 while any is (no
+ * fit and no deadline yet, or the expert search still counting). */
+static double wanted_limit(const search_t *s)
+{
+    if (!s->choice_only || s->fitting <= s->guard || (s->n_fits == 0 && s->deadline <= 0))
+        return 0;
+    double limit = s->n_fits == 0                                ? s->deadline
+                   : s->deadline > 0 && s->deadline < s->fastest ? s->deadline
+                                                                 : s->fastest;
+    return limit * (1 + MESH_PLAN_TIE);
+}
+
+/* l with the least recomputation the planner can give it: a planned
+ * full:N of `layers` (where its search starts), a planned selective with
+ * the first module set (module_sets). */
+static mesh_layout_t least_recompute(const search_t *s, const mesh_layout_t *l, int layers)
+{
+    mesh_layout_t b = *l;
+    int n_sets;
+    if (b.recompute == MESH_RECOMPUTE_FULL && b.recompute_layers == MESH_FREE)
+        b.recompute_layers = layers;
+    if (b.recompute == MESH_RECOMPUTE_SELECTIVE && b.recompute_modules == MESH_FREE)
+        b.recompute_modules = mesh_module_sets(s->m, &n_sets)[0];
+    return b;
+}
+
+/* The time per pipeline slot (a micro-batch's compute, TP, CP and expert
+ * traffic on the slowest stage) of cost c of layout l: cost.c's parts
+ * that scale with the slots, over them. */
+static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mesh_cost_t *c)
+{
+    double slots =
+        (double)mesh_layout_micro_batches(l, m->global_batch) + (double)(l->pp - 1) / l->vpp;
+    return (c->compute_s + c->tp_comm_s + c->cp_comm_s + c->ep_comm_s) / slots;
+}
+
+/* The slot time of l (its recomputation the least, see least_recompute)
+ * at the sweep's micro-batch i, per sample when per_sample; counted once
+ * per recomputation and full:N of a shape, for the sweep's first and last
+ * micro-batches, and per interleaving where the stages' layers depend on
+ * it (a MoE model's, or one with MTP layers; a dense model's full
+ * recomputation covers every layer interleaved and N of them without: two
+ * memos). */
+static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_sample)
+{
+    slot_memo_t none = {0, 0, -1};
+    int vi = mesh_model_is_moe(s->m) || s->m->mtp_layers ? s->vpp_index : s->vpp_index > 0;
+    slot_memo_t *e = vi < MEMO_VPPS ? &s->memo->slot[vi][(int)l->recompute][per_sample] : &none;
+    int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
+    if (e->shape != s->shapes_searched || e->layers != layers) {
+        mesh_layout_t b = *l;
+        b.micro_batch = s->batch_sizes[i];
+        mesh_cost_t c;
+        mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, &c);
+        e->seconds = slot_time(s->m, &b, &c) / (per_sample ? b.micro_batch : 1);
+        e->layers = layers;
+        e->shape = s->shapes_searched;
+    }
+    return e->seconds;
+}
+
+/* A floor under the step of every layout of l's sweep from a micro-batch
+ * whose slot time is `first` on: the replica's samples at the least slot
+ * time per sample (the sweep's last micro-batch's), the bubble's slots at
+ * `first` at least, and `fixed` (the same for all).  l's recomputation
+ * the least. */
+static double sweep_floor(search_t *s, const mesh_layout_t *l, double first, double fixed)
+{
+    double per_replica = (double)(s->m->global_batch / l->dp);
+    double per_sample = slot_time_at(s, l, s->n_batch_sizes - 1, 1);
+    return (per_replica * per_sample + (double)(l->pp - 1) / l->vpp * first + fixed) *
+           (1 - 1e-9); /* the divisions' rounding */
+}
+
+/* A floor under the step of every layout of shape l, whatever its
+ * interleaving (one of vpps[0..nv-1]), ZeRO stage, recomputation and
+ * micro-batch: its sweeps' without recomputation at the most
+ * interleaving.  A dense model's slot time does not depend on the
+ * interleaving; a MoE model's stages can hold other layers under each.
+ * 0 where there is none (no micro-batch divides, or one is pinned). */
+static double shape_floor(search_t *s, const mesh_layout_t *l, const int *vpps, int nv)
+{
+    if (!mesh_batch_list(s, l) || s->pins->micro_batch != MESH_FREE)
+        return 0;
+    mesh_layout_t b = *l;
+    b.recompute = MESH_RECOMPUTE_NONE;
+    b.recompute_layers = b.recompute_modules = 0;
+    b.zero = 0; /* not set yet; the slot time does not depend on it */
+    double floor = 0;
+    int each = mesh_model_is_moe(s->m) || s->m->mtp_layers, vmax = 1;
+    for (int i = 0; i < nv; i++) {
+        vmax = vpps[i] > vmax ? vpps[i] : vmax;
+        b.vpp = vpps[i];
+        s->vpp_index = i;
+        double f = each ? sweep_floor(s, &b, slot_time_at(s, &b, 0, 0), 0) : 0;
+        floor = i == 0 || f < floor ? f : floor;
+    }
+    if (!each) { /* the slot times of the first, the bubble of the most */
+        b.vpp = vpps[0];
+        s->vpp_index = 0;
+        double first = slot_time_at(s, &b, 0, 0);
+        slot_time_at(s, &b, s->n_batch_sizes - 1, 1);
+        b.vpp = vmax;
+        floor = sweep_floor(s, &b, first, 0);
+    }
+    return floor;
+}
+
+/* Whether no layout of shape l is wanted (see shape_floor). */
+int mesh_shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv)
+{
+    double limit = wanted_limit(s);
+    if (limit <= 0 || shape_floor(s, l, vpps, nv) <= limit)
+        return 0;
+    s->skipped++;
+    return 1;
+}
+
+/* Whether a valid layout whose lever tries are tries[0..n-1] is wanted: a
+ * floor under whatever evaluate prices for it is the cost of tries[0]
+ * with the least recomputation and, where levers are tried, without the
+ * optimizer step, the one part of the cost they change.  0: price it; 1:
+ * do not; 2: nor any layout after it in its sweep. */
+int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n)
+{
+    double limit = wanted_limit(s);
+    if (limit <= 0)
+        return 0;
+    int layers = n > 1 ? 1 : mesh_fewest_layers(s, &tries[0], mesh_most_layers(s, &tries[0]));
+    mesh_layout_t l = least_recompute(s, &tries[0], layers);
+    /* the same layout under an earlier ZeRO stage: the stage changes only
+     * the data-parallel traffic and the optimizer step (test_size checks
+     * it), so its floor without them floors this one */
+    stage_memo_t *z = s->vpp_index < MEMO_VPPS && s->size_index >= 0 && s->size_index < MEMO_SIZES
+                          ? &s->memo->stage[s->vpp_index][(int)l.recompute][s->size_index]
+                          : NULL;
+    s->stage_entry = NULL;
+    if (z && z->shape == s->shapes_searched && z->layers == layers) {
+        if (z->part > limit)
+            return sweep_floor(s, &l, z->slot, 0) > limit ? 2 : 1;
+        /* too large under the last stage: most likely under this one too,
+         * so pricing it, which says so, spares the floor (a guess: the
+         * choice does not depend on it) */
+        s->stage_entry = z;
+        if (z->too_big)
+            return 0;
+    }
+    mesh_cost_t c;
+    mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, &c);
+    s->floor_layout = l;
+    s->floor_cost = c;
+    s->has_floor = 1;
+    if (z) { /* cost.c's sum, in its order, without the stage's parts */
+        z->part = c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + 0.0 + 0.0 + c.ep_comm_s;
+        z->slot = slot_time(s->m, &l, &c);
+        z->layers = layers;
+        z->shape = s->shapes_searched;
+        z->too_big = 0;
+        s->stage_entry = z;
+    }
+    /* and without the optimizer step where levers are tried */
+    double floor = n == 1 ? c.step_seconds
+                          : c.compute_s + c.tp_comm_s + c.cp_comm_s + c.pp_comm_s + c.dp_comm_s +
+                                0.0 + c.ep_comm_s;
+    if (floor <= limit)
+        return 0;
+    if (s->size_index < 0) /* no sweep */
+        return 1;
+    double fixed = n == 1 ? c.optimizer_s : 0;
+    return sweep_floor(s, &l, slot_time(s->m, &l, &c), fixed) > limit ? 2 : 1;
+}

@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner's search: exhaustive with pruning.
+ *
+ * The space is every (tp, cp, pp, dp, zero, vpp, recompute, micro_batch,
+ * ep, etp, levers) that the allocation and the model allow.  Memory grows
+ * with the micro-batch, so each micro-batch sweep stops at the first size
+ * that does not fit; everything else is priced.  Selection is transitive
+ * and so independent of search order: the fastest step time T, then among
+ * the layouts within MESH_PLAN_TIE of T (the near-ties) the simplest
+ * (DP+ZeRO, then TP, then PP; then fewer stages, smaller tp, ...), unless
+ * it is tight on memory: see mesh_near_tie_choice.  A search for the
+ * choice alone (sizing's, mesh_plan_choose) prices only the layouts that
+ * can be near-ties (prune.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner.h"
+
+mesh_family_t mesh_family_of(const mesh_layout_t *l)
+{
+    if (l->pp > 1)
+        return MESH_FAMILY_PP;
+    if (l->tp > 1 || l->cp > 1)
+        return MESH_FAMILY_TP;
+    return l->dp > 1 ? (mesh_family_t)(MESH_FAMILY_DP + l->zero) : MESH_FAMILY_DP;
+}
+
+/* Lexicographic simplicity: negative if a is simpler than b. */
+int mesh_simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
+{
+    const mesh_layout_t *x = &a->layout, *y = &b->layout;
+    int kx[] = {mesh_family_of(x), x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
+    int ky[] = {mesh_family_of(y), y->pp, y->tp, y->cp, y->vpp, y->zero, (int)y->recompute};
+    for (int i = 0; i < MESH_ARRAY_LEN(kx); i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    if (a->memory.total != b->memory.total)
+        return a->memory.total < b->memory.total ? -1 : 1;
+    if (x->micro_batch != y->micro_batch)
+        return x->micro_batch < y->micro_batch ? -1 : 1;
+    return x->sequence_parallel - y->sequence_parallel;
+}
+
+int mesh_same_shape(const mesh_layout_t *a, const mesh_layout_t *b)
+{
+    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp && a->ep == b->ep && a->etp == b->etp;
+}
+
+static void keep_shape(search_t *s, const mesh_candidate_t *c)
+{
+    int worst = 0;
+    for (int j = 0; j < s->n_shapes; j++) {
+        if (mesh_same_shape(&s->shapes[j].layout, &c->layout)) {
+            if (c->cost.step_seconds < s->shapes[j].cost.step_seconds)
+                s->shapes[j] = *c;
+            return;
+        }
+        if (s->shapes[j].cost.step_seconds > s->shapes[worst].cost.step_seconds)
+            worst = j;
+    }
+    if (s->n_shapes < MESH_ARRAY_LEN(s->shapes))
+        s->shapes[s->n_shapes++] = *c;
+    else if (c->cost.step_seconds < s->shapes[worst].cost.step_seconds)
+        s->shapes[worst] = *c; /* a shape it displaces can only come back faster */
+}
+
+/* Keep a fitting layout if it can still be chosen.  The list stays a few
+ * entries long: a long one would cost more in the allocator's page faults
+ * than the whole search does. */
+static void add_fit(search_t *s, const mesh_candidate_t *c)
+{
+    if (!s->choice_only)
+        keep_shape(s, c);
+    double t = c->cost.step_seconds;
+    if (s->n_fits == 0 || t < s->fastest) {
+        s->fastest = t;
+        size_t k = 0;
+        for (size_t i = 0; i < s->n_fits; i++)
+            if (s->fits[i].cost.step_seconds <= t * (1 + MESH_PLAN_TIE))
+                s->fits[k++] = s->fits[i];
+        s->n_fits = k;
+    } else if (t > s->fastest * (1 + MESH_PLAN_TIE)) {
+        return;
+    }
+    if (s->n_fits == s->cap_fits) {
+        size_t cap = s->cap_fits ? 2 * s->cap_fits : 64;
+        mesh_candidate_t *f = realloc(s->fits, cap * sizeof(*f));
+        if (!f) {
+            s->oom = 1;
+            return;
+        }
+        s->fits = f;
+        s->cap_fits = cap;
+    }
+    s->fits[s->n_fits++] = *c;
+}
+
+static void note_family(search_t *s, const mesh_candidate_t *c)
+{
+    family_stat_t *f = &s->fam[mesh_family_of(&c->layout)];
+    f->valid++;
+    if (!f->has_min || c->memory.total < f->min.memory.total) {
+        f->min = *c;
+        f->has_min = 1;
+    }
+    if (c->fits && (!f->has_fit || c->cost.step_seconds < f->fit.cost.step_seconds)) {
+        f->fit = *c;
+        f->has_fit = 1;
+    }
+}
+
+/* What a node's host memory may give the optimizer states offloaded to
+ * it: the rest is for the OS, data loaders and pinned staging buffers. */
+#define HOST_USABLE 0.8
+
+/* Price layout l into c: its memory, and whether it fits the GPU (and,
+ * with the optimizer offloaded, the host memory of its node, shared by the
+ * node's tasks). */
+static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->layout = *l;
+    c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
+    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    if (key != s->memo_key) {
+        mesh_states_sums(s->m, l, s->sums);
+        s->memo_key = key;
+    }
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
+    c->fits = c->memory.total <= c->memory.capacity &&
+              (c->memory.host <= 0 ||
+               c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
+}
+
+/* recompute full:N with N planned: the fewest layers per stage whose
+ * recomputation fits (memory falls as N grows, time rises), found by
+ * bisection; all of them (0) when even that does not fit.  Prices the
+ * layout chosen into *c. */
+static void partial_recompute(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
+{
+    int most = mesh_most_layers(s, l), plain = !l->offload && l->moments == MESH_PREC_FP32;
+    int lo = mesh_fewest_layers(s, l, most), hi = most;
+    /* N = most recomputes every layer of every stage: full itself */
+    l->recompute_layers = most;
+    price(s, l, c);
+    if (!c->fits || most <= 1) {
+        l->recompute_layers = c->layout.recompute_layers = 0;
+        return;
+    }
+    while (lo < hi) {
+        mesh_candidate_t t;
+        l->recompute_layers = lo + (hi - lo) / 2;
+        price(s, l, &t);
+        if (t.fits) {
+            hi = l->recompute_layers;
+            *c = t;
+        } else {
+            lo = l->recompute_layers + 1;
+        }
+    }
+    if (plain)
+        s->full_lo = lo;
+    l->recompute_layers = c->layout.recompute_layers = lo == most ? 0 : lo;
+}
+
+static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c)
+{
+    int n;
+    const int *sets = mesh_module_sets(s->m, &n);
+    /* the last set saves the most: if it does not fit, none does */
+    l->recompute_modules = sets[n - 1];
+    price(s, l, c);
+    for (int i = 0; c->fits && i < n - 1; i++) {
+        mesh_candidate_t t;
+        l->recompute_modules = sets[i];
+        price(s, l, &t);
+        if (t.fits) {
+            *c = t;
+            break;
+        }
+        l->recompute_modules = sets[n - 1];
+    }
+    if (l->recompute_modules == MESH_RC_CORE_ATTN) /* Megatron's default: plain selective */
+        l->recompute_modules = c->layout.recompute_modules = 0;
+}
+
+/* The memory levers, tried in this order on a layout that does not fit as
+ * it is: 16-bit Adam moments (only where the spec allows them, since they
+ * change numerics), optimizer offload (only where the node's host memory is
+ * known), then both.  A pinned lever is the only value tried. */
+static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[4])
+{
+    const mesh_layout_t *p = s->pins;
+    int pin_m = (int)p->moments != MESH_FREE, pin_o = p->offload != MESH_FREE;
+    int n = 0;
+    for (int i = 0; i < 4; i++) {
+        int use16 = i & 1, off = i >> 1;
+        if (use16 && (pin_m || s->m->optimizer_dtype == MESH_PREC_FP32))
+            continue;
+        if (off && (pin_o || s->a->host_memory <= 0 || l->zero < 1))
+            continue;
+        out[n] = *l;
+        out[n].moments = pin_m ? p->moments : use16 ? s->m->optimizer_dtype : MESH_PREC_FP32;
+        out[n].offload = pin_o ? p->offload : off;
+        n++;
+    }
+    return n;
+}
+
+/* l with the recomputation it leaves to the planner (layers of full,
+ * modules of selective) at their defaults, to check its other fields. */
+static mesh_layout_t checkable(const mesh_layout_t *l)
+{
+    mesh_layout_t c = *l;
+    if (c.recompute_layers == MESH_FREE)
+        c.recompute_layers = 0;
+    if (c.recompute_modules == MESH_FREE)
+        c.recompute_modules = 0;
+    return c;
+}
+
+/* Whether the search keeps the records its plan is explained from (the
+ * layouts it evaluated, the invalid ones, the families): not when it
+ * answers whether anything fits, nor for the choice alone. */
+static int keeps_records(const search_t *s)
+{
+    return !s->first_fit_only && !s->choice_only;
+}
+
+/* Whether layout l breaks a rule of mesh_layout_check's that no lever or
+ * recomputation can mend: the global batch not split evenly over
+ * micro-batches and replicas, a stage without a layer, or interleaving
+ * with micro-batches that are no multiple of the stages (lib/layout.c).
+ * A cheap sufficient test, not the check: most of the layouts of an
+ * allocation whose GPU count shares few factors with the batch, and most
+ * interleaved ones, fail it, and only the first of each family is
+ * explained. */
+static int surely_invalid(const search_t *s, const mesh_layout_t *l)
+{
+    const mesh_model_t *m = s->m;
+    if (l->micro_batch < 1 || l->dp < 1 || l->pp < 1)
+        return 0;
+    long per = (long)l->micro_batch * l->dp;
+    return m->global_batch % per != 0 || s->split_invalid ||
+           (l->vpp > 1 && (m->global_batch / per) % l->pp != 0);
+}
+
+/* Evaluate one layout; returns 1 if it was valid but did not fit (so a
+ * larger micro-batch will not fit either) or nothing after it in its
+ * sweep is wanted (unwanted), 0 otherwise. */
+static int evaluate(search_t *s, const mesh_layout_t *l0)
+{
+    mesh_layout_t tries[4], base = *l0;
+    int n = levers(s, l0, tries);
+    s->evaluated++;
+    if (n)
+        base = checkable(&tries[0]);
+    if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
+        const mesh_layout_t *l = &base;
+        if (!s->has_invalid) {
+            s->invalid = *l;
+            s->has_invalid = 1;
+        }
+        family_stat_t *f = &s->fam[mesh_family_of(l)];
+        if (!f->has_invalid) {
+            f->invalid = *l;
+            f->has_invalid = 1;
+        }
+        return 0;
+    }
+    s->valid++;
+    s->has_floor = 0;
+    s->stage_entry = NULL;
+    int skip = s->choice_only ? mesh_unwanted(s, tries, n) : 0;
+    if (skip)
+        return skip == 2;
+    mesh_candidate_t c;
+    for (int i = 0; i < n; i++) {
+        mesh_layout_t chk = checkable(&tries[i]);
+        if (i > 0 && mesh_layout_check(s->m, s->a, &chk, NULL) < 0)
+            continue;
+        mesh_candidate_t t;
+        if (tries[i].recompute == MESH_RECOMPUTE_FULL && tries[i].recompute_layers == MESH_FREE)
+            partial_recompute(s, &tries[i], &t);
+        else if (tries[i].recompute == MESH_RECOMPUTE_SELECTIVE &&
+                 tries[i].recompute_modules == MESH_FREE)
+            selective_modules(s, &tries[i], &t);
+        else
+            price(s, &tries[i], &t);
+        if (i == 0 || t.fits || (!c.fits && t.memory.total < c.memory.total))
+            c = t;
+        if (c.fits)
+            break;
+    }
+    if (c.fits && s->first_fit_only) {
+        s->first = c;
+        s->found = 1;
+        return 0;
+    }
+    if (c.fits && c.layout.recompute == MESH_RECOMPUTE_NONE && !c.layout.offload &&
+        c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
+        s->plain_mb = c.layout.micro_batch;
+    s->priced_oom = !c.fits;
+    if (s->choice_only && s->stage_entry)
+        s->stage_entry->too_big = !c.fits;
+    if (c.fits) {
+        s->fitting++;
+        if (s->has_floor && !memcmp(&s->floor_layout, &c.layout, sizeof(c.layout)))
+            c.cost = s->floor_cost; /* the floor was its own cost */
+        else
+            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
+        add_fit(s, &c);
+    } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
+        s->closest = c;
+        s->has_closest = 1;
+    }
+    if (!s->choice_only)
+        note_family(s, &c);
+    return !c.fits;
+}
+
+/* evaluate(), except that a layout surely invalid only counts once the
+ * search and its family keep the invalid layout they explain (evaluate
+ * keeps no other), or at once in a search that keeps no records. */
+static int consider(search_t *s, const mesh_layout_t *l)
+{
+    if ((!keeps_records(s) || (s->has_invalid && s->fam[mesh_family_of(l)].has_invalid)) &&
+        surely_invalid(s, l)) {
+        s->evaluated++;
+        return 0;
+    }
+    return evaluate(s, l);
+}
+
+/* The values a dimension takes: the pin alone (checked later, so that a bad
+ * pin is explained), or every value in lo..hi that `ok` accepts. */
+typedef struct range {
+    int pin, v, hi;
+} range_t;
+
+static int range_first(range_t *r, int pin, int lo, int hi)
+{
+    r->pin = pin;
+    r->hi = hi;
+    r->v = pin != MESH_FREE ? pin : lo;
+    return pin != MESH_FREE || lo <= hi;
+}
+
+static int range_next(range_t *r)
+{
+    if (r->pin != MESH_FREE || r->v >= r->hi)
+        return 0;
+    r->v++;
+    return 1;
+}
+
+#define FOR_RANGE(r, pin, lo, hi)                                                                  \
+    for (int more_##r = range_first(&(r), pin, lo, hi); more_##r; more_##r = range_next(&(r)))
+
+/* Whether the first layout of l's sweep is too large for memory, known
+ * without pricing it: interleaving keeps each stage's layers and holds at
+ * least as many micro-batches in flight (lib/memory.c), so where the same
+ * sweep without it found its first micro-batch too large, so is this
+ * sweep's, and the sweep stops there.  Not where the interleaving moves a
+ * MoE model's dense layers between stages, nor where the sweep starts
+ * later (past the sizes its sweep without recomputation fit at) or its
+ * first layout breaks the interleaving's rule. */
+static int too_large(search_t *s, mesh_layout_t *l)
+{
+    if (s->vpp_index == 0 || s->m->moe.dense_layers || !s->oom_first[l->recompute] ||
+        (l->recompute != MESH_RECOMPUTE_NONE && s->plain_mb > 0))
+        return 0;
+    l->micro_batch = s->batch_sizes[0];
+    if (surely_invalid(s, l))
+        return 0;
+    s->skipped++;
+    return 1;
+}
+
+/* The inner loops: micro-batch sizes smallest first. */
+static void search_batches(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    s->full_lo = 1;
+    if (p->micro_batch != MESH_FREE || s->first_fit_only) {
+        /* answering "does anything fit?", the smallest micro-batch decides:
+         * memory grows with it (the loop below stops likewise) */
+        l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
+        s->size_index = -1;
+        consider(s, l);
+        return;
+    }
+    if (mesh_batch_list(s, l) == 0) { /* no micro-batch divides: record why */
+        l->micro_batch = 1;
+        s->size_index = -1;
+        consider(s, l);
+        return;
+    }
+    if (s->choice_only && too_large(s, l))
+        return;
+    if (s->vpp_index == 0) /* until this sweep's first size says otherwise */
+        s->oom_first[l->recompute] = 0;
+    for (int i = 0; i < s->n_batch_sizes && !s->found; i++) {
+        int mb = s->batch_sizes[i];
+        if (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb)
+            continue;
+        l->micro_batch = mb;
+        s->priced_oom = 0;
+        s->size_index = i;
+        int stop = consider(s, l);
+        if (i == 0 && s->vpp_index == 0)
+            s->oom_first[l->recompute] = s->priced_oom;
+        if (stop)
+            break; /* memory grows with the micro-batch */
+    }
+}
+
+static void shape_params(search_t *s, const mesh_layout_t *l);
+
+/* Whether some micro-batch size of shape l (batch_list) gives a
+ * micro-batch count that is a multiple of its stages, as interleaving
+ * needs (surely_invalid). */
+static int interleavable(search_t *s, const mesh_layout_t *l)
+{
+    long per_replica = s->m->global_batch / l->dp;
+    for (int i = 0, n = mesh_batch_list(s, l); i < n; i++)
+        if ((per_replica / s->batch_sizes[i]) % l->pp == 0)
+            return 1;
+    return 0;
+}
+
+/* The interleavings split l allows, into vpps (1 first); how many: chunk
+ * counts dividing its stages (none when only asking whether anything
+ * fits: interleaving keeps each stage's layers and holds at least as many
+ * in flight, so it never needs less memory, and it only adds rules; nor,
+ * in a search that keeps no records, where no micro-batch count is a
+ * multiple of the stages, as interleaving needs). */
+static int interleavings(search_t *s, const mesh_layout_t *l, int vpps[VPPS_MAX])
+{
+    const mesh_model_t *m = s->m;
+    int nv = 0;
+    if (s->pins->vpp != MESH_FREE) {
+        vpps[nv++] = s->pins->vpp;
+        return nv;
+    }
+    vpps[nv++] = 1;
+    if (s->first_fit_only || (!keeps_records(s) && !interleavable(s, l)))
+        return nv;
+    int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1, d[DIVISORS_MAX];
+    int nd = mesh_divisors(q, q, d);
+    for (int i = 0; i < nd && nv < VPPS_MAX; i++)
+        if (d[i] >= 2 && mesh_vpp_chunk_layers(m->layers, l->pp, d[i]))
+            vpps[nv++] = d[i];
+    return nv;
+}
+
+static void search_stage_options(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    int vpps[VPPS_MAX], nv = interleavings(s, l, vpps);
+    if (s->choice_only && mesh_shape_unwanted(s, l, vpps, nv))
+        return;
+    /* ZeRO shards nothing over one replica.  Asking only whether anything
+     * fits, every stage is tried, most sharded first: the frameworks'
+     * buffers break the order in which the stages save memory (ZeRO-3
+     * gathers whole layers, Megatron-FSDP's ZeRO-2 holds one layer's
+     * unsharded gradients, DeepSpeed's ZeRO-1 a reduce bucket), so no stage
+     * can stand for the others.  It stops at the first that fits. */
+    int zmax = (long)l->dp * l->cp > 1 ? 3 : 0, zeros[4], nz = 0;
+    if (p->zero != MESH_FREE) {
+        zeros[nz++] = p->zero;
+    } else if (s->first_fit_only) {
+        for (int z = zmax; z >= 0; z--)
+            zeros[nz++] = z;
+    } else {
+        for (int z = 0; z <= zmax; z++)
+            zeros[nz++] = z;
+    }
+    range_t rc;
+    for (int iz = 0; iz < nz; iz++) {
+        l->zero = zeros[iz];
+        for (int i = 0; i < nv; i++) {
+            l->vpp = vpps[i];
+            s->vpp_index = i;
+            if (m->moe.dense_layers && nv > 1)
+                shape_params(s, l); /* the dense layers follow the chunks */
+            s->plain_mb = 0;
+            FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
+                /* without an arch there is nothing to recompute */
+                if (rc.pin == MESH_FREE && rc.v != MESH_RECOMPUTE_NONE && !m->has_arch)
+                    continue;
+                /* Asking only whether anything fits, the least memory of
+                 * each kind decides: every module set of selective
+                 * recomputation stores less than none does, so none is not
+                 * asked, and selective and full are asked at their
+                 * strongest (full keeps one whole layer besides, so with
+                 * few layers a stage it can need more than selective). */
+                if (s->first_fit_only && rc.pin == MESH_FREE && m->has_arch &&
+                    rc.v == MESH_RECOMPUTE_NONE)
+                    continue;
+                l->recompute = (mesh_recompute_t)rc.v;
+                /* full recomputation: of N layers per stage, planned (the
+                 * fewest that fit) unless pinned; interleaved, of all */
+                l->recompute_layers = rc.v != MESH_RECOMPUTE_FULL ? 0
+                                      : l->vpp > 1 && p->recompute_layers == MESH_FREE
+                                          ? 0
+                                          : p->recompute_layers;
+                /* selective: which modules, planned (the cheapest set that
+                 * fits) unless pinned */
+                l->recompute_modules = rc.v != MESH_RECOMPUTE_SELECTIVE ? 0 : p->recompute_modules;
+                if (s->first_fit_only && l->recompute_layers == MESH_FREE)
+                    l->recompute_layers = 0;
+                if (s->first_fit_only && l->recompute_modules == MESH_FREE)
+                    l->recompute_modules =
+                        m->flash_attention ? MESH_RC_MLP : MESH_RC_CORE_ATTN | MESH_RC_MLP;
+                search_batches(s, l);
+                if (s->found)
+                    return;
+            }
+        }
+    }
+}
+
+static long min_l(long a, long b)
+{
+    return a < b ? a : b;
+}
+
+/* The parameters of the heavy stages of the shape l (its tp, cp, pp, dp,
+ * ep, etp and, for a MoE model with dense layers, vpp: interleaving moves
+ * those between stages). */
+static void shape_params(search_t *s, const mesh_layout_t *l)
+{
+    int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
+    s->psi_max = s->psi_e_max = 0;
+    for (int k = 0; k < n; k++) {
+        s->psi[k] = mesh_stage_params(s->m, l, stages[k]);
+        s->psi_e[k] = mesh_stage_expert_params(s->m, l, stages[k]);
+        if (s->psi[k] > s->psi_max) {
+            s->psi_max = s->psi[k];
+            s->psi_e_max = s->psi_e[k];
+        }
+    }
+    s->memo_key = -1;
+}
+
+/* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
+ * every option of its stages. */
+static void search_shape(search_t *s, mesh_layout_t *l)
+{
+    const mesh_model_t *m = s->m;
+    l->vpp = 1; /* until search_stage_options sets it */
+    s->split_invalid = m->has_arch && l->pp >= 1 &&
+                       (l->pp > m->layers || mesh_stage_layers(m->layers, l->pp, 0) < 1);
+    /* no layout of a shape that leaves a stage empty or cannot split the
+     * batch over its replicas is valid: a search that keeps no record of
+     * them need not count them */
+    if (!keeps_records(s) && (s->split_invalid || m->global_batch % l->dp))
+        return;
+    shape_params(s, l);
+    s->shapes_searched++;
+    search_stage_options(s, l);
+}
+
+/* The expert layers' sizes of a (tp, cp, pp, dp) shape.  None in a dense
+ * model.  In a MoE model: expert TP of 1, and tp (Megatron-LM's default
+ * --expert-tensor-parallel-size) only where 1 fits nothing, since EP beats
+ * TP for experts (larger GEMMs, less traffic: Megatron-LM's MoE guide,
+ * transformer/moe/README.md "Guideline 4", at d98e8a6); and every EP that
+ * divides the experts and the stage's ranks, those inside an NVLink island
+ * first, from the largest down until one fits nothing (smaller ones hold
+ * more experts per GPU), then those across nodes only where none inside
+ * fits ("Guideline 2": keep EP x TP within NVLink).  Pinned values as they
+ * are (the check explains them). */
+static void search_experts(search_t *s, mesh_layout_t *l)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    if (!mesh_model_is_moe(m)) {
+        l->ep = p->ep != MESH_FREE ? p->ep : 0;
+        l->etp = p->etp != MESH_FREE ? p->etp : 0;
+        s->guard = -1; /* nothing below counts the fitting layouts */
+        search_shape(s, l);
+        return;
+    }
+    /* the decisions below compare s->fitting with these counts (see guard) */
+    long stage = (long)l->tp * l->cp * l->dp, fitting = s->guard = s->fitting;
+    int etps[2], n_etp = 0, eps[DIVISORS_MAX];
+    if (p->etp != MESH_FREE) {
+        etps[n_etp++] = p->etp;
+    } else {
+        etps[n_etp++] = 1;
+        if (l->tp > 1 && m->moe.ffn % l->tp == 0)
+            etps[n_etp++] = l->tp;
+    }
+    for (int i = 0; i < n_etp && !s->found && s->fitting == fitting; i++) {
+        l->etp = etps[i];
+        if (p->ep != MESH_FREE || stage % l->etp) {
+            l->ep = p->ep != MESH_FREE ? p->ep : 1; /* let the check explain */
+            search_shape(s, l);
+            continue;
+        }
+        int n = mesh_divisors(m->moe.experts, min_l(m->moe.experts, stage / l->etp), eps), near = 0;
+        while (near < n && (long)eps[near] * l->etp <= s->a->island)
+            near++;
+        /* inside an island, the largest EP first */
+        for (int j = near - 1, tried = 0; j >= 0 && !s->found; j--) {
+            long before = s->guard = s->fitting;
+            l->ep = eps[j];
+            if ((stage / l->etp) % l->ep)
+                continue; /* no shape of this EP: it says nothing of smaller ones */
+            search_shape(s, l);
+            /* a smaller EP holds more experts per GPU: where this one fit
+             * nothing, no smaller one will (the largest may fail on other grounds) */
+            if (s->fitting == before && tried++)
+                break;
+        }
+        s->guard = fitting;
+        /* across nodes only where no EP inside one fits this shape */
+        for (int j = near; j < n && !s->found && s->fitting == fitting; j++) {
+            l->ep = eps[j];
+            if ((stage / l->etp) % l->ep == 0)
+                search_shape(s, l);
+        }
+    }
+}
+
+void mesh_search_run(search_t *s)
+{
+    const mesh_layout_t *p = s->pins;
+    const mesh_model_t *m = s->m;
+    const mesh_alloc_t *a = s->a;
+    long world = (long)a->nodes * a->gpus_per_node;
+    mesh_layout_t l;
+    range_t tp, cp;
+    int pps[DIVISORS_MAX];
+    FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
+        if (tp.pin == MESH_FREE && (a->gpus_per_node % tp.v || a->island % tp.v ||
+                                    m->heads % tp.v || (m->kv_heads % tp.v && tp.v % m->kv_heads)))
+            continue;
+        /* context parallelism for long sequences only: 4K tokens or more per
+         * rank, powers of two, no more ranks than there are */
+        long cmax = m->has_arch && m->seq_len >= 8192 ? min_l(m->seq_len / 4096, world / tp.v) : 1;
+        FOR_RANGE (cp, p->cp, 1, (int)cmax) {
+            if (cp.pin == MESH_FREE && (cp.v & (cp.v - 1)))
+                continue;
+            long rest = world / ((long)tp.v * cp.v);
+            /* stages must divide what TP and CP leave of the world */
+            int npp = 1;
+            if (p->pp != MESH_FREE)
+                pps[0] = p->pp;
+            else
+                npp = mesh_divisors(rest, min_l(m->has_arch ? m->layers : 1, rest), pps);
+            for (int i = 0; i < npp; i++) {
+                int pp = pps[i];
+                long mp = (long)tp.v * cp.v * pp;
+                int all_pinned = tp.pin != MESH_FREE && cp.pin != MESH_FREE && p->pp != MESH_FREE;
+                if (world % mp && !all_pinned)
+                    continue;
+                long dp = world / mp;
+                if (p->dp != MESH_FREE && p->dp != dp) {
+                    if (!all_pinned)
+                        continue;
+                    dp = p->dp; /* fully pinned: let the check explain */
+                }
+                l.tp = tp.v;
+                l.cp = cp.v;
+                l.pp = pp;
+                l.dp = (int)(dp > 0 && dp < (1L << 30) ? dp : 1);
+                /* sequence parallelism whenever it applies: it only saves memory */
+                l.sequence_parallel = p->sequence_parallel != MESH_FREE
+                                          ? p->sequence_parallel
+                                          : tp.v > 1 && m->seq_len % tp.v == 0;
+                l.offload = 0; /* the levers are tried in evaluate() */
+                l.moments = MESH_PREC_FP32;
+                search_experts(s, &l);
+                if (s->found)
+                    return;
+            }
+        }
+    }
+}
+
+/* Complete a pinned layout with neutral values, to explain why it is invalid. */
+mesh_layout_t mesh_representative(const mesh_layout_t *p, long world)
+{
+    mesh_layout_t l;
+    l.tp = p->tp != MESH_FREE ? p->tp : 1;
+    l.cp = p->cp != MESH_FREE ? p->cp : 1;
+    l.pp = p->pp != MESH_FREE ? p->pp : 1;
+    l.dp = p->dp != MESH_FREE ? p->dp : (int)(world / ((long)l.tp * l.cp * l.pp));
+    if (l.dp < 1)
+        l.dp = 1;
+    l.zero = p->zero != MESH_FREE ? p->zero : 0;
+    l.vpp = p->vpp != MESH_FREE ? p->vpp : 1;
+    l.micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
+    l.recompute = p->recompute != MESH_RECOMPUTE_AUTO ? p->recompute : MESH_RECOMPUTE_NONE;
+    l.sequence_parallel = p->sequence_parallel != MESH_FREE ? p->sequence_parallel : l.tp > 1;
+    l.recompute_layers = p->recompute_layers > 0 ? p->recompute_layers : 0;
+    l.recompute_modules = p->recompute_modules > 0 ? p->recompute_modules : 0;
+    l.offload = p->offload == 1;
+    l.moments = (int)p->moments >= 0 ? p->moments : MESH_PREC_FP32;
+    l.ep = p->ep != MESH_FREE ? p->ep : 1;
+    l.etp = p->etp != MESH_FREE ? p->etp : 1;
+    return l;
+}
+
+void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_model_t *m,
+                      const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only)
+{
+    memset(s, 0, sizeof(*s));
+    s->m = m;
+    s->a = a;
+    s->assume = assume;
+    s->pins = pins;
+    s->first_fit_only = first_fit_only;
+    s->memo_key = -1;
+}
+
+/* Memory used, as a fraction of the usable memory it is held against. */
+double mesh_used(const mesh_candidate_t *c)
+{
+    return c->memory.total / c->memory.capacity;
+}
+
+/* The simplest near-tie, among those needing at most `limit` of the usable
+ * memory; NULL if none does. */
+static const mesh_candidate_t *simplest_tie(const search_t *s, double limit)
+{
+    const mesh_candidate_t *best = NULL;
+    for (size_t i = 0; i < s->n_fits; i++) {
+        const mesh_candidate_t *c = &s->fits[i];
+        if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE) || mesh_used(c) > limit)
+            continue;
+        if (!best || mesh_simpler(c, best) < 0)
+            best = c;
+    }
+    return best;
+}
+
+/* The near-tie rule (doc/design.md, "Selection"), stated once: among the
+ * layouts within MESH_PLAN_TIE of the fastest, the simplest, unless it
+ * needs more than MESH_PLAN_TIGHT of the usable memory; then the simplest
+ * of those needing at least MESH_PLAN_HEADROOM of it less, if any.  A
+ * prediction is an estimate: 1% of step time is not worth running at the
+ * edge of memory when a layout as fast leaves a tenth of it free.  Both
+ * steps are minima over the same set, so the choice is independent of
+ * search order.  *roomy_below: the limit the second step used (1 when it
+ * did not run or found nothing), for the explanation. */
+const mesh_candidate_t *mesh_near_tie_choice(const search_t *s, double *roomy_below)
+{
+    const mesh_candidate_t *simplest = simplest_tie(s, 1), *roomy = NULL;
+    *roomy_below = 1;
+    if (mesh_used(simplest) > MESH_PLAN_TIGHT)
+        roomy = simplest_tie(s, mesh_used(simplest) - MESH_PLAN_HEADROOM);
+    if (!roomy)
+        return simplest;
+    *roomy_below = mesh_used(simplest) - MESH_PLAN_HEADROOM;
+    return roomy;
+}
+
+/* The fastest near-tie (the simplest of equals). */
+const mesh_candidate_t *mesh_fastest_tie(const search_t *s)
+{
+    const mesh_candidate_t *f = NULL;
+    for (size_t i = 0; i < s->n_fits; i++) {
+        const mesh_candidate_t *c = &s->fits[i];
+        if (!f || c->cost.step_seconds < f->cost.step_seconds ||
+            (c->cost.step_seconds == f->cost.step_seconds && mesh_simpler(c, f) < 0))
+            f = c;
+    }
+    return f;
+}
