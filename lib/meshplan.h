@@ -28,7 +28,7 @@
 #include "meshplan/schedule.h"
 #include "meshplan/picture.h"
 #include "meshplan/step.h"
-#include "meshplan/submit.h"
+#include "meshplan/controller.h"
 #include "meshplan/size.h"
 #include "meshplan/restart.h"
 

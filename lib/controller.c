@@ -11,7 +11,7 @@
 
 #include "internal.h"
 #include "meshplan/plan.h"
-#include "meshplan/submit.h"
+#include "meshplan/controller.h"
 
 /* The allocation of policy entry q (NULL: none, the policy's own). */
 static int entry_alloc(const mesh_policy_t *pol, const mesh_partition_t *q, const mesh_step_t *s,

@@ -9,8 +9,8 @@
  * an admin or a user can reproduce what the controller decided, in its
  * words.  Nothing here reads a file or knows Slurm's types.
  */
-#ifndef MESHPLAN_SUBMIT_H
-#define MESHPLAN_SUBMIT_H
+#ifndef MESHPLAN_CONTROLLER_H
+#define MESHPLAN_CONTROLLER_H
 
 #include "meshplan/api.h"
 #include "meshplan/error.h"
