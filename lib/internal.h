@@ -142,6 +142,7 @@ double mesh_attn_replicated(const struct mesh_model *m);
  * its share of the query heads (attention.py L353-366, L1851-1868).  MLA
  * has no shared KV heads.  Inline: the memory and cost models ask it for
  * every layout they price. */
+#include "meshplan/params.h"
 #include "meshplan/spec.h"
 /* The width of one attention head, Megatron-LM's kv_channels: arch.head_dim,
  * else hidden / heads (arguments.py L839-841 at d98e8a6); 0 without heads. */
@@ -198,6 +199,11 @@ void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int
 /* A MoE model's imbalance: train.moe_imbalance, else the policy's (assume
  * may be NULL: then 1, balanced). */
 double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
+
+/* The policy's gpu.NAME. entry for GPU `name` (a table GPU's overrides, or
+ * a GPU the admin defines), or NULL; as may be NULL (lib/policy.c). */
+const struct mesh_gpu_override *mesh_policy_override_of(const struct mesh_assumptions *as,
+                                                        const char *name);
 
 /* The tokens one rank routes per micro-batch (its sequence-parallel shard),
  * and the routed copies the busiest expert rank receives for `tokens` of

@@ -11,6 +11,7 @@
 #include "meshplan/error.h"
 #include "meshplan/parse.h"
 #include "meshplan/spec.h"
+#include "meshplan/params.h"
 #include "meshplan/gpu.h"
 #include "meshplan/layout.h"
 #include "meshplan/policy.h"

@@ -171,7 +171,6 @@ static const policy_key_t partition_fields[] = {
     {"nodes", K_INT, PART(nodes), .min = 1, .max = 1 << 20, .doc = "how many nodes it has"},
 };
 
-static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name);
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
 static void *partition_entry(mesh_policy_t *p, const char *key, const char *name,
                              mesh_error_t *err);
@@ -474,7 +473,7 @@ static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh
     if (!m && mesh_gpu_choices(name) > 1)
         return mesh_gpu_name_error(entry, name, err), NULL;
     name = m ? m->name : name;
-    const mesh_gpu_override_t *known = override_of(as, name);
+    const mesh_gpu_override_t *known = mesh_policy_override_of(as, name);
     if (known)
         return &as->gpu_overrides[known - as->gpu_overrides];
     if (as->n_gpu_overrides == MESH_GPU_OVERRIDES_MAX)
@@ -859,111 +858,12 @@ int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, const char 
 
 /* The overrides of GPU `name` (a table GPU's, or the admin's own GPU), or
  * NULL; as may be NULL. */
-static const mesh_gpu_override_t *override_of(const mesh_assumptions_t *as, const char *name)
+const mesh_gpu_override_t *mesh_policy_override_of(const mesh_assumptions_t *as, const char *name)
 {
     for (int i = 0; as && i < as->n_gpu_overrides; i++)
         if (mesh_gpu_same_name(as->gpu_overrides[i].name, name))
             return &as->gpu_overrides[i];
     return NULL;
-}
-
-/* The overrides whose gpu.NAME.pci is this PCI id, or NULL; as may be NULL. */
-static const mesh_gpu_override_t *override_of_pci(const mesh_assumptions_t *as, unsigned vendor,
-                                                  unsigned device)
-{
-    for (int i = 0; as && i < as->n_gpu_overrides; i++)
-        if (as->gpu_overrides[i].pci_vendor == vendor && as->gpu_overrides[i].pci_device == device)
-            return &as->gpu_overrides[i];
-    return NULL;
-}
-
-/* A GPU the admin defines (gpu.NAME.memory and .peak_tflops; mesh_policy_check
- * wants .pci and .island too), priced like the default GPU where the policy
- * says nothing.  What the default GPU is, not what it is priced at, stays
- * out: its PCI ids, its NVLink (island 1 in a policy nobody checked, else
- * gpu.NAME.island) and its FP8, which a plan would otherwise use on a GPU
- * that has none (gpu.NAME.fp8 gives it back). */
-static void defined_gpu(const mesh_gpu_override_t *o, mesh_gpu_t *out)
-{
-    *out = *mesh_gpu_default();
-    mesh_strlcpy(out->name, o->name, sizeof(out->name));
-    out->vendor_id = o->pci_vendor;
-    memset(out->devices, 0, sizeof(out->devices));
-    out->devices[0] = (unsigned short)o->pci_device;
-    out->island = 1;
-    out->peak_fp8 = 0;
-    out->fp8_blocks = 0;
-}
-
-int mesh_policy_resolve_gpu(const mesh_assumptions_t *assume, const char *name, unsigned vendor,
-                            unsigned device, mesh_gpu_t *out, mesh_error_t *err)
-{
-    /* the admin's entry: by name, or the one whose gpu.NAME.pci is this id */
-    const mesh_gpu_override_t *o =
-        name ? override_of(assume, name) : override_of_pci(assume, vendor, device);
-    /* the table's model: by name; by PCI id, the one the admin's entry
-     * names, else the table's own for the id */
-    const mesh_gpu_t *m = mesh_gpu_find(name ? name : o ? o->name : NULL);
-    if (!m && !name)
-        m = mesh_gpu_find_pci(vendor, device);
-    if (m)
-        *out = *m;
-    else if (o && o->memory > 0 && o->peak_flops > 0)
-        defined_gpu(o, out);
-    else if (name)
-        return mesh_gpu_lookup(name, out, err);
-    else
-        return mesh_error_set(err,
-                              "PCI %04x:%04x is not in the GPU table: name it in the policy "
-                              "(gpu.NAME.pci=%04x:%04x with memory= and peak_tflops=, or the "
-                              "name of a known model)",
-                              vendor, device, vendor, device);
-    if (assume)
-        mesh_policy_apply_gpu(assume, out);
-    return 0;
-}
-
-/* The i-th GPU the policy defines (a name the table does not know, with a
- * memory and a peak), or NULL; as may be NULL. */
-static const mesh_gpu_override_t *defined_at(const mesh_assumptions_t *as, int i)
-{
-    for (int k = 0; as && k < as->n_gpu_overrides; k++) {
-        const mesh_gpu_override_t *o = &as->gpu_overrides[k];
-        if (!mesh_gpu_find(o->name) && o->memory > 0 && o->peak_flops > 0 && i-- == 0)
-            return o;
-    }
-    return NULL;
-}
-
-int mesh_policy_gpu_count(const mesh_assumptions_t *assume)
-{
-    int n = mesh_gpu_count();
-    while (defined_at(assume, n - mesh_gpu_count()))
-        n++;
-    return n;
-}
-
-int mesh_policy_gpu_at(const mesh_assumptions_t *assume, int i, mesh_gpu_t *out)
-{
-    const mesh_gpu_t *t = mesh_gpu_at(i);
-    const mesh_gpu_override_t *o = t || i < 0 ? NULL : defined_at(assume, i - mesh_gpu_count());
-    mesh_gpu_t g;
-    if (t)
-        g = *t;
-    else if (o)
-        defined_gpu(o, &g);
-    else
-        return -1;
-    if (assume)
-        mesh_policy_apply_gpu(assume, &g);
-    *out = g;
-    return o ? MESH_GPU_DEFINED : memcmp(&g, t, sizeof(g)) ? MESH_GPU_OVERRIDDEN : MESH_GPU_TABLE;
-}
-
-int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu_t *out,
-                    mesh_error_t *err)
-{
-    return mesh_policy_resolve_gpu(assume, name, 0, 0, out, err);
 }
 
 /* A GPU the policy defines needs what no default can stand for: the PCI id
@@ -1008,12 +908,12 @@ static int check(const mesh_policy_t *p, char *key, size_t len, mesh_error_t *er
 {
     const mesh_assumptions_t *as = &p->assume;
     snprintf(key, len, "gpu");
-    if (as->gpu[0] && !mesh_gpu_find(as->gpu) && !override_of(as, as->gpu))
+    if (as->gpu[0] && !mesh_gpu_find(as->gpu) && !mesh_policy_override_of(as, as->gpu))
         return mesh_gpu_name_error(key, as->gpu, err);
     for (int i = 0; i < p->controller.n_partitions; i++) {
         const mesh_partition_t *q = &p->controller.partitions[i];
         snprintf(key, len, "partition.%s.gpu", q->name);
-        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !override_of(as, q->gpu))
+        if (q->gpu[0] && !mesh_gpu_find(q->gpu) && !mesh_policy_override_of(as, q->gpu))
             return mesh_gpu_name_error(key, q->gpu, err);
     }
     for (int i = 0; i < as->n_gpu_overrides; i++) {
@@ -1033,7 +933,7 @@ int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
 
 void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
 {
-    const mesh_gpu_override_t *o = override_of(assume, gpu->name);
+    const mesh_gpu_override_t *o = mesh_policy_override_of(assume, gpu->name);
     for (int i = 0; o && i < MESH_ARRAY_LEN(gpu_fields); i++) {
         const policy_key_t *k = &gpu_fields[i];
         const void *from = (const char *)o + k->off;
@@ -1051,56 +951,4 @@ void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
     } else if (o && o->fp8 > 0 && gpu->peak_fp8 <= 0) {
         gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
     }
-}
-
-double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu)
-{
-    return gpu->memory * (1 - assume->reserve);
-}
-
-int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem, int island,
-                      int nodes, int gpus_per_node, mesh_alloc_t *out, mesh_error_t *err)
-{
-    memset(out, 0, sizeof(*out));
-    if (!gpu && assume->gpu[0])
-        gpu = assume->gpu;
-    if (gpu) {
-        if (mesh_policy_gpu(assume, gpu, &out->gpu, err) < 0)
-            return -1;
-    } else {
-        /* memory alone: a generic GPU priced like the default one */
-        out->gpu = *mesh_gpu_default();
-        mesh_strlcpy(out->gpu.name, "generic", sizeof(out->gpu.name));
-        if (gpu_mem <= 0)
-            gpu_mem = assume->gpu_mem;
-        if (gpu_mem <= 0)
-            return mesh_error_set(err, "the GPU is unknown: give --gpu NAME or --gpu-mem SIZE "
-                                       "(admins: gpu= or gpu_mem= in the policy)");
-        mesh_policy_apply_gpu(assume, &out->gpu);
-    }
-    if (gpu_mem > 0)
-        out->gpu.memory = gpu_mem;
-    out->nodes = nodes;
-    out->gpus_per_node = gpus_per_node;
-    out->island = island > 0 ? island : out->gpu.island;
-    if (out->island > gpus_per_node)
-        out->island = gpus_per_node;
-    return 0;
-}
-
-const char *mesh_default_models_dir(void)
-{
-    return MESH_INSTALLED_MODELS_DIR;
-}
-
-const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
-{
-    const mesh_policy_controller_t *c = &p->controller;
-    for (int i = 0; name && i < c->n_partitions; i++)
-        if (strcmp(c->partitions[i].name, name) == 0)
-            return &c->partitions[i];
-    for (int i = 0; i < c->n_partitions; i++) /* the admin's catch-all */
-        if (strcmp(c->partitions[i].name, "default") == 0)
-            return &c->partitions[i];
-    return NULL;
 }

@@ -295,6 +295,41 @@ static void inputs__refused(void **state)
     assert_non_null(strstr(err.msg, "nodes"));
     assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 0, 0, 1, 8, &a, &err), -1);
     assert_non_null(strstr(err.msg, "--gpu"));
+    /* the largest node planned is 1024 GPUs: one more is refused, naming it */
+    a = test_alloc("H100-SXM", 1, 1025);
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
+    assert_string_equal(err.msg, "gpus-per-node: 1025 is out of range (1..1024)");
+}
+
+/* The runners-up are listed fastest first, each no faster than the choice's
+ * near-ties allow and in order of step time. */
+static void runners_up__fastest_first(void **state)
+{
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 16, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    int n = mesh_plan_alternative_count(p);
+    assert_true(n >= 3);
+    for (int i = 1; i < n; i++)
+        assert_true(mesh_plan_alternative(p, i - 1)->cost.step_seconds <=
+                    mesh_plan_alternative(p, i)->cost.step_seconds);
+    mesh_plan_destroy(p);
+}
+
+/* Nodes that see a GPU of other memory planned from other inputs, even
+ * where the layout comes out the same: their digests differ. */
+static void digest__covers_the_gpu_memory(void **state)
+{
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8), b = a;
+    b.gpu.memory -= 1 << 20;
+    mesh_plan_t *p = test_plan(&m, &a, "auto"), *q = test_plan(&m, &b, "auto");
+    char la[MESH_LAYOUT_STR_MAX], lb[MESH_LAYOUT_STR_MAX];
+    assert_string_equal(mesh_layout_format(&mesh_plan_best(p)->layout, la, sizeof(la)),
+                        mesh_layout_format(&mesh_plan_best(q)->layout, lb, sizeof(lb)));
+    assert_string_not_equal(mesh_plan_digest(p), mesh_plan_digest(q));
+    mesh_plan_destroy(p);
+    mesh_plan_destroy(q);
 }
 
 static void deterministic(void **state)
@@ -1502,6 +1537,8 @@ int main(void)
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
         cmocka_unit_test(params_only__plans_dp_and_zero),
         cmocka_unit_test(inputs__refused),
+        cmocka_unit_test(runners_up__fastest_first),
+        cmocka_unit_test(digest__covers_the_gpu_memory),
         cmocka_unit_test(deterministic),
         cmocka_unit_test(near_tie__simplest_wins),
         cmocka_unit_test(near_tie__headroom_wins_over_a_tight_layout),

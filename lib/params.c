@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The whole model's parameter counts (doc/design.md, "Parameter counts"),
+ * from the spec's architecture: below the spec reader, which fills a spec
+ * without a params count from them, and below shard.c, which splits them
+ * among a layout's GPUs.
+ */
+#include "internal.h"
+#include "meshplan/params.h"
+
+void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
+{
+    if (m->mla.kv_lora_rank) {
+        const mesh_mla_t *a = &m->mla;
+        *q = (double)m->heads * (a->qk_head_dim + a->qk_rope_head_dim) / m->hidden;
+        *kv = (double)m->heads * a->v_head_dim / m->hidden;
+        return;
+    }
+    /* as fractions of hidden, so that the default widths give exactly the
+     * numbers the formulas gave before head_dim: 1, and kv_heads / heads
+     * (both quotients of the same rational, correctly rounded) */
+    double hd = mesh_head_dim(m);
+    *q = (double)m->heads * hd / m->hidden;
+    *kv = (double)m->kv_heads * hd / m->hidden;
+}
+
+/* An MLP of width f: SwiGLU's gate, up and down (Llama, Mixtral, Qwen3,
+ * DeepSeek-V3: modeling_*.py's MLP and expert classes, no biases); GeLU's
+ * fc1 and fc2 with their biases. */
+static double mlp_params(const mesh_model_t *m, double f)
+{
+    double h = m->hidden;
+    return m->mlp == MESH_MLP_SWIGLU ? 3 * h * f : 2 * h * f + f + h;
+}
+
+/* A layer's two norms: RMSNorm a weight, LayerNorm a weight and a bias. */
+static double norm_params(const mesh_model_t *m)
+{
+    return m->mlp == MESH_MLP_SWIGLU ? 2.0 * m->hidden : 4.0 * m->hidden;
+}
+
+/* Multi-head latent attention (DeepSeek-V3's modeling_deepseek.py
+ * DeepseekV3Attention; Megatron-LM's MLASelfAttention, multi_latent_attention.py
+ * at d98e8a6): q_a_proj h x q_lora and its RMSNorm, q_b_proj q_lora x
+ * heads*(qk + rope) (or q_proj h x heads*(qk + rope) without q_lora),
+ * kv_a_proj_with_mqa h x (kv_lora + rope) and its RMSNorm, kv_b_proj
+ * kv_lora x heads*(qk + v), o_proj heads*v x h.  No biases. */
+static double mla_params(const mesh_model_t *m)
+{
+    const mesh_mla_t *a = &m->mla;
+    double h = m->hidden, heads = m->heads, qk = a->qk_head_dim + a->qk_rope_head_dim;
+    double q = a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank + a->q_lora_rank * heads * qk
+                              : h * heads * qk;
+    double kv = h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank +
+                a->kv_lora_rank * heads * (a->qk_head_dim + a->v_head_dim);
+    return q + kv + heads * a->v_head_dim * h;
+}
+
+/* The QK norms (arch.qk_norm): an RMSNorm over each head's queries and one
+ * over its keys, head_dim weights each (Qwen3's q_norm and k_norm;
+ * Megatron-LM's q_layernorm and k_layernorm, built with the width
+ * kv_channels: gpt_layer_specs.py at d98e8a6).  MLA has latent norms
+ * instead (mla_params). */
+static double qk_norm_params(const mesh_model_t *m)
+{
+    if (!m->qk_norm || m->mla.kv_lora_rank)
+        return 0;
+    return 2.0 * mesh_head_dim(m);
+}
+
+double mesh_attn_replicated(const mesh_model_t *m)
+{
+    /* Megatron-LM builds MLA's down projections as duplicated (not
+     * TP-split) linears (multi_latent_attention.py L526-535, L573-582 at
+     * d98e8a6), and its norms are replicated like every norm, the QK norms
+     * too */
+    const mesh_mla_t *a = &m->mla;
+    if (!a->kv_lora_rank)
+        return qk_norm_params(m);
+    double h = m->hidden;
+    return (a->q_lora_rank ? h * a->q_lora_rank + a->q_lora_rank : 0) +
+           h * (a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank;
+}
+
+int mesh_model_is_moe(const mesh_model_t *m)
+{
+    return m->moe.experts > 0;
+}
+
+int mesh_model_moe_layers(const mesh_model_t *m)
+{
+    return m->moe.experts > 0 ? m->layers - m->moe.dense_layers : 0;
+}
+
+double mesh_model_expert_params(const mesh_model_t *m)
+{
+    return m->moe.experts > 0 ? mlp_params(m, m->moe.ffn) : 0;
+}
+
+/* A MoE layer without its routed experts: attention, norms, the router (a
+ * bias-free h x experts linear: Mixtral's and Qwen3-MoE's `gate`,
+ * DeepSeek-V3's MoEGate weight; Megatron-LM's TopKRouter) and the shared
+ * experts. */
+double mesh_moe_layer_base(const mesh_model_t *m)
+{
+    double attn = mesh_model_layer_params(m) - mlp_params(m, m->ffn) - norm_params(m);
+    return attn + norm_params(m) + (double)m->hidden * m->moe.experts +
+           m->moe.shared_experts * mlp_params(m, m->moe.shared_ffn);
+}
+
+double mesh_model_moe_layer_params(const mesh_model_t *m)
+{
+    if (m->moe.experts <= 0)
+        return mesh_model_layer_params(m);
+    return mesh_moe_layer_base(m) + m->moe.experts * mesh_model_expert_params(m);
+}
+
+/* One MTP layer besides its transformer layer: the 2h x h projection
+ * (eh_proj, no bias) and three norms (enorm, hnorm and the final one);
+ * Megatron-LM's MultiTokenPredictionLayer (multi_token_prediction.py at
+ * d98e8a6), DeepSeek-V3's model.layers.61 less the shared embedding and
+ * head. */
+double mesh_mtp_extra(const mesh_model_t *m)
+{
+    double h = m->hidden;
+    return 2 * h * h + 1.5 * norm_params(m);
+}
+
+double mesh_model_mtp_params(const mesh_model_t *m)
+{
+    /* the MTP layer is MoE when the model's last layer is */
+    return m->mtp_layers * (mesh_model_moe_layer_params(m) + mesh_mtp_extra(m));
+}
+
+/* Active parameters from the arch: a MoE layer counts top_k experts. */
+static double active_from_arch(const mesh_model_t *m)
+{
+    double h = m->hidden, v = m->vocab;
+    double moe_active = m->moe.experts > 0
+                            ? mesh_moe_layer_base(m) + m->moe.top_k * mesh_model_expert_params(m)
+                            : mesh_model_layer_params(m);
+    int moe_layers = mesh_model_moe_layers(m), dense = m->layers - moe_layers;
+    double emb = v * h * (m->tied_embeddings ? 1 : 2);
+    double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
+    return dense * mesh_model_layer_params(m) + moe_layers * moe_active +
+           m->mtp_layers * (moe_active + mesh_mtp_extra(m)) + emb + tail;
+}
+
+double mesh_model_active_params(const mesh_model_t *m)
+{
+    if (!m->has_arch || (m->moe.experts <= 0 && !m->mtp_layers))
+        return m->params;
+    double from_arch = mesh_model_params_from_arch(m);
+    return active_from_arch(m) * (from_arch > 0 ? m->params / from_arch : 1);
+}
+
+double mesh_model_layer_params(const mesh_model_t *m)
+{
+    double h = m->hidden, f = m->ffn, q, kv;
+    if (m->mla.kv_lora_rank)
+        return mla_params(m) + norm_params(m) + mlp_params(m, f);
+    mesh_model_attn_widths(m, &q, &kv);
+    if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
+                                      RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too */
+        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h + qk_norm_params(m) +
+               (m->qkv_bias ? h * q + 2 * h * kv : 0);
+    /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
+     * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
+    return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + 2 * h * f + f + h +
+           4 * h;
+}
+
+double mesh_model_padded_vocab(const mesh_model_t *m, int tp)
+{
+    long unit = 128L * tp;
+    return (double)((m->vocab + unit - 1) / unit * unit);
+}
+
+double mesh_model_params_from_arch(const mesh_model_t *m)
+{
+    double h = m->hidden, v = m->vocab;
+    double emb = v * h * (m->tied_embeddings ? 1 : 2);
+    if (m->moe.experts > 0 || m->mtp_layers) {
+        int moe_layers = mesh_model_moe_layers(m);
+        double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
+        return (m->layers - moe_layers) * mesh_model_layer_params(m) +
+               moe_layers * mesh_model_moe_layer_params(m) + mesh_model_mtp_params(m) + emb + tail;
+    }
+    if (m->mlp == MESH_MLP_SWIGLU) /* + final RMSNorm */
+        return m->layers * mesh_model_layer_params(m) + emb + h;
+    /* + learned positions (s*h); Narayanan's formula has no final-LayerNorm term */
+    return m->layers * mesh_model_layer_params(m) + emb + (double)m->seq_len * h;
+}

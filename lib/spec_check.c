@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rules a finished spec must meet (mesh_spec_finish): the keys every
+ * arch needs, what a MoE router, MLA and MTP need, and which of two keys
+ * that disagree wins; each error names the key and the file and line it was
+ * given at.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "spec_keys.h"
+
+/* Where key f was given, as an error names it: "FILE:LINE", or an
+ * override's origin alone (line 0). */
+static const char *where(const spec_in_t *in, int f, const char *origin, char *buf, size_t len)
+{
+    if (in->file[f] && in->line[f] == 0)
+        return in->file[f];
+    snprintf(buf, len, "%s:%d", in->file[f] ? in->file[f] : origin, in->line[f]);
+    return buf;
+}
+
+/* Who gave key f, the later the closer to the user: 0 a preset (or
+ * nobody), 1 the user's own document, 2 an override. */
+static int given_by(const spec_in_t *in, const spec_in_t *user, int f)
+{
+    if (in->file[f] && in->line[f] == 0)
+        return 2;
+    return in->file[f] == user->path;
+}
+
+/* How many keys of section sec (arch.moe, ...) the spec gives. */
+static int any_set(const spec_in_t *in, const char *sec)
+{
+    int n = 0;
+    for (int i = 0; i < F_COUNT; i++)
+        n += in->set[i] && strcmp(mesh_spec_keys[i].section, sec) == 0;
+    return n;
+}
+
+#define AT(f) where(in, f, user->path, loc, sizeof(loc))
+
+/* Whether the spec gives key f's section (arch.moe, arch.mla): 1, or 0;
+ * -1 with err when it gives the section without f, which it requires. */
+static int given_with(const spec_in_t *in, const spec_in_t *user, int f, const char *why,
+                      mesh_error_t *err)
+{
+    if (!any_set(in, mesh_spec_keys[f].section))
+        return 0;
+    if (!in->set[f])
+        return mesh_error_set(err, "%s: %s.%s is missing (%s)", user->path,
+                              mesh_spec_keys[f].section, mesh_spec_keys[f].name, why);
+    return 1;
+}
+
+/* arch.moe's router as Megatron-LM's TransformerConfig checks it
+ * (transformer_config.py L2617-2625 and L2671-2690 at d98e8a6): the expert
+ * bias only with sigmoid scores; group-limited routing with both groups and
+ * group_top_k, the groups dividing the experts, and the chosen groups
+ * holding at least top_k experts. */
+static int finish_router(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    const mesh_router_t *r = &in->m.router;
+    const mesh_moe_t *moe = &in->m.moe;
+    if (in->set[F_MOE_GROUPS] != in->set[F_MOE_GROUP_TOPK])
+        return mesh_error_set(err,
+                              "%s: arch.moe.%s: group-limited routing needs both groups and "
+                              "group_top_k (give the other, or neither)",
+                              AT(in->set[F_MOE_GROUPS] ? F_MOE_GROUPS : F_MOE_GROUP_TOPK),
+                              in->set[F_MOE_GROUPS] ? "groups" : "group_top_k");
+    if (r->expert_bias && r->score != MESH_SCORE_SIGMOID)
+        return mesh_error_set(err,
+                              "%s: arch.moe.expert_bias: aux-loss-free balancing needs score: "
+                              "sigmoid (Megatron-LM refuses it with softmax)",
+                              AT(F_MOE_BIAS));
+    if (!r->groups)
+        return 0;
+    if (moe->experts % r->groups)
+        return mesh_error_set(err, "%s: arch.moe.groups: %d does not divide the %d experts",
+                              AT(F_MOE_GROUPS), r->groups, moe->experts);
+    if (r->group_top_k > r->groups)
+        return mesh_error_set(err, "%s: arch.moe.group_top_k: %d is more than the %d groups",
+                              AT(F_MOE_GROUP_TOPK), r->group_top_k, r->groups);
+    if ((long)r->group_top_k * (moe->experts / r->groups) < moe->top_k)
+        return mesh_error_set(err,
+                              "%s: arch.moe.group_top_k: %d groups of %d experts hold fewer than "
+                              "top_k %d",
+                              AT(F_MOE_GROUP_TOPK), r->group_top_k, moe->experts / r->groups,
+                              moe->top_k);
+    return 0;
+}
+
+/* arch.moe: its defaults (top_k Megatron-LM's 2, transformer_config.py L760
+ * at d98e8a6; ffn the dense one; shared_ffn ffn) and its rules. */
+static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_moe_t *moe = &in->m.moe;
+    int given =
+        given_with(in, user, F_MOE_EXPERTS, "a MoE layer needs its number of routed experts", err);
+    if (given <= 0)
+        return given;
+    if (!in->set[F_MOE_TOPK])
+        moe->top_k = moe->experts < 2 ? moe->experts : 2;
+    if (!in->set[F_MOE_FFN])
+        moe->ffn = in->m.ffn;
+    if (in->set[F_MOE_SHARED_FFN] && !moe->shared_experts)
+        return mesh_error_set(err,
+                              "%s: arch.moe.shared_ffn: only means something with "
+                              "shared_experts (give arch.moe.shared_experts, or leave it out)",
+                              AT(F_MOE_SHARED_FFN));
+    if (moe->shared_experts && !in->set[F_MOE_SHARED_FFN])
+        moe->shared_ffn = moe->ffn;
+    if (moe->top_k > moe->experts)
+        return mesh_error_set(err, "%s: arch.moe.top_k: %d is more than the %d experts",
+                              AT(F_MOE_TOPK), moe->top_k, moe->experts);
+    if (moe->dense_layers >= in->m.layers)
+        return mesh_error_set(err,
+                              "%s: arch.moe.dense_layers: %d leaves no MoE layer of the %d "
+                              "layers (at most %d)",
+                              AT(F_MOE_DENSE), moe->dense_layers, in->m.layers, in->m.layers - 1);
+    return finish_router(in, user, err);
+}
+
+/* arch.mla: its defaults (Megatron-LM's MLATransformerConfig,
+ * transformer_config.py L3294-3300 at d98e8a6, which are DeepSeek-V2/V3's)
+ * and what it excludes. */
+static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_model_t *m = &in->m;
+    int given = given_with(in, user, F_MLA_KV,
+                           "multi-head latent attention needs its compressed key/value width", err);
+    if (given <= 0)
+        return given;
+    if (!in->set[F_MLA_QK])
+        m->mla.qk_head_dim = 128;
+    if (!in->set[F_MLA_ROPE])
+        m->mla.qk_rope_head_dim = 64;
+    if (!in->set[F_MLA_V])
+        m->mla.v_head_dim = 128;
+    if (m->mlp != MESH_MLP_SWIGLU)
+        return mesh_error_set(err,
+                              "%s: arch.mlp: multi-head latent attention is priced in "
+                              "Llama-style layers (RMSNorm, no biases): use mlp: swiglu",
+                              AT(F_MLP));
+    if (in->set[F_HEAD_DIM])
+        return mesh_error_set(err,
+                              "%s: arch.head_dim: MLA sizes its heads with arch.mla's "
+                              "qk_head_dim, qk_rope_head_dim and v_head_dim; leave head_dim out",
+                              AT(F_HEAD_DIM));
+    if (m->kv_heads != m->heads)
+        return mesh_error_set(err,
+                              "%s: arch.kv_heads: multi-head latent attention has no grouped "
+                              "key/value heads; leave kv_heads out (or equal to heads %d)",
+                              AT(F_KV_HEADS), m->heads);
+    return 0;
+}
+#undef AT
+
+/* Fill what the spec left out and check the whole model.  `user` is the
+ * user's own document: when two keys disagree, the one given last (an
+ * override, else the user's document, else the preset) is blamed, with
+ * where it was given. */
+int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    const char *origin = user->path;
+    char loc[PATH_LEN + 16];
+#define AT(f)       where(in, f, origin, loc, sizeof(loc))
+#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
+    mesh_model_t *m = &in->m;
+    int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
+    /* the other arch keys mean nothing without these four: a spec giving
+     * them alone has forgotten the rest (found by fuzzing the request) */
+    int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
+                      in->set[F_MTP] + in->set[F_ROPE_THETA] + in->set[F_ROPE_SCALING] +
+                      in->set[F_NORM_EPS] + in->set[F_QK_NORM] + in->set[F_QKV_BIAS] +
+                      any_set(in, "arch.moe") + any_set(in, "arch.mla");
+    if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
+        const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
+                              : !in->set[F_HIDDEN] ? "arch.hidden"
+                              : !in->set[F_HEADS]  ? "arch.heads"
+                                                   : "arch.vocab";
+        return mesh_error_set(err,
+                              "%s: %s is missing (an arch needs layers, hidden, heads and "
+                              "vocab)",
+                              origin, missing);
+    }
+    m->has_arch = arch_keys == 4;
+    /* rotary positions are the Llama-style model's (mlp swiglu); GPT-style
+     * learns its positions */
+    /* QK norms are counted as RMSNorms of Llama-style heads; MLA has its
+     * latent norms instead, always */
+    if (m->qk_norm && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
+        return mesh_error_set(err, "%s: arch.qk_norm: %s: leave it out", AT(F_QK_NORM),
+                              in->set[F_MLA_KV] ? "MLA has its latent norms instead"
+                                                : "QK norms are described for mlp: swiglu only");
+    /* GPT-style layers have every bias already; MLA's projections none */
+    if (m->qkv_bias && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
+        return mesh_error_set(err, "%s: arch.qkv_bias: %s: leave it out", AT(F_QKV_BIAS),
+                              in->set[F_MLA_KV] ? "MLA's projections have no biases here"
+                                                : "mlp: gelu has every bias already");
+    if (in->set[F_MLA_MSCALE] && !m->rope_scaling)
+        return mesh_error_set(err,
+                              "%s: arch.mla.mscale_all_dim: only means something with YaRN "
+                              "(give arch.rope_scaling, or leave it out)",
+                              AT(F_MLA_MSCALE));
+    int rope = in->set[F_ROPE_THETA] ? F_ROPE_THETA : F_ROPE_SCALING;
+    /* (a preset's rotary base stays, unused, under a file's mlp: gelu) */
+    if (m->mlp != MESH_MLP_SWIGLU && in->set[rope] && !LATER(F_MLP, rope))
+        return mesh_error_set(err,
+                              "%s: arch.%s: rotary positions are mlp: swiglu's (mlp: gelu learns "
+                              "its positions): leave it out, or use mlp: swiglu",
+                              AT(rope), mesh_spec_keys[rope].name);
+    if (!m->has_arch && !in->set[F_PARAMS])
+        return mesh_error_set(err, "%s: give arch (layers, hidden, heads, vocab) or params",
+                              origin);
+    if (m->has_arch) {
+        if (!in->set[F_KV_HEADS])
+            m->kv_heads = m->heads;
+        if (!in->set[F_FFN])
+            m->ffn = 4 * m->hidden;
+        if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0)
+            return -1;
+        /* heads of hidden / heads each, unless head_dim (or MLA) says otherwise */
+        if (m->mla.kv_lora_rank) {
+            /* MLA's heads are sized by its own keys */
+        } else if (m->hidden % m->heads && !m->head_dim && LATER(F_HIDDEN, F_HEADS))
+            return mesh_error_set(err, "%s: arch.hidden: %d is not a multiple of heads %d",
+                                  AT(F_HIDDEN), m->hidden, m->heads);
+        else if (m->hidden % m->heads && !m->head_dim)
+            return mesh_error_set(err, "%s: arch.heads: %d does not divide hidden %d", AT(F_HEADS),
+                                  m->heads, m->hidden);
+        if ((m->kv_heads > m->heads || m->heads % m->kv_heads) && in->set[F_KV_HEADS] &&
+            !LATER(F_HEADS, F_KV_HEADS))
+            return mesh_error_set(err, "%s: arch.kv_heads: %d must divide heads %d", AT(F_KV_HEADS),
+                                  m->kv_heads, m->heads);
+        if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+            return mesh_error_set(err, "%s: arch.heads: %d is not a multiple of kv_heads %d",
+                                  AT(F_HEADS), m->heads, m->kv_heads);
+        if (!in->set[F_PARAMS])
+            m->params = mesh_model_params_from_arch(m);
+        /* the same range as a given params, so that a spec and the request
+         * made from it (which states params) are accepted alike */
+        if (m->params < PARAMS_MIN || m->params > PARAMS_MAX)
+            return mesh_error_set(err,
+                                  "%s: arch gives %.3g parameters; meshplan plans models of %g "
+                                  "to %g (check arch.layers, hidden and vocab)",
+                                  origin, m->params, PARAMS_MIN, PARAMS_MAX);
+    }
+    /* the frameworks' defaults: Megatron-LM accumulates and reduces bf16
+     * gradients in fp32 main grads (arguments.py sets
+     * accumulate_allreduce_grads_in_fp32 under --bf16), fp16 ones in fp16
+     * with an fp32 copy for the optimizer; DeepSpeed likewise */
+    if (!in->set[F_GRAD_DTYPE])
+        m->grad_accum_dtype = m->precision == MESH_PREC_FP16 ? MESH_PREC_FP16 : MESH_PREC_FP32;
+    if (m->precision == MESH_PREC_FP32 && m->grad_accum_dtype != MESH_PREC_FP32)
+        return mesh_error_set(err,
+                              "%s: train.grad_accum_dtype: %s gradients under precision fp32 "
+                              "would lose what fp32 training keeps; use fp32 or leave it out",
+                              AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
+    /* a preset's recipe goes with the preset's fp8: a file that trains the
+     * preset in another precision drops it (a key cannot be unset) */
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 &&
+        given_by(in, user, F_FP8_RECIPE) == 0 && LATER(F_PREC, F_FP8_RECIPE)) {
+        in->set[F_FP8_RECIPE] = 0;
+        m->fp8_recipe = MESH_FP8_DELAYED;
+    }
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8)
+        return mesh_error_set(err,
+                              "%s: train.fp8_recipe: only means something with precision: fp8 "
+                              "(precision is %s)",
+                              AT(F_FP8_RECIPE), mesh_precision_name(m->precision));
+    if (m->optimizer_dtype != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err,
+                              "%s: train.optimizer_dtype: 16-bit moments are Adam's "
+                              "(--exp-avg-dtype); SGD keeps fp32 momentum",
+                              AT(F_OPT_DTYPE));
+    if (m->optimizer_dtype != MESH_PREC_FP32 && m->framework == MESH_FW_DEEPSPEED)
+        return mesh_error_set(err,
+                              "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
+                              "use fp32, or framework: megatron",
+                              AT(F_OPT_DTYPE));
+    if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
+        return mesh_error_set(err,
+                              "%s: train.moe_imbalance: only means something for a MoE model "
+                              "(give arch.moe, or leave it out)",
+                              AT(F_MOE_IMBALANCE));
+    if (in->set[F_TOKENS] && in->set[F_STEPS])
+        return mesh_error_set(err,
+                              "%s: train.steps: the budget is given twice, with train.tokens "
+                              "too (give one of them)",
+                              AT(F_STEPS));
+    if (!m->name[0])
+        mesh_strlcpy(m->name, in->preset[0] ? in->preset : "model", sizeof(m->name));
+    if (m->micro_batch > 0 && m->global_batch % m->micro_batch)
+        return mesh_error_set(err, "%s: train.micro_batch: %d does not divide global_batch %ld",
+                              AT(F_MB), m->micro_batch, m->global_batch);
+    return 0;
+#undef AT
+#undef LATER
+}
