@@ -200,6 +200,13 @@ void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int
  * may be NULL: then 1, balanced). */
 double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
 
+/* The policy's values of their own shape (lib/policy_values.c): base is a
+ * mesh_policy_t, or for pci a mesh_gpu_override_t. */
+int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_error_t *err);
+int mesh_policy_read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
+int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
+int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
+
 /* The policy's gpu.NAME. entry for GPU `name` (a table GPU's overrides, or
  * a GPU the admin defines), or NULL; as may be NULL (lib/policy.c). */
 const struct mesh_gpu_override *mesh_policy_override_of(const struct mesh_assumptions *as,

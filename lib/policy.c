@@ -77,25 +77,20 @@ static const char *const topology_xml_words[] = {"none", NULL};
 static const char *const time_limit_words[] = {"off", "warn", "set", "reject", NULL};
 _Static_assert(sizeof(mesh_time_limit_t) == sizeof(int), "word keys are ints");
 
-static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
-static int read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
-static int read_steps(void *base, const char *key, const char *value, mesh_error_t *err);
-static int read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
-
 /* The top-level keys, in the order errors list them. */
 static const policy_key_t top_keys[] = {
     {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
      .doc = "what to do with a job whose layout does not fit"},
     {"reserve", K_NUM, POL(assume.reserve), .min = 0, .max = 0.9, .dflt = "0.03",
      .doc = "fraction of each GPU's memory no plan may use"},
-    {"gpu", K_CUSTOM, POL(assume.gpu), .read = read_gpu_name,
+    {"gpu", K_CUSTOM, POL(assume.gpu), .read = mesh_policy_read_gpu_name,
      .doc = "GPU model assumed where the topology shows none"},
     {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
      .doc = "GPU memory assumed for a GPU meshplan does not know"},
     {"export", K_WORD, POL(launch.export_mode), .words = export_names, .dflt = "torch",
      .doc = "which launcher's variables the tasks get"},
-    {"port_range", K_CUSTOM, POL(launch.port_lo), .read = read_port_range, .dflt = "20000-29999",
-     .doc = "where MASTER_PORT is picked, LO-HI"},
+    {"port_range", K_CUSTOM, POL(launch.port_lo), .read = mesh_policy_read_port_range,
+     .dflt = "20000-29999", .doc = "where MASTER_PORT is picked, LO-HI"},
     {"models_dir", K_PATH, POL(launch.models_dir),
      .doc = "presets searched before the installed ones"},
     {"topology_xml", K_PATH, POL(launch.topology_xml), .words = topology_xml_words,
@@ -105,7 +100,7 @@ static const policy_key_t top_keys[] = {
      .doc = "seconds a node may spend reading its topology; 0: no bound"},
     {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
      .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
-    {"steps", K_CUSTOM, POL(launch.steps), .read = read_steps, .dflt = "regular,batch",
+    {"steps", K_CUSTOM, POL(launch.steps), .read = mesh_policy_read_steps, .dflt = "regular,batch",
      .doc = "which job steps get the variables"},
     {"bind", K_WORD, POL(launch.bind_gpu), .words = bind_words, .dflt = "none",
      .doc = "the default of --mesh-bind"},
@@ -140,7 +135,7 @@ static const policy_key_t top_keys[] = {
 #define GPU(member)    AT(mesh_gpu_override_t, member)
 #define TO(gpu_member) .to = offsetof(mesh_gpu_t, gpu_member)
 static const policy_key_t gpu_fields[] = {
-    {"pci", K_CUSTOM, GPU(pci_vendor), .read = read_pci,
+    {"pci", K_CUSTOM, GPU(pci_vendor), .read = mesh_policy_read_pci,
      .doc = "VVVV:DDDD, a PCI id that is this GPU"},
     {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, TO(memory),
      .doc = "bytes the device reports"},
@@ -382,84 +377,6 @@ static int read_key(void *base, const policy_key_t *k, const char *key, const ch
     return mesh_error_set(err, "%s: no reader", key);
 }
 
-static int read_steps(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {{"regular", MESH_STEP_REGULAR},
-                 {"batch", MESH_STEP_BATCH},
-                 {"interactive", MESH_STEP_INTERACTIVE},
-                 {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE}};
-    char buf[128];
-    if (mesh_strlcpy(buf, value, sizeof(buf)) < 0)
-        return mesh_error_set(err, "%s: value too long", key);
-    unsigned mask = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-        for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
-            if (strcasecmp(w, names[i].name) == 0) {
-                mask |= names[i].bit;
-                found = 1;
-            }
-        if (!found)
-            return mesh_error_set(err, "%s: '%.20s' is not one of regular, batch, interactive, all",
-                                  key, w);
-    }
-    if (!mask)
-        return mesh_error_set(err, "%s: empty (use regular, batch, interactive or all)", key);
-    ((mesh_policy_t *)base)->launch.steps = mask;
-    return 0;
-}
-
-static int read_port_range(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    char lo[16], *dash = strchr(value, '-');
-    long long a, b;
-    if (!dash || (size_t)(dash - value) >= sizeof(lo))
-        return mesh_error_set(err, "%s: '%.30s' is not LO-HI (e.g. 20000-29999)", key, value);
-    memcpy(lo, value, (size_t)(dash - value));
-    lo[dash - value] = '\0';
-    if (mesh_parse_int(lo, "port_range low", 1024, 65535, &a, err) < 0 ||
-        mesh_parse_int(dash + 1, "port_range high", 1024, 65535, &b, err) < 0)
-        return -1;
-    if (b < a)
-        return mesh_error_set(err, "%s: %lld-%lld is empty (LO must not exceed HI)", key, a, b);
-    mesh_policy_launch_t *l = &((mesh_policy_t *)base)->launch;
-    l->port_lo = (int)a;
-    l->port_hi = (int)b;
-    return 0;
-}
-
-/* gpu=: a table name, or one the policy defines (gpu.NAME.*, in any order:
- * mesh_policy_check makes sure it is defined) */
-static int read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    mesh_assumptions_t *as = &((mesh_policy_t *)base)->assume;
-    const mesh_gpu_t *g = mesh_gpu_find(value);
-    if (!g && mesh_gpu_choices(value) > 1)
-        return mesh_gpu_name_error(key, value, err);
-    if (!g && (strlen(value) >= sizeof(as->gpu) || !*value ||
-               strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
-                   strlen(value)))
-        return mesh_gpu_lookup(value, &(mesh_gpu_t){0}, err);
-    return mesh_strlcpy(as->gpu, g ? g->name : value, sizeof(as->gpu)), 0;
-}
-
-static int read_pci(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    mesh_gpu_override_t *o = base;
-    unsigned pv, pd;
-    char end;
-    if (sscanf(value, "%4x:%4x%c", &pv, &pd, &end) != 2 || strlen(value) != 9)
-        return mesh_error_set(err, "%s: '%.20s' is not a PCI id VVVV:DDDD (e.g. 10de:2330)", key,
-                              value);
-    o->pci_vendor = pv;
-    o->pci_device = pd;
-    return 0;
-}
-
 /* The overrides of a table GPU, by any name mesh_gpu_find takes ("NVIDIA
  * H100 80GB HBM3" are H100-SXM's); a name the table does not know defines a
  * new GPU (mesh_policy_check makes sure it gets a PCI id, a memory, a peak
@@ -555,36 +472,6 @@ int mesh_policy_set_arg(mesh_policy_t *p, const char *arg, mesh_error_t *err)
 
 #define CONFIG_ERROR_KEY "on_config_error"
 
-/* The word of a policy file's line "on_config_error: WORD  # comment" in
- * [line, end) into word[len] (quotes taken off); 0 when the line is not
- * that key's.  A line at column 0 is a top-level key of a block mapping:
- * found so even where the YAML around it does not parse. */
-static int config_error_line(const char *line, const char *end, char *word, size_t len)
-{
-    size_t k = strlen(CONFIG_ERROR_KEY);
-    if ((size_t)(end - line) <= k || strncmp(line, CONFIG_ERROR_KEY, k) != 0)
-        return 0;
-    const char *p = line + k;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    if (p == end || *p++ != ':')
-        return 0; /* another key that starts so, or not a key */
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    const char *q = p;
-    /* p follows a blank or the colon: q[-1] is in the line */
-    while (q < end && *q != '\r' && !(*q == '#' && (q[-1] == ' ' || q[-1] == '\t')))
-        q++;
-    while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
-        q--;
-    if (q - p >= 2 && (*p == '"' || *p == '\'') && q[-1] == *p) {
-        p++;
-        q--;
-    }
-    snprintf(word, len, "%.*s", (int)(q - p), p);
-    return 1;
-}
-
 /* What arg says of on_config_error, into word[len]: on_config_error=WORD,
  * or the last such line of a policy=FILE; 0 when it says nothing. */
 static int config_error_word(const char *arg, char *word, size_t len)
@@ -603,7 +490,7 @@ static int config_error_word(const char *arg, char *word, size_t len)
         end = memchr(line, '\n', (size_t)(buf + n - line));
         if (!end)
             end = buf + n;
-        found |= config_error_line(line, end, word, len);
+        found |= mesh_yaml_top_line(line, end, CONFIG_ERROR_KEY, word, len);
     }
     free(buf);
     return found;

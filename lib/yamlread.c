@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -94,4 +95,30 @@ char *mesh_read_regular_file(const char *path, const char *what, size_t cap, siz
     if (len)
         *len = n;
     return buf;
+}
+
+int mesh_yaml_top_line(const char *line, const char *end, const char *key, char *word, size_t len)
+{
+    size_t k = strlen(key);
+    if ((size_t)(end - line) <= k || strncmp(line, key, k) != 0)
+        return 0;
+    const char *p = line + k;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == end || *p++ != ':')
+        return 0; /* another key that starts so, or not a key */
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *q = p;
+    /* p follows a blank or the colon: q[-1] is in the line */
+    while (q < end && *q != '\r' && !(*q == '#' && (q[-1] == ' ' || q[-1] == '\t')))
+        q++;
+    while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+        q--;
+    if (q - p >= 2 && (*p == '"' || *p == '\'') && q[-1] == *p) {
+        p++;
+        q--;
+    }
+    snprintf(word, len, "%.*s", (int)(q - p), p);
+    return 1;
 }

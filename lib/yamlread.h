@@ -22,4 +22,11 @@ int mesh_yaml_next(yaml_parser_t *p, yaml_event_t *ev, const char *origin, mesh_
 char *mesh_read_regular_file(const char *path, const char *what, size_t cap, size_t *len,
                              mesh_error_t *err);
 
+/* The value of a top-level key on a YAML line [line, end): "KEY: WORD  #
+ * comment" gives WORD (quotes taken off) in word[len] and 1; 0 when the
+ * line is not that key's.  A line at column 0 is a top-level key of a block
+ * mapping, found so even where the YAML around it does not parse (the
+ * policy's on_config_error). */
+int mesh_yaml_top_line(const char *line, const char *end, const char *key, char *word, size_t len);
+
 #endif
