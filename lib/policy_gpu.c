@@ -146,11 +146,6 @@ int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double 
     return 0;
 }
 
-const char *mesh_default_models_dir(void)
-{
-    return MESH_INSTALLED_MODELS_DIR;
-}
-
 const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
 {
     const mesh_policy_controller_t *c = &p->controller;

@@ -594,3 +594,18 @@ int mesh_spec_load(const char *spec, const mesh_spec_dirs_t *dirs, mesh_model_t 
 {
     return mesh_spec_load_with(spec, dirs, NULL, NULL, 0, out, err);
 }
+
+const char *mesh_default_models_dir(void)
+{
+    return MESH_INSTALLED_MODELS_DIR;
+}
+
+void mesh_spec_dirs_make(mesh_spec_dirs_t *d, const char *const *first, int n)
+{
+    int k = 0;
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < n && k < MESH_ARRAY_LEN(d->dirs) - 1; i++)
+        if (first[i] && *first[i])
+            d->dirs[k++] = first[i];
+    d->dirs[k] = mesh_default_models_dir();
+}

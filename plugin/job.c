@@ -11,12 +11,9 @@
 
 int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
 {
-    const mesh_policy_t *pol = &mesh_plugin.policy;
-    mesh_spec_dirs_t dirs = {{NULL, NULL, NULL, NULL}};
-    int n = 0;
-    if (pol->launch.models_dir[0])
-        dirs.dirs[n++] = pol->launch.models_dir;
-    dirs.dirs[n] = mesh_default_models_dir();
+    const char *first = mesh_plugin.policy.launch.models_dir;
+    mesh_spec_dirs_t dirs;
+    mesh_spec_dirs_make(&dirs, &first, 1);
     return mesh_spec_load(spec, &dirs, m, err);
 }
 

@@ -46,7 +46,6 @@ int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, cha
 #ifndef MESH_JOB_SUBMIT_POLICY
 #define MESH_JOB_SUBMIT_POLICY "/etc/slurm/meshplan.yaml"
 #endif
-#define POLICY_ENV "MESHPLAN_POLICY" /* in slurmctld's environment */
 
 static mesh_policy_t policy;
 static char policy_error[MESH_ERROR_MAX]; /* set when the policy could not be read */
@@ -109,7 +108,7 @@ static void refresh_policy(void)
 
 int init(void)
 {
-    const char *path = getenv(POLICY_ENV);
+    const char *path = getenv(MESH_POLICY_ENV);
     snprintf(policy_path, sizeof(policy_path), "%s", path ? path : MESH_JOB_SUBMIT_POLICY);
     load_policy();
     return SLURM_SUCCESS;

@@ -23,6 +23,11 @@
 extern "C" {
 #endif
 
+/** The environment variable naming the policy file that slurmctld's
+ * job_submit/meshplan and the CLI read instead of the system's (the plugin
+ * reads plugstack.conf's policy=). */
+#define MESH_POLICY_ENV "MESHPLAN_POLICY"
+
 #define MESH_PATH_MAX          256 /* bytes of a path setting, with its NUL */
 #define MESH_GPU_OVERRIDES_MAX 16  /* GPU models gpu.NAME.* may name */
 
@@ -318,12 +323,6 @@ MESH_API void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t
 MESH_API int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem,
                                int island, int nodes, int gpus_per_node, mesh_alloc_t *out,
                                mesh_error_t *err);
-
-/**
- * The installed presets directory ($(datadir)/meshplan/models), fixed at
- * build time: a static string, never NULL, never freed.
- */
-MESH_API const char *mesh_default_models_dir(void);
 
 /**
  * Memory a layout may use on this GPU, in bytes, under the policy's

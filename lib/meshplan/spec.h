@@ -212,6 +212,21 @@ typedef struct mesh_spec_dirs {
 } mesh_spec_dirs_t;
 
 /**
+ * The installed presets directory ($(datadir)/meshplan/models), fixed at
+ * build time: a static string, never NULL, never freed.
+ */
+MESH_API const char *mesh_default_models_dir(void);
+
+/**
+ * The preset search path every front end uses: the non-empty directories of
+ * first[0..n-1], in order (the caller's: --models-dir, the policy's
+ * models_dir, $MESH_MODELS_DIR, ...; at most 3 are kept), then the installed
+ * presets (mesh_default_models_dir), into *d.  The strings are the caller's
+ * and must outlive d.  first may be NULL when n is 0.
+ */
+MESH_API void mesh_spec_dirs_make(mesh_spec_dirs_t *d, const char *const *first, int n);
+
+/**
  * Load a spec: `spec` is a file path if mesh_spec_is_path says so,
  * otherwise a preset name looked up as DIR/NAME.yaml in `dirs` (the first
  * directory where the effective uid can read it wins).

@@ -1100,10 +1100,27 @@ static void overrides__key_names(void **state)
     assert_null(mesh_spec_key_closest(NULL));
 }
 
+/* The preset path every front end uses: the caller's non-empty
+ * directories in order, at most three, then the installed presets. */
+static void dirs__callers_first_then_installed(void **state)
+{
+    mesh_spec_dirs_t d;
+    const char *first[] = {"/a", "", NULL, "/b", "/c", "/d"};
+    mesh_spec_dirs_make(&d, first, 6);
+    assert_string_equal(d.dirs[0], "/a");
+    assert_string_equal(d.dirs[1], "/b");
+    assert_string_equal(d.dirs[2], "/c");
+    assert_string_equal(d.dirs[3], mesh_default_models_dir());
+    mesh_spec_dirs_make(&d, NULL, 0);
+    assert_string_equal(d.dirs[0], mesh_default_models_dir());
+    assert_null(d.dirs[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(dirs__callers_first_then_installed),
         cmocka_unit_test(preset__every_kind_overridden),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * meshplan plan: pick the fastest layout that fits and explain it; and
+ * report(), the plan, its pictures and the controller's verdict, which check
+ * and ranks print too.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The pictures' options for stdout: the library's (colour only on a
+ * terminal, never with NO_COLOR), and no colour either for a terminal that
+ * says it has none (TERM unset, empty or "dumb", as Emacs' shell and
+ * editors' consoles set it). */
+static mesh_picture_opts_t picture_opts(void)
+{
+    /* colour only on a terminal that has it (TERM set and not dumb), and
+     * never with NO_COLOR (no-color.org) */
+    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+    int color = isatty(STDOUT_FILENO) && !(no && *no) && term && *term && strcmp(term, "dumb");
+    return mesh_picture_opts_for(STDOUT_FILENO, color);
+}
+
+/* The SVG to path ("-": stdout), with the reason when it cannot be written. */
+static int write_svg(const char *path, const mesh_plan_t *p)
+{
+    char *svg = mesh_picture_svg(p);
+    if (!svg)
+        return bad("--svg: out of memory");
+    if (strcmp(path, "-") == 0)
+        return print_owned(svg);
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(svg, f) >= 0;
+    int saved = errno;
+    if (f && fclose(f) != 0 && ok) {
+        ok = 0;
+        saved = errno;
+    }
+    free(svg);
+    return ok ? 0 : bad("--svg: cannot write %s: %s", path, strerror(saved));
+}
+
+/* plan --json with the restart's object added as "restart", last (the
+ * report is one object ending in "}\n"). */
+static char *json_with_restart(const options_t *o, const mesh_plan_t *p, char *json)
+{
+    char *restart = json ? mesh_restart_json(&o->restart, p) : NULL, *out = NULL;
+    char *end = json ? strrchr(json, '}') : NULL;
+    if (restart && end) {
+        *end = '\0';
+        size_t n = strlen(json) + strlen(restart) + 16;
+        if ((out = malloc(n)))
+            snprintf(out, n, "%s,\"restart\":%s}\n", json, restart);
+    }
+    free(json);
+    free(restart);
+    return out;
+}
+
+/* The report asked for; a restart's section follows plan's and check's. */
+static int print_report(const options_t *o, const mesh_plan_t *p, report_fn text, report_fn json,
+                        int restart)
+{
+    if (o->json)
+        return print_owned(restart ? json_with_restart(o, p, json(p)) : json(p));
+    int rc = print_owned(text(p));
+    if (rc == 0 && restart) {
+        putchar('\n');
+        rc = print_owned(mesh_restart_text(&o->restart, p));
+    }
+    return rc;
+}
+
+/* Plan, print one report, exit 0 if the layout fits and 1 if not.  The SVG
+ * file is written first, so that one that cannot be written stops the
+ * command before it prints anything; `--svg -` prints the SVG alone.  With
+ * `explain`, a layout that does not fit is explained on stderr (for
+ * reports that do not explain it themselves). */
+int report(const options_t *o, report_fn text, report_fn json, int explain)
+{
+    mesh_plan_t *p;
+    mesh_topo_t *t;
+    mesh_submit_t verdict = {.verdict = MESH_VERDICT_RUN};
+    int rc = make_plan(o, &p, &t, &verdict), svg_only = o->svg && strcmp(o->svg, "-") == 0;
+    if (rc)
+        return rc;
+    if (o->svg)
+        rc = write_svg(o->svg, p);
+    if (rc == 0 && !svg_only)
+        rc = print_report(o, p, text, json, o->have_restart && text == mesh_report_text);
+    if (rc == 0 && !svg_only && !o->json && !o->no_pictures) {
+        mesh_picture_opts_t po = picture_opts();
+        rc = print_owned(mesh_picture_text(p, &po));
+    }
+    if (rc == 0 && explain && !mesh_plan_fits(p)) {
+        char msg[4096];
+        say_lines("", mesh_report_nofit(p, msg, sizeof(msg)));
+    }
+    /* what the controller would say, as sbatch would show it */
+    if (rc == 0 && verdict.verdict != MESH_VERDICT_RUN)
+        say_lines(verdict.verdict == MESH_VERDICT_REFUSE ? "error: " : "warning: ", verdict.msg);
+    if (rc == 0)
+        rc = mesh_plan_fits(p) && verdict.verdict == MESH_VERDICT_RUN ? EXIT_FITS : EXIT_NOFIT;
+    mesh_plan_destroy(p);
+    mesh_topo_destroy(t);
+    return rc;
+}
+
+int cmd_plan(const options_t *o)
+{
+    return report(o, mesh_report_text, mesh_report_json, 0);
+}
