@@ -36,6 +36,11 @@ const char *mesh_version(void)
     return MESHPLAN_VERSION_STRING;
 }
 
+unsigned mesh_api_version(void)
+{
+    return MESHPLAN_API_VERSION;
+}
+
 int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
 {
     if (err) {

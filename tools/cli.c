@@ -621,6 +621,11 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* a libmeshplan of another interface shares structs of other sizes */
+    if (mesh_api_version() != MESHPLAN_API_VERSION)
+        return bad("libmeshplan %s has API version %u; this meshplan was built for %u: install "
+                   "the libmeshplan of its release",
+                   mesh_version(), mesh_api_version(), (unsigned)MESHPLAN_API_VERSION);
     open_stdout();
     int rc = run(argc, argv);
     int wrc = close_stdout();

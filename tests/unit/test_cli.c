@@ -701,8 +701,8 @@ static void version__cli_and_library(void **state)
 {
     char want[128];
     /* this suite links the library's code: the release it was built from */
-    snprintf(want, sizeof(want), "meshplan %s (libmeshplan %s)\n", MESHPLAN_VERSION_STRING,
-             mesh_version());
+    snprintf(want, sizeof(want), "meshplan %s (libmeshplan %s, API %d)\n", MESHPLAN_VERSION_STRING,
+             mesh_version(), MESHPLAN_API_VERSION);
     result_t *r = run("--version", NULL);
     assert_int_equal(r->status, 0);
     assert_string_equal(r->out, want);
@@ -711,8 +711,9 @@ static void version__cli_and_library(void **state)
     r = run("version", "--json", NULL);
     assert_int_equal(r->status, 0);
     assert_json(r->out);
-    snprintf(want, sizeof(want), "{\"meshplan\":\"%s\",\"libmeshplan\":\"%s\"}\n",
-             MESHPLAN_VERSION_STRING, mesh_version());
+    snprintf(want, sizeof(want),
+             "{\"meshplan\":\"%s\",\"libmeshplan\":\"%s\",\"api_version\":%d}\n",
+             MESHPLAN_VERSION_STRING, mesh_version(), MESHPLAN_API_VERSION);
     assert_string_equal(r->out, want);
     assert_bad(run("version", "--model", "x", NULL), "--model: unknown option for version");
 }
