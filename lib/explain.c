@@ -236,35 +236,23 @@ void mesh_advise(mesh_plan_t *p)
     mesh_candidate_t c;
     mesh_advice_t *a;
     const mesh_layout_t *pins = &p->pins;
-    /* 1. a pinned field that is in the way */
-    static const struct {
-        const char *key;
-        size_t off;
-    } fields[] = {
-        {"zero", offsetof(mesh_layout_t, zero)},
-        {"recompute", offsetof(mesh_layout_t, recompute)},
-        {"mb", offsetof(mesh_layout_t, micro_batch)},
-        {"tp", offsetof(mesh_layout_t, tp)},
-        {"pp", offsetof(mesh_layout_t, pp)},
-        {"cp", offsetof(mesh_layout_t, cp)},
-        {"vpp", offsetof(mesh_layout_t, vpp)},
-        {"dp", offsetof(mesh_layout_t, dp)},
-        {"ep", offsetof(mesh_layout_t, ep)},
-        {"etp", offsetof(mesh_layout_t, etp)},
-    };
-    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++) {
-        mesh_layout_t relaxed = *pins;
-        int *f = (int *)((char *)&relaxed + fields[i].off);
-        if (*f == MESH_FREE)
-            continue;
-        int was = *f;
-        *f = MESH_FREE;
-        if (fits_on(p, &p->model, &relaxed, 0, &c) && (a = add_advice(p, MESH_ADVICE_UNPIN, &c))) {
-            a->field = fields[i].key;
-            a->pinned = was;
-            a->value = *(const int *)((const char *)&c.layout + fields[i].off);
+    /* 1. a pinned field that is in the way, in the key table's order of
+     * relaxing (the pin cheapest to give up first) */
+    for (int order = 1; order <= MESH_LAYOUT_KEYS; order++)
+        for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+            const mesh_layout_key_t *k = &mesh_layout_keys[i];
+            mesh_layout_t relaxed = *pins;
+            int was = mesh_layout_value(&relaxed, k);
+            if (k->relax != order || was == MESH_FREE)
+                continue;
+            *mesh_layout_field(&relaxed, k) = MESH_FREE;
+            if (fits_on(p, &p->model, &relaxed, 0, &c) &&
+                (a = add_advice(p, MESH_ADVICE_UNPIN, &c))) {
+                a->field = k->key;
+                a->pinned = was;
+                a->value = mesh_layout_value(&c.layout, k);
+            }
         }
-    }
     mesh_layout_t none;
     mesh_layout_unpin(&none);
     if (fits_on(p, &p->model, &none, 0, &c)) {

@@ -200,6 +200,55 @@ void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int
  * may be NULL: then 1, balanced). */
 double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
 
+/* The index of word among the choices of the spec's enum key `dotted`
+ * ("train.optimizer_dtype"), any case, or -1: the spec's key table spells
+ * every enum's names once (lib/spec_keys.c). */
+int mesh_spec_choice_of(const char *dotted, const char *word);
+
+/* ---- the --mesh keys (lib/layout.c), the one table of a layout's fields ----
+ *
+ * Each row: the key, the int member of mesh_layout_t it pins, how its value
+ * is read and written, its range (integers), its value in the usage, the
+ * checkpoint dimension it is (MESH_DIM_*, or -1: it shards no checkpoint
+ * and may change on any restart), the order in which the advice offers to
+ * free it when pinned (1 first; 0 never), and where the canonical string
+ * (mesh_layout_format) and the JSON write it always (else only when set:
+ * a dense layout's experts, the levers when used). */
+enum mesh_key_kind { MK_INT, MK_RECOMPUTE, MK_SP, MK_OFFLOAD, MK_MOMENTS };
+#define MK_FORMAT_ALWAYS 1u /* mesh_layout_format writes it whatever its value */
+#define MK_JSON_ALWAYS   2u /* the reports' JSON writes it whatever its value */
+typedef struct mesh_layout_key {
+    const char *key;
+    size_t off;
+    enum mesh_key_kind kind;
+    long long min, max;
+    const char *value; /* "T", "on|off": the usage's */
+    const char *json;  /* its name in the reports' JSON layout */
+    int dim;           /* MESH_DIM_*, or -1 */
+    int relax;         /* 1..: the advice's order; 0: never offered */
+    unsigned flags;    /* MK_* */
+} mesh_layout_key_t;
+#define MESH_LAYOUT_KEYS 13
+extern const mesh_layout_key_t mesh_layout_keys[MESH_LAYOUT_KEYS];
+
+/* Key k's member of l. */
+static inline int *mesh_layout_field(struct mesh_layout *l, const mesh_layout_key_t *k)
+{
+    return (int *)(void *)((char *)l + k->off);
+}
+static inline int mesh_layout_value(const struct mesh_layout *l, const mesh_layout_key_t *k)
+{
+    return *(const int *)(const void *)((const char *)l + k->off);
+}
+/* The key of checkpoint dimension d (MESH_DIM_*), or NULL. */
+const mesh_layout_key_t *mesh_layout_key_of_dim(int d);
+/* Whether a complete layout's string shows key k (MK_FORMAT_ALWAYS, or set). */
+int mesh_layout_key_shown(const struct mesh_layout *l, const mesh_layout_key_t *k);
+/* Key k's value of l as --mesh writes it ("4", "full:2", "on", "optimizer",
+ * "bf16"), into buf[len]. */
+const char *mesh_layout_key_text(const struct mesh_layout *l, const mesh_layout_key_t *k, char *buf,
+                                 size_t len);
+
 /* The policy's values of their own shape (lib/policy_values.c): base is a
  * mesh_policy_t, or for pci a mesh_gpu_override_t. */
 int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_error_t *err);

@@ -11,58 +11,68 @@
 #include "meshplan/layout.h"
 #include "meshplan/parse.h"
 
-void mesh_layout_unpin(mesh_layout_t *l)
-{
-    l->tp = l->pp = l->dp = l->cp = l->zero = l->vpp = l->micro_batch = MESH_FREE;
-    l->recompute = MESH_RECOMPUTE_AUTO;
-    l->recompute_layers = MESH_FREE;
-    l->recompute_modules = MESH_FREE;
-    l->sequence_parallel = MESH_FREE;
-    l->offload = MESH_FREE;
-    l->moments = (mesh_precision_t)MESH_FREE;
-    l->ep = l->etp = MESH_FREE;
-}
-
 /*
- * Every --mesh key, in its canonical order: the int member of mesh_layout_t
- * it pins, its kind and, for the integers, its range.  The table drives
- * parsing, "given twice", the key lists of errors and the pinned-fields
- * string (mesh_layout_format_pins, the controller's request).  Adding a key
- * is a row here, its parsing if it is a new kind, and its use.
+ * Every --mesh key, in its canonical order (internal.h says what a row
+ * holds).  The table drives parsing, "given twice", the key lists of errors
+ * and the usage, unpinning, the canonical string and the pinned-fields
+ * string (mesh_layout_format, mesh_layout_format_pins: the controller's
+ * request), the planner's pins and its advice (explain.c), the restart's
+ * checkpoint dimensions and free keys (restart.c) and the reports' JSON
+ * (report.c).  Adding a key is a row here, its member of mesh_layout_t, its
+ * parsing if it is a new kind, and its use.
  */
-enum mesh_kind { MK_INT, MK_RECOMPUTE, MK_SP, MK_OFFLOAD, MK_MOMENTS };
-static const struct mesh_key {
-    const char *key;
-    size_t off;
-    enum mesh_kind kind;
-    long long min, max;
-} mesh_keys[] = {
-    {"tp", offsetof(mesh_layout_t, tp), MK_INT, 1, 1 << 16},
-    {"pp", offsetof(mesh_layout_t, pp), MK_INT, 1, 1 << 16},
-    {"dp", offsetof(mesh_layout_t, dp), MK_INT, 1, 1 << 24},
-    {"cp", offsetof(mesh_layout_t, cp), MK_INT, 1, 1 << 16},
-    {"ep", offsetof(mesh_layout_t, ep), MK_INT, 1, 1 << 16},
-    {"etp", offsetof(mesh_layout_t, etp), MK_INT, 1, 1 << 16},
-    {"zero", offsetof(mesh_layout_t, zero), MK_INT, 0, 3},
-    {"vpp", offsetof(mesh_layout_t, vpp), MK_INT, 1, 1 << 16},
-    {"mb", offsetof(mesh_layout_t, micro_batch), MK_INT, 1, 1 << 16},
-    {"recompute", offsetof(mesh_layout_t, recompute), MK_RECOMPUTE, 0, 0},
-    {"sp", offsetof(mesh_layout_t, sequence_parallel), MK_SP, 0, 0},
-    {"offload", offsetof(mesh_layout_t, offload), MK_OFFLOAD, 0, 0},
-    {"moments", offsetof(mesh_layout_t, moments), MK_MOMENTS, 0, 0},
+#define AT(member) .off = offsetof(mesh_layout_t, member)
+#define ALWAYS     (MK_FORMAT_ALWAYS | MK_JSON_ALWAYS)
+const mesh_layout_key_t mesh_layout_keys[MESH_LAYOUT_KEYS] = {
+    {"tp", AT(tp), MK_INT, 1, 1 << 16, "T", "tp", MESH_DIM_TP, 4, ALWAYS},
+    {"pp", AT(pp), MK_INT, 1, 1 << 16, "P", "pp", MESH_DIM_PP, 5, ALWAYS},
+    {"dp", AT(dp), MK_INT, 1, 1 << 24, "D", "dp", MESH_DIM_DP, 8, ALWAYS},
+    {"cp", AT(cp), MK_INT, 1, 1 << 16, "C", "cp", MESH_DIM_CP, 6, ALWAYS},
+    {"ep", AT(ep), MK_INT, 1, 1 << 16, "E", "ep", MESH_DIM_EP, 9, 0},
+    {"etp", AT(etp), MK_INT, 1, 1 << 16, "X", "etp", MESH_DIM_ETP, 10, 0},
+    {"zero", AT(zero), MK_INT, 0, 3, "Z", "zero", MESH_DIM_ZERO, 1, ALWAYS},
+    {"vpp", AT(vpp), MK_INT, 1, 1 << 16, "V", "vpp", MESH_DIM_VPP, 7, ALWAYS},
+    {"mb", AT(micro_batch), MK_INT, 1, 1 << 16, "B", "micro_batch", -1, 3, ALWAYS},
+    {"recompute", AT(recompute), MK_RECOMPUTE, 0, 0, "R", "recompute", -1, 2, ALWAYS},
+    {"sp", AT(sequence_parallel), MK_SP, 0, 0, "on|off", "sequence_parallel", -1, 0, ALWAYS},
+    {"offload", AT(offload), MK_OFFLOAD, 0, 0, "none|optimizer", "offload", -1, 0, MK_JSON_ALWAYS},
+    {"moments", AT(moments), MK_MOMENTS, 0, 0, "fp32|bf16|fp16", "moments", -1, 0, MK_JSON_ALWAYS},
 };
+#undef AT
+#undef ALWAYS
 /* the enums among them are pinned as ints, like the rest */
 _Static_assert(sizeof(mesh_recompute_t) == sizeof(int) && sizeof(mesh_precision_t) == sizeof(int),
                "--mesh members are ints");
 
-static int *pinned(mesh_layout_t *l, const struct mesh_key *k)
+void mesh_layout_unpin(mesh_layout_t *l)
 {
-    return (int *)(void *)((char *)l + k->off);
+    /* MESH_RECOMPUTE_AUTO is MESH_FREE: every key's member alike */
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++)
+        *mesh_layout_field(l, &mesh_layout_keys[i]) = MESH_FREE;
+    l->recompute_layers = MESH_FREE;
+    l->recompute_modules = MESH_FREE;
 }
 
-static int pin_of(const mesh_layout_t *l, const struct mesh_key *k)
+const mesh_layout_key_t *mesh_layout_key_of_dim(int d)
 {
-    return *(const int *)(const void *)((const char *)l + k->off);
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++)
+        if (mesh_layout_keys[i].dim == d && d >= 0)
+            return &mesh_layout_keys[i];
+    return NULL;
+}
+
+const char *mesh_layout_keys_usage(void)
+{
+    static char usage[256];
+    if (!usage[0]) { /* the same bytes each time: two threads may both write them */
+        char u[sizeof(usage)];
+        size_t n = 0;
+        for (int i = 0; i < MESH_LAYOUT_KEYS && n < sizeof(u); i++)
+            n += (size_t)snprintf(u + n, sizeof(u) - n, "%s%s=%s", i ? "," : "",
+                                  mesh_layout_keys[i].key, mesh_layout_keys[i].value);
+        memcpy(usage, u, sizeof(usage));
+    }
+    return usage;
 }
 
 /* "tp pp dp ...": what errors list as the allowed keys. */
@@ -70,8 +80,8 @@ static const char *mesh_key_list(char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
-    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys) && n < len; i++) {
-        int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", mesh_keys[i].key);
+    for (int i = 0; i < MESH_LAYOUT_KEYS && n < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", mesh_layout_keys[i].key);
         n += w > 0 ? (size_t)w : 0;
     }
     return buf;
@@ -123,19 +133,19 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
                               mesh_key_list(keys, sizeof(keys)));
     *eq = '\0';
     const char *key = item, *val = eq + 1;
-    const struct mesh_key *k = NULL;
-    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys) && !k; i++)
-        if (strcmp(key, mesh_keys[i].key) == 0)
-            k = &mesh_keys[i];
+    const mesh_layout_key_t *k = NULL;
+    for (int i = 0; i < MESH_LAYOUT_KEYS && !k; i++)
+        if (strcmp(key, mesh_layout_keys[i].key) == 0)
+            k = &mesh_layout_keys[i];
     if (!k)
         return mesh_error_set(err, "mesh: unknown key '%.20s' (keys: %s)", key,
                               mesh_key_list(keys, sizeof(keys)));
-    unsigned bit = 1u << (k - mesh_keys);
+    unsigned bit = 1u << (k - mesh_layout_keys);
     if (*seen & bit)
         return mesh_error_set(err, "mesh: %s given twice", key);
     *seen |= bit;
     if (strcasecmp(val, "auto") == 0) { /* explicitly planned, whatever the spec says */
-        *pinned(l, k) = MESH_AUTO;
+        *mesh_layout_field(l, k) = MESH_AUTO;
         return 0;
     }
     char what[32];
@@ -149,21 +159,20 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
                                   val);
         l->offload = strcasecmp(val, "optimizer") == 0;
         return 0;
-    case MK_MOMENTS: {
-        const char *const names[] = {"bf16", "fp16", "fp32"};
-        for (int i = 0; i < MESH_ARRAY_LEN(names); i++)
-            if (strcasecmp(val, names[i]) == 0) {
-                l->moments = (mesh_precision_t)i;
-                return 0;
-            }
-        return mesh_error_set(err, "mesh moments: '%.20s' is not one of fp32 bf16 fp16 auto", val);
+    case MK_MOMENTS: { /* the spec's optimizer_dtype's names: its enum's order */
+        int i = mesh_spec_choice_of("train.optimizer_dtype", val);
+        if (i < 0)
+            return mesh_error_set(err, "mesh moments: '%.20s' is not one of fp32 bf16 fp16 auto",
+                                  val);
+        l->moments = (mesh_precision_t)i;
+        return 0;
     }
     case MK_INT: break;
     }
     long long v;
     if (mesh_parse_int(val, what, k->min, k->max, &v, err) < 0)
         return -1;
-    *pinned(l, k) = (int)v;
+    *mesh_layout_field(l, k) = (int)v;
     return 0;
 }
 
@@ -202,22 +211,49 @@ const char *mesh_layout_recompute(const mesh_layout_t *l, char *buf, size_t len)
     return buf;
 }
 
+int mesh_layout_key_shown(const mesh_layout_t *l, const mesh_layout_key_t *k)
+{
+    int v = mesh_layout_value(l, k);
+    if (k->flags & MK_FORMAT_ALWAYS)
+        return 1;
+    /* the memory levers only when used, so that the strings of layouts
+     * without them read as they always did; a dense layout's experts not */
+    switch (k->kind) {
+    case MK_OFFLOAD: return v == 1;
+    case MK_MOMENTS: return v >= 0 && v != MESH_PREC_FP32;
+    default: return v > 0;
+    }
+}
+
+const char *mesh_layout_key_text(const mesh_layout_t *l, const mesh_layout_key_t *k, char *buf,
+                                 size_t len)
+{
+    int v = mesh_layout_value(l, k);
+    switch (k->kind) {
+    case MK_RECOMPUTE: return mesh_layout_recompute(l, buf, len);
+    case MK_SP: snprintf(buf, len, "%s", v ? "on" : "off"); break;
+    case MK_OFFLOAD: snprintf(buf, len, "%s", v ? "optimizer" : "none"); break;
+    case MK_MOMENTS: snprintf(buf, len, "%s", mesh_precision_name((mesh_precision_t)v)); break;
+    case MK_INT: snprintf(buf, len, "%d", v); break;
+    }
+    return buf;
+}
+
 const char *mesh_layout_format(const mesh_layout_t *l, char *buf, size_t len)
 {
-    char rc[48];
-    /* the memory levers are written only when used, so that the strings of
-     * layouts without them read as they always did */
-    char experts[48] = "";
-    if (l->ep > 0 || l->etp > 0) /* a MoE model's layout (as pins, each where set) */
-        snprintf(experts, sizeof(experts), "%s%.0d%s%.0d", l->ep > 0 ? ",ep=" : "",
-                 l->ep > 0 ? l->ep : 0, l->etp > 0 ? ",etp=" : "", l->etp > 0 ? l->etp : 0);
-    snprintf(buf, len, "tp=%d,pp=%d,dp=%d,cp=%d%s,zero=%d,vpp=%d,mb=%d,recompute=%s,sp=%s%s%s%s",
-             l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
-             mesh_layout_recompute(l, rc, sizeof(rc)), l->sequence_parallel ? "on" : "off",
-             l->offload == 1 ? ",offload=optimizer" : "",
-             l->moments == MESH_PREC_FP32 || (int)l->moments < 0 ? "" : ",moments=",
-             l->moments == MESH_PREC_FP32 || (int)l->moments < 0 ? ""
-                                                                 : mesh_precision_name(l->moments));
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        char v[48];
+        if (!mesh_layout_key_shown(l, k))
+            continue;
+        int w = snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "", k->key,
+                         mesh_layout_key_text(l, k, v, sizeof(v)));
+        if (w < 0 || (size_t)w >= len - n)
+            break; /* truncated, as snprintf leaves it */
+        n += (size_t)w;
+    }
     return buf;
 }
 
@@ -486,25 +522,15 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len)
 {
     mesh_buf_t b;
-    char rc[48];
+    char v[48];
     mesh_buf_init(&b);
-    for (int i = 0; i < MESH_ARRAY_LEN(mesh_keys); i++) {
-        const struct mesh_key *k = &mesh_keys[i];
-        int v = pin_of(l, k);
-        if (v == MESH_FREE)
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        int pin = mesh_layout_value(l, k);
+        if (pin == MESH_FREE)
             continue;
-        mesh_buf_printf(&b, "%s%s=", b.len ? "," : "", k->key);
-        if (v == MESH_AUTO) {
-            mesh_buf_puts(&b, "auto");
-            continue;
-        }
-        switch (k->kind) {
-        case MK_INT: mesh_buf_printf(&b, "%d", v); break;
-        case MK_RECOMPUTE: mesh_buf_puts(&b, mesh_layout_recompute(l, rc, sizeof(rc))); break;
-        case MK_SP: mesh_buf_puts(&b, v ? "on" : "off"); break;
-        case MK_OFFLOAD: mesh_buf_puts(&b, v ? "optimizer" : "none"); break;
-        case MK_MOMENTS: mesh_buf_puts(&b, mesh_precision_name((mesh_precision_t)v)); break;
-        }
+        mesh_buf_printf(&b, "%s%s=%s", b.len ? "," : "", k->key,
+                        pin == MESH_AUTO ? "auto" : mesh_layout_key_text(l, k, v, sizeof(v)));
     }
     snprintf(buf, len, "%s", b.len && !b.failed ? b.data : "auto");
     mesh_buf_free(&b);

@@ -110,17 +110,11 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
         if (m->recompute == MESH_RECOMPUTE_SELECTIVE) /* and its selective Megatron's */
             pin->recompute_modules = 0;
     }
-    int *fields[] = {&pin->tp,          &pin->pp,
-                     &pin->dp,          &pin->cp,
-                     &pin->zero,        &pin->vpp,
-                     &pin->micro_batch, &pin->sequence_parallel,
-                     &pin->offload,     (int *)&pin->moments,
-                     &pin->ep,          &pin->etp};
-    for (int i = 0; i < MESH_ARRAY_LEN(fields); i++)
-        if (*fields[i] == MESH_AUTO)
-            *fields[i] = MESH_FREE;
-    if ((int)pin->recompute == MESH_AUTO)
-        pin->recompute = MESH_RECOMPUTE_AUTO;
+    /* "auto" is planned like a field left out (MESH_RECOMPUTE_AUTO is
+     * MESH_FREE: recompute alike) */
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++)
+        if (mesh_layout_value(pin, &mesh_layout_keys[i]) == MESH_AUTO)
+            *mesh_layout_field(pin, &mesh_layout_keys[i]) = MESH_FREE;
     /* recompute: full from the spec or --mesh means all layers; a planned
      * full recomputation may cover fewer */
     if (pin->recompute == MESH_RECOMPUTE_AUTO)

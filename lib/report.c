@@ -3,6 +3,7 @@
  * Reports: the explained plan as text and as JSON, and the rank map.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,23 +348,45 @@ char *mesh_report_text(const mesh_plan_t *p)
 
 /* ---- JSON ---- */
 
+/* Key k's value in the JSON layout: numbers, booleans and names (recompute
+ * by its name alone: recompute_layers follows it). */
+static void json_key(mesh_buf_t *b, const mesh_layout_t *l, const mesh_layout_key_t *k)
+{
+    int v = mesh_layout_value(l, k);
+    mesh_buf_printf(b, "\"%s\":", k->json);
+    switch (k->kind) {
+    case MK_INT: mesh_buf_printf(b, "%d", v); break;
+    case MK_RECOMPUTE:
+        mesh_buf_printf(b, "\"%s\"", mesh_recompute_name((mesh_recompute_t)v));
+        break;
+    case MK_SP: mesh_buf_puts(b, v ? "true" : "false"); break;
+    case MK_OFFLOAD: mesh_buf_puts(b, v ? "\"optimizer\"" : "\"none\""); break;
+    case MK_MOMENTS: mesh_buf_printf(b, "\"%s\"", mesh_precision_name((mesh_precision_t)v)); break;
+    }
+}
+
+/* The layout's keys (lib/layout.c's table; a dense layout's experts left
+ * out, so that it reads as it always did), each followed by what derives
+ * from it, and the canonical string. */
 static void json_layout(mesh_buf_t *b, const mesh_candidate_t *c, long global_batch)
 {
     const mesh_layout_t *l = &c->layout;
-    char canon[MESH_LAYOUT_STR_MAX], experts[96] = "";
-    if (l->ep > 0) /* a MoE model's layout: a dense one's reads as it always did */
-        snprintf(experts, sizeof(experts), ",\"ep\":%d,\"etp\":%d,\"edp\":%ld", l->ep, l->etp,
-                 mesh_layout_edp(l));
-    mesh_buf_printf(b,
-                    "{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"cp\":%d%s,\"zero\":%d,\"vpp\":%d,"
-                    "\"micro_batch\":%d,\"micro_batches\":%ld,\"global_batch\":%ld,"
-                    "\"recompute\":\"%s\",\"recompute_layers\":%d,\"sequence_parallel\":%s,"
-                    "\"offload\":\"%s\",\"moments\":\"%s\",\"mesh\":\"%s\"}",
-                    l->tp, l->pp, l->dp, l->cp, experts, l->zero, l->vpp, l->micro_batch,
-                    c->micro_batches, global_batch, mesh_recompute_name(l->recompute),
-                    l->recompute_layers, l->sequence_parallel ? "true" : "false",
-                    l->offload ? "optimizer" : "none", mesh_precision_name(l->moments),
-                    mesh_layout_format(l, canon, sizeof(canon)));
+    char canon[MESH_LAYOUT_STR_MAX];
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        if (!(k->flags & MK_JSON_ALWAYS) && !mesh_layout_key_shown(l, k))
+            continue;
+        mesh_buf_puts(b, i ? "," : "{");
+        json_key(b, l, k);
+        if (k->off == offsetof(mesh_layout_t, etp))
+            mesh_buf_printf(b, ",\"edp\":%ld", mesh_layout_edp(l));
+        else if (k->off == offsetof(mesh_layout_t, micro_batch))
+            mesh_buf_printf(b, ",\"micro_batches\":%ld,\"global_batch\":%ld", c->micro_batches,
+                            global_batch);
+        else if (k->off == offsetof(mesh_layout_t, recompute))
+            mesh_buf_printf(b, ",\"recompute_layers\":%d", l->recompute_layers);
+    }
+    mesh_buf_printf(b, ",\"mesh\":\"%s\"}", mesh_layout_format(l, canon, sizeof(canon)));
 }
 
 static void json_memory(mesh_buf_t *b, const mesh_memory_t *m)

@@ -27,34 +27,24 @@
     "expected meshplan plan --json, the value of $MESH_PLAN, or MESH_PLAN=... lines as meshplan "  \
     "env prints them"
 
-/* The dimensions, in mesh_dim_t's order: their --mesh key and field. */
-static const struct dim {
-    const char *name;
-    size_t off;
-} dims[MESH_DIM_COUNT] = {
-    [MESH_DIM_TP] = {"tp", offsetof(mesh_layout_t, tp)},
-    [MESH_DIM_PP] = {"pp", offsetof(mesh_layout_t, pp)},
-    [MESH_DIM_VPP] = {"vpp", offsetof(mesh_layout_t, vpp)},
-    [MESH_DIM_CP] = {"cp", offsetof(mesh_layout_t, cp)},
-    [MESH_DIM_DP] = {"dp", offsetof(mesh_layout_t, dp)},
-    [MESH_DIM_EP] = {"ep", offsetof(mesh_layout_t, ep)},
-    [MESH_DIM_ETP] = {"etp", offsetof(mesh_layout_t, etp)},
-    [MESH_DIM_ZERO] = {"zero", offsetof(mesh_layout_t, zero)},
-};
 #define EXPERT_DIMS (MESH_DIM_BIT(MESH_DIM_EP) | MESH_DIM_BIT(MESH_DIM_ETP))
 #define ALL_DIMS    ((1u << MESH_DIM_COUNT) - 1)
 
-/* The --mesh keys that shard no checkpoint: they may change on any restart. */
-static const char *const free_keys[] = {"mb", "recompute", "sp", "offload", "moments"};
+/* The dimensions are the --mesh keys with one (lib/layout.c's table): their
+ * key and field. */
+static const char *dim_name(int d)
+{
+    return mesh_layout_key_of_dim(d)->key;
+}
 
 static int dim_value(const mesh_layout_t *l, int d)
 {
-    return *(const int *)(const void *)((const char *)l + dims[d].off);
+    return mesh_layout_value(l, mesh_layout_key_of_dim(d));
 }
 
 static int *dim_field(mesh_layout_t *l, int d)
 {
-    return (int *)(void *)((char *)l + dims[d].off);
+    return mesh_layout_field(l, mesh_layout_key_of_dim(d));
 }
 
 /* A dimension's size: ep and etp of a dense layout (0) mean 1. */
@@ -67,13 +57,20 @@ static int dim_size(const mesh_layout_t *l, int d)
 static int dim_find(const char *name)
 {
     for (int d = 0; d < MESH_DIM_COUNT; d++)
-        if (strcmp(name, dims[d].name) == 0)
+        if (strcmp(name, dim_name(d)) == 0)
             return d;
     return -1;
 }
 
 /* "tp pp vpp cp dp ep etp zero": what the errors list. */
-#define DIM_LIST "tp pp vpp cp dp ep etp zero"
+static const char *dim_list(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < MESH_DIM_COUNT && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", d ? " " : "", dim_name(d));
+    return buf;
+}
 
 /* The names of a keep set, comma-separated, or "none". */
 static const char *keep_names(unsigned keep, char *buf, size_t len)
@@ -82,29 +79,13 @@ static const char *keep_names(unsigned keep, char *buf, size_t len)
     buf[0] = '\0';
     for (int d = 0; d < MESH_DIM_COUNT; d++)
         if (keep & MESH_DIM_BIT(d) && n < len)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", dims[d].name);
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", dim_name(d));
     if (!buf[0])
         snprintf(buf, len, "none");
     return buf;
 }
 
 /* ---- the saved layout ---- */
-
-/* The fields MESH_PLAN always writes (mesh_layout_format). */
-static const struct {
-    const char *key;
-    size_t off;
-} required[] = {
-    {"tp", offsetof(mesh_layout_t, tp)},
-    {"pp", offsetof(mesh_layout_t, pp)},
-    {"dp", offsetof(mesh_layout_t, dp)},
-    {"cp", offsetof(mesh_layout_t, cp)},
-    {"zero", offsetof(mesh_layout_t, zero)},
-    {"vpp", offsetof(mesh_layout_t, vpp)},
-    {"mb", offsetof(mesh_layout_t, micro_batch)},
-    {"recompute", offsetof(mesh_layout_t, recompute)},
-    {"sp", offsetof(mesh_layout_t, sequence_parallel)},
-};
 
 /* The levers written only where used: left out, they are off. */
 static int levers(mesh_layout_t *l, mesh_error_t *err)
@@ -134,16 +115,20 @@ static int complete_layout(const char *s, mesh_layout_t *l, mesh_error_t *err)
     char missing[96] = "";
     if (mesh_layout_parse(s, l, err) < 0)
         return -1;
-    for (int i = 0; i < MESH_ARRAY_LEN(required); i++) {
-        int v = *(const int *)(const void *)((const char *)l + required[i].off);
+    /* the fields MESH_PLAN always writes (mesh_layout_format) */
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        int v = mesh_layout_value(l, k);
+        if (!(k->flags & MK_FORMAT_ALWAYS))
+            continue;
         if (v == MESH_AUTO)
             return mesh_error_set(err,
                                   "%s=auto in a saved layout: it is the one that ran, every "
                                   "field set",
-                                  required[i].key);
+                                  k->key);
         if (v == MESH_FREE)
             snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
-                     missing[0] ? "," : "", required[i].key);
+                     missing[0] ? "," : "", k->key);
     }
     if (missing[0])
         return mesh_error_set(err,
@@ -443,27 +428,30 @@ int mesh_restart_load(const char *path, mesh_restart_t *r, mesh_error_t *err)
 static int not_a_dim(const char *word, mesh_error_t *err)
 {
     const char *names[MESH_DIM_COUNT];
-    for (int i = 0; i < MESH_ARRAY_LEN(free_keys); i++)
-        if (strcmp(word, free_keys[i]) == 0)
+    char list[64];
+    dim_list(list, sizeof(list));
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) /* a key that shards no checkpoint */
+        if (mesh_layout_keys[i].dim < 0 && strcmp(word, mesh_layout_keys[i].key) == 0)
             return mesh_error_set(err,
                                   "'%s' does not shard a checkpoint: it may change on any "
-                                  "restart (dimensions that can be kept: " DIM_LIST ")",
-                                  word);
+                                  "restart (dimensions that can be kept: %s)",
+                                  word, list);
     if (strcmp(word, "none") == 0)
         return mesh_error_set(err, "'none' keeps nothing: give it alone");
     for (int d = 0; d < MESH_DIM_COUNT; d++)
-        names[d] = dims[d].name;
+        names[d] = dim_name(d);
     const char *meant = mesh_closest_name(word, names, MESH_DIM_COUNT);
-    return mesh_error_set(err, "'%.20s' is not a dimension that can be kept%s%s%s (" DIM_LIST ")",
-                          word, meant ? "; did you mean " : "", meant ? meant : "",
-                          meant ? "?" : "");
+    return mesh_error_set(err, "'%.20s' is not a dimension that can be kept%s%s%s (%s)", word,
+                          meant ? "; did you mean " : "", meant ? meant : "", meant ? "?" : "",
+                          list);
 }
 
 int mesh_restart_keep(mesh_restart_t *r, const char *names, mesh_error_t *err)
 {
-    char buf[128];
+    char buf[128], list[64];
     if (!names || !*names)
-        return mesh_error_set(err, "no dimension named (" DIM_LIST ", or none)");
+        return mesh_error_set(err, "no dimension named (%s, or none)",
+                              dim_list(list, sizeof(list)));
     if (mesh_strlcpy(buf, names, sizeof(buf)) < 0)
         return mesh_error_set(err, "longer than %d characters", (int)sizeof(buf) - 1);
     if (strcmp(buf, "none") == 0) {
@@ -527,12 +515,12 @@ int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layou
             return mesh_error_set(err,
                                   "mesh %s=auto conflicts with the kept %s=%d (the "
                                   "checkpoint's): leave %s out, or keep less",
-                                  dims[d].name, dims[d].name, v, dims[d].name);
+                                  dim_name(d), dim_name(d), v, dim_name(d));
         if (*pin != MESH_FREE && *pin != v)
             return mesh_error_set(err,
                                   "mesh %s=%d conflicts with the kept %s=%d (the checkpoint's): "
                                   "pin the same value, or keep less",
-                                  dims[d].name, *pin, dims[d].name, v);
+                                  dim_name(d), *pin, dim_name(d), v);
         *pin = v;
     }
     return 0;
@@ -566,7 +554,7 @@ const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len)
     buf[0] = '\0';
     for (int d = 0; d < MESH_DIM_COUNT; d++)
         if (r->keep & MESH_DIM_BIT(d) && n < len)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s=%d", n ? "," : "", dims[d].name,
+            n += (size_t)snprintf(buf + n, len - n, "%s%s=%d", n ? "," : "", dim_name(d),
                                   dim_value(&r->from, d));
     if (!buf[0])
         snprintf(buf, len, "none");
@@ -715,8 +703,8 @@ static void text_changed(const mesh_restart_t *r, const account_t *x, mesh_buf_t
     mesh_buf_puts(b, "  changed   ");
     for (int d = 0; d < MESH_DIM_COUNT; d++)
         if (changed & MESH_DIM_BIT(d))
-            mesh_buf_printf(b, "%s%s %d -> %d", n++ ? ", " : "", dims[d].name,
-                            dim_size(&r->from, d), dim_size(&x->best->layout, d));
+            mesh_buf_printf(b, "%s%s %d -> %d", n++ ? ", " : "", dim_name(d), dim_size(&r->from, d),
+                            dim_size(&x->best->layout, d));
     if (n)
         mesh_buf_printf(b, "; MESH_RESHARD=%s tells the training program to reshard %s on load\n",
                         x->reshard, mesh_noun(n, "it", "them"));
@@ -804,13 +792,13 @@ char *mesh_restart_json(const mesh_restart_t *r, const mesh_plan_t *p)
     mesh_buf_puts(&b, ",\"keep\":[");
     for (int d = 0; d < MESH_DIM_COUNT; d++)
         if (r->keep & MESH_DIM_BIT(d))
-            mesh_buf_printf(&b, "%s\"%s\"", n++ ? "," : "", dims[d].name);
+            mesh_buf_printf(&b, "%s\"%s\"", n++ ? "," : "", dim_name(d));
     mesh_buf_printf(&b, "],\"kept\":\"%s\",\"reshard\":\"%s\",\"changed\":[", x.kept, x.reshard);
     n = 0;
     for (int d = 0; d < MESH_DIM_COUNT; d++)
         if (changed_dims(r, to) & MESH_DIM_BIT(d))
             mesh_buf_printf(&b, "%s{\"dim\":\"%s\",\"from\":%d,\"to\":%d}", n++ ? "," : "",
-                            dims[d].name, dim_size(&r->from, d), dim_size(to, d));
+                            dim_name(d), dim_size(&r->from, d), dim_size(to, d));
     mesh_buf_printf(&b, "],\"global_batch\":%ld,\"global_batch_saved\":", x.gb);
     mesh_buf_printf(&b, r->global_batch ? "%ld" : "null", r->global_batch);
     json_from_to(&b, "micro_batch", r->from.micro_batch, to->micro_batch);

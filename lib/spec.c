@@ -130,6 +130,7 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
     long long iv = 0;
     double dv = 0;
     int bv = 0, id = (int)(k - mesh_spec_keys);
+    char list[128];
 
     if (k->auto_value != NO_AUTO && strcasecmp(v, "auto") == 0) {
         put_int(m, k, k->auto_value);
@@ -169,7 +170,8 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
         break;
     case K_ENUM:
         if ((iv = mesh_spec_enum_parse(k->choices, v)) < 0)
-            return fail(r, line, "%s: '%.40s' is not one of: %s%s", dotted, v, k->choices,
+            return fail(r, line, "%s: '%.40s' is not one of: %s%s", dotted, v,
+                        mesh_spec_choices_list(k->choices, list, sizeof(list)),
                         k->auto_value != NO_AUTO ? " auto" : "");
         put_int(m, k, iv);
         break;

@@ -44,77 +44,71 @@ int mesh_spec_in_section(const char *sec, const char *top)
     return strncmp(sec, top, n) == 0 && (sec[n] == '\0' || sec[n] == '.');
 }
 
-const char *mesh_spec_enum_names(const char *choices, int i, char *buf, size_t len)
+const char *mesh_spec_choice(const char *const *choices, int i)
 {
-    const char *p = choices;
-    for (int k = 0; k < i && p; k++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    if (!p)
-        return "?";
-    size_t n = strcspn(p, " ");
-    if (n >= len)
-        n = len - 1;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
+    for (int k = 0; choices && choices[k]; k++)
+        if (k == i)
+            return choices[k];
+    return "?";
+}
+
+int mesh_spec_enum_parse(const char *const *choices, const char *s)
+{
+    for (int i = 0; choices && choices[i]; i++)
+        if (strcasecmp(choices[i], s) == 0)
+            return i;
+    return -1;
+}
+
+const char *mesh_spec_choices_list(const char *const *choices, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; choices && choices[i] && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", choices[i]);
     return buf;
 }
 
-int mesh_spec_enum_parse(const char *choices, const char *s)
+/* The name of value v of enum key f, from its choices; `other` outside them. */
+static const char *enum_name(int f, int v, const char *other)
 {
-    char name[32];
-    for (int i = 0;; i++) {
-        const char *n = mesh_spec_enum_names(choices, i, name, sizeof(name));
-        if (strcmp(n, "?") == 0)
-            return -1;
-        if (strcasecmp(n, s) == 0)
-            return i;
-    }
+    const char *n = mesh_spec_choice(mesh_spec_keys[f].choices, v);
+    return strcmp(n, "?") == 0 ? other : n;
 }
 
 const char *mesh_precision_name(mesh_precision_t p)
 {
-    static const char *const names[] = {"bf16", "fp16", "fp32", "fp8"};
-    return (unsigned)p < MESH_ARRAY_LEN(names) ? names[p] : "?";
+    return enum_name(F_PREC, (int)p, "?");
 }
 
 const char *mesh_fp8_recipe_name(mesh_fp8_recipe_t r)
 {
-    static const char *const names[] = {"delayed", "tensorwise", "blockwise", "mxfp8"};
-    return (unsigned)r < MESH_ARRAY_LEN(names) ? names[r] : "?";
+    return enum_name(F_FP8_RECIPE, (int)r, "?");
 }
 
 const char *mesh_framework_name(mesh_framework_t f)
 {
-    static const char *const names[] = {"auto", "megatron", "deepspeed", "torch"};
-    return (unsigned)f < MESH_ARRAY_LEN(names) ? names[f] : "?";
+    return enum_name(F_FRAMEWORK, (int)f, "?");
 }
 
 const char *mesh_optimizer_name(mesh_optimizer_t o)
 {
-    return o == MESH_OPT_ADAM ? "adam" : o == MESH_OPT_ADAMW ? "adamw" : "sgd";
+    return enum_name(F_OPT, (int)o, "sgd");
 }
 
 const char *mesh_recompute_name(mesh_recompute_t r)
 {
-    switch (r) {
-    case MESH_RECOMPUTE_NONE: return "none";
-    case MESH_RECOMPUTE_SELECTIVE: return "selective";
-    case MESH_RECOMPUTE_FULL: return "full";
-    default: return "auto";
-    }
+    return enum_name(F_RECOMPUTE, (int)r, "auto");
 }
 
 const char *mesh_mlp_name(mesh_mlp_t m)
 {
-    return m == MESH_MLP_GELU ? "gelu" : "swiglu";
+    return enum_name(F_MLP, (int)m, "swiglu");
 }
 
 const char *mesh_finetune_name(mesh_finetune_t f)
 {
-    return f == MESH_FINETUNE_LORA ? "lora" : "full";
+    return enum_name(F_FINETUNE, (int)f, "full");
 }
 
 int mesh_recompute_parse(const char *s, mesh_recompute_t *out)
@@ -123,11 +117,23 @@ int mesh_recompute_parse(const char *s, mesh_recompute_t *out)
         *out = MESH_RECOMPUTE_AUTO;
         return 0;
     }
-    int i = mesh_spec_enum_parse("none selective full", s);
+    int i = mesh_spec_enum_parse(mesh_spec_keys[F_RECOMPUTE].choices, s);
     if (i < 0)
         return -1;
     *out = (mesh_recompute_t)i;
     return 0;
+}
+
+int mesh_spec_choice_of(const char *dotted, const char *word)
+{
+    for (int i = 0; i < F_COUNT; i++) {
+        const struct key *k = &mesh_spec_keys[i];
+        size_t n = strlen(k->section);
+        if (k->choices && strncmp(dotted, k->section, n) == 0 && dotted[n] == '.' &&
+            strcmp(dotted + n + 1, k->name) == 0)
+            return mesh_spec_enum_parse(k->choices, word);
+    }
+    return -1;
 }
 
 static const char *const rc_modules[] = {"core_attn", "layernorm", "mlp"};
@@ -210,7 +216,6 @@ static int unset(const mesh_model_t *m, const struct key *k)
  * the digest hashes it (raw numbers). */
 static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k, int named)
 {
-    char name[32];
     switch (k->kind) {
     case K_STR: mesh_buf_puts(b, (const char *)m + k->off); break;
     case K_PRESET: break;
@@ -227,7 +232,7 @@ static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k,
         else if (k->kind == K_BOOL)
             mesh_buf_puts(b, v ? "true" : "false");
         else if (k->kind == K_ENUM)
-            mesh_buf_puts(b, mesh_spec_enum_names(k->choices, (int)v, name, sizeof(name)));
+            mesh_buf_puts(b, mesh_spec_choice(k->choices, (int)v));
         else
             mesh_buf_printf(b, "%lld", v);
     }

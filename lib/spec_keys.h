@@ -41,7 +41,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
 /*
  * Every key a spec may hold, in one table: field id, section ("" the top
  * level), name, kind, member of mesh_model_t, range (K_INT, K_NUM) or
- * choices (K_ENUM, space-separated in enum order), the value "auto" stands
+ * choices (K_ENUM, CH(...) in enum order), the value "auto" stands
  * for (NO_AUTO: none), and when the request carries it.  The table drives
  * reading, the allowed-keys lists of errors, a file's overrides of its
  * preset, the controller's request and the digest; the field ids name a key
@@ -50,6 +50,10 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
  * historical order, so that plan digests stay the same.  preset is kept in
  * spec_in_t, not in the model (its member column is unused).
  */
+/* A K_ENUM key's choices, in its enum's order: the one place the enum
+ * names are spelled (the mesh_*_name functions return them). */
+#define CH(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 #define SPEC_KEYS(X)                                                                               \
     X(F_NAME, "", "name", K_STR, name, 0, 0, NULL, NO_AUTO, ALWAYS)                                \
     X(F_PRESET, "", "preset", K_PRESET, name, 0, 0, NULL, NO_AUTO, ALWAYS)                         \
@@ -61,7 +65,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_HEAD_DIM, "arch", "head_dim", K_INT, head_dim, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)        \
     X(F_FFN, "arch", "ffn", K_INT, ffn, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                         \
     X(F_VOCAB, "arch", "vocab", K_INT, vocab, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                   \
-    X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, "gelu swiglu", NO_AUTO, ALWAYS)                     \
+    X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, CH("gelu", "swiglu"), NO_AUTO, ALWAYS)              \
     X(F_TIED, "arch", "tied_embeddings", K_BOOL, tied_embeddings, 0, 0, NULL, NO_AUTO, ALWAYS)     \
     X(F_MTP, "arch", "mtp_layers", K_INT, mtp_layers, 0, 64, NULL, NO_AUTO, WHEN_SET)              \
     X(F_ROPE_THETA, "arch", "rope_theta", K_INT, rope_theta, 1, 2147483647, NULL, NO_AUTO,         \
@@ -83,8 +87,8 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       WHEN_SET)                                                                                    \
     X(F_MOE_CAPACITY, "arch.moe", "capacity_factor", K_NUMNONE, moe.capacity_factor, 0.01, 1000,   \
       NULL, NO_AUTO, WHEN_SET)                                                                     \
-    X(F_MOE_SCORE, "arch.moe", "score", K_ENUM, router.score, 0, 0, "softmax sigmoid", NO_AUTO,    \
-      WHEN_SET)                                                                                    \
+    X(F_MOE_SCORE, "arch.moe", "score", K_ENUM, router.score, 0, 0, CH("softmax", "sigmoid"),      \
+      NO_AUTO, WHEN_SET)                                                                           \
     X(F_MOE_BIAS, "arch.moe", "expert_bias", K_BOOL, router.expert_bias, 0, 0, NULL, NO_AUTO,      \
       WHEN_SET)                                                                                    \
     X(F_MOE_GROUPS, "arch.moe", "groups", K_INT, router.groups, 1, 1 << 16, NULL, NO_AUTO,         \
@@ -109,22 +113,24 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_SEQ, "train", "seq_len", K_INT, seq_len, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                \
     X(F_GBS, "train", "global_batch", K_INT, global_batch, 1, 1 << 30, NULL, NO_AUTO, ALWAYS)      \
     X(F_MB, "train", "micro_batch", K_INT, micro_batch, 1, 1 << 16, NULL, 0, ALWAYS)               \
-    X(F_PREC, "train", "precision", K_ENUM, precision, 0, 0, "bf16 fp16 fp32 fp8", NO_AUTO,        \
-      ALWAYS)                                                                                      \
-    X(F_GRAD_DTYPE, "train", "grad_accum_dtype", K_ENUM, grad_accum_dtype, 0, 0, "bf16 fp16 fp32", \
+    X(F_PREC, "train", "precision", K_ENUM, precision, 0, 0, CH("bf16", "fp16", "fp32", "fp8"),    \
       NO_AUTO, ALWAYS)                                                                             \
-    X(F_OPT, "train", "optimizer", K_ENUM, optimizer, 0, 0, "adam adamw sgd", NO_AUTO, ALWAYS)     \
-    X(F_RECOMPUTE, "train", "recompute", K_ENUM, recompute, 0, 0, "none selective full",           \
+    X(F_GRAD_DTYPE, "train", "grad_accum_dtype", K_ENUM, grad_accum_dtype, 0, 0,                   \
+      CH("bf16", "fp16", "fp32"), NO_AUTO, ALWAYS)                                                 \
+    X(F_OPT, "train", "optimizer", K_ENUM, optimizer, 0, 0, CH("adam", "adamw", "sgd"), NO_AUTO,   \
+      ALWAYS)                                                                                      \
+    X(F_RECOMPUTE, "train", "recompute", K_ENUM, recompute, 0, 0, CH("none", "selective", "full"), \
       MESH_RECOMPUTE_AUTO, ALWAYS)                                                                 \
     X(F_FLASH, "train", "flash_attention", K_BOOL, flash_attention, 0, 0, NULL, NO_AUTO, ALWAYS)   \
     X(F_DROPOUT, "train", "dropout", K_NUM, dropout, 0, 1, NULL, NO_AUTO, ALWAYS)                  \
-    X(F_FINETUNE, "train", "finetune", K_ENUM, finetune, 0, 0, "full lora", NO_AUTO, ALWAYS)       \
+    X(F_FINETUNE, "train", "finetune", K_ENUM, finetune, 0, 0, CH("full", "lora"), NO_AUTO,        \
+      ALWAYS)                                                                                      \
     X(F_FP8_RECIPE, "train", "fp8_recipe", K_ENUM, fp8_recipe, 0, 0,                               \
-      "delayed tensorwise blockwise mxfp8", NO_AUTO, WITH_FP8)                                     \
-    X(F_OPT_DTYPE, "train", "optimizer_dtype", K_ENUM, optimizer_dtype, 0, 0, "bf16 fp16 fp32",    \
-      NO_AUTO, ALWAYS)                                                                             \
-    X(F_FRAMEWORK, "train", "framework", K_ENUM, framework, 0, 0, "auto megatron deepspeed torch", \
-      NO_AUTO, ALWAYS)                                                                             \
+      CH("delayed", "tensorwise", "blockwise", "mxfp8"), NO_AUTO, WITH_FP8)                        \
+    X(F_OPT_DTYPE, "train", "optimizer_dtype", K_ENUM, optimizer_dtype, 0, 0,                      \
+      CH("bf16", "fp16", "fp32"), NO_AUTO, ALWAYS)                                                 \
+    X(F_FRAMEWORK, "train", "framework", K_ENUM, framework, 0, 0,                                  \
+      CH("auto", "megatron", "deepspeed", "torch"), NO_AUTO, ALWAYS)                               \
     X(F_MOE_IMBALANCE, "train", "moe_imbalance", K_NUM, moe_imbalance, 1, 1000, NULL, NO_AUTO,     \
       WHEN_SET)                                                                                    \
     X(F_TOKENS, "train", "tokens", K_NUM, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                  \
@@ -152,7 +158,7 @@ struct key {
     enum kind kind;
     size_t off, size; /* the member of mesh_model_t */
     double min, max;
-    const char *choices;
+    const char *const *choices; /* K_ENUM: NULL-terminated; else NULL */
     int auto_value;
     enum when when;
 };
@@ -170,10 +176,12 @@ extern const struct section mesh_spec_sections[MESH_SPEC_SECTIONS];
 const char *mesh_spec_section_key(const struct section *s);
 /* Whether section sec is top or nested in it. */
 int mesh_spec_in_section(const char *sec, const char *top);
-/* The i-th of the space-separated choices, into buf[len]. */
-const char *mesh_spec_enum_names(const char *choices, int i, char *buf, size_t len);
+/* The i-th of the choices, or "?" outside them. */
+const char *mesh_spec_choice(const char *const *choices, int i);
 /* The index of s among the choices (any case), or -1. */
-int mesh_spec_enum_parse(const char *choices, const char *s);
+int mesh_spec_enum_parse(const char *const *choices, const char *s);
+/* The choices joined by spaces, into buf[len], for errors. */
+const char *mesh_spec_choices_list(const char *const *choices, char *buf, size_t len);
 /* Check and complete a spec: in is the merged spec, user the user's own
  * document (its path and the keys it set); 0, or -1 with err naming the key
  * and where it was given (spec_check.c). */

@@ -259,10 +259,8 @@ static struct spank_option options[] = {
      "[meshplan] plan the job's 3D-parallel layout for this model: a preset name (meshplan "
      "presets), a spec .yaml file or a Hugging Face config.json",
      1, 0, cb_model},
-    {"mesh", "LAYOUT",
-     "[meshplan] pin layout fields, the rest planned: auto or "
-     "tp=T,pp=P,dp=D,cp=C,zero=Z,vpp=V,mb=B,recompute=none|selective|full,sp=on|off",
-     1, 0, cb_mesh},
+    /* its help is made from the library's table of keys at registration */
+    {"mesh", "LAYOUT", NULL, 1, 0, cb_mesh},
     {"mesh-export", "MODE",
      "[meshplan] variables to export: torch (MESH_* + RANK, WORLD_SIZE, MASTER_ADDR, ...; the "
      "default), torchrun (PET_* for one torchrun per node) or mesh (MESH_* only)",
@@ -290,9 +288,23 @@ static struct spank_option options[] = {
     SPANK_OPTIONS_TABLE_END,
 };
 
+/* --mesh's help: every key of the library's one table, so that it cannot go
+ * stale as keys are added. */
+static char *mesh_usage(void)
+{
+    static char usage[512];
+    snprintf(usage, sizeof(usage),
+             "[meshplan] pin layout fields, the rest planned: auto or %s (R: none, selective, "
+             "full or full:N layers per stage)",
+             mesh_layout_keys_usage());
+    return usage;
+}
+
 int mesh_plugin_register_options(spank_t sp)
 {
     for (struct spank_option *o = options; o->name; o++) {
+        if (!o->usage)
+            o->usage = mesh_usage();
         spank_err_t rc = spank_option_register(sp, o);
         if (rc != ESPANK_SUCCESS) {
             mesh_plugin_error("cannot register --%s: %s", o->name, spank_strerror(rc));

@@ -49,6 +49,7 @@ typedef struct opt {
     double min, max;
     int (*read)(options_t *o, const char *v);
     const char *help;
+    const char *(*help_of)(void); /* a help made at run time, in place of help */
 } opt_t;
 
 static int read_nodes(options_t *o, const char *v);
@@ -56,6 +57,7 @@ static int read_goal(options_t *o, const char *v);
 static int read_set(options_t *o, const char *v);
 static int read_export(options_t *o, const char *v);
 static int read_bind(options_t *o, const char *v);
+static const char *mesh_help(void);
 
 #define TO(member)           .off = offsetof(options_t, member)
 #define FLAG(member)         OPT_FLAG, TO(member)
@@ -86,11 +88,7 @@ static const opt_t opts[] = {
      .help = "judge the job as job_submit/meshplan does when it is submitted\n"
              "to partition NAME (or A,B,...): on the GPU the policy's\n"
              "partitions: give it, with the controller's verdict on stderr"},
-    {"mesh", "STRING", C_SIZED, TEXT(mesh),
-     .help = "pin fields: tp=T,pp=P,dp=D,cp=C,ep=E,etp=X,zero=Z,vpp=V,mb=B,\n"
-             "recompute=R,sp=on|off,offload=none|optimizer,moments=fp32|bf16|fp16\n"
-             "(R: none, selective, full or full:N layers per stage; ep, etp: the\n"
-             "experts' parallelism, for a MoE model)"},
+    {"mesh", "STRING", C_SIZED, TEXT(mesh), .help_of = mesh_help},
     {"from", "FILE", C_SIZED, TEXT(from),
      .help = "restart from the previous run's layout, saved next to its\n"
              "checkpoint (its plan --json, or $MESH_PLAN): keep the\n"
@@ -256,7 +254,7 @@ static void usage(FILE *f, const command_t *c)
             fprintf(f, "  %s\n%24s", head, "");
         else
             fprintf(f, "  %-21s ", head);
-        put_lines(f, opts[i].help, 24);
+        put_lines(f, opts[i].help_of ? opts[i].help_of() : opts[i].help, 24);
     }
 }
 
@@ -328,6 +326,31 @@ static int spec_set(const char *set)
             return 1;
     }
     return k == 6 && strncmp(set, "preset", 6) == 0;
+}
+
+/* --mesh's help: the keys of the library's one table (so that none is left
+ * out), wrapped after a comma to the width of the other options' help. */
+static const char *mesh_help(void)
+{
+    static char help[640];
+    const char *u = mesh_layout_keys_usage();
+    size_t n = (size_t)snprintf(help, sizeof(help), "pin fields: "), col = n;
+    while (*u && n + 2 < sizeof(help) / 2) {
+        size_t item = strcspn(u, ",");
+        item += u[item] == ',';
+        if (col + item > 68) {
+            help[n++] = '\n';
+            col = 0;
+        }
+        memcpy(help + n, u, item);
+        n += item;
+        col += item;
+        u += item;
+    }
+    snprintf(help + n, sizeof(help) - n,
+             "\n(R: none, selective, full or full:N layers per stage; ep, etp: the\n"
+             "experts' parallelism, for a MoE model)");
+    return help;
 }
 
 /* size's --nodes: "LO-HI", or "N" for N-N; the other commands' a count. */

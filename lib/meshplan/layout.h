@@ -55,6 +55,25 @@ typedef struct mesh_layout {
 } mesh_layout_t;
 
 /**
+ * The dimensions of a layout a checkpoint can be sharded by, in the fixed
+ * order every list of them is written in (MESH_RESHARD, the keep set).
+ */
+typedef enum mesh_dim {
+    MESH_DIM_TP,   /**< tensor parallel size */
+    MESH_DIM_PP,   /**< pipeline parallel size */
+    MESH_DIM_VPP,  /**< model chunks per pipeline stage (interleaving) */
+    MESH_DIM_CP,   /**< context parallel size */
+    MESH_DIM_DP,   /**< data parallel size */
+    MESH_DIM_EP,   /**< expert parallel size (a MoE model's) */
+    MESH_DIM_ETP,  /**< expert tensor parallel size (a MoE model's) */
+    MESH_DIM_ZERO, /**< ZeRO stage (how the optimizer states are sharded) */
+    MESH_DIM_COUNT
+} mesh_dim_t;
+
+/** The bit of dimension d in a keep set. */
+#define MESH_DIM_BIT(d) (1u << (d))
+
+/**
  * What the job runs on.  gpus_per_node is the number of tasks (one GPU
  * each) per node; island is how many of them share an all-to-all NVLink.
  * Made by mesh_policy_alloc or mesh_topo_alloc, or filled by hand.
@@ -72,6 +91,14 @@ typedef struct mesh_alloc {
  * MESH_RECOMPUTE_AUTO, which is the same value.
  */
 MESH_API void mesh_layout_unpin(mesh_layout_t *l);
+
+/**
+ * The --mesh keys and their values, as the help texts of the CLI and of the
+ * plugin write them ("tp=T,pp=P,...,moments=fp32|bf16|fp16"), made from
+ * the one table of keys (lib/layout.c), so that no help can leave a key
+ * out.  A static string, never freed.
+ */
+MESH_API const char *mesh_layout_keys_usage(void);
 
 /**
  * Parse a --mesh string into pins: "auto" or "tp=T,pp=P,dp=D,cp=C,ep=E,

@@ -32,25 +32,6 @@
 extern "C" {
 #endif
 
-/**
- * The dimensions of a layout a checkpoint can be sharded by, in the fixed
- * order every list of them is written in (MESH_RESHARD, the keep set).
- */
-typedef enum mesh_dim {
-    MESH_DIM_TP,   /**< tensor parallel size */
-    MESH_DIM_PP,   /**< pipeline parallel size */
-    MESH_DIM_VPP,  /**< model chunks per pipeline stage (interleaving) */
-    MESH_DIM_CP,   /**< context parallel size */
-    MESH_DIM_DP,   /**< data parallel size */
-    MESH_DIM_EP,   /**< expert parallel size (a MoE model's) */
-    MESH_DIM_ETP,  /**< expert tensor parallel size (a MoE model's) */
-    MESH_DIM_ZERO, /**< ZeRO stage (how the optimizer states are sharded) */
-    MESH_DIM_COUNT
-} mesh_dim_t;
-
-/** The bit of dimension d in a keep set. */
-#define MESH_DIM_BIT(d) (1u << (d))
-
 /*
  * What a checkpoint sharded by model parallelism cannot change on load,
  * kept when only a file is given: tp, pp, vpp, ep and etp (ep and etp only

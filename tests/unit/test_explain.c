@@ -296,6 +296,34 @@ static void advice__unpin_recompute(void **state)
     done(p);
 }
 
+/* Pins in the way are offered in the key table's order, the cheapest to
+ * give up first (recompute, then mb, then tp), and sp never: on Llama 2 13B
+ * with tp=4, mb=4 and no recomputation, sp=on alone would fit, but sequence
+ * parallelism is the user's numerics, not a lever the advice pulls. */
+static void advice__unpin_order_and_never_sp(void **state)
+{
+    mesh_model_t m = test_preset("llama2-13b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=4,sp=off,recompute=none,mb=4");
+    const char *order[] = {"recompute", "mb", "tp"};
+    int next = 0;
+    assert_false(mesh_plan_fits(p));
+    mesh_plan_t *on = test_plan(&m, &a, "tp=4,sp=on,recompute=none,mb=4");
+    assert_true(mesh_plan_fits(on)); /* freeing sp would fit: it is not offered */
+    mesh_plan_destroy(on);
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        const mesh_advice_t *u = mesh_plan_advice_record(p, i);
+        if (u->kind != MESH_ADVICE_UNPIN)
+            continue;
+        assert_string_not_equal(u->field, "sp");
+        while (next < 3 && strcmp(order[next], u->field) != 0)
+            next++;
+        assert_true(next < 3); /* each in the table's order */
+    }
+    assert_string_equal(mesh_plan_advice_record(p, 0)->field, "recompute");
+    done(p);
+}
+
 /* No single pin is in the way, but planning every field fits. */
 static void advice__unpin_all(void **state)
 {
@@ -565,6 +593,7 @@ int main(void)
         cmocka_unit_test(no_fit__out_of_reach_and_lora_nodes),
         cmocka_unit_test(advice__unpin_number),
         cmocka_unit_test(advice__unpin_recompute),
+        cmocka_unit_test(advice__unpin_order_and_never_sp),
         cmocka_unit_test(advice__unpin_all),
         cmocka_unit_test(render__by_hand),
         cmocka_unit_test(render__near_tie_by_hand),

@@ -49,6 +49,15 @@ static void options__registered_and_checked(void **state)
 {
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     assert_int_equal(mock.n_options, 8);
+    /* --mesh's help names every key of the library's table, and only them */
+    const char *usage = NULL;
+    for (int i = 0; i < mock.n_options; i++)
+        if (strcmp(mock.options[i].name, "mesh") == 0)
+            usage = mock.options[i].usage;
+    assert_non_null(usage);
+    assert_non_null(strstr(usage, mesh_layout_keys_usage()));
+    assert_non_null(strstr(usage, ",ep=E,etp=X,"));
+    assert_non_null(strstr(usage, ",offload=none|optimizer,moments=fp32|bf16|fp16"));
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0);
     assert_int_equal(mesh_plugin.pins.tp, 2);
     assert_int_equal(mesh_test_option("mesh", "tp=2,pp=4", 0), 0); /* twice is fine */
