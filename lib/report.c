@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "meshplan/env.h"
 #include "meshplan/explain.h"
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
@@ -294,7 +295,7 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
     int conn = mesh_megatron_max_connections(mesh_plan_model(p), &mesh_plan_best(p)->layout,
                                              &mesh_plan_alloc(p)->gpu);
     if (conn)
-        mesh_buf_printf(b, "  with CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment (exported)\n",
+        mesh_buf_printf(b, "  with %s=%d in the environment (exported)\n", MESH_ENV_MAX_CONNECTIONS,
                         conn);
 }
 
@@ -635,7 +636,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     int conn = mesh_megatron_max_connections(m, &best->layout, &mesh_plan_alloc(p)->gpu);
     mesh_buf_puts(&b, ",\"megatron_env\":{");
     if (conn)
-        mesh_buf_printf(&b, "\"CUDA_DEVICE_MAX_CONNECTIONS\":\"%d\"", conn);
+        mesh_buf_printf(&b, "\"%s\":\"%d\"", MESH_ENV_MAX_CONNECTIONS, conn);
     mesh_buf_puts(&b, "}");
     mesh_buf_puts(&b, ",\"near_tie\":");
     json_near_tie(&b, p);

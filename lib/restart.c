@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "meshplan/explain.h"
 #include "meshplan/parse.h"
+#include "meshplan/env.h"
 #include "meshplan/restart.h"
 #include "yamlread.h"
 
@@ -225,12 +226,12 @@ static int read_json(const char *text, size_t len, const char *name, mesh_restar
     long gbs_model, gbs_layout, gbs_env, layers, hidden, heads;
     int rc = -1; /* a params-only model's plan says 0 layers, hidden and heads: lo 0 */
     if (json_layout(name, layout, "mesh", "layout.mesh", plan[0], &mesh, err) == 0 &&
-        json_layout(name, root, "MESH_PLAN", "MESH_PLAN", plan[1], &env, err) == 0 &&
+        json_layout(name, root, MESH_ENV_PLAN, MESH_ENV_PLAN, plan[1], &env, err) == 0 &&
         json_count(name, model, "global_batch", "model.global_batch", 0, 1, &gbs_model, err) == 0 &&
         json_count(name, layout, "global_batch", "layout.global_batch", 0, 1, &gbs_layout, err) ==
             0 &&
-        json_count(name, root, "MESH_GLOBAL_BATCH_SIZE", "MESH_GLOBAL_BATCH_SIZE", 1, 1, &gbs_env,
-                   err) == 0 &&
+        json_count(name, root, MESH_ENV_GLOBAL_BATCH, MESH_ENV_GLOBAL_BATCH, 1, 1, &gbs_env, err) ==
+            0 &&
         json_count(name, model, "layers", "model.layers", 0, 0, &layers, err) == 0 &&
         json_count(name, model, "hidden", "model.hidden", 0, 0, &hidden, err) == 0 &&
         json_count(name, model, "heads", "model.heads", 0, 0, &heads, err) == 0)
@@ -247,7 +248,7 @@ static int read_json(const char *text, size_t len, const char *name, mesh_restar
                               "--json (its layout.mesh) or meshplan env --json (its MESH_PLAN)",
                               name);
     if (complete_layout(plan[env], &r->from, err) < 0)
-        return mesh_error_prefix(err, "%.200s: %s", name, env ? "MESH_PLAN" : "layout.mesh");
+        return mesh_error_prefix(err, "%.200s: %s", name, env ? MESH_ENV_PLAN : "layout.mesh");
     if (gbs_model && gbs_layout && gbs_model != gbs_layout)
         return mesh_error_set(err,
                               "%.200s: model.global_batch %ld and layout.global_batch %ld differ",
@@ -320,21 +321,21 @@ static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
 {
     char v[PLAN_STR_MAX];
     const char *value = b + k + 1;
-    int plan = k == 9 && strncmp(b, "MESH_PLAN", 9) == 0,
-        gbs = k == 22 && strncmp(b, "MESH_GLOBAL_BATCH_SIZE", 22) == 0;
+    int plan = k == strlen(MESH_ENV_PLAN) && strncmp(b, MESH_ENV_PLAN, k) == 0,
+        gbs = k == strlen(MESH_ENV_GLOBAL_BATCH) && strncmp(b, MESH_ENV_GLOBAL_BATCH, k) == 0;
     if (!plan && !gbs)
         return 0; /* another variable of an environment */
     if (unquote(value, n - k - 1, v, sizeof(v)) < 0)
         return mesh_error_set(x->err, "%.200s:%d: %.*s's value is not one word, bare or in quotes",
                               x->name, line, (int)k, b);
     if (plan)
-        return line_layout(x, line, v, "MESH_PLAN");
+        return line_layout(x, line, v, MESH_ENV_PLAN);
     if (x->gbs_line)
-        return mesh_error_set(x->err, "%.200s:%d: MESH_GLOBAL_BATCH_SIZE given twice", x->name,
-                              line);
+        return mesh_error_set(x->err, "%.200s:%d: %s given twice", x->name, line,
+                              MESH_ENV_GLOBAL_BATCH);
     long long g;
     x->gbs_line = line;
-    if (mesh_parse_int(v, "MESH_GLOBAL_BATCH_SIZE", 1, 1 << 30, &g, x->err) < 0)
+    if (mesh_parse_int(v, MESH_ENV_GLOBAL_BATCH, 1, 1 << 30, &g, x->err) < 0)
         return mesh_error_prefix(x->err, "%.200s:%d", x->name, line);
     x->r->global_batch = (long)g;
     return 0;
@@ -816,4 +817,18 @@ char *mesh_restart_json(const mesh_restart_t *r, const mesh_plan_t *p)
     }
     mesh_buf_puts(&b, "]}");
     return mesh_buf_take(&b);
+}
+
+int mesh_restart_from_env(const char *plan, const char *global_batch, mesh_restart_t *r,
+                          mesh_error_t *err)
+{
+    char text[MESH_RESTART_STR_MAX + 64];
+    if (!plan)
+        return mesh_error_set(err, "no %s: the previous run's layout is not in the environment",
+                              MESH_ENV_PLAN);
+    int n = snprintf(text, sizeof(text), "%s=%s\n", MESH_ENV_PLAN, plan);
+    if (global_batch && n > 0 && (size_t)n < sizeof(text))
+        snprintf(text + n, sizeof(text) - (size_t)n, "%s=%s\n", MESH_ENV_GLOBAL_BATCH,
+                 global_batch);
+    return mesh_restart_read(text, strlen(text), MESH_ENV_PLAN, r, err);
 }

@@ -210,16 +210,14 @@ static int cb_keep(int val, const char *optarg, int remote)
  * given (MESH_PLAN, MESH_GLOBAL_BATCH_SIZE), in sbatch's environment. */
 static int restart_from_env(mesh_restart_t *r, mesh_error_t *err)
 {
-    const char *plan = getenv("MESH_PLAN"), *batch = getenv("MESH_GLOBAL_BATCH_SIZE");
-    char text[MESH_RESTART_STR_MAX + 64];
+    const char *plan = getenv(MESH_ENV_PLAN);
     if (!plan)
-        return mesh_error_set(err, "--mesh-keep: give --mesh-from=FILE, the previous run's plan "
-                                   "(meshplan plan --json, or the MESH_PLAN it exported), or "
-                                   "submit from the previous run's job, where MESH_PLAN is set");
-    int n = snprintf(text, sizeof(text), "MESH_PLAN=%s\n", plan);
-    if (batch && n > 0 && (size_t)n < sizeof(text))
-        snprintf(text + n, sizeof(text) - (size_t)n, "MESH_GLOBAL_BATCH_SIZE=%s\n", batch);
-    if (mesh_restart_read(text, strlen(text), "MESH_PLAN", r, err) < 0)
+        return mesh_error_set(err,
+                              "--mesh-keep: give --mesh-from=FILE, the previous run's plan "
+                              "(meshplan plan --json, or the %s it exported), or "
+                              "submit from the previous run's job, where %s is set",
+                              MESH_ENV_PLAN, MESH_ENV_PLAN);
+    if (mesh_restart_from_env(plan, getenv(MESH_ENV_GLOBAL_BATCH), r, err) < 0)
         return mesh_error_prefix(err, "--mesh-keep");
     return 0;
 }

@@ -20,6 +20,13 @@
 extern "C" {
 #endif
 
+/* The variables of lib/env.c's table that other code names too (the
+ * restart reads them back, the reports show one): spelled here once, and
+ * the table spells them with these. */
+#define MESH_ENV_PLAN            "MESH_PLAN"              /* the layout, as --mesh */
+#define MESH_ENV_GLOBAL_BATCH    "MESH_GLOBAL_BATCH_SIZE" /* sequences per step */
+#define MESH_ENV_MAX_CONNECTIONS "CUDA_DEVICE_MAX_CONNECTIONS"
+
 /** One task's variables, opaque: made by mesh_env_create, freed by mesh_env_destroy. */
 typedef struct mesh_env mesh_env_t;
 

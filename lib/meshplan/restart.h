@@ -112,6 +112,16 @@ MESH_API int mesh_restart_read(const char *text, size_t len, const char *name, m
                                mesh_error_t *err);
 
 /**
+ * The restart of a job that resubmits itself: the layout its tasks were
+ * given, from the values of MESH_PLAN (plan, NULL when unset) and of
+ * MESH_GLOBAL_BATCH_SIZE (global_batch, may be NULL), read as
+ * mesh_restart_read reads them.  The front end reads the environment; the
+ * library decides what it means.  Returns 0, or -1 with err set.
+ */
+MESH_API int mesh_restart_from_env(const char *plan, const char *global_batch, mesh_restart_t *r,
+                                   mesh_error_t *err);
+
+/**
  * mesh_restart_read of the file at `path`, which must be a regular file of
  * at most MESH_RESTART_FILE_MAX bytes (a FIFO or a directory is refused,
  * without blocking; the file opened is the file checked), named by path in

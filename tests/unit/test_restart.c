@@ -194,6 +194,31 @@ static void read__env_forms(void **state)
     mesh_plan_destroy(p);
 }
 
+/* A job that resubmits itself: the restart from its tasks' MESH_PLAN and
+ * MESH_GLOBAL_BATCH_SIZE, as the plugin finds them in sbatch's environment. */
+static void from_env__plan_and_batch(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec(LLAMA_768);
+    mesh_plan_t *p = plan_on(&m, 16, NULL);
+    const char *want = fmt(&mesh_plan_best(p)->layout);
+    mesh_restart_t r;
+    mesh_error_t err;
+    assert_int_equal(mesh_restart_from_env(want, "768", &r, &err), 0);
+    assert_string_equal(fmt(&r.from), want);
+    assert_int_equal(r.global_batch, 768);
+    assert_int_equal(r.keep, MESH_RESTART_KEEP_DEFAULT &
+                                 ~(MESH_DIM_BIT(MESH_DIM_EP) | MESH_DIM_BIT(MESH_DIM_ETP)));
+    assert_int_equal(mesh_restart_from_env(want, NULL, &r, &err), 0);
+    assert_int_equal(r.global_batch, 0); /* MESH_PLAN alone does not say */
+    assert_int_equal(mesh_restart_from_env(NULL, "768", &r, &err), -1);
+    assert_error_has(err.msg, "no MESH_PLAN");
+    assert_int_equal(mesh_restart_from_env(want, "x12", &r, &err), -1);
+    assert_error_has(err.msg, "MESH_GLOBAL_BATCH_SIZE");
+    assert_int_equal(mesh_restart_from_env("tp=2\nMESH_PLAN=tp=4", NULL, &r, &err), -1);
+    mesh_plan_destroy(p);
+}
+
 /* A MoE layout keeps its experts' dimensions too, by default. */
 static void read__moe_keeps_ep_and_etp(void **state)
 {
@@ -704,6 +729,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read__plan_json),
         cmocka_unit_test(read__env_forms),
+        cmocka_unit_test(from_env__plan_and_batch),
         cmocka_unit_test(read__moe_keeps_ep_and_etp),
         cmocka_unit_test(read__hostile_files),
         cmocka_unit_test(read__truncated_json),
