@@ -36,10 +36,17 @@ static void paint(mesh_buf_t *b, const mesh_picture_opts_t *o, int bg, const cha
         mesh_buf_puts(b, text);
 }
 
+int mesh_picture_color(int fd, const char *no_color, const char *term)
+{
+    /* NO_COLOR set to anything (no-color.org); TERM unset, empty or "dumb"
+     * (Emacs' shell, editors' consoles, cron) says the terminal has none */
+    return isatty(fd) && !(no_color && *no_color) && term && *term && strcmp(term, "dumb") != 0;
+}
+
 mesh_picture_opts_t mesh_picture_opts_for(int fd, int color)
 {
-    /* colour is the caller's decision (the CLI's and the plugin's rules
-     * differ, and a library must not read TERM or NO_COLOR behind them) */
+    /* the environment is the caller's to read (mesh_picture_color decides
+     * from what it read) */
     mesh_picture_opts_t po = {.color = color ? 1 : 0, .width = DEFAULT_WIDTH};
     struct winsize ws;
     if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 &&

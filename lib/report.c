@@ -11,6 +11,8 @@
 #include "internal.h"
 #include "meshplan/env.h"
 #include "meshplan/explain.h"
+#include "meshplan/picture.h"
+#include "meshplan/restart.h"
 #include "meshplan/ranks.h"
 #include "meshplan/report.h"
 #include "meshplan/size.h"
@@ -344,6 +346,24 @@ char *mesh_report_text(const mesh_plan_t *p)
     text_cost(&b, p);
     text_megatron(&b, p);
     text_lists(&b, p);
+    return mesh_buf_take(&b);
+}
+
+char *mesh_report_explained(const mesh_plan_t *p, const mesh_restart_t *restart,
+                            const mesh_picture_opts_t *po)
+{
+    char *text = mesh_report_text(p), *rs = restart ? mesh_restart_text(restart, p) : NULL;
+    char *pics = po ? mesh_picture_text(p, po) : NULL;
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    if (!text || (restart && !rs) || (po && !pics))
+        b.failed = 1;
+    else
+        mesh_buf_printf(&b, "%s%s%s%s%s", text, rs ? "\n" : "", rs ? rs : "", pics ? "\n" : "",
+                        pics ? pics : "");
+    free(text);
+    free(rs);
+    free(pics);
     return mesh_buf_take(&b);
 }
 

@@ -356,14 +356,8 @@ static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
         return;
     /* the task's stderr is srun's, but slurmstepd cannot tell a terminal */
     mesh_picture_opts_t po = {.color = 0, .width = 100};
-    char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
-    char *restart = mesh_plugin.have_restart ? mesh_restart_text(&mesh_plugin.restart, p) : NULL;
-    if (text && pics &&
-        asprintf(&mesh_plugin.explanation, "%s%s\n%s", text, restart ? restart : "", pics) < 0)
-        mesh_plugin.explanation = NULL;
-    free(text);
-    free(restart);
-    free(pics);
+    mesh_plugin.explanation =
+        mesh_report_explained(p, mesh_plugin.have_restart ? &mesh_plugin.restart : NULL, &po);
 }
 
 /* Plan this node's share of the step; on failure the error is deferred. */

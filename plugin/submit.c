@@ -223,19 +223,13 @@ int mesh_submit_local_user_init(spank_t sp)
     }
     setenv(MESH_SUBMIT_PLAN_ENV, mesh_plan_digest(p), 1);
     if (mesh_plugin.explain) {
-        /* colour only on a terminal that has it, and never with NO_COLOR */
-        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-        int color = isatty(STDERR_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+        int color = mesh_picture_color(STDERR_FILENO, getenv("NO_COLOR"), getenv("TERM"));
         mesh_picture_opts_t po = mesh_picture_opts_for(STDERR_FILENO, color);
-        char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
-        char *restart =
-            mesh_plugin.have_restart ? mesh_restart_text(&mesh_plugin.restart, p) : NULL;
+        char *text =
+            mesh_report_explained(p, mesh_plugin.have_restart ? &mesh_plugin.restart : NULL, &po);
         if (text)
-            fprintf(stderr, "meshplan: explained plan\n%s%s\n%s", text, restart ? restart : "",
-                    pics ? pics : "");
+            fprintf(stderr, "meshplan: explained plan\n%s", text);
         free(text);
-        free(restart);
-        free(pics);
     }
     rc = 0;
     /* A step that would fit with the optimizer offloaded, where srun cannot

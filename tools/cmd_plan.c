@@ -12,16 +12,10 @@
 
 #include "cli.h"
 
-/* The pictures' options for stdout: the library's (colour only on a
- * terminal, never with NO_COLOR), and no colour either for a terminal that
- * says it has none (TERM unset, empty or "dumb", as Emacs' shell and
- * editors' consoles set it). */
+/* The pictures' options for stdout, colour by the library's one rule. */
 static mesh_picture_opts_t picture_opts(void)
 {
-    /* colour only on a terminal that has it (TERM set and not dumb), and
-     * never with NO_COLOR (no-color.org) */
-    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-    int color = isatty(STDOUT_FILENO) && !(no && *no) && term && *term && strcmp(term, "dumb");
+    int color = mesh_picture_color(STDOUT_FILENO, getenv("NO_COLOR"), getenv("TERM"));
     return mesh_picture_opts_for(STDOUT_FILENO, color);
 }
 
@@ -61,17 +55,21 @@ static char *json_with_restart(const options_t *o, const mesh_plan_t *p, char *j
     return out;
 }
 
-/* The report asked for; a restart's section follows plan's and check's. */
-static int print_report(const options_t *o, const mesh_plan_t *p, report_fn text, report_fn json,
-                        int restart)
+/* The report asked for: plan's and check's the explained plan (with the
+ * restart's section and the pictures, as the plugin shows it), ranks' the
+ * rank map with the pictures; or JSON (a restart's object added). */
+static int print_report(const options_t *o, const mesh_plan_t *p, report_fn text, report_fn json)
 {
+    const mesh_restart_t *restart = o->have_restart ? &o->restart : NULL;
+    mesh_picture_opts_t po = picture_opts();
     if (o->json)
-        return print_owned(restart ? json_with_restart(o, p, json(p)) : json(p));
+        return print_owned(restart && text == mesh_report_text ? json_with_restart(o, p, json(p))
+                                                               : json(p));
+    if (text == mesh_report_text)
+        return print_owned(mesh_report_explained(p, restart, o->no_pictures ? NULL : &po));
     int rc = print_owned(text(p));
-    if (rc == 0 && restart) {
-        putchar('\n');
-        rc = print_owned(mesh_restart_text(&o->restart, p));
-    }
+    if (rc == 0 && !o->no_pictures)
+        rc = print_owned(mesh_picture_text(p, &po));
     return rc;
 }
 
@@ -91,11 +89,7 @@ int report(const options_t *o, report_fn text, report_fn json, int explain)
     if (o->svg)
         rc = write_svg(o->svg, p);
     if (rc == 0 && !svg_only)
-        rc = print_report(o, p, text, json, o->have_restart && text == mesh_report_text);
-    if (rc == 0 && !svg_only && !o->json && !o->no_pictures) {
-        mesh_picture_opts_t po = picture_opts();
-        rc = print_owned(mesh_picture_text(p, &po));
-    }
+        rc = print_report(o, p, text, json);
     if (rc == 0 && explain && !mesh_plan_fits(p)) {
         char msg[4096];
         say_lines("", mesh_report_nofit(p, msg, sizeof(msg)));

@@ -30,14 +30,23 @@ typedef struct mesh_picture_opts {
 } mesh_picture_opts_t;
 
 /**
+ * Whether pictures written to fd are drawn in colour, the one rule every
+ * front end follows: fd is a terminal, no_color (the value of $NO_COLOR,
+ * NULL when unset) is unset or empty, and term (the value of $TERM) is set,
+ * not empty and not "dumb".  The caller reads the environment and passes
+ * the values; the library reads none.
+ */
+MESH_API int mesh_picture_color(int fd, const char *no_color, const char *term);
+
+/**
  * The options for pictures written to fd: colour as the caller decides
  * (color non-zero: ANSI colours), and the width of fd's terminal when it
  * is one of 40 to 99 columns, else 100.
  *
- * The library does not decide colour: the caller weighs whatever its users
- * expect (a terminal, NO_COLOR, TERM=dumb, an option) and passes the
- * outcome.  Reads no environment; fd is only queried (isatty, TIOCGWINSZ),
- * and may be any descriptor, open or not.
+ * color is mesh_picture_color's answer, or the caller's where it knows
+ * better (slurmstepd cannot tell a terminal).  Reads no environment; fd is
+ * only queried (isatty, TIOCGWINSZ), and may be any descriptor, open or
+ * not.
  *
  * @param fd     where the pictures will be written
  * @param color  non-zero for ANSI colours, 0 for plain text

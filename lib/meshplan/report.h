@@ -14,6 +14,8 @@
 #include "meshplan/api.h"
 #include "meshplan/explain.h"
 #include "meshplan/plan.h"
+#include "meshplan/restart.h"
+#include "meshplan/picture.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +26,17 @@ extern "C" {
  * its memory breakdown and cost, runners-up, reasons and advice.
  */
 MESH_API char *mesh_report_text(const mesh_plan_t *p);
+
+/**
+ * The explained plan as every front end shows it (meshplan plan, srun's and
+ * the first task's --mesh-explain): mesh_report_text, then after a blank
+ * line the restart's section when restart is not NULL (mesh_restart_text),
+ * then after a blank line the pictures drawn with po when po is not NULL
+ * (mesh_picture_text).  A malloc'd string the caller frees, or NULL when
+ * memory runs out.
+ */
+MESH_API char *mesh_report_explained(const mesh_plan_t *p, const mesh_restart_t *restart,
+                                     const mesh_picture_opts_t *po);
 
 /**
  * The plan as one JSON object (doc/design.md, "CLI and JSON"): model,

@@ -4,6 +4,7 @@
  * text and SVG views against the plan they draw.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <math.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -182,6 +183,66 @@ static void opts__no_colour_off_a_terminal(void **state)
     assert_int_equal(po.width, 100);
     close(fd[0]);
     close(fd[1]);
+}
+
+/* The one colour rule: a terminal, NO_COLOR unset or empty, TERM set, not
+ * empty and not dumb (a pseudo-terminal stands for the user's). */
+static void colour__one_rule_for_every_front_end(void **state)
+{
+    (void)state;
+    int pipefd[2], master = posix_openpt(O_RDWR | O_NOCTTY), tty = -1;
+    assert_int_equal(pipe(pipefd), 0);
+    if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0)
+        tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+    if (tty < 0)
+        skip(); /* no pseudo-terminal here */
+    assert_true(mesh_picture_color(tty, NULL, "xterm-256color"));
+    assert_true(mesh_picture_color(tty, "", "xterm"));          /* NO_COLOR empty: unset */
+    assert_false(mesh_picture_color(tty, "1", "xterm"));        /* no-color.org */
+    assert_false(mesh_picture_color(tty, NULL, NULL));          /* TERM unset: cron, ssh -T */
+    assert_false(mesh_picture_color(tty, NULL, ""));            /* empty */
+    assert_false(mesh_picture_color(tty, NULL, "dumb"));        /* Emacs' shell */
+    assert_false(mesh_picture_color(pipefd[1], NULL, "xterm")); /* not a terminal */
+    close(tty);
+    close(master);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
+/* The explained plan every front end shows: the report, the restart's
+ * section, the pictures, each after a blank line, each only when asked. */
+static void explained__report_restart_pictures(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_picture_opts_t po = {.color = 0, .width = 100};
+    char *text = mesh_report_text(p), *pics = mesh_picture_text(p, &po);
+    char *alone = mesh_report_explained(p, NULL, NULL), *both = mesh_report_explained(p, NULL, &po);
+    assert_string_equal(alone, text);
+    assert_int_equal(strlen(both), strlen(text) + 1 + strlen(pics));
+    assert_memory_equal(both, text, strlen(text));
+    assert_int_equal(both[strlen(text)], '\n');
+    assert_string_equal(both + strlen(text) + 1, pics);
+    mesh_restart_t r;
+    mesh_error_t err;
+    char line[MESH_LAYOUT_STR_MAX];
+    assert_int_equal(
+        mesh_restart_from_env(mesh_layout_format(&mesh_plan_best(p)->layout, line, sizeof(line)),
+                              "512", &r, &err),
+        0);
+    char *rs = mesh_restart_text(&r, p), *all = mesh_report_explained(p, &r, &po);
+    assert_non_null(strstr(all, rs));
+    assert_true(strstr(all, rs) == all + strlen(text) + 1);
+    assert_string_equal(all + strlen(text) + 1 + strlen(rs) + 1, pics);
+    free(text);
+    free(pics);
+    free(alone);
+    free(both);
+    free(rs);
+    free(all);
+    mesh_plan_destroy(p);
 }
 
 /* Each stage's timeline, two characters a slot: the kind ('F' forward, 'B'
@@ -700,6 +761,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(schedule__bubble_is_the_formula),
         cmocka_unit_test(opts__no_colour_off_a_terminal),
+        cmocka_unit_test(colour__one_rule_for_every_front_end),
+        cmocka_unit_test(explained__report_restart_pictures),
         cmocka_unit_test(text__ranks_pipeline_memory),
         cmocka_unit_test(text__big_allocations_summarised),
         cmocka_unit_test(text__memory_over_capacity),
