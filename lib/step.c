@@ -5,6 +5,7 @@
  * allocation a node plans for.  Pure: numbers and strings in, a shape or an
  * allocation and one message out.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,4 +245,52 @@ int mesh_step_alloc(const mesh_policy_t *pol, const mesh_topo_t *t, int launcher
         return one_gpu_per_task(err, s->tasks_per_node, a->gpus_per_node);
     a->host_memory = s->host_memory;
     return 0;
+}
+
+int mesh_step_gpu_list(const char *list, const char *var, int *pos, int max, mesh_error_t *err)
+{
+    char buf[256];
+    int n = 0;
+    if (!list)
+        return 0; /* none given: all of the node's */
+    if (mesh_strlcpy(buf, list, sizeof(buf)) < 0)
+        return mesh_error_set(err, "%s: longer than %d characters", var, (int)sizeof(buf) - 1);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        /* INDEX or LO-HI, digits only ("-", "0-" or "+1" are no index) */
+        char *end = item;
+        long lo = isdigit((unsigned char)*item) ? strtol(item, &end, 10) : -1, hi = lo;
+        if (lo >= 0 && *end == '-')
+            hi = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : -1;
+        if (*end || lo < 0 || hi < lo || hi >= MESH_TOPO_MAX_GPUS)
+            return mesh_error_set(err, "%s: cannot read '%.40s'", var, item);
+        for (long i = lo; i <= hi; i++) {
+            if (n == max)
+                return mesh_error_set(err, "%s: more than %d GPUs", var, max);
+            pos[n++] = (int)i;
+        }
+    }
+    return n;
+}
+
+int mesh_step_topology(const mesh_policy_t *pol, mesh_topo_t *t, const int *pos, int n,
+                       mesh_error_t *err)
+{
+    int sel[MESH_TOPO_MAX_GPUS];
+    if (n <= 0 || mesh_topo_gpu_count(t) == 0)
+        return 0;
+    if (n > MESH_TOPO_MAX_GPUS)
+        return mesh_error_set(err, "more than %d GPUs in the step", MESH_TOPO_MAX_GPUS);
+    memcpy(sel, pos, sizeof(int) * (size_t)n);
+    if (pol->launch.gpu_order_minor && mesh_topo_minors_to_positions(t, NULL, sel, n, err) < 0)
+        return -1;
+    return mesh_topo_select(t, sel, n, err);
+}
+
+int mesh_step_topology_file(const mesh_policy_t *pol, const char *host, char *buf, size_t len)
+{
+    const char *pat = pol->launch.topology_xml, *n = strstr(pat, "%n");
+    int w = n ? snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2)
+              : snprintf(buf, len, "%s", pat);
+    return w > 0 && (size_t)w < len ? 0 : -1;
 }

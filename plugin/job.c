@@ -48,11 +48,3 @@ mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh
 {
     return mesh_plan_create(m, a, &mesh_plugin.pins, &mesh_plugin.policy.assume, err);
 }
-
-int mesh_plugin_topology_file(const char *host, char *buf, size_t len)
-{
-    const char *pat = mesh_plugin.policy.launch.topology_xml, *n = strstr(pat, "%n");
-    int w = n ? snprintf(buf, len, "%.*s%s%s", (int)(n - pat), pat, host, n + 2)
-              : snprintf(buf, len, "%s", pat);
-    return w > 0 && (size_t)w < len ? 0 : -1;
-}

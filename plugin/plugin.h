@@ -110,8 +110,6 @@ mesh_plan_t *mesh_plugin_plan(const mesh_model_t *m, const mesh_alloc_t *a, mesh
 /* Set by srun to the digest of the plan it checked; slurmstepd compares it
  * with its own and removes it before the tasks start. */
 #define MESH_SUBMIT_PLAN_ENV "MESHPLAN_SUBMIT_PLAN"
-/* The admin's topology file for node HOST (topology_xml=, %n = HOST). */
-int mesh_plugin_topology_file(const char *host, char *buf, size_t len);
 
 /* Apply --mesh-from and --mesh-keep to model m: the restart from `line`
  * (MESH_RESTART_ENV's, carried from submission) or, when line is NULL, from

@@ -106,29 +106,15 @@ static int step_host(spank_t sp, int nth, char *buf, size_t len)
 }
 
 /* Positions of the step's GPUs among the node's, from Slurm's list
- * ("0,1,3" or "0-3"): Slurm numbers a node's GPUs in PCI order. */
+ * (mesh_step_gpu_list reads it). */
 static int step_gpus(spank_t sp, uint32_t stepid, int *pos, int max)
 {
     char list[256];
+    mesh_error_t err;
     const char *var = launcher_step(stepid) ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
-    if (spank_getenv(sp, var, list, sizeof(list)) != ESPANK_SUCCESS)
-        return 0; /* none given: all of the node's */
-    int n = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long lo = strtol(item, &end, 10), hi = lo;
-        if (*end == '-')
-            hi = strtol(end + 1, &end, 10);
-        if (*end || lo < 0 || hi < lo || hi >= MESH_TOPO_MAX_GPUS)
-            return defer("%s: cannot read '%.40s'", var, item);
-        for (long i = lo; i <= hi; i++) {
-            if (n == max)
-                return defer("%s: more than %d GPUs", var, max);
-            pos[n++] = (int)i;
-        }
-    }
-    return n;
+    int got = spank_getenv(sp, var, list, sizeof(list)) == ESPANK_SUCCESS;
+    int n = mesh_step_gpu_list(got ? list : NULL, var, pos, max, &err);
+    return n < 0 ? defer("%s", err.msg) : n;
 }
 
 static int wanted(uint32_t stepid)
@@ -198,7 +184,7 @@ static int topology_path(spank_t sp, int node, char *buf, size_t len)
     if (strstr(mesh_plugin.policy.launch.topology_xml, "%n") &&
         step_host(sp, node, host, sizeof(host)) < 0)
         return -1;
-    return mesh_plugin_topology_file(host, buf, len);
+    return mesh_step_topology_file(&mesh_plugin.policy, host, buf, len);
 }
 
 /* A topology that cannot be read in time fails the step, or if it may fall
@@ -230,12 +216,7 @@ static mesh_topo_t *load_node_topology(spank_t sp, int node, const int *pos, int
     mesh_topo_t *t = mesh_topo_load_timeout(xml, mesh_plugin.policy.launch.topology_timeout, &err);
     if (!t)
         return topology_error(&err, fell_back);
-    int sel[MESH_TOPO_MAX_GPUS];
-    memcpy(sel, pos, sizeof(int) * (size_t)npos);
-    if (npos > 0 && mesh_topo_gpu_count(t) > 0 &&
-        ((mesh_plugin.policy.launch.gpu_order_minor &&
-          mesh_topo_minors_to_positions(t, NULL, sel, npos, &err) < 0) ||
-         mesh_topo_select(t, sel, npos, &err) < 0)) {
+    if (mesh_step_topology(&mesh_plugin.policy, t, pos, npos, &err) < 0) {
         mesh_topo_destroy(t);
         return defer("%s", err.msg), NULL;
     }

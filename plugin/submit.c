@@ -151,7 +151,7 @@ static const char *node_gpus(node_gpus_t *n)
     char path[MESH_PATH_MAX + 256];
     mesh_error_t err;
     mesh_gpu_t g;
-    if (mesh_plugin_topology_file(n->host, path, sizeof(path)) < 0)
+    if (mesh_step_topology_file(&mesh_plugin.policy, n->host, path, sizeof(path)) < 0)
         return NULL;
     mesh_topo_t *t = mesh_topo_load(path, &err);
     int ok = t && mesh_topo_gpu_count(t) > 0 &&

@@ -163,6 +163,36 @@ MESH_API int mesh_step_fallback(const mesh_policy_t *pol, mesh_error_t *err);
 MESH_API int mesh_step_alloc(const mesh_policy_t *pol, const mesh_topo_t *t, int launcher,
                              int by_island, mesh_step_t *s, mesh_alloc_t *a, mesh_error_t *err);
 
+/**
+ * The positions of a step's GPUs among its node's, from Slurm's list of
+ * them (the value of SLURM_STEP_GPUS or SLURM_JOB_GPUS, as "0,1,3" or
+ * "0-3,6": Slurm numbers a node's GPUs in PCI order, or by /dev minor under
+ * gpu_order=minor, which mesh_step_topology maps), into pos[0..max).  var
+ * names the variable in errors.  Returns how many (0 for a NULL list: all
+ * of the node's), or -1 with err set: an item that is no index or range of
+ * indices below MESH_TOPO_MAX_GPUS, or more than max of them.
+ */
+MESH_API int mesh_step_gpu_list(const char *list, const char *var, int *pos, int max,
+                                mesh_error_t *err);
+
+/**
+ * Narrow the node's topology t to the step's GPUs: pos[0..n) as
+ * mesh_step_gpu_list read them, taken as /dev minors under the policy's
+ * gpu_order=minor, else as positions in PCI order (mesh_topo_select).  n 0,
+ * or a topology without GPUs, leaves t as it is.  Returns 0, or -1 with
+ * err set (an index the node does not have).
+ */
+MESH_API int mesh_step_topology(const mesh_policy_t *pol, mesh_topo_t *t, const int *pos, int n,
+                                mesh_error_t *err);
+
+/**
+ * The file of the policy's topology_xml= for node `host` (its "%n"
+ * replaced by the name), into buf[len].  Returns 0, or -1 when it does not
+ * fit.
+ */
+MESH_API int mesh_step_topology_file(const mesh_policy_t *pol, const char *host, char *buf,
+                                     size_t len);
+
 #ifdef __cplusplus
 }
 #endif

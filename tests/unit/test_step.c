@@ -6,6 +6,8 @@
  * expectation is worked out by hand from the numbers given; messages are
  * the ones users meet, in full.
  */
+#include <unistd.h>
+
 #include "testutil.h"
 #include "topoutil.h"
 
@@ -406,6 +408,59 @@ static void step_alloc__from_the_topology(void **state)
     mesh_topo_destroy(t);
 }
 
+/* Slurm's GPU list of a step, as SLURM_STEP_GPUS gives it. */
+static void gpu_list__indices_and_ranges(void **state)
+{
+    (void)state;
+    int pos[8];
+    mesh_error_t err;
+    assert_int_equal(mesh_step_gpu_list(NULL, "SLURM_STEP_GPUS", pos, 8, &err), 0);
+    assert_int_equal(mesh_step_gpu_list("0,1,3", "SLURM_STEP_GPUS", pos, 8, &err), 3);
+    assert_int_equal(pos[2], 3);
+    assert_int_equal(mesh_step_gpu_list("4-6,0", "SLURM_JOB_GPUS", pos, 8, &err), 4);
+    assert_int_equal(pos[0], 4);
+    assert_int_equal(pos[2], 6);
+    assert_int_equal(pos[3], 0);
+    const char *bad[] = {"-", "0-", "a", "1-0", "+1", "3x", "-2"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(mesh_step_gpu_list(bad[i], "SLURM_STEP_GPUS", pos, 8, &err), -1);
+        assert_non_null(strstr(err.msg, "SLURM_STEP_GPUS: cannot read"));
+    }
+    assert_int_equal(mesh_step_gpu_list("0-8", "SLURM_STEP_GPUS", pos, 8, &err), -1);
+    assert_string_equal(err.msg, "SLURM_STEP_GPUS: more than 8 GPUs");
+}
+
+/* The step's GPUs of the node's topology: PCI positions, or /dev minors
+ * under gpu_order=minor; and the admin's file for a node. */
+static void step_topology__select_and_file(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = policy((const char *[]){NULL});
+    mesh_topo_t *t = load(fixtures(), "hgx-h100-8gpu.xml");
+    mesh_error_t err;
+    int pos[] = {6, 7};
+    assert_int_equal(mesh_step_topology(&pol, t, pos, 2, &err), 0);
+    assert_int_equal(mesh_topo_gpu_count(t), 2);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:ba:00.0");
+    int none = 9;
+    assert_int_equal(mesh_step_topology(&pol, t, &none, 1, &err), -1);
+    mesh_topo_destroy(t);
+    /* gpu_order=minor: Slurm's indices are /dev minors, which the NVIDIA
+     * driver maps to bus ids; without the driver (this machine) refused */
+    pol = policy((const char *[]){"gpu_order=minor", NULL});
+    t = load(fixtures(), "hgx-h100-8gpu.xml");
+    if (access("/proc/driver/nvidia/gpus", F_OK) != 0) {
+        assert_int_equal(mesh_step_topology(&pol, t, pos, 2, &err), -1);
+        assert_int_equal(mesh_topo_gpu_count(t), 8);
+    }
+    mesh_topo_destroy(t);
+    char path[64];
+    pol = policy((const char *[]){"topology_xml=/etc/slurm/topo/%n.xml", NULL});
+    assert_int_equal(mesh_step_topology_file(&pol, "gpu017", path, sizeof(path)), 0);
+    assert_string_equal(path, "/etc/slurm/topo/gpu017.xml");
+    assert_int_equal(mesh_step_topology_file(&pol, "gpu017", path, 20), -1);
+}
+
 static void step_alloc__fallback_plans_the_policy_gpu(void **state)
 {
     mesh_policy_t pol =
@@ -558,6 +613,8 @@ int main(void)
         cmocka_unit_test(fallback__only_with_a_gpu_to_fall_back_on),
         cmocka_unit_test(step_alloc__from_the_policy),
         cmocka_unit_test(step_alloc__from_the_topology),
+        cmocka_unit_test(gpu_list__indices_and_ranges),
+        cmocka_unit_test(step_topology__select_and_file),
         cmocka_unit_test(step_alloc__fallback_plans_the_policy_gpu),
     };
     return cmocka_run_group_tests_name("step", tests, NULL, NULL);
