@@ -21,7 +21,7 @@
 
 #include "testutil.h"
 
-/* plugin/job_submit.c, as slurmctld looks it up */
+/* plugin/job_submit/job_submit.c, as slurmctld looks it up */
 int init(void);
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg);
 

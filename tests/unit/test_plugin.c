@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/plugin.h"
+#include "../../plugin/spank/plugin.h"
 #include "spank_mock.h"
 
 static char models_arg[512];

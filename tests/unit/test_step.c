@@ -497,7 +497,7 @@ static void step_alloc__fallback_plans_the_policy_gpu(void **state)
     mesh_topo_destroy(t);
 }
 
-/* ---- the controller's judgement (lib/submit.c) ---- */
+/* ---- the controller's judgement (lib/controller.c) ---- */
 
 static mesh_policy_t site_policy(const char *enforce)
 {

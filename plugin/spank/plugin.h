@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * meshplan.so: the SPANK plugin's shared state and its three parts.
+ * meshplan.so: the SPANK plugin's shared state and its files, one per
+ * Slurm context (as pyxis keeps them), with config.c and job.c shared:
  *
- * dispatch.c  SPANK_PLUGIN and the callbacks every context shares
+ * dispatch.c  SPANK_PLUGIN and the callbacks, sending each context to its file
  * config.c    plugstack.conf arguments and the --model/--mesh/... options
- * submit.c    srun/sbatch/salloc side: runs as the user, fails fast
- * stepd.c     slurmstepd side: plans once per node, sets each task's env
- * job.c       model, allocation and plan of a job step (both sides)
+ * client.c    the client side (srun, sbatch, salloc): runs as the user, fails fast
+ * stepd.c     the slurmstepd side: plans once per node, sets each task's env
+ * job.c       model and plan of a job step (both sides)
+ *
+ * The controller's half is another plugin, job_submit/meshplan
+ * (plugin/job_submit/).
  *
  * All the logic is libmeshplan's; this is glue.  Every message starts with
  * "meshplan: ", the first of a log with "meshplan VERSION: " (mesh_plugin_error).
@@ -121,7 +125,7 @@ int mesh_plugin_restart(const char *line, const mesh_model_t *m, mesh_error_t *e
  * with err saying it is damaged. */
 int mesh_plugin_carried_spec(const char *text, mesh_model_t *m, mesh_error_t *err);
 
-/* submit.c */
+/* client.c */
 int mesh_submit_post_opt(spank_t sp);
 int mesh_submit_local_user_init(spank_t sp);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The submit side: srun, sbatch and salloc, running as the user.
+ * The client side: srun, sbatch and salloc, running as the user.
  *
  * It fails fast: a spec that does not parse stops the command before
  * anything is queued, and in srun, where the step's shape is known, a
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "slurm_compat.h"
+#include "../slurm_compat.h"
 
 #include "plugin.h"
 

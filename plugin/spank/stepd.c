@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "slurm_compat.h"
+#include "../slurm_compat.h"
 
 #include "plugin.h"
 

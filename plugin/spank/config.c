@@ -8,7 +8,7 @@
  * of the cluster runs it: a broken configuration must not stop the jobs
  * that do not use meshplan.  It is logged in every one of them and refuses
  * only the jobs that give meshplan's options, unless on_config_error says
- * reject (dispatch.c, submit.c, stepd.c act on it).
+ * reject (dispatch.c, client.c, stepd.c act on it).
  *
  * Options are registered with spank_option_register() from
  * slurm_spank_init, because sbatch and salloc never read a static
