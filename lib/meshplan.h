@@ -32,5 +32,6 @@
 #include "meshplan/controller.h"
 #include "meshplan/size.h"
 #include "meshplan/restart.h"
+#include "meshplan/listing.h"
 
 #endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * meshplan: the listings every front end shows alike, as text or JSON.
+ *
+ * Each returns a malloc'd string the caller frees with free(), or NULL when
+ * memory runs out; json non-zero gives one JSON value ending in a newline,
+ * its strings escaped as every JSON meshplan writes (mesh_json_string).
+ * What `meshplan gpus`, `presets`, `topo` and `size` print.
+ */
+#ifndef MESHPLAN_LISTING_H
+#define MESHPLAN_LISTING_H
+
+#include "meshplan/api.h"
+#include "meshplan/policy.h"
+#include "meshplan/restart.h"
+#include "meshplan/size.h"
+#include "meshplan/spec.h"
+#include "meshplan/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The GPU table as the policy's assumptions `as` make it
+ * (mesh_policy_gpu_at): each GPU's figures, the ones the policy sets marked
+ * '*' (JSON: "policy_sets"), the GPUs it defines after the table's, and the
+ * product names --gpu takes.  as must not be NULL.
+ */
+MESH_API char *mesh_listing_gpus(const mesh_assumptions_t *as, int json);
+
+/**
+ * The presets of the search path d, each name once, from the directory that
+ * wins its lookup (as mesh_spec_load finds it): name, parameters and
+ * directory.  Files that do not load are left out.  d must not be NULL.
+ */
+MESH_API char *mesh_listing_presets(const mesh_spec_dirs_t *d, int json);
+
+/**
+ * A node's topology t as hwloc shows it (source names it: "this machine"
+ * or the XML file): each GPU's bus id, PCI id, model, memory, NUMA node,
+ * island and CPUs, and what the planner assumes of the node under policy
+ * pol, or why it cannot use its GPUs.  t, source and pol must not be NULL.
+ */
+MESH_API char *mesh_listing_topo(const mesh_topo_t *t, const char *source, const mesh_policy_t *pol,
+                                 int json);
+
+/**
+ * A sizing sz of model m on allocations like a: every node count's layout,
+ * step time, throughput and memory, the choice marked with its reason;
+ * with restart (not NULL), what it keeps of the run saved in file `from`.
+ * sz, m and a must not be NULL.
+ */
+MESH_API char *mesh_listing_size(const mesh_size_t *sz, const mesh_model_t *m,
+                                 const mesh_alloc_t *a, const mesh_restart_t *restart,
+                                 const char *from, int json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

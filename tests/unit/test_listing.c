@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The listings (lib/listing.c): the GPU table as a policy makes it, the
+ * presets of a search path, a node's topology and a sizing, as text and as
+ * JSON that Jansson reads back.  Expectations from the fixtures and the
+ * policies written here.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static json_t *parsed(char *text)
+{
+    json_error_t e;
+    assert_non_null(text);
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("not JSON (%s): %.120s", e.text, text);
+    free(text);
+    return j;
+}
+
+static json_t *gpu_named(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(
+        list, i, g) if (strcmp(json_string_value(json_object_get(g, "name")), name) == 0) return g;
+    fail_msg("no GPU %s", name);
+    return NULL;
+}
+
+/* The policy's figures are marked, and a GPU it defines follows the table's. */
+static void gpus__policy_marks_and_defines(void **state)
+{
+    (void)state;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    const char *sets[] = {"gpu.H100-SXM.memory=70GiB", "gpu.MyGPU.pci=1234:5678",
+                          "gpu.MyGPU.memory=48GiB", "gpu.MyGPU.peak_tflops=300",
+                          "gpu.MyGPU.island=4"};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(mesh_policy_set_arg(&pol, sets[i], &err), 0);
+    json_t *j = parsed(mesh_listing_gpus(&pol.assume, 1));
+    json_t *h = gpu_named(j, "H100-SXM"), *mine = gpu_named(j, "MyGPU");
+    assert_true(json_integer_value(json_object_get(h, "memory")) == 70LL << 30 ||
+                json_real_value(json_object_get(h, "memory")) == 70.0 * (1LL << 30));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(h, "policy_sets"), 0)),
+                        "memory");
+    assert_string_equal(json_string_value(json_object_get(mine, "source")), "policy");
+    assert_int_equal(json_array_size(json_object_get(mine, "policy_sets")), 3);
+    json_decref(j);
+    char *text = mesh_listing_gpus(&pol.assume, 0);
+    assert_non_null(strstr(text, "  *: the policy's figure (gpu.NAME.FIELD)"));
+    assert_non_null(strstr(text, "the policy defines MyGPU (its other figures: H100-SXM's)"));
+    /* every line as wide as the header */
+    size_t width = strcspn(text, "\n");
+    for (const char *l = text; *l; l += strcspn(l, "\n") + 1)
+        assert_int_equal(strcspn(l, "\n"), width);
+    free(text);
+}
+
+/* A preset of the first directory shadows the same name further on. */
+static void presets__each_name_once(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-listing.XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/llama3-8b.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("name: llama3-8b\nparams: 1e9\ntrain: {seq_len: 1024, global_batch: 8}\n", f);
+    fclose(f);
+    const char *first[] = {dir, getenv("MESH_MODELS_DIR")};
+    mesh_spec_dirs_t d;
+    mesh_spec_dirs_make(&d, first, 2);
+    json_t *j = parsed(mesh_listing_presets(&d, 1));
+    size_t i, n8 = 0;
+    json_t *p;
+    json_array_foreach(
+        j, i, p) if (strcmp(json_string_value(json_object_get(p, "name")), "llama3-8b") == 0)
+    {
+        n8++;
+        assert_string_equal(json_string_value(json_object_get(p, "dir")), dir);
+        assert_true(json_number_value(json_object_get(p, "params")) == 1e9);
+    }
+    assert_int_equal(n8, 1);
+    assert_true(json_array_size(j) >= 13);
+    json_decref(j);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* An 8-GPU HGX node: one island of 8, two NUMA nodes, H100s assumed. */
+static void topo__fixture_as_json(void **state)
+{
+    (void)state;
+    char path[512];
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    snprintf(path, sizeof(path), "%s/topologies/hgx-h100-8gpu.xml", getenv("MESH_FIXTURES"));
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    json_t *j = parsed(mesh_listing_topo(t, "a \"node\"", &pol, 1));
+    assert_string_equal(json_string_value(json_object_get(j, "source")), "a \"node\"");
+    assert_int_equal(json_array_size(json_object_get(j, "gpus")), 8);
+    assert_int_equal(json_array_size(json_array_get(json_object_get(j, "islands"), 0)), 8);
+    assert_int_equal(json_integer_value(json_object_get(j, "numa_nodes")), 2);
+    json_t *as = json_object_get(j, "assumes");
+    assert_string_equal(json_string_value(json_object_get(as, "gpu")), "H100-SXM");
+    assert_int_equal(json_integer_value(json_object_get(as, "island")), 8);
+    json_decref(j);
+    char *text = mesh_listing_topo(t, "x.xml", &pol, 0);
+    assert_non_null(strstr(text, "topology of x.xml: 8 GPUs, 2 NUMA nodes"));
+    assert_non_null(strstr(text, "the planner assumes: 8 x H100-SXM per node"));
+    free(text);
+    mesh_topo_destroy(t);
+}
+
+/* Sizing a model that fits on no count: no choice, and how many nodes would. */
+static void size__none_fits_says_what_would(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_layout_t pins;
+    mesh_policy_init(&pol);
+    mesh_layout_unpin(&pins);
+    mesh_size_t *sz =
+        mesh_size_create(&m, &a, 1, 2, &pins, &pol.assume, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
+    assert_non_null(sz);
+    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, 1));
+    assert_true(json_is_null(json_object_get(j, "chosen")));
+    assert_true(json_integer_value(json_object_get(j, "would_fit")) > 2);
+    assert_int_equal(json_array_size(json_object_get(j, "rows")), 2);
+    assert_true(
+        json_is_false(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "fits")));
+    json_decref(j);
+    char *text = mesh_listing_size(sz, &m, &a, NULL, NULL, 0);
+    assert_non_null(strstr(text, "Sizing llama3-70b on 1-2 nodes of 8 H100-SXM, goal min\n"));
+    assert_non_null(strstr(text, "\nNothing fits: "));
+    free(text);
+    mesh_size_destroy(sz);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpus__policy_marks_and_defines),
+        cmocka_unit_test(presets__each_name_once),
+        cmocka_unit_test(topo__fixture_as_json),
+        cmocka_unit_test(size__none_fits_says_what_would),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
