@@ -54,10 +54,13 @@ MESH_API int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
 /**
  * The name a mistyped `word` most likely meant, for an error's "did you
  * mean" hint: of names[0..n-1], the nearest to word by edit distance
- * (inserting, deleting or replacing one character; case ignored) when that
- * distance is at most 2 (0: the same name but for case) and under a third
- * of the name's length, the first of the nearest on a tie; NULL when none is that near, or word or
- * names is NULL.  An entry of names may be NULL (skipped).
+ * (inserting, deleting or replacing a character, or swapping two
+ * neighbours: restricted Damerau-Levenshtein; case ignored) when that
+ * distance is at most 2 (0: the same name but for case) and at most a
+ * third of the name's length (one edit from a name of 3 characters or
+ * more, two from one of 6 or more: "tp" is no typo of "pp"), the first of
+ * the nearest on a tie; NULL when none is that near, or word or names is
+ * NULL.  An entry of names may be NULL (skipped).
  *
  * Returns a pointer from names (the caller's string), never a copy.
  * Thread-safe.

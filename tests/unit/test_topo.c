@@ -18,6 +18,13 @@ static const char *fixtures(void)
     return dir;
 }
 
+/* Every fixture against its expected answer, beside it. */
+static void fixtures__expected_answers(void **state)
+{
+    (void)state;
+    assert_int_equal(topo_matches_expected(fixtures(), fixtures()), 4);
+}
+
 static void fixture__hgx_h100(void **state)
 {
     mesh_topo_t *t = load(fixtures(), "hgx-h100-8gpu.xml");
@@ -255,6 +262,7 @@ static void timeout__bounded_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fixtures__expected_answers),
         cmocka_unit_test(fixture__hgx_h100),
         cmocka_unit_test(fixture__two_islands),
         cmocka_unit_test(fixture__interleaved_islands),

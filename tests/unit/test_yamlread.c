@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lib/yamlread.c: the hardened YAML event reader the spec and the policy
+ * share (no anchors, aliases or tags, bounded scalars), the bounded reader
+ * of regular files, and the scan for a top-level key that on_config_error
+ * needs where the YAML does not parse.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "yamlread.h"
+
+/* Every event of buf; -1 with err at the first the reader refuses. */
+static int read_all(const char *buf, mesh_error_t *err)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int rc = 0;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, strlen(buf));
+    for (int done = 0; !done;) {
+        if (mesh_yaml_next(&p, &ev, "t.yaml", err) < 0) {
+            rc = -1;
+            break;
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+static void events__hostile_refused(void **state)
+{
+    (void)state;
+    mesh_error_t err;
+    assert_int_equal(read_all("a: 1\nb: [x, y]\n", &err), 0);
+    assert_int_equal(read_all("a: &x 1\nb: *x\n", &err), -1);
+    assert_non_null(strstr(err.msg, "t.yaml:"));
+    assert_int_equal(read_all("a: !!str 1\n", &err), -1);
+    char big[MESH_YAML_SCALAR_MAX + 16];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    char doc[sizeof(big) + 8];
+    snprintf(doc, sizeof(doc), "a: %s\n", big);
+    assert_int_equal(read_all(doc, &err), -1);
+}
+
+static void files__regular_and_bounded(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshplan-yamlread.XXXXXX";
+    int fd = mkstemp(path);
+    mesh_error_t err;
+    size_t n;
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "abcdef", 6), 6);
+    close(fd);
+    char *buf = mesh_read_regular_file(path, "spec", 64, &n, &err);
+    assert_non_null(buf);
+    assert_int_equal(n, 6);
+    assert_string_equal(buf, "abcdef");
+    free(buf);
+    assert_null(mesh_read_regular_file(path, "spec", 3, &n, &err));    /* larger than the bound */
+    assert_null(mesh_read_regular_file("/tmp", "spec", 64, &n, &err)); /* a directory */
+    unlink(path);
+}
+
+/* on_config_error's word, found on its line even where YAML would not parse. */
+static void top_line__key_value_comment_quotes(void **state)
+{
+    (void)state;
+    char w[32];
+    const char *l = "on_config_error: reject  # comment";
+    assert_int_equal(mesh_yaml_top_line(l, l + strlen(l), "on_config_error", w, sizeof(w)), 1);
+    assert_string_equal(w, "reject");
+    l = "on_config_error:  \"allow\"";
+    assert_int_equal(mesh_yaml_top_line(l, l + strlen(l), "on_config_error", w, sizeof(w)), 1);
+    assert_string_equal(w, "allow");
+    l = "on_config_error_x: reject";
+    assert_int_equal(mesh_yaml_top_line(l, l + strlen(l), "on_config_error", w, sizeof(w)), 0);
+    l = "  on_config_error: reject"; /* nested: not the top level */
+    assert_int_equal(mesh_yaml_top_line(l, l + strlen(l), "on_config_error", w, sizeof(w)), 0);
+    l = "on_config_error: a#b";
+    assert_int_equal(mesh_yaml_top_line(l, l + strlen(l), "on_config_error", w, sizeof(w)), 1);
+    assert_string_equal(w, "a#b"); /* '#' starts a comment only after a blank */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(events__hostile_refused),
+        cmocka_unit_test(files__regular_and_bounded),
+        cmocka_unit_test(top_line__key_value_comment_quotes),
+    };
+    return cmocka_run_group_tests_name("yamlread", tests, NULL, NULL);
+}
