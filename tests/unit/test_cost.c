@@ -3,6 +3,8 @@
  * The cost model: batch arithmetic and bubbles from the sources, and the
  * physical orderings the planner relies on.
  */
+#include "internal.h" /* MoE internals */
+#include "moeutil.h"
 #include "testutil.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -516,9 +518,142 @@ static void cost__offload_time(void **state)
     assert_near(c.optimizer_s, owned * (4 + 2) / 25e9 + owned * 8 / 2e9);
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+static mesh_cost_t moe_cost_of(const mesh_model_t *m, int nodes, const char *mesh)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_cost_t c;
+    mesh_error_t err;
+    if (mesh_layout_check(m, &a, &l, &err) < 0)
+        fail_msg("%s: %s", mesh, err.msg);
+    mesh_cost_estimate(m, &l, &a, &c);
+    return c;
+}
+
+/* Model FLOPs of a token, as Megatron-LM counts them: 6 per active matmul
+ * weight (the input embedding is a lookup) plus the causal attention core.
+ * Mixtral-8x7B: 6 * (12,879,925,248 - 32000*4096) + 6*32*4096*4096.
+ * DeepSeek-V3 with its MTP layer: 6 * 38,240,382,976 active (its MTP
+ * logits pass the output layer again, as many weights as the embedding
+ * lookup leaves out), plus MLA's core 3*4096*128*(192 + 128) in each of
+ * its 61 + 1 layers. */
+static void cost__flops_per_token_active(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&m),
+                     6ULL * (12879925248ULL - 32000ULL * 4096) + 6ULL * 32 * 4096 * 4096);
+    mesh_model_t v3 = test_preset("deepseek-v3");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&v3),
+                     6ULL * 38240382976ULL + 62ULL * 3 * 4096 * 128 * (192 + 128));
+    /* a dense model's count is as it was */
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_int_equal((uint64_t)mesh_flops_per_token(&d),
+                     6ULL * (8030261248ULL - 128256ULL * 4096) + 6ULL * 32 * 8192 * 4096);
+}
+
+/* The token dispatch: two all-to-alls forward and two backward per MoE
+ * layer, over NVLink inside an island and the network across nodes; the
+ * busiest rank's load sets the experts' time. */
+static void cost__dispatch_inside_and_across_nodes(void **state)
+{
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    const char *rest = ",zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    char near[160], far[160], none[160];
+    snprintf(near, sizeof(near), "tp=1,pp=1,dp=16,cp=1,ep=8,etp=1%s", rest);
+    snprintf(far, sizeof(far), "tp=1,pp=1,dp=16,cp=1,ep=16,etp=1%s", rest);
+    snprintf(none, sizeof(none), "tp=1,pp=1,dp=16,cp=1,ep=1,etp=1%s", rest);
+    mesh_cost_t c8 = moe_cost_of(&m, 2, near), c16 = moe_cost_of(&m, 2, far),
+                c1 = moe_cost_of(&m, 2, none);
+    assert_true(c1.ep_comm_s == 0);
+    assert_true(c8.ep_comm_s > 0);
+    /* half of EP 16's peers are on the other node, behind a NIC of a
+     * ninth of NVLink's bandwidth */
+    assert_true(c16.ep_comm_s > 3 * c8.ep_comm_s);
+    assert_true(c16.step_seconds > c8.step_seconds);
+    assert_true(c8.step_seconds == c8.compute_s + c8.tp_comm_s + c8.cp_comm_s + c8.pp_comm_s +
+                                       c8.dp_comm_s + c8.optimizer_s + c8.ep_comm_s);
+    /* the busiest rank under a skewed routing computes longer */
+    mesh_model_t even = test_spec("preset: qwen3-30b-a3b\ntrain:\n  moe_imbalance: 1\n");
+    mesh_model_t skew = test_spec("preset: qwen3-30b-a3b\ntrain:\n  moe_imbalance: 2\n");
+    mesh_cost_t ce = moe_cost_of(&even, 2, near), cs = moe_cost_of(&skew, 2, near);
+    assert_true(cs.compute_s > 1.3 * ce.compute_s);
+    assert_true(cs.ep_comm_s > 1.5 * ce.ep_comm_s);
+    /* under FP8 the dispatch travels in one byte, the combine in two: three
+     * quarters of bf16's volume (EP 16 across the nodes, bandwidth-bound) */
+    mesh_model_t fp8 = test_spec("preset: qwen3-30b-a3b\ntrain:\n  precision: fp8\n");
+    double r8 = moe_cost_of(&fp8, 2, far).ep_comm_s / c16.ep_comm_s;
+    assert_true(r8 > 0.74 && r8 < 0.77);
+    /* a dense layout has no dispatch */
+    mesh_model_t d = test_preset("llama3-8b");
+    snprintf(none, sizeof(none), "tp=1,pp=1,dp=16,cp=1%s", rest);
+    assert_true(moe_cost_of(&d, 2, none).ep_comm_s == 0);
+}
+
+/* Grouped GEMMs lose to dense ones when each expert gets few tokens
+ * (M/(M + 128) of the dense rate, M tokens per expert): two models alike
+ * but for their experts, 8 or 64 of the same width, 2 per token: the same
+ * expert FLOPs, 512 or 64 tokens per expert (80% or 33% of the rate).
+ * Memory traffic made free, the second computes its experts 2.4 times
+ * longer (token-dropping both, so that dropless routing adds nothing). */
+static void cost__grouped_gemm_efficiency(void **state)
+{
+    const char *fmt = "name: m\narch: {layers: 4, hidden: 2048, heads: 16, vocab: 1000, "
+                      "moe: {experts: %d, top_k: 2, ffn: 1024, capacity_factor: 4}}\n"
+                      "train: {seq_len: 2048, global_batch: 64, moe_imbalance: 1}\n";
+    char yaml[512];
+    snprintf(yaml, sizeof(yaml), fmt, 8);
+    mesh_model_t few = test_spec(yaml);
+    snprintf(yaml, sizeof(yaml), fmt, 64);
+    mesh_model_t many = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    a.gpu.hbm_bw = 1e30;
+    mesh_layout_t l =
+        test_layout("tp=1,pp=1,dp=8,cp=1,ep=1,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_cost_t cf, cm;
+    mesh_cost_estimate(&few, &l, &a, &cf);
+    mesh_cost_estimate(&many, &l, &a, &cm);
+    assert_true(cm.compute_s > 1.3 * cf.compute_s);
+}
+
+/* The experts' gradients are synchronised over the expert data-parallel
+ * group, not dp*cp: Qwen3-30B-A3B on 2 nodes with EP 16 over the whole
+ * dp 16 (edp 1) synchronises its dense parameters alone (ZeRO-1: a
+ * reduce-scatter of the fp32 gradients and an all-gather of the bf16
+ * weights over 16 ranks across nodes, in 40M-parameter buckets); with
+ * EP 8 (edp 2) each rank's experts travel too.  The network made slow
+ * (1 MB/s), compute hides next to none of it. */
+static void cost__expert_grads_over_edp(void **state)
+{
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    a.gpu.net_bw = 1e6;
+    mesh_layout_t l16 =
+        test_layout("tp=1,pp=1,dp=16,cp=1,ep=16,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_layout_t l8 =
+        test_layout("tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    mesh_cost_t c16, c8;
+    mesh_cost_estimate(&m, &l16, &a, &c16);
+    mesh_cost_estimate(&m, &l8, &a, &c8);
+    double dense = mesh_stage_params(&m, &l16, 0) - mesh_stage_expert_params(&m, &l16, 0);
+    assert_true(dense == mesh_stage_params(&m, &l8, 0) - mesh_stage_expert_params(&m, &l8, 0));
+    assert_true(mesh_stage_expert_params(&m, &l16, 0) > dense);
+    double g = m.grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2, buckets = (long)(dense / 40e6) + 1;
+    double rs = 15.0 / 16 * g * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
+    double ag = 15.0 / 16 * 2 * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
+    assert_true(c16.dp_comm_s <= (rs + ag) * (1 + 1e-9));
+    assert_true(c16.dp_comm_s >= 0.99 * (rs + ag));
+    assert_true(c8.dp_comm_s > 1.5 * c16.dp_comm_s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cost__flops_per_token_active),
+        cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
+        cmocka_unit_test(cost__grouped_gemm_efficiency),
+        cmocka_unit_test(cost__expert_grads_over_edp),
         cmocka_unit_test(cost__explicit_layout_fullest_stage),
         cmocka_unit_test(cost__tp_wider_than_kv_heads_gathers_qkv),
         cmocka_unit_test(cost__lora_two_passes),

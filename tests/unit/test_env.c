@@ -2,6 +2,7 @@
 /*
  * The per-task environment: names, values, export modes.
  */
+#include "moeutil.h"
 #include "testutil.h"
 
 static const char *get(const mesh_env_t *e, const char *name)
@@ -1035,9 +1036,101 @@ static void master_port__documented_formula(void **state)
                                  documented_port(job, step, ranges[r][0], ranges[r][1]));
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MESH_EP_GROUP",
+                                          "MESH_ETP_SIZE", "MESH_ETP_RANK", "MESH_ETP_GROUP",
+                                          "MESH_EDP_GROUP"};
+
+
+static void env__expert_groups_for_moe_only(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "tp=2,pp=2,ep=2,etp=2");
+    mesh_task_t t = {.node = 1, .local = 5, .master_addr = "n1", .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    /* rank 13: stage 1 (ranks 8-15), local 5: etp 1, ep 0, edp 1 */
+    assert_string_equal(env_get(e, "MESH_EP_SIZE"), "2");
+    assert_string_equal(env_get(e, "MESH_ETP_SIZE"), "2");
+    assert_string_equal(env_get(e, "MESH_EP_RANK"), "0");
+    assert_string_equal(env_get(e, "MESH_ETP_RANK"), "1");
+    assert_string_equal(env_get(e, "MESH_ETP_GROUP"), "12,13");
+    assert_string_equal(env_get(e, "MESH_EP_GROUP"), "13,15");
+    assert_string_equal(env_get(e, "MESH_EDP_GROUP"), "9,13");
+    assert_non_null(strstr(env_get(e, "MESH_PLAN"), ",ep=2,etp=2,"));
+    const char *args = env_get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(
+        strstr(args, " --expert-model-parallel-size 2 --expert-tensor-parallel-size 2"));
+    assert_non_null(strstr(args, " --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size "
+                                 "14336 --moe-layer-freq 1"));
+    assert_non_null(strstr(args, " --moe-token-dispatcher-type alltoall --moe-grouped-gemm"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* under torchrun, no per-rank group */
+    p = test_plan(&m, &a, "tp=2,pp=2,ep=2,etp=2");
+    t.local = 0;
+    t.export_mode = MESH_EXPORT_TORCHRUN;
+    e = mesh_env_create(p, &t, &err);
+    assert_string_equal(env_get(e, "MESH_EP_SIZE"), "2");
+    assert_null(env_get(e, "MESH_EP_GROUP"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* a dense model: none of them, and no MoE flag */
+    p = test_plan(&d, &a, "auto");
+    t.export_mode = MESH_EXPORT_TORCH;
+    e = mesh_env_create(p, &t, &err);
+    for (size_t i = 0; i < sizeof(expert_vars) / sizeof(*expert_vars); i++)
+        assert_null(env_get(e, expert_vars[i]));
+    assert_null(strstr(env_get(e, "MESH_MEGATRON_ARGS"), "expert"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* DeepSeek-V3: the dense layers as a pattern, MLA and MTP */
+    mesh_model_t v3 = test_spec("preset: deepseek-v3\ntrain:\n  precision: bf16\n");
+    mesh_alloc_t big = test_alloc("H100-SXM", 64, 8);
+    p = test_plan(&v3, &big, "tp=1,pp=16,ep=32,zero=1");
+    e = mesh_env_create(p, &t, &err);
+    args = env_get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, " --moe-shared-expert-intermediate-size 2048 --moe-layer-freq "
+                                 "([0]*3+[1]*58) "));
+    /* its router, as the preset states it (the HF config and the paper) */
+    assert_non_null(strstr(args, " --moe-router-score-function sigmoid "
+                                 "--moe-router-enable-expert-bias --moe-router-num-groups 8 "
+                                 "--moe-router-group-topk 4 --moe-router-topk-scaling-factor 2.5 "
+                                 "--moe-aux-loss-coeff 0.0001 "));
+    assert_non_null(strstr(args, " --multi-latent-attention --qk-layernorm --q-lora-rank 1536 "
+                                 "--kv-lora-rank "
+                                 "512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+                                 "--mscale-all-dim 1 --mtp-num-layers 1"));
+    /* YaRN's factor, as MLA's rotary scaling */
+    assert_non_null(strstr(args, " --rotary-base 10000 --rotary-scaling-factor 40 "));
+    assert_null(strstr(args, "--use-rope-scaling"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    /* its published TP2 PP8 VPP4 EP64 on 1,024 GPUs: 61 layers, the
+     * embedding, the MTP layer and the loss in 32 chunks of two, as
+     * Megatron-LM's explicit layout (NVIDIA's recipe: "Et|(tt|)*30mL") */
+    mesh_alloc_t h1024 = test_alloc("H100-SXM", 128, 8);
+    p = test_plan(&v3, &h1024, "tp=2,pp=8,vpp=4,ep=64");
+    e = mesh_env_create(p, &t, &err);
+    args = env_get(e, "MESH_MEGATRON_ARGS");
+    char want[160] = " --pipeline-model-parallel-layout Et|";
+    for (int i = 0; i < 30; i++)
+        strcat(want, "tt|");
+    strcat(want, "mL ");
+    assert_non_null(strstr(args, want));
+    assert_null(strstr(args, "--num-layers-per-virtual-pipeline-stage"));
+    assert_string_equal(env_get(e, "MESH_PP_LAYERS"), "7,8,8,8,8,8,8,6");
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(max_connections__blackwell_and_other_frameworks),
         cmocka_unit_test(batch_mode__layout_only),

@@ -5,6 +5,7 @@
  * it.
  */
 #include "internal.h" /* the --mesh key table */
+#include "moeutil.h"
 #include "testutil.h"
 
 /* the keys, as errors list them */
@@ -373,9 +374,92 @@ static void keys__one_table_for_every_use(void **state)
     assert_int_equal(l.recompute_modules, MESH_FREE);
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+static void check_refused(const mesh_model_t *m, int nodes, const char *mesh, const char *want)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_error_t err;
+    if (mesh_layout_check(m, &a, &l, &err) == 0)
+        fail_msg("%s accepted", mesh);
+    if (!strstr(err.msg, want))
+        fail_msg("%s: '%s' lacks '%s'", mesh, err.msg, want);
+}
+
+static void layout__ep_etp_parse_format(void **state)
+{
+    mesh_layout_t l = test_mesh("ep=8,etp=2");
+    assert_int_equal(l.ep, 8);
+    assert_int_equal(l.etp, 2);
+    assert_int_equal(l.tp, MESH_FREE);
+    char buf[MESH_LAYOUT_STR_MAX];
+    assert_string_equal(mesh_layout_format_pins(&l, buf, sizeof(buf)), "ep=8,etp=2");
+    l = test_mesh("ep=auto");
+    assert_int_equal(l.ep, MESH_AUTO);
+    assert_int_equal(l.etp, MESH_FREE);
+    /* a MoE layout's canonical string carries them after cp, a dense one's not */
+    l = test_layout("tp=2,pp=4,dp=8,cp=1,ep=4,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=2,pp=4,dp=8,cp=1,ep=4,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mesh_layout_edp(&l), 2);
+    mesh_layout_t back = test_mesh(buf);
+    assert_int_equal(back.ep, 4);
+    assert_int_equal(back.etp, 2);
+    l.ep = l.etp = 0;
+    assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)),
+                        "tp=2,pp=4,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal(mesh_layout_edp(&l), 16);
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_parse("ep=0", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "mesh ep"));
+    assert_int_equal(mesh_layout_parse("etp=2,etp=4", &l, &err), -1);
+    assert_non_null(strstr(err.msg, "etp given twice"));
+}
+
+static void layout__expert_rules(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_layout_t ok = test_layout("tp=2,pp=2,dp=4,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                   "recompute=none,sp=on");
+    mesh_error_t err;
+    if (mesh_layout_check(&m, &a, &ok, &err) < 0)
+        fail_msg("%s", err.msg);
+    const char *rest = ",zero=1,vpp=1,mb=1,recompute=none";
+    char mesh[160];
+#define MESH(fmt) (snprintf(mesh, sizeof(mesh), fmt "%s", rest), mesh)
+    check_refused(&m, 2, MESH("tp=1,pp=2,dp=8,cp=1,ep=3,etp=1,sp=off"), "ep 3 must divide the 8");
+    check_refused(&m, 1, MESH("tp=2,pp=2,dp=2,cp=1,ep=8,etp=1,sp=on"),
+                  "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4");
+    check_refused(&m, 2, MESH("tp=1,pp=1,dp=16,cp=1,ep=1,etp=16,sp=off"),
+                  "etp 16 must divide the NVLink island of 8");
+    check_refused(&m, 2, MESH("tp=2,pp=1,dp=8,cp=1,ep=8,etp=1,sp=off"),
+                  "needs sequence parallelism");
+    mesh_layout_t zero = ok;
+    zero.ep = 0;
+    assert_int_equal(mesh_layout_check(&m, &a, &zero, &err), -1);
+    assert_non_null(strstr(err.msg, "at least 1"));
+    check_refused(&d, 2, MESH("tp=1,pp=1,dp=16,cp=1,ep=2,etp=1,sp=off"),
+                  "llama3-8b has no experts");
+    mesh_model_t odd = test_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, "
+                                 "moe: {experts: 4, ffn: 30}}\n");
+    check_refused(&odd, 1, MESH("tp=1,pp=1,dp=8,cp=1,ep=2,etp=4,sp=off"),
+                  "etp 4 must divide the experts' ffn 30");
+#undef MESH
+    /* a dense layout says 0 or 1 */
+    mesh_layout_t dl = test_layout("tp=1,pp=1,dp=16,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    dl.ep = dl.etp = 0;
+    assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
+    dl.ep = dl.etp = 1;
+    assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(layout__ep_etp_parse_format),
+        cmocka_unit_test(layout__expert_rules),
         cmocka_unit_test(mesh__keys_in_the_manual),
         cmocka_unit_test(mesh__integer_keys__bounds_and_messages),
         cmocka_unit_test(mesh__word_keys__values_and_messages),

@@ -4,6 +4,8 @@
  */
 #include <math.h>
 
+#include "internal.h" /* MoE internals */
+#include "moeutil.h"
 #include "testutil.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -744,9 +746,196 @@ static void weights__logits_and_tied_copy_on_the_last_stage(void **state)
                                       6 * 64 * padded(16000, 4) / 4);
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+/* The MTP layer on a stage with MoE layers adds its own activations, its
+ * 2h-wide projection input and its logits, but not a second set of the
+ * buffers a MoE layer holds while it runs: one layer runs at a time. */
+static void memory__mtp_stage_runs_one_layer_at_a_time(void **state)
+{
+    char none[1024];
+    replaced(none, sizeof(none), moe_small(), "  mtp_layers: 1\n", "");
+    mesh_model_t m = test_spec(moe_small()), n = test_spec(none);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t with, without;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &with);
+    mesh_memory_estimate(&n, &l, &a, &pol.assume, &without);
+    double s = m.seq_len, imb = mesh_moe_imbalance(&m, &pol.assume);
+    double mtp = mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, imb) + 4 * s * 64 +
+                 6 * s * mesh_model_padded_vocab(&m, 1);
+    assert_true(mesh_moe_dispatch_buffers(&m, &l, imb) > 0);
+    assert_bytes(with.activations - without.activations, mtp);
+}
+
+/* Megatron-LM's distributed optimizer shards the dense parameters' fp32
+ * master weights and moments (12 bytes) over dp*cp and the experts' over
+ * the expert data-parallel group (distrib_optimizer.py, at d98e8a6); bf16
+ * weights (2) and fp32 main gradients (4) stay whole at ZeRO-1.  The small
+ * model on 8 GPUs, dp 8, ep 2: edp 4; 105440 dense and 55296 expert
+ * parameters: weights 321472, grads 642944, optimizer 12*105440/8 +
+ * 12*55296/4 = 158160 + 165888. */
+static void memory__experts_sharded_over_edp(void **state)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof(yaml), "%strain:\n  framework: megatron\n", moe_small());
+    mesh_model_t m = test_spec(yaml);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t mem;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_bytes(mem.weights, 321472);
+    assert_bytes(mem.grads, 642944);
+    assert_bytes(mem.optimizer, 158160 + 165888);
+    /* ep 1: the experts' states sharded over all 8 like the rest */
+    l.ep = 1;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_bytes(mem.optimizer, 12 * (105440 + 2 * 55296) / 8);
+}
+
+/* One MoE layer's activations by hand: hidden 64, 4 heads, seq 128, one
+ * sequence, 8 experts of 32, top 2, no TP.  Attention and norms as the
+ * dense formula counts them without an MLP: 4sbh + 4sbh replicated, 2sbh
+ * + 4sbh + 2sbh split, FlashAttention's 4*a*s*b: 133120.  Router: fp32
+ * logits and scores 8*128*8, maps 8*128*2, the aux loss's fp32 scores and
+ * bool map 5*128*8: 15360.  Routed: 128 tokens * 2
+ * * imbalance copies, each 2*64 + 4*32 + 2*32 + 4 = 324 bytes. */
+static void memory__moe_layer_activations_by_hand(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                               "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+                               "train: {seq_len: 128, global_batch: 8}\n");
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    const double base = 133120, router = 15360;
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 384 * 324);
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.0),
+                 base + router + 256 * 324);
+    /* an EP group of 4 can send a rank at most 4x the mean (2 local experts
+     * take both of a token's copies at most) */
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 10),
+                 base + router + 1024 * 324);
+    /* "mlp" recomputes dense MLPs only; full keeps the layer's input */
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_SELECTIVE, MESH_RC_MLP, 1.5),
+                 base + router + 384 * 324);
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_FULL, 0, 1.5), 2 * 128 * 64);
+    /* expert TP: the copies gathered over 2 ranks, each half as wide:
+     * 768 copies of 2*64 + 4*16 + 2*16 + 4 = 228 */
+    l.etp = 2;
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 768 * 228);
+    l.etp = 1;
+    /* a capacity factor drops what is beyond it */
+    m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                  "moe: {experts: 8, top_k: 2, ffn: 32, capacity_factor: 1.25}}\n"
+                  "train: {seq_len: 128, global_batch: 8}\n");
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 base + router + 320 * 324);
+    /* the dense layer for comparison: its MLP 4sbf + 2sbf */
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 base + 6 * 128 * 256);
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_true(mesh_activation_moe_layer(&d, &l, MESH_RECOMPUTE_NONE, 0, 1) == 0);
+    /* FP8: the layer as FP8 stores it (replicated 6sbh, split 9sbh: the
+     * attention output thrice), the router's bf16 input 2*128*64 beside
+     * its fp32 terms, and 384 copies of 64 + 128 + 32 + 4 */
+    m = in_fp8("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+               "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+               "train: {seq_len: 128, global_batch: 8}\n");
+    assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
+                 15 * 8192 + 2048 + router + 16384 + 384 * 228);
+}
+
+/* What a MoE layer holds while it runs, in rows of 2*64 bytes: 128 tokens
+ * of 2 copies sent (256), 384 received at imbalance 1.5 over EP 4, and
+ * with 2 local experts the output and the output sorted back (2 * 384);
+ * FP8 adds the sorted bf16 input (in bf16 it is the stored fc1 input) and
+ * the padded input and output (4 * 384). */
+static void memory__moe_dispatch_buffers_by_hand(void **state)
+{
+    const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                       "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+                       "train: {seq_len: 128, global_batch: 8}\n";
+    mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 2 * 384));
+    assert_bytes(mesh_moe_dispatch_buffers(&f, &l, 1.5), 128 * (256 + 384 + 6 * 384));
+    /* expert TP 2: 768 copies gathered, 384 of them received */
+    l.etp = 2;
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384 + 2 * 768));
+    /* one expert a rank, no expert TP, bf16: the received copies are the
+     * experts' stored input; their output remains */
+    l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=8,etp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
+    assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384));
+}
+
+/* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)
+ * and 8 (values), q_lora 16, kv_lora 8, seq 128, no TP.  Replicated: the
+ * norms' inputs 4sbh, the attention and MLP inputs 4sbh, the compressed
+ * queries and keys/values with their norms' inputs 4*128*24: 77824.
+ * Split: Q and K 4*sbh*0.75, V and the attention output 4*sbh*0.5, the
+ * MLP 6*128*256: 237568.  FlashAttention 4*4*128. */
+static void memory__mla_activations_by_hand(void **state)
+{
+    const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                       "mla: {q_lora_rank: 16, kv_lora_rank: 8, qk_head_dim: 8, "
+                       "qk_rope_head_dim: 4, v_head_dim: 8}}\n"
+                       "train: {seq_len: 128, global_batch: 8}\n";
+    mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 77824 + 237568 + 2048);
+    /* FP8: the linear layers' inputs in one byte, but the two down
+     * projections each keep their own copy of the layer's input: replicated
+     * 4sbh + 2sbh + sbh + 3*128*24 = 66560; split: Q and K 4*sbh*0.75, V
+     * 2*sbh*0.5, the attention output thrice 3*sbh*0.5, the MLP
+     * 5*128*256: 208896 */
+    assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
+                 66560 + 208896 + 2048);
+}
+
+/* The imbalance: the spec's, else the policy's (1.25 by default). */
+static void memory__imbalance_spec_or_policy(void **state)
+{
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_true(pol.assume.moe_imbalance == 1.25);
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    assert_true(mesh_moe_imbalance(&m, &pol.assume) == 1.25);
+    assert_true(mesh_moe_imbalance(&m, NULL) == 1);
+    mesh_model_t even = test_spec("preset: mixtral-8x7b\ntrain:\n  moe_imbalance: 1\n");
+    assert_true(mesh_moe_imbalance(&even, &pol.assume) == 1);
+    mesh_model_t given = test_spec("preset: mixtral-8x7b\ntrain:\n  moe_imbalance: 1.25\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_layout_t l = test_layout("tp=1,pp=2,dp=8,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_memory_t m1, m2, m3;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &m1);
+    mesh_memory_estimate(&given, &l, &a, &pol.assume, &m2);
+    mesh_memory_estimate(&even, &l, &a, &pol.assume, &m3);
+    assert_true(m1.activations == m2.activations);
+    assert_true(m3.activations < m1.activations);
+    pol.assume.moe_imbalance = 2;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &m3);
+    assert_true(m3.activations > m1.activations);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(memory__mtp_stage_runs_one_layer_at_a_time),
+        cmocka_unit_test(memory__experts_sharded_over_edp),
+        cmocka_unit_test(memory__moe_layer_activations_by_hand),
+        cmocka_unit_test(memory__moe_dispatch_buffers_by_hand),
+        cmocka_unit_test(memory__mla_activations_by_hand),
+        cmocka_unit_test(memory__imbalance_spec_or_policy),
         cmocka_unit_test(zero__paper_figure1),
         cmocka_unit_test(activations__head_dim_by_hand),
         cmocka_unit_test(activations__tp_wider_than_kv_heads),

@@ -2,6 +2,8 @@
 /*
  * The planner: fit and no-fit, pins, explanations, determinism.
  */
+#include "internal.h" /* MoE internals */
+#include "moeutil.h"
 #include "testutil.h"
 
 static int any_line(const mesh_plan_t *p, int advice, const char *needle)
@@ -1523,9 +1525,185 @@ static void verdict__by_enforce(void **state)
     mesh_plan_destroy(p);
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+/* The planner's one-line errors for the ep a user pins (issue 14: a wrong
+ * ep, not dividing the experts or larger than tp*cp*dp). */
+static void plan__wrong_ep_one_line(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    static const struct {
+        const mesh_model_t *m;
+        const char *mesh, *want;
+    } cases[] = {
+        {NULL, "ep=3", "ep 3 must divide the 8 experts"},
+        {NULL, "ep=8,tp=2,pp=2", "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4"},
+        {NULL, "ep=2,etp=16", "ep*etp = 2*16 is more than tp*cp*dp = 1*1*8 = 8"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        if (p)
+            fail_msg("%s planned", cases[i].mesh);
+        if (!strstr(err.msg, cases[i].want) || strchr(err.msg, '\n'))
+            fail_msg("%s: '%s' lacks '%s'", cases[i].mesh, err.msg, cases[i].want);
+    }
+    const char *dense[] = {"ep=1", "etp=1", "ep=4,etp=2"};
+    for (size_t i = 0; i < sizeof(dense) / sizeof(*dense); i++) {
+        mesh_layout_t pins = test_mesh(dense[i]);
+        assert_null(mesh_plan_create(&d, &a, &pins, &pol.assume, &err));
+        assert_non_null(strstr(err.msg, "llama3-8b has no experts"));
+        assert_non_null(strstr(err.msg, "arch.moe"));
+    }
+    /* "auto" asks for nothing on a dense model, and plans no experts */
+    mesh_plan_t *p = test_plan(&d, &a, "ep=auto");
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 0);
+    mesh_plan_destroy(p);
+}
+
+/* The search: DeepSeek-V3 on 1,024 H100s fits with expert parallelism
+ * inside a node, and says why that EP (issue 14's first "done when"). */
+static void plan__deepseek_v3_ep_explained(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true(l->ep > 1);
+    assert_true((long)l->ep * l->etp <= 8); /* inside a node */
+    int chosen = 0, smaller = 0, larger = 0;
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(p, i);
+        if (r->kind != MESH_REASON_EXPERTS)
+            continue;
+        const char *line = mesh_plan_reason(p, i);
+        if (r->chosen) {
+            chosen++;
+            assert_int_equal(r->candidate.layout.ep, l->ep);
+            assert_int_equal(r->ep_nodes, 1);
+            assert_non_null(strstr(line, "inside one node"));
+        } else if (r->candidate.layout.ep < l->ep) {
+            smaller++;
+            /* each smaller EP needs more than fits, or is slower */
+            assert_true(!r->candidate.fits ||
+                        r->candidate.cost.step_seconds > r->best_seconds * (1 + MESH_PLAN_TIE));
+        } else {
+            larger++;
+            assert_true(r->ep_nodes > 1);
+            assert_non_null(strstr(line, "all-to-all over the network"));
+        }
+    }
+    assert_int_equal(chosen, 1);
+    assert_true(smaller >= 1 && larger == 1);
+    /* EP 1 holds every expert on every GPU: far over */
+    char *json = mesh_report_json(p);
+    assert_non_null(strstr(json, "\"kind\":\"experts\""));
+    assert_non_null(strstr(json, "\"ep_comm_seconds\":"));
+    assert_non_null(strstr(json, "\"active_params\":"));
+    free(json);
+    /* FP8: the MFU says which peak it is of, and gives the bf16 one beside it */
+    char *text = mesh_report_text(p), want[96];
+    const mesh_cost_t *c = &mesh_plan_best(p)->cost;
+    snprintf(want, sizeof(want), "MFU %.1f%% of the FP8 peak (%.1f%% of the bf16 one)\n",
+             100 * c->mfu, 100 * c->tflops_per_gpu * 1e12 / a.gpu.peak_flops);
+    assert_non_null(strstr(text, want));
+    /* 682.64 B with its MTP layer, the published 671.03 B without (params__moe_presets) */
+    assert_non_null(strstr(text, "; 1 MTP layer (11.61 B of the parameters)\n"));
+    assert_true(c->mfu > 0 && c->tflops_per_gpu * 1e12 / a.gpu.peak_flops > 1.9 * c->mfu);
+    free(text);
+    mesh_plan_destroy(p);
+    /* Mixtral on one node: EP inside it */
+    mesh_model_t mx = test_preset("mixtral-8x7b");
+    mesh_alloc_t one = test_alloc("H100-SXM", 4, 8);
+    p = test_plan(&mx, &one, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_true(mesh_plan_best(p)->layout.ep >= 2 && mesh_plan_best(p)->layout.ep <= 8);
+    mesh_plan_destroy(p);
+}
+
+/* Expert counts with odd divisors (60 = 2^2*3*5): an EP that does not
+ * divide a stage's ranks is no evidence that the smaller ones cannot fit,
+ * so the search still reaches them and never picks worse than a pin. */
+static void plan__ep_search_past_non_divisors(void **state)
+{
+    const char *specs[] = {
+        "name: sixty\narch:\n  layers: 24\n  hidden: 2048\n  heads: 16\n  ffn: 5632\n"
+        "  vocab: 151936\n  moe:\n    experts: 60\n    top_k: 4\n    ffn: 1408\n"
+        "    shared_experts: 4\n    shared_ffn: 1408\ntrain:\n  seq_len: 4096\n"
+        "  global_batch: 256\n",
+        "name: six\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 2816\n"
+        "  vocab: 32000\n  moe:\n    experts: 6\n    top_k: 2\n",
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        mesh_model_t m = test_spec(specs[i]);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        /* the layout with every expert on every GPU, pinned: it fits */
+        mesh_plan_t *pin = test_plan(&m, &a, "tp=1,pp=1,ep=1");
+        assert_true(mesh_plan_fits(p) && mesh_plan_fits(pin));
+        assert_true(mesh_plan_best(p)->cost.step_seconds <=
+                    mesh_plan_best(pin)->cost.step_seconds * (1 + MESH_PLAN_TIE));
+        mesh_plan_destroy(pin);
+        /* and "tp=1,pp=1" alone leaves EP to the search, which finds it */
+        pin = test_plan(&m, &a, "tp=1,pp=1");
+        assert_true(mesh_plan_fits(pin));
+        mesh_plan_destroy(pin);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* An EP across nodes is explained against the largest EP inside one. */
+static void plan__ep_across_nodes_says_why_not_inside(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 64, 4);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_true((long)l->ep * l->etp > 4); /* across nodes */
+    int inside = 0;
+    for (int i = 0; i < mesh_plan_reason_count(p); i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(p, i);
+        if (r->kind == MESH_REASON_EXPERTS && !r->chosen &&
+            (long)r->candidate.layout.ep * r->candidate.layout.etp == 4) {
+            inside++;
+            assert_non_null(strstr(mesh_plan_reason(p, i), "inside one node"));
+        }
+    }
+    assert_int_equal(inside, 1);
+    mesh_plan_destroy(p);
+}
+
+/* Expert TP only where EP alone fits nothing, and a pinned EP plans the
+ * rest around it. */
+static void plan__pinned_ep_and_etp(void **state)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 4, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "ep=4");
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 4);
+    mesh_plan_destroy(p);
+    p = test_plan(&m, &a, "tp=2,ep=4,etp=2");
+    assert_int_equal(mesh_plan_best(p)->layout.etp, 2);
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 4);
+    mesh_plan_destroy(p);
+    /* the yes/no of job_submit agrees with the plan */
+    assert_true(mesh_plan_any_fits(&m, &a, NULL, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan__wrong_ep_one_line),
+        cmocka_unit_test(plan__deepseek_v3_ep_explained),
+        cmocka_unit_test(plan__ep_search_past_non_divisors),
+        cmocka_unit_test(plan__ep_across_nodes_says_why_not_inside),
+        cmocka_unit_test(plan__pinned_ep_and_etp),
         cmocka_unit_test(verdict__by_enforce),
         cmocka_unit_test(seed__plain_dp_80gb__does_not_fit),
         cmocka_unit_test(fits__and_explains_simpler),

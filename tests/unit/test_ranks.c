@@ -2,6 +2,7 @@
 /*
  * The rank map: Megatron's order, groups, node contiguity.
  */
+#include "moeutil.h"
 #include "testutil.h"
 
 static mesh_layout_t layout(int tp, int cp, int dp, int pp)
@@ -208,9 +209,98 @@ static void axis_names__design_order(void **state)
     assert_string_equal(mesh_axis_name(MESH_AXIS_PP), "pp");
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+/* Megatron-Core's generate_masked_orthogonal_rank_groups
+ * (megatron/core/parallel_state.py at 00caa53), ported independently of
+ * lib/ranks.c: sizes in order (fastest first), a mask of the axes a group
+ * spans; the group holding `rank` goes to out, ascending. */
+static int megatron_group(const int *sizes, const int *mask, int n, long rank, long *out)
+{
+    long stride[8], coord[8];
+    stride[0] = 1;
+    for (int i = 1; i <= n; i++)
+        stride[i] = stride[i - 1] * sizes[i - 1];
+    for (int i = 0; i < n; i++)
+        coord[i] = rank / stride[i] % sizes[i];
+    /* vary the masked coordinates, hold the others: rank_in_group decomposes
+     * over the masked sizes, fastest first */
+    long group = 1, base = 0;
+    for (int i = 0; i < n; i++)
+        if (mask[i])
+            group *= sizes[i];
+        else
+            base += coord[i] * stride[i];
+    for (long g = 0; g < group; g++) {
+        long r = base, rest = g;
+        for (int i = 0; i < n; i++)
+            if (mask[i]) {
+                r += rest % sizes[i] * stride[i];
+                rest /= sizes[i];
+            }
+        out[g] = r;
+    }
+    /* ascending (the generator's order is ascending for one-axis groups) */
+    for (long i = 1; i < group; i++)
+        for (long j = i; j > 0 && out[j] < out[j - 1]; j--) {
+            long t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return (int)group;
+}
+
+static void ranks__expert_groups_are_megatrons(void **state)
+{
+    static const char *layouts[] = {
+        "tp=2,pp=2,dp=4,cp=1,ep=4,etp=1", "tp=2,pp=2,dp=4,cp=1,ep=2,etp=2",
+        "tp=1,pp=4,dp=4,cp=1,ep=4,etp=1", "tp=2,pp=1,dp=4,cp=2,ep=4,etp=2",
+        "tp=4,pp=2,dp=2,cp=1,ep=8,etp=1", "tp=1,pp=1,dp=16,cp=1,ep=2,etp=4",
+    };
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++) {
+        mesh_layout_t l = test_mesh(layouts[i]);
+        long world = mesh_layout_world(&l), edp = mesh_layout_edp(&l);
+        /* the expert generator: (tp=etp, ep, dp=edp, pp), order tp-cp-ep-dp-pp */
+        int sizes[] = {l.etp, l.ep, (int)edp, l.pp};
+        static const int masks[3][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}};
+        static const mesh_axis_t axes[3] = {MESH_AXIS_ETP, MESH_AXIS_EP, MESH_AXIS_EDP};
+        for (long r = 0; r < world; r++) {
+            mesh_coords_t c = mesh_rank_coords(&l, r);
+            assert_int_equal(r % ((long)l.tp * l.cp * l.dp),
+                             c.etp + (long)l.etp * (c.ep + (long)l.ep * c.edp));
+            for (int k = 0; k < 3; k++) {
+                long want[64], got[64];
+                int n = megatron_group(sizes, masks[k], 4, r, want);
+                assert_int_equal(mesh_axis_size(&l, axes[k]), n);
+                mesh_rank_group(&l, r, axes[k], got);
+                for (int j = 0; j < n; j++)
+                    if (got[j] != want[j])
+                        fail_msg("%s rank %ld %s group member %d: %ld, Megatron-Core %ld",
+                                 layouts[i], r, mesh_axis_name(axes[k]), j, got[j], want[j]);
+            }
+            /* the PP groups of both generators agree (Megatron asserts it) */
+            long pp_want[16], pp_got[16];
+            int order[] = {l.tp, l.cp, l.dp, l.pp}, ppmask[] = {0, 0, 0, 1};
+            int n = megatron_group(order, ppmask, 4, r, pp_want);
+            megatron_group(sizes, ppmask, 4, r, pp_got);
+            for (int j = 0; j < n; j++)
+                assert_int_equal(pp_want[j], pp_got[j]);
+        }
+    }
+    /* the worked example of doc/design.md, section 8 */
+    mesh_layout_t l = test_mesh("tp=2,pp=2,dp=4,cp=1,ep=4,etp=1");
+    long g[8];
+    mesh_rank_group(&l, 5, MESH_AXIS_EP, g);
+    assert_true(g[0] == 4 && g[1] == 5 && g[2] == 6 && g[3] == 7);
+    mesh_rank_group(&l, 5, MESH_AXIS_EDP, g);
+    assert_true(g[0] == 1 && g[1] == 5);
+    assert_string_equal(mesh_axis_name(MESH_AXIS_EDP), "edp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ranks__expert_groups_are_megatrons),
         cmocka_unit_test(design_example__rank13),
         cmocka_unit_test(context_parallel__order),
         cmocka_unit_test(groups__tile_the_world),

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "moeutil.h"
 #include "testutil.h"
 
 static void params__llama_presets__published_counts(void **state)
@@ -499,7 +500,7 @@ static const doc_key_t doc_keys[] = {
 };
 
 /* The mappings nested in a section (meshplan.yaml(5) documents their keys
- * in their own lists; tests/unit/test_moe.c checks them). */
+ * in their own lists; tests/unit/test_spec.c checks them). */
 static const char *const doc_subsections[] = {"arch.moe", "arch.mla"};
 
 #define DOC_KEYS (sizeof(doc_keys) / sizeof(doc_keys[0]))
@@ -1116,9 +1117,165 @@ static void dirs__callers_first_then_installed(void **state)
     assert_null(d.dirs[1]);
 }
 
+/* ---- mixture of experts, MLA and MTP ---- */
+
+#define MOE_ARCH "arch:\n  layers: 4\n  hidden: 64\n  heads: 4\n  vocab: 100\n"
+
+static void moe_error(const char *yaml, const char *n1, const char *n2)
+{
+    mesh_spec_dirs_t d = test_dirs();
+    mesh_model_t m;
+    mesh_error_t err;
+    if (mesh_spec_parse(yaml, strlen(yaml), "moe.yaml", &d, &m, &err) == 0)
+        fail_msg("accepted:\n%s", yaml);
+    if (!strstr(err.msg, n1) || (n2 && !strstr(err.msg, n2)))
+        fail_msg("error '%s' lacks '%s'/'%s'", err.msg, n1, n2 ? n2 : "");
+    if (strchr(err.msg, '\n'))
+        fail_msg("error '%s' is more than one line", err.msg);
+}
+
+/* The defaults: top_k Megatron-LM's 2, moe.ffn the dense one, shared_ffn
+ * moe.ffn, MLA's head widths DeepSeek's (Megatron-LM's MLATransformerConfig). */
+static void spec__moe_mla_defaults(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 4, hidden: 64, heads: 4, ffn: 96, vocab: 100, "
+                               "moe: {experts: 4, shared_experts: 2}, mla: {kv_lora_rank: 32}}\n");
+    assert_int_equal(m.moe.top_k, 2);
+    assert_int_equal(m.moe.ffn, 96);
+    assert_int_equal(m.moe.shared_ffn, 96);
+    assert_int_equal(m.moe.dense_layers, 0);
+    assert_true(m.moe.capacity_factor == 0);
+    assert_int_equal(m.mla.q_lora_rank, 0);
+    assert_int_equal(m.mla.qk_head_dim, 128);
+    assert_int_equal(m.mla.qk_rope_head_dim, 64);
+    assert_int_equal(m.mla.v_head_dim, 128);
+    assert_true(m.moe_imbalance == 0);
+    /* "none" is the default capacity; a number drops tokens beyond it */
+    mesh_model_t none = test_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, "
+                                  "moe: {experts: 4, capacity_factor: none}}\n");
+    assert_true(none.moe.capacity_factor == 0);
+    mesh_model_t cf = test_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, "
+                                "moe: {experts: 4, capacity_factor: 1.25}}\ntrain:\n"
+                                "  moe_imbalance: 1.5\n");
+    assert_true(cf.moe.capacity_factor == 1.25);
+    assert_true(cf.moe_imbalance == 1.5);
+    char d1[17], d2[17], d3[17];
+    mesh_model_t plain = test_spec("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, "
+                                   "moe: {experts: 4}}\n");
+    assert_string_equal(mesh_model_digest(&none, d1), mesh_model_digest(&plain, d2));
+    assert_string_not_equal(d1, mesh_model_digest(&cf, d3));
+    /* a preset's experts, overridden key by key */
+    mesh_model_t o = test_spec("preset: mixtral-8x7b\narch:\n  moe:\n    top_k: 1\n");
+    assert_int_equal(o.moe.experts, 8);
+    assert_int_equal(o.moe.top_k, 1);
+    assert_true(o.params == test_preset("mixtral-8x7b").params);
+    assert_true(mesh_model_active_params(&o) < 12e9);
+}
+
+/* Every rule names its key, the line, and the fix, in one line. */
+static void spec__moe_mla_errors(void **state)
+{
+    moe_error(MOE_ARCH "  moe:\n    top_k: 2\n", "arch.moe.experts is missing", NULL);
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    top_k: 5\n", "moe.yaml:8: arch.moe.top_k",
+              "more than the 4 experts");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    dense_layers: 4\n",
+              "moe.yaml:8: arch.moe.dense_layers", "at most 3");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    shared_ffn: 64\n", "arch.moe.shared_ffn",
+              "shared_experts");
+    moe_error(MOE_ARCH "  moe:\n    experts: 0\n", "arch.moe.experts", "out of range");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: lots\n",
+              "arch.moe.capacity_factor", "or none");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 0\n", "arch.moe.capacity_factor",
+              "out of range");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    expert: 2\n", "unknown key 'expert' in arch.moe",
+              "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, "
+              "capacity_factor, score, expert_bias, groups, group_top_k, routed_scaling, "
+              "aux_loss)");
+    /* the router as Megatron-LM's TransformerConfig checks it
+     * (transformer_config.py L2617-2625, L2671-2690 at d98e8a6) */
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    expert_bias: true\n", "arch.moe.expert_bias",
+              "score: sigmoid");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 4\n", "arch.moe.groups",
+              "both groups and group_top_k");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    group_top_k: 2\n", "arch.moe.group_top_k",
+              "both groups and group_top_k");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 3\n    group_top_k: 1\n", "arch.moe.groups",
+              "does not divide the 8 experts");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 4\n    group_top_k: 5\n",
+              "arch.moe.group_top_k", "more than the 4 groups");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    top_k: 4\n    groups: 4\n    group_top_k: 1\n",
+              "arch.moe.group_top_k", "fewer than top_k 4");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    score: cosine\n", "arch.moe.score", "sigmoid");
+    moe_error(MOE_ARCH "  mlp: gelu\n  rope_theta: 10000\n", "arch.rope_theta", "mlp: swiglu");
+    moe_error(MOE_ARCH "  mlp: gelu\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
+    moe_error(MOE_ARCH "  qk_norm: true\n  mla:\n    kv_lora_rank: 8\n", "arch.qk_norm",
+              "latent norms");
+    moe_error(MOE_ARCH "  moe: 4\n", "arch.moe", "expected a mapping");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n  moe:\n    experts: 8\n", "arch.moe", "given twice");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    mla:\n      kv_lora_rank: 8\n",
+              "unknown key 'mla' in arch.moe", NULL);
+    moe_error("moe:\n  experts: 4\nparams: 1e9\n", "unknown key 'moe'", "arch, train");
+    moe_error("params: 1e9\narch:\n  moe:\n    experts: 4\n", "arch.layers is missing", NULL);
+    moe_error("params: 1e9\ntrain:\n  moe_imbalance: 1.2\n", "train.moe_imbalance", "MoE model");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n", "train.moe_imbalance",
+              "out of range");
+    moe_error(MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
+              "mtp_layers, rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla)");
+    moe_error(MOE_ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
+    moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp", "swiglu");
+    moe_error(MOE_ARCH "  head_dim: 32\n  mla:\n    kv_lora_rank: 8\n", "arch.head_dim",
+              "leave head_dim out");
+    moe_error(MOE_ARCH "  kv_heads: 2\n  mla:\n    kv_lora_rank: 8\n", "arch.kv_heads", "no grouped");
+    moe_error(MOE_ARCH "  mtp_layers: 65\n", "arch.mtp_layers", "out of range");
+    moe_error(MOE_ARCH "  mtp_layers: -1\n", "arch.mtp_layers", "out of range");
+    /* MLA sizes its own heads: heads need not divide hidden */
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 96, heads: 64, vocab: 100, mla: "
+                               "{kv_lora_rank: 8}}\n");
+    assert_int_equal(m.heads, 64);
+}
+
+/* The controller's request carries the new keys only when set, nested as
+ * the spec nests them, and reads back the same model. */
+static void spec__moe_request_roundtrip(void **state)
+{
+    const char *specs[] = {moe_small(), "preset: deepseek-v3", "preset: qwen3-30b-a3b",
+                           MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
+                                "train:\n  moe_imbalance: 2.25\n",
+                           MOE_ARCH "  mtp_layers: 2\n"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
+        mesh_model_t m = test_spec(specs[i]), back;
+        mesh_layout_t pins, pback;
+        mesh_error_t err;
+        char req[MESH_REQUEST_MAX], d1[17], d2[17];
+        mesh_layout_unpin(&pins);
+        if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+            fail_msg("%s", err.msg);
+        if (mesh_request_decode(req, &back, &pback, &err) < 0)
+            fail_msg("%s\n  request: %s", err.msg, req);
+        assert_int_equal(memcmp(&m.moe, &back.moe, sizeof(m.moe)), 0);
+        assert_int_equal(memcmp(&m.mla, &back.mla, sizeof(m.mla)), 0);
+        assert_int_equal(m.mtp_layers, back.mtp_layers);
+        assert_true(m.moe_imbalance == back.moe_imbalance);
+        assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&back, d2));
+    }
+    /* a dense model's request says nothing of them */
+    mesh_model_t d = test_preset("llama3-70b");
+    mesh_layout_t pins;
+    mesh_error_t err;
+    char req[MESH_REQUEST_MAX];
+    mesh_layout_unpin(&pins);
+    assert_int_equal(mesh_request_encode(&d, &pins, req, sizeof(req), &err), 0);
+    assert_null(strstr(req, "moe"));
+    assert_null(strstr(req, "mla"));
+    assert_null(strstr(req, "mtp"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(spec__moe_mla_defaults),
+        cmocka_unit_test(spec__moe_mla_errors),
+        cmocka_unit_test(spec__moe_request_roundtrip),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(dirs__callers_first_then_installed),
         cmocka_unit_test(preset__every_kind_overridden),

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lib/params.c: the whole model's parameter counts, against the published ones and by hand.
+ */
+#include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of */
+#include "moeutil.h"
+
+/* ---- mixture of experts, MLA and MTP ---- */
+
+/* The presets against their published counts.  Exact where the model card
+ * gives the count to the digit it prints (Mixtral-8x7B 46.70 B / 12.88 B;
+ * Qwen3-30B-A3B 30.53 B / 3.35 B), to the published rounding otherwise:
+ * Mixtral-8x22B "141B parameters, 39B active" (Mistral AI release notes,
+ * 2024-04-17); Qwen3-235B-A22B "235B in total and 22B activated", "234B"
+ * without the embeddings (model card); DeepSeek-V3 "671B total parameters
+ * with 37B activated for each token" (arXiv 2412.19437, abstract), whose MTP
+ * module the paper counts apart. */
+static void params__moe_presets__published_counts(void **state)
+{
+    static const struct {
+        const char *name;
+        uint64_t params, active;
+    } exact[] = {
+        {"mixtral-8x7b", 46702792704ULL, 12879925248ULL},
+        {"mixtral-8x22b", 140630071296ULL, 39161468928ULL},
+        /* with the QK norms, 2 x 128 weights in each of 48 and 94 layers */
+        {"qwen3-30b-a3b", 30532110336ULL + 48 * 256, 3353020416ULL + 48 * 256},
+        {"qwen3-235b-a22b", 235093610496ULL + 94 * 256, 22190739456ULL + 94 * 256},
+    };
+    for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++) {
+        mesh_model_t m = test_preset(exact[i].name);
+        assert_true(mesh_model_is_moe(&m));
+        assert_int_equal((uint64_t)m.params, exact[i].params);
+        assert_int_equal((uint64_t)mesh_model_active_params(&m), exact[i].active);
+    }
+    /* as the publishers print them */
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    assert_true(m.params > 46.695e9 && m.params < 46.705e9);
+    assert_true(mesh_model_active_params(&m) > 12.875e9 && mesh_model_active_params(&m) < 12.885e9);
+    m = test_preset("qwen3-30b-a3b");
+    assert_true(m.params > 30.525e9 && m.params < 30.535e9);
+    assert_true(mesh_model_active_params(&m) > 3.345e9 && mesh_model_active_params(&m) < 3.355e9);
+    m = test_preset("mixtral-8x22b");
+    assert_true(m.params > 140.5e9 && m.params < 141.5e9);
+    assert_true(mesh_model_active_params(&m) > 38.5e9 && mesh_model_active_params(&m) < 39.5e9);
+    m = test_preset("qwen3-235b-a22b");
+    double emb = 2.0 * 151936 * 4096;
+    assert_true(m.params > 234.5e9 && m.params < 235.5e9);
+    assert_true(m.params - emb > 233.5e9 && m.params - emb < 234.5e9);
+    assert_true(mesh_model_active_params(&m) > 21.5e9 && mesh_model_active_params(&m) < 22.5e9);
+    /* DeepSeek-V3: the main model, and its one MTP layer beside it */
+    m = test_preset("deepseek-v3");
+    assert_int_equal(m.mtp_layers, 1);
+    double mtp = mesh_model_mtp_params(&m);
+    assert_int_equal((uint64_t)(m.params - mtp), 671026404352ULL);
+    assert_int_equal((uint64_t)mtp, 11610067968ULL);
+    mesh_model_t main = test_spec("preset: deepseek-v3\narch:\n  mtp_layers: 0\n");
+    assert_int_equal((uint64_t)main.params, 671026404352ULL);
+    assert_true(main.params > 670.5e9 && main.params < 671.5e9);
+    /* "37B activated": 37.55 B, both embedding matrices counted as the
+     * Mixtral and Qwen3 counts above do */
+    assert_int_equal((uint64_t)mesh_model_active_params(&main), 37552282624ULL);
+    assert_true(mesh_model_active_params(&main) >= 37e9 && mesh_model_active_params(&main) < 38e9);
+}
+
+static void params__moe_mla_mtp__by_hand(void **state)
+{
+    mesh_model_t m = test_spec(moe_small());
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 54424);
+    assert_int_equal((uint64_t)mesh_model_moe_layer_params(&m), 45592);
+    assert_int_equal((uint64_t)mesh_model_expert_params(&m), 6144);
+    assert_int_equal((uint64_t)mesh_model_mtp_params(&m), 53976);
+    assert_int_equal(mesh_model_moe_layers(&m), 2);
+    assert_int_equal((uint64_t)m.params, 212448);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m), 138720);
+    /* without q compression: q_proj 64 x 4*12 = 3072 replaces 1808 */
+    mesh_model_t nq =
+        test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, mla: "
+                  "{kv_lora_rank: 8, qk_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8}}\n");
+    assert_int_equal((uint64_t)mesh_model_layer_params(&nq), 54424 - 1808 + 3072);
+    /* MLA's widths: queries and keys 4*(8+4)/64, values 4*8/64 */
+    double q, kv;
+    mesh_model_attn_widths(&m, &q, &kv);
+    assert_true(q == 0.75 && kv == 0.5);
+    /* a dense model: active is all of it */
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_false(mesh_model_is_moe(&d));
+    assert_true(mesh_model_active_params(&d) == d.params);
+    assert_int_equal(mesh_model_moe_layers(&d), 0);
+    assert_true(mesh_model_moe_layer_params(&d) == mesh_model_layer_params(&d));
+    /* a params count given with the arch scales the active count alike */
+    char yaml[1024];
+    snprintf(yaml, sizeof(yaml), "%sparams: 424896\n", moe_small());
+    mesh_model_t twice = test_spec(yaml);
+    assert_int_equal((uint64_t)mesh_model_active_params(&twice), 2 * 138720);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(params__moe_presets__published_counts),
+        cmocka_unit_test(params__moe_mla_mtp__by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lib/shard.c: the parameters one GPU of a pipeline stage holds under a layout, by hand.
+ */
+#include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of */
+#include "moeutil.h"
+
+/* ---- mixture of experts, MLA and MTP ---- */
+
+/* Parameters one GPU holds, by hand, for the small model above (1 dense
+ * layer, 2 MoE, 1 MTP; vocab 100 padded to 128*tp):
+ * tp 1, ep 2: dense 54424, MoE 8728 + 3 experts * 6144 = 27160, MTP 27160
+ *   + 8384; embedding and output 2 * 128*64, final norm 64: 160736, of
+ *   which experts (2 + 1) * 18432 = 55296.
+ * tp 2, ep 2, etp 2: the norms (128), router (384) and MLA's down
+ *   projections and norms (1816) whole, the rest halved: dense 28184, MoE
+ *   5528 + 3 * 3072 = 14744, MTP 14744 + 8192/2 + 192 = 19032; embeddings
+ *   2 * 256*64/2, norm 64: 93152, of which experts 3 * 9216 = 27648. */
+static void memory__stage_params_by_hand(void **state)
+{
+    mesh_model_t m = test_spec(moe_small());
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 160736);
+    assert_int_equal((uint64_t)mesh_stage_expert_params(&m, &l, 0), 55296);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 27160);
+    l = test_layout("tp=2,pp=1,dp=4,cp=1,ep=2,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal((uint64_t)mesh_layer_params_per_gpu(&m, 2), 28184);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 14744);
+    assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 93152);
+    assert_int_equal((uint64_t)mesh_stage_expert_params(&m, &l, 0), 27648);
+    /* a dense model has no expert share */
+    mesh_model_t d = test_preset("llama3-8b");
+    assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
+}
+
+/* Qwen3's QK norms (arch.qk_norm), by hand, for a dense layer of hidden 64,
+ * 4 query and 2 KV heads of 32, ffn 128: q and o 64 x 128 each, k and v
+ * 64 x 64 each, the MLP 3 x 64 x 128, two norms of 64 and the QK norms of
+ * 2 x 32: 49344.  At tp 2 every rank holds the norms whole, as Megatron-LM
+ * replicates its q_layernorm and k_layernorm: (49344 - 192) / 2 + 192 =
+ * 24768.  Megatron-LM is told --qk-layernorm, and Qwen3's preset says it. */
+static void memory__qk_norms_whole_on_every_tp_rank(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 32, "
+                               "ffn: 128, vocab: 100, qk_norm: true}\n");
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 49344);
+    assert_int_equal((uint64_t)mesh_layer_params_per_gpu(&m, 2), 24768);
+    mesh_model_t q = test_preset("qwen3-30b-a3b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&q, &a, "auto");
+    mesh_task_t t = {.master_addr = "n1", .numa_node = -1};
+    mesh_error_t err;
+    mesh_env_t *e = mesh_env_create(p, &t, &err);
+    assert_non_null(e);
+    assert_non_null(strstr(env_get(e, "MESH_MEGATRON_ARGS"), " --kv-channels 128 --qk-layernorm "));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
+    (void)state;
+}
+
+/* A pipeline's last stage builds the MTP layers' own embedding beside the
+ * output layer, whose weight it allocates tied or not (Megatron-LM's
+ * gpt_model.py L173-181, L289-290 at d98e8a6). */
+static void memory__mtp_stage_embeds_its_own(void **state)
+{
+    char none[1024], tied[1024], tied_none[1024];
+    replaced(none, sizeof(none), moe_small(), "  mtp_layers: 1\n", "");
+    replaced(tied, sizeof(tied), moe_small(), "  vocab: 100\n",
+             "  vocab: 100\n  tied_embeddings: true\n");
+    replaced(tied_none, sizeof(tied_none), tied, "  mtp_layers: 1\n", "");
+    mesh_model_t m = test_spec(moe_small()), n = test_spec(none), t = test_spec(tied),
+                 tn = test_spec(tied_none);
+    mesh_layout_t l = test_layout("tp=1,pp=2,dp=4,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    /* the MTP layer 27160 + 8384 (memory__stage_params_by_hand), its embedding 128*64 */
+    assert_int_equal((uint64_t)(mesh_stage_params(&m, &l, 1) - mesh_stage_params(&n, &l, 1)),
+                     35544 + 8192);
+    assert_int_equal((uint64_t)(mesh_stage_params(&t, &l, 1) - mesh_stage_params(&tn, &l, 1)),
+                     35544 + 8192);
+    assert_true(mesh_stage_params(&m, &l, 0) == mesh_stage_params(&n, &l, 0));
+    /* one stage: the embedding is the first stage's, and serves them all */
+    l.pp = 1;
+    assert_int_equal((uint64_t)(mesh_stage_params(&m, &l, 0) - mesh_stage_params(&n, &l, 0)),
+                     35544);
+}
+
+/* DeepSeek-V3 on 16 stages: 2 dense layers on stage 0, 1 dense and 3 MoE
+ * on stage 1, 4 MoE on stage 2 (the first with no dense layer: priced
+ * too), 3 on the last; interleaved, the dense layers follow the chunks. */
+static void memory__stage_mix_and_heavy_stages(void **state)
+{
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_layout_t l = test_layout("tp=1,pp=16,dp=8,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    int dense, moe, stages[4];
+    const int want[][3] = {{0, 2, 0}, {1, 1, 3}, {2, 0, 4}, {15, 0, 3}};
+    for (int i = 0; i < 4; i++) {
+        mesh_stage_mix(&m, &l, want[i][0], &dense, &moe);
+        assert_int_equal(dense, want[i][1]);
+        assert_int_equal(moe, want[i][2]);
+    }
+    assert_int_equal(mesh_heavy_stages_of(&m, &l, stages), 4);
+    assert_true(stages[0] == 0 && stages[1] == 1 && stages[2] == 2 && stages[3] == 15);
+    assert_true(mesh_stage_params(&m, &l, 2) > mesh_stage_params(&m, &l, 1));
+    /* 14 layers on 4 stages of 2 chunks: chunks of 1, 2, ..., 2, 1 slots;
+     * the 3 dense layers in chunk 0 (stage 0) and chunk 1 (stage 1) */
+    mesh_model_t s = test_spec("arch: {layers: 14, hidden: 64, heads: 4, vocab: 100, "
+                               "moe: {experts: 4, dense_layers: 3}}\n");
+    l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=2,mb=1,recompute=none,sp=off");
+    const int vwant[][3] = {{0, 1, 2}, {1, 2, 2}, {2, 0, 4}, {3, 0, 3}};
+    for (int i = 0; i < 4; i++) {
+        mesh_stage_mix(&s, &l, vwant[i][0], &dense, &moe);
+        assert_int_equal(dense, vwant[i][1]);
+        assert_int_equal(moe, vwant[i][2]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(memory__stage_params_by_hand),
+        cmocka_unit_test(memory__qk_norms_whole_on_every_tp_rank),
+        cmocka_unit_test(memory__mtp_stage_embeds_its_own),
+        cmocka_unit_test(memory__stage_mix_and_heavy_stages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
