@@ -228,8 +228,9 @@ typedef struct mesh_layout_key {
     int relax;         /* 1..: the advice's order; 0: never offered */
     unsigned flags;    /* MK_* */
 } mesh_layout_key_t;
-#define MESH_LAYOUT_KEYS 13
-extern const mesh_layout_key_t mesh_layout_keys[MESH_LAYOUT_KEYS];
+extern const mesh_layout_key_t mesh_layout_keys[];
+extern const int mesh_layout_key_count; /* the table's rows */
+#define MESH_LAYOUT_KEYS mesh_layout_key_count
 
 /* Key k's member of l. */
 static inline int *mesh_layout_field(struct mesh_layout *l, const mesh_layout_key_t *k)

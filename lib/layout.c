@@ -23,7 +23,7 @@
  */
 #define AT(member) .off = offsetof(mesh_layout_t, member)
 #define ALWAYS     (MK_FORMAT_ALWAYS | MK_JSON_ALWAYS)
-const mesh_layout_key_t mesh_layout_keys[MESH_LAYOUT_KEYS] = {
+const mesh_layout_key_t mesh_layout_keys[] = {
     {"tp", AT(tp), MK_INT, 1, 1 << 16, "T", "tp", MESH_DIM_TP, 4, ALWAYS},
     {"pp", AT(pp), MK_INT, 1, 1 << 16, "P", "pp", MESH_DIM_PP, 5, ALWAYS},
     {"dp", AT(dp), MK_INT, 1, 1 << 24, "D", "dp", MESH_DIM_DP, 8, ALWAYS},
@@ -40,6 +40,7 @@ const mesh_layout_key_t mesh_layout_keys[MESH_LAYOUT_KEYS] = {
 };
 #undef AT
 #undef ALWAYS
+const int mesh_layout_key_count = MESH_ARRAY_LEN(mesh_layout_keys);
 /* the enums among them are pinned as ints, like the rest */
 _Static_assert(sizeof(mesh_recompute_t) == sizeof(int) && sizeof(mesh_precision_t) == sizeof(int),
                "--mesh members are ints");
