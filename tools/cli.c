@@ -59,11 +59,15 @@ static int read_export(options_t *o, const char *v);
 static int read_bind(options_t *o, const char *v);
 static const char *mesh_help(void);
 
-#define TO(member)           .off = offsetof(options_t, member)
-#define FLAG(member)         OPT_FLAG, TO(member)
-#define TEXT(member)         OPT_TEXT, TO(member)
-#define INT(member, lo, hi)  OPT_INT, TO(member), .min = (lo), .max = (hi)
-#define SIZE(member, lo, hi) OPT_SIZE, TO(member), .min = (lo), .max = (hi)
+/* The member's offset, refused at compile time unless the member is of the
+ * size its kind writes (a row cannot point a long long at an int). */
+#define TO(member, type)                                                                           \
+    .off = offsetof(options_t, member) +                                                           \
+           0 * sizeof(char[sizeof(((options_t *)0)->member) == sizeof(type) ? 1 : -1])
+#define FLAG(member)         OPT_FLAG, TO(member, int)
+#define TEXT(member)         OPT_TEXT, TO(member, const char *)
+#define INT(member, lo, hi)  OPT_INT, TO(member, long long), .min = (lo), .max = (hi)
+#define SIZE(member, lo, hi) OPT_SIZE, TO(member, double), .min = (lo), .max = (hi)
 #define READ(fn)             OPT_READ, .read = (fn)
 
 /* Every option, in the order --help lists them. */
