@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The planner's own header (not installed): the search's state and the
- * plan's, shared by its three files, bottom to top:
+ * plan's, shared by its four files, bottom to top:
  *
  *   prune.c    the search space's small counts (divisors, micro-batch sizes,
  *              recomputation's module sets and layers) and the floors that
@@ -12,7 +12,7 @@
  *              their lines
  *   plan.c     the API (plan.h): inputs, choice, digest, accessors
  *
- * Each calls only the ones above it in this list (tests/check-layers).
+ * Each calls only the ones before it in this list (tests/check-layers).
  */
 #ifndef MESH_PLANNER_H
 #define MESH_PLANNER_H
@@ -149,7 +149,7 @@ struct mesh_plan {
     mesh_candidate_t best;
     mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
     int n_alts;
-    /* the explanation: records, and the lines report.c renders from them */
+    /* the explanation: records, and the lines explain.c renders from them */
     mesh_reason_t reasons[LINES_MAX];
     int n_reasons;
     mesh_advice_t advice[LINES_MAX];

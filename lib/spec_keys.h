@@ -10,7 +10,7 @@
  *                 where it was given
  *   spec.c        reading: YAML documents, presets, --set, config.json
  *
- * Each calls only the ones above it in this list (tests/check-layers).
+ * Each calls only the ones before it in this list (tests/check-layers).
  */
 #ifndef MESH_SPEC_KEYS_H
 #define MESH_SPEC_KEYS_H
