@@ -1067,6 +1067,9 @@ static void env__expert_groups_for_moe_only(void **state)
     assert_non_null(strstr(args, " --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size "
                                  "14336 --moe-layer-freq 1"));
     assert_non_null(strstr(args, " --moe-token-dispatcher-type alltoall --moe-grouped-gemm"));
+    /* Mixtral's spec gives no aux loss: the suggested start, not Megatron's
+     * 0.0, which balances nothing while the plan prices a balanced router */
+    assert_non_null(strstr(args, " --moe-aux-loss-coeff 1e-2"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
     /* under torchrun, no per-rank group */
