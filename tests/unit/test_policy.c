@@ -1214,10 +1214,33 @@ static void keys__fields_in_the_manual(void **state)
     }
 }
 
+/* The policy the package installs changes nothing: every key commented
+ * out (at its default), and read as it is, the defaults. */
+static void shipped__every_key_commented_out(void **state)
+{
+    (void)state;
+    char path[1024], line[512];
+    snprintf(path, sizeof(path), "%s/../meshplan.yaml", getenv("MESH_MODELS_DIR"));
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (int n = 1; fgets(line, sizeof(line), f); n++)
+        if (line[0] != '#' && line[0] != '\n')
+            fail_msg("%s:%d is a live setting: %s", path, n, line);
+    fclose(f);
+    mesh_policy_t shipped, defaults;
+    mesh_error_t err;
+    mesh_policy_init(&defaults);
+    mesh_policy_init(&shipped);
+    assert_int_equal(mesh_policy_load(&shipped, path, &err), 0);
+    assert_true(shipped.assume.moe_imbalance == defaults.assume.moe_imbalance);
+    assert_true(shipped.enforce == defaults.enforce);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(shipped__every_key_commented_out),
         cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
         cmocka_unit_test(args__every_key),
