@@ -503,6 +503,12 @@ static int load_policy(options_t *o)
         /* not asked for: say whose it is, so that a surprise has a name */
         whose = env && *env ? "$" MESH_POLICY_ENV "'s" : "the system's";
         path = env && *env ? env : MESH_SYSTEM_POLICY;
+        /* the system's may be absent (nothing installed); one the user
+         * named in the environment and got wrong is no policy to ignore */
+        if (env && *env && strcmp(env, "none") != 0 && access(env, F_OK) != 0)
+            return bad("$%s names %.200s, which does not exist: fix it, unset it, or set it to "
+                       "none to plan without a policy",
+                       MESH_POLICY_ENV, env);
         if (strcmp(path, "none") == 0 || access(path, F_OK) != 0)
             path = NULL;
     } else if (strcmp(path, "none") == 0) {

@@ -876,11 +876,16 @@ static void policy__system_by_default(void **state)
     /* the env command too, and the lists */
     run_env[0] = env;
     assert_string_equal(run("gpus", NULL)->err, note);
-    /* none where there is none */
+    /* one the environment names but that does not exist: an error, not
+     * silently no policy (a typo of the path would plan without the site's) */
     run_env[0] = "MESHPLAN_POLICY=/nonexistent/meshplan.yaml";
     r = run("plan", "--model", "llama3-8b", ALLOC, "--json", NULL);
-    assert_int_equal(r->status, 0);
-    assert_string_equal(r->err, "");
+    assert_bad(r, "$MESHPLAN_POLICY names /nonexistent/meshplan.yaml, which does not exist: fix "
+                  "it, unset it, or set it to none to plan without a policy");
+    assert_string_equal(r->out, "");
+    run_env[0] = "MESHPLAN_POLICY=/nonexistent/meshplan.yaml";
+    r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--policy", "none", NULL);
+    assert_int_equal(r->status, 0); /* --policy decides over the environment */
     /* a broken one: the error, and how to do without it */
     fd = mkstemp(broken);
     assert_int_equal(write(fd, "resrve: 0.5\n", 12), 12);
