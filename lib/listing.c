@@ -96,6 +96,26 @@ static void gpu_notes(mesh_buf_t *b, int width, int marks, const char *defined)
     }
 }
 
+/* Each line of text without the blanks its columns' padding leaves at the end. */
+static char *trimmed(char *text)
+{
+    char *out = text;
+    for (const char *in = text; text && *in;) {
+        size_t n = strcspn(in, "\n");
+        size_t keep = n;
+        while (keep > 0 && in[keep - 1] == ' ')
+            keep--;
+        memmove(out, in, keep);
+        out += keep;
+        in += n;
+        if (*in == '\n')
+            *out++ = *in++;
+    }
+    if (text)
+        *out = '\0';
+    return text;
+}
+
 char *mesh_listing_gpus(const mesh_assumptions_t *as, int json)
 {
     mesh_buf_t b;
@@ -124,11 +144,12 @@ char *mesh_listing_gpus(const mesh_assumptions_t *as, int json)
             gpu_row(&b, &g, w, set);
         }
     }
-    if (json)
+    if (json) {
         mesh_buf_puts(&b, "]\n");
-    else
-        gpu_notes(&b, width, marks, defined);
-    return mesh_buf_take(&b);
+        return mesh_buf_take(&b);
+    }
+    gpu_notes(&b, width, marks, defined);
+    return trimmed(mesh_buf_take(&b));
 }
 
 /* ---- the presets ---- */

@@ -57,10 +57,14 @@ static void gpus__policy_marks_and_defines(void **state)
     char *text = mesh_listing_gpus(&pol.assume, 0);
     assert_non_null(strstr(text, "  *: the policy's figure (gpu.NAME.FIELD)"));
     assert_non_null(strstr(text, "the policy defines MyGPU (its other figures: H100-SXM's)"));
-    /* every line as wide as the header */
+    /* no line ends in a blank, and none is wider than the header */
     size_t width = strcspn(text, "\n");
-    for (const char *l = text; *l; l += strcspn(l, "\n") + 1)
-        assert_int_equal(strcspn(l, "\n"), width);
+    for (const char *l = text; *l; l += strcspn(l, "\n") + 1) {
+        size_t n = strcspn(l, "\n");
+        assert_true(n <= width);
+        assert_true(n > 0 && l[n - 1] != ' ');
+    }
+    assert_non_null(strstr(text, "  GEMM\n"));
     free(text);
 }
 
