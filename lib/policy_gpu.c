@@ -7,6 +7,7 @@
  * memory and the partition's entry.  Above the policy reader (policy.c),
  * whose key table says what an override replaces.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -156,4 +157,40 @@ const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char
         if (strcmp(c->partitions[i].name, "default") == 0)
             return &c->partitions[i];
     return NULL;
+}
+
+/* Whether the policy has an entry for `name`, a catch-all, or no
+ * partitions at all (the site's gpu= then stands for every one); else the
+ * error, with the entry a slip of case or a typo most likely meant. */
+static int partition_known(const mesh_policy_t *p, const char *name, mesh_error_t *err)
+{
+    const mesh_policy_controller_t *c = &p->controller;
+    const char *names[MESH_PARTITIONS_MAX];
+    char list[256] = "";
+    if (mesh_policy_partition(p, name))
+        return 0;
+    for (int i = 0; i < c->n_partitions; i++) {
+        names[i] = c->partitions[i].name;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
+    if (c->n_partitions == 0) /* one GPU for the whole site (gpu=): any name is planned on it */
+        return 0;
+    const char *meant = mesh_closest_name(name, names, c->n_partitions);
+    return mesh_error_set(err, "unknown partition '%.40s' (the policy's: %s)%s%s%s", name, list,
+                          meant ? "; did you mean " : "", meant ? meant : "", meant ? "?" : "");
+}
+
+int mesh_policy_partitions_known(const mesh_policy_t *p, const char *names, mesh_error_t *err)
+{
+    char buf[1024]; /* a job's partition list, as Slurm takes it */
+    if (!names || !*names)
+        return 0;
+    if (mesh_strlcpy(buf, names, sizeof(buf)) < 0)
+        return mesh_error_set(err, "partition list longer than %d characters",
+                              (int)sizeof(buf) - 1);
+    char *save = NULL;
+    for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save))
+        if (partition_known(p, n, err) < 0)
+            return -1;
+    return 0;
 }

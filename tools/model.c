@@ -109,6 +109,8 @@ static int partition_alloc(const options_t *o, const mesh_model_t *model, const 
     if (o->topology || o->gpu || o->gpu_mem > 0 || o->nvlink)
         return mesh_error_set(err, "--partition takes the GPU from the policy's partitions: "
                                    "leave out --gpu, --gpu-mem, --nvlink and --topology");
+    if (mesh_policy_partitions_known(&o->pol, o->partition, err) < 0)
+        return mesh_error_prefix(err, "--partition");
     mesh_submit_judge(&o->pol, o->partition, model, pins, &s, verdict);
     if (!verdict->judged && o->pol.enforce != MESH_ENFORCE_OFF)
         return mesh_error_set(err,

@@ -240,6 +240,19 @@ MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, co
 MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);
 
 /**
+ * Whether every partition of `names` ("a100" or "a100,h100", as a job
+ * names them; NULL or "": none) has settings in the policy, its own or
+ * the catch-all "default", or the policy describes no partitions (its gpu=
+ * then stands for every one).  Returns 0, or -1 with err naming the first that
+ * has none, the policy's partitions and the one a slip of case or a typo
+ * most likely meant ("unknown partition 'A100' (the policy's: a100, h100);
+ * did you mean a100?").  For the CLI: the controller plans a partition the
+ * policy does not describe for the nodes to judge.
+ */
+MESH_API int mesh_policy_partitions_known(const mesh_policy_t *p, const char *names,
+                                          mesh_error_t *err);
+
+/**
  * Resolve a GPU: the one rule every front end names a GPU by.  By name
  * (name not NULL; vendor and device unused), it is the table's entry of
  * that name (case-insensitively), else a GPU the policy defines in full

@@ -957,6 +957,27 @@ static void partition__errors(void **state)
                "--partition gpu: the controller does not judge this job");
     assert_bad(run("env", "--model", "llama3-8b", ALLOC, "--partition", "gpu", NULL),
                "--partition: unknown option for env (an option of plan, check, size)");
+    /* a partition the policy does not describe, where it describes some:
+     * named, with the one meant, not "the GPU is unknown" */
+    char path[] = "/tmp/meshplan-cli-parts-XXXXXX";
+    const char *yaml = "partitions:\n  a100: {gpu: A100-80GB, nodes: 16}\n"
+                       "  h100: {gpu: H100-SXM, nodes: 8}\n";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+    close(fd);
+    assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "2", "--gpus-per-node", "8",
+                   "--policy", path, "--partition", "A100", NULL),
+               "meshplan: --partition: unknown partition 'A100' (the policy's: a100, h100); did "
+               "you mean a100?");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-4", "--gpus-per-node", "8",
+                   "--policy", path, "--partition", "a100,h10", NULL),
+               "unknown partition 'h10' (the policy's: a100, h100); did you mean h100?");
+    assert_int_equal(run("plan", "--model", "llama3-8b", "--nodes", "2", "--gpus-per-node", "8",
+                         "--policy", path, "--partition", "a100", "--json", NULL)
+                         ->status,
+                     0);
+    unlink(path);
 }
 
 /* ---- size: every count of a range, one chosen by a goal ---- */

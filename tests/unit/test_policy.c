@@ -1236,10 +1236,33 @@ static void shipped__every_key_commented_out(void **state)
     assert_true(shipped.enforce == defaults.enforce);
 }
 
+/* A job's partitions, each described by the policy, its catch-all, or a
+ * policy of no partitions at all. */
+static void partitions__known_or_meant(void **state)
+{
+    (void)state;
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_partitions_known(&p, "anything", &err), 0); /* none described */
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.a100.gpu=A100-80GB", &err), 0);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.h100.gpu=H100-SXM", &err), 0);
+    assert_int_equal(mesh_policy_partitions_known(&p, NULL, &err), 0);
+    assert_int_equal(mesh_policy_partitions_known(&p, "a100,h100", &err), 0);
+    assert_int_equal(mesh_policy_partitions_known(&p, "h100,A100", &err), -1);
+    assert_string_equal(err.msg,
+                        "unknown partition 'A100' (the policy's: a100, h100); did you mean a100?");
+    assert_int_equal(mesh_policy_partitions_known(&p, "debug", &err), -1);
+    assert_string_equal(err.msg, "unknown partition 'debug' (the policy's: a100, h100)");
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.default.gpu=H100-SXM", &err), 0);
+    assert_int_equal(mesh_policy_partitions_known(&p, "debug", &err), 0); /* the catch-all */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys__table_in_the_manual),
+        cmocka_unit_test(partitions__known_or_meant),
         cmocka_unit_test(shipped__every_key_commented_out),
         cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
