@@ -495,6 +495,15 @@ static void ranks_gpus_presets(void **state)
     assert_json(r->out);
 }
 
+/* yaml in a new file whose name mkstemp makes of path (ending XXXXXX). */
+static void write_temp(char *path, const char *yaml)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+    close(fd);
+}
+
 /* `gpus --policy` lists the GPUs as the policy makes them: the table's with
  * the policy's figures marked, the GPUs it defines, and the product names
  * --gpu takes, which plan then takes. */
@@ -503,10 +512,7 @@ static void gpus__as_the_policy_makes_them(void **state)
     char path[] = "/tmp/meshplan-cli-policy-XXXXXX";
     const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB, net_bw: 25GB}\n"
                        "  X1: {pci: \"10de:9998\", memory: 64GiB, peak_tflops: 500, island: 4}\n";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-    close(fd);
+    write_temp(path, yaml);
     result_t *r = run("gpus", "--policy", path, NULL);
     assert_int_equal(r->status, 0);
     size_t width = strcspn(r->out, "\n");
@@ -962,10 +968,7 @@ static void partition__errors(void **state)
     char path[] = "/tmp/meshplan-cli-parts-XXXXXX";
     const char *yaml = "partitions:\n  a100: {gpu: A100-80GB, nodes: 16}\n"
                        "  h100: {gpu: H100-SXM, nodes: 8}\n";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-    close(fd);
+    write_temp(path, yaml);
     assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "2", "--gpus-per-node", "8",
                    "--policy", path, "--partition", "A100", NULL),
                "meshplan: --partition: unknown partition 'A100' (the policy's: a100, h100); did "
