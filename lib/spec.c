@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -356,6 +357,34 @@ out:
     return rc;
 }
 
+/* The preset of dirs a mistyped `name` most likely meant ("llama3-07b":
+ * llama3-70b), into meant[len]: 1, or 0 when none is that near.  Only the
+ * names of the directories' NAME.yaml files are read, the first 256 of
+ * each directory. */
+static int closest_preset(const mesh_spec_dirs_t *dirs, const char *name, char *meant, size_t len)
+{
+    enum { NAMES = 256 };
+    char found[NAMES][MESH_NAME_MAX];
+    const char *names[NAMES];
+    int n = 0;
+    for (int i = 0; dirs && i < MESH_ARRAY_LEN(dirs->dirs) && dirs->dirs[i]; i++) {
+        DIR *d = opendir(dirs->dirs[i]);
+        struct dirent *e;
+        for (int k = 0; d && k < NAMES && (e = readdir(d)) && n < NAMES; k++) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && l - 5 < MESH_NAME_MAX && strcmp(e->d_name + l - 5, ".yaml") == 0) {
+                snprintf(found[n], MESH_NAME_MAX, "%.*s", (int)(l - 5), e->d_name);
+                names[n] = found[n];
+                n++;
+            }
+        }
+        if (d)
+            closedir(d);
+    }
+    const char *best = mesh_closest_name(name, names, n);
+    return best ? (snprintf(meant, len, "%s", best), 1) : 0;
+}
+
 /* Find a preset file for `name` in dirs; 0 and the path, or -1. */
 static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *path, size_t len,
                        mesh_error_t *err)
@@ -375,8 +404,12 @@ static int preset_path(const char *name, const mesh_spec_dirs_t *dirs, char *pat
             strncat(tried, ", ", sizeof(tried) - strlen(tried) - 1);
         strncat(tried, dirs->dirs[i], sizeof(tried) - strlen(tried) - 1);
     }
-    return mesh_error_set(err, "unknown preset '%s' (looked in: %s; `meshplan presets` lists them)",
-                          name, tried[0] ? tried : "no preset directory");
+    char meant[MESH_NAME_MAX];
+    int close = closest_preset(dirs, name, meant, sizeof(meant));
+    return mesh_error_set(
+        err, "unknown preset '%s' (looked in: %s; `meshplan presets` lists them)%s%s%s", name,
+        tried[0] ? tried : "no preset directory", close ? "; did you mean " : "",
+        close ? meant : "", close ? "?" : "");
 }
 
 /* Whether keys set (a document's or the overrides') change the arch, so

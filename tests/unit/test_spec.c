@@ -254,6 +254,12 @@ static void presets__bad_names_and_nesting(void **state)
     assert_non_null(strstr(err.msg, "preset name"));
     assert_int_equal(mesh_spec_load("no-such-model", &d, &m, &err), -1);
     assert_non_null(strstr(err.msg, "unknown preset"));
+    assert_null(strstr(err.msg, "did you mean"));
+    /* a typo of a preset's name gets it, as every other name does */
+    assert_int_equal(mesh_spec_load("llama3-07b", &d, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "`meshplan presets` lists them); did you mean llama3-70b?"));
+    assert_int_equal(mesh_spec_load("Mixtral-8x7B", &d, &m, &err), -1); /* names are exact */
+    assert_non_null(strstr(err.msg, "; did you mean mixtral-8x7b?"));
     assert_int_equal(mesh_spec_load("", &d, &m, &err), -1);
     /* presets are not available to a spec read without preset directories */
     const char *yaml = "preset: llama2-7b\n";
