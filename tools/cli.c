@@ -75,7 +75,7 @@ static const opt_t opts[] = {
     {"model", "SPEC", C_SIZED, TEXT(model),
      .help = "preset name (meshplan presets), a spec .yaml file, or a Hugging Face config.json"},
     {"nodes", "N", C_SIZED, READ(read_nodes),
-     .help = "nodes in the allocation (size: a range LO-HI, or N)"},
+     .help = "nodes in the allocation (size: a range LO-HI, or N); -N as in Slurm"},
     {"gpus-per-node", "G", C_SIZED, INT(gpus_per_node, 1, 1024), .help = "GPUs (= tasks) per node"},
     {"gpu", "NAME", C_SIZED, TEXT(gpu), .help = "GPU model from the table (meshplan gpus)"},
     {"gpu-mem", "SIZE", C_SIZED, SIZE(gpu_mem, 1e8, 1e14),
@@ -285,12 +285,33 @@ static int unknown_command(const char *name)
 
 /* An option the command does not take: the typo it most likely is, else
  * the commands that take it. */
+/* What a Slurm user writes for an option of ours (sbatch's and srun's
+ * names): said as ours before any typo is guessed ("--gpus" is no typo of
+ * --gpu). */
+static int find_option(const char *arg, size_t len);
+
+static const struct {
+    const char *slurm, *ours, *how;
+} slurm_habits[] = {
+    {"gpus", "gpus-per-node", "--nodes N --gpus-per-node G: meshplan plans whole nodes"},
+    {"ntasks-per-node", "gpus-per-node", "--gpus-per-node G: one task per GPU"},
+    {"gres", "gpus-per-node", "--gpus-per-node G, and --gpu NAME for the model"},
+    {"gpus-per-task", "gpus-per-node", "--gpus-per-node G: one GPU per task"},
+    {"mem", "host-mem", "--host-mem SIZE (the job's --mem per node)"},
+};
+
 static int unknown_option(const command_t *c, const char *arg, size_t len)
 {
     const char *names[N_OPTS], *meant;
     char word[64], others[128] = "";
     int n = 0;
     snprintf(word, sizeof(word), "%.*s", (int)(len < 60 ? len : 60), arg);
+    for (int i = 0; i < MESH_CLI_LEN(slurm_habits); i++) {
+        int k = find_option(slurm_habits[i].ours, strlen(slurm_habits[i].ours));
+        if (strcmp(word, slurm_habits[i].slurm) == 0 && k >= 0 && (opts[k].cmds & c->bit))
+            return bad("--%s: unknown option for %s (Slurm's); here it is %s", word, c->name,
+                       slurm_habits[i].how);
+    }
     for (int i = 0; i < N_OPTS; i++)
         if (opts[i].cmds & c->bit)
             names[n++] = opts[i].name;
@@ -459,6 +480,8 @@ static int parse_args(int argc, char **argv, options_t *o)
             usage(stdout, c);
             return HELPED;
         }
+        if (strcmp(a, "-N") == 0 && i + 1 < argc) /* Slurm's -N: the nodes */
+            a = "--nodes";
         if (strncmp(a, "--", 2) != 0 || !a[2])
             return bad("unexpected argument '%.60s' (see meshplan %s --help)", a, c->name);
         size_t len = strcspn(a + 2, "=");

@@ -702,6 +702,18 @@ static void help__command_and_unknown(void **state)
     assert_bad(run("plna", NULL), "unknown command 'plna'; did you mean plan?");
     assert_bad(run("nev", NULL), "unknown command 'nev'; did you mean env?");
     assert_bad(run("frobnicate", NULL), "unknown command 'frobnicate' (commands: ");
+    /* Slurm's names for ours, said as ours, not guessed as typos (--gpus is
+     * no --gpu); and Slurm's -N */
+    assert_bad(run("plan", "--model", "llama3-8b", "--gpus", "8", NULL),
+               "--gpus: unknown option for plan (Slurm's); here it is --nodes N --gpus-per-node "
+               "G: meshplan plans whole nodes");
+    assert_bad(run("size", "--model", "llama3-8b", "--mem", "500G", NULL),
+               "--mem: unknown option for size (Slurm's); here it is --host-mem SIZE");
+    assert_bad(run("gpus", "--gpus", "3", NULL), "--gpus: unknown option for gpus (see meshplan");
+    result_t *n = run("plan", "--model", "llama3-8b", "-N", "2", "--gpus-per-node", "8", "--gpu",
+                      "H100-SXM", "--policy", "none", "--json", NULL);
+    assert_int_equal(n->status, 0);
+    assert_non_null(strstr(n->out, "\"nodes\":2,"));
     assert_bad(run("help", "plan", "env", NULL), "help takes one command");
 }
 
