@@ -1042,7 +1042,6 @@ static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MES
                                           "MESH_ETP_SIZE", "MESH_ETP_RANK", "MESH_ETP_GROUP",
                                           "MESH_EDP_GROUP"};
 
-
 static void env__expert_groups_for_moe_only(void **state)
 {
     mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");

@@ -1191,9 +1191,10 @@ static void spec__moe_mla_errors(void **state)
     moe_error(MOE_ARCH "  moe:\n    experts: 0\n", "arch.moe.experts", "out of range");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: lots\n",
               "arch.moe.capacity_factor", "or none");
-    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 0\n", "arch.moe.capacity_factor",
-              "out of range");
-    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    expert: 2\n", "unknown key 'expert' in arch.moe",
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 0\n",
+              "arch.moe.capacity_factor", "out of range");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    expert: 2\n",
+              "unknown key 'expert' in arch.moe",
               "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, "
               "capacity_factor, score, expert_bias, groups, group_top_k, routed_scaling, "
               "aux_loss)");
@@ -1205,8 +1206,8 @@ static void spec__moe_mla_errors(void **state)
               "both groups and group_top_k");
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    group_top_k: 2\n", "arch.moe.group_top_k",
               "both groups and group_top_k");
-    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 3\n    group_top_k: 1\n", "arch.moe.groups",
-              "does not divide the 8 experts");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 3\n    group_top_k: 1\n",
+              "arch.moe.groups", "does not divide the 8 experts");
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    groups: 4\n    group_top_k: 5\n",
               "arch.moe.group_top_k", "more than the 4 groups");
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    top_k: 4\n    groups: 4\n    group_top_k: 1\n",
@@ -1217,21 +1218,24 @@ static void spec__moe_mla_errors(void **state)
     moe_error(MOE_ARCH "  qk_norm: true\n  mla:\n    kv_lora_rank: 8\n", "arch.qk_norm",
               "latent norms");
     moe_error(MOE_ARCH "  moe: 4\n", "arch.moe", "expected a mapping");
-    moe_error(MOE_ARCH "  moe:\n    experts: 4\n  moe:\n    experts: 8\n", "arch.moe", "given twice");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n  moe:\n    experts: 8\n", "arch.moe",
+              "given twice");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\n    mla:\n      kv_lora_rank: 8\n",
               "unknown key 'mla' in arch.moe", NULL);
     moe_error("moe:\n  experts: 4\nparams: 1e9\n", "unknown key 'moe'", "arch, train");
     moe_error("params: 1e9\narch:\n  moe:\n    experts: 4\n", "arch.layers is missing", NULL);
     moe_error("params: 1e9\ntrain:\n  moe_imbalance: 1.2\n", "train.moe_imbalance", "MoE model");
-    moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n", "train.moe_imbalance",
-              "out of range");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
+              "train.moe_imbalance", "out of range");
     moe_error(MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
               "mtp_layers, rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla)");
     moe_error(MOE_ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
-    moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp", "swiglu");
+    moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
+              "swiglu");
     moe_error(MOE_ARCH "  head_dim: 32\n  mla:\n    kv_lora_rank: 8\n", "arch.head_dim",
               "leave head_dim out");
-    moe_error(MOE_ARCH "  kv_heads: 2\n  mla:\n    kv_lora_rank: 8\n", "arch.kv_heads", "no grouped");
+    moe_error(MOE_ARCH "  kv_heads: 2\n  mla:\n    kv_lora_rank: 8\n", "arch.kv_heads",
+              "no grouped");
     moe_error(MOE_ARCH "  mtp_layers: 65\n", "arch.mtp_layers", "out of range");
     moe_error(MOE_ARCH "  mtp_layers: -1\n", "arch.mtp_layers", "out of range");
     /* MLA sizes its own heads: heads need not divide hidden */
@@ -1246,7 +1250,7 @@ static void spec__moe_request_roundtrip(void **state)
 {
     const char *specs[] = {moe_small(), "preset: deepseek-v3", "preset: qwen3-30b-a3b",
                            MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
-                                "train:\n  moe_imbalance: 2.25\n",
+                                    "train:\n  moe_imbalance: 2.25\n",
                            MOE_ARCH "  mtp_layers: 2\n"};
     for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
         mesh_model_t m = test_spec(specs[i]), back;
