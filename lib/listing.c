@@ -70,65 +70,41 @@ static void gpu_row(mesh_buf_t *b, const mesh_gpu_t *g, int w, const int set[GPU
     char m[GPU_FIGURES];
     for (int k = 0; k < GPU_FIGURES; k++)
         m[k] = set[k] ? '*' : ' ';
-    mesh_buf_printf(b, "%-*s %6.1f GiB%c %7.0f%s%c %10.0f%c %12.0f%c %10.1f%c %7d%c %4.0f%%%c\n", w,
+    /* the last mark only where there is one: no line ends in a blank */
+    mesh_buf_printf(b, "%-*s %6.1f GiB%c %7.0f%s%c %10.0f%c %12.0f%c %10.1f%c %7d%c %4.0f%%%s\n", w,
                     g->name, g->memory / GiB, m[0], g->peak_flops / 1e12,
                     g->has_bf16 ? " bf16" : " fp16", m[1], g->hbm_bw / 1e9, m[2], g->link_bw / 1e9,
-                    m[3], g->net_bw / 1e9, m[4], g->island, m[5], 100 * g->gemm_eff, m[6]);
+                    m[3], g->net_bw / 1e9, m[4], g->island, m[5], 100 * g->gemm_eff,
+                    set[GPU_FIGURES - 1] ? "*" : "");
 }
 
-/* The notes under the text table, each line as wide as the header. */
-static void gpu_notes(mesh_buf_t *b, int width, int marks, const char *defined)
+/* The notes under the text table. */
+static void gpu_notes(mesh_buf_t *b, int marks, const char *defined)
 {
-    char line[256];
     if (marks)
-        mesh_buf_printf(b, "%-*s\n", width, "  *: the policy's figure (gpu.NAME.FIELD)");
-    if (defined[0]) {
-        snprintf(line, sizeof(line), "  the policy defines %s (its other figures: H100-SXM's)",
-                 defined);
-        mesh_buf_printf(b, "%-*s\n", width, line);
-    }
-    mesh_buf_printf(b, "%-*s\n", width,
-                    "  product names --gpu takes (what nvidia-smi, amd-smi, lspci print):");
-    for (int k = 0; k < mesh_gpu_alias_count(); k++) {
-        snprintf(line, sizeof(line), "    %-30s %s", mesh_gpu_alias_at(k)->alias,
-                 mesh_gpu_alias_at(k)->name);
-        mesh_buf_printf(b, "%-*s\n", width, line);
-    }
-}
-
-/* Each line of text without the blanks its columns' padding leaves at the end. */
-static char *trimmed(char *text)
-{
-    char *out = text;
-    for (const char *in = text; text && *in;) {
-        size_t n = strcspn(in, "\n");
-        size_t keep = n;
-        while (keep > 0 && in[keep - 1] == ' ')
-            keep--;
-        memmove(out, in, keep);
-        out += keep;
-        in += n;
-        if (*in == '\n')
-            *out++ = *in++;
-    }
-    if (text)
-        *out = '\0';
-    return text;
+        mesh_buf_puts(b, "  *: the policy's figure (gpu.NAME.FIELD)\n");
+    if (defined[0])
+        mesh_buf_printf(b, "  the policy defines %s (its other figures: H100-SXM's)\n", defined);
+    mesh_buf_puts(b, "  product names --gpu takes (what nvidia-smi, amd-smi, lspci print):\n");
+    for (int k = 0; k < mesh_gpu_alias_count(); k++)
+        mesh_buf_printf(b, "    %-30s %s\n", mesh_gpu_alias_at(k)->alias,
+                        mesh_gpu_alias_at(k)->name);
 }
 
 char *mesh_listing_gpus(const mesh_assumptions_t *as, int json)
 {
     mesh_buf_t b;
     int n = mesh_policy_gpu_count(as), w = 10, marks = 0;
-    char head[256], defined[160] = "";
+    char defined[160] = "";
     mesh_gpu_t g;
     mesh_buf_init(&b);
     for (int i = 0; i < n && mesh_policy_gpu_at(as, i, &g) >= 0; i++)
         w = (int)strlen(g.name) > w ? (int)strlen(g.name) : w;
-    int width =
-        snprintf(head, sizeof(head), "%-*s %10s  %12s  %10s  %12s  %10s  %7s  %5s ", w, "GPU",
-                 "memory", "dense TF/s", "HBM GB/s", "link GB/s", "net GB/s", "island", "GEMM");
-    mesh_buf_printf(&b, json ? "[" : "%s\n", head);
+    if (json)
+        mesh_buf_puts(&b, "[");
+    else
+        mesh_buf_printf(&b, "%-*s %10s  %12s  %10s  %12s  %10s  %7s  %5s\n", w, "GPU", "memory",
+                        "dense TF/s", "HBM GB/s", "link GB/s", "net GB/s", "island", "GEMM");
     for (int i = 0; i < n; i++) {
         int origin = mesh_policy_gpu_at(as, i, &g), set[GPU_FIGURES];
         figures_set(entry_of(as, g.name), set);
@@ -144,12 +120,11 @@ char *mesh_listing_gpus(const mesh_assumptions_t *as, int json)
             gpu_row(&b, &g, w, set);
         }
     }
-    if (json) {
+    if (json)
         mesh_buf_puts(&b, "]\n");
-        return mesh_buf_take(&b);
-    }
-    gpu_notes(&b, width, marks, defined);
-    return trimmed(mesh_buf_take(&b));
+    else
+        gpu_notes(&b, marks, defined);
+    return mesh_buf_take(&b);
 }
 
 /* ---- the presets ---- */
