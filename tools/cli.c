@@ -50,6 +50,7 @@ typedef struct opt {
     int (*read)(options_t *o, const char *v);
     const char *help;
     const char *(*help_of)(void); /* a help made at run time, in place of help */
+    char letter;                  /* a short name, as Slurm's (-N N); 0: none */
 } opt_t;
 
 static int read_nodes(options_t *o, const char *v);
@@ -75,7 +76,7 @@ static const opt_t opts[] = {
     {"model", "SPEC", C_SIZED, TEXT(model),
      .help = "preset name (meshplan presets), a spec .yaml file, or a Hugging Face config.json"},
     {"nodes", "N", C_SIZED, READ(read_nodes),
-     .help = "nodes in the allocation (size: a range LO-HI, or N); -N as in Slurm"},
+     .help = "nodes in the allocation (size: a range LO-HI, or N)", .letter = 'N'},
     {"gpus-per-node", "G", C_SIZED, INT(gpus_per_node, 1, 1024), .help = "GPUs (= tasks) per node"},
     {"gpu", "NAME", C_SIZED, TEXT(gpu), .help = "GPU model from the table (meshplan gpus)"},
     {"gpu-mem", "SIZE", C_SIZED, SIZE(gpu_mem, 1e8, 1e14),
@@ -251,9 +252,12 @@ static void usage(FILE *f, const command_t *c)
     for (int i = 0; i < N_OPTS; i++) {
         if (!(opts[i].cmds & c->bit))
             continue;
-        char head[48];
-        snprintf(head, sizeof(head), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
-                 opts[i].arg ? opts[i].arg : "");
+        char head[48], letter[16] = "";
+        if (opts[i].letter)
+            snprintf(letter, sizeof(letter), ", -%c%s%s", opts[i].letter, opts[i].arg ? " " : "",
+                     opts[i].arg ? opts[i].arg : "");
+        snprintf(head, sizeof(head), "--%s%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                 opts[i].arg ? opts[i].arg : "", letter);
         if (strlen(head) > 21)
             fprintf(f, "  %s\n%24s", head, "");
         else
@@ -410,24 +414,22 @@ static int read_goal(options_t *o, const char *v)
     return 0;
 }
 
-/* A policy key set from the command line, after the policy is read. */
-static int add_policy_set(options_t *o, const char *set)
+/* A key set from the command line: a spec key (to the spec as it is
+ * loaded) or a policy key (to the policy, after it is read). */
+static int add_set(options_t *o, const char *set, int spec)
 {
     if (o->n_spec_sets + o->n_policy_sets == SETS_MAX)
         return bad("--set: at most %d times", SETS_MAX);
-    o->policy_sets[o->n_policy_sets++] = set;
+    if (spec)
+        o->spec_sets[o->n_spec_sets++] = set;
+    else
+        o->policy_sets[o->n_policy_sets++] = set;
     return 0;
 }
 
-/* --set: spec keys go to the spec as it is loaded, policy keys to the policy. */
 static int read_set(options_t *o, const char *v)
 {
-    if (!spec_set(v))
-        return add_policy_set(o, v);
-    if (o->n_spec_sets + o->n_policy_sets == SETS_MAX)
-        return bad("--set: at most %d times", SETS_MAX);
-    o->spec_sets[o->n_spec_sets++] = v;
-    return 0;
+    return add_set(o, v, spec_set(v));
 }
 
 static int read_export(options_t *o, const char *v)
@@ -443,7 +445,7 @@ static int read_bind(options_t *o, const char *v)
 {
     if (strcmp(v, "gpu") && strcmp(v, "none"))
         return bad("--bind: use gpu or none");
-    return add_policy_set(o, strcmp(v, "gpu") == 0 ? "bind=gpu" : "bind=none");
+    return add_set(o, strcmp(v, "gpu") == 0 ? "bind=gpu" : "bind=none", 0);
 }
 
 /* Store one option's value where its row says. */
@@ -468,6 +470,16 @@ static int set_option(options_t *o, const opt_t *op, const char *v)
     return 0;
 }
 
+/* A short name ("-N") as its option's long one ("--nodes"), into buf;
+ * anything else as it is. */
+static const char *long_form(const char *arg, char *buf, size_t len)
+{
+    for (int i = 0; arg[0] == '-' && arg[1] && arg[1] != '-' && !arg[2] && i < N_OPTS; i++)
+        if (opts[i].letter == arg[1])
+            return snprintf(buf, len, "--%s", opts[i].name), buf;
+    return arg;
+}
+
 /* Read argv[1..argc) (argv[0] is the command) into *o: "--name VALUE",
  * "--name=VALUE" or "--name", names matched whole (an abbreviation is a
  * typo: --node is not --nodes), each only where the command takes it. */
@@ -475,13 +487,12 @@ static int parse_args(int argc, char **argv, options_t *o)
 {
     const command_t *c = o->cmd;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        char full[64];
+        const char *a = long_form(argv[i], full, sizeof(full));
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout, c);
             return HELPED;
         }
-        if (strcmp(a, "-N") == 0 && i + 1 < argc) /* Slurm's -N: the nodes */
-            a = "--nodes";
         if (strncmp(a, "--", 2) != 0 || !a[2])
             return bad("unexpected argument '%.60s' (see meshplan %s --help)", a, c->name);
         size_t len = strcspn(a + 2, "=");

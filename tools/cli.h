@@ -95,6 +95,10 @@ int load_model(const options_t *o, mesh_model_t *model, mesh_error_t *err);
 int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err);
 /* An error planning with the kept dimensions says they were kept; -1. */
 int restart_error(const options_t *o, mesh_error_t *err);
+/* Whether --partition can be judged as given: the GPU comes from the
+ * policy's partitions (no --gpu, --gpu-mem, --nvlink or --topology beside
+ * it), and each partition named is one the policy describes. */
+int partition_given(const options_t *o, mesh_error_t *err);
 /* The plan a planning command needs, with its topology (NULL without
  * --topology) and, with --partition, the controller's verdict. */
 int make_plan(const options_t *o, mesh_plan_t **out, mesh_topo_t **topo, mesh_submit_t *verdict);

@@ -16,11 +16,8 @@ static int size_alloc(const options_t *o, mesh_alloc_t *a, int *lo, int *hi)
     *hi = o->nodes_hi;
     if (o->partition) {
         mesh_step_t step = {.nodes = *lo, .gpus_per_node = (int)o->gpus_per_node};
-        if (o->gpu || o->gpu_mem > 0 || o->nvlink)
-            return bad("--partition takes the GPU from the policy's partitions: leave out --gpu, "
-                       "--gpu-mem and --nvlink");
-        if (mesh_policy_partitions_known(&o->pol, o->partition, &err) < 0)
-            return bad("--partition: %s", err.msg);
+        if (partition_given(o, &err) < 0)
+            return bad("%s", err.msg);
         if (mesh_size_bound(&o->pol, o->partition, lo, hi, &err) < 0)
             return bad("--nodes %d-%d: %s", o->nodes_lo, o->nodes_hi, err.msg);
         if (mesh_partition_alloc(&o->pol, o->partition, &step, a, &err) < 0)

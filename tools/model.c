@@ -99,6 +99,16 @@ int load_model(const options_t *o, mesh_model_t *model, mesh_error_t *err)
     return -1;
 }
 
+int partition_given(const options_t *o, mesh_error_t *err)
+{
+    if (o->topology || o->gpu || o->gpu_mem > 0 || o->nvlink)
+        return mesh_error_set(err, "--partition takes the GPU from the policy's partitions: "
+                                   "leave out --gpu, --gpu-mem, --nvlink and --topology");
+    if (mesh_policy_partitions_known(&o->pol, o->partition, err) < 0)
+        return mesh_error_prefix(err, "--partition");
+    return 0;
+}
+
 /* The allocation of --partition: what job_submit/meshplan plans the job
  * for, and its verdict, from the library's one judgement. */
 static int partition_alloc(const options_t *o, const mesh_model_t *model, const mesh_layout_t *pins,
@@ -106,11 +116,8 @@ static int partition_alloc(const options_t *o, const mesh_model_t *model, const 
 {
     mesh_step_t s = {
         .nodes = (int)o->nodes, .gpus_per_node = (int)o->gpus_per_node, .host_memory = o->host_mem};
-    if (o->topology || o->gpu || o->gpu_mem > 0 || o->nvlink)
-        return mesh_error_set(err, "--partition takes the GPU from the policy's partitions: "
-                                   "leave out --gpu, --gpu-mem, --nvlink and --topology");
-    if (mesh_policy_partitions_known(&o->pol, o->partition, err) < 0)
-        return mesh_error_prefix(err, "--partition");
+    if (partition_given(o, err) < 0)
+        return -1;
     mesh_submit_judge(&o->pol, o->partition, model, pins, &s, verdict);
     if (!verdict->judged && o->pol.enforce != MESH_ENFORCE_OFF)
         return mesh_error_set(err,
