@@ -200,6 +200,11 @@ void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int
  * may be NULL: then 1, balanced). */
 double mesh_moe_imbalance(const struct mesh_model *m, const struct mesh_assumptions *assume);
 
+/* Whether directory entry `file` is a preset, NAME.yaml with NAME a preset
+ * name (mesh_spec_valid_preset_name); NAME into name when not NULL
+ * (lib/spec_keys.c).  What every scan of the preset directories keeps. */
+int mesh_spec_preset_file(const char *file, char name[MESH_NAME_MAX]);
+
 /* The index of word among the choices of the spec's enum key `dotted`
  * ("train.optimizer_dtype"), any case, or -1: the spec's key table spells
  * every enum's names once (lib/spec_keys.c). */

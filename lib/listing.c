@@ -131,8 +131,7 @@ char *mesh_listing_gpus(const mesh_assumptions_t *as, int json)
 
 static int is_preset_file(const struct dirent *e)
 {
-    size_t n = strlen(e->d_name);
-    return n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0 && e->d_name[0] != '.';
+    return mesh_spec_preset_file(e->d_name, NULL);
 }
 
 /* Whether NAME.yaml is in one of the first n directories (which shadow the rest). */
@@ -153,15 +152,14 @@ static void presets_of(mesh_buf_t *b, const mesh_spec_dirs_t *d, int i, int json
     struct dirent **list;
     int n = scandir(d->dirs[i], &list, is_preset_file, alphasort);
     for (int j = 0; j < n; j++) {
-        char name[256], path[PATH_MAX];
-        snprintf(name, sizeof(name), "%.*s", (int)strlen(list[j]->d_name) - 5, list[j]->d_name);
+        char name[MESH_NAME_MAX], path[PATH_MAX];
+        mesh_spec_preset_file(list[j]->d_name, name); /* the filter kept presets only */
         snprintf(path, sizeof(path), "%s/%s", d->dirs[i], list[j]->d_name);
         free(list[j]);
         mesh_model_t m;
         mesh_error_t err;
         /* each name once, from the directory that wins the lookup */
-        if (!mesh_spec_valid_preset_name(name) || shadowed(d, i, name) ||
-            mesh_spec_load(path, d, &m, &err) < 0)
+        if (shadowed(d, i, name) || mesh_spec_load(path, d, &m, &err) < 0)
             continue;
         if (json) {
             mesh_buf_printf(b, "%s{\"name\":", *first ? "" : ",");

@@ -370,14 +370,11 @@ static int closest_preset(const mesh_spec_dirs_t *dirs, const char *name, char *
     for (int i = 0; dirs && i < MESH_ARRAY_LEN(dirs->dirs) && dirs->dirs[i]; i++) {
         DIR *d = opendir(dirs->dirs[i]);
         struct dirent *e;
-        for (int k = 0; d && k < NAMES && (e = readdir(d)) && n < NAMES; k++) {
-            size_t l = strlen(e->d_name);
-            if (l > 5 && l - 5 < MESH_NAME_MAX && strcmp(e->d_name + l - 5, ".yaml") == 0) {
-                snprintf(found[n], MESH_NAME_MAX, "%.*s", (int)(l - 5), e->d_name);
+        for (int k = 0; d && k < NAMES && (e = readdir(d)) && n < NAMES; k++)
+            if (mesh_spec_preset_file(e->d_name, found[n])) {
                 names[n] = found[n];
                 n++;
             }
-        }
         if (d)
             closedir(d);
     }

@@ -179,6 +179,20 @@ int mesh_spec_valid_preset_name(const char *name)
     return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
+int mesh_spec_preset_file(const char *file, char name[MESH_NAME_MAX])
+{
+    size_t n = strlen(file);
+    char stem[MESH_NAME_MAX];
+    if (n <= 5 || n - 5 >= MESH_NAME_MAX || strcmp(file + n - 5, ".yaml") != 0)
+        return 0;
+    snprintf(stem, sizeof(stem), "%.*s", (int)(n - 5), file);
+    if (!mesh_spec_valid_preset_name(stem))
+        return 0;
+    if (name)
+        memcpy(name, stem, n - 4);
+    return 1;
+}
+
 const char *mesh_spec_key_name(int i)
 {
     /* "section.name", or ".name" for a top-level key (shown without its dot) */

@@ -79,6 +79,16 @@ static void presets__each_name_once(void **state)
     assert_non_null(f);
     fputs("name: llama3-8b\nparams: 1e9\ntrain: {seq_len: 1024, global_batch: 8}\n", f);
     fclose(f);
+    /* what is no preset: another suffix, a hidden file, a bad name */
+    const char *others[] = {"notes.yml", ".hidden.yaml", "-dash.yaml"};
+    char other[256];
+    for (int k = 0; k < 3; k++) {
+        snprintf(other, sizeof(other), "%s/%s", dir, others[k]);
+        f = fopen(other, "w");
+        assert_non_null(f);
+        fputs("name: x\nparams: 1e9\ntrain: {seq_len: 1024, global_batch: 8}\n", f);
+        fclose(f);
+    }
     const char *first[] = {dir, getenv("MESH_MODELS_DIR")};
     mesh_spec_dirs_t d;
     mesh_spec_dirs_make(&d, first, 2);
@@ -94,7 +104,15 @@ static void presets__each_name_once(void **state)
     }
     assert_int_equal(n8, 1);
     assert_true(json_array_size(j) >= 13);
+    size_t mine = 0; /* of the temporary directory, the preset alone */
+    json_array_foreach(j, i, p) mine +=
+        strcmp(json_string_value(json_object_get(p, "dir")), dir) == 0;
+    assert_int_equal(mine, 1);
     json_decref(j);
+    for (int k = 0; k < 3; k++) {
+        snprintf(other, sizeof(other), "%s/%s", dir, others[k]);
+        unlink(other);
+    }
     unlink(path);
     rmdir(dir);
 }
