@@ -189,8 +189,6 @@ int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n);
 
 /* The family of layout l (DP, DP + ZeRO-N, TP, PP). */
 mesh_family_t mesh_family_of(const mesh_layout_t *l);
-/* Lexicographic simplicity: negative if a is simpler than b. */
-int mesh_simpler(const mesh_candidate_t *a, const mesh_candidate_t *b);
 /* Whether a and b have the same (tp, cp, pp, ep, etp). */
 int mesh_same_shape(const mesh_layout_t *a, const mesh_layout_t *b);
 /* A search of model m on allocation a with these pins (none NULL), of the

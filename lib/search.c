@@ -28,7 +28,7 @@ mesh_family_t mesh_family_of(const mesh_layout_t *l)
 }
 
 /* Lexicographic simplicity: negative if a is simpler than b. */
-int mesh_simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
+static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
 {
     const mesh_layout_t *x = &a->layout, *y = &b->layout;
     int kx[] = {mesh_family_of(x), x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
@@ -735,7 +735,7 @@ static const mesh_candidate_t *simplest_tie(const search_t *s, double limit)
         const mesh_candidate_t *c = &s->fits[i];
         if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE) || mesh_used(c) > limit)
             continue;
-        if (!best || mesh_simpler(c, best) < 0)
+        if (!best || simpler(c, best) < 0)
             best = c;
     }
     return best;
@@ -769,7 +769,7 @@ const mesh_candidate_t *mesh_fastest_tie(const search_t *s)
     for (size_t i = 0; i < s->n_fits; i++) {
         const mesh_candidate_t *c = &s->fits[i];
         if (!f || c->cost.step_seconds < f->cost.step_seconds ||
-            (c->cost.step_seconds == f->cost.step_seconds && mesh_simpler(c, f) < 0))
+            (c->cost.step_seconds == f->cost.step_seconds && simpler(c, f) < 0))
             f = c;
     }
     return f;
