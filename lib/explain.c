@@ -231,6 +231,54 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
     return (int)n;
 }
 
+/* Does the optimizer offloaded fit on the allocation with `host` bytes of
+ * host memory per node?  A first-fit search with offload pinned. */
+static int offload_fits(const mesh_plan_t *p, const mesh_layout_t *none, double host,
+                        mesh_candidate_t *out)
+{
+    mesh_layout_t pins = *none;
+    pins.offload = 1;
+    mesh_alloc_t a = p->alloc;
+    a.host_memory = host;
+    search_t s;
+    mesh_search_init(&s, &p->assume, &p->model, &a, &pins, 1);
+    mesh_search_run(&s);
+    if (s.found)
+        *out = s.first;
+    return s.found;
+}
+
+/* Whether offloading the optimizer to host memory fits on the allocation,
+ * and with how little of it per node, to a GiB: a first fit with the host
+ * memory unbounded bounds it (its tasks' share over MESH_HOST_USABLE, what
+ * the search holds a layout to), then bisection (more host memory never
+ * unfits a layout), so that the job can ask for that much (--mem). */
+static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
+{
+    mesh_candidate_t c, t;
+    if (p->model.finetune != MESH_FINETUNE_FULL || p->pins.offload == 0 ||
+        !offload_fits(p, none, 1e18, &c)) /* no node has that much: the bound is the layout's */
+        return;
+    double lo = p->alloc.host_memory > 0 ? p->alloc.host_memory : 0,
+           hi = mesh_ceil_long(c.memory.host * p->alloc.gpus_per_node / MESH_HOST_USABLE /
+                               MESH_GiB) *
+                MESH_GiB;
+    while (hi - lo > MESH_GiB) {
+        double mid = mesh_ceil_long((lo + hi) / 2 / MESH_GiB) * MESH_GiB;
+        if (mid >= hi)
+            break;
+        if (offload_fits(p, none, mid, &t)) {
+            hi = mid;
+            c = t;
+        } else {
+            lo = mid;
+        }
+    }
+    mesh_advice_t *adv = add_advice(p, MESH_ADVICE_OFFLOAD, &c);
+    if (adv)
+        adv->host_memory = hi;
+}
+
 void mesh_advise(mesh_plan_t *p)
 {
     mesh_candidate_t c;
@@ -266,7 +314,9 @@ void mesh_advise(mesh_plan_t *p)
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
     }
-    /* 3. parameter-efficient fine-tuning */
+    /* 3. the optimizer in host memory, on these nodes */
+    offload_advice(p, &none);
+    /* 4. parameter-efficient fine-tuning */
     if (p->model.finetune != MESH_FINETUNE_FULL)
         return;
     mesh_model_t lora = p->model;
@@ -487,6 +537,15 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
                  "lora): %s, %s GiB per GPU",
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_OFFLOAD:
+        snprintf(buf, len,
+                 "offloading the optimizer to host memory fits on these nodes with %.0f GiB of it "
+                 "per node (give the job --mem=%.0fG, Slurm's G being GiB; meshplan --host-mem "
+                 "%.0fGiB): %s, %s GiB "
+                 "per GPU",
+                 a->host_memory / MESH_GiB, a->host_memory / MESH_GiB, a->host_memory / MESH_GiB,
                  mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_LORA_NODES:

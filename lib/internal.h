@@ -262,6 +262,12 @@ int mesh_policy_read_port_range(void *base, const char *key, const char *value, 
 int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
 
+struct mesh_policy;
+/* The policy's top-level key i (0 up: -1 past the last) as an admin writes
+ * it: *name its key, buf its value in p (lib/policy.c). */
+int mesh_policy_key_text(const struct mesh_policy *p, int i, const char **name, char *buf,
+                         size_t len);
+
 /* The policy's gpu.NAME. entry for GPU `name` (a table GPU's overrides, or
  * a GPU the admin defines), or NULL; as may be NULL (lib/policy.c). */
 const struct mesh_gpu_override *mesh_policy_override_of(const struct mesh_assumptions *as,

@@ -366,6 +366,55 @@ static int explicit_ok(const mesh_model_t *m, const mesh_layout_t *l)
  * 00caa53), training/arguments.py asserts that ep divides the experts
  * (L1655-1658 at d98e8a6), and a MoE layer refuses TP without sequence
  * parallelism (transformer/moe/moe_layer.py L636-640). */
+/* What the model alone asks of a layout's (tp, cp, pp): the rules no
+ * allocation can satisfy when they fail, so that the submitting side
+ * refuses such pins before anything is queued (mesh_layout_check_pins). */
+static int model_shape(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if (!m->has_arch && (l->tp > 1 || l->pp > 1 || l->cp > 1))
+        return mesh_error_set(err, "tp, pp and cp need the model's arch (layers, heads, ...); a "
+                                   "params-only spec plans DP and ZeRO only");
+    if (m->has_arch && (m->heads % l->tp || (m->kv_heads % l->tp && l->tp % m->kv_heads)))
+        return mesh_error_set(err,
+                              "tp %d must divide heads %d, and divide kv_heads %d or be a "
+                              "multiple of it",
+                              l->tp, m->heads, m->kv_heads);
+    /* wider than the KV heads, TP splits the fused QKV output columns */
+    long head = mesh_head_dim(m);
+    if (m->has_arch && !m->mla.kv_lora_rank && (2L * m->kv_heads * head) % l->tp)
+        return mesh_error_set(err, "tp %d must divide the %d keys and values of %ld each", l->tp,
+                              2 * m->kv_heads, head);
+    if (m->has_arch && m->ffn % l->tp)
+        return mesh_error_set(err, "tp %d must divide ffn %d", l->tp, m->ffn);
+    if (l->cp > 1 && m->seq_len % (2 * l->cp))
+        return mesh_error_set(err, "cp %d needs seq_len %d divisible by 2*cp", l->cp, m->seq_len);
+    if (m->has_arch && l->pp > m->layers)
+        return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
+    if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1)
+        return mesh_error_set(err, "pp %d cannot split %d layers with at least one per stage",
+                              l->pp, m->layers);
+    return 0;
+}
+
+/* The replicas share the global batch in whole micro-batches. */
+static int batch_rule(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if (m->global_batch % ((long)l->micro_batch * l->dp))
+        return mesh_error_set(err, "global_batch %ld is not a multiple of micro_batch %d * dp %d",
+                              m->global_batch, l->micro_batch, l->dp);
+    return 0;
+}
+
+/* What a MoE model's experts ask of ep and etp, whatever the allocation. */
+static int expert_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if (m->moe.experts % l->ep)
+        return mesh_error_set(err, "ep %d must divide the %d experts", l->ep, m->moe.experts);
+    if (m->moe.ffn % l->etp)
+        return mesh_error_set(err, "etp %d must divide the experts' ffn %d", l->etp, m->moe.ffn);
+    return 0;
+}
+
 static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                          mesh_error_t *err)
 {
@@ -379,8 +428,8 @@ static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mes
     }
     if (l->ep < 1 || l->etp < 1)
         return mesh_error_set(err, "ep and etp must be at least 1 for a MoE model");
-    if (m->moe.experts % l->ep)
-        return mesh_error_set(err, "ep %d must divide the %d experts", l->ep, m->moe.experts);
+    if (expert_rules(m, l, err) < 0)
+        return -1;
     long stage = (long)l->tp * l->cp * l->dp, experts = (long)l->ep * l->etp;
     if (stage % experts)
         return mesh_error_set(err,
@@ -393,8 +442,6 @@ static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mes
                               "etp %d must divide the NVLink island of %d GPUs (expert TP "
                               "gathers tokens in every MoE layer)",
                               l->etp, a->island);
-    if (m->moe.ffn % l->etp)
-        return mesh_error_set(err, "etp %d must divide the experts' ffn %d", l->etp, m->moe.ffn);
     if (m->moe.shared_experts && ((long)m->moe.shared_experts * m->moe.shared_ffn) % l->tp)
         return mesh_error_set(err, "tp %d must divide the shared experts' width %ld", l->tp,
                               (long)m->moe.shared_experts * m->moe.shared_ffn);
@@ -420,28 +467,8 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (a->gpus_per_node % l->tp)
         return mesh_error_set(err, "tp %d must divide the %d GPUs per node", l->tp,
                               a->gpus_per_node);
-    if (!m->has_arch && (l->tp > 1 || l->pp > 1 || l->cp > 1))
-        return mesh_error_set(err, "tp, pp and cp need the model's arch (layers, heads, ...); a "
-                                   "params-only spec plans DP and ZeRO only");
-    if (m->has_arch && (m->heads % l->tp || (m->kv_heads % l->tp && l->tp % m->kv_heads)))
-        return mesh_error_set(err,
-                              "tp %d must divide heads %d, and divide kv_heads %d or be a "
-                              "multiple of it",
-                              l->tp, m->heads, m->kv_heads);
-    /* wider than the KV heads, TP splits the fused QKV output columns */
-    long head = mesh_head_dim(m);
-    if (m->has_arch && !m->mla.kv_lora_rank && (2L * m->kv_heads * head) % l->tp)
-        return mesh_error_set(err, "tp %d must divide the %d keys and values of %ld each", l->tp,
-                              2 * m->kv_heads, head);
-    if (m->has_arch && m->ffn % l->tp)
-        return mesh_error_set(err, "tp %d must divide ffn %d", l->tp, m->ffn);
-    if (l->cp > 1 && m->seq_len % (2 * l->cp))
-        return mesh_error_set(err, "cp %d needs seq_len %d divisible by 2*cp", l->cp, m->seq_len);
-    if (m->has_arch && l->pp > m->layers)
-        return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
-    if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1)
-        return mesh_error_set(err, "pp %d cannot split %d layers with at least one per stage",
-                              l->pp, m->layers);
+    if (model_shape(m, l, err) < 0)
+        return -1;
     long world = (long)a->nodes * a->gpus_per_node;
     if (mesh_layout_world(l) != world)
         return mesh_error_set(err,
@@ -455,9 +482,8 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                               m->seq_len, l->tp);
     if (l->zero < 0 || l->zero > 3)
         return mesh_error_set(err, "zero %d: the stages are 0, 1, 2 and 3", l->zero);
-    if (m->global_batch % ((long)l->micro_batch * l->dp))
-        return mesh_error_set(err, "global_batch %ld is not a multiple of micro_batch %d * dp %d",
-                              m->global_batch, l->micro_batch, l->dp);
+    if (batch_rule(m, l, err) < 0)
+        return -1;
     if (l->recompute_layers < 0 || (l->recompute_layers > 0 && l->recompute != MESH_RECOMPUTE_FULL))
         return mesh_error_set(err, "recompute full:%d: layers per stage go with full only",
                               l->recompute_layers);
@@ -518,6 +544,23 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                                   l->vpp, mbs, l->pp);
     }
     return 0;
+}
+
+int mesh_layout_check_pins(const mesh_model_t *m, const mesh_layout_t *pins, mesh_error_t *err)
+{
+    /* a field left free or "auto" stands as 1, which every model rule
+     * accepts: only what was pinned can be refused */
+    mesh_layout_t l = *pins;
+    int *sizes[] = {&l.tp, &l.pp, &l.cp, &l.dp, &l.micro_batch, &l.ep, &l.etp};
+    for (int i = 0; i < MESH_ARRAY_LEN(sizes); i++)
+        if (*sizes[i] < 1)
+            *sizes[i] = 1;
+    if (!mesh_model_is_moe(m) && (l.ep > 1 || l.etp > 1))
+        return mesh_error_set(err, "%s %d: %s has no experts; expert parallelism needs arch.moe",
+                              l.ep > 1 ? "ep" : "etp", l.ep > 1 ? l.ep : l.etp, m->name);
+    if (model_shape(m, &l, err) < 0 || batch_rule(m, &l, err) < 0)
+        return -1;
+    return mesh_model_is_moe(m) ? expert_rules(m, &l, err) : 0;
 }
 
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len)

@@ -47,6 +47,9 @@ static void digest(mesh_plan_t *p)
              g->net_bw, g->gemm_eff, p->alloc.host_memory, as->reserve, as->overhead_context,
              as->overhead_comm, as->fragmentation,
              mesh_layout_format(&p->best.layout, canon, sizeof(canon)));
+    /* headroom was added later: a plan without any keeps its digest */
+    if (as->headroom > 0)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "|h%.17g", as->headroom);
     snprintf(p->digest, sizeof(p->digest), "%016llx", (unsigned long long)mesh_fnv1a64(text));
 }
 
@@ -145,6 +148,11 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
     default_assumptions(assume, as);
     if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
         model->moe_imbalance = mesh_moe_imbalance(m, as);
+    /* a user may ask for more room than the site, never for less */
+    if (m->headroom > as->headroom)
+        as->headroom = m->headroom;
+    if (m->framework == MESH_FW_AUTO)
+        model->framework = as->framework;
 }
 
 /* The error of a search s that found no valid layout, for model m on
@@ -160,6 +168,27 @@ static int no_valid_layout(const search_t *s, const mesh_model_t *m, const mesh_
         snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude every layout");
     return mesh_error_set(err, "no valid layout for %s on %d x %d GPUs: %s", m->name, a->nodes,
                           a->gpus_per_node, e.msg);
+}
+
+/* A tight plan's alternative: the choice with 1 - MESH_PLAN_FULL of the
+ * plan's usable memory left free (more headroom), from the caller's inputs
+ * m, a and pins, so that it is the plan a user asking for that headroom
+ * gets. */
+static void tight(mesh_plan_t *p, const mesh_model_t *m, const mesh_alloc_t *a,
+                  const mesh_layout_t *pins)
+{
+    /* against the memory before any headroom: a plan that leaves what was
+     * asked is not tight, however close it comes to that */
+    double usable = p->best.memory.capacity / (1 - p->assume.headroom);
+    if (p->best.memory.total <= MESH_PLAN_FULL * usable)
+        return;
+    p->tight = 1;
+    mesh_assumptions_t room = p->assume;
+    room.headroom = 1 - MESH_PLAN_FULL;
+    if (mesh_plan_choose(m, a, pins, &room, 0, &p->roomier, NULL) == MESH_CHOICE_FITS) {
+        p->has_roomier = 1;
+        p->roomier.memory.capacity = usable;
+    }
 }
 
 mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
@@ -194,6 +223,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         mesh_explain_near_tie(p, &s, roomy_below);
         if (p->best.layout.ep > 0)
             mesh_explain_experts(p);
+        tight(p, m, a, pins);
     } else {
         p->best = s.closest;
         mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);
@@ -307,6 +337,13 @@ const char *mesh_plan_reason(const mesh_plan_t *p, int i)
 const mesh_reason_t *mesh_plan_reason_record(const mesh_plan_t *p, int i)
 {
     return i >= 0 && i < p->n_reasons ? &p->reasons[i] : NULL;
+}
+
+int mesh_plan_tight(const mesh_plan_t *p, const mesh_candidate_t **roomier)
+{
+    if (roomier)
+        *roomier = p->tight && p->has_roomier ? &p->roomier : NULL;
+    return p->tight;
 }
 
 const mesh_reason_t *mesh_plan_near_tie(const mesh_plan_t *p)

@@ -158,10 +158,18 @@ struct mesh_plan {
     /* why the fastest near-tie was not chosen, when it was not */
     mesh_reason_t near_tie;
     int has_near_tie;
+    /* above MESH_PLAN_FULL of usable memory, and the choice that leaves the
+     * rest free, if any (mesh_plan_tight) */
+    int tight, has_roomier;
+    mesh_candidate_t roomier;
     char advice_lines[LINES_MAX][LINE_LEN];
     long evaluated;
     char digest[17];
 };
+
+/* What a node's host memory may give the optimizer states offloaded to
+ * it: the rest is for the OS, data loaders and pinned staging buffers. */
+#define MESH_HOST_USABLE 0.8
 
 /* ---- prune.c ---- */
 

@@ -77,6 +77,21 @@ static const char *const topology_xml_words[] = {"none", NULL};
 static const char *const time_limit_words[] = {"off", "warn", "set", "reject", NULL};
 _Static_assert(sizeof(mesh_time_limit_t) == sizeof(int), "word keys are ints");
 
+/* framework=: a name of the spec's train.framework, its one table */
+static int read_framework(void *base, const char *key, const char *value, mesh_error_t *err)
+{
+    int i = mesh_spec_choice_of("train.framework", value);
+    if (i < 0) {
+        char names[64] = "";
+        for (int f = 0; strcmp(mesh_framework_name((mesh_framework_t)f), "?") != 0; f++)
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", f ? ", " : "",
+                     mesh_framework_name((mesh_framework_t)f));
+        return mesh_error_set(err, "%s: '%.20s' is not one of %s", key, value, names);
+    }
+    ((mesh_policy_t *)base)->assume.framework = (mesh_framework_t)i;
+    return 0;
+}
+
 /* The top-level keys, in the order errors list them. */
 static const policy_key_t top_keys[] = {
     {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
@@ -129,6 +144,10 @@ static const policy_key_t top_keys[] = {
     {"time_margin", K_NUM, POL(assume.time_margin), .min = 0, .max = 10,
      .dflt = MESH_STR(MESH_TIME_MARGIN_DEFAULT),
      .doc = "what a run-time estimate is padded with, a fraction of it"},
+    {"headroom", K_NUM, POL(assume.headroom), .min = 0, .max = MESH_HEADROOM_MAX, .dflt = "0",
+     .doc = "fraction of the usable GPU memory every plan leaves free"},
+    {"framework", K_CUSTOM, POL(assume.framework), .read = read_framework, .dflt = "auto",
+     .doc = "the framework a spec's framework: auto means"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
@@ -375,6 +394,51 @@ static int read_key(void *base, const policy_key_t *k, const char *key, const ch
     case K_CUSTOM: return k->read(base, key, value, err);
     }
     return mesh_error_set(err, "%s: no reader", key);
+}
+
+/* A custom key's value as an admin writes it. */
+static void custom_text(const mesh_policy_t *p, const policy_key_t *k, char *buf, size_t len)
+{
+    if (k->read == mesh_policy_read_port_range) {
+        snprintf(buf, len, "%d-%d", p->launch.port_lo, p->launch.port_hi);
+    } else if (k->read == read_framework) {
+        snprintf(buf, len, "%s", mesh_framework_name(p->assume.framework));
+    } else if (k->read == mesh_policy_read_gpu_name) {
+        snprintf(buf, len, "%s", p->assume.gpu[0] ? p->assume.gpu : "(none)");
+    } else {
+        /* steps=, in mesh_policy_read_steps' words */
+        unsigned s = p->launch.steps;
+        snprintf(buf, len, "%s%s%s%s%s", s & MESH_STEP_REGULAR ? "regular" : "",
+                 s & MESH_STEP_REGULAR && s & ~MESH_STEP_REGULAR ? "," : "",
+                 s & MESH_STEP_BATCH ? "batch" : "",
+                 s & MESH_STEP_BATCH && s & MESH_STEP_INTERACTIVE ? "," : "",
+                 s & MESH_STEP_INTERACTIVE ? "interactive" : "");
+    }
+}
+
+int mesh_policy_key_text(const mesh_policy_t *p, int i, const char **name, char *buf, size_t len)
+{
+    if (i < 0 || i >= MESH_ARRAY_LEN(top_keys))
+        return -1;
+    const policy_key_t *k = &top_keys[i];
+    const void *v = (const char *)p + k->off;
+    *name = k->name;
+    switch (k->kind) {
+    case K_WORD: snprintf(buf, len, "%s", k->words[*(const int *)v]); break;
+    case K_NUM: snprintf(buf, len, "%g", *(const double *)v / (k->scale ? k->scale : 1)); break;
+    case K_SIZE:
+        if (!k->dflt && *(const double *)v == 0) /* not set, and no default: none */
+            snprintf(buf, len, "(none)");
+        else
+            mesh_format_bytes(*(const double *)v, buf, len);
+        break;
+    case K_INT: snprintf(buf, len, "%d", *(const int *)v); break;
+    case K_YESNO: snprintf(buf, len, "%s", *(const int *)v > 0 ? "yes" : "no"); break;
+    case K_PATH:
+    case K_TEXT: snprintf(buf, len, "%s", *(const char *)v ? (const char *)v : "(none)"); break;
+    case K_CUSTOM: custom_text(p, k, buf, len); break;
+    }
+    return 0;
 }
 
 /* The overrides of a table GPU, by any name mesh_gpu_find takes ("NVIDIA

@@ -114,7 +114,7 @@ int mesh_policy_gpu(const mesh_assumptions_t *assume, const char *name, mesh_gpu
 
 double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu)
 {
-    return gpu->memory * (1 - assume->reserve);
+    return gpu->memory * (1 - assume->reserve) * (1 - assume->headroom);
 }
 
 int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double gpu_mem, int island,

@@ -158,6 +158,35 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
     }
 }
 
+/* A tight plan's warning, and what room would cost (mesh_plan_tight). */
+static void text_tight(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_candidate_t *best = mesh_plan_best(p), *r;
+    if (!mesh_plan_tight(p, &r))
+        return;
+    double ask = 1 - MESH_PLAN_FULL;
+    mesh_buf_printf(b,
+                    "  tight: above %.0f%% of usable memory, little room for what no model "
+                    "counts\n",
+                    100 * MESH_PLAN_FULL);
+    if (!r) {
+        mesh_buf_printf(b,
+                        "    no layout of this allocation leaves %.0f%% free: more nodes "
+                        "would (meshplan size)\n",
+                        100 * ask);
+        return;
+    }
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_printf(b, "    with %.0f%% left free: %s, %s GiB (%.0f%%), step %+.1f%%\n", 100 * ask,
+                    mesh_layout_format(&r->layout, canon, sizeof(canon)),
+                    mesh_gib_str(r->memory.total).s, 100 * r->memory.total / r->memory.capacity,
+                    100 * (r->cost.step_seconds / best->cost.step_seconds - 1));
+    mesh_buf_printf(b,
+                    "    ask for it with meshplan --headroom %.2g, sbatch --mesh-headroom=%.2g or "
+                    "train.headroom: %.2g\n",
+                    ask, ask, ask);
+}
+
 static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_memory_t *mem = &mesh_plan_best(p)->memory;
@@ -170,16 +199,21 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
     for (int i = 0; i < MESH_MEMORY_PARTS; i++)
         mesh_buf_printf(b, "  %-12s %8s GiB\n", mesh_memory_part(i)->label,
                         mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
-    mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%)\n", "total",
+    double room = mesh_plan_assumptions(p)->headroom;
+    char kept[48] = "";
+    if (room > 0)
+        snprintf(kept, sizeof(kept), "; %.0f%% more kept free as headroom", 100 * room);
+    mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%%s)\n", "total",
                     mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
-                    100 * mem->total / mem->capacity);
+                    100 * mem->total / mem->capacity, kept);
     if (mem->host > 0) {
         const mesh_alloc_t *a = mesh_plan_alloc(p);
-        mesh_buf_printf(b, "  %-12s %8s GiB per task in host memory, %s GiB per node of %s\n",
+        mesh_buf_printf(b, "  %-12s %8s GiB per task in host memory, %s GiB per node of %s GiB\n",
                         "offloaded", mesh_gib_str(mem->host).s,
                         mesh_gib_str(mem->host * a->gpus_per_node).s,
                         mesh_gib_str(a->host_memory).s);
     }
+    text_tight(b, p);
 }
 
 /* A duration as people read it: "4 d 7 h", "3 h 12 min", "45 min", "12 s". */
@@ -465,12 +499,11 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 static const char *const reason_kinds[] = {"slower", "memory",   "rule",   "pinned",
                                            "no_fit", "near_tie", "experts"};
 static const char *const tie_rules[] = {"simpler", "headroom"};
-static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
-                                           "out_of_reach", "lora",      "lora_nodes"};
+static const char *const advice_kinds[] = {"unpin", "unpin_all",  "nodes",  "out_of_reach",
+                                           "lora",  "lora_nodes", "offload"};
 _Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_EXPERTS + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
-_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_LORA_NODES + 1,
-               "a name per advice kind");
+_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_OFFLOAD + 1, "a name per advice kind");
 
 /* A record's priced layout: the layout, its memory, and its need against
  * the usable memory (bytes per GPU). */
@@ -531,6 +564,8 @@ static void json_advice(mesh_buf_t *b, const mesh_advice_t *a, long global_batch
                         a->value);
     if (a->kind == MESH_ADVICE_NODES || a->kind == MESH_ADVICE_LORA_NODES)
         mesh_buf_printf(b, ",\"nodes\":%d,\"gpus\":%d", a->nodes, a->gpus);
+    if (a->kind == MESH_ADVICE_OFFLOAD)
+        mesh_buf_printf(b, ",\"host_memory_bytes\":%.0f", a->host_memory);
     mesh_buf_puts(b, "}");
 }
 
@@ -544,6 +579,25 @@ static void json_near_tie(mesh_buf_t *b, const mesh_plan_t *p)
     }
     char line[LINE_NEAR_TIE];
     json_reason(b, r, mesh_plan_model(p)->global_batch, mesh_report_reason(r, line, sizeof(line)));
+}
+
+/* "tight" and the layout that leaves room ("roomier", null when none
+ * does or the plan is not tight). */
+static void json_tight(mesh_buf_t *b, const mesh_plan_t *p)
+{
+    const mesh_candidate_t *r;
+    int tight = mesh_plan_tight(p, &r);
+    mesh_buf_printf(b, ",\"headroom\":%.6g,\"tight\":%s,\"roomier\":",
+                    mesh_plan_assumptions(p)->headroom, tight ? "true" : "false");
+    if (!r) {
+        mesh_buf_puts(b, "null");
+        return;
+    }
+    char canon[MESH_LAYOUT_STR_MAX];
+    mesh_buf_puts(b, "{\"layout\":");
+    mesh_buf_json_string(b, mesh_layout_format(&r->layout, canon, sizeof(canon)));
+    mesh_buf_printf(b, ",\"step_seconds\":%.6g,\"memory_bytes\":%.0f,\"capacity_bytes\":%.0f}",
+                    r->cost.step_seconds, r->memory.total, r->memory.capacity);
 }
 
 /* The records behind "reasons" and "advice", one for one. */
@@ -660,6 +714,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "}");
     mesh_buf_puts(&b, ",\"near_tie\":");
     json_near_tie(&b, p);
+    json_tight(&b, p);
     json_records(&b, p); /* last: the keys before them read as they always did */
     mesh_buf_puts(&b, "}\n");
     return mesh_buf_take(&b);

@@ -111,10 +111,6 @@ static void note_family(search_t *s, const mesh_candidate_t *c)
     }
 }
 
-/* What a node's host memory may give the optimizer states offloaded to
- * it: the rest is for the OS, data loaders and pinned staging buffers. */
-#define HOST_USABLE 0.8
-
 /* Price layout l into c: its memory, and whether it fits the GPU (and,
  * with the optimizer offloaded, the host memory of its node, shared by the
  * node's tasks). */
@@ -131,7 +127,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
-               c->memory.host * s->a->gpus_per_node <= HOST_USABLE * s->a->host_memory);
+               c->memory.host * s->a->gpus_per_node <= MESH_HOST_USABLE * s->a->host_memory);
 }
 
 /* recompute full:N with N planned: the fewest layers per stage whose

@@ -55,6 +55,7 @@ typedef struct opt {
 
 static int read_nodes(options_t *o, const char *v);
 static int read_goal(options_t *o, const char *v);
+static int read_headroom(options_t *o, const char *v);
 static int read_set(options_t *o, const char *v);
 static int read_export(options_t *o, const char *v);
 static int read_bind(options_t *o, const char *v);
@@ -101,6 +102,9 @@ static const opt_t opts[] = {
     {"keep", "DIMS", C_SIZED, TEXT(keep),
      .help = "the dimensions --from keeps: tp,pp,vpp,cp,dp,ep,etp,zero or none\n"
              "(default tp,pp,vpp,ep,etp: what a checkpoint is sharded by)"},
+    {"headroom", "F", C_SIZED, READ(read_headroom),
+     .help = "leave this fraction of the usable GPU memory free (the spec's\n"
+             "train.headroom; the policy's headroom= is the least)"},
     {"goal", "GOAL", C_SIZE, READ(read_goal),
      .help = "min (fewest nodes that fit; default), fastest (shortest step) or\n"
              "efficient (most tokens per GPU-hour)"},
@@ -171,6 +175,14 @@ static const command_t commands[] = {
      "per GPU-hour and memory, the choice marked with its reason.  Exit 0 when a\n"
      "count fits, 1 when none does (with how many nodes would)."},
     {"gpus", C_GPUS, cmd_gpus, "[options]", "list the GPU table", NULL},
+    {"policy", C_POLICYCHECK, cmd_policy, "check [FILE] [--set KEY=VALUE] [--json]",
+     "check an admin policy: its settings, partitions, warnings and verdict",
+     "Read the policy the plugins would read (FILE, else --policy, $" MESH_POLICY_ENV
+     ", else\n" MESH_SYSTEM_POLICY ") and print every setting as it takes effect (marked\n"
+     "where the policy sets it), each partition with the GPU, memory and nodes\n"
+     "plans get on it, warnings for what reads but is likely not meant, and OK.\n"
+     "A policy that does not read gets its one-line error: exit 2.  The check\n"
+     "before a slurmctld restart."},
     {"presets", C_PRESETS, cmd_presets, "[options]", "list the model presets", NULL},
     {"version", C_VERSION, cmd_version, "[--json]",
      "print the versions of meshplan and of the libmeshplan it runs with",
@@ -414,6 +426,15 @@ static int read_goal(options_t *o, const char *v)
     return 0;
 }
 
+static int read_headroom(options_t *o, const char *v)
+{
+    mesh_error_t err;
+    if (mesh_parse_double(v, "--headroom", 0, MESH_HEADROOM_MAX, &o->headroom, &err) < 0)
+        return bad("%s (a fraction of the usable GPU memory: 0.1 leaves a tenth free)", err.msg);
+    o->have_headroom = 1;
+    return 0;
+}
+
 /* A key set from the command line: a spec key (to the spec as it is
  * loaded) or a policy key (to the policy, after it is read). */
 static int add_set(options_t *o, const char *set, int spec)
@@ -551,8 +572,9 @@ static int load_policy(options_t *o)
     if (path && mesh_policy_load(&o->pol, path, &err) < 0)
         return whose ? bad("%s (%s policy; --policy none plans without it)", err.msg, whose)
                      : bad("%s", err.msg);
-    if (path && whose)
+    if (path && whose && !(o->cmd->bit & C_POLICYCHECK))
         fprintf(stderr, "meshplan: policy %s (%s; --policy none plans without it)\n", path, whose);
+    o->policy_path = path;
     for (int i = 0; i < o->n_policy_sets; i++) {
         if (mesh_policy_set_arg(&o->pol, o->policy_sets[i], &err) == 0)
             continue;
@@ -640,6 +662,25 @@ static int close_stdout(void)
     return EXIT_BADINPUT;
 }
 
+/* `meshplan policy check [FILE]`: the action, and the file as --policy
+ * (argv is shifted past them; options follow). */
+static int policy_words(int *argc, char **argv, options_t *o)
+{
+    if (*argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0))
+        return 0;
+    if (*argc < 3 || strcmp(argv[2], "check") != 0)
+        return bad("policy: say what to do: meshplan policy check [FILE]");
+    int used = 1;
+    if (*argc > 3 && argv[3][0] != '-') {
+        o->policy = argv[3];
+        used = 2;
+    }
+    for (int i = 2; i + used < *argc; i++)
+        argv[i] = argv[i + used];
+    *argc -= used;
+    return 0;
+}
+
 /* `meshplan help [COMMAND]` */
 static int help(int argc, char **argv)
 {
@@ -678,7 +719,10 @@ static int run(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     mesh_policy_init(&o.pol);
     o.cmd = c;
-    int rc = parse_args(argc - 1, argv + 1, &o);
+    int rc = c->bit & C_POLICYCHECK ? policy_words(&argc, argv, &o) : 0;
+    if (rc)
+        return rc;
+    rc = parse_args(argc - 1, argv + 1, &o);
     if (rc == HELPED)
         return EXIT_FITS;
     if (rc || (c->bit & C_POLICY && (rc = load_policy(&o))) || (rc = load_restart(&o)))

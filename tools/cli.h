@@ -26,12 +26,13 @@ enum {
     C_VERSION = 1 << 7,
     C_HELP = 1 << 8,
     C_SIZE = 1 << 9,
+    C_POLICYCHECK = 1 << 10,
 };
-#define C_REPORT (C_PLAN | C_CHECK | C_RANKS)            /* a report, text or JSON */
-#define C_MODEL  (C_REPORT | C_ENV)                      /* they plan a model */
-#define C_SIZED  (C_MODEL | C_SIZE)                      /* they read a model's spec */
-#define C_POLICY (C_SIZED | C_TOPO | C_GPUS | C_PRESETS) /* they read a policy */
-#define C_JSON   (C_POLICY | C_VERSION)                  /* they have a JSON form */
+#define C_REPORT (C_PLAN | C_CHECK | C_RANKS) /* a report, text or JSON */
+#define C_MODEL  (C_REPORT | C_ENV)           /* they plan a model */
+#define C_SIZED  (C_MODEL | C_SIZE)           /* they read a model's spec */
+#define C_POLICY (C_SIZED | C_TOPO | C_GPUS | C_PRESETS | C_POLICYCHECK) /* they read a policy */
+#define C_JSON   (C_POLICY | C_VERSION)                                  /* they have a JSON form */
 #define C_ALL    (C_POLICY | C_VERSION | C_HELP)
 
 /* The entries of a table. */
@@ -47,10 +48,13 @@ typedef struct options {
     const command_t *cmd;
     const char *model, *gpu, *mesh, *policy, *models_dir, *master_addr, *topology, *svg;
     const char *partition;
+    const char *policy_path; /* the policy file read (load_policy); NULL: none */
     const char *from, *keep; /* --from FILE and --keep DIMS: a restart */
     mesh_restart_t restart;  /* read from --from (have_restart) */
     int have_restart;
     double gpu_mem, host_mem;
+    double headroom; /* --headroom: the spec's train.headroom (have_headroom) */
+    int have_headroom;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
     int nodes_lo, nodes_hi; /* size's --nodes LO-HI (N: N-N) */
     mesh_size_goal_t goal;
@@ -117,6 +121,7 @@ int cmd_ranks(const options_t *o);
 int cmd_env(const options_t *o);
 int cmd_topo(const options_t *o);
 int cmd_gpus(const options_t *o);
+int cmd_policy(const options_t *o);
 int cmd_presets(const options_t *o);
 int cmd_version(const options_t *o);
 int cmd_size(const options_t *o);

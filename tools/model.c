@@ -79,8 +79,11 @@ int load_model(const options_t *o, mesh_model_t *model, mesh_error_t *err)
     mesh_spec_dirs_t dirs;
     preset_dirs(o, &dirs);
     if (mesh_spec_load_with(o->model, &dirs, "--set", o->spec_sets, o->n_spec_sets, model, err) ==
-        0)
+        0) {
+        if (o->have_headroom) /* as the plugin's --mesh-headroom */
+            model->headroom = o->headroom;
         return 0;
+    }
     for (int i = 0; i < o->n_spec_sets && !strstr(err->msg, "did you mean"); i++) {
         const char *set = o->spec_sets[i];
         size_t k = strcspn(set, "="), dot = strcspn(set, ".");

@@ -109,6 +109,9 @@ typedef enum mesh_advice_kind {
     MESH_ADVICE_LORA,
     /** LoRA would fit on `nodes` nodes (`gpus` GPUs) */
     MESH_ADVICE_LORA_NODES,
+    /** the optimizer offloaded to host memory fits on this allocation
+     * with `host_memory` bytes of it per node */
+    MESH_ADVICE_OFFLOAD,
 } mesh_advice_kind_t;
 
 /** One piece of advice, the record behind mesh_plan_advice's line of the same index. */
@@ -124,6 +127,7 @@ typedef struct mesh_advice {
     const char *field;
     int pinned, value;
     int nodes, gpus; /* NODES, LORA_NODES: the allocation that fits */
+    double host_memory; /* OFFLOAD: host memory per node the layout needs, bytes */
     /* OUT_OF_REACH: model-state bytes per parameter (weights, gradients
      * and optimizer, unsharded), their bytes for the whole model, and the
      * usable bytes of the whole allocation */

@@ -235,6 +235,19 @@ MESH_API int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l,
 MESH_API int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                                mesh_error_t *err);
 
+/**
+ * Check pins (--mesh, MESH_FREE or MESH_AUTO where not pinned) against
+ * model m alone, before any allocation is known: the rules of
+ * mesh_layout_check that no allocation can satisfy when they fail (tp
+ * against the heads, KV heads and ffn; cp against seq_len; pp against the
+ * layers; mb and dp against global_batch; ep and etp against the experts),
+ * with its words.  So sbatch and salloc refuse at once what the controller
+ * or the step would refuse on every allocation.  Returns 0, or -1 with err
+ * set.  m, pins and err must not be NULL.
+ */
+MESH_API int mesh_layout_check_pins(const mesh_model_t *m, const mesh_layout_t *pins,
+                                    mesh_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

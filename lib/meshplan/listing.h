@@ -30,6 +30,18 @@ extern "C" {
 MESH_API char *mesh_listing_gpus(const mesh_assumptions_t *as, int json);
 
 /**
+ * An admin's check of policy p, read from `path` (NULL: none, the
+ * defaults): every top-level setting as it takes effect, marked where the
+ * policy changes the default; the partitions with the GPU, memory, usable
+ * memory, island and nodes plans get on each; warnings for what reads but
+ * is most likely not meant (enforce=off, reserve and headroom leaving less
+ * than half of each GPU, a partition without nodes); then "OK".  A policy
+ * that does not read is mesh_policy_load's error, never this.  p must not
+ * be NULL.
+ */
+MESH_API char *mesh_listing_policy(const mesh_policy_t *p, const char *path, int json);
+
+/**
  * The presets of the search path d, each name once, from the directory that
  * wins its lookup (as mesh_spec_load finds it): name, parameters and
  * directory.  Files that do not load are left out.  d must not be NULL.

@@ -33,6 +33,11 @@ extern "C" {
 #define MESH_PLAN_TIGHT        0.90
 #define MESH_PLAN_HEADROOM     0.10
 #define MESH_PLAN_ALTERNATIVES 5 /* runners-up kept at most */
+/* A plan needing more than MESH_PLAN_FULL of its usable memory is tight:
+ * the memory model is an estimate (the published allocations it is checked
+ * against differ by a few per cent), so the report flags it and prices the
+ * fastest layout leaving the rest free (mesh_plan_tight). */
+#define MESH_PLAN_FULL 0.95
 
 /** A plan, opaque: made by mesh_plan_create, freed by mesh_plan_destroy. */
 typedef struct mesh_plan mesh_plan_t;
@@ -126,6 +131,17 @@ MESH_API const char *mesh_plan_advice(const mesh_plan_t *p, int i);
 
 /** Layouts evaluated by the search (for benchmarks and reports). */
 MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
+
+/**
+ * Whether the chosen layout is tight: 1 when it fits and needs more than
+ * MESH_PLAN_FULL of the usable memory before headroom (mesh_policy_usable
+ * with none: a plan leaving the headroom asked is not tight), else 0.  When
+ * tight and roomier is not NULL, *roomier is the layout the plan would
+ * choose with headroom 1 - MESH_PLAN_FULL (its memory.capacity is the
+ * usable memory before headroom, for comparison), or NULL when no layout of
+ * the allocation leaves that much.  Valid until mesh_plan_destroy.
+ */
+MESH_API int mesh_plan_tight(const mesh_plan_t *p, const mesh_candidate_t **roomier);
 
 /**
  * The inputs the plan was made from: the plan's own copies, valid until

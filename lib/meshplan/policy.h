@@ -108,6 +108,14 @@ typedef struct mesh_assumptions {
     /* what a run-time estimate is padded with, a fraction of it
      * (time_margin=; MESH_TIME_MARGIN_DEFAULT, lib/meshplan/size.h) */
     double time_margin;
+    /* the fraction of the usable GPU memory every plan leaves free
+     * (headroom=); a spec's larger train.headroom wins, so a user can ask
+     * for more room, never for less than the site's */
+    double headroom;
+    /* what a spec's framework: auto means at this site (framework=): auto
+     * bounds plans by every framework's allocation; a Megatron-LM-only site
+     * says megatron */
+    mesh_framework_t framework;
 } mesh_assumptions_t;
 
 /** What the SPANK plugin does with a plan: its launch settings. */
@@ -152,7 +160,8 @@ typedef struct mesh_policy {
  * Fill *p (all three parts) with the defaults: enforce=reject, reserve 3%,
  * export=torch, ports 20000-29999, steps=regular, topology_timeout 10 s,
  * overhead 1 GiB, comm_buffer 0.25 GiB, fragmentation 5%, moe_imbalance
- * 1.25, time_limit=warn, time_margin 0.15; every other field
+ * 1.25, time_limit=warn, time_margin 0.15, headroom 0, framework auto;
+ * every other field
  * 0 or "".  Call it before any other policy function.
  */
 MESH_API void mesh_policy_init(mesh_policy_t *p);
@@ -339,7 +348,10 @@ MESH_API int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu
 
 /**
  * Memory a layout may use on this GPU, in bytes, under the policy's
- * assumptions: gpu->memory * (1 - assume->reserve).
+ * assumptions: gpu->memory * (1 - assume->reserve) * (1 - assume->headroom):
+ * reserve is what the runtime takes that no model counts, headroom the
+ * room a plan must leave on top (a plan passes its own, the larger of the
+ * policy's and the spec's train.headroom).
  */
 MESH_API double mesh_policy_usable(const mesh_assumptions_t *assume, const mesh_gpu_t *gpu);
 

@@ -184,6 +184,12 @@ typedef struct mesh_model {
      * the mean under dropless routing; 0: not given (the policy's
      * moe_imbalance, which a plan writes here) */
     double moe_imbalance;
+    /* train.headroom: the fraction of the usable GPU memory a plan must
+     * leave free, for what no model counts (allocator growth, a longer
+     * batch, a library upgrade); 0: none asked.  A plan keeps the larger of
+     * this and the policy's headroom= (mesh_assumptions_t). */
+    double headroom;
+#define MESH_HEADROOM_MAX 0.9 /* a plan keeps at least a tenth of the memory to use */
     /* the training budget, for the run-time estimate (mesh_size_estimate):
      * train.tokens, tokens in all, or train.steps, optimizer steps; 0: not
      * given (at most one is).  Neither changes the plan nor its digest. */

@@ -67,6 +67,12 @@ int mesh_submit_post_opt(spank_t sp)
     } else {
         unsetenv(MESH_RESTART_ENV);
     }
+    /* pins no allocation could take stop the command here, in the CLI's
+     * words, rather than at the controller or on the nodes */
+    if (mesh_layout_check_pins(&mesh_plugin.spec, &mesh_plugin.pins, &err) < 0) {
+        mesh_plugin_error("--mesh: %s (on any allocation of %s)", err.msg, mesh_plugin.spec.name);
+        return -1;
+    }
     mesh_plugin.have_spec = 1; /* srun plans with it in local_user_init */
     char digest[17], request[MESH_REQUEST_MAX];
     setenv(MESH_SPEC_DIGEST_ENV, mesh_model_digest(&mesh_plugin.spec, digest), 1);

@@ -192,6 +192,21 @@ static int cb_size(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int cb_headroom(int val, const char *optarg, int remote)
+{
+    asked("mesh-headroom");
+    mesh_error_t err;
+    char msg[128];
+    snprintf(msg, sizeof(msg),
+             "give the fraction of usable GPU memory to leave free, 0 to %g (0.1: a tenth)",
+             MESH_HEADROOM_MAX);
+    if (!optarg || mesh_parse_double(optarg, "mesh-headroom", 0, MESH_HEADROOM_MAX,
+                                     &mesh_plugin.headroom, &err) < 0)
+        return option_error(remote, "mesh-headroom", msg);
+    mesh_plugin.have_headroom = 1;
+    return 0;
+}
+
 static int cb_from(int val, const char *optarg, int remote)
 {
     asked("mesh-from");
@@ -273,6 +288,10 @@ static struct spank_option options[] = {
      "[meshplan] with a node range (-N LO-HI), let the controller pick the count: the fewest "
      "that fit, the shortest step, or the most tokens per GPU-hour",
      1, 0, cb_size},
+    {"mesh-headroom", "F",
+     "[meshplan] leave this fraction of the usable GPU memory free (the spec's train.headroom; "
+     "the site's headroom is the least)",
+     1, 0, cb_headroom},
     {"mesh-from", "FILE",
      "[meshplan] restart from a previous run's layout (its meshplan plan --json, or the MESH_PLAN "
      "it exported, saved beside its checkpoint): keep what the checkpoint is sharded by, and "

@@ -9,12 +9,23 @@
 
 #include "plugin.h"
 
+/* The job's options that are spec keys, onto the spec read: every side
+ * applies them alike, so that the digests agree. */
+static void options_onto(mesh_model_t *m)
+{
+    if (mesh_plugin.have_headroom)
+        m->headroom = mesh_plugin.headroom;
+}
+
 int mesh_plugin_load_model(const char *spec, mesh_model_t *m, mesh_error_t *err)
 {
     const char *first = mesh_plugin.policy.launch.models_dir;
     mesh_spec_dirs_t dirs;
     mesh_spec_dirs_make(&dirs, &first, 1);
-    return mesh_spec_load(spec, &dirs, m, err);
+    if (mesh_spec_load(spec, &dirs, m, err) < 0)
+        return -1;
+    options_onto(m);
+    return 0;
 }
 
 int mesh_plugin_carried_spec(const char *text, mesh_model_t *m, mesh_error_t *err)
@@ -23,6 +34,7 @@ int mesh_plugin_carried_spec(const char *text, mesh_model_t *m, mesh_error_t *er
     if (mesh_request_decode(text, m, &pins, err) < 0)
         return mesh_error_prefix(err, "the spec carried with the job (%s) is damaged",
                                  MESH_SPEC_ENV);
+    options_onto(m);
     return 0;
 }
 

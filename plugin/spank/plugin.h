@@ -56,6 +56,8 @@ typedef struct mesh_plugin {
     mesh_layout_t pins;
     int have_export, explain, have_bind, bind;
     int have_size; /* --mesh-size: narrow the job's node range, by size_goal */
+    int have_headroom; /* --mesh-headroom: the spec's train.headroom, as the job asks it */
+    double headroom;
     mesh_size_goal_t size_goal;
     char from[MESH_SPEC_ARG_MAX]; /* --mesh-from FILE, read as the user at submission */
     int have_from;

@@ -73,7 +73,7 @@ int spank_remote(spank_t sp)
 
 spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
 {
-    if (mock.n_options == 8)
+    if (mock.n_options == (int)(sizeof(mock.options) / sizeof(mock.options[0])))
         return ESPANK_ERROR;
     mock.options[mock.n_options++] = *opt;
     return ESPANK_SUCCESS;

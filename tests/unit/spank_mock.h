@@ -17,7 +17,7 @@ typedef struct mock_job {
     int n_env;
     char *env_name[MOCK_VARS], *env_value[MOCK_VARS];
     int n_options;
-    struct spank_option options[8];
+    struct spank_option options[16];
     char last_error[2048];
     char error_log[8192]; /* every slurm_error line, each ending in a newline */
     char info[4096];      /* every slurm_info line, each ending in a newline */

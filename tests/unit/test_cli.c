@@ -696,7 +696,7 @@ static void help__command_and_unknown(void **state)
     assert_non_null(strstr(all, "\n  version  "));
     r = run("help", "pln", NULL);
     assert_bad(r, "unknown command 'pln'; did you mean plan? (commands: plan, check, ranks, env, "
-                  "topo, size, gpus, presets, version, help)");
+                  "topo, size, gpus, policy, presets, version, help)");
     assert_bad(run("chek", NULL), "unknown command 'chek'; did you mean check?");
     /* two neighbours swapped, the commonest slip, is one edit */
     assert_bad(run("plna", NULL), "unknown command 'plna'; did you mean plan?");
@@ -715,6 +715,55 @@ static void help__command_and_unknown(void **state)
     assert_int_equal(n->status, 0);
     assert_non_null(strstr(n->out, "\"nodes\":2,"));
     assert_bad(run("help", "plan", "env", NULL), "help takes one command");
+}
+
+/* Issue 27: the documented check of a policy printed the GPU table; now
+ * `policy check FILE` shows every setting as it takes effect, the
+ * partitions with their GPUs, warnings and OK, or the file's one error. */
+static void policy__check(void **state)
+{
+    char file[4096], path[4096 + 16];
+    snprintf(file, sizeof(file), "%s/../hostile/policies/four-nodes.yaml", getenv("MESH_FIXTURES"));
+    result_t *r = run("policy", "check", file, NULL);
+    assert_int_equal(r->status, 0);
+    snprintf(path, sizeof(path), "policy %s\n", file);
+    assert_int_equal(strncmp(r->out, path, strlen(path)), 0);
+    assert_non_null(strstr(r->out, "\n    enforce            reject\n"));
+    assert_non_null(strstr(r->out, "\n    headroom           0\n"));
+    assert_non_null(strstr(r->out, "\n    gpu_mem            (none)\n"));
+    assert_non_null(strstr(r->out, "\n    overhead           1.0 GiB\n"));
+    assert_non_null(strstr(r->out, "\npartitions\n  gpu              H100-SXM       79.6 GiB "
+                                   "(77.3 usable), NVLink island 8, 4 nodes\n"));
+    assert_non_null(strstr(r->out, "\nOK\n"));
+    /* --set on top, marked as the policy's; a warning for what reads but is
+     * not meant; JSON alike */
+    r = run("policy", "check", file, "--set", "enforce=off", "--set", "reserve=0.5", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\n  * enforce            off\n"));
+    assert_non_null(strstr(r->out, "\nwarnings\n  - enforce=off: a job whose layout does not "
+                                   "fit is queued"));
+    assert_null(strstr(r->out, "reserve=0.5 and headroom")); /* half is left: no warning */
+    assert_non_null(strstr(r->out, "\nOK (with the warnings above)\n"));
+    r = run("policy", "check", file, "--json", "--set", "headroom=0.6", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(json_value(r->out));
+    assert_non_null(strstr(r->out, "\"headroom\":\"0.6\""));
+    assert_non_null(
+        strstr(r->out, "\"warnings\":[\"reserve=0.03 and headroom=0.6 leave plans 39%"));
+    assert_non_null(strstr(r->out, ",\"nodes\":4}],"));
+    /* a broken policy: its error, exit 2; a missing file; no action */
+    snprintf(file, sizeof(file), "%s/../hostile/policies/enforce-bad.yaml",
+             getenv("MESH_FIXTURES"));
+    assert_bad(run("policy", "check", file, NULL), "enforce-bad.yaml:");
+    assert_bad(run("policy", "check", "/nonexistent.yaml", NULL),
+               "cannot open policy '/nonexistent.yaml'");
+    assert_bad(run("policy", NULL), "policy: say what to do: meshplan policy check [FILE]");
+    assert_bad(run("policy", "show", NULL), "policy: say what to do");
+    /* none at all: the defaults, said as such */
+    run_env[0] = "MESHPLAN_POLICY=none";
+    r = run("policy", "check", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "policy (none: the defaults)\n"));
 }
 
 static void version__cli_and_library(void **state)
@@ -1353,6 +1402,7 @@ int main(void)
         cmocka_unit_test(options__each_command_its_own),
         cmocka_unit_test(options__help_lists_them_and_the_manual_too),
         cmocka_unit_test(help__command_and_unknown),
+        cmocka_unit_test(policy__check),
         cmocka_unit_test(version__cli_and_library),
         cmocka_unit_test(env__shell_lines_survive_eval),
         cmocka_unit_test(env__json_object),

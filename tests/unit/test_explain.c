@@ -255,6 +255,61 @@ static void no_fit__out_of_reach_and_lora_nodes(void **state)
     done(p);
 }
 
+/* Issue 27: Llama-3-70B on 4 nodes of A100-40GB fits on 5 nodes, or on
+ * these 4 with the optimizer in host memory: the advice says how much of
+ * it per node, the least to a GiB (with it the plan fits, with a GiB less
+ * it does not), and with a node's host memory known to be too small it
+ * still says how much would do. */
+static void no_fit__offload_with_host_memory(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("A100-40GB", 4, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_false(mesh_plan_fits(p));
+    const mesh_advice_t *o = NULL;
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        if (mesh_plan_advice_record(p, i)->kind == MESH_ADVICE_OFFLOAD)
+            o = mesh_plan_advice_record(p, i);
+    assert_non_null(o);
+    assert_int_equal(mesh_plan_advice_record(p, 0)->kind, MESH_ADVICE_NODES);
+    assert_int_equal(o->candidate.layout.offload, 1);
+    assert_true(o->candidate.fits);
+    assert_true(o->host_memory == (double)(long)(o->host_memory / MESH_GiB) * MESH_GiB);
+    char *j = mesh_report_json(p), want[96];
+    snprintf(want, sizeof(want), "{\"kind\":\"offload\"");
+    assert_non_null(strstr(j, want));
+    snprintf(want, sizeof(want), "\"host_memory_bytes\":%.0f}", o->host_memory);
+    assert_non_null(strstr(j, want));
+    free(j);
+    snprintf(want, sizeof(want), "with %.0f GiB of it per node (give the job --mem=%.0fG",
+             o->host_memory / MESH_GiB, o->host_memory / MESH_GiB);
+    int said = 0;
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        said |= strstr(mesh_plan_advice(p, i), want) != NULL;
+    assert_true(said);
+    mesh_alloc_t host = a;
+    host.host_memory = o->host_memory;
+    assert_true(mesh_plan_any_fits(&m, &host, NULL, NULL));
+    host.host_memory = o->host_memory - MESH_GiB;
+    assert_false(mesh_plan_any_fits(&m, &host, NULL, NULL));
+    /* the nodes' memory known and short: the advice still says how much */
+    mesh_plan_t *q = test_plan(&m, &host, "auto");
+    assert_false(mesh_plan_fits(q));
+    int found = 0;
+    for (int i = 0; i < mesh_plan_advice_count(q); i++)
+        if (mesh_plan_advice_record(q, i)->kind == MESH_ADVICE_OFFLOAD)
+            found = mesh_plan_advice_record(q, i)->host_memory == o->host_memory;
+    assert_true(found);
+    mesh_plan_destroy(q);
+    done(p);
+    /* offload pinned off: no such advice */
+    p = test_plan(&m, &a, "offload=none");
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        assert_int_not_equal(mesh_plan_advice_record(p, i)->kind, MESH_ADVICE_OFFLOAD);
+    done(p);
+}
+
 /* A pinned field in the way: zero=0 on seed 7B over 4 GPUs; freeing it
  * fits at ZeRO-3, 28e9 + 1.25 GiB. */
 static void advice__unpin_number(void **state)
@@ -591,6 +646,7 @@ int main(void)
         cmocka_unit_test(reason__pinned),
         cmocka_unit_test(no_fit__nodes_and_lora),
         cmocka_unit_test(no_fit__out_of_reach_and_lora_nodes),
+        cmocka_unit_test(no_fit__offload_with_host_memory),
         cmocka_unit_test(advice__unpin_number),
         cmocka_unit_test(advice__unpin_recompute),
         cmocka_unit_test(advice__unpin_order_and_never_sp),

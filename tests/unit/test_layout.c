@@ -456,6 +456,56 @@ static void layout__expert_rules(void **state)
     assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
 }
 
+/* Issue 27: sbatch --mesh=tp=3 (or ep=3 on Mixtral) went to the controller
+ * where the CLI refuses it.  The pins-only check refuses exactly what no
+ * allocation takes, in mesh_layout_check's words: each pin it refuses is
+ * refused by planning on every allocation tried, with the same message,
+ * and each it accepts plans somewhere. */
+static void pins__refused_before_any_allocation(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *mesh, *msg; /* msg NULL: accepted */
+    } cases[] = {
+        {"llama3-8b", "tp=3", "tp 3 must divide heads 32, and divide kv_heads 8 or be a multiple"},
+        {"llama3-8b", "tp=8,pp=4", NULL},
+        {"llama3-8b", "pp=33", "pp 33 is more than the 32 layers"},
+        {"llama3-8b", "cp=3", "cp 3 needs seq_len 8192 divisible by 2*cp"},
+        {"llama3-8b", "dp=3", "global_batch 512 is not a multiple of micro_batch 1 * dp 3"},
+        {"llama3-8b", "mb=3", "global_batch 512 is not a multiple of micro_batch 3 * dp 1"},
+        {"llama3-8b", "ep=2", "ep 2: llama3-8b has no experts"},
+        {"llama3-8b", "auto", NULL},
+        {"mixtral-8x7b", "ep=3", "ep 3 must divide the 8 experts"},
+        {"mixtral-8x7b", "ep=8,etp=1", NULL},
+        {"mixtral-8x7b", "etp=3", "etp 3 must divide the experts' ffn 14336"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_model_t m = test_preset(cases[i].model);
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
+        mesh_error_t err = {0};
+        int rc = mesh_layout_check_pins(&m, &pins, &err);
+        if (!cases[i].msg) {
+            assert_int_equal(rc, 0);
+            continue;
+        }
+        if (rc != -1 || !strstr(err.msg, cases[i].msg))
+            fail_msg("%s --mesh %s: '%s', wanted '%s'", cases[i].model, cases[i].mesh, err.msg,
+                     cases[i].msg);
+        /* and planning refuses it on allocations of every shape */
+        static const int shapes[][2] = {{1, 8}, {2, 8}, {3, 6}, {4, 4}, {16, 8}};
+        for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+            mesh_alloc_t a = test_alloc("H100-SXM", shapes[s][0], shapes[s][1]);
+            mesh_policy_t pol;
+            mesh_error_t e;
+            mesh_policy_init(&pol);
+            mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &e);
+            if (p)
+                fail_msg("%s --mesh %s planned on %d x %d", cases[i].model, cases[i].mesh,
+                         shapes[s][0], shapes[s][1]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +519,7 @@ int main(void)
         cmocka_unit_test(mesh__format__parse_round_trip),
         cmocka_unit_test(mesh__format_pins__only_the_pinned),
         cmocka_unit_test(keys__one_table_for_every_use),
+        cmocka_unit_test(pins__refused_before_any_allocation),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

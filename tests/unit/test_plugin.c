@@ -48,7 +48,7 @@ static void slurmd__does_nothing(void **state)
 static void options__registered_and_checked(void **state)
 {
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
-    assert_int_equal(mock.n_options, 8);
+    assert_int_equal(mock.n_options, 9);
     /* --mesh's help names every key of the library's table, and only them */
     const char *usage = NULL;
     for (int i = 0; i < mock.n_options; i++)
@@ -109,6 +109,37 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_int_equal(mesh_test_option("mesh-size", "min", 0), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-size: give the model to size the job for"));
+    /* --mesh-headroom: the spec's train.headroom, carried to the controller
+     * and the nodes with the spec (its digest says so); a bad one stops
+     * sbatch naming the option and the range */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh-headroom", "0.1", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    req = mock_getenv("CONTROL:MESHPLAN_REQUEST");
+    assert_non_null(req);
+    assert_non_null(strstr(req, ", headroom: 0.10000000000000001"));
+    assert_non_null(strstr(getenv("MESHPLAN_SPEC"), ", headroom: 0.10000000000000001"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh-headroom", "0.95", 0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-headroom: give the fraction of usable GPU "
+                                            "memory to leave free, 0 to 0.9"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh-headroom", "lots", 0), -1);
+    /* pins no allocation takes stop sbatch at once, in the CLI's words */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    mesh_test_option("mesh", "tp=3", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh: tp 3 must divide heads 32, and divide "
+                                            "kv_heads 8 or be a multiple of it (on any "
+                                            "allocation of llama3-8b)"));
+    assert_null(mock_getenv("CONTROL:MESHPLAN_REQUEST"));
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "mixtral-8x7b", 0);
+    mesh_test_option("mesh", "ep=3", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh: ep 3 must divide the 8 experts"));
     /* no --model: the plugin stays out of the way */
     assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
@@ -722,7 +753,7 @@ static void config__broken_refuses_only_meshplan_jobs(void **state)
             /* a job without meshplan's options runs, and its user hears
              * nothing of a plugin they do not use */
             assert_int_equal(init(c, args), 0);
-            assert_int_equal(mock.n_options, 8);
+            assert_int_equal(mock.n_options, 9);
             assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
             assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
             assert_int_equal(mock.errors, 0);

@@ -483,9 +483,11 @@ static void errors__lead_to_the_key(void **state)
     const char *typo = "partitons: 3\n";
     assert_int_equal(mesh_policy_parse(&p, typo, strlen(typo), "p.yaml", &err), -1);
     assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
-    assert_non_null(strstr(err.msg, " on_config_error moe_imbalance time_limit time_margin gpus: "
-                                    "partitions:); did you mean the "
-                                    "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
+    assert_non_null(
+        strstr(err.msg, " on_config_error moe_imbalance time_limit time_margin headroom framework "
+                        "gpus: "
+                        "partitions:); did you mean the "
+                        "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
     assert_null(strstr(err.msg, "NAME.FIELD"));
     /* and the arguments' list theirs, with the family a typo meant */
     static const struct {
@@ -772,6 +774,11 @@ static const pol_key_t pol_keys[] = {
      "time_margin: {} is out of range (allowed 0..10)",
      "time_margin: {} is out of range (allowed 0..10)", "0.1 1", "15%",
      "time_margin: '{}' is not a number (expected 0..10)", 0},
+    {"headroom", "0", "0", "-0.01", "0.9", "0.91", "headroom: {} is out of range (allowed 0..0.9)",
+     "headroom: {} is out of range (allowed 0..0.9)", "0.05 0.25", "some",
+     "headroom: '{}' is not a number (expected 0..0.9)", 0},
+    {"framework", "auto", NULL, NULL, NULL, NULL, NULL, NULL, "auto megatron deepspeed torch",
+     "nemo", "framework: '{}' is not one of auto, megatron, deepspeed, torch", 0},
     {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
      "on_submit_error: '{}' is not one of allow, reject", 0},
     {"on_config_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "rejct",
@@ -961,7 +968,7 @@ static void keys__documented_defaults(void **state)
             fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
         checked++;
     }
-    assert_int_equal(checked, 19); /* with time_limit's and time_margin's rows */
+    assert_int_equal(checked, 21); /* with headroom's and framework's rows */
     /* and the values meshplan-policy(5) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);
