@@ -12,13 +12,21 @@
  *   (DGX-1 4x100G EDR per 8 GPUs; DGX A100 one 200G HDR per GPU; DGX H100,
  *   H200 and B200 one 400G NDR per GPU; Frontier 4x200G per 8 MI250X GCDs).
  * peak_fp8: dense FP8 tensor-core FLOP/s from the same datasheets (H100 SXM,
- *   H800, H200, GH200 1979; H100 PCIe 1513; H100 NVL 1671; B200 4500; L40S
- *   733; MI300X and MI325X 2615); 0 where the GPU has no FP8 (V100, A100).
+ *   H800, H200, GH200 1979; H100 PCIe 1513; H100 NVL 1671; H20 296; B200 and
+ *   B300 4500; GB200 5000; L40S 733; RTX 6000 Ada 728.5; L4 242.5; MI300X and
+ *   MI325X 2615; MI355X 5000); 0 where the GPU has no FP8 (V100, A100, A10,
+ *   A40).  Vendors quote "with sparsity" figures twice as large: halved here.
  *   mxfp8: Transformer Engine runs MXFP8 on compute capability 10.x only
- *   (transformer_engine/pytorch/quantization.py L162-168 at d0067d0).
+ *   (transformer_engine/pytorch/quantization.py L162-168 at d0067d0): B200,
+ *   B300 (10.3), GB200.
  * gemm_eff: best-shape bf16 GEMM throughput over peak, from public matmul
  *   benchmarks (stas00/ml-engineering "MAMF" tables); figures marked (est.)
- *   had no measurement and are estimates.
+ *   had no measurement and are estimates.  No table measures H20, B300, GB200,
+ *   MI355X, L4, RTX 6000 Ada, A10 or A40: each has the figure of its
+ *   architecture's nearest measured or estimated part (H100 SXM, B200,
+ *   MI325X, L40S, A100 PCIe rounded down for GDDR6), an estimate.
+ * net_bw of the PCIe cards (L4, A10: 100G; A40, RTX 6000 Ada, L40S: 200G per
+ *   GPU) is an estimate: no reference system sells them with a fabric.
  * Sources per figure are listed in the README ("The GPU table").
  */
 #include <ctype.h>
@@ -58,18 +66,57 @@ static const mesh_gpu_t table[] = {
     {"A100-80GB",      NV,  {0x20b2},         81920 * MiB,  312 * TF,   1, 2039 * GBs, 300 * GBs, 25 * GBs,   8,  0.85, 0, 0},
     {"A100-PCIe-40GB", NV,  {0x20b1, 0x20f1}, 40960 * MiB,  312 * TF,   1, 1555 * GBs, 32 * GBs,  25 * GBs,   1,  0.81, 0, 0},
     {"A100-PCIe-80GB", NV,  {0x20b5},         81920 * MiB,  312 * TF,   1, 1935 * GBs, 32 * GBs,  25 * GBs,   1,  0.81, 0, 0},
+    /* A10 datasheet (https://www.nvidia.com/en-us/data-center/products/a10-gpu/): 24 GB
+     * GDDR6 at 600 GB/s, bf16 125 dense (250 with sparsity), no FP8, PCIe Gen4, no NVLink;
+     * nvidia-smi reports 23028 MiB */
+    {"A10",            NV,  {0x2236},         23028 * MiB,  125 * TF,   1, 600 * GBs,  32 * GBs,  12.5 * GBs, 1,  0.80, 0, 0},
+    /* A40 datasheet (https://www.nvidia.com/en-us/data-center/a40/): 48 GB GDDR6 at 696 GB/s,
+     * bf16 149.7 dense (299.4 with sparsity), no FP8, PCIe Gen4, an NVLink bridge to one
+     * other card at 112.5 GB/s both ways; nvidia-smi reports 46068 MiB */
+    {"A40",            NV,  {0x2235},         46068 * MiB,  149.7 * TF, 1, 696 * GBs,  56.25 * GBs, 25 * GBs, 2,  0.80, 0, 0},
     {"H100-SXM",       NV,  {0x2330},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
     {"H100-PCIe",      NV,  {0x2331},         81559 * MiB,  756 * TF,   1, 2000 * GBs, 32 * GBs,  25 * GBs,   1,  0.66, 1513 * TF, 0},
     {"H100-NVL",       NV,  {0x2321},         95830 * MiB,  835 * TF,   1, 3900 * GBs, 300 * GBs, 25 * GBs,   2,  0.60, 1671 * TF, 0},
     {"H800",           NV,  {0x2324},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 200 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
+    /* HGX H20 (NVIDIA H20 product brief, https://www.nvidia.com/en-us/data-center/h20/ as
+     * reproduced by its resellers): 96 GB HBM3 at 4.0 TB/s, 148 bf16 / 296 fp8 dense, NVLink
+     * 900 GB/s both ways; nvidia-smi reports 97871 MiB */
+    {"H20",            NV,  {0x2329},         97871 * MiB,  148 * TF,   1, 4000 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 296 * TF, 0},
     {"H200",           NV,  {0x2335},         143771 * MiB, 989 * TF,   1, 4800 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
     {"GH200",          NV,  {0x2342, 0x2348}, 97871 * MiB,  989 * TF,   1, 4000 * GBs, 150 * GBs, 25 * GBs,   4,  0.83, 1979 * TF, 0},
     {"B200",           NV,  {0x2901},         183359 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   8,  0.75, 4500 * TF, 1},
+    /* HGX B300 (https://www.nvidia.com/en-us/data-center/hgx/: 8 GPUs, bf16 36 and fp8 72
+     * PFLOPS with sparsity, so 2250 and 4500 dense each; NVLink 5 1.8 TB/s both ways; 8 TB/s
+     * HBM3e); DGX B300: one 800G ConnectX-8 per GPU; nvidia-smi reports 275040 MiB; CC 10.3 */
+    {"B300",           NV,  {0x3182},         275040 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  8,  0.75, 4500 * TF, 1},
+    /* GB200 NVL72 (https://www.nvidia.com/en-us/data-center/gb200-nvl72/: 72 GPUs, bf16 360
+     * and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s NVLink 5 per
+     * GPU across the 72; 8 TB/s HBM3e); a node is a compute tray of 4 GPUs with a 400G
+     * ConnectX-7 each; the island of 72 spans trays, and the planner's island stops at the
+     * node (plan.c), so traffic between trays is priced at net_bw; nvidia-smi reports
+     * 189471 MiB; CC 10.0 */
+    {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 1},
+    /* L40S datasheet (https://www.nvidia.com/en-us/data-center/l40s/) */
     {"L40S",           NV,  {0x26b9},         46068 * MiB,  362 * TF,   1, 864 * GBs,  32 * GBs,  25 * GBs,   1,  0.70, 733 * TF, 0},
+    /* L4 datasheet (https://www.nvidia.com/en-us/data-center/l4/): 24 GB GDDR6 at 300 GB/s,
+     * bf16 242 and fp8 485 with sparsity (121 and 242.5 dense), PCIe Gen4 x16, no NVLink;
+     * nvidia-smi reports 23034 MiB */
+    {"L4",             NV,  {0x27b8},         23034 * MiB,  121 * TF,   1, 300 * GBs,  32 * GBs,  12.5 * GBs, 1,  0.70, 242.5 * TF, 0},
+    /* RTX 6000 Ada datasheet (https://www.nvidia.com/en-us/design-visualization/rtx-6000/):
+     * 48 GB GDDR6 at 960 GB/s, fp8 1457 with sparsity (728.5 dense), PCIe Gen4 x16, no
+     * NVLink; bf16 364.2 dense: 568 tensor cores x 2505 MHz x 256, as the L40S's 362 is
+     * 568 x 2520 x 256 less its datasheet's rounding (the datasheet gives fp8 only);
+     * nvidia-smi reports 49140 MiB */
+    {"RTX-6000-Ada",   NV,  {0x26b1},         49140 * MiB,  364.2 * TF, 1, 960 * GBs,  32 * GBs,  25 * GBs,   1,  0.70, 728.5 * TF, 0},
     {"MI50-32GB",      AMD, {0x66a1},         32768 * MiB,  26.5 * TF,  0, 1024 * GBs, 32 * GBs,  12.5 * GBs, 1,  0.60, 0, 0},
     {"MI250X",         AMD, {0x7408, 0x740c}, 65520 * MiB,  191.5 * TF, 1, 1600 * GBs, 50 * GBs,  12.5 * GBs, 8,  0.75, 0, 0},
     {"MI300X",         AMD, {0x74a1},         196592 * MiB, 1307 * TF,  1, 5300 * GBs, 448 * GBs, 50 * GBs,   8,  0.55, 2615 * TF, 0},
     {"MI325X",         AMD, {0x74a5},         262144 * MiB, 1307 * TF,  1, 6000 * GBs, 448 * GBs, 50 * GBs,   8,  0.60, 2615 * TF, 0},
+    /* MI355X datasheet (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/
+     * product-briefs/amd-instinct-mi355x-gpu-brochure.pdf): 288 GB HBM3E at 8 TB/s, bf16 2.5
+     * and fp8 5 PFLOPS dense, 7 Infinity Fabric links of 153.6 GB/s both ways (76.8 one way
+     * each); MXFP8 in hardware, but Transformer Engine's MXFP8 recipe is for CC 10.x */
+    {"MI355X",         AMD, {0x75a3},         294912 * MiB, 2500 * TF,  1, 8000 * GBs, 537.6 * GBs, 50 * GBs, 8,  0.60, 5000 * TF, 0},
 };
 /* clang-format on */
 
@@ -99,7 +146,8 @@ const mesh_gpu_t *mesh_gpu_at(int i)
  *   ray  ray-project/ray python/ray/_private/accelerators/amd_gpu.py
  *        (amd-smi's market names, '-' for ' ')
  *   smi  ROCm/vllm pull request 359 (amdsmi market_name and product_name)
- *   pci  the pci.ids database, as lspci prints it */
+ *   pci  the pci.ids database, as lspci prints it
+ *   op   ROCm/gpu-operator DefaultPFDeviceIDs ("75a3", // MI355X) */
 /* clang-format off */
 static const mesh_gpu_alias_t aliases[] = {
     /* alias,                        table name,       PCI id     source */
@@ -116,21 +164,29 @@ static const mesh_gpu_alias_t aliases[] = {
     {"NVIDIA A100-SXM4-80GB",       "A100-80GB",      0x20b2}, /* drv, rp */
     {"NVIDIA A100-PCIE-40GB",       "A100-PCIe-40GB", 0x20f1}, /* drv */
     {"NVIDIA A100 80GB PCIe",       "A100-PCIe-80GB", 0x20b5}, /* drv, rp */
+    {"NVIDIA A10",                  "A10",            0x2236}, /* drv */
+    {"NVIDIA A40",                  "A40",            0x2235}, /* drv */
     {"NVIDIA H100 80GB HBM3",       "H100-SXM",       0x2330}, /* drv, rp */
     {"H100 SXM5 80GB",              "H100-SXM",       0x2330}, /* pci */
     {"NVIDIA H100 PCIe",            "H100-PCIe",      0x2331}, /* drv, rp */
     {"NVIDIA H100 NVL",             "H100-NVL",       0x2321}, /* drv, rp */
     {"NVIDIA H800",                 "H800",           0x2324}, /* drv */
+    {"NVIDIA H20",                  "H20",            0x2329}, /* drv */
     {"NVIDIA H200",                 "H200",           0x2335}, /* drv, rp */
     {"NVIDIA GH200 480GB",          "GH200",          0x2342}, /* drv */
     {"NVIDIA GH200 120GB",          "GH200",          0x2342}, /* drv */
     {"NVIDIA B200",                 "B200",           0x2901}, /* drv, rp */
+    {"NVIDIA B300 SXM6 AC",         "B300",           0x3182}, /* drv, rp */
+    {"NVIDIA GB200",                "GB200",          0x2941}, /* drv */
     {"NVIDIA L40S",                 "L40S",           0x26b9}, /* drv, rp */
+    {"NVIDIA L4",                   "L4",             0x27b8}, /* drv */
+    {"NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada", 0x26b1}, /* drv, rp */
     {"AMD Instinct MI250X",         "MI250X",         0x7408}, /* ray */
     {"AMD Instinct MI250X / MI250", "MI250X",         0x740c}, /* ray */
     {"AMD Instinct MI300X",         "MI300X",         0x74a1}, /* smi */
     {"AMD Instinct MI300X OAM",     "MI300X",         0x74a1}, /* smi, ray, rp */
     {"AMD Instinct MI325X OAM",     "MI325X",         0x74a5}, /* ray */
+    {"AMD Instinct MI355X OAM",     "MI355X",         0x75a3}, /* ray, op */
 };
 /* clang-format on */
 
@@ -222,8 +278,46 @@ static int starting_with(const char *key, const mesh_gpu_t *out[], int max)
     return found;
 }
 
+/* The model a name key says: its words up to the first with a digit in it
+ * ("h100" of "h100-sxm", "rtx-6000" of "rtx-6000-ada", "mi300x" of
+ * "mi300x-oam"), each letter o read as a zero, into out[KEY_MAX]. */
+static void model_of(const char *key, char out[KEY_MAX])
+{
+    size_t n = 0;
+    int digit = 0;
+    for (const char *c = key; *c && n + 1 < KEY_MAX && !(digit && *c == '-'); c++) {
+        digit |= isdigit((unsigned char)*c) != 0;
+        out[n++] = *c == 'o' ? '0' : *c;
+    }
+    out[n] = '\0';
+}
+
+/* Whether a typo of `typed` may be offered as `name`, by their keys: how far
+ * apart they are (mesh_typo_of), or 3 when they are no typo of each other.
+ * Why more than the distance: GPU names one character apart are often two
+ * real GPUs of different sizes (H20 and H200, A10 and A100, L4 and L40):
+ * offering one for the other would plan for memory the user does not have.
+ * So a typo is offered only when it leaves the model alone (the vendor's
+ * letters and the number, the words model_of keeps: so the same vendor and
+ * generation) and changes the rest, the form factor, memory or variant
+ * ("H100-SMX": H100-SXM), a zero typed as a letter O counting as the model
+ * ("H10O-SXM": H100-SXM). */
+static int typo_key(const char *typed, const char *name)
+{
+    char a[KEY_MAX], b[KEY_MAX];
+    model_of(typed, a);
+    model_of(name, b);
+    return strcmp(a, b) == 0 ? mesh_typo_of(typed, name) : 3;
+}
+
+int mesh_gpu_typo(const char *typed, const char *name)
+{
+    char ka[KEY_MAX], kb[KEY_MAX];
+    return typo_key(name_key(typed, ka), name_key(name, kb));
+}
+
 /* The table's GPU a typo of `key` most likely meant, by its name or a
- * product name, or NULL. */
+ * product name (mesh_gpu_typo), or NULL. */
 static const mesh_gpu_t *typo_of(const char *key)
 {
     char have[KEY_MAX];
@@ -232,7 +326,7 @@ static const mesh_gpu_t *typo_of(const char *key)
     for (int i = 0; i < MESH_ARRAY_LEN(table) + MESH_ARRAY_LEN(aliases); i++) {
         int is_table = i < MESH_ARRAY_LEN(table);
         const char *name = is_table ? table[i].name : aliases[i - MESH_ARRAY_LEN(table)].alias;
-        int d = mesh_typo_of(key, name_key(name, have));
+        int d = typo_key(key, name_key(name, have));
         if (d < best_d) {
             best = is_table ? &table[i] : table_entry(aliases[i - MESH_ARRAY_LEN(table)].name);
             best_d = d;
@@ -263,9 +357,26 @@ int mesh_gpu_same_name(const char *a, const char *b)
     return strcmp(name_key(a, ka), name_key(b, kb)) == 0;
 }
 
+/* The table's names, space-separated, into list[len]: whole names only, and
+ * " ..." where the rest does not fit (`meshplan gpus` lists them all), so
+ * that the message keeps its end ("did you mean") within MESH_ERROR_MAX. */
+static void known_names(char *list, size_t len)
+{
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < MESH_ARRAY_LEN(table); i++) {
+        size_t w = strlen(table[i].name) + (i ? 1 : 0);
+        if (used + w + sizeof(" ...") > len) {
+            snprintf(list + used, len - used, " ...");
+            return;
+        }
+        used += (size_t)snprintf(list + used, len - used, "%s%s", i ? " " : "", table[i].name);
+    }
+}
+
 int mesh_gpu_name_error(const char *key, const char *name, mesh_error_t *err)
 {
-    char want[KEY_MAX], list[MESH_ERROR_MAX / 2] = "";
+    char want[KEY_MAX], list[MESH_ERROR_MAX * 5 / 8] = "";
     const mesh_gpu_t *several[8];
     int n = starting_with(name_key(name ? name : "", want), several, MESH_ARRAY_LEN(several));
     size_t used = 0;
@@ -280,10 +391,7 @@ int mesh_gpu_name_error(const char *key, const char *name, mesh_error_t *err)
                               "--query-gpu=name prints yours)",
                               key, name, n, list);
     }
-    for (int i = 0; i < MESH_ARRAY_LEN(table) && used < sizeof(list); i++) {
-        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "", table[i].name);
-        used += w > 0 ? (size_t)w : 0;
-    }
+    known_names(list, sizeof(list));
     const char *guess = mesh_gpu_guess(name ? name : "");
     return mesh_error_set(err, "%s: unknown GPU '%.40s' (known: %s)%s%s%s", key, name ? name : "",
                           list, guess ? "; did you mean " : "", guess ? guess : "",

@@ -59,6 +59,11 @@ int mesh_gpu_choices(const char *name);
 /* The table's name a name mesh_gpu_find does not know most likely meant: the
  * one GPU a short name starts, or the closest by a typo; NULL if none. */
 const char *mesh_gpu_guess(const char *name);
+/* How far a typed GPU name is from a name of the table (or a product name)
+ * as a typo that may be offered for it: mesh_typo_of's distance when both
+ * say the same model (vendor letters and number: "H100-SMX" and H100-SXM),
+ * else 3, never offered (H20 for H200, A10 for A100: other GPUs). */
+int mesh_gpu_typo(const char *typed, const char *name);
 /* Whether a and b are one name as mesh_gpu_find compares names (case,
  * vendor words, ' ', '-', '_' and '/'), without resolving product names. */
 int mesh_gpu_same_name(const char *a, const char *b);

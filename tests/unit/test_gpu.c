@@ -69,12 +69,108 @@ static void lookup__errors_say_what_would(void **state)
     assert_string_equal(g.name, "B200");
 }
 
+/* The entries added for issue 27: each found by the name nvidia-smi (or
+ * amd-smi) prints and by its PCI id, with its datasheet's dense figures (the
+ * sources in lib/gpu.c), and each plans a small model that fits. */
+static void table__datacenter_gpus_resolve_and_plan(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *smi, *name;
+        unsigned vendor, pci;
+        double mib, bf16, fp8; /* MiB reported, dense TFLOP/s */
+        int island, mxfp8;
+        const char *model;
+        int nodes;
+    } g[] = {
+        {"NVIDIA H20", "H20", 0x10de, 0x2329, 97871, 148, 296, 8, 0, "llama3-8b", 1},
+        {"NVIDIA L4", "L4", 0x10de, 0x27b8, 23034, 121, 242.5, 1, 0, "llama2-7b", 1},
+        {"NVIDIA L40S", "L40S", 0x10de, 0x26b9, 46068, 362, 733, 1, 0, "llama3-8b", 1},
+        {"NVIDIA A10", "A10", 0x10de, 0x2236, 23028, 125, 0, 1, 0, "llama2-7b", 1},
+        {"NVIDIA A40", "A40", 0x10de, 0x2235, 46068, 149.7, 0, 2, 0, "llama3-8b", 1},
+        {"NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada", 0x10de, 0x26b1, 49140, 364.2, 728.5, 1,
+         0, "llama3-8b", 1},
+        {"NVIDIA B300 SXM6 AC", "B300", 0x10de, 0x3182, 275040, 2250, 4500, 8, 1, "llama3-8b", 1},
+        {"NVIDIA GB200", "GB200", 0x10de, 0x2941, 189471, 2500, 5000, 72, 1, "llama3-8b", 1},
+        {"AMD Instinct MI325X OAM", "MI325X", 0x1002, 0x74a5, 262144, 1307, 2615, 8, 0, "llama3-8b",
+         1},
+        {"AMD Instinct MI355X OAM", "MI355X", 0x1002, 0x75a3, 294912, 2500, 5000, 8, 0, "llama3-8b",
+         1},
+    };
+    for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+        const mesh_gpu_t *t = mesh_gpu_find(g[i].smi);
+        if (!t || strcmp(t->name, g[i].name) != 0)
+            fail_msg("'%s' is %s, not %s", g[i].smi, t ? t->name : "unknown", g[i].name);
+        assert_ptr_equal(mesh_gpu_find(g[i].name), t);
+        assert_ptr_equal(mesh_gpu_find_pci(g[i].vendor, g[i].pci), t);
+        assert_true(t->memory == g[i].mib * 1048576.0);
+        assert_true(t->peak_flops == g[i].bf16 * 1e12 && t->has_bf16);
+        assert_true(t->peak_fp8 == g[i].fp8 * 1e12);
+        assert_int_equal(t->island, g[i].island);
+        assert_int_equal(t->fp8_blocks, g[i].mxfp8);
+        mesh_model_t m = test_preset(g[i].model);
+        mesh_alloc_t a = test_alloc(g[i].smi, g[i].nodes, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "");
+        if (!mesh_plan_fits(p))
+            fail_msg("%s on %d x 8 %s does not fit", g[i].model, g[i].nodes, g[i].name);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* A typo is offered only for a GPU of the same model: close names of other
+ * GPUs (H20 and H200, A10 and A100, L4 and L40) are not offered for each
+ * other, whichever was typed. */
+static void typo__close_and_alike_only(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *typed, *name;
+        int offered;
+    } t[] = {
+        {"H100-SMX", "H100-SXM", 1},   /* the form factor's letters swapped */
+        {"H10O-SXM", "H100-SXM", 1},   /* a letter O for a zero */
+        {"A100-80G", "A100-80GB", 1},  /* the memory's unit cut short */
+        {"h100 pcie", "H100-PCIe", 1}, /* separators and case: no typo at all */
+        {"NVIDIA H100 80GB HBM2", "NVIDIA H100 80GB HBM3", 1},
+        {"H20", "H200", 0}, /* 96 GB and 141 GB */
+        {"H200", "H20", 0},
+        {"A10", "A100", 0}, /* 24 GB and 40 or 80 GB */
+        {"A100", "A10", 0},
+        {"L4", "L40", 0}, /* 24 GB and 48 GB */
+        {"L40", "L4", 0},
+        {"L40", "L40S", 0}, /* another GPU, twice as fast */
+        {"MI300", "MI300X", 0},
+        {"RTX 5000 Ada", "RTX-6000-Ada", 0}, /* 32 GB and 48 GB */
+        {"B200", "B300", 0},
+        {"H100-SXM", "frobnicator", 0},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if ((mesh_gpu_typo(t[i].typed, t[i].name) < 3) != t[i].offered)
+            fail_msg("'%s' as a typo of %s: %d apart", t[i].typed, t[i].name,
+                     mesh_gpu_typo(t[i].typed, t[i].name));
+    /* so the errors: a typo names its GPU, a near miss of another GPU none */
+    assert_string_equal(mesh_gpu_guess("H100-SMX"), "H100-SXM");
+    assert_string_equal(mesh_gpu_guess("NVIDIA H100 80GB HBM2"), "H100-SXM");
+    assert_null(mesh_gpu_guess("H20X"));
+    assert_null(mesh_gpu_guess("L40"));
+    assert_null(mesh_gpu_guess("MI300"));
+    assert_null(mesh_gpu_guess("NVIDIA H20-3e")); /* the 141 GB H20: not the table's */
+    mesh_gpu_t g;
+    mesh_error_t err;
+    assert_int_equal(mesh_gpu_lookup("L40", &g, &err), -1);
+    assert_null(strstr(err.msg, "did you mean"));
+    /* the known names are all there, whole: the last one too */
+    assert_non_null(strstr(err.msg, " MI355X)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(find__names_as_users_write_them),
         cmocka_unit_test(table__aliases_and_ids_resolve),
         cmocka_unit_test(lookup__errors_say_what_would),
+        cmocka_unit_test(table__datacenter_gpus_resolve_and_plan),
+        cmocka_unit_test(typo__close_and_alike_only),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }
