@@ -161,14 +161,22 @@ static void presets_of(mesh_buf_t *b, const mesh_spec_dirs_t *d, int i, int json
         /* each name once, from the directory that wins the lookup */
         if (shadowed(d, i, name) || mesh_spec_load(path, d, &m, &err) < 0)
             continue;
+        /* a MoE model's parameters a token passes through, as the FLOPs
+         * count them (params.c); a dense model's are all of them */
+        double active = mesh_model_active_params(&m);
         if (json) {
             mesh_buf_printf(b, "%s{\"name\":", *first ? "" : ",");
             mesh_buf_json_string(b, name);
-            mesh_buf_printf(b, ",\"params\":%.0f,\"dir\":", m.params);
+            mesh_buf_printf(b, ",\"params\":%.0f,\"active_params\":%.0f,\"dir\":", m.params,
+                            active);
             mesh_buf_json_string(b, d->dirs[i]);
             mesh_buf_puts(b, "}");
         } else {
-            mesh_buf_printf(b, "%-16s %9.2f B params  %s\n", name, m.params / 1e9, d->dirs[i]);
+            char act[32] = "-";
+            if (active != m.params)
+                snprintf(act, sizeof(act), "%.2f B active", active / 1e9);
+            mesh_buf_printf(b, "%-16s %9.2f B total  %15s  %s\n", name, m.params / 1e9, act,
+                            d->dirs[i]);
         }
         *first = 0;
     }

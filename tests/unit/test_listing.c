@@ -117,6 +117,57 @@ static void presets__each_name_once(void **state)
     rmdir(dir);
 }
 
+/* MoE presets list the parameters a token passes through next to the
+ * total, as the library counts them (mesh_model_active_params), against the
+ * published figures:
+ *   DeepSeek-V3 37B of 671B (DeepSeek-AI 2024, arXiv 2412.19437, abstract);
+ *     the preset counts the MTP layer too (682.6B; 0.7B of it active), 3.4%
+ *   Mixtral-8x7B 12.9B of 46.7B (Mistral AI, "Mixtral of experts", 2023-12-11)
+ *   Qwen3-235B-A22B 22B of 235B (Qwen team 2025, arXiv 2505.09388, table 2)
+ * within 5%, the published figures' own rounding plus the MTP layer.  A
+ * dense model's active parameters are its total, a dash in the text. */
+static void presets__active_parameters(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double total, active;
+    } moe[] = {
+        {"deepseek-v3", 671e9, 37e9},
+        {"mixtral-8x7b", 46.7e9, 12.9e9},
+        {"qwen3-235b-a22b", 235e9, 22e9},
+        {"llama3-8b", 8.03e9, 8.03e9},
+    };
+    const char *dirs[] = {getenv("MESH_MODELS_DIR")};
+    mesh_spec_dirs_t d;
+    mesh_spec_dirs_make(&d, dirs, 1);
+    json_t *j = parsed(mesh_listing_presets(&d, 1));
+    for (size_t k = 0; k < sizeof(moe) / sizeof(moe[0]); k++) {
+        size_t i;
+        json_t *p, *found = NULL;
+        json_array_foreach(j, i, p) if (strcmp(json_string_value(json_object_get(p, "name")),
+                                               moe[k].name) == 0) found = p;
+        if (!found)
+            fail_msg("no preset %s", moe[k].name);
+        double total = json_number_value(json_object_get(found, "params"));
+        double active = json_number_value(json_object_get(found, "active_params"));
+        mesh_model_t m = test_preset(moe[k].name);
+        assert_true(active == mesh_model_active_params(&m));
+        if (total < moe[k].total * 0.95 || total > moe[k].total * 1.05 ||
+            active < moe[k].active * 0.95 || active > moe[k].active * 1.05)
+            fail_msg("%s: %.2f B total, %.2f B active; published %.1f and %.1f", moe[k].name,
+                     total / 1e9, active / 1e9, moe[k].total / 1e9, moe[k].active / 1e9);
+    }
+    json_decref(j);
+    char *text = mesh_listing_presets(&d, 0);
+    const char *ds = strstr(text, "deepseek-v3 "), *l8 = strstr(text, "llama3-8b ");
+    assert_non_null(ds);
+    assert_non_null(l8);
+    assert_true(strncmp(strstr(ds, "B total"), "B total   38.24 B active  ", 26) == 0);
+    assert_true(strncmp(strstr(l8, "B total"), "B total                -  ", 26) == 0);
+    free(text);
+}
+
 /* An 8-GPU HGX node: one island of 8, two NUMA nodes, H100s assumed. */
 static void topo__fixture_as_json(void **state)
 {
@@ -177,6 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpus__policy_marks_and_defines),
         cmocka_unit_test(presets__each_name_once),
+        cmocka_unit_test(presets__active_parameters),
         cmocka_unit_test(topo__fixture_as_json),
         cmocka_unit_test(size__none_fits_says_what_would),
     };
