@@ -28,7 +28,7 @@ enum kind {
     K_WORD,   /* one of `words`; int: its index */
     K_NUM,    /* a number in min..max; double: it times `scale` (0: 1) */
     K_SIZE,   /* bytes in min..max; double */
-    K_INT,    /* an integer in min..max; int */
+    K_INT,    /* a count in min..max (32, 1k, 2Ki: mesh_parse_count); int */
     K_YESNO,  /* a boolean; int: 1 yes, -1 no, 0 not said */
     K_PATH,   /* an absolute path, or one of `words`; char[MESH_PATH_MAX] */
     K_TEXT,   /* a name, checked with the rest by mesh_policy_check; char[size] */
@@ -377,7 +377,7 @@ static int read_key(void *base, const policy_key_t *k, const char *key, const ch
         return 0;
     case K_SIZE: return mesh_parse_size(value, key, k->min, k->max, dst, err);
     case K_INT:
-        if (mesh_parse_int(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
+        if (mesh_parse_count(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
             return -1;
         *(int *)dst = (int)n;
         return 0;

@@ -152,9 +152,13 @@ static int set_value(reader_t *r, const struct key *k, const char *dotted, const
             mesh_strlcpy(member_of(m, k), v, k->size);
         break;
     case K_INT:
-        if (mesh_parse_int(v, dotted, (long long)k->min, (long long)k->max, &iv, &e) < 0)
+    case K_COUNT:
+        if (mesh_parse_count(v, dotted, (long long)k->min, (long long)k->max, &iv, &e) < 0)
             return fail(r, line, "%s%s", e.msg, or_auto);
-        put_int(m, k, iv);
+        if (k->kind == K_COUNT)
+            *(double *)member_of(m, k) = (double)iv;
+        else
+            put_int(m, k, iv);
         break;
     case K_NUM:
     case K_NUMNONE:

@@ -21,8 +21,8 @@ const struct key mesh_spec_keys[F_COUNT] = {
 
 /* Integers, booleans and enums are stored as int (or long), numbers as double. */
 #define INT_MEMBER(id, sec, nm, kd, member, ...)                                                   \
-    _Static_assert(kd == K_NUM || kd == K_NUMNONE || kd == K_STR || kd == K_PRESET ||              \
-                       sizeof(((mesh_model_t *)0)->member) == sizeof(int) ||                       \
+    _Static_assert(kd == K_NUM || kd == K_NUMNONE || kd == K_COUNT || kd == K_STR ||               \
+                       kd == K_PRESET || sizeof(((mesh_model_t *)0)->member) == sizeof(int) ||     \
                        sizeof(((mesh_model_t *)0)->member) == sizeof(long),                        \
                    "spec key " nm ": an int or a long");
 SPEC_KEYS(INT_MEMBER)
@@ -221,7 +221,7 @@ static int unset(const mesh_model_t *m, const struct key *k)
 {
     if (k->when != WHEN_SET && k->when != BUDGET)
         return 0;
-    if (k->kind == K_NUM || k->kind == K_NUMNONE)
+    if (k->kind == K_NUM || k->kind == K_NUMNONE || k->kind == K_COUNT)
         return *(const double *)(const void *)((const char *)m + k->off) == 0;
     return get_int(m, k) == 0;
 }
@@ -235,6 +235,7 @@ static void put_value(mesh_buf_t *b, const mesh_model_t *m, const struct key *k,
     case K_PRESET: break;
     case K_NUM:
     case K_NUMNONE:
+    case K_COUNT:
         mesh_buf_printf(b, "%.17g", *(const double *)(const void *)((const char *)m + k->off));
         break;
     default: {

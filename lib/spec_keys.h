@@ -24,8 +24,10 @@
 
 #define SCALAR_MAX MESH_YAML_SCALAR_MAX
 
-/* K_NUMNONE: a number, or "none" (stored as 0) */
-enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM, K_NUMNONE };
+/* K_INT and K_COUNT: counts as people write them (32k, 4.2M, 32Ki:
+ * mesh_parse_count), stored as an int or long, or as a double; K_NUMNONE:
+ * a number, or "none" (stored as 0) */
+enum kind { K_STR, K_PRESET, K_INT, K_NUM, K_BOOL, K_ENUM, K_NUMNONE, K_COUNT };
 /* When the controller's request carries a key (see mesh_spec_write) and
  * the digest hashes it: always, only under fp8, or only when set (nonzero):
  * a key added later leaves the digest of every spec without it as it was. */
@@ -57,7 +59,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
 #define SPEC_KEYS(X)                                                                               \
     X(F_NAME, "", "name", K_STR, name, 0, 0, NULL, NO_AUTO, ALWAYS)                                \
     X(F_PRESET, "", "preset", K_PRESET, name, 0, 0, NULL, NO_AUTO, ALWAYS)                         \
-    X(F_PARAMS, "", "params", K_NUM, params, PARAMS_MIN, PARAMS_MAX, NULL, NO_AUTO, ALWAYS)        \
+    X(F_PARAMS, "", "params", K_COUNT, params, PARAMS_MIN, PARAMS_MAX, NULL, NO_AUTO, ALWAYS)      \
     X(F_LAYERS, "arch", "layers", K_INT, layers, 1, 100000, NULL, NO_AUTO, ALWAYS)                 \
     X(F_HIDDEN, "arch", "hidden", K_INT, hidden, 1, 1 << 20, NULL, NO_AUTO, ALWAYS)                \
     X(F_HEADS, "arch", "heads", K_INT, heads, 1, 1 << 16, NULL, NO_AUTO, ALWAYS)                   \
@@ -133,8 +135,9 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       CH("auto", "megatron", "deepspeed", "torch"), NO_AUTO, ALWAYS)                               \
     X(F_MOE_IMBALANCE, "train", "moe_imbalance", K_NUM, moe_imbalance, 1, 1000, NULL, NO_AUTO,     \
       WHEN_SET)                                                                                    \
-    X(F_HEADROOM, "train", "headroom", K_NUM, headroom, 0, MESH_HEADROOM_MAX, NULL, NO_AUTO, WHEN_SET)           \
-    X(F_TOKENS, "train", "tokens", K_NUM, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                  \
+    X(F_HEADROOM, "train", "headroom", K_NUM, headroom, 0, MESH_HEADROOM_MAX, NULL, NO_AUTO,        \
+      WHEN_SET)                                                                                    \
+    X(F_TOKENS, "train", "tokens", K_COUNT, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                \
     X(F_STEPS, "train", "steps", K_INT, steps, 1, 1e15, NULL, NO_AUTO, BUDGET)
 
 /* The field ids: a key's index in the table. */

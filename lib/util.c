@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <time.h>
 #include <math.h>
@@ -288,6 +289,124 @@ int mesh_parse_double(const char *s, const char *what, double min, double max, d
     return 0;
 }
 
+/* ---- counts as people write them: 32k, 4.2M, 1T, 32Ki ---- */
+
+/* A count's suffixes: SI powers of 1000 (B, a billion, as in "8B
+ * parameters"), and binary powers of 1024; case matters ("m" would be
+ * milli, "b" bits). */
+static const struct {
+    const char *suffix;
+    int exp10, exp2;
+} count_suffixes[] = {
+    {"", 0, 0},   {"k", 3, 0},   {"K", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"B", 9, 0},
+    {"T", 12, 0}, {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40},
+};
+
+#define COUNT_FORMS                                                                                \
+    "digits, or a number with k, M, G or B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of "      \
+    "1024): 32k is 32000, 32Ki 32768"
+
+/* m = 10 m + d; 0, or -1 past 2^64. */
+static int push_digit(unsigned long long *m, int d)
+{
+    if (*m > (ULLONG_MAX - (unsigned)d) / 10)
+        return -1;
+    *m = *m * 10 + (unsigned)d;
+    return 0;
+}
+
+/* The decimal "12.50e3" at s into m x 10^e10 exactly (trailing zeros of
+ * the fraction dropped, so that they cannot overflow m; *big set if m
+ * would pass 2^64); the end of the number, or NULL if it has no digit. */
+static const char *decimal_of(const char *s, unsigned long long *m, int *e10, int *big)
+{
+    const char *p = s, *frac_end;
+    *m = 0;
+    *e10 = *big = 0;
+    for (; isdigit((unsigned char)*p); p++)
+        *big |= push_digit(m, *p - '0') < 0;
+    const char *f = p + (*p == '.');
+    for (frac_end = f; isdigit((unsigned char)*frac_end);)
+        frac_end++;
+    if (frac_end == s || (frac_end == s + 1 && *s == '.'))
+        return NULL;
+    for (p = frac_end; frac_end > f && frac_end[-1] == '0';)
+        frac_end--;
+    for (; f < frac_end; f++, (*e10)--)
+        *big |= push_digit(m, *f - '0') < 0;
+    const char *x = p + (*p == 'e' || *p == 'E');
+    x += x > p && (*x == '+' || *x == '-');
+    if (x > p && isdigit((unsigned char)*x)) {
+        int neg = x[-1] == '-', e = 0;
+        for (p = x; isdigit((unsigned char)*p); p++)
+            e = e < 10000 ? e * 10 + (*p - '0') : e; /* beyond any count: overflow or not whole */
+        *e10 += neg ? -e : e;
+    }
+    return p;
+}
+
+/* m x 10^e10 x 2^e2 into *m, exactly: 0, 1 if it is not whole, 2 if it
+ * passes 2^64.  A power of ten below 1 takes a factor 10 of m, or a 5 of m
+ * and a 2 of 2^e2 ("0.5Ki" is 512); none left: not whole. */
+static int scale_exactly(unsigned long long *m, int e10, int e2)
+{
+    for (; e10 < 0; e10++) {
+        if (*m % 10 == 0)
+            *m /= 10;
+        else if (e2 > 0 && *m % 5 == 0)
+            *m /= 5, e2--;
+        else
+            return 1;
+    }
+    for (; e10 > 0 && *m; e10--)
+        if (*m > ULLONG_MAX / 10)
+            return 2;
+        else
+            *m *= 10;
+    for (; e2 > 0 && *m; e2--)
+        if (*m > ULLONG_MAX / 2)
+            return 2;
+        else
+            *m *= 2;
+    return 0;
+}
+
+int mesh_parse_count(const char *s, const char *what, long long min, long long max, long long *out,
+                     mesh_error_t *err)
+{
+    char show[48];
+    if (!s || !*s)
+        return mesh_error_set(
+            err, "%s: empty value, expected an integer in %lld..%lld (" COUNT_FORMS ")", what, min,
+            max);
+    int neg = *s == '-', e10, e2 = -1, big;
+    unsigned long long m;
+    const char *end = decimal_of(s + (*s == '-' || *s == '+'), &m, &e10, &big);
+    for (int i = 0; end && i < MESH_ARRAY_LEN(count_suffixes); i++)
+        if (strcmp(end, count_suffixes[i].suffix) == 0) {
+            e10 += count_suffixes[i].exp10;
+            e2 = count_suffixes[i].exp2;
+        }
+    if (e2 < 0)
+        return mesh_error_set(err,
+                              "%s: '%s' is not an integer (expected %lld..%lld: " COUNT_FORMS ")",
+                              what, shown(s, show, sizeof(show)), min, max);
+    int r = big ? 2 : scale_exactly(&m, e10, e2);
+    if (r == 1)
+        return mesh_error_set(err,
+                              "%s: '%s' is not a whole number (expected an integer in "
+                              "%lld..%lld)",
+                              what, shown(s, show, sizeof(show)), min, max);
+    /* -2^63 has no positive counterpart: negate m - 1 */
+    int fits = r == 0 && m <= (unsigned long long)LLONG_MAX + (unsigned)neg;
+    long long v = !fits ? 0 : !neg ? (long long)m : m ? -(long long)(m - 1) - 1 : 0;
+    if (!fits || v < min || v > max)
+        return mesh_error_set(err, "%s: %s is out of range (allowed %lld..%lld)", what,
+                              shown(s, show, sizeof(show)), min, max);
+    *out = v;
+    return 0;
+}
+
 static const struct {
     const char *unit;
     double scale;
@@ -346,6 +465,109 @@ int mesh_parse_size(const char *s, const char *what, double min, double max, dou
     return 0;
 }
 
+/* ---- bandwidths: the unit says bits or bytes, and per second ---- */
+
+/* A bandwidth's unit is PREFIX QUANTUM "/s": "400Gb/s", "50GB/s",
+ * "400Gbit/s", "3.35TByte/s", "25GiB/s".  B and b are case-sensitive, as
+ * the bytes and bits they are; the words any case. */
+static const struct {
+    const char *prefix;
+    double scale;
+} rate_prefixes[] = {
+    {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", MESH_GiB}, {"Ti", 1099511627776.0},
+    {"k", 1e3},     {"M", 1e6},        {"G", 1e9},       {"T", 1e12},
+    {"", 1},
+};
+static const struct {
+    const char *quantum;
+    double bytes;
+} rate_quanta[] = {{"B", 1}, {"b", 0.125}, {"Byte", 1}, {"bit", 0.125}};
+
+#define RATE_FORMS                                                                                 \
+    "GB/s or Gb/s (bytes or bits per second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s)"
+
+/* What a bandwidth's unit u says: its prefix (the first np characters,
+ * worth scale; binary or not), its quantum (an index of rate_quanta; -1:
+ * none; -2: none, u is a prefix alone as in "G" or "G/s") and whether it
+ * ends in "/s". */
+typedef struct rate_unit {
+    size_t np;
+    double scale;
+    int binary, quantum, per_s;
+} rate_unit_t;
+
+static rate_unit_t rate_unit(const char *u)
+{
+    rate_unit_t r = {.scale = 1, .quantum = -1};
+    size_t n = strlen(u);
+    r.per_s = n >= 2 && strcmp(u + n - 2, "/s") == 0;
+    n -= r.per_s ? 2 : 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(rate_prefixes) && r.quantum == -1; i++) {
+        size_t np = strlen(rate_prefixes[i].prefix);
+        if (np > n || strncasecmp(u, rate_prefixes[i].prefix, np) != 0)
+            continue;
+        r = (rate_unit_t){np, rate_prefixes[i].scale, np == 2, np == n ? -2 : -1, r.per_s};
+        for (int q = 0; q < MESH_ARRAY_LEN(rate_quanta) && r.quantum == -1; q++) {
+            const char *w = rate_quanta[q].quantum;
+            if (strlen(w) == n - np &&
+                (w[1] ? strncasecmp(u + np, w, n - np) : strncmp(u + np, w, n - np)) == 0)
+                r.quantum = q;
+        }
+    }
+    return r;
+}
+
+int mesh_parse_bandwidth(const char *s, const char *what, double min, double max, double *out,
+                         mesh_error_t *err)
+{
+    char show[48], num[64], bits[32];
+    if (!s || !*s)
+        return mesh_error_set(err, "%s: empty bandwidth (write " RATE_FORMS ")", what);
+    size_t n = strspn(s, "0123456789.eE+");
+    while (n > 0 && (s[n - 1] == 'e' || s[n - 1] == 'E'))
+        n--;
+    double v;
+    mesh_error_t e2;
+    if (n > 0 && n < sizeof(num))
+        memcpy(num, s, n);
+    num[n < sizeof(num) ? n : 0] = '\0';
+    if (n == 0 || n >= sizeof(num) || mesh_parse_double(num, what, 0, 1e30, &v, &e2) < 0)
+        return mesh_error_set(err, "%s: '%s' is not a bandwidth (write e.g. " RATE_FORMS ")", what,
+                              shown(s, show, sizeof(show)));
+    const char *unit = s + n;
+    while (*unit == ' ')
+        unit++;
+    rate_unit_t u = rate_unit(unit);
+    if (!*unit)
+        return mesh_error_set(err,
+                              "%s: '%s' has no unit: write %sGB/s (bytes per second) or %sGb/s "
+                              "(bits), or the like",
+                              what, shown(s, show, sizeof(show)), num, num);
+    /* "400Gb", "400GB", "400G", "400G/s": 400 Gbit/s (a NIC's rating) and
+     * 400 GB/s (eight times more) are both read */
+    if (u.quantum == -2 || (!u.per_s && !u.binary && (u.quantum == 0 || u.quantum == 1)))
+        return mesh_error_set(err,
+                              "%s: '%s' is ambiguous: write %s%.*sb/s (%sB/s, bits) or %s%.*sB/s "
+                              "(bytes)",
+                              what, shown(s, show, sizeof(show)), num, (int)u.np, unit,
+                              mesh_format_si(v * u.scale / 8, bits, sizeof(bits)), num, (int)u.np,
+                              unit);
+    if (u.quantum < 0)
+        return mesh_error_set(err, "%s: unknown unit in '%s' (write " RATE_FORMS ")", what,
+                              shown(s, show, sizeof(show)));
+    if (!u.per_s)
+        return mesh_error_set(err, "%s: '%s' is no bandwidth: write %.40s/s", what,
+                              shown(s, show, sizeof(show)), s);
+    double bytes = v * u.scale * rate_quanta[u.quantum].bytes;
+    char lo[32], hi[32];
+    if (bytes < min || bytes > max)
+        return mesh_error_set(err, "%s: %s is out of range (allowed %sB/s..%sB/s)", what,
+                              shown(s, show, sizeof(show)), mesh_format_si(min, lo, sizeof(lo)),
+                              mesh_format_si(max, hi, sizeof(hi)));
+    *out = bytes;
+    return 0;
+}
+
 int mesh_parse_bool(const char *s, const char *what, int *out, mesh_error_t *err)
 {
     static const char *yes[] = {"true", "yes", "on", "1"};
@@ -378,6 +600,27 @@ const char *mesh_format_bytes(double bytes, char *buf, size_t len)
         snprintf(buf, len, "%.0f B", v);
     else
         snprintf(buf, len, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+const char *mesh_format_si(double v, char *buf, size_t len)
+{
+    static const char *const prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
+    double x = fabs(v);
+    int p = 0;
+    /* rounded to three digits first, so that 999.7 is 1.00 k, not 1000 */
+    while (x >= 999.5 && p + 1 < MESH_ARRAY_LEN(prefixes)) {
+        x /= 1000;
+        p++;
+    }
+    if (x < 1 && p == 0)
+        snprintf(buf, len, "%.3g", v);
+    else
+        snprintf(buf, len, "%s%.*f%s", v < 0 ? "-" : "",
+                 x < 9.995   ? 2
+                 : x < 99.95 ? 1
+                             : 0,
+                 x, prefixes[p]);
     return buf;
 }
 

@@ -710,6 +710,10 @@ typedef struct pol_key {
                      with the line of the key as any other error) */
 } pol_key_t;
 
+/* what a count may be written as (mesh_parse_count) */
+#define COUNTS                                                                                     \
+    ": digits, or a number with k, M, G or B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of "    \
+    "1024): 32k is 32000, 32Ki 32768)"
 #define SIZE_OOR(key) key ": {} is out of range (allowed ..."
 
 static const pol_key_t pol_keys[] = {
@@ -813,7 +817,7 @@ static const pol_key_t pol_keys[] = {
     {"gpu.H100-SXM.island", NULL, "1", "0", "1024", "1025",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)",
      "gpu.H100-SXM.island: {} is out of range (allowed 1..1024)", "4 8", "all",
-     "gpu.H100-SXM.island: '{}' is not an integer (expected 1..1024)", 0},
+     "gpu.H100-SXM.island: '{}' is not an integer (expected 1..1024" COUNTS, 0},
     /* partition.NAME.FIELD (the controller's) */
     {"partition.p.gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM A100-80GB", "Z9",
      "partition.p.gpu: unknown GPU 'Z9' (known: ...", 1},
@@ -825,11 +829,11 @@ static const pol_key_t pol_keys[] = {
     {"partition.p.nvlink", NULL, "1", "0", "1048576", "1048577",
      "partition.p.nvlink: {} is out of range (allowed 1..1048576)",
      "partition.p.nvlink: {} is out of range (allowed 1..1048576)", "4 8", "all",
-     "partition.p.nvlink: '{}' is not an integer (expected 1..1048576)", 0},
+     "partition.p.nvlink: '{}' is not an integer (expected 1..1048576" COUNTS, 0},
     {"partition.p.nodes", NULL, "1", "0", "1048576", "1048577",
      "partition.p.nodes: {} is out of range (allowed 1..1048576)",
-     "partition.p.nodes: {} is out of range (allowed 1..1048576)", "4 1000", "many",
-     "partition.p.nodes: '{}' is not an integer (expected 1..1048576)", 0},
+     "partition.p.nodes: {} is out of range (allowed 1..1048576)", "4 1000 2k 1Ki", "many",
+     "partition.p.nodes: '{}' is not an integer (expected 1..1048576" COUNTS, 0},
     /* policy=FILE: plugstack.conf only (a file cannot include another) */
     {"policy", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "/nonexistent/meshplan.yaml",
      "cannot open policy '{}': ...", 0},

@@ -155,7 +155,7 @@ static const struct {
     {"preset", "{preset: @}", NULL, "llama3-8b gpt3-175b params-only llama3.1-405b"},
     {"params", "{params: @}", NULL, "1000 1e16 7.123456789e9 13e9 0.1e4"},
     {"params", "{arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}, params: @}", NULL,
-     "5e9 1000 123456.789"},
+     "5e9 1000 123457 4.2M"},
     {"arch.layers", "{arch: {layers: @, hidden: 64, heads: 4, vocab: 100}}", NULL, "1 100000 33"},
     {"arch.hidden", "{arch: {layers: 2, hidden: @, heads: 1, vocab: 1000}}", NULL,
      "1 1048576 4096"},

@@ -350,7 +350,11 @@ typedef struct doc_key {
 #define PARAMS        "params: 1e9"
 #define ARCH          "arch.layers: 2, arch.hidden: 64, arch.heads: 4, arch.vocab: 100"
 #define NAME_RULE     "is not a valid name (letters, digits, '.', '_', '-'; at most 63 characters)"
-#define ARCH_NEEDS    "is missing (an arch needs layers, hidden, heads and vocab)"
+/* what a count may be written as (mesh_parse_count) */
+#define COUNTS                                                                                     \
+    ": digits, or a number with k, M, G or B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of "    \
+    "1024): 32k is 32000, 32Ki 32768)"
+#define ARCH_NEEDS "is missing (an arch needs layers, hidden, heads and vocab)"
 
 static const doc_key_t doc_keys[] = {
     /* top level */
@@ -359,24 +363,25 @@ static const doc_key_t doc_keys[] = {
     {"", "preset", "", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "llama3-8b gpt3-175b params-only",
      "no-such-model", "preset: unknown preset '{}' (looked in: ...", 0, T_NONE},
     {"", "params", "", NULL, NULL, "1000", "999", "1e16", "1.001e16",
-     "params: {} is out of range (allowed 1000..1e+16)", "70.55e9 13e9", "lots",
-     "params: '{}' is not a number (expected 1000..1e+16)", AT(params, T_DBL)},
+     "params: {} is out of range (allowed 1000..10000000000000000)", "70.55e9 13e9 8B 1.5T", "lots",
+     "params: '{}' is not an integer (expected 1000..10000000000000000" COUNTS, AT(params, T_DBL)},
     /* given with an arch, it replaces the computed count */
     {"", "params", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "5e9 1000", "1e17",
-     "params: {} is out of range (allowed 1000..1e+16)", AT(params, T_DBL)},
+     "params: {} is out of range (allowed 1000..10000000000000000)", AT(params, T_DBL)},
     /* arch: layers, hidden, heads and vocab are required together */
     {"arch", "layers", "arch.hidden: 64, arch.heads: 4, arch.vocab: 100", NULL,
      "t.yaml: arch.layers " ARCH_NEEDS, "1", "0", "100000", "100001",
      "arch.layers: {} is out of range (allowed 1..100000)", "80", "2.5",
-     "arch.layers: '{}' is not an integer (expected 1..100000)", AT(layers, T_INT)},
+     "arch.layers: '{}' is not a whole number (expected an integer in 1..100000)",
+     AT(layers, T_INT)},
     {"arch", "hidden", "arch.layers: 2, arch.heads: 1, arch.vocab: 1000", NULL,
      "t.yaml: arch.hidden " ARCH_NEEDS, "1", "0", "1048576", "1048577",
-     "arch.hidden: {} is out of range (allowed 1..1048576)", "4096", "1e3",
-     "arch.hidden: '{}' is not an integer (expected 1..1048576)", AT(hidden, T_INT)},
+     "arch.hidden: {} is out of range (allowed 1..1048576)", "4096 1e3 2Ki", "64x",
+     "arch.hidden: '{}' is not an integer (expected 1..1048576" COUNTS, AT(hidden, T_INT)},
     {"arch", "heads", "arch.layers: 1, arch.hidden: 65536, arch.vocab: 100", NULL,
      "t.yaml: arch.heads " ARCH_NEEDS, "1", "0", "65536", "65537",
      "arch.heads: {} is out of range (allowed 1..65536)", "64", "many",
-     "arch.heads: '{}' is not an integer (expected 1..65536)", AT(heads, T_INT)},
+     "arch.heads: '{}' is not an integer (expected 1..65536" COUNTS, AT(heads, T_INT)},
     /* heads must divide hidden */
     {"arch", "heads", "arch.layers: 2, arch.hidden: 64, arch.vocab: 100", NULL, NULL, NULL, NULL,
      NULL, NULL, NULL, "4 16 64", "5", "arch.heads: {} does not divide hidden 64",
@@ -389,15 +394,15 @@ static const doc_key_t doc_keys[] = {
     /* default: hidden / heads (0 in the model: not given) */
     {"arch", "head_dim", ARCH, NULL, NULL, "1", "0", "65536", "65537",
      "arch.head_dim: {} is out of range (allowed 1..65536)", "16 128", "wide",
-     "arch.head_dim: '{}' is not an integer (expected 1..65536)", AT(head_dim, T_INT)},
+     "arch.head_dim: '{}' is not an integer (expected 1..65536" COUNTS, AT(head_dim, T_INT)},
     /* default: 4 * hidden */
     {"arch", "ffn", ARCH, "256", NULL, "1", "0", "16777216", "16777217",
      "arch.ffn: {} is out of range (allowed 1..16777216)", "11008", "0x10",
-     "arch.ffn: '{}' is not an integer (expected 1..16777216)", AT(ffn, T_INT)},
+     "arch.ffn: '{}' is not an integer (expected 1..16777216" COUNTS, AT(ffn, T_INT)},
     {"arch", "vocab", "arch.layers: 2, arch.hidden: 64, arch.heads: 4", NULL,
      "t.yaml: arch.vocab " ARCH_NEEDS, "1", "0", "16777216", "16777217",
      "arch.vocab: {} is out of range (allowed 1..16777216)", "128256", "big",
-     "arch.vocab: '{}' is not an integer (expected 1..16777216)", AT(vocab, T_INT)},
+     "arch.vocab: '{}' is not an integer (expected 1..16777216" COUNTS, AT(vocab, T_INT)},
     {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL, "gelu swiglu", "relu",
      "arch.mlp: '{}' is not one of: gelu swiglu", AT(mlp, T_ENUM)},
     {"arch", "tied_embeddings", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
@@ -405,15 +410,15 @@ static const doc_key_t doc_keys[] = {
      AT(tied_embeddings, T_INT)},
     /* train */
     {"train", "seq_len", PARAMS, "4096", NULL, "1", "0", "16777216", "16777217",
-     "train.seq_len: {} is out of range (allowed 1..16777216)", "8192", "4k",
-     "train.seq_len: '{}' is not an integer (expected 1..16777216)", AT(seq_len, T_INT)},
+     "train.seq_len: {} is out of range (allowed 1..16777216)", "8192 32k 32Ki 4Mi", "4kb",
+     "train.seq_len: '{}' is not an integer (expected 1..16777216" COUNTS, AT(seq_len, T_INT)},
     {"train", "global_batch", PARAMS, "512", NULL, "1", "0", "1073741824", "1073741825",
      "train.global_batch: {} is out of range (allowed 1..1073741824)", "1024", "1,024",
-     "train.global_batch: '{}' is not an integer (expected 1..1073741824)",
+     "train.global_batch: '{}' is not an integer (expected 1..1073741824" COUNTS,
      AT(global_batch, T_LONG)},
     {"train", "micro_batch", PARAMS ", train.global_batch: 1073741824", "auto", NULL, "1", "0",
      "65536", "65537", "train.micro_batch: {} is out of range (allowed 1..65536) or auto", "2 auto",
-     "lots", "train.micro_batch: '{}' is not an integer (expected 1..65536) or auto",
+     "lots", "train.micro_batch: '{}' is not an integer (expected 1..65536" COUNTS " or auto",
      AT(micro_batch, T_INT)},
     /* it must divide global_batch */
     {"train", "micro_batch", PARAMS ", train.global_batch: 10", "auto", NULL, NULL, NULL, NULL,
@@ -478,7 +483,8 @@ static const doc_key_t doc_keys[] = {
     /* what Megatron-LM is told so that it builds the published model */
     {"arch", "rope_theta", ARCH, NULL, NULL, "1", "0", "2147483647", "2147483648",
      "arch.rope_theta: {} is out of range (allowed 1..2147483647)", "10000 500000", "ten",
-     "arch.rope_theta: '{}' is not an integer (expected 1..2147483647)", AT(rope_theta, T_INT)},
+     "arch.rope_theta: '{}' is not an integer (expected 1..2147483647" COUNTS,
+     AT(rope_theta, T_INT)},
     {"arch", "rope_scaling", ARCH, "none", NULL, "1", "0.999", "1000", "1000.5",
      "arch.rope_scaling: {} is out of range (allowed 1..1000) or none", "8", "big",
      "arch.rope_scaling: '{}' is not a number (expected 1..1000) or none", AT(rope_scaling, T_DBL)},
@@ -491,7 +497,7 @@ static const doc_key_t doc_keys[] = {
      "arch.norm_eps: '{}' is not a number (expected 1e-12..0.1)", AT(norm_eps, T_DBL)},
     {"arch", "mtp_layers", ARCH, "0", NULL, "0", "-1", "64", "65",
      "arch.mtp_layers: {} is out of range (allowed 0..64)", "1 2", "one",
-     "arch.mtp_layers: '{}' is not an integer (expected 0..64)", AT(mtp_layers, T_INT)},
+     "arch.mtp_layers: '{}' is not an integer (expected 0..64" COUNTS, AT(mtp_layers, T_INT)},
     {"train", "moe_imbalance", ARCH ", arch.moe: {experts: 4}", NULL, NULL, "1", "0.999", "1000",
      "1000.5", "train.moe_imbalance: {} is out of range (allowed 1..1000)", "1.25 2", "even",
      "train.moe_imbalance: '{}' is not a number (expected 1..1000)", AT(moe_imbalance, T_DBL)},
@@ -500,12 +506,13 @@ static const doc_key_t doc_keys[] = {
      "train.headroom: '{}' is not a number (expected 0..0.9)", AT(headroom, T_DBL)},
     /* the training budget, for the run-time estimate: absent, none; one good
      * value each, as the budget is not in the digest the test tells models by */
-    {"train", "tokens", PARAMS, NULL, NULL, "1", "0.5", "1e18", "1.1e18",
-     "train.tokens: {} is out of range (allowed 1..1e+18)", "15e12", "lots",
-     "train.tokens: '{}' is not a number (expected 1..1e+18)", AT(tokens, T_DBL)},
+    {"train", "tokens", PARAMS, NULL, NULL, "1", "0", "1e18", "1.1e18",
+     "train.tokens: {} is out of range (allowed 1..1000000000000000000)", "15e12", "1.5",
+     "train.tokens: '{}' is not a whole number (expected an integer in 1..1000000000000000000)",
+     AT(tokens, T_DBL)},
     {"train", "steps", PARAMS, NULL, NULL, "1", "0", "1000000000000000", "1000000000000001",
-     "train.steps: {} is out of range (allowed 1..1000000000000000)", "250000", "1e4",
-     "train.steps: '{}' is not an integer (expected 1..1000000000000000)", AT(steps, T_LONG)},
+     "train.steps: {} is out of range (allowed 1..1000000000000000)", "250000", "1e4s",
+     "train.steps: '{}' is not an integer (expected 1..1000000000000000" COUNTS, AT(steps, T_LONG)},
 };
 
 /* The mappings nested in a section (meshplan.yaml(5) documents their keys
@@ -1059,7 +1066,13 @@ static void overrides__refused_with_the_key(void **state)
         {"train.seq_len", "--set: 'train.seq_len' is not KEY=VALUE"},
         {"=4", "--set: '=4' is not KEY=VALUE"},
         {"train.seq_len=", "--set: train.seq_len: empty value"},
-        {"train.seq_len=4k", "--set: train.seq_len: '4k' is not an integer (expected 1..16777216)"},
+        {"train.seq_len=4kb",
+         "--set: train.seq_len: '4kb' is not an integer (expected 1..16777216" COUNTS},
+        {"train.seq_len=1.2345k",
+         "--set: train.seq_len: '1.2345k' is not a whole number (expected an integer in "
+         "1..16777216)"},
+        {"train.tokens=-1T",
+         "--set: train.tokens: -1T is out of range (allowed 1..1000000000000000000)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_model_t m;
@@ -1086,6 +1099,34 @@ static void overrides__refused_with_the_key(void **state)
 
 /* Every key an override may set, by its dotted name: the table's keys but
  * preset, each accepted. */
+/* Counts as people write them, in a file and in --set alike: 32k is
+ * 32000 and 32Ki 32768 (meshplan-spec(5)), B a billion. */
+static void counts__suffixes_in_files_and_overrides(void **state)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(load_set("llama3-8b", "train.seq_len=32k", &m, &err), 0);
+    assert_int_equal(m.seq_len, 32000);
+    assert_int_equal(load_set("llama3-8b", "train.seq_len=32Ki", &m, &err), 0);
+    assert_int_equal(m.seq_len, 32768);
+    assert_int_equal(load_set("llama3-8b", "train.tokens=1T", &m, &err), 0);
+    assert_true(m.tokens == 1e12);
+    assert_int_equal(load_set("llama3-8b", "train.tokens=4.2M", &m, &err), 0);
+    assert_true(m.tokens == 4200000);
+    assert_int_equal(load_set("llama3-8b", "train.global_batch=2Ki", &m, &err), 0);
+    assert_int_equal(m.global_batch, 2048);
+    m = doc_accept("params: 8B\ntrain:\n  seq_len: 8Ki\n  steps: 1.5k\n");
+    assert_true(m.params == 8e9);
+    assert_int_equal(m.seq_len, 8192);
+    assert_int_equal(m.steps, 1500);
+    doc_refuse("params: 8b\n", 1,
+               "params: '8b' is not an integer (expected 1000..10000000000000000" COUNTS, "");
+    doc_refuse("params: 1e9\ntrain:\n  seq_len: 1.2345k\n", 3,
+               "train.seq_len: '1.2345k' is not a whole number (expected an integer in "
+               "1..16777216)",
+               "");
+}
+
 static void overrides__key_names(void **state)
 {
     int n = 0, seq = 0;
@@ -1315,6 +1356,7 @@ int main(void)
         cmocka_unit_test(overrides__on_a_preset_and_a_file),
         cmocka_unit_test(overrides__refused_with_the_key),
         cmocka_unit_test(overrides__key_names),
+        cmocka_unit_test(counts__suffixes_in_files_and_overrides),
     };
     return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
 }

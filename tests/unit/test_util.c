@@ -4,6 +4,8 @@
  * policies and the CLI, errors that quote user input, the JSON escaper and
  * the typo rule of "did you mean".
  */
+#include <limits.h>
+
 #include "testutil.h"
 
 static void size__units__exact_bytes(void **state)
@@ -95,6 +97,178 @@ static void error__long_user_input_is_cut(void **state)
     assert_true(strlen(err.msg) < MESH_ERROR_MAX);
 }
 
+/* Counts as people write them: SI suffixes are powers of 1000 (32k is
+ * 32000, not 32768), Ki..Ti powers of 1024, computed exactly. */
+static void count__suffixes__exact_values(void **state)
+{
+    static const struct {
+        const char *s;
+        long long v;
+    } ok[] = {
+        {"32768", 32768},
+        {"32k", 32000},
+        {"32K", 32000},
+        {"32Ki", 32768},
+        {"4.2M", 4200000},
+        {"1.5k", 1500},
+        {"8B", 8000000000LL},
+        {"8G", 8000000000LL},
+        {"1T", 1000000000000LL},
+        {"15T", 15000000000000LL},
+        {"2Mi", 2097152},
+        {"1Gi", 1073741824LL},
+        {"1Ti", 1099511627776LL},
+        {"0.5Ki", 512},
+        {"0.25Ki", 256},
+        {"70.55e9", 70550000000LL},
+        {"1e12", 1000000000000LL},
+        {"1.000000000000000000000000k", 1000},
+        {"0.000001M", 1},
+        {"+7", 7},
+        {"9223372036854775807", LLONG_MAX},
+        {"-9223372036854775808", LLONG_MIN},
+        {"-2k", -2000},
+        {"0", 0},
+    };
+    mesh_error_t err;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        long long v = -42;
+        if (mesh_parse_count(ok[i].s, "n", LLONG_MIN, LLONG_MAX, &v, &err) < 0)
+            fail_msg("%s: %s", ok[i].s, err.msg);
+        if (v != ok[i].v)
+            fail_msg("%s read as %lld, not %lld", ok[i].s, v, ok[i].v);
+    }
+}
+
+static void count__not_whole_overflow_negative__refused(void **state)
+{
+    long long v = 42;
+    mesh_error_t err;
+    assert_int_equal(mesh_parse_count("1.2345k", "train.tokens", 1, 1000000, &v, &err), -1);
+    assert_string_equal(err.msg, "train.tokens: '1.2345k' is not a whole number (expected an "
+                                 "integer in 1..1000000)");
+    assert_int_equal(mesh_parse_count("0.3Ki", "n", 0, 1000000, &v, &err), -1); /* 307.2 */
+    assert_non_null(strstr(err.msg, "not a whole number"));
+    assert_int_equal(mesh_parse_count("1.5", "n", 0, 10, &v, &err), -1);
+    assert_int_equal(mesh_parse_count("32kb", "train.seq_len", 1, 1 << 24, &v, &err), -1);
+    assert_string_equal(err.msg, "train.seq_len: '32kb' is not an integer (expected 1..16777216: "
+                                 "digits, or a number with k, M, G or B, T (powers of 1000) or "
+                                 "Ki, Mi, Gi, Ti (powers of 1024): 32k is 32000, 32Ki 32768)");
+    const char *bad[] = {"32m", "32 k", " 32", "k", "1kk", "0x10",
+                         "inf", "nan",  "1e",  "",  ".",   "32ki"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (mesh_parse_count(bad[i], "n", 0, LLONG_MAX, &v, &err) == 0)
+            fail_msg("'%s' was read as %lld", bad[i], v);
+    assert_int_equal(mesh_parse_count(NULL, "n", 0, 1, &v, &err), -1);
+    /* overflow: past long long, past 2^64 on the way, and by the exponent */
+    const char *big[] = {"9223372036854775808",
+                         "-9223372036854775809",
+                         "99999999999999999999",
+                         "10000000Ti",
+                         "1e30",
+                         "1e99999",
+                         "18446744073709551616k"};
+    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+        assert_int_equal(mesh_parse_count(big[i], "n", LLONG_MIN, LLONG_MAX, &v, &err), -1);
+        if (!strstr(err.msg, "out of range"))
+            fail_msg("%s: %s", big[i], err.msg);
+    }
+    assert_int_equal(mesh_parse_count("-1k", "train.steps", 1, 1000, &v, &err), -1);
+    assert_string_equal(err.msg, "train.steps: -1k is out of range (allowed 1..1000)");
+    assert_int_equal(mesh_parse_count("1.001k", "n", 1, 1000, &v, &err), -1);
+    assert_string_equal(err.msg, "n: 1.001k is out of range (allowed 1..1000)");
+    assert_int_equal(v, 42);
+}
+
+/* Bandwidths: the unit says bits or bytes, and per second. */
+static void bandwidth__units__exact_bytes_per_second(void **state)
+{
+    static const struct {
+        const char *s;
+        double v;
+    } ok[] = {
+        {"50GB/s", 50e9},      {"400Gb/s", 50e9},
+        {"400Gbit/s", 50e9},   {"50GByte/s", 50e9},
+        {"3.35TB/s", 3.35e12}, {"1.6Tb/s", 200e9},
+        {"800Mb/s", 100e6},    {"100MB/s", 100e6},
+        {"25 GB/s", 25e9},     {"25GiB/s", 25.0 * 1073741824.0},
+        {"200gbit/s", 25e9},   {"1e9B/s", 1e9},
+        {"8b/s", 1},
+    };
+    mesh_error_t err;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        double v = -1;
+        if (mesh_parse_bandwidth(ok[i].s, "bw", 0, 1e15, &v, &err) < 0)
+            fail_msg("%s: %s", ok[i].s, err.msg);
+        if (v != ok[i].v)
+            fail_msg("%s read as %.17g, not %.17g", ok[i].s, v, ok[i].v);
+    }
+}
+
+static void bandwidth__ambiguous__both_readings(void **state)
+{
+    static const struct {
+        const char *s, *msg;
+    } bad[] = {
+        {"400Gb", "net_bw: '400Gb' is ambiguous: write 400Gb/s (50.0 GB/s, bits) or 400GB/s "
+                  "(bytes)"},
+        {"400GB", "net_bw: '400GB' is ambiguous: write 400Gb/s (50.0 GB/s, bits) or 400GB/s "
+                  "(bytes)"},
+        {"400G", "net_bw: '400G' is ambiguous: write 400Gb/s (50.0 GB/s, bits) or 400GB/s "
+                 "(bytes)"},
+        {"80G/s", "net_bw: '80G/s' is ambiguous: write 80Gb/s (10.0 GB/s, bits) or 80GB/s "
+                  "(bytes)"},
+        {"400", "net_bw: '400' has no unit: write 400GB/s (bytes per second) or 400Gb/s (bits), "
+                "or the like"},
+        {"400Gbit", "net_bw: '400Gbit' is no bandwidth: write 400Gbit/s"},
+        {"25GiB", "net_bw: '25GiB' is no bandwidth: write 25GiB/s"},
+        {"50gB/s", NULL}, /* the prefix any case, the quantum as written: this one is */
+        {"50XB/s", "net_bw: unknown unit in '50XB/s' (write GB/s or Gb/s (bytes or bits per "
+                   "second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
+        {"fast", "net_bw: 'fast' is not a bandwidth (write e.g. GB/s or Gb/s (bytes or bits per "
+                 "second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
+        {"-5GB/s", NULL},
+        {"1e400GB/s", NULL},
+        {"", "net_bw: empty bandwidth (write GB/s or Gb/s (bytes or bits per second; also MB/s "
+             "TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
+        {"1Tb/s", "net_bw: 1Tb/s is out of range (allowed 100 MB/s..100 GB/s)"},
+    };
+    mesh_error_t err;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        double v = 42;
+        int r = mesh_parse_bandwidth(bad[i].s, "net_bw", 1e8, 1e11, &v, &err);
+        if (!bad[i].msg && r == 0 && strcmp(bad[i].s, "50gB/s") == 0 && v == 50e9)
+            continue;
+        if (r == 0)
+            fail_msg("'%s' was read as %g", bad[i].s, v);
+        if (bad[i].msg && strcmp(err.msg, bad[i].msg) != 0)
+            fail_msg("'%s': '%s', wanted '%s'", bad[i].s, err.msg, bad[i].msg);
+        assert_true(v == 42);
+    }
+}
+
+/* Numbers for people: three significant digits and an SI prefix. */
+static void format_si__three_digits(void **state)
+{
+    static const struct {
+        double v;
+        const char *s;
+    } cases[] = {
+        {1.281e5, "128 k"},  {3.602e6, "3.60 M"}, {12345, "12.3 k"},
+        {999.4, "999"},      {999.6, "1.00 k"},   {950, "950"},
+        {12.5, "12.5"},      {5, "5.00"},         {0, "0"},
+        {0.25, "0.25"},      {1e9, "1.00 G"},     {2.5e13, "25.0 T"},
+        {-4.2e6, "-4.20 M"}, {9.996, "10.0"},     {99.96, "100"},
+        {1e21, "1000 E"},
+    };
+    char buf[16];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (strcmp(mesh_format_si(cases[i].v, buf, sizeof(buf)), cases[i].s) != 0)
+            fail_msg("%g: '%s', wanted '%s'", cases[i].v, buf, cases[i].s);
+    char tiny[4];
+    assert_string_equal(mesh_format_si(3.602e6, tiny, sizeof(tiny)), "3.6");
+}
+
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
  * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 static void json_string__escapes(void **state)
@@ -141,6 +315,11 @@ int main(void)
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
         cmocka_unit_test(int__strict),
+        cmocka_unit_test(count__suffixes__exact_values),
+        cmocka_unit_test(count__not_whole_overflow_negative__refused),
+        cmocka_unit_test(bandwidth__units__exact_bytes_per_second),
+        cmocka_unit_test(bandwidth__ambiguous__both_readings),
+        cmocka_unit_test(format_si__three_digits),
         cmocka_unit_test(double__refuses_nan_inf_hex),
         cmocka_unit_test(bool__words),
         cmocka_unit_test(error__long_user_input_is_cut),
