@@ -48,6 +48,11 @@ int mesh_typo_distance(const char *a, const char *b);
 int mesh_typo_of(const char *word, const char *name);
 
 struct mesh_error;
+/* mesh_parse_double, whose errors give the value's unit after its range:
+ * unit is appended as written (" seconds", ", a fraction"; NULL: none). */
+int mesh_parse_number(const char *s, const char *what, double min, double max, const char *unit,
+                      double *out, struct mesh_error *err);
+
 /* The error for a GPU name mesh_gpu_find does not know, as "KEY: ...": a
  * short name that is several GPUs of the table lists them (with memory and
  * NVLink); any other name is unknown, with the table's names and the one a

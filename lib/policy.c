@@ -28,6 +28,7 @@ enum kind {
     K_WORD,   /* one of `words`; int: its index */
     K_NUM,    /* a number in min..max; double: it times `scale` (0: 1) */
     K_SIZE,   /* bytes in min..max; double */
+    K_RATE,   /* bytes per second in min..max, the unit saying bits or bytes; double */
     K_INT,    /* a count in min..max (32, 1k, 2Ki: mesh_parse_count); int */
     K_YESNO,  /* a boolean; int: 1 yes, -1 no, 0 not said */
     K_PATH,   /* an absolute path, or one of `words`; char[MESH_PATH_MAX] */
@@ -56,6 +57,7 @@ typedef struct policy_key {
     size_t to; /* a GPU field: the mesh_gpu_t member a nonzero value replaces; 0: none */
     const char *dflt;
     const char *doc;
+    const char *unit; /* K_NUM: what the number counts, after its range in errors */
 } policy_key_t;
 
 #define AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
@@ -97,7 +99,7 @@ static const policy_key_t top_keys[] = {
     {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
      .doc = "what to do with a job whose layout does not fit"},
     {"reserve", K_NUM, POL(assume.reserve), .min = 0, .max = 0.9, .dflt = "0.03",
-     .doc = "fraction of each GPU's memory no plan may use"},
+     .unit = ", a fraction", .doc = "fraction of each GPU's memory no plan may use"},
     {"gpu", K_CUSTOM, POL(assume.gpu), .read = mesh_policy_read_gpu_name,
      .doc = "GPU model assumed where the topology shows none"},
     {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
@@ -112,7 +114,7 @@ static const policy_key_t top_keys[] = {
      .doc = "hwloc XML of the node (%n: its name) instead of discovery, or none"},
     /* live discovery takes ~10 ms; a wedged sysfs, forever */
     {"topology_timeout", K_NUM, POL(launch.topology_timeout), .min = 0, .max = 3600, .dflt = "10",
-     .doc = "seconds a node may spend reading its topology; 0: no bound"},
+     .unit = " seconds", .doc = "seconds a node may spend reading its topology; 0: no bound"},
     {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
      .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
     {"steps", K_CUSTOM, POL(launch.steps), .read = mesh_policy_read_steps, .dflt = "regular,batch",
@@ -126,7 +128,7 @@ static const policy_key_t top_keys[] = {
     {"comm_buffer", K_SIZE, POL(assume.overhead_comm), .min = 0, .max = 1e11, .dflt = "256MiB",
      .doc = "NCCL channel buffers, per communicator a rank is in"},
     {"fragmentation", K_NUM, POL(assume.fragmentation), .min = 0, .max = 1, .dflt = "0.05",
-     .doc = "caching-allocator slack, a fraction of activation memory"},
+     .unit = ", a fraction", .doc = "caching-allocator slack, a fraction of activation memory"},
     {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
      .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
     /* read first and apart from the rest too: mesh_policy_on_config_error */
@@ -137,15 +139,16 @@ static const policy_key_t top_keys[] = {
      * 23(120), section 2.2 and Table 1): the headroom over an expert's mean
      * load that sparse MoE training is provisioned with */
     {"moe_imbalance", K_NUM, POL(assume.moe_imbalance), .min = 1, .max = 1000, .dflt = "1.25",
+     .unit = " times the mean",
      .doc = "a MoE model's busiest expert rank over the mean, where the spec gives none"},
     {"time_limit", K_WORD, POL(controller.time_limit), .words = time_limit_words, .dflt = "warn",
      .doc = "what job_submit does with a time limit against the run's estimate"},
     /* the cost model's error on published runs (lib/meshplan/size.h) */
     {"time_margin", K_NUM, POL(assume.time_margin), .min = 0, .max = 10,
-     .dflt = MESH_STR(MESH_TIME_MARGIN_DEFAULT),
+     .dflt = MESH_STR(MESH_TIME_MARGIN_DEFAULT), .unit = ", a fraction of the estimate",
      .doc = "what a run-time estimate is padded with, a fraction of it"},
     {"headroom", K_NUM, POL(assume.headroom), .min = 0, .max = MESH_HEADROOM_MAX, .dflt = "0",
-     .doc = "fraction of the usable GPU memory every plan leaves free"},
+     .unit = ", a fraction of the usable memory", .doc = "fraction of the usable GPU memory every plan leaves free"},
     {"framework", K_CUSTOM, POL(assume.framework), .read = read_framework, .dflt = "auto",
      .doc = "the framework a spec's framework: auto means"},
 };
@@ -159,14 +162,14 @@ static const policy_key_t gpu_fields[] = {
     {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, TO(memory),
      .doc = "bytes the device reports"},
     {"peak_tflops", K_NUM, GPU(peak_flops), .min = 1, .max = 1e6, .scale = 1e12, TO(peak_flops),
-     .doc = "dense bf16 tensor TFLOP/s"},
-    {"hbm_bw", K_SIZE, GPU(hbm_bw), .min = 1e9, .max = 1e14, TO(hbm_bw),
+     .unit = " TFLOP/s", .doc = "dense bf16 tensor TFLOP/s"},
+    {"hbm_bw", K_RATE, GPU(hbm_bw), .min = 1e9, .max = 1e14, TO(hbm_bw),
      .doc = "memory bandwidth, bytes/s"},
-    {"link_bw", K_SIZE, GPU(link_bw), .min = 1e8, .max = 1e14, TO(link_bw),
+    {"link_bw", K_RATE, GPU(link_bw), .min = 1e8, .max = 1e14, TO(link_bw),
      .doc = "NVLink bandwidth per GPU, one direction, bytes/s"},
-    {"net_bw", K_SIZE, GPU(net_bw), .min = 1e8, .max = 1e14, TO(net_bw),
+    {"net_bw", K_RATE, GPU(net_bw), .min = 1e8, .max = 1e14, TO(net_bw),
      .doc = "network bandwidth per GPU, one direction, bytes/s"},
-    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1, TO(gemm_eff),
+    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1, TO(gemm_eff), .unit = ", a fraction",
      .doc = "fraction of the peak large GEMMs reach"},
     {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
      .doc = "GPUs per NVLink island"},
@@ -371,11 +374,12 @@ static int read_key(void *base, const policy_key_t *k, const char *key, const ch
     switch (k->kind) {
     case K_WORD: return read_word(dst, k, key, value, err);
     case K_NUM:
-        if (mesh_parse_double(value, key, k->min, k->max, &v, err) < 0)
+        if (mesh_parse_number(value, key, k->min, k->max, k->unit, &v, err) < 0)
             return -1;
         *(double *)dst = k->scale ? v * k->scale : v;
         return 0;
     case K_SIZE: return mesh_parse_size(value, key, k->min, k->max, dst, err);
+    case K_RATE: return mesh_parse_bandwidth(value, key, k->min, k->max, dst, err);
     case K_INT:
         if (mesh_parse_count(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
             return -1;

@@ -268,25 +268,33 @@ int mesh_parse_int(const char *s, const char *what, long long min, long long max
     return 0;
 }
 
-int mesh_parse_double(const char *s, const char *what, double min, double max, double *out,
-                      mesh_error_t *err)
+int mesh_parse_number(const char *s, const char *what, double min, double max, const char *unit,
+                      double *out, mesh_error_t *err)
 {
     char show[48];
+    const char *u = unit ? unit : "";
     if (!s || !*s)
-        return mesh_error_set(err, "%s: empty value, expected a number in %g..%g", what, min, max);
+        return mesh_error_set(err, "%s: empty value, expected a number in %g..%g%s", what, min, max,
+                              u);
     errno = 0;
     char *end;
     double v = strtod(s, &end);
     /* strtod also takes "inf", "nan" and hex floats; none is a sane input */
     int plain = strspn(s, "0123456789.eE+-") == strlen(s);
     if (*end || !plain || isspace((unsigned char)*s))
-        return mesh_error_set(err, "%s: '%s' is not a number (expected %g..%g)", what,
-                              shown(s, show, sizeof(show)), min, max);
+        return mesh_error_set(err, "%s: '%s' is not a number (expected %g..%g%s)", what,
+                              shown(s, show, sizeof(show)), min, max, u);
     if (errno == ERANGE || !isfinite(v) || v < min || v > max)
-        return mesh_error_set(err, "%s: %s is out of range (allowed %g..%g)", what,
-                              shown(s, show, sizeof(show)), min, max);
+        return mesh_error_set(err, "%s: %s is out of range (allowed %g..%g%s)", what,
+                              shown(s, show, sizeof(show)), min, max, u);
     *out = v;
     return 0;
+}
+
+int mesh_parse_double(const char *s, const char *what, double min, double max, double *out,
+                      mesh_error_t *err)
+{
+    return mesh_parse_number(s, what, min, max, NULL, out, err);
 }
 
 /* ---- counts as people write them: 32k, 4.2M, 1T, 32Ki ---- */
@@ -608,19 +616,17 @@ const char *mesh_format_si(double v, char *buf, size_t len)
     static const char *const prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
     double x = fabs(v);
     int p = 0;
-    /* rounded to three digits first, so that 999.7 is 1.00 k, not 1000 */
-    while (x >= 999.5 && p + 1 < MESH_ARRAY_LEN(prefixes)) {
+    /* as rounded: 999.96 k is 1.00 M, not 1000.0 k */
+    while (x >= (p ? 999.95 : 999.5) && p + 1 < MESH_ARRAY_LEN(prefixes)) {
         x /= 1000;
         p++;
     }
+    /* three significant digits at least: 3.60 M, 12.5 M, 128.1 k; 950 */
+    int decimals = x < 9.995 ? 2 : x < 99.95 || p ? 1 : 0;
     if (x < 1 && p == 0)
         snprintf(buf, len, "%.3g", v);
     else
-        snprintf(buf, len, "%s%.*f%s", v < 0 ? "-" : "",
-                 x < 9.995   ? 2
-                 : x < 99.95 ? 1
-                             : 0,
-                 x, prefixes[p]);
+        snprintf(buf, len, "%s%.*f%s", v < 0 ? "-" : "", decimals, x, prefixes[p]);
     return buf;
 }
 

@@ -91,10 +91,11 @@ MESH_API int mesh_parse_bool(const char *s, const char *what, int *out, mesh_err
 MESH_API const char *mesh_format_bytes(double bytes, char *buf, size_t len);
 
 /**
- * Format v for people, with three significant digits and an SI prefix
- * after a space ("128 k", "3.60 M", "12.5", "1.00 G"; up to E), into
- * buf[len] (len > 0; truncated to fit; 16 bytes suffice).  No exponent is
- * ever written but below 1e-4.  Returns buf; thread-safe.
+ * Format v for people, with three significant digits at least and an SI
+ * prefix after a space ("3.60 M", "12.5 M", "128.1 k", "1.00 G", "950";
+ * up to E; a prefixed value has one or two decimals), into buf[len] (len >
+ * 0; truncated to fit; 16 bytes suffice).  No exponent is written but
+ * below 1e-4.  Returns buf; thread-safe.
  */
 MESH_API const char *mesh_format_si(double v, char *buf, size_t len);
 

@@ -510,7 +510,7 @@ static void write_temp(char *path, const char *yaml)
 static void gpus__as_the_policy_makes_them(void **state)
 {
     char path[] = "/tmp/meshplan-cli-policy-XXXXXX";
-    const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB, net_bw: 25GB}\n"
+    const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB, net_bw: 25GB/s}\n"
                        "  X1: {pci: \"10de:9998\", memory: 64GiB, peak_tflops: 500, island: 4}\n";
     write_temp(path, yaml);
     result_t *r = run("gpus", "--policy", path, NULL);
@@ -992,8 +992,17 @@ static void set__spec_and_policy_keys(void **state)
     assert_bad(run("plan", "--model", path, ALLOC, "--set", "train.micro_batch=3", NULL),
                "--set: train.micro_batch: 3 does not divide global_batch 512");
     unlink(path);
-    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.seq_len=4k", NULL),
-               "--set: train.seq_len: '4k' is not an integer (expected 1..16777216)");
+    /* counts as people write them: 32Ki is 32768, the plan of train.seq_len=32768 */
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--json", "--set", "train.seq_len=32Ki", NULL);
+    assert_string_equal(r->out, by_set);
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--json", "--set", "train.seq_len=32k", NULL);
+    assert_non_null(strstr(r->out, "\"seq_len\":32000,"));
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.seq_len=4kb", NULL),
+               "--set: train.seq_len: '4kb' is not an integer (expected 1..16777216: digits, or a "
+               "number with k, M, G or B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024): "
+               "32k is 32000, 32Ki 32768)");
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.tokens=1.2345k", NULL),
+               "--set: train.tokens: '1.2345k' is not a whole number");
     /* policy keys as before */
     r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--set", "reserve=0.5", NULL);
     assert_non_null(strstr(r->out, "\"capacity\":42760404992"));

@@ -35,7 +35,7 @@ static void args__every_key(void **state)
                           "comm_buffer=128MiB",
                           "fragmentation=0.1",
                           "gpu.A100-80GB.memory=79GiB",
-                          "gpu.a100-80gb.net_bw=50GB",
+                          "gpu.a100-80gb.net_bw=400Gb/s",
                           "gpu.H100-SXM.island=4",
                           "gpu.H100-SXM.peak_tflops=900",
                           "gpu.H100-SXM.gemm_eff=0.7"};
@@ -162,7 +162,7 @@ static void gpus__resolved_by_name_or_pci_id(void **state)
     /* a PCI id the admin gives a table model, with an override */
     const char *args[] = {"gpu.A100-80GB.pci=10de:9999", "gpu.a100-80gb.island=4",
                           "gpu.H1000.pci=10de:9998",     "gpu.H1000.memory=90GB",
-                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB",
+                          "gpu.H1000.peak_tflops=1200",  "gpu.H1000.link_bw=300GB/s",
                           "gpu.H1000.island=1"};
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
         assert_int_equal(mesh_policy_set_arg(&p, args[i], &err), 0);
@@ -334,7 +334,7 @@ static void yaml__file(void **state)
     mesh_policy_init(&p);
     char *path =
         write_tmp("# cluster policy\nenforce: warn\nreserve: 0.08\nport_range: 40000-40100\n"
-                  "gpus:\n  H100-SXM:\n    memory: 80GiB\n    net_bw: 25GB\n");
+                  "gpus:\n  H100-SXM:\n    memory: 80GiB\n    net_bw: 25GB/s\n");
     assert_int_equal(mesh_policy_load(&p, path, &err), 0);
     unlink(path);
     assert_int_equal(p.enforce, MESH_ENFORCE_WARN);
@@ -527,7 +527,7 @@ static void errors__lead_to_the_key(void **state)
         "A100-PCIe-40GB A100-PCIe-80GB A10 A40 H100-SXM H100-PCIe H100-NVL H800 H20 H200 GH200 "
         "B200 B300 GB200 L40S L4 RTX-6000-Ada MI50-32GB MI250X MI300X MI325X MI355X)");
     /* and in a GPU's own entry: the entry's line */
-    pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB}\n  H100-SMX:\n    memory: "
+    pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB/s}\n  H100-SMX:\n    memory: "
                    "70GiB\n",
                    "p.yaml:4: gpu.H100-SMX: not a GPU of the table (did you mean H100-SXM?); to "
                    "define one, give gpu.H100-SMX.pci=VVVV:DDDD, .memory=, .peak_tflops= and "
@@ -643,10 +643,11 @@ static void names__case_where_users_expect(void **state)
     assert_string_equal(p.assume.gpu, "H100-SXM");
     assert_string_equal(p.assume.gpu_overrides[0].name, "B200");
     /* one GPU by any of its names is one entry, and given twice an error */
-    pol_file_error("gpus:\n  h100-sxm: {memory: 70GiB}\n  H100-SXM: {net_bw: 25GB}\n",
+    pol_file_error("gpus:\n  h100-sxm: {memory: 70GiB}\n  H100-SXM: {net_bw: 25GB/s}\n",
                    "p.yaml:3: gpu.H100-SXM: given twice");
-    pol_file_error("gpus:\n  H100-SXM: {memory: 70GiB}\n  NVIDIA H100 80GB HBM3: {net_bw: 25GB}\n",
-                   "p.yaml:3: gpu.NVIDIA H100 80GB HBM3: given twice");
+    pol_file_error(
+        "gpus:\n  H100-SXM: {memory: 70GiB}\n  NVIDIA H100 80GB HBM3: {net_bw: 25GB/s}\n",
+        "p.yaml:3: gpu.NVIDIA H100 80GB HBM3: given twice");
     mesh_policy_init(&p);
     const char *yaml = "gpus:\n  NVIDIA H100 80GB HBM3: {memory: 70GiB}\n  x1: {pci: "
                        "\"10de:9998\", memory: 80GB, peak_tflops: 500, island: 2}\n"
@@ -692,6 +693,68 @@ static void partitions__for_the_controller(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "on_submit_error=maybe", &err), -1);
 }
 
+/* Bandwidths say bits or bytes, and per second: each form with its value
+ * in bytes per second; a unit that leaves it open is refused with both
+ * readings (400Gb read as 400 GB/s was eight times too fast). */
+static void bandwidth__units_exact__ambiguous_refused(void **state)
+{
+    static const struct {
+        const char *value;
+        double bytes;
+    } ok[] = {
+        {"50GB/s", 50e9},      {"400Gb/s", 50e9},  {"400Gbit/s", 50e9},
+        {"50GByte/s", 50e9},   {"800Mb/s", 100e6}, {"200MB/s", 200e6},
+        {"1.6Tb/s", 200e9},    {"1TB/s", 1e12},    {"25GiB/s", 25 * 1073741824.0},
+        {"3.2 Tbit/s", 400e9},
+    };
+    mesh_error_t err;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        mesh_policy_t p;
+        char arg[64];
+        mesh_policy_init(&p);
+        snprintf(arg, sizeof(arg), "gpu.H100-SXM.net_bw=%s", ok[i].value);
+        if (mesh_policy_set_arg(&p, arg, &err) < 0)
+            fail_msg("%s: %s", arg, err.msg);
+        if (p.assume.gpu_overrides[0].net_bw != ok[i].bytes)
+            fail_msg("%s read as %.17g B/s, not %.17g", arg, p.assume.gpu_overrides[0].net_bw,
+                     ok[i].bytes);
+    }
+    /* the value, and its error */
+    static const char *const bad[][2] = {
+        {"400Gb", "gpu.H100-SXM.net_bw: '400Gb' is ambiguous: write 400Gb/s (50.0 GB/s, bits) or "
+                  "400GB/s (bytes)"},
+        {"50GB", "gpu.H100-SXM.net_bw: '50GB' is ambiguous: write 50Gb/s (6.25 GB/s, bits) or "
+                 "50GB/s (bytes)"},
+        {"80G", "gpu.H100-SXM.net_bw: '80G' is ambiguous: write 80Gb/s (10.0 GB/s, bits) or "
+                "80GB/s (bytes)"},
+        {"200Mb", "gpu.H100-SXM.net_bw: '200Mb' is ambiguous: write 200Mb/s (25.0 MB/s, bits) or "
+                  "200MB/s (bytes)"},
+        {"50000000000", "gpu.H100-SXM.net_bw: '50000000000' has no unit: write 50000000000GB/s "
+                        "(bytes per second) or 50000000000Gb/s (bits), or the like"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        mesh_policy_t p;
+        char arg[64];
+        mesh_policy_init(&p);
+        snprintf(arg, sizeof(arg), "gpu.H100-SXM.net_bw=%s", bad[i][0]);
+        assert_int_equal(mesh_policy_set_arg(&p, arg, &err), -1);
+        assert_string_equal(err.msg, bad[i][1]);
+    }
+    /* in a file as in an argument, with the line */
+    mesh_policy_t p;
+    mesh_policy_init(&p);
+    const char *yaml = "gpus:\n  H100-SXM:\n    net_bw: 400Gb\n";
+    assert_int_equal(mesh_policy_parse(&p, yaml, strlen(yaml), "p.yaml", &err), -1);
+    assert_string_equal(err.msg, "p.yaml:3: gpu.H100-SXM.net_bw: '400Gb' is ambiguous: write "
+                                 "400Gb/s (50.0 GB/s, bits) or 400GB/s (bytes)");
+    /* and counts as the spec takes them */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.p.nodes=2k", &err), 0);
+    assert_int_equal(p.controller.partitions[0].nodes, 2000);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.p.nodes=1Ki", &err), 0);
+    assert_int_equal(p.controller.partitions[0].nodes, 1024);
+}
+
 /* ---- every key, as meshplan-policy(5) documents it ----
  *
  * Written from meshplan-policy(5) (KEYS, GPUS and PARTITIONS) and the README, not from
@@ -714,14 +777,20 @@ typedef struct pol_key {
 #define COUNTS                                                                                     \
     ": digits, or a number with k, M, G or B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of "    \
     "1024): 32k is 32000, 32Ki 32768)"
+/* a bandwidth out of range: the bounds in bytes per second */
+#define RATE_OOR(key, lo) key ": {} is out of range (allowed " lo "B/s..100.0 TB/s)"
+/* a bandwidth in bits or bytes: both readings (bits: in GB/s) */
+#define AMBIGUOUS(key, g, bits)                                                                    \
+    key ": '{}' is ambiguous: write " g "b/s (" bits " GB/s, bits) or " g "B/s (bytes)"
 #define SIZE_OOR(key) key ": {} is out of range (allowed ..."
 
 static const pol_key_t pol_keys[] = {
     {"enforce", "reject", NULL, NULL, NULL, NULL, NULL, NULL, "off warn reject", "maybe",
      "enforce: '{}' is not one of off, warn, reject", 0},
-    {"reserve", "0.03", "0", "-0.01", "0.9", "0.91", "reserve: {} is out of range (allowed 0..0.9)",
-     "reserve: {} is out of range (allowed 0..0.9)", "0.1 0.5", "lots",
-     "reserve: '{}' is not a number (expected 0..0.9)", 0},
+    {"reserve", "0.03", "0", "-0.01", "0.9", "0.91",
+     "reserve: {} is out of range (allowed 0..0.9, a fraction)",
+     "reserve: {} is out of range (allowed 0..0.9, a fraction)", "0.1 0.5", "lots",
+     "reserve: '{}' is not a number (expected 0..0.9, a fraction)", 0},
     {"gpu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "H100-SXM h200 A100-80GB", "bad name!",
      "gpu: unknown GPU 'bad name!' (known: ...", 0},
     {"gpu_mem", NULL, "100MB", "99999999", "100TB", "100000000000001", SIZE_OOR("gpu_mem"),
@@ -743,9 +812,9 @@ static const pol_key_t pol_keys[] = {
      "topology_xml: path longer than 255 characters", "none /etc/slurm/topo-%n.xml", "topo.xml",
      "topology_xml: '{}' must be an absolute path", 0},
     {"topology_timeout", "10", "0", "-1", "3600", "3601",
-     "topology_timeout: {} is out of range (allowed 0..3600)",
-     "topology_timeout: {} is out of range (allowed 0..3600)", "2.5 60", "soon",
-     "topology_timeout: '{}' is not a number (expected 0..3600)", 0},
+     "topology_timeout: {} is out of range (allowed 0..3600 seconds)",
+     "topology_timeout: {} is out of range (allowed 0..3600 seconds)", "2.5 60", "soon",
+     "topology_timeout: '{}' is not a number (expected 0..3600 seconds)", 0},
     {"on_topology_error", "fail", NULL, NULL, NULL, NULL, NULL, NULL, "fail fallback", "retry",
      "on_topology_error: '{}' is not one of fail, fallback", 0},
     {"bind", "none", NULL, NULL, NULL, NULL, NULL, NULL, "none gpu", "tight",
@@ -765,22 +834,24 @@ static const pol_key_t pol_keys[] = {
      "GiB or TiB)",
      0},
     {"fragmentation", "0.05", "0", "-0.01", "1", "1.01",
-     "fragmentation: {} is out of range (allowed 0..1)",
-     "fragmentation: {} is out of range (allowed 0..1)", "0.1 0.5", "5%",
-     "fragmentation: '{}' is not a number (expected 0..1)", 0},
+     "fragmentation: {} is out of range (allowed 0..1, a fraction)",
+     "fragmentation: {} is out of range (allowed 0..1, a fraction)", "0.1 0.5", "5%",
+     "fragmentation: '{}' is not a number (expected 0..1, a fraction)", 0},
     {"moe_imbalance", "1.25", "1", "0.99", "1000", "1001",
-     "moe_imbalance: {} is out of range (allowed 1..1000)",
-     "moe_imbalance: {} is out of range (allowed 1..1000)", "1 2.5", "even",
-     "moe_imbalance: '{}' is not a number (expected 1..1000)", 0},
+     "moe_imbalance: {} is out of range (allowed 1..1000 times the mean)",
+     "moe_imbalance: {} is out of range (allowed 1..1000 times the mean)", "1 2.5", "even",
+     "moe_imbalance: '{}' is not a number (expected 1..1000 times the mean)", 0},
     {"time_limit", "warn", NULL, NULL, NULL, NULL, NULL, NULL, "off warn set reject", "always",
      "time_limit: '{}' is not one of off, warn, set, reject", 0},
     {"time_margin", "0.15", "0", "-0.01", "10", "10.01",
-     "time_margin: {} is out of range (allowed 0..10)",
-     "time_margin: {} is out of range (allowed 0..10)", "0.1 1", "15%",
-     "time_margin: '{}' is not a number (expected 0..10)", 0},
-    {"headroom", "0", "0", "-0.01", "0.9", "0.91", "headroom: {} is out of range (allowed 0..0.9)",
-     "headroom: {} is out of range (allowed 0..0.9)", "0.05 0.25", "some",
-     "headroom: '{}' is not a number (expected 0..0.9)", 0},
+     "time_margin: {} is out of range (allowed 0..10, a fraction of the estimate)",
+     "time_margin: {} is out of range (allowed 0..10, a fraction of the estimate)", "0.1 1", "15%",
+     "time_margin: '{}' is not a number (expected 0..10, a fraction of the estimate)", 0},
+    {"headroom", "0", "0", "-0.01", "0.9", "0.91",
+     "headroom: {} is out of range (allowed 0..0.9, a fraction of the usable memory)",
+     "headroom: {} is out of range (allowed 0..0.9, a fraction of the usable memory)", "0.05 0.25",
+     "some", "headroom: '{}' is not a number (expected 0..0.9, a fraction of the usable memory)",
+     0},
     {"framework", "auto", NULL, NULL, NULL, NULL, NULL, NULL, "auto megatron deepspeed torch",
      "nemo", "framework: '{}' is not one of auto, megatron, deepspeed, torch", 0},
     {"on_submit_error", "allow", NULL, NULL, NULL, NULL, NULL, NULL, "allow reject", "maybe",
@@ -796,22 +867,23 @@ static const pol_key_t pol_keys[] = {
      "1024)",
      0},
     {"gpu.H100-SXM.peak_tflops", NULL, "1", "0.99", "1e6", "1000001",
-     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06)",
-     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06)", "989 1979.5", "fast",
-     "gpu.H100-SXM.peak_tflops: '{}' is not a number (expected 1..1e+06)", 0},
-    {"gpu.H100-SXM.hbm_bw", NULL, "1GB", "999999999", "100TB", "100000000000001",
-     SIZE_OOR("gpu.H100-SXM.hbm_bw"), SIZE_OOR("gpu.H100-SXM.hbm_bw"), "3350GB 4TB", "fast",
-     "gpu.H100-SXM.hbm_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
-    {"gpu.H100-SXM.link_bw", NULL, "100MB", "99999999", "100TB", "100000000000001",
-     SIZE_OOR("gpu.H100-SXM.link_bw"), SIZE_OOR("gpu.H100-SXM.link_bw"), "450GB 900GB", "fast",
-     "gpu.H100-SXM.link_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
-    {"gpu.H100-SXM.net_bw", NULL, "100MB", "99999999", "100TB", "100000000000001",
-     SIZE_OOR("gpu.H100-SXM.net_bw"), SIZE_OOR("gpu.H100-SXM.net_bw"), "25GB 50GB", "fast",
-     "gpu.H100-SXM.net_bw: '{}' is not a size (write e.g. 80GB or 80GiB)", 0},
+     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06 TFLOP/s)",
+     "gpu.H100-SXM.peak_tflops: {} is out of range (allowed 1..1e+06 TFLOP/s)", "989 1979.5",
+     "fast", "gpu.H100-SXM.peak_tflops: '{}' is not a number (expected 1..1e+06 TFLOP/s)", 0},
+    {"gpu.H100-SXM.hbm_bw", NULL, "1GB/s", "999999999B/s", "100TB/s", "100000000000001B/s",
+     RATE_OOR("gpu.H100-SXM.hbm_bw", "1.00 G"), RATE_OOR("gpu.H100-SXM.hbm_bw", "1.00 G"),
+     "3350GB/s 4.8TB/s 20Tbit/s", "3350GB", AMBIGUOUS("gpu.H100-SXM.hbm_bw", "3350G", "418.8"), 0},
+    {"gpu.H100-SXM.link_bw", NULL, "100MB/s", "99999999B/s", "100TB/s", "100000000000001B/s",
+     RATE_OOR("gpu.H100-SXM.link_bw", "100.0 M"), RATE_OOR("gpu.H100-SXM.link_bw", "100.0 M"),
+     "450GB/s 900GB/s 1.6Tb/s", "450G", AMBIGUOUS("gpu.H100-SXM.link_bw", "450G", "56.2"), 0},
+    {"gpu.H100-SXM.net_bw", NULL, "100MB/s", "99999999B/s", "100TB/s", "100000000000001B/s",
+     RATE_OOR("gpu.H100-SXM.net_bw", "100.0 M"), RATE_OOR("gpu.H100-SXM.net_bw", "100.0 M"),
+     "25GB/s 60GByte/s 400Gb/s 100Gbit/s 800Mb/s", "400Gb",
+     AMBIGUOUS("gpu.H100-SXM.net_bw", "400G", "50.0"), 0},
     {"gpu.H100-SXM.gemm_eff", NULL, "0.01", "0.009", "1", "1.01",
-     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)",
-     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1)", "0.7 0.85", "high",
-     "gpu.H100-SXM.gemm_eff: '{}' is not a number (expected 0.01..1)", 0},
+     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1, a fraction)",
+     "gpu.H100-SXM.gemm_eff: {} is out of range (allowed 0.01..1, a fraction)", "0.7 0.85", "high",
+     "gpu.H100-SXM.gemm_eff: '{}' is not a number (expected 0.01..1, a fraction)", 0},
     {"gpu.H100-SXM.fp8", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "yes no", "maybe",
      "gpu.H100-SXM.fp8: 'maybe' is not a boolean (use true or false)", 0},
     {"gpu.H100-SXM.island", NULL, "1", "0", "1024", "1025",
@@ -1272,6 +1344,7 @@ static void partitions__known_or_meant(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bandwidth__units_exact__ambiguous_refused),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(partitions__known_or_meant),
         cmocka_unit_test(shipped__every_key_commented_out),
