@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "meshplan/parse.h"
 #include "meshplan/listing.h"
 
 #define GiB 1073741824.0
@@ -303,7 +304,7 @@ char *mesh_listing_topo(const mesh_topo_t *t, const char *source, const mesh_pol
 static void size_row_text(mesh_buf_t *b, const mesh_size_t *sz, int i, const mesh_model_t *m)
 {
     const mesh_size_row_t *r = &sz->rows[i];
-    char l[MESH_LAYOUT_STR_MAX], run[32] = "";
+    char l[MESH_LAYOUT_STR_MAX], run[32] = "", rate[16], per_hour[16];
     mesh_estimate_t est;
     if (r->fits != 1) {
         mesh_buf_printf(b, "  %6d  does not fit\n", r->nodes);
@@ -312,11 +313,13 @@ static void size_row_text(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
     if (mesh_size_estimate(m, &r->best.cost, &est))
         snprintf(run, sizeof(run), est.seconds >= 2 * 86400 ? "%10.1f d" : "%10.1f h",
                  est.seconds / (est.seconds >= 2 * 86400 ? 86400 : 3600));
-    mesh_buf_printf(b, "%c %6d  %-60s %9.3g %11.4g %13.4g %6.1f/%.1f%s\n",
-                    i == sz->chosen ? '*' : ' ', r->nodes,
-                    mesh_layout_format(&r->best.layout, l, sizeof(l)), r->best.cost.step_seconds,
-                    r->best.cost.tokens_per_sec, r->tokens_per_gpu_hour, r->best.memory.total / GiB,
-                    r->best.memory.capacity / GiB, run);
+    /* 128.1 k and 3.60 M, not 1.281e+05: read at a glance, right-aligned */
+    mesh_buf_printf(b, "%c %6d  %-60s %9.3g %11s %13s %6.1f/%.1f%s\n", i == sz->chosen ? '*' : ' ',
+                    r->nodes, mesh_layout_format(&r->best.layout, l, sizeof(l)),
+                    r->best.cost.step_seconds,
+                    mesh_format_si(r->best.cost.tokens_per_sec, rate, sizeof(rate)),
+                    mesh_format_si(r->tokens_per_gpu_hour, per_hour, sizeof(per_hour)),
+                    r->best.memory.total / GiB, r->best.memory.capacity / GiB, run);
 }
 
 static void size_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *m,

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "meshplan/explain.h"
+#include "meshplan/parse.h"
 #include "meshplan/size.h"
 
 static const char *const goal_names[] = {"min", "fastest", "efficient"};
@@ -204,6 +205,7 @@ static void say_why(mesh_size_t *s)
 {
     const mesh_size_row_t *r = &s->rows[s->chosen];
     const char *nodes = r->nodes == 1 ? "node" : "nodes";
+    char per_hour[16];
     switch (s->goal) {
     case MESH_SIZE_MIN:
         snprintf(s->reason, sizeof(s->reason), "%d %s: the fewest of %d-%d on which a layout fits",
@@ -217,9 +219,11 @@ static void say_why(mesh_size_t *s)
         break;
     case MESH_SIZE_EFFICIENT:
         snprintf(s->reason, sizeof(s->reason),
-                 "%d %s: the most tokens per GPU-hour of %d-%d nodes, %.4g (within %g%% ties "
+                 "%d %s: the most tokens per GPU-hour of %d-%d nodes, %s (within %g%% ties "
                  "go to fewer nodes)",
-                 r->nodes, nodes, s->lo, s->hi, r->tokens_per_gpu_hour, MESH_PLAN_TIE * 100);
+                 r->nodes, nodes, s->lo, s->hi,
+                 mesh_format_si(r->tokens_per_gpu_hour, per_hour, sizeof(per_hour)),
+                 MESH_PLAN_TIE * 100);
         break;
     }
 }

@@ -1073,6 +1073,26 @@ static const char *size_row_of(const char *out, int nodes)
     return line;
 }
 
+/* A fitting row's tokens/s and tokens per GPU-hour, as people read them
+ * (128.1 k, 3.60 M: mesh_format_si), each ending where its header does. */
+static void size_row_rates(const char *out, const char *row, const mesh_size_row_t *sr)
+{
+    char rate[16], hour[16];
+    const char *head = strstr(out, "tokens/s"), *line = head;
+    assert_non_null(head);
+    while (line > out && line[-1] != '\n')
+        line--;
+    const char *cols[] = {"tokens/s", "tok/GPU-hour"};
+    const char *vals[] = {mesh_format_si(sr->best.cost.tokens_per_sec, rate, sizeof(rate)),
+                          mesh_format_si(sr->tokens_per_gpu_hour, hour, sizeof(hour))};
+    for (int c = 0; c < 2; c++) {
+        size_t end = (size_t)(strstr(line, cols[c]) - line) + strlen(cols[c]);
+        size_t n = strlen(vals[c]);
+        if (strncmp(row + end - n, vals[c], n) != 0 || row[end - n - 1] != ' ')
+            fail_msg("%s: '%s' does not end under its header in '%.120s'", cols[c], vals[c], row);
+    }
+}
+
 static void size__table_marks_the_library_choice(void **state)
 {
     const char *goals[] = {"min", "fastest", "efficient"};
@@ -1096,8 +1116,11 @@ static void size__table_marks_the_library_choice(void **state)
                     strstr(row, mesh_layout_format(&sz->rows[i].best.layout, l, sizeof(l))));
             else
                 assert_non_null(strstr(row, "does not fit"));
+            if (sz->rows[i].fits == 1)
+                size_row_rates(r->out, row, &sz->rows[i]);
         }
         snprintf(choice, sizeof(choice), "\nChoice: %s\n", sz->reason);
+        assert_null(strstr(r->out, "e+"));
         assert_non_null(strstr(r->out, choice));
         mesh_size_destroy(sz);
     }
