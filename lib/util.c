@@ -268,13 +268,22 @@ int mesh_parse_int(const char *s, const char *what, long long min, long long max
     return 0;
 }
 
+/* A range's bound as people write it: 1000000, not 1e+06 (but 1e-12). */
+static const char *bound(double x, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.15g", x);
+    return buf;
+}
+
 int mesh_parse_number(const char *s, const char *what, double min, double max, const char *unit,
                       double *out, mesh_error_t *err)
 {
-    char show[48];
+    char show[48], lo[32], hi[32];
     const char *u = unit ? unit : "";
+    bound(min, lo, sizeof(lo));
+    bound(max, hi, sizeof(hi));
     if (!s || !*s)
-        return mesh_error_set(err, "%s: empty value, expected a number in %g..%g%s", what, min, max,
+        return mesh_error_set(err, "%s: empty value, expected a number in %s..%s%s", what, lo, hi,
                               u);
     errno = 0;
     char *end;
@@ -282,11 +291,11 @@ int mesh_parse_number(const char *s, const char *what, double min, double max, c
     /* strtod also takes "inf", "nan" and hex floats; none is a sane input */
     int plain = strspn(s, "0123456789.eE+-") == strlen(s);
     if (*end || !plain || isspace((unsigned char)*s))
-        return mesh_error_set(err, "%s: '%s' is not a number (expected %g..%g%s)", what,
-                              shown(s, show, sizeof(show)), min, max, u);
+        return mesh_error_set(err, "%s: '%s' is not a number (expected %s..%s%s)", what,
+                              shown(s, show, sizeof(show)), lo, hi, u);
     if (errno == ERANGE || !isfinite(v) || v < min || v > max)
-        return mesh_error_set(err, "%s: %s is out of range (allowed %g..%g%s)", what,
-                              shown(s, show, sizeof(show)), min, max, u);
+        return mesh_error_set(err, "%s: %s is out of range (allowed %s..%s%s)", what,
+                              shown(s, show, sizeof(show)), lo, hi, u);
     *out = v;
     return 0;
 }
