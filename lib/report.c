@@ -340,13 +340,20 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
 static void text_lists(mesh_buf_t *b, const mesh_plan_t *p)
 {
     char canon[MESH_LAYOUT_STR_MAX];
-    int n = mesh_plan_alternative_count(p);
+    int n = mesh_plan_alternative_count(p), lw = 64;
+    /* the layout column is as wide as the longest layout (a MoE one's ep=
+     * and etp= run past a dense one's 64 columns), so the others align */
+    for (int i = 0; i < n; i++) {
+        int len = (int)strlen(
+            mesh_layout_format(&mesh_plan_alternative(p, i)->layout, canon, sizeof(canon)));
+        lw = len > lw ? len : lw;
+    }
     if (n > 0) {
-        mesh_buf_printf(b, "\nRunners-up\n  %-64s %9s %10s %6s\n", "layout", "step", "memory",
+        mesh_buf_printf(b, "\nRunners-up\n  %-*s %9s %10s %6s\n", lw, "layout", "step", "memory",
                         "MFU");
         for (int i = 0; i < n; i++) {
             const mesh_candidate_t *c = mesh_plan_alternative(p, i);
-            mesh_buf_printf(b, "  %-64s %7.3g s %6s GiB %5.1f%%\n",
+            mesh_buf_printf(b, "  %-*s %7.3g s %6s GiB %5.1f%%\n", lw,
                             mesh_layout_format(&c->layout, canon, sizeof(canon)),
                             c->cost.step_seconds, mesh_gib_str(c->memory.total).s,
                             100 * c->cost.mfu);

@@ -623,6 +623,37 @@ static void memory_parts__drive_the_reports(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The runners-up table: every row as wide as its head, the columns
+ * aligned, whatever the length of the layouts (a MoE one's ep= and etp=
+ * run past a dense one's). */
+static void runners_up__columns_aligned(void **state)
+{
+    (void)state;
+    const char *models[] = {"deepseek-v3", "mixtral-8x7b", "llama3-70b"};
+    const int nodes[] = {64, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        mesh_model_t m = test_preset(models[i]);
+        mesh_alloc_t a = test_alloc("H100-SXM", nodes[i], 8);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        char *t = mesh_report_text(p), *at = strstr(t, "\nRunners-up\n");
+        assert_non_null(at);
+        at += strlen("\nRunners-up\n");
+        size_t head = strcspn(at, "\n"), rows = 0;
+        const char *step = strstr(at, "step"); /* the right edge of the step column */
+        for (const char *r = at; *r && *r != '\n'; r += strcspn(r, "\n") + 1, rows++) {
+            if (strcspn(r, "\n") != head)
+                fail_msg("%s: \"%.*s\" is not as wide as the head", models[i],
+                         (int)strcspn(r, "\n"), r);
+            if (r != at && r[step - at + 3] != 's')
+                fail_msg("%s: the step of \"%.*s\" is not under its head", models[i],
+                         (int)strcspn(r, "\n"), r);
+        }
+        assert_true(rows > 1);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* ---- the size formatter ---- */
 
 static void gib_str__one_decimal(void **state)
@@ -657,6 +688,7 @@ int main(void)
         cmocka_unit_test(json__records_other_kinds),
         cmocka_unit_test(memory_parts__table),
         cmocka_unit_test(memory_parts__drive_the_reports),
+        cmocka_unit_test(runners_up__columns_aligned),
         cmocka_unit_test(gib_str__one_decimal),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);
