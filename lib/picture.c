@@ -126,6 +126,18 @@ static const char *cell_legend(const mesh_layout_t *l)
                        "(pp: stage; no CP)";
 }
 
+/* What a MoE layout's "/eN" (or "/eN.T") adds to a cell, under the map
+ * (text and SVG alike); "" when the layout has no expert layers. */
+static void expert_legend(const mesh_layout_t *l, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (l->ep > 0) /* the expert layers re-partition each stage */
+        snprintf(buf, len,
+                 "then %s = MESH_EP_RANK%s: expert layers are EP %d x expert TP %d x expert DP %ld",
+                 l->etp > 1 ? "/eEP.ETP" : "/eEP", l->etp > 1 ? ".MESH_ETP_RANK" : "", l->ep,
+                 l->etp, mesh_layout_edp(l));
+}
+
 /* The rank map's heading (text and SVG alike). */
 static void ranks_title(const mesh_alloc_t *a, int coloured, char *buf, size_t len)
 {
@@ -222,31 +234,34 @@ char *mesh_picture_ranks(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         node_row(&b, o, l, rows[i], gpus, shown, cw, lw);
     }
     say(&b, o, "  %s", cell_legend(l));
-    if (l->ep > 0) /* the expert layers re-partition each stage */
-        say(&b, o,
-            "  then %s = MESH_EP_RANK%s: expert layers are EP %d x expert TP %d x expert DP %ld",
-            l->etp > 1 ? "/eEP.ETP" : "/eEP", l->etp > 1 ? ".MESH_ETP_RANK" : "", l->ep, l->etp,
-            mesh_layout_edp(l));
+    expert_legend(l, line, sizeof(line));
+    if (*line)
+        say(&b, o, "  %s", line);
     if (n_rows < a->nodes)
         sample_note(&b, o, l, rows, n_rows, a);
     return mesh_buf_take(&b);
 }
 
+/* The slots a schedule of d micro-batches takes at least: one forward and
+ * two backward slots per unit, plus the fill and the drain. */
+static long schedule_slots(int pp, int vpp, long d)
+{
+    return 3 * (d * vpp + pp - 1);
+}
+
 /* How many micro-batches a timeline shows, the text's and the SVG's alike
  * (so both draw the same schedule): all of them when their schedule has
- * room in TIMELINE_SLOTS, else as many as have (when interleaved, a multiple
- * of the stages: Megatron's rule), else (a long pipeline, drawn squeezed)
- * two per stage, or all when there are fewer. */
+ * room in TIMELINE_SLOTS; else a sample that does what the whole does, the
+ * fill, the steady 1F1B and the drain: two per stage (a multiple of the
+ * stages, as Megatron's interleaving wants).  Fewer would not do: with one
+ * per stage an interleaved stage 0 runs out of forwards before its first
+ * backward, an idle the plan does not have; a 15 of 16 stages' timeline is
+ * all fill and drain. */
 static int timeline_micro_batches(int pp, int vpp, long m)
 {
-    long best = 0;
-    /* one forward and two backward slots per unit, plus the fill and drain */
-    for (long d = 1; d <= m && 3 * (d * vpp + pp - 1) <= TIMELINE_SLOTS; d++)
-        if (vpp == 1 || d % pp == 0)
-            best = d;
-    if (!best)
-        best = m < 2L * pp ? m : 2L * pp;
-    return (int)best;
+    if (schedule_slots(pp, vpp, m) <= TIMELINE_SLOTS)
+        return (int)m;
+    return (int)(m < 2L * pp ? m : 2L * pp);
 }
 
 /* The pipeline's heading (text and SVG alike). */
@@ -262,12 +277,15 @@ static void pipeline_title(const mesh_candidate_t *c, char *buf, size_t len)
              100 * mesh_pipeline_bubble(pp, vpp, m));
 }
 
-/* The line saying that fewer micro-batches than the plan's are drawn. */
-static void drawn_note(int pp, int vpp, int d, long m, char *buf, size_t len)
+/* The line saying that fewer micro-batches than the plan's are drawn: the
+ * bubble it gives is the plan's (the cost model's (p-1)/(v*m)), not that of
+ * the shorter schedule drawn, whose fill and drain weigh more. */
+static void drawn_note(const mesh_candidate_t *c, int d, char *buf, size_t len)
 {
-    snprintf(buf, len, "drawn for %d %s (bubble %.1f%%); the plan has %ld", d,
-             mesh_noun(d, "micro-batch", "micro-batches"), 100 * mesh_pipeline_bubble(pp, vpp, d),
-             m);
+    snprintf(buf, len,
+             "drawn for %d of the %ld micro-batches (the middle shortened: ...); the plan's "
+             "bubble is %.1f%%",
+             d, c->micro_batches, 100 * c->cost.bubble);
 }
 
 /* A slot of a unit drawn one slot a column: its micro-batch (mod 10) as
@@ -337,7 +355,7 @@ char *mesh_picture_pipeline(const mesh_plan_t *p, const mesh_picture_opts_t *o)
     }
     int k = (slots + cols - 1) / cols; /* > 1: squeezed into the width */
     if (d < m) {
-        drawn_note(pp, vpp, d, m, line, sizeof(line));
+        drawn_note(c, d, line, sizeof(line));
         say(&b, o, "  %s", line);
     }
     /* a long pipeline shows its first stages, some middle ones and the last */
@@ -443,6 +461,25 @@ static const char *const unit_fill[2][2] = {{"#e6550d", "#fdae6b"},  /* forward:
 static const char *const part_fill[MESH_MEMORY_PARTS] = {"#4e79a7", "#76b7b2", "#b07aa1", "#edc948",
                                                          "#bab0ac"};
 
+/* The SVG's text: no size under SVG_FONT_MIN (9 or 10 px monospace blurs
+ * at 100% zoom), the headings' and the title's larger.  A monospace
+ * glyph's advance is SVG_ADVANCE em (DejaVu Sans Mono 0.602, Liberation
+ * Mono and Courier 0.600; rounded up, so an estimate is never short), and
+ * every line ends by SVG_RIGHT, 20 px inside the canvas of SVG_WIDTH. */
+#define SVG_FONT_MIN   11
+#define SVG_FONT_HEAD  14
+#define SVG_FONT_TITLE 16
+#define SVG_ADVANCE    0.61
+#define SVG_WIDTH      1010
+#define SVG_RIGHT      (SVG_WIDTH - 20)
+#define SVG_LINE(size) ((size) + 5) /* from a baseline to the next */
+
+/* How wide text of this size is drawn (ASCII: names are checked). */
+static double svg_text_width(int size, const char *text)
+{
+    return SVG_ADVANCE * size * (double)strlen(text);
+}
+
 static void svg_text(mesh_buf_t *b, double x, double y, int size, const char *anchor,
                      const char *text)
 {
@@ -455,6 +492,57 @@ static void svg_text(mesh_buf_t *b, double x, double y, int size, const char *an
     mesh_buf_puts(b, "</text>\n");
 }
 
+/* Text from x, wrapped to end by SVG_RIGHT: each line breaks after a comma
+ * or at a blank, where it can (a layout string at its commas).  Returns the
+ * baseline of its last line. */
+static double svg_lines(mesh_buf_t *b, double x, double y, int size, const char *text)
+{
+    int room = (int)((SVG_RIGHT - x) / (SVG_ADVANCE * size)); /* characters a line */
+    char line[512];
+    room = room < 8 ? 8 : room;
+    for (int first = 1; *text; first = 0, y += SVG_LINE(size)) {
+        if (!first)
+            text += strspn(text, " ");
+        int n = (int)strlen(text);
+        if (n > room) { /* the last break that leaves the line within room */
+            n = room;
+            for (int k = room; k > room / 2; k--)
+                if (text[k] == ' ' || text[k - 1] == ',') {
+                    n = k;
+                    break;
+                }
+        }
+        snprintf(line, sizeof(line), "%.*s", n < (int)sizeof(line) - 1 ? n : 510, text);
+        svg_text(b, x, y, size, "start", line);
+        text += strlen(line);
+        if (!*text)
+            return y;
+    }
+    return y - SVG_LINE(size);
+}
+
+/* One node's row of the rank map from y: its cells, and "..." where the
+ * width shows fewer GPUs than the node has. */
+static void svg_node_row(mesh_buf_t *b, const mesh_layout_t *l, long n, int gpus, int shown, int cw,
+                         double y)
+{
+    char cell[48];
+    snprintf(cell, sizeof(cell), "node %ld", n);
+    svg_text(b, 20, y + 16, SVG_FONT_MIN, "start", cell);
+    for (int g = 0; g < shown; g++) {
+        long rank = n * gpus + g;
+        cell_text(l, rank, cell, sizeof(cell));
+        mesh_buf_printf(b,
+                        "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"22\" fill=\"%s\" "
+                        "stroke=\"#ffffff\"/>\n",
+                        90 + (cw + 2) * g, y, cw,
+                        stage_fill[mesh_rank_coords(l, rank).pp % MESH_ARRAY_LEN(stage_fill)]);
+        svg_text(b, 90 + (cw + 2) * g + cw / 2.0, y + 15, SVG_FONT_MIN, "middle", cell);
+    }
+    if (shown < gpus)
+        svg_text(b, 90 + (cw + 2) * shown + 2, y + 15, SVG_FONT_MIN, "start", "...");
+}
+
 static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
 {
     const mesh_layout_t *l = &mesh_plan_best(p)->layout;
@@ -462,37 +550,133 @@ static double svg_ranks(mesh_buf_t *b, const mesh_plan_t *p, double y)
     int gpus = a->gpus_per_node, shown;
     char line[160], cell[48];
     cell_text(l, mesh_layout_world(l) - 1, cell, sizeof(cell)); /* the widest */
-    int cw = 6.5 * (double)strlen(cell) + 12 > 52 ? (int)(6.5 * (double)strlen(cell) + 12) : 52;
-    shown = 900 / (cw + 2) < gpus ? 900 / (cw + 2) : gpus;
+    /* a cell fits its text with 6 px to spare each side; room for "..." */
+    int cw = (int)(svg_text_width(SVG_FONT_MIN, cell) + 13);
+    cw = cw < 52 ? 52 : cw;
+    shown = (SVG_RIGHT - 90) / (cw + 2) < gpus ? (SVG_RIGHT - 90 - 20) / (cw + 2) : gpus;
+    shown = shown < 1 ? 1 : shown;
     ranks_title(a, 1, line, sizeof(line));
-    svg_text(b, 20, y, 14, "start", line);
-    y += 12;
+    y = svg_lines(b, 20, y, SVG_FONT_HEAD, line) + 12;
     long rows[ALL_NODES + 1];
     int n_rows = sample_nodes(l, a, rows);
     for (int i = 0; i < n_rows; i++) {
-        long n = rows[i], skipped = i > 0 ? n - rows[i - 1] - 1 : 0;
+        long skipped = i > 0 ? rows[i] - rows[i - 1] - 1 : 0;
         if (skipped > 0) {
             snprintf(line, sizeof(line), "... %ld %s", skipped,
                      mesh_noun(skipped, "node", "nodes"));
-            svg_text(b, 90, y + 14, 11, "start", line);
+            svg_text(b, 90, y + 14, SVG_FONT_MIN, "start", line);
             y += 20;
         }
-        snprintf(line, sizeof(line), "node %ld", n);
-        svg_text(b, 20, y + 16, 11, "start", line);
-        for (int g = 0; g < shown; g++) {
-            long rank = n * gpus + g;
-            cell_text(l, rank, cell, sizeof(cell));
-            mesh_buf_printf(b,
-                            "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"22\" fill=\"%s\" "
-                            "stroke=\"#ffffff\"/>\n",
-                            90 + (cw + 2) * g, y, cw,
-                            stage_fill[mesh_rank_coords(l, rank).pp % MESH_ARRAY_LEN(stage_fill)]);
-            svg_text(b, 90 + (cw + 2) * g + cw / 2.0, y + 15, 10, "middle", cell);
-        }
+        svg_node_row(b, l, rows[i], gpus, shown, cw, y);
         y += 24;
     }
-    svg_text(b, 90, y + 12, 10, "start", cell_legend(l));
-    return y + 30;
+    y = svg_lines(b, 90, y + 12, SVG_FONT_MIN, cell_legend(l));
+    expert_legend(l, line, sizeof(line));
+    if (*line)
+        y = svg_lines(b, 90, y + SVG_LINE(SVG_FONT_MIN), SVG_FONT_MIN, line);
+    return y + 18;
+}
+
+/* A timeline's time axis: sw px a slot, from x 90.  A schedule too long
+ * for SVG_SLOT_MIN px a slot (narrower, its units blur into a moire of
+ * slivers) is cut: its first `left` and last `right` slots, SVG_GAP px
+ * apart, the steady middle between them left out ("..."). */
+#define SVG_SLOT_MIN 5
+#define SVG_GAP      36
+typedef struct {
+    double sw;
+    int slots, left, right;
+} svg_axis_t;
+
+static svg_axis_t svg_axis(int slots)
+{
+    svg_axis_t ax = {.sw = (SVG_RIGHT - 90.0) / slots, .slots = slots, .left = slots};
+    if (ax.sw < SVG_SLOT_MIN) {
+        int shown = (SVG_RIGHT - 90 - SVG_GAP) / SVG_SLOT_MIN;
+        ax.left = shown / 2;
+        ax.right = shown - ax.left;
+        ax.sw = (SVG_RIGHT - 90.0 - SVG_GAP) / shown;
+    }
+    return ax;
+}
+
+/* The x of time t, which is shown (t <= left, or t >= slots - right). */
+static double svg_x(const svg_axis_t *ax, double t)
+{
+    if (t <= ax->left)
+        return 90 + t * ax->sw;
+    return 90 + ax->left * ax->sw + SVG_GAP + (t - (ax->slots - ax->right)) * ax->sw;
+}
+
+/* Whether every unit of a timeline of d micro-batches, sw px a slot and h
+ * high, has room for its micro-batch's number: the narrowest, a forward,
+ * is one slot; else none is numbered (the colours still tell the passes). */
+static int svg_units_numbered(double sw, double h, int d)
+{
+    char widest[16];
+    snprintf(widest, sizeof(widest), "%d", d - 1);
+    return h >= SVG_FONT_MIN + 3 && sw >= svg_text_width(SVG_FONT_MIN, widest) + 2;
+}
+
+/* The part [t0, t1) of a unit, from y, each h high. */
+static void svg_unit(mesh_buf_t *b, const svg_axis_t *ax, const mesh_pipe_op_t *op, int t0, int t1,
+                     double h, double y)
+{
+    mesh_buf_printf(b,
+                    "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
+                    "stroke=\"#ffffff\" stroke-width=\"0.5\"/>\n",
+                    svg_x(ax, t0), y + op->stage * (h + 2), (t1 - t0) * ax->sw, h,
+                    unit_fill[op->kind != 'F'][op->chunk % 2]);
+}
+
+/* The units of the schedule, from y, each h high: on a cut axis, what of
+ * each falls in the two ends shown; numbered when every number fits. */
+static void svg_units(mesh_buf_t *b, const svg_axis_t *ax, const mesh_pipe_op_t *ops, int n_ops,
+                      int d, double h, double y)
+{
+    int numbered = ax->right == 0 && svg_units_numbered(ax->sw, h, d), tail = ax->slots - ax->right;
+    char num[16];
+    for (int i = 0; i < n_ops; i++) {
+        const mesh_pipe_op_t *op = &ops[i];
+        int end = op->start + op->len;
+        if (op->start < ax->left)
+            svg_unit(b, ax, op, op->start, end < ax->left ? end : ax->left, h, y);
+        if (ax->right > 0 && end > tail)
+            svg_unit(b, ax, op, op->start > tail ? op->start : tail, end, h, y);
+        if (numbered) {
+            snprintf(num, sizeof(num), "%d", op->mb);
+            svg_text(b, svg_x(ax, op->start + op->len / 2.0), y + op->stage * (h + 2) + h - 4,
+                     SVG_FONT_MIN, "middle", num);
+        }
+    }
+}
+
+/* Each stage's row from y, h high: its name, where there is room, and its
+ * grey (the idle time the units leave); "..." where a cut axis leaves out
+ * the middle. */
+static void svg_stage_rows(mesh_buf_t *b, const svg_axis_t *ax, int pp, double h, double y)
+{
+    char line[32];
+    for (int s = 0; s < pp; s++) {
+        double top = y + s * (h + 2);
+        if (h >= SVG_FONT_MIN + 3) {
+            snprintf(line, sizeof(line), "stage %d", s);
+            svg_text(b, 20, top + h - 4, SVG_FONT_MIN, "start", line);
+        }
+        mesh_buf_printf(b,
+                        "<rect x=\"90\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" "
+                        "fill=\"#eeeeee\"/>\n",
+                        top, ax->left * ax->sw, h);
+        if (ax->right == 0)
+            continue;
+        mesh_buf_printf(b,
+                        "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" "
+                        "fill=\"#eeeeee\"/>\n",
+                        svg_x(ax, ax->slots - ax->right), top, ax->right * ax->sw, h);
+        if (h >= SVG_FONT_MIN + 3 || s == pp / 2)
+            svg_text(b, svg_x(ax, ax->left) + SVG_GAP / 2.0, top + h - 4, SVG_FONT_MIN, "middle",
+                     "...");
+    }
 }
 
 static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
@@ -502,52 +686,39 @@ static double svg_pipeline(mesh_buf_t *b, const mesh_plan_t *p, double y)
     long m = c->micro_batches;
     char line[200];
     pipeline_title(c, line, sizeof(line));
-    svg_text(b, 20, y, 14, "start", line);
-    y += 12;
+    y = svg_lines(b, 20, y, SVG_FONT_HEAD, line) + 12;
     if (pp == 1)
         return y + 10;
     int d = timeline_micro_batches(pp, vpp, m);
     mesh_pipe_op_t *ops = NULL;
     int slots = mesh_pipe_schedule(pp, vpp, d, &ops);
     if (slots < 0) {
-        svg_text(b, 20, y + 14, 11, "start", "(too long to draw)");
+        svg_text(b, 20, y + 14, SVG_FONT_MIN, "start", "(too long to draw)");
         return y + 30;
     }
-    double sw = 900.0 / slots, h = pp > 32 ? 6 : 14;
+    /* a row of 16 px holds a stage's name and its units' numbers */
+    double h = pp > 32 ? 6 : 16;
+    svg_axis_t ax = svg_axis(slots);
     if (d < m) {
-        drawn_note(pp, vpp, d, m, line, sizeof(line));
-        svg_text(b, 20, y + 12, 11, "start", line);
-        y += 18;
+        drawn_note(c, d, line, sizeof(line));
+        y = svg_lines(b, 20, y + 12, SVG_FONT_MIN, line);
     }
-    for (int s = 0; s < pp; s++) {
-        if (h >= 12) {
-            snprintf(line, sizeof(line), "stage %d", s);
-            svg_text(b, 20, y + s * (h + 2) + h - 3, 10, "start", line);
-        }
-        mesh_buf_printf(b,
-                        "<rect x=\"90\" y=\"%.1f\" width=\"900\" height=\"%.0f\" "
-                        "fill=\"#eeeeee\"/>\n",
-                        y + s * (h + 2), h);
+    if (ax.right > 0) {
+        snprintf(line, sizeof(line),
+                 "shown: the first %d and the last %d of its %d time slots, with the fill and "
+                 "the drain; ... the middle",
+                 ax.left, ax.right, slots);
+        y = svg_lines(b, 20, y + SVG_LINE(SVG_FONT_MIN), SVG_FONT_MIN, line);
     }
-    for (int i = 0; i < 2 * pp * vpp * d; i++) {
-        const mesh_pipe_op_t *op = &ops[i];
-        mesh_buf_printf(b,
-                        "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
-                        "stroke=\"#ffffff\" stroke-width=\"0.5\"/>\n",
-                        90 + op->start * sw, y + op->stage * (h + 2), op->len * sw, h,
-                        unit_fill[op->kind != 'F'][op->chunk % 2]);
-        if (sw >= 9 && h >= 12) {
-            snprintf(line, sizeof(line), "%d", op->mb);
-            svg_text(b, 90 + (op->start + op->len / 2.0) * sw, y + op->stage * (h + 2) + h - 3, 9,
-                     "middle", line);
-        }
-    }
+    y += d < m || ax.right > 0 ? 6 : 0;
+    svg_stage_rows(b, &ax, pp, h, y);
+    svg_units(b, &ax, ops, 2 * pp * vpp * d, d, h, y);
     free(ops);
     y += pp * (h + 2) + 14;
-    svg_text(b, 90, y, 10, "start",
-             vpp > 1 ? "orange: forward, purple: backward (lighter: odd model chunks), grey: idle "
-                       "(the bubble)"
-                     : "orange: forward, purple: backward, grey: idle (the bubble)");
+    y = svg_lines(b, 90, y, SVG_FONT_MIN,
+                  vpp > 1 ? "orange: forward, purple: backward (lighter: odd model chunks), grey: "
+                            "idle (the bubble)"
+                          : "orange: forward, purple: backward, grey: idle (the bubble)");
     return y + 22;
 }
 
@@ -558,9 +729,10 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
     snprintf(line, sizeof(line), "Memory of the worst rank (stage %d): %s of %s GiB usable%s",
              mem->stage, mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
              mem->total > mem->capacity ? " (does not fit)" : "");
-    svg_text(b, 20, y, 14, "start", line);
+    y = svg_lines(b, 20, y, SVG_FONT_HEAD, line);
     y += 22; /* room for the "usable" label between the heading and the bar */
-    double scale = 900 / (mem->total > mem->capacity ? mem->total : mem->capacity), x = 90;
+    double scale = (SVG_RIGHT - 90) / (mem->total > mem->capacity ? mem->total : mem->capacity),
+           x = 90;
     for (int i = 0; i < MESH_MEMORY_PARTS; i++) {
         double bytes = mesh_memory_part_bytes(mem, i), w = bytes * scale;
         mesh_buf_printf(b,
@@ -570,7 +742,7 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
                  mesh_gib_str(bytes).s);
         mesh_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
                         90 + 180 * i, y + 36, part_fill[i]);
-        svg_text(b, 90 + 180 * i + 14, y + 45, 11, "start", line);
+        svg_text(b, 90 + 180 * i + 14, y + 45, SVG_FONT_MIN, "start", line);
         x += w;
     }
     double cx = 90 + mem->capacity * scale;
@@ -578,7 +750,7 @@ static double svg_memory(mesh_buf_t *b, const mesh_plan_t *p, double y)
                     "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#d62728\" "
                     "stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n",
                     cx, y - 4, cx, y + 30);
-    svg_text(b, cx, y - 6, 10, "end", "usable");
+    svg_text(b, cx, y - 6, SVG_FONT_MIN, "end", "usable");
     return y + 64;
 }
 
@@ -591,17 +763,17 @@ char *mesh_picture_svg(const mesh_plan_t *p)
     snprintf(title, sizeof(title), "%s on %d x %d %s: %s", mesh_plan_model(p)->name, a->nodes,
              a->gpus_per_node, a->gpu.name,
              mesh_layout_format(&mesh_plan_best(p)->layout, canon, sizeof(canon)));
-    svg_text(&body, 20, 28, 16, "start", title);
-    double y = svg_ranks(&body, p, 58);
+    double y = svg_lines(&body, 20, 28, SVG_FONT_TITLE, title);
+    y = svg_ranks(&body, p, y + 30);
     y = svg_pipeline(&body, p, y + 10);
     y = svg_memory(&body, p, y + 10);
     mesh_buf_init(&b);
     mesh_buf_printf(&b,
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1010\" height=\"%.0f\" "
-                    "viewBox=\"0 0 1010 %.0f\" font-family=\"monospace\">\n"
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+                    "viewBox=\"0 0 %d %.0f\" font-family=\"monospace\">\n"
                     "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-                    y + 10, y + 10);
+                    SVG_WIDTH, y + 10, SVG_WIDTH, y + 10);
     mesh_buf_puts(&b, body.data ? body.data : "");
     mesh_buf_puts(&b, "</svg>\n");
     mesh_buf_free(&body);

@@ -492,9 +492,30 @@ static void svg__odd_chunks_only_when_interleaved(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The rects the SVG draws of a schedule of d micro-batches: one a unit,
+ * or, where the SVG cuts the schedule to its first `left` and last `right`
+ * slots (it says so), one for each end a unit reaches into. */
+static int units_drawn(const char *svg, int pp, int vpp, int d)
+{
+    mesh_pipe_op_t *ops = NULL;
+    int slots = mesh_pipe_schedule(pp, vpp, d, &ops), left = slots, right = 0, all = 0, n = 0;
+    const char *cut = strstr(svg, "shown: the first ");
+    assert_true(slots > 0);
+    if (cut)
+        assert_int_equal(
+            sscanf(cut, "shown: the first %d and the last %d of its %d", &left, &right, &all), 3);
+    if (cut)
+        assert_int_equal(all, slots);
+    for (int i = 0; i < 2 * pp * vpp * d; i++)
+        n += (ops[i].start < left) + (right > 0 && ops[i].start + ops[i].len > slots - right);
+    free(ops);
+    return n;
+}
+
 /* The terminal and the SVG draw the same micro-batches of the same plan,
  * whether the plan has more than fit (1F1B, interleaved) or a long pipeline
- * is squeezed; a narrower terminal squeezes rather than draws fewer. */
+ * is squeezed (cut, in the SVG); a narrower terminal squeezes rather than
+ * draws fewer. */
 static void svg__same_micro_batches_as_text(void **state)
 {
     (void)state;
@@ -514,7 +535,7 @@ static void svg__same_micro_batches_as_text(void **state)
             const char *d = strstr(t, "drawn for ");
             long drawn = d ? atol(d + 10) : c->micro_batches;
             /* each micro-batch: a forward and a backward per stage and chunk */
-            if (units != 2 * c->layout.pp * c->layout.vpp * drawn)
+            if (units != units_drawn(svg, c->layout.pp, c->layout.vpp, (int)drawn))
                 fail_msg("%s %s at %d columns: the text draws %ld micro-batches, the SVG %d units",
                          meshes[i][0], meshes[i][1], width, drawn, units);
             if (d) {
@@ -526,6 +547,266 @@ static void svg__same_micro_batches_as_text(void **state)
             free(t);
         }
         free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* ---- what the SVG looks like: sizes, extents, captions ---- */
+
+/* The plans of issue 27's pictures: dense on one node, 70B on four, 405B
+ * interleaved on 128, DeepSeek-V3 on 64, Mixtral on 8, one that does not fit. */
+static const struct {
+    const char *model, *mesh;
+    int nodes;
+} shown[] = {{"llama3-8b", "auto", 1},       {"llama3-70b", "auto", 4},
+             {"llama3.1-405b", "auto", 128}, {"deepseek-v3", "auto", 64},
+             {"mixtral-8x22b", "auto", 8},   {"llama3.1-405b", "auto", 1}};
+
+/* A glyph's advance in em of the monospace fonts an SVG viewer picks
+ * (DejaVu Sans Mono 0.602, Liberation Mono and Courier 0.600). */
+#define ADVANCE 0.602
+
+typedef struct {
+    int text; /* 1 a <text>, 0 a <rect> */
+    double x, y, w, h, size;
+    char anchor[8], fill[16], body[160];
+} element_t;
+
+/* The <text> and <rect> elements of svg, in order, into out (at most max). */
+static int elements(const char *svg, element_t *out, int max)
+{
+    int n = 0;
+    for (const char *e = strchr(svg, '<'); e && n < max; e = strchr(e + 1, '<')) {
+        int text = strncmp(e, "<text ", 6) == 0;
+        if (!text && strncmp(e, "<rect ", 6) != 0)
+            continue;
+        element_t *el = &out[n++];
+        char v[32];
+        memset(el, 0, sizeof(*el));
+        el->text = text;
+        attr(e, "x", v, sizeof(v)), el->x = atof(v);
+        attr(e, "y", v, sizeof(v)), el->y = atof(v);
+        attr(e, "width", v, sizeof(v)),
+            el->w = strchr(v, '%') ? -1 : atof(v); /* 100%: the canvas */
+        attr(e, "height", v, sizeof(v)), el->h = atof(v);
+        attr(e, "font-size", v, sizeof(v)), el->size = atof(v);
+        attr(e, "text-anchor", el->anchor, sizeof(el->anchor));
+        attr(e, "fill", el->fill, sizeof(el->fill));
+        if (text) { /* its characters, each escape one */
+            const char *c = strchr(e, '>') + 1;
+            size_t k = 0;
+            for (; *c && *c != '<' && k + 1 < sizeof(el->body); c++) {
+                el->body[k++] = *c;
+                if (*c == '&')
+                    c += strcspn(c, ";");
+            }
+            el->body[k] = '\0';
+        }
+    }
+    return n;
+}
+
+/* The left and right of a text element as a viewer draws it. */
+static void text_extent(const element_t *t, double *left, double *right)
+{
+    double w = ADVANCE * t->size * (double)strlen(t->body);
+    *left = strcmp(t->anchor, "middle") == 0 ? t->x - w / 2
+            : strcmp(t->anchor, "end") == 0  ? t->x - w
+                                             : t->x;
+    *right = *left + w;
+}
+
+#define MAX_ELEMENTS 20000
+
+/* The SVG of shown[i], its size, and its elements (malloc'd). */
+static char *svg_of(int i, double *width, double *height, element_t **els, int *n)
+{
+    mesh_plan_t *p = plan(shown[i].model, shown[i].nodes, shown[i].mesh);
+    char *svg = mesh_picture_svg(p), v[32];
+    mesh_plan_destroy(p);
+    const char *root = strstr(svg, "<svg ");
+    attr(root, "width", v, sizeof(v)), *width = atof(v);
+    attr(root, "height", v, sizeof(v)), *height = atof(v);
+    *els = malloc(sizeof(element_t) * MAX_ELEMENTS);
+    assert_non_null(*els);
+    *n = elements(svg, *els, MAX_ELEMENTS);
+    assert_true(*n < MAX_ELEMENTS);
+    return svg;
+}
+
+/* No text under 11 px, none past the canvas (a long title is wrapped), and
+ * the canvas of a sane size. */
+static void svg__text_legible_and_inside(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(shown) / sizeof(*shown); i++) {
+        double width, height, left, right;
+        element_t *els;
+        int n, texts = 0;
+        char *svg = svg_of((int)i, &width, &height, &els, &n);
+        assert_true(width >= 600 && width <= 1600);
+        assert_true(height >= 150 && height <= 2000);
+        for (int k = 0; k < n; k++) {
+            const element_t *t = &els[k];
+            if (!t->text)
+                continue;
+            texts++;
+            if (t->size < 11)
+                fail_msg("%s on %d: \"%s\" is %.0f px", shown[i].model, shown[i].nodes, t->body,
+                         t->size);
+            text_extent(t, &left, &right);
+            if (left < 0 || right > width || t->y - t->size < 0 || t->y > height)
+                fail_msg("%s on %d: \"%s\" spans x %.0f to %.0f at y %.0f, past the %.0fx%.0f "
+                         "canvas",
+                         shown[i].model, shown[i].nodes, t->body, left, right, t->y, width, height);
+        }
+        assert_true(texts > 10);
+        free(els);
+        free(svg);
+    }
+}
+
+/* A unit's micro-batch number, and a rank map cell's text, within its rect;
+ * the units of a short pipeline are numbered (two digits where it has ten
+ * micro-batches or more), those too narrow for their numbers none. */
+static void svg__numbers_fit_their_cells(void **state)
+{
+    (void)state;
+    int numbered = 0;
+    for (size_t i = 0; i < sizeof(shown) / sizeof(*shown); i++) {
+        double width, height, left, right;
+        element_t *els;
+        int n;
+        char *svg = svg_of((int)i, &width, &height, &els, &n);
+        for (int k = 0; k < n; k++) {
+            const element_t *t = &els[k];
+            if (!t->text)
+                continue;
+            text_extent(t, &left, &right);
+            /* the smallest rect under its middle, the background aside */
+            const element_t *in = NULL;
+            for (int r = 0; r < n; r++) {
+                const element_t *e = &els[r];
+                if (!e->text && e->w > 0 && e->w < width && t->x >= e->x && t->x <= e->x + e->w &&
+                    t->y - 4 >= e->y && t->y - 4 <= e->y + e->h && (!in || e->w < in->w))
+                    in = e;
+            }
+            if (!in)
+                continue;
+            if (left < in->x || right > in->x + in->w)
+                fail_msg("%s on %d: \"%s\" (x %.1f to %.1f) overflows its cell (x %.1f to %.1f)",
+                         shown[i].model, shown[i].nodes, t->body, left, right, in->x,
+                         in->x + in->w);
+            numbered += in->h == 16; /* a unit of the timeline */
+        }
+        free(els);
+        free(svg);
+    }
+    assert_true(numbered > 0);
+    /* 12 micro-batches on 2 stages: numbered, 10 and 11 in their cells */
+    mesh_plan_t *p = small_plan(4, 16, 12, 2, "tp=1,pp=2,dp=1,cp=1,zero=0,vpp=1,mb=1");
+    char *svg = mesh_picture_svg(p);
+    assert_non_null(strstr(svg, "text-anchor=\"middle\">11</text>"));
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* A long schedule is drawn for a sample that does what the whole does:
+ * two micro-batches per stage (never fewer than the stages: DeepSeek-V3's
+ * 16 stages were drawn for 15, all fill and drain); the caption gives the
+ * plan's bubble, the cost model's (p-1)/(v*m), not the sample's. */
+static void svg__sample_and_the_plans_bubble(void **state)
+{
+    (void)state;
+    const struct {
+        const char *model;
+        int nodes;
+    } long_ones[] = {{"deepseek-v3", 64}, {"llama3.1-405b", 128}, {"llama3-70b", 4}};
+    for (size_t i = 0; i < sizeof(long_ones) / sizeof(*long_ones); i++) {
+        mesh_plan_t *p = plan(long_ones[i].model, long_ones[i].nodes, "auto");
+        const mesh_candidate_t *c = mesh_plan_best(p);
+        int pp = c->layout.pp, drawn = 0;
+        long m = 0;
+        double bubble = -1;
+        assert_true(pp > 1 && c->micro_batches > 2 * pp);
+        mesh_picture_opts_t o = {.color = 0, .width = 100};
+        char *svg = mesh_picture_svg(p), *t = mesh_picture_pipeline(p, &o);
+        for (char *nl = t; (nl = strstr(nl, "\n   ")); nl++) /* the text's line unwrapped */
+            memmove(nl, nl + 3, strlen(nl + 3) + 1), *nl = ' ';
+        for (int k = 0; k < 2; k++) {
+            const char *at = strstr(k ? t : svg, "drawn for ");
+            assert_non_null(at);
+            assert_int_equal(sscanf(at, "drawn for %d of the %ld micro-batches", &drawn, &m), 2);
+            at = strstr(at, "the plan's bubble is ");
+            assert_non_null(at);
+            bubble = atof(at + strlen("the plan's bubble is "));
+            assert_int_equal(drawn, 2 * pp);
+            assert_int_equal(m, c->micro_batches);
+            char want[16], got[16];
+            snprintf(want, sizeof(want), "%.1f", 100 * c->cost.bubble);
+            snprintf(got, sizeof(got), "%.1f", bubble);
+            if (strcmp(want, got) != 0)
+                fail_msg("%s: the caption's bubble %s%%, the plan's %s%%", long_ones[i].model, got,
+                         want);
+        }
+        assert_true(fabs(c->cost.bubble - mesh_pipeline_bubble(pp, c->layout.vpp, m)) < 1e-12);
+        free(svg);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* A timeline too long for 5 px a slot is cut to its two ends, "..." in
+ * between, rather than drawn as thousands of slivers. */
+static void svg__long_timeline_cut_not_slivers(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3.1-405b", 128, "auto");
+    assert_true(mesh_plan_best(p)->layout.vpp > 1);
+    char *svg = mesh_picture_svg(p);
+    element_t *els = malloc(sizeof(element_t) * MAX_ELEMENTS);
+    int n = elements(svg, els, MAX_ELEMENTS), units = 0, narrow = 0, dots = 0;
+    for (int k = 0; k < n; k++) {
+        units += !els[k].text && els[k].h == 16 && strcmp(els[k].fill, "#eeeeee") != 0;
+        narrow += !els[k].text && els[k].h == 16 && els[k].w < 5 - 1e-9 &&
+                  strcmp(els[k].fill, "#eeeeee") != 0;
+        dots += els[k].text && strcmp(els[k].body, "...") == 0;
+    }
+    assert_non_null(strstr(svg, "shown: the first "));
+    assert_int_equal(dots, mesh_plan_best(p)->layout.pp);
+    assert_true(units > 100 && units < 2500); /* 4096 units when drawn whole */
+    /* only where a unit reaches over an end of what is shown */
+    assert_true(narrow <= 2 * mesh_plan_best(p)->layout.pp);
+    free(els);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
+/* The legend says what every part of a cell is: a MoE layout's "/eEP" (and
+ * "/eEP.ETP" under expert TP) as the text does. */
+static void svg__legend_has_the_expert_ranks(void **state)
+{
+    (void)state;
+    const char *meshes[][2] = {{"mixtral-8x22b", "auto"},
+                               {"mixtral-8x7b", "tp=2,pp=1,ep=4,etp=2,zero=3,recompute=full"},
+                               {"llama3-70b", "auto"}};
+    const char *want[] = {"then /eEP = MESH_EP_RANK: expert layers are EP ",
+                          "then /eEP.ETP = MESH_EP_RANK.MESH_ETP_RANK: expert layers are EP 4 x "
+                          "expert TP 2",
+                          NULL};
+    for (int i = 0; i < 3; i++) {
+        mesh_plan_t *p = plan(meshes[i][0], i == 2 ? 4 : 8, meshes[i][1]);
+        mesh_picture_opts_t o = {.color = 0, .width = 100};
+        char *svg = mesh_picture_svg(p), *t = mesh_picture_ranks(p, &o);
+        if (want[i]) {
+            assert_non_null(strstr(svg, want[i]));
+            assert_non_null(strstr(t, want[i]));
+            assert_non_null(strstr(svg, i ? "/e3.1</text>" : "/e7</text>"));
+        } else {
+            assert_null(strstr(svg, "MESH_EP_RANK"));
+        }
+        free(svg);
+        free(t);
         mesh_plan_destroy(p);
     }
 }
@@ -573,6 +854,11 @@ int main(void)
         cmocka_unit_test(svg__palettes_distinct),
         cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
         cmocka_unit_test(svg__same_micro_batches_as_text),
+        cmocka_unit_test(svg__text_legible_and_inside),
+        cmocka_unit_test(svg__numbers_fit_their_cells),
+        cmocka_unit_test(svg__sample_and_the_plans_bubble),
+        cmocka_unit_test(svg__long_timeline_cut_not_slivers),
+        cmocka_unit_test(svg__legend_has_the_expert_ranks),
         cmocka_unit_test(opts__colour_is_the_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
