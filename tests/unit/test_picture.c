@@ -666,6 +666,36 @@ static void svg__text_legible_and_inside(void **state)
     }
 }
 
+/* How many texts of svg label a unit of the timeline (a rect 16 high);
+ * fails the test where a text overflows the rect it labels (the narrowest
+ * under its middle, the canvas' background aside). */
+static int labels_inside(const char *svg, const char *what)
+{
+    element_t *els = malloc(sizeof(element_t) * MAX_ELEMENTS);
+    int n = elements(svg, els, MAX_ELEMENTS), numbered = 0;
+    for (int k = 0; k < n; k++) {
+        const element_t *t = &els[k], *in = NULL;
+        double left, right;
+        if (!t->text)
+            continue;
+        text_extent(t, &left, &right);
+        for (int r = 0; r < n; r++) {
+            const element_t *e = &els[r];
+            if (!e->text && e->w > 0 && t->x >= e->x && t->x <= e->x + e->w && t->y - 4 >= e->y &&
+                t->y - 4 <= e->y + e->h && (!in || e->w < in->w))
+                in = e;
+        }
+        if (!in)
+            continue;
+        if (left < in->x || right > in->x + in->w)
+            fail_msg("%s: \"%s\" (x %.1f to %.1f) overflows its cell (x %.1f to %.1f)", what,
+                     t->body, left, right, in->x, in->x + in->w);
+        numbered += in->h == 16;
+    }
+    free(els);
+    return numbered;
+}
+
 /* A unit's micro-batch number, and a rank map cell's text, within its rect;
  * the units of a short pipeline are numbered (two digits where it has ten
  * micro-batches or more), those too narrow for their numbers none. */
@@ -674,41 +704,28 @@ static void svg__numbers_fit_their_cells(void **state)
     (void)state;
     int numbered = 0;
     for (size_t i = 0; i < sizeof(shown) / sizeof(*shown); i++) {
-        double width, height, left, right;
+        double width, height;
         element_t *els;
         int n;
         char *svg = svg_of((int)i, &width, &height, &els, &n);
-        for (int k = 0; k < n; k++) {
-            const element_t *t = &els[k];
-            if (!t->text)
-                continue;
-            text_extent(t, &left, &right);
-            /* the smallest rect under its middle, the background aside */
-            const element_t *in = NULL;
-            for (int r = 0; r < n; r++) {
-                const element_t *e = &els[r];
-                if (!e->text && e->w > 0 && e->w < width && t->x >= e->x && t->x <= e->x + e->w &&
-                    t->y - 4 >= e->y && t->y - 4 <= e->y + e->h && (!in || e->w < in->w))
-                    in = e;
-            }
-            if (!in)
-                continue;
-            if (left < in->x || right > in->x + in->w)
-                fail_msg("%s on %d: \"%s\" (x %.1f to %.1f) overflows its cell (x %.1f to %.1f)",
-                         shown[i].model, shown[i].nodes, t->body, left, right, in->x,
-                         in->x + in->w);
-            numbered += in->h == 16; /* a unit of the timeline */
-        }
+        numbered += labels_inside(svg, shown[i].model);
         free(els);
         free(svg);
     }
     assert_true(numbered > 0);
-    /* 12 micro-batches on 2 stages: numbered, 10 and 11 in their cells */
-    mesh_plan_t *p = small_plan(4, 16, 12, 2, "tp=1,pp=2,dp=1,cp=1,zero=0,vpp=1,mb=1");
-    char *svg = mesh_picture_svg(p);
-    assert_non_null(strstr(svg, "text-anchor=\"middle\">11</text>"));
-    free(svg);
-    mesh_plan_destroy(p);
+    /* 12 micro-batches on 2 stages: numbered, 10 and 11 in their cells;
+     * 27 on 4 stages, all drawn, 10 px a slot: too narrow for "26" */
+    const int batch[] = {12, 27}, stages[] = {2, 4}, want[] = {2 * 2 * 12, 0};
+    for (int i = 0; i < 2; i++) {
+        char mesh[96];
+        snprintf(mesh, sizeof(mesh), "tp=1,pp=%d,dp=1,cp=1,zero=0,vpp=1,mb=1", stages[i]);
+        mesh_plan_t *p = small_plan(8, 16, batch[i], stages[i], mesh);
+        char *svg = mesh_picture_svg(p);
+        assert_null(strstr(svg, "drawn for"));
+        assert_int_equal(labels_inside(svg, mesh), want[i]);
+        free(svg);
+        mesh_plan_destroy(p);
+    }
 }
 
 /* A long schedule is drawn for a sample that does what the whole does:
@@ -774,6 +791,16 @@ static void svg__long_timeline_cut_not_slivers(void **state)
     }
     assert_non_null(strstr(svg, "shown: the first "));
     assert_int_equal(dots, mesh_plan_best(p)->layout.pp);
+    /* no unit reaches into the gap its "..." stands in, 36 px wide */
+    double gap = -1;
+    for (int k = 0; k < n && gap < 0; k++)
+        if (els[k].text && strcmp(els[k].body, "...") == 0)
+            gap = els[k].x;
+    for (int k = 0; k < n; k++)
+        if (!els[k].text && els[k].h == 16 && els[k].x < gap + 18 - 1e-6 &&
+            els[k].x + els[k].w > gap - 18 + 1e-6)
+            fail_msg("a unit at x %.2f to %.2f reaches into the gap at %.1f +- 18", els[k].x,
+                     els[k].x + els[k].w, gap);
     assert_true(units > 100 && units < 2500); /* 4096 units when drawn whole */
     /* only where a unit reaches over an end of what is shown */
     assert_true(narrow <= 2 * mesh_plan_best(p)->layout.pp);
