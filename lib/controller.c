@@ -175,7 +175,7 @@ static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
                                const mesh_submit_ask_t *ask, mesh_submit_t *out,
                                mesh_candidate_t *best)
 {
-    const char *goal = mesh_size_goal_name(ask->goal);
+    const char *goal = ask->aim.text;
     int lo = ask->nodes_lo, hi = ask->nodes_hi ? ask->nodes_hi : ask->nodes_lo;
     mesh_error_t err;
     mesh_alloc_t a;
@@ -196,7 +196,7 @@ static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
                       "--mesh-size=%s: the controller cannot size the job: %s (the site's "
                       "policy must name the partition's GPU; or give -N with one count)",
                       goal, err.msg);
-    mesh_size_t *sz = mesh_size_create(m, &a, lo, hi, pins, &pol->assume, ask->goal, 0, &err);
+    mesh_size_t *sz = mesh_size_create_aim(m, &a, lo, hi, pins, &pol->assume, &ask->aim, 0, &err);
     if (!sz)
         return refuse(out, MESH_SUBMIT_SIZE, "--mesh-size=%s: %s", goal, err.msg);
     mesh_verdict_t v = MESH_VERDICT_RUN;
@@ -236,12 +236,43 @@ static int plan_best(const mesh_policy_t *pol, const mesh_model_t *m, const mesh
     return ok;
 }
 
+/* A run longer than the partition's MaxTime, max minutes: the chain of
+ * jobs it takes, in a note, and (time_limit=set, no limit given) one
+ * link's limit.  Returns 1, or 0 when one job covers the run. */
+static int judge_chain(const mesh_policy_t *pol, const mesh_estimate_t *est, long max, long asked,
+                       int nodes, mesh_submit_t *out)
+{
+    mesh_chain_t c;
+    char t_max[32], t_job[32], t_est[32], cmd[512];
+    if (mesh_size_chain(est, pol->assume.time_margin, max, &c) <= 1)
+        return 0;
+    mesh_size_slurm_time(max, t_max, sizeof(t_max));
+    mesh_size_slurm_time(c.minutes, t_job, sizeof(t_job));
+    mesh_size_slurm_time(mesh_size_limit_minutes(est, 0), t_est, sizeof(t_est));
+    if (asked == 0 && pol->controller.time_limit >= MESH_TIME_LIMIT_SET)
+        out->time_limit = c.minutes;
+    add_note(out,
+             "%sthe run is estimated at %s (%ld steps), more than partition %s's MaxTime %s "
+             "with the %.0f%% margin: it takes %d chained jobs of --time=%s, each resuming from "
+             "the checkpoint of the one before:\n  %s",
+             out->time_limit ? "time limit set to one link's: " : "", t_est, est->steps,
+             out->partition[0] ? out->partition : "(default)", t_max, 100 * pol->assume.time_margin,
+             c.jobs, t_job, mesh_size_chain_recipe(&c, nodes, "NAME", "SCRIPT", cmd, sizeof(cmd)));
+    return 1;
+}
+
 /* The time limit against the estimate of layout *best, per time_limit=. */
 static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m,
-                                 const mesh_candidate_t *best, long asked, mesh_submit_t *out)
+                                 const mesh_candidate_t *best, const mesh_submit_ask_t *ask,
+                                 int nodes, mesh_submit_t *out)
 {
     mesh_estimate_t est;
+    long asked = ask->time_limit;
+    long max = ask->max_time > 0 ? ask->max_time : out->entry ? out->entry->max_time : 0;
     if (!mesh_size_estimate(m, &best->cost, &est))
+        return out->verdict;
+    out->estimate = est.seconds;
+    if (judge_chain(pol, &est, max, asked, nodes, out))
         return out->verdict;
     double margin = pol->assume.time_margin;
     long need = mesh_size_limit_minutes(&est, margin);
@@ -303,8 +334,7 @@ mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitio
         add_note(out,
                  "--mesh-size=%s: the job asks for %d node%s, so there is nothing to size "
                  "(give a range, as -N 1-%d)",
-                 mesh_size_goal_name(ask->goal), ask->nodes_lo, ask->nodes_lo == 1 ? "" : "s",
-                 ask->nodes_lo);
+                 ask->aim.text, ask->nodes_lo, ask->nodes_lo == 1 ? "" : "s", ask->nodes_lo);
     } else if (ask->size) {
         memset(out, 0, sizeof(*out));
         if (!partitions)
@@ -322,5 +352,5 @@ mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitio
         return out->verdict;
     if (!have_best && !plan_best(pol, m, pins, s, out, &best))
         return out->verdict;
-    return judge_time(pol, m, &best, ask->time_limit, out);
+    return judge_time(pol, m, &best, ask, out->nodes ? out->nodes : s->nodes, out);
 }

@@ -306,8 +306,8 @@ static void size_row_text(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
     const mesh_size_row_t *r = &sz->rows[i];
     char l[MESH_LAYOUT_STR_MAX], run[32] = "", rate[16], per_hour[16];
     mesh_estimate_t est;
-    if (r->fits != 1) {
-        mesh_buf_printf(b, "  %6d  does not fit\n", r->nodes);
+    if (r->fits != 1) { /* why: a count the table plans; not planned: the controller's */
+        mesh_buf_printf(b, "  %6d  %s\n", r->nodes, r->fits == 0 ? r->why : "not planned");
         return;
     }
     if (mesh_size_estimate(m, &r->best.cost, &est))
@@ -322,13 +322,61 @@ static void size_row_text(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
                     r->best.memory.total / GiB, r->best.memory.capacity / GiB, run);
 }
 
+/* The row a run is estimated for: the choice, else (a deadline missed)
+ * the fastest; and its estimate.  NULL when neither, or no budget. */
+static const mesh_size_row_t *run_row(const mesh_size_t *sz, const mesh_model_t *m,
+                                      mesh_estimate_t *est)
+{
+    int i = sz->chosen >= 0 ? sz->chosen : sz->fastest;
+    if (i < 0 || !mesh_size_estimate(m, &sz->rows[i].best.cost, est))
+        return NULL;
+    return &sz->rows[i];
+}
+
+/* The run of the choice against the partition's time limit: one job's
+ * --time, or the chain of jobs it takes and the commands that submit it. */
+static void size_chain_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *m,
+                            const mesh_size_job_t *job)
+{
+    mesh_estimate_t est;
+    mesh_chain_t c;
+    char t[32], cmd[512];
+    const mesh_size_row_t *r = run_row(sz, m, &est);
+    if (!r)
+        return;
+    mesh_size_chain(&est, sz->margin, job->max_minutes, &c);
+    mesh_size_slurm_time(c.need, t, sizeof(t));
+    mesh_buf_printf(b, "Run on %d nodes: %.1f d, --time=%s with the %.0f%% margin", r->nodes,
+                    est.seconds / 86400, t, 100 * sz->margin);
+    if (job->max_minutes > 0) {
+        char max[32];
+        mesh_size_slurm_time(job->max_minutes, max, sizeof(max));
+        if (job->partition[0])
+            mesh_buf_printf(b, "; partition %s's MaxTime is %s", job->partition, max);
+        else
+            mesh_buf_printf(b, "; the partition's MaxTime is %s", max);
+    }
+    if (c.jobs > 1) {
+        mesh_size_slurm_time(c.minutes, t, sizeof(t));
+        mesh_buf_printf(b,
+                        ": %d chained jobs of --time=%s, each after the one before "
+                        "(--dependency=singleton), the checkpoint carrying the run:\n",
+                        c.jobs, t);
+    } else {
+        mesh_buf_puts(b, ":\n");
+    }
+    mesh_buf_printf(b, "  %s\n",
+                    mesh_size_chain_recipe(&c, r->nodes, m->name, "job.sh", cmd, sizeof(cmd)));
+}
+
 static void size_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *m,
-                      const mesh_alloc_t *a, const mesh_restart_t *restart, const char *from)
+                      const mesh_alloc_t *a, const mesh_restart_t *restart, const char *from,
+                      const mesh_size_job_t *job)
 {
     int budget = m->tokens > 0 || m->steps > 0;
     char kept[64];
     mesh_buf_printf(b, "Sizing %s on %d-%d nodes of %d %s, goal %s\n", m->name, sz->lo, sz->hi,
-                    a->gpus_per_node, a->gpu.name, mesh_size_goal_name(sz->goal));
+                    a->gpus_per_node, a->gpu.name, sz->aim.text);
     if (restart)
         mesh_buf_printf(b, "keeping %s from %s, and the global batch of %ld\n",
                         mesh_restart_kept(restart, kept, sizeof(kept)), from, m->global_batch);
@@ -336,7 +384,12 @@ static void size_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *
                     "tokens/s", "tok/GPU-hour", "GiB/usable", budget ? "   est. run" : "");
     for (int i = 0; i < sz->n_rows; i++)
         size_row_text(b, sz, i, m);
-    mesh_buf_printf(b, "\n%s%s\n", sz->chosen >= 0 ? "Choice: " : "Nothing fits: ", sz->reason);
+    mesh_buf_printf(b, "\n%s%s\n",
+                    sz->fastest >= 0  ? "Too late: "
+                    : sz->chosen >= 0 ? "Choice: "
+                                      : "Nothing fits: ",
+                    sz->reason);
+    size_chain_text(b, sz, m, job);
 }
 
 static void size_row_json(mesh_buf_t *b, const mesh_size_t *sz, int i, const mesh_model_t *m)
@@ -346,6 +399,10 @@ static void size_row_json(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
     mesh_estimate_t est;
     mesh_buf_printf(b, "%s{\"nodes\":%d,\"fits\":%s", i ? "," : "", r->nodes,
                     r->fits == 1 ? "true" : "false");
+    if (r->fits == 0) { /* why (additive): no layout at all, or none that fits */
+        mesh_buf_printf(b, ",\"no_layout\":%s,\"reason\":", r->no_layout ? "true" : "false");
+        mesh_buf_json_string(b, r->why);
+    }
     if (r->fits == 1)
         mesh_buf_printf(b,
                         ",\"layout\":\"%s\",\"step_seconds\":%.6g,\"tokens_per_second\":%.6g,"
@@ -359,9 +416,39 @@ static void size_row_json(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
     mesh_buf_puts(b, "}");
 }
 
+/* JSON (additive): a deadline's, and the run of the choice (or the
+ * fastest) against the partition's time limit. */
+static void size_run_json(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *m,
+                          const mesh_size_job_t *job)
+{
+    mesh_estimate_t est;
+    mesh_chain_t c;
+    char t[32], cmd[512];
+    if (sz->goal == MESH_SIZE_DEADLINE) {
+        mesh_buf_puts(b, ",\"deadline\":{\"goal\":");
+        mesh_buf_json_string(b, sz->aim.text);
+        mesh_buf_printf(b, ",\"seconds\":%.6g,\"margin\":%.6g}", sz->aim.within, sz->margin);
+    }
+    const mesh_size_row_t *r = run_row(sz, m, &est);
+    if (!r)
+        return;
+    mesh_size_chain(&est, sz->margin, job->max_minutes, &c);
+    mesh_buf_printf(b, ",\"run\":{\"nodes\":%d,\"estimated_seconds\":%.6g,\"limit_minutes\":%ld,",
+                    r->nodes, est.seconds, c.need);
+    mesh_buf_printf(
+        b, job->max_minutes > 0 ? "\"max_time_minutes\":%ld," : "\"max_time_minutes\":null,",
+        job->max_minutes);
+    mesh_buf_printf(b, "\"jobs\":%d,\"job_minutes\":%ld,\"time\":\"%s\",\"recipe\":", c.jobs,
+                    c.minutes, mesh_size_slurm_time(c.minutes, t, sizeof(t)));
+    mesh_buf_json_string(b,
+                         mesh_size_chain_recipe(&c, r->nodes, m->name, "job.sh", cmd, sizeof(cmd)));
+    mesh_buf_puts(b, "}");
+}
+
 /* JSON: the goal, the range, every row and the choice (null: none). */
 static void size_json(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *m,
-                      const mesh_alloc_t *a, const mesh_restart_t *restart)
+                      const mesh_alloc_t *a, const mesh_restart_t *restart,
+                      const mesh_size_job_t *job)
 {
     char kept[64];
     mesh_buf_puts(b, "{\"model\":");
@@ -382,17 +469,23 @@ static void size_json(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *
     mesh_buf_puts(b, ",\"reason\":");
     mesh_buf_json_string(b, sz->reason);
     mesh_buf_puts(b, ",\"would_fit\":");
-    mesh_buf_printf(b, sz->would_fit ? "%d}\n" : "null}\n", sz->would_fit);
+    mesh_buf_printf(b, sz->would_fit ? "%d" : "null", sz->would_fit);
+    size_run_json(b, sz, m, job);
+    mesh_buf_puts(b, "}\n");
 }
 
 char *mesh_listing_size(const mesh_size_t *sz, const mesh_model_t *m, const mesh_alloc_t *a,
-                        const mesh_restart_t *restart, const char *from, int json)
+                        const mesh_restart_t *restart, const char *from, const mesh_size_job_t *job,
+                        int json)
 {
     mesh_buf_t b;
+    mesh_size_job_t none = {.partition = ""};
     mesh_buf_init(&b);
+    if (!job)
+        job = &none;
     if (json)
-        size_json(&b, sz, m, a, restart);
+        size_json(&b, sz, m, a, restart, job);
     else
-        size_text(&b, sz, m, a, restart, from ? from : "");
+        size_text(&b, sz, m, a, restart, from ? from : "", job);
     return mesh_buf_take(&b);
 }

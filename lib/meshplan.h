@@ -10,6 +10,7 @@
 #include "meshplan/version.h"
 #include "meshplan/error.h"
 #include "meshplan/parse.h"
+#include "meshplan/when.h"
 #include "meshplan/spec.h"
 #include "meshplan/params.h"
 #include "meshplan/gpu.h"

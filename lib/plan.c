@@ -155,17 +155,55 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         model->framework = as->framework;
 }
 
+/* A search's inputs, as plan_inputs makes them. */
+typedef struct plan_in {
+    mesh_model_t model;
+    mesh_alloc_t alloc;
+    mesh_layout_t pin;
+    mesh_assumptions_t as;
+} plan_in_t;
+
+/* The inputs checked (check_inputs), then made into *in.  0, or -1 with err. */
+static int checked_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                          const mesh_assumptions_t *assume, plan_in_t *in, mesh_error_t *err)
+{
+    if (check_inputs(m, a, pins, err) < 0)
+        return -1;
+    plan_inputs(m, a, pins, assume, &in->model, &in->alloc, &in->pin, &in->as);
+    return 0;
+}
+
+/* Why search s found no valid layout on allocation a, into *e.  Its first
+ * invalid layout names the rule it breaks; where that is only a dp the
+ * global batch cannot take (tp, cp and pp 1 leave every GPU to dp), the
+ * first layout with a dp it can take names the rule that really stands in
+ * the way (a stage count the layers cannot fill, a tp beyond the node). */
+static void why_none_valid(const search_t *s, const mesh_alloc_t *a, mesh_error_t *e)
+{
+    long world = (long)a->nodes * a->gpus_per_node;
+    mesh_layout_t l = s->has_invalid ? s->invalid : mesh_representative(s->pins, world);
+    int batch =
+        s->has_invalid && s->has_telling && s->m->global_batch % ((long)l.micro_batch * l.dp) != 0;
+    if (batch)
+        l = s->telling;
+    if (mesh_layout_check(s->m, s->a, &l, e) == 0) {
+        snprintf(e->msg, sizeof(e->msg), "the pinned fields exclude every layout");
+        return;
+    }
+    if (batch)
+        mesh_error_prefix(e,
+                          "every split of the %ld GPUs whose dp divides global_batch %ld breaks "
+                          "another rule, as tp=%d,cp=%d,pp=%d,dp=%d",
+                          world, s->m->global_batch, l.tp, l.cp, l.pp, l.dp);
+}
+
 /* The error of a search s that found no valid layout, for model m on
  * allocation a (what the caller gave), with the inputs it ran on.  -1. */
 static int no_valid_layout(const search_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
                            mesh_error_t *err)
 {
-    mesh_layout_t l = s->has_invalid
-                          ? s->invalid
-                          : mesh_representative(s->pins, (long)a->nodes * a->gpus_per_node);
     mesh_error_t e;
-    if (mesh_layout_check(s->m, s->a, &l, &e) == 0)
-        snprintf(e.msg, sizeof(e.msg), "the pinned fields exclude every layout");
+    why_none_valid(s, a, &e);
     return mesh_error_set(err, "no valid layout for %s on %d x %d GPUs: %s", m->name, a->nodes,
                           a->gpus_per_node, e.msg);
 }
@@ -245,15 +283,11 @@ int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_la
                      const mesh_assumptions_t *assume, double deadline, mesh_candidate_t *out,
                      mesh_error_t *err)
 {
-    if (check_inputs(m, a, pins, err) < 0)
+    plan_in_t in;
+    if (checked_inputs(m, a, pins, assume, &in, err) < 0)
         return -1;
-    mesh_model_t model;
-    mesh_alloc_t alloc;
-    mesh_layout_t pin;
-    mesh_assumptions_t as;
-    plan_inputs(m, a, pins, assume, &model, &alloc, &pin, &as);
     search_t s;
-    mesh_search_init(&s, &as, &model, &alloc, &pin, 0);
+    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 0);
     s.choice_only = 1;
     s.deadline = deadline > 0 ? deadline : 0;
     s.memo = calloc(1, sizeof(*s.memo));
@@ -297,6 +331,30 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     mesh_search_init(&s, &as, m, &alloc, &pin, 1);
     mesh_search_run(&s);
     return s.found;
+}
+
+int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                         const mesh_assumptions_t *assume, mesh_error_t *err)
+{
+    plan_in_t in;
+    if (checked_inputs(m, a, pins, assume, &in, err) < 0)
+        return -2;
+    search_t s;
+    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
+    mesh_search_run(&s);
+    if (s.found || s.valid > 0)
+        return s.found;
+    /* the first-fit search counts only what it tries: the search that
+     * keeps the invalid layouts says whether any is valid, and why not */
+    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 0);
+    mesh_search_run(&s);
+    free(s.fits);
+    if (s.oom)
+        return mesh_error_set(err, "out of memory while planning"), -2;
+    if (s.valid > 0)
+        return 0;
+    why_none_valid(&s, a, err);
+    return -1;
 }
 
 void mesh_plan_destroy(mesh_plan_t *p)

@@ -124,6 +124,11 @@ typedef struct search {
     int has_closest, has_invalid;
     mesh_candidate_t closest; /* least memory over capacity */
     mesh_layout_t invalid;    /* some invalid layout, to explain "none valid" */
+    /* the first invalid layout whose dp splits the global batch evenly:
+     * the one that explains an allocation without a valid layout when the
+     * first invalid one only shows a dp the batch cannot take */
+    int has_telling;
+    mesh_layout_t telling;
     family_stat_t fam[MESH_FAMILY_COUNT];
     struct choice_memo *memo; /* choice_only: what the floors keep */
 } search_t;

@@ -15,6 +15,7 @@
 #include "meshplan/parse.h"
 #include "meshplan/policy.h"
 #include "meshplan/size.h"
+#include "meshplan/when.h"
 
 #define POLICY_MAX_BYTES (64 * 1024)
 
@@ -179,6 +180,12 @@ static const policy_key_t gpu_fields[] = {
 /* the figures an override replaces are numbers (double) or island (int) */
 _Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
 
+/* partition.NAME.max_time: Slurm's forms (mesh_parse_max_time), in minutes */
+static int read_max_time(void *base, const char *key, const char *value, mesh_error_t *err)
+{
+    return mesh_parse_max_time(value, key, &((mesh_partition_t *)base)->max_time, err);
+}
+
 /* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
 #define PART(member) AT(mesh_partition_t, member)
 static const policy_key_t partition_fields[] = {
@@ -186,6 +193,8 @@ static const policy_key_t partition_fields[] = {
     {"gpu_mem", K_SIZE, PART(gpu_mem), .min = 1e8, .max = 1e14, .doc = "its GPUs' memory"},
     {"nvlink", K_INT, PART(island), .min = 1, .max = 1 << 20, .doc = "GPUs per NVLink island"},
     {"nodes", K_INT, PART(nodes), .min = 1, .max = 1 << 20, .doc = "how many nodes it has"},
+    {"max_time", K_CUSTOM, PART(max_time), .read = read_max_time,
+     .doc = "its MaxTime, as slurm.conf writes it (2-00:00:00, UNLIMITED)"},
 };
 
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
@@ -437,6 +446,7 @@ int mesh_policy_key_text(const mesh_policy_t *p, int i, const char **name, char 
             mesh_format_bytes(*(const double *)v, buf, len);
         break;
     case K_INT: snprintf(buf, len, "%d", *(const int *)v); break;
+    case K_RATE: snprintf(buf, len, "%.6gGB/s", *(const double *)v / 1e9); break;
     case K_YESNO: snprintf(buf, len, "%s", *(const int *)v > 0 ? "yes" : "no"); break;
     case K_PATH:
     case K_TEXT: snprintf(buf, len, "%s", *(const char *)v ? (const char *)v : "(none)"); break;

@@ -225,6 +225,13 @@ static int keeps_records(const search_t *s)
     return !s->first_fit_only && !s->choice_only;
 }
 
+/* Whether l's replicas split the global batch evenly (l may be invalid). */
+static int splits_batch(const search_t *s, const mesh_layout_t *l)
+{
+    return l->micro_batch >= 1 && l->dp >= 1 &&
+           s->m->global_batch % ((long)l->micro_batch * l->dp) == 0;
+}
+
 /* Whether layout l breaks a rule of mesh_layout_check's that no lever or
  * recomputation can mend: the global batch not split evenly over
  * micro-batches and replicas, a stage without a layer, or interleaving
@@ -258,6 +265,10 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         if (!s->has_invalid) {
             s->invalid = *l;
             s->has_invalid = 1;
+        }
+        if (!s->has_telling && splits_batch(s, l)) {
+            s->telling = *l;
+            s->has_telling = 1;
         }
         family_stat_t *f = &s->fam[mesh_family_of(l)];
         if (!f->has_invalid) {
@@ -319,11 +330,13 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
 
 /* evaluate(), except that a layout surely invalid only counts once the
  * search and its family keep the invalid layout they explain (evaluate
- * keeps no other), or at once in a search that keeps no records. */
+ * keeps no other; and, for one that splits the batch, the telling one),
+ * or at once in a search that keeps no records. */
 static int consider(search_t *s, const mesh_layout_t *l)
 {
-    if ((!keeps_records(s) || (s->has_invalid && s->fam[mesh_family_of(l)].has_invalid)) &&
-        surely_invalid(s, l)) {
+    int kept = s->has_invalid && s->fam[mesh_family_of(l)].has_invalid &&
+               (s->has_telling || !splits_batch(s, l));
+    if ((!keeps_records(s) || kept) && surely_invalid(s, l)) {
         s->evaluated++;
         return 0;
     }

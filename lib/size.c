@@ -16,15 +16,51 @@
 #include "meshplan/explain.h"
 #include "meshplan/parse.h"
 #include "meshplan/size.h"
+#include "meshplan/when.h"
 
-static const char *const goal_names[] = {"min", "fastest", "efficient"};
+/* the goals' names, in mesh_size_goal_t's order; the last, a deadline's,
+ * is no name but the prefix of "by:WHEN" (mesh_size_aim_parse) */
+static const char *const goal_names[] = {"min", "fastest", "efficient", "by"};
+#define NAMED_GOALS MESH_SIZE_DEADLINE
 
 int mesh_size_goal_parse(const char *name, mesh_size_goal_t *out, mesh_error_t *err)
 {
-    for (int g = 0; g < MESH_ARRAY_LEN(goal_names); g++)
+    for (int g = 0; g < NAMED_GOALS; g++)
         if (strcmp(name, goal_names[g]) == 0)
             return *out = (mesh_size_goal_t)g, 0;
-    return mesh_error_set(err, "unknown goal '%s' (min, fastest or efficient)", name);
+    return mesh_error_set(err, "unknown goal '%.40s' (min, fastest, efficient or by:WHEN)", name);
+}
+
+int mesh_size_aim_parse(const char *text, long long now, mesh_size_aim_t *out, mesh_error_t *err)
+{
+    mesh_size_aim_t aim = {.goal = MESH_SIZE_MIN};
+    long long when;
+    if (strlen(text) >= sizeof(aim.text))
+        return mesh_error_set(err, "goal '%.20s...' is longer than %d bytes", text,
+                              (int)sizeof(aim.text) - 1);
+    mesh_strlcpy(aim.text, text, sizeof(aim.text));
+    if (strncmp(text, "by:", 3) != 0) {
+        if (mesh_size_goal_parse(text, &aim.goal, err) < 0)
+            return -1;
+        return *out = aim, 0;
+    }
+    const char *w = text + 3;
+    aim.goal = MESH_SIZE_DEADLINE;
+    /* a date is YYYY-MM-DD...: four digits and a dash, which no duration
+     * starts with but a day count of 1000 or more, which a date is read as */
+    if (strlen(w) >= 5 && w[4] == '-' && strspn(w, "0123456789") == 4) {
+        if (mesh_parse_date(w, "goal by:DATE", &when, err) < 0)
+            return -1;
+        if (when <= now)
+            return mesh_error_set(err, "goal %s: the date is not in the future", text);
+        aim.within = (double)(when - now);
+    } else {
+        if (mesh_parse_duration(w, "goal by:DURATION", &when, err) < 0)
+            return -1;
+        aim.within = (double)when;
+    }
+    *out = aim;
+    return 0;
 }
 
 const char *mesh_size_goal_name(mesh_size_goal_t goal)
@@ -46,6 +82,21 @@ int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi
     if (*hi > q->nodes)
         *hi = q->nodes;
     return 0;
+}
+
+/* Why nothing fits row r's count, allocation *on: no_layout (the reason
+ * the planner gives) or, NULL, layouts that exist but do not fit. */
+static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *no_layout)
+{
+    r->fits = 0;
+    r->no_layout = no_layout != NULL;
+    if (no_layout)
+        snprintf(r->why, sizeof(r->why), "no layout: %d nodes x %d GPUs = %ld GPUs: %.300s",
+                 on->nodes, on->gpus_per_node, (long)on->nodes * on->gpus_per_node, no_layout);
+    else
+        snprintf(r->why, sizeof(r->why),
+                 "layouts exist, but none fits in memory (meshplan plan --nodes %d says why)",
+                 on->nodes);
 }
 
 /* Plan row r's count: whether a layout fits and, if one does, the plan's
@@ -71,9 +122,13 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
         *fit = rc == MESH_CHOICE_LATE;
         return 0;
     }
-    *fit = mesh_plan_any_fits(m, &on, pins, assume);
-    if (!*fit)
-        return 0; /* not priced: nothing on this count would be chosen */
+    mesh_error_t why;
+    int status = mesh_plan_fit_status(m, &on, pins, assume, &why);
+    if (status == -2)
+        return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
+    *fit = status == 1;
+    if (!*fit) /* not priced: nothing on this count would be chosen */
+        return say_no_fit(r, &on, status < 0 ? why.msg : NULL), 0;
     /* not searched yet, or failed: with the error wanted */
     if (rc < 0)
         rc = mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, err);
@@ -143,12 +198,50 @@ static int rank_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *
     return 0;
 }
 
+/* The run's seconds on row r's choice with the sizing's margin; 0 when the
+ * spec gives no budget (mesh_size_create_aim refuses a deadline then). */
+static double run_seconds(const mesh_size_t *s, const mesh_size_row_t *r, const mesh_model_t *m)
+{
+    mesh_estimate_t est;
+    if (r->fits != 1 || !mesh_size_estimate(m, &r->best.cost, &est))
+        return 0;
+    return est.seconds * (1 + s->margin);
+}
+
+/* Whether row r fits and its run, with the margin, ends by the deadline. */
+static int in_time(const mesh_size_t *s, const mesh_size_row_t *r, const mesh_model_t *m)
+{
+    return r->fits == 1 && run_seconds(s, r, m) <= s->aim.within;
+}
+
+/* MESH_SIZE_DEADLINE's rows, from lo up: with MESH_SIZE_TABLE all of them,
+ * else up to the first in time (the choice), the rest fits -1.  0, or -1
+ * with err set. */
+static int deadline_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
+                         const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                         unsigned flags, mesh_error_t *err)
+{
+    for (int k = 0; k < s->n_rows; k++) {
+        int fit;
+        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, &fit, err) < 0)
+            return -1;
+        if (!(flags & MESH_SIZE_TABLE) && in_time(s, &s->rows[k], m)) {
+            for (int j = k + 1; j < s->n_rows; j++)
+                s->rows[j].fits = -1;
+            return 0;
+        }
+    }
+    return 0;
+}
+
 /* Plan the rows the sizing needs (see mesh_size_create's flags); the rows
  * it leaves out get fits -1.  0, or -1 with err set. */
 static int plan_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
                      const mesh_layout_t *pins, const mesh_assumptions_t *assume, unsigned flags,
                      mesh_error_t *err)
 {
+    if (s->goal == MESH_SIZE_DEADLINE)
+        return deadline_rows(s, m, a, pins, assume, flags, err);
     if (!(flags & MESH_SIZE_TABLE) && s->goal != MESH_SIZE_MIN)
         return rank_rows(s, m, a, pins, assume, err);
     for (int k = 0; k < s->n_rows; k++) {
@@ -177,11 +270,28 @@ static int ties(double x, double best)
     return x >= best - (best < 0 ? -best : best) * MESH_PLAN_TIE;
 }
 
+/* DEADLINE's choice: the first row in time, else -1 with s->fastest the
+ * row of the shortest run (-1: none fits). */
+static int choose_in_time(mesh_size_t *s, const mesh_model_t *m)
+{
+    for (int i = 0; i < s->n_rows; i++)
+        if (in_time(s, &s->rows[i], m))
+            return i;
+    for (int i = 0; i < s->n_rows; i++)
+        if (s->rows[i].fits == 1 && (s->fastest < 0 || run_seconds(s, &s->rows[i], m) <
+                                                           run_seconds(s, &s->rows[s->fastest], m)))
+            s->fastest = i;
+    return -1;
+}
+
 /* The choice: the fewest nodes among the fitting rows within MESH_PLAN_TIE
- * of the best for the goal (MIN: the fewest that fit).  -1 when none fits. */
-static int choose(const mesh_size_t *s)
+ * of the best for the goal (MIN: the fewest that fit; DEADLINE: the fewest
+ * in time).  -1 when none fits. */
+static int choose(mesh_size_t *s, const mesh_model_t *m)
 {
     int best = -1, n_fit = 0;
+    if (s->goal == MESH_SIZE_DEADLINE)
+        return choose_in_time(s, m);
     for (int i = 0; i < s->n_rows; i++) {
         if (s->rows[i].fits != 1)
             continue;
@@ -200,9 +310,20 @@ static int choose(const mesh_size_t *s)
     return n_fit ? best : -1;
 }
 
-/* The choice's reason, one line. */
-static void say_why(mesh_size_t *s)
+/* seconds as a short span: days from two on, else hours. */
+static const char *span(double seconds, char *buf, size_t len)
 {
+    if (seconds >= 2 * 86400)
+        snprintf(buf, len, "%.1f d", seconds / 86400);
+    else
+        snprintf(buf, len, "%.1f h", seconds / 3600);
+    return buf;
+}
+
+/* The choice's reason, one line. */
+static void say_why(mesh_size_t *s, const mesh_model_t *m)
+{
+    char run[32], within[32];
     const mesh_size_row_t *r = &s->rows[s->chosen];
     const char *nodes = r->nodes == 1 ? "node" : "nodes";
     char per_hour[16];
@@ -225,7 +346,26 @@ static void say_why(mesh_size_t *s)
                  mesh_format_si(r->tokens_per_gpu_hour, per_hour, sizeof(per_hour)),
                  MESH_PLAN_TIE * 100);
         break;
+    case MESH_SIZE_DEADLINE:
+        snprintf(s->reason, sizeof(s->reason),
+                 "%d %s: the fewest of %d-%d whose run, %s with the %.0f%% margin, ends %s (%s "
+                 "from now)",
+                 r->nodes, nodes, s->lo, s->hi, span(run_seconds(s, r, m), run, sizeof(run)),
+                 100 * s->margin, s->aim.text, span(s->aim.within, within, sizeof(within)));
+        break;
     }
+}
+
+/* DEADLINE, and no count in time: which comes closest. */
+static void say_late(mesh_size_t *s, const mesh_model_t *m)
+{
+    char run[32], within[32];
+    const mesh_size_row_t *r = &s->rows[s->fastest];
+    snprintf(s->reason, sizeof(s->reason),
+             "no count of %d-%d nodes ends %s (%s from now) with the %.0f%% margin: the fastest, "
+             "%d nodes, runs %s",
+             s->lo, s->hi, s->aim.text, span(s->aim.within, within, sizeof(within)),
+             100 * s->margin, r->nodes, span(run_seconds(s, r, m), run, sizeof(run)));
 }
 
 /* Nothing fits: how many nodes would, from the advice of a plan on hi
@@ -235,10 +375,18 @@ static int say_why_not(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t
                        mesh_error_t *err)
 {
     mesh_alloc_t on = *a;
-    on.nodes = s->hi;
+    int k = s->n_rows - 1;
+    while (k >= 0 && s->rows[k].no_layout)
+        k--; /* the advice needs layouts: the largest count that has some */
+    if (k < 0) {
+        snprintf(s->reason, sizeof(s->reason),
+                 "no count of %d-%d nodes has a valid layout (each count says why)", s->lo, s->hi);
+        return 0;
+    }
+    on.nodes = s->rows[k].nodes;
     mesh_plan_t *p = mesh_plan_create(m, &on, pins, assume, err);
     if (!p)
-        return mesh_error_prefix(err, "on %d nodes", s->hi);
+        return mesh_error_prefix(err, "on %d nodes", on.nodes);
     for (int i = 0; i < mesh_plan_advice_count(p); i++) {
         const mesh_advice_t *adv = mesh_plan_advice_record(p, i);
         if (adv->kind == MESH_ADVICE_NODES)
@@ -252,7 +400,7 @@ static int say_why_not(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t
         snprintf(s->reason, sizeof(s->reason),
                  "no layout fits on %d-%d nodes, and more nodes would not help (see meshplan "
                  "plan --nodes %d)",
-                 s->lo, s->hi, s->hi);
+                 s->lo, s->hi, on.nodes);
     return 0;
 }
 
@@ -260,6 +408,32 @@ mesh_size_t *mesh_size_create(const mesh_model_t *m, const mesh_alloc_t *a, int 
                               const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                               mesh_size_goal_t goal, unsigned flags, mesh_error_t *err)
 {
+    mesh_size_aim_t aim = {.goal = goal};
+    if (goal == MESH_SIZE_DEADLINE)
+        return mesh_error_set(err, "a deadline goal needs its time: mesh_size_create_aim"), NULL;
+    mesh_strlcpy(aim.text, mesh_size_goal_name(goal), sizeof(aim.text));
+    return mesh_size_create_aim(m, a, lo, hi, pins, assume, &aim, flags, err);
+}
+
+/* A deadline's inputs: a budget to estimate the run from, a time to end
+ * by.  0, or -1 with err set. */
+static int check_deadline(const mesh_model_t *m, const mesh_size_aim_t *aim, mesh_error_t *err)
+{
+    if (!(aim->within > 0))
+        return mesh_error_set(err, "goal %s: the deadline is not in the future", aim->text);
+    if (m->tokens <= 0 && m->steps <= 0)
+        return mesh_error_set(err,
+                              "goal %s: %s gives no budget to estimate the run from: set "
+                              "train.tokens or train.steps (--set train.tokens=1e12)",
+                              aim->text, m->name);
+    return 0;
+}
+
+mesh_size_t *mesh_size_create_aim(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
+                                  const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                  const mesh_size_aim_t *aim, unsigned flags, mesh_error_t *err)
+{
+    mesh_size_goal_t goal = aim->goal;
     if (lo < 1 || lo > hi)
         return mesh_error_set(err, "the node range %d-%d is empty", lo, hi), NULL;
     if ((long)hi - lo + 1 > MESH_SIZE_ROWS_MAX)
@@ -268,12 +442,19 @@ mesh_size_t *mesh_size_create(const mesh_model_t *m, const mesh_alloc_t *a, int 
                NULL;
     if ((int)goal < 0 || (int)goal >= MESH_ARRAY_LEN(goal_names))
         return mesh_error_set(err, "unknown sizing goal %d", (int)goal), NULL;
+    if (goal == MESH_SIZE_DEADLINE && check_deadline(m, aim, err) < 0)
+        return NULL;
     mesh_size_t *s = calloc(1, sizeof(*s));
     if (s)
         s->rows = calloc((size_t)(hi - lo + 1), sizeof(*s->rows));
     if (!s || !s->rows)
         return mesh_size_destroy(s), mesh_error_set(err, "out of memory"), NULL;
     s->goal = goal;
+    s->aim = *aim;
+    s->margin = assume ? assume->time_margin : MESH_TIME_MARGIN_DEFAULT;
+    if (s->margin < 0)
+        s->margin = 0;
+    s->fastest = -1;
     s->lo = lo;
     s->hi = hi;
     s->n_rows = hi - lo + 1;
@@ -281,9 +462,11 @@ mesh_size_t *mesh_size_create(const mesh_model_t *m, const mesh_alloc_t *a, int 
         s->rows[i].nodes = lo + i;
     if (plan_rows(s, m, a, pins, assume, flags, err) < 0)
         return mesh_size_destroy(s), NULL;
-    s->chosen = choose(s);
+    s->chosen = choose(s, m);
     if (s->chosen >= 0)
-        say_why(s);
+        say_why(s, m);
+    else if (s->fastest >= 0)
+        say_late(s, m);
     else if (say_why_not(s, m, a, pins, assume, err) < 0)
         return mesh_size_destroy(s), NULL;
     return s;
@@ -329,4 +512,114 @@ const char *mesh_size_slurm_time(long minutes, char *buf, size_t len)
     else
         snprintf(buf, len, "%ld:%02ld:00", h, m);
     return buf;
+}
+
+int mesh_size_chain(const mesh_estimate_t *e, double margin, long max_minutes, mesh_chain_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->need = mesh_size_limit_minutes(e, margin);
+    out->jobs = 1;
+    if (max_minutes > 0 && out->need > max_minutes)
+        out->jobs = (int)((out->need + max_minutes - 1) / max_minutes);
+    out->minutes = (out->need + out->jobs - 1) / out->jobs; /* equal parts, none past the limit */
+    return out->jobs;
+}
+
+const char *mesh_size_chain_recipe(const mesh_chain_t *c, int nodes, const char *name,
+                                   const char *script, char *buf, size_t len)
+{
+    char t[32];
+    mesh_size_slurm_time(c->minutes, t, sizeof(t));
+    if (c->jobs <= 1)
+        snprintf(buf, len, "sbatch --job-name=%s --time=%s -N %d %s", name, t, nodes, script);
+    else
+        snprintf(buf, len,
+                 "for i in $(seq %d); do sbatch --job-name=%s --dependency=singleton --time=%s "
+                 "-N %d %s; done",
+                 c->jobs, name, t, nodes, script);
+    return buf;
+}
+
+/* The partition records of scontrol's text as mesh_size_max_time_parse
+ * reads them: the wanted one's MaxTime, and how many records and defaults
+ * there were. */
+typedef struct part_scan {
+    const char *want; /* NULL: the default or the only one */
+    int records, defaults, found;
+    char name[MESH_SIZE_GOAL_MAX], max_time[MESH_SIZE_GOAL_MAX], cur[MESH_SIZE_GOAL_MAX];
+    int cur_default, cur_has_max, has_max;
+    char cur_max[MESH_SIZE_GOAL_MAX];
+} part_scan_t;
+
+/* The record that just ended is the wanted one: keep its MaxTime. */
+static void end_record(part_scan_t *p)
+{
+    if (!p->records)
+        return;
+    p->defaults += p->cur_default;
+    /* no name: the default, else the first (taken if it is the only one) */
+    int wanted = p->want ? strcmp(p->cur, p->want) == 0 : p->cur_default || p->records == 1;
+    if (wanted && (!p->found || (!p->want && p->cur_default))) {
+        p->found = 1;
+        p->has_max = p->cur_has_max;
+        mesh_strlcpy(p->name, p->cur, sizeof(p->name));
+        mesh_strlcpy(p->max_time, p->cur_max, sizeof(p->max_time));
+    }
+}
+
+/* One KEY=VALUE field of k bytes at f.  0, or -1 with err set. */
+static int scan_field(part_scan_t *p, const char *f, size_t k, mesh_error_t *err)
+{
+    static const char part_key[] = "PartitionName=", max_key[] = "MaxTime=", dflt[] = "Default=YES";
+    size_t np = sizeof(part_key) - 1, nm = sizeof(max_key) - 1;
+    if (k >= np && strncmp(f, part_key, np) == 0) {
+        end_record(p);
+        if (k - np >= sizeof(p->cur) || k == np)
+            return mesh_error_set(err, "PartitionName= is empty or longer than %d bytes",
+                                  (int)sizeof(p->cur) - 1);
+        p->records++;
+        snprintf(p->cur, sizeof(p->cur), "%.*s", (int)(k - np), f + np);
+        p->cur_default = p->cur_has_max = 0;
+    } else if (p->records && k >= nm && strncmp(f, max_key, nm) == 0) {
+        if (k - nm >= sizeof(p->cur_max))
+            return mesh_error_set(err, "partition %s: MaxTime= is longer than %d bytes", p->cur,
+                                  (int)sizeof(p->cur_max) - 1);
+        snprintf(p->cur_max, sizeof(p->cur_max), "%.*s", (int)(k - nm), f + nm);
+        p->cur_has_max = 1;
+    } else if (p->records && k == sizeof(dflt) - 1 && strncmp(f, dflt, k) == 0) {
+        p->cur_default = 1;
+    }
+    return 0;
+}
+
+int mesh_size_max_time_parse(const char *text, const char *name, long *minutes, mesh_error_t *err)
+{
+    part_scan_t p = {.want = name && *name ? name : NULL};
+    for (const char *t = text; *t;) {
+        size_t k = strcspn(t, " \t\r\n");
+        for (size_t i = 0; i < k; i++)
+            if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+                return mesh_error_set(err,
+                                      "byte %ld is a control character: not scontrol show "
+                                      "partition's output",
+                                      (long)(t - text + (long)i + 1));
+        if (k && scan_field(&p, t, k, err) < 0)
+            return -1;
+        t += k;
+        t += strspn(t, " \t\r\n");
+    }
+    end_record(&p);
+    if (!p.records)
+        return mesh_error_set(err, "no PartitionName= record: give scontrol show partition's "
+                                   "output");
+    if (!p.found && p.want)
+        return mesh_error_set(err, "partition %s is not in it (%d partitions)", p.want, p.records);
+    if (!p.found || (!p.want && (p.defaults > 1 || (p.defaults == 0 && p.records > 1))))
+        return mesh_error_set(err, "%d partitions and no single default: name one (--partition)",
+                              p.records);
+    if (!p.has_max)
+        return mesh_error_set(err, "partition %s gives no MaxTime=", p.name);
+    char what[MESH_SIZE_GOAL_MAX + 24];
+    snprintf(what, sizeof(what), "partition %s MaxTime", p.name);
+    return mesh_parse_max_time(p.max_time, what, minutes, err);
 }

@@ -106,8 +106,13 @@ static const opt_t opts[] = {
      .help = "leave this fraction of the usable GPU memory free (the spec's\n"
              "train.headroom; the policy's headroom= is the least)"},
     {"goal", "GOAL", C_SIZE, READ(read_goal),
-     .help = "min (fewest nodes that fit; default), fastest (shortest step) or\n"
-             "efficient (most tokens per GPU-hour)"},
+     .help = "min (fewest nodes that fit; default), fastest (shortest step),\n"
+             "efficient (most tokens per GPU-hour), or by:WHEN (the fewest nodes\n"
+             "whose run ends by WHEN: a date 2026-12-24[T18:00] or a duration\n"
+             "7-00:00:00, 14d; needs train.tokens or train.steps)"},
+    {"now", "DATE", C_SIZE, TEXT(now), .help = "when by: counts from (default: the clock, local)"},
+    {"partition-info", "FILE", C_SIZE, TEXT(partition_info),
+     .help = "`scontrol show partition` output ('-': stdin): its MaxTime"},
     {"policy", "FILE", C_POLICY, TEXT(policy),
      .help = "admin policy (YAML), as the plugin reads it; 'none' for the\n"
              "defaults (default: $" MESH_POLICY_ENV ", else " MESH_SYSTEM_POLICY ",\n"
@@ -418,11 +423,15 @@ static int read_nodes(options_t *o, const char *v)
     return 0;
 }
 
+/* --goal: checked here against the clock (by:DATE), read again by size
+ * against --now, which may follow it */
 static int read_goal(options_t *o, const char *v)
 {
     mesh_error_t err;
-    if (mesh_size_goal_parse(v, &o->goal, &err) < 0)
+    mesh_size_aim_t aim;
+    if (mesh_size_aim_parse(v, 0, &aim, &err) < 0)
         return mesh_error_prefix(&err, "--goal"), bad("%s", err.msg);
+    o->goal = v;
     return 0;
 }
 

@@ -56,8 +56,10 @@ typedef struct options {
     double headroom; /* --headroom: the spec's train.headroom (have_headroom) */
     int have_headroom;
     long long nodes, gpus_per_node, nvlink, node, local, job_id, step_id;
-    int nodes_lo, nodes_hi; /* size's --nodes LO-HI (N: N-N) */
-    mesh_size_goal_t goal;
+    int nodes_lo, nodes_hi;     /* size's --nodes LO-HI (N: N-N) */
+    const char *goal;           /* size's --goal as given; NULL: min */
+    const char *now;            /* size's --now DATE; NULL: the clock */
+    const char *partition_info; /* size's --partition-info FILE ('-': stdin) */
     int json, shell, have_export, no_pictures;
     mesh_export_t export_mode;
     /* --set: spec keys (for mesh_spec_load_with) and policy keys, in order */

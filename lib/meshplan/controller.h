@@ -77,11 +77,13 @@ typedef struct mesh_submit {
 
 /** What a job asks of the controller beyond its shape (mesh_submit_decide). */
 typedef struct mesh_submit_ask {
-    int size;              /* 1: narrow the node range to one count by goal (--mesh-size) */
-    mesh_size_goal_t goal; /* with size */
-    int nodes_lo;          /* the job's nodes (-N LO or the low end of -N LO-HI); 0: not given */
-    int nodes_hi;          /* the high end of -N LO-HI; 0: no range */
-    long time_limit;       /* the job's limit in minutes; 0: none given, -1: unlimited */
+    int size;            /* 1: narrow the node range to one count by aim (--mesh-size) */
+    mesh_size_aim_t aim; /* with size: the goal, as mesh_size_aim_parse read it */
+    long max_time;       /* the partition's MaxTime in minutes where the front end reads it; 0:
+                          * the policy's max_time: for the partition (none: no limit) */
+    int nodes_lo;        /* the job's nodes (-N LO or the low end of -N LO-HI); 0: not given */
+    int nodes_hi;        /* the high end of -N LO-HI; 0: no range */
+    long time_limit;     /* the job's limit in minutes; 0: none given, -1: unlimited */
 } mesh_submit_ask_t;
 
 /* The most node counts the controller sizes for one job: each is a plan
@@ -150,7 +152,10 @@ MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *
  * policy gives no GPU is REFUSE, whatever enforce says (the user asked for
  * something the controller cannot do); a range where nothing fits is
  * enforce's verdict (off: RUN, not narrowed) with the sizing's reason.
- * Without sizing, the verdict is mesh_submit_judge's.
+ * Without sizing, the verdict is mesh_submit_judge's.  A deadline
+ * (ask->aim by:WHEN) sizes for the fewest nodes whose run ends by it
+ * (mesh_size_create_aim); none in time is enforce's verdict too, with the
+ * count that comes closest.
  *
  * Time limit, for a job that fits and a spec with a budget (train.tokens
  * or train.steps), per the policy's time_limit: the estimate (out->estimate)
@@ -158,7 +163,12 @@ MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *
  * (mesh_size_limit_minutes).  warn: a note when the job gives no limit, a
  * limit shorter than that, or one longer than MESH_TIME_LIMIT_LONG times
  * it; set: also out->time_limit for a job that gives none; reject: also
- * REFUSE a job whose limit is shorter than the estimate itself.  The
+ * REFUSE a job whose limit is shorter than the estimate itself.  A run
+ * longer than the partition's MaxTime (ask->max_time, else the policy's
+ * max_time:) cannot be one job: the note says how many chained jobs of
+ * what limit it takes and the sbatch line that submits them
+ * (mesh_size_chain, mesh_size_chain_recipe), set gives the job one link's
+ * limit, and reject refuses no limit as shorter than the estimate.  The
  * estimate of a job not sized costs a whole plan on the partition's
  * allocation (only then).
  *

@@ -57,15 +57,26 @@ MESH_API char *mesh_listing_presets(const mesh_spec_dirs_t *d, int json);
 MESH_API char *mesh_listing_topo(const mesh_topo_t *t, const char *source, const mesh_policy_t *pol,
                                  int json);
 
+/** The job a sizing is for, beyond its shape (mesh_listing_size). */
+typedef struct mesh_size_job {
+    const char *partition; /* its name, for messages; not NULL */
+    long max_minutes;      /* the partition's MaxTime in minutes; 0: none known */
+} mesh_size_job_t;
+
 /**
  * A sizing sz of model m on allocations like a: every node count's layout,
- * step time, throughput and memory, the choice marked with its reason;
- * with restart (not NULL), what it keeps of the run saved in file `from`.
- * sz, m and a must not be NULL.
+ * step time, throughput and memory (a count without one: why), the choice
+ * marked with its reason; with restart (not NULL), what it keeps of the
+ * run saved in file `from`.  With a budget (train.tokens or train.steps),
+ * the run of the choice (or, a deadline missed, of the fastest count) and
+ * the time limit it needs with the margin, against job->max_minutes
+ * (mesh_size_chain): one job's sbatch, or the chain of jobs and the shell
+ * line that submits it (mesh_size_chain_recipe).  job may be NULL (no
+ * time limit known).  sz, m and a must not be NULL.
  */
 MESH_API char *mesh_listing_size(const mesh_size_t *sz, const mesh_model_t *m,
                                  const mesh_alloc_t *a, const mesh_restart_t *restart,
-                                 const char *from, int json);
+                                 const char *from, const mesh_size_job_t *job, int json);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,19 @@ MESH_API int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a,
                                 const mesh_layout_t *pins, const mesh_assumptions_t *assume);
 
 /**
+ * mesh_plan_any_fits, saying which way a count does not fit: 1 if some
+ * layout fits; 0 if valid layouts exist but none fits in memory; -1 if no
+ * layout is valid at all (the allocation's GPUs do not split into tp, cp,
+ * pp and dp by the model's rules), with err set to the reason alone, as mesh_plan_create's error
+ * ends ("pp 19 cannot split 80 layers ...").  -2 with err set when an input is bad
+ * (mesh_plan_create's error) or memory runs out.  Costs mesh_plan_any_fits, and a search of the
+ * invalid layouts only where the first finds no valid one.  err must not be NULL.
+ */
+MESH_API int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a,
+                                  const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                  mesh_error_t *err);
+
+/**
  * The chosen layout; when nothing fits, the one that needs the least
  * memory, priced all the same.  Never NULL; points into p, valid until
  * mesh_plan_destroy(p).

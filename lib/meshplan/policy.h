@@ -86,6 +86,7 @@ typedef struct mesh_partition {
     double gpu_mem; /* bytes; 0: the policy's */
     int island;     /* nvlink= */
     int nodes;      /* how many nodes it has, to explain requests beyond them */
+    long max_time;  /* its MaxTime in minutes, as slurm.conf gives it; 0: none (UNLIMITED) */
 } mesh_partition_t;
 
 /**

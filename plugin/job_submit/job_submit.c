@@ -192,6 +192,16 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Now on slurmctld's local clock, as seconds since its 1970-01-01T00:00:
+ * what a --mesh-size=by:DATE is read against (dates are local, as
+ * sbatch --begin reads them). */
+static long long local_now(void)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    return localtime_r(&t, &tm) ? (long long)t + tm.tm_gmtoff : (long long)t;
+}
+
 /* What the job asks of the controller beyond its shape: sizing (--mesh-size,
  * recorded by sbatch/salloc/srun) over its node range, and its time limit.
  * 0, or -1 with err set when it cannot be asked. */
@@ -204,11 +214,13 @@ static int what_is_asked(const job_desc_msg_t *d, mesh_submit_ask_t *ask, mesh_e
     ask->time_limit = d->time_limit == NO_VAL     ? 0
                       : d->time_limit == INFINITE ? -1
                                                   : (long)d->time_limit;
-    const char *goal = find_env(d, MESH_SIZE_ENV, 16, &bad);
+    const char *goal = find_env(d, MESH_SIZE_ENV, MESH_SIZE_GOAL_MAX, &bad);
     if (!goal)
         return 0;
-    if (bad || mesh_size_goal_parse(goal, &ask->goal, err) < 0)
-        return mesh_error_set(err, "--mesh-size: use min, fastest or efficient");
+    if (bad)
+        return mesh_error_set(err, "--mesh-size: use min, fastest, efficient or by:WHEN");
+    if (mesh_size_aim_parse(goal, local_now(), &ask->aim, err) < 0)
+        return mesh_error_prefix(err, "--mesh-size");
     ask->size = 1;
     int range = ask->nodes_hi && ask->nodes_hi != ask->nodes_lo;
     /* a total stays what it is when the count changes: only per-node
@@ -259,7 +271,8 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg)
     }
     int sizing;
     /* enforce=off: nothing is judged, but a job that asks to be sized is */
-    if (policy.enforce == MESH_ENFORCE_OFF && !find_env(d, MESH_SIZE_ENV, 16, &sizing))
+    if (policy.enforce == MESH_ENFORCE_OFF &&
+        !find_env(d, MESH_SIZE_ENV, MESH_SIZE_GOAL_MAX, &sizing))
         return SLURM_SUCCESS;
     int reject = policy.enforce == MESH_ENFORCE_REJECT;
     mesh_model_t m;

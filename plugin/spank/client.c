@@ -94,7 +94,7 @@ int mesh_submit_post_opt(spank_t sp)
     }
     spank_job_control_setenv(sp, MESH_REQUEST_ENV, request, 1);
     if (mesh_plugin.have_size)
-        spank_job_control_setenv(sp, MESH_SIZE_ENV, mesh_size_goal_name(mesh_plugin.size_goal), 1);
+        spank_job_control_setenv(sp, MESH_SIZE_ENV, mesh_plugin.size_goal, 1);
     /* The step may start elsewhere (srun --chdir, sbatch --chdir): hand it
      * the absolute path.  Read as the user there too, so nothing is gained
      * by forging it.  The job's srun read no file: the submission's stays. */

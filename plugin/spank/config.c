@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugin.h"
 
@@ -182,12 +183,27 @@ static int cb_bind(int val, const char *optarg, int remote)
     return 0;
 }
 
+/* Now on the local clock, as seconds since its 1970-01-01T00:00 (what a
+ * by:DATE is read against). */
+static long long local_now(void)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    return localtime_r(&t, &tm) ? (long long)t + tm.tm_gmtoff : (long long)t;
+}
+
 static int cb_size(int val, const char *optarg, int remote)
 {
     asked("mesh-size");
     mesh_error_t err;
-    if (!optarg || mesh_size_goal_parse(optarg, &mesh_plugin.size_goal, &err) < 0)
-        return option_error(remote, "mesh-size", "use min, fastest or efficient");
+    mesh_size_aim_t aim;
+    /* checked against this machine's clock (on the nodes, where the job
+     * may start after its deadline, only its form): the controller reads
+     * it again against its own */
+    if (!optarg || mesh_size_aim_parse(optarg, remote ? 0 : local_now(), &aim, &err) < 0)
+        return option_error(remote, "mesh-size",
+                            optarg ? err.msg : "use min, fastest, efficient or by:WHEN");
+    snprintf(mesh_plugin.size_goal, sizeof(mesh_plugin.size_goal), "%s", optarg);
     mesh_plugin.have_size = 1;
     return 0;
 }

@@ -58,7 +58,9 @@ typedef struct mesh_plugin {
     int have_size; /* --mesh-size: narrow the job's node range, by size_goal */
     int have_headroom; /* --mesh-headroom: the spec's train.headroom, as the job asks it */
     double headroom;
-    mesh_size_goal_t size_goal;
+    /* the goal as given (a name or by:WHEN), which the controller reads
+     * again against its own clock */
+    char size_goal[MESH_SIZE_GOAL_MAX];
     char from[MESH_SPEC_ARG_MAX]; /* --mesh-from FILE, read as the user at submission */
     int have_from;
     char keep[128]; /* --mesh-keep DIMS */

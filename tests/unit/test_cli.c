@@ -1115,7 +1115,7 @@ static void size__table_marks_the_library_choice(void **state)
                 assert_non_null(
                     strstr(row, mesh_layout_format(&sz->rows[i].best.layout, l, sizeof(l))));
             else
-                assert_non_null(strstr(row, "does not fit"));
+                assert_non_null(strstr(row, sz->rows[i].why));
             if (sz->rows[i].fits == 1)
                 size_row_rates(r->out, row, &sz->rows[i]);
         }
@@ -1132,12 +1132,15 @@ static void size__table_marks_the_library_choice(void **state)
     /* in order: the goal and range, the rows, then the choice */
     const char *at = r->out, *want[] = {"\"goal\":\"min\"",
                                         "\"nodes\":{\"lo\":2,\"hi\":4}",
-                                        "{\"nodes\":2,\"fits\":false}",
+                                        "{\"nodes\":2,\"fits\":false,\"no_layout\":false,"
+                                        "\"reason\":\"layouts exist, but none fits",
                                         "{\"nodes\":3,\"fits\":true,\"layout\":\"tp=",
                                         "\"tokens_per_gpu_hour\":",
                                         "\"estimated_seconds\":",
                                         "\"chosen\":3,",
-                                        "\"would_fit\":null}",
+                                        "\"would_fit\":null,",
+                                        "\"run\":{\"nodes\":3,\"estimated_seconds\":",
+                                        "\"max_time_minutes\":null,\"jobs\":1,",
                                         NULL};
     for (const char *const *w = want; *w; w++)
         if (!(at = strstr(at, *w)))
@@ -1173,7 +1176,7 @@ static void size__bad_input_names_the_option(void **state)
     assert_bad(run("size", "--model", "llama3-8b", SIZE_ALLOC, NULL), "--nodes is required");
     assert_bad(
         run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--goal", "max", NULL),
-        "--goal: unknown goal 'max' (min, fastest or efficient)");
+        "--goal: unknown goal 'max' (min, fastest, efficient or by:WHEN)");
     assert_bad(run("plan", "--model", "llama3-8b", ALLOC, "--goal", "min", NULL),
                "--goal: unknown option for plan (an option of size)");
     assert_bad(
@@ -1288,7 +1291,8 @@ static void restart__plan_env_and_size(void **state)
     assert_non_null(strstr(r->out, want));
     for (int n = 8; n <= 16; n++) {
         const char *row = size_row_of(r->out, n);
-        assert_true(strstr(row, "does not fit") || strstr(row, "tp=4,pp=4,"));
+        assert_true(strstr(row, "no layout") || strstr(row, "none fits") ||
+                    strstr(row, "tp=4,pp=4,"));
     }
     r = run("size", "--model", "llama3-70b", R768, "--nodes", "8-16", SIZE_ALLOC, "--from", path,
             "--json", NULL);

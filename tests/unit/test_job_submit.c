@@ -476,7 +476,8 @@ static void size__bad_ranges_refused(void **state)
          "--mesh-size=fastest: the node range 20-32 is outside partition gpu, which has 16 "
          "nodes: give a range the partition can hold",
          ESLURM_INVALID_NODE_COUNT},
-        {"biggest", 1, 4, "gpu", "--mesh-size: use min, fastest or efficient", SLURM_ERROR},
+        {"biggest", 1, 4, "gpu",
+         "--mesh-size: unknown goal 'biggest' (min, fastest, efficient or by:WHEN)", SLURM_ERROR},
         {"efficient", 1, 4000, "", /* the policy's default entry has no nodes: */
          "--mesh-size=efficient: the node range 1-4000 has 4000 counts; the controller sizes at "
          "most 256 (give a narrower range, as -N 1-256; meshplan size plans any)",
@@ -531,19 +532,27 @@ static void size__bad_ranges_refused(void **state)
     free(msg);
 }
 
+/* The number after key in the JSON a shell command line prints. */
+static long json_number(const char *line, const char *key)
+{
+    static char out[65536];
+    shell(line, out, sizeof(out));
+    const char *k = strstr(out, key);
+    if (!k)
+        fail_msg("no %s in: %s", key, out);
+    return atol(k + strlen(key));
+}
+
 /* The limit that covers the run: `meshplan plan --json`'s, for the spec
  * with a budget of `tokens`. */
 static long cli_limit(const char *model, int nodes, double tokens)
 {
-    char line[1024], out[65536];
+    char line[1024];
     snprintf(line, sizeof(line),
              "'%s' plan --model %s --nodes %d --gpus-per-node 8 --partition gpu --set "
              "train.tokens=%.0f --policy '%s' --json 2>/dev/null",
              getenv("MESHPLAN"), model, nodes, tokens, policy_path);
-    shell(line, out, sizeof(out));
-    const char *k = strstr(out, "\"time_limit_minutes\":");
-    assert_non_null(k);
-    return atol(k + strlen("\"time_limit_minutes\":"));
+    return json_number(line, "\"time_limit_minutes\":");
 }
 
 /* time_limit=: a limit set where none is given, a short one warned about
@@ -608,6 +617,107 @@ static void time_limit__per_policy(void **state)
     free(msg);
 }
 
+/* The partition's MaxTime (the policy's max_time:): a run longer than it is
+ * a chain of jobs, said with the sbatch line; time_limit=set gives one
+ * link's limit, reject refuses no link as shorter than the whole run. */
+static void max_time__chained_jobs(void **state)
+{
+    job_desc_msg_t d;
+    char *msg;
+    double tokens = 1e11; /* llama3-8b on 2 x 8 H100: about five days */
+    write_policy_with("reject", "time_limit: set\npartitions:\n  gpu: {gpu: H100-SXM, max_time: "
+                                "2-00:00:00}\n");
+    long need = cli_limit("llama3-8b", 2, tokens);
+    int jobs = (int)((need + 2879) / 2880);
+    assert_true(jobs >= 2);
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, (need + jobs - 1) / jobs);
+    assert_true(d.time_limit <= 2880);
+    char says[256];
+    snprintf(says, sizeof(says),
+             "more than partition gpu's MaxTime 2-00:00:00 with the 15%% "
+             "margin: it takes %d chained jobs of --time=",
+             jobs);
+    if (!msg || !strstr(msg, says))
+        fail_msg("'%s' does not say '%s'", msg, says);
+    snprintf(says, sizeof(says),
+             "for i in $(seq %d); do sbatch --job-name=NAME "
+             "--dependency=singleton --time=",
+             jobs);
+    assert_non_null(strstr(msg, says));
+    assert_non_null(strstr(msg, " -N 2 SCRIPT; done"));
+    free(msg);
+    /* within the MaxTime, or UNLIMITED: one job, as before */
+    write_policy_with("reject", "time_limit: set\npartitions:\n  gpu: {gpu: H100-SXM, max_time: "
+                                "UNLIMITED}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, need);
+    assert_null(strstr(msg, "chained"));
+    free(msg);
+    /* reject: a link's limit is no limit too short for the run */
+    write_policy_with("reject", "time_limit: reject\npartitions:\n  gpu: {gpu: H100-SXM, "
+                                "max_time: 2-00:00:00}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", 2880, &d, &msg), 0);
+    assert_non_null(strstr(msg, "chained jobs"));
+    assert_int_equal(d.time_limit, 2880);
+    free(msg);
+    /* a bad max_time is the policy's error */
+    write_policy_with("reject", "partitions:\n  gpu: {gpu: H100-SXM, max_time: forever}\n");
+    assert_non_null(strstr(logged, "max_time: 'forever' is not a time limit"));
+}
+
+/* The count `meshplan size --goal GOAL --set train.tokens=TOKENS` picks
+ * (its JSON's "chosen"; 0: none). */
+static int cli_size_budget(const char *model, int lo, int hi, const char *goal, double tokens)
+{
+    char line[1024];
+    snprintf(line, sizeof(line),
+             "'%s' size --model %s --nodes %d-%d --gpus-per-node 8 --partition gpu --goal '%s' "
+             "--set train.tokens=%.0f --policy '%s' --json 2>/dev/null",
+             getenv("MESHPLAN"), model, lo, hi, goal, tokens, policy_path);
+    return (int)json_number(line, "\"chosen\":");
+}
+
+/* --mesh-size=by:WHEN: the controller narrows to the CLI's choice, the
+ * fewest nodes whose run ends in time; none in time is enforce's. */
+static void deadline__narrowed_to_the_cli_choice(void **state)
+{
+    job_desc_msg_t d;
+    char *msg;
+    double tokens = 2e11;
+    write_policy_with("reject", sizing_policy);
+    int want = cli_size_budget("llama3-8b", 1, 16, "by:14d", tokens);
+    assert_true(want > 1 && want < 16);
+    assert_int_equal(submit("llama3-8b", tokens, 1, 16, "by:14d", "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.min_nodes, want);
+    assert_int_equal(d.max_nodes, want);
+    char head[128];
+    snprintf(head, sizeof(head),
+             "meshplan: --mesh-size=by:14d: the job runs on %d nodes: the "
+             "fewest of 1-16 whose run",
+             want);
+    assert_non_null(msg);
+    assert_true(!strncmp(msg, head, strlen(head)));
+    free(msg);
+    /* one hour: nothing is in time; refused with the fastest count */
+    assert_int_equal(submit("llama3-8b", tokens, 1, 16, "by:60m", "gpu", NO_VAL, &d, &msg),
+                     ESLURM_INVALID_NODE_COUNT);
+    assert_non_null(strstr(msg, "--mesh-size=by:60m: no count of 1-16 nodes ends by:60m"));
+    assert_non_null(strstr(msg, "the fastest, "));
+    free(msg);
+    /* a date in the past, and a goal too long for the controller to read */
+    assert_int_equal(submit("llama3-8b", tokens, 1, 16, "by:2001-01-01", "gpu", NO_VAL, &d, &msg),
+                     SLURM_ERROR);
+    assert_non_null(strstr(msg, "--mesh-size: goal by:2001-01-01: the date is not in the future"));
+    free(msg);
+    assert_int_equal(submit("llama3-8b", tokens, 1, 16,
+                            "by:2026-12-24T18:00:00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "gpu",
+                            NO_VAL, &d, &msg),
+                     SLURM_ERROR);
+    assert_non_null(strstr(msg, "--mesh-size: use min, fastest, efficient or by:WHEN"));
+    free(msg);
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -624,6 +734,8 @@ int main(void)
         cmocka_unit_test(size__narrowed_to_the_cli_choice),
         cmocka_unit_test(size__bad_ranges_refused),
         cmocka_unit_test(time_limit__per_policy),
+        cmocka_unit_test(max_time__chained_jobs),
+        cmocka_unit_test(deadline__narrowed_to_the_cli_choice),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);

@@ -209,14 +209,14 @@ static void size__none_fits_says_what_would(void **state)
     mesh_size_t *sz =
         mesh_size_create(&m, &a, 1, 2, &pins, &pol.assume, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
     assert_non_null(sz);
-    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, 1));
+    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, NULL, 1));
     assert_true(json_is_null(json_object_get(j, "chosen")));
     assert_true(json_integer_value(json_object_get(j, "would_fit")) > 2);
     assert_int_equal(json_array_size(json_object_get(j, "rows")), 2);
     assert_true(
         json_is_false(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "fits")));
     json_decref(j);
-    char *text = mesh_listing_size(sz, &m, &a, NULL, NULL, 0);
+    char *text = mesh_listing_size(sz, &m, &a, NULL, NULL, NULL, 0);
     assert_non_null(strstr(text, "Sizing llama3-70b on 1-2 nodes of 8 H100-SXM, goal min\n"));
     assert_non_null(strstr(text, "\nNothing fits: "));
     free(text);

@@ -104,7 +104,9 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_string_equal(mock_getenv("CONTROL:MESHPLAN_SIZE"), "efficient");
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     assert_int_equal(mesh_test_option("mesh-size", "largest", 0), -1);
-    assert_non_null(strstr(mock.last_error, "--mesh-size: use min, fastest or efficient"));
+    assert_non_null(
+        strstr(mock.last_error,
+               "--mesh-size: unknown goal 'largest' (min, fastest, efficient or by:WHEN)"));
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     assert_int_equal(mesh_test_option("mesh-size", "min", 0), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);

@@ -906,6 +906,9 @@ static const pol_key_t pol_keys[] = {
      "partition.p.nodes: {} is out of range (allowed 1..1048576)",
      "partition.p.nodes: {} is out of range (allowed 1..1048576)", "4 1000 2k 1Ki", "many",
      "partition.p.nodes: '{}' is not an integer (expected 1..1048576" COUNTS, 0},
+    {"partition.p.max_time", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "2-00:00:00 90 2:30:00 14d UNLIMITED", "forever",
+     "partition.p.max_time: 'forever' is not a time limit (...", 0},
     /* policy=FILE: plugstack.conf only (a file cannot include another) */
     {"policy", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "/nonexistent/meshplan.yaml",
      "cannot open policy '{}': ...", 0},
@@ -1283,7 +1286,7 @@ static void keys__fields_in_the_manual(void **state)
     static const struct {
         const char *key;
         int fields;
-    } fams[] = {{"gpu.H100-SXM.zz", 9}, {"partition.p.zz", 4}};
+    } fams[] = {{"gpu.H100-SXM.zz", 9}, {"partition.p.zz", 5}};
     for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
         mesh_policy_t p;
         mesh_error_t err;

@@ -196,7 +196,7 @@ static void size__bad_input(void **state)
     assert_int_equal(mesh_size_goal_parse("min", &g, &err), 0);
     assert_int_equal(g, MESH_SIZE_MIN);
     assert_int_equal(mesh_size_goal_parse("max", &g, &err), -1);
-    assert_non_null(strstr(err.msg, "min, fastest or efficient"));
+    assert_non_null(strstr(err.msg, "min, fastest, efficient or by:WHEN"));
     assert_string_equal(mesh_size_goal_name(MESH_SIZE_EFFICIENT), "efficient");
     assert_string_equal(mesh_size_goal_name((mesh_size_goal_t)9), "?");
     mesh_size_destroy(NULL);
