@@ -44,11 +44,14 @@ static int max_time(const options_t *o, long *minutes)
         return bad("--partition-info %s: cannot be read", o->partition_info);
     char *text = malloc(PARTITION_INFO_MAX + 1);
     size_t n = text ? fread(text, 1, PARTITION_INFO_MAX + 1, f) : 0;
+    int failed = ferror(f);
     if (!in)
         fclose(f);
     int rc = 0;
     if (!text)
         rc = bad("out of memory");
+    else if (failed)
+        rc = bad("--partition-info %s: cannot be read", o->partition_info);
     else if (n > PARTITION_INFO_MAX)
         rc = bad("--partition-info %s: more than %d bytes: give one partition's "
                  "(scontrol show partition NAME)",

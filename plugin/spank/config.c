@@ -300,9 +300,10 @@ static struct spank_option options[] = {
      1, 0, cb_bind},
     {"mesh-explain", NULL, "[meshplan] print the explained plan before the step starts", 0, 0,
      cb_explain},
-    {"mesh-size", "min|fastest|efficient",
+    {"mesh-size", "min|fastest|efficient|by:WHEN",
      "[meshplan] with a node range (-N LO-HI), let the controller pick the count: the fewest "
-     "that fit, the shortest step, or the most tokens per GPU-hour",
+     "that fit, the shortest step, the most tokens per GPU-hour, or the fewest whose run ends "
+     "by WHEN (a date 2026-12-24[T18:00] or a duration 7-00:00:00, 14d)",
      1, 0, cb_size},
     {"mesh-headroom", "F",
      "[meshplan] leave this fraction of the usable GPU memory free (the spec's train.headroom; "
