@@ -107,6 +107,17 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_non_null(
         strstr(mock.last_error,
                "--mesh-size: unknown goal 'largest' (min, fastest, efficient or by:WHEN)"));
+    /* a deadline goes to the controller as written, to be read against its
+     * clock; sbatch refuses one in the past (the nodes: deadline__nodes) */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh-size", "by:14d", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_string_equal(mock_getenv("CONTROL:MESHPLAN_SIZE"), "by:14d");
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    assert_int_equal(mesh_test_option("mesh-size", "by:2001-01-01", 0), -1);
+    assert_non_null(
+        strstr(mock.last_error, "--mesh-size: goal by:2001-01-01: the date is not in the future"));
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     assert_int_equal(mesh_test_option("mesh-size", "min", 0), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
@@ -236,6 +247,24 @@ static int run_step(int task)
     assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0); /* never fails */
     mock.task_id = task;
     return slurm_spank_task_init(NULL, 0, NULL);
+}
+
+/* --mesh-size=by:DATE on the nodes, where the job may start after its
+ * deadline: only a bad form fails the step (the controller sized it). */
+static void deadline__nodes_check_only_the_form(void **state)
+{
+    (void)state;
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    assert_int_equal(mesh_test_option("mesh-size", "by:2001-01-01", 1), 0);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), 0);
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    assert_int_equal(mesh_test_option("mesh-size", "by:2001-02-30", 1), 0);
+    mock_step(0, 1, 0, 8);
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.error_log, "--mesh-size: goal by:DATE: '2001-02-30': 2001-02"));
 }
 
 /* A log's first message says which meshplan runs: srun's, and each task's
@@ -859,6 +888,7 @@ int main(void)
         cmocka_unit_test(spec__carried_with_the_job),
         cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
+        cmocka_unit_test(deadline__nodes_check_only_the_form),
         cmocka_unit_test(stepd__warns_in_srun_words),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
