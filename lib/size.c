@@ -3,10 +3,12 @@
  * Sizing (see size.h): every node count of a range planned, one picked by a
  * goal.  The counts are independent plans, each the choice alone
  * (mesh_plan_choose, no explanation); the cost is in the counts that fit,
- * so those that do not are told apart by mesh_plan_any_fits, which stops at
- * the first fitting layout and prices none, and a count that cannot be
- * chosen is searched only until that shows (a deadline on its step;
- * doc/design.md, "Sizing").
+ * so those that do not are told apart by mesh_plan_fit_status, which stops
+ * at the first fitting layout and prices none (and says whether any layout
+ * is valid), and a count that cannot be chosen is searched only until that
+ * shows (a deadline on its step; doc/design.md, "Sizing").  A deadline
+ * goal, the chain of jobs a partition's MaxTime cuts a run into and
+ * scontrol's MaxTime are here too: they are the sizing's questions of time.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -39,8 +39,9 @@ typedef enum mesh_size_goal {
     MESH_SIZE_DEADLINE   /* the fewest nodes whose run, with the time margin, ends by a deadline */
 } mesh_size_goal_t;
 
-#define MESH_SIZE_GOAL_MAX 48 /* bytes of a goal as written ("by:2026-12-24T18:00"), with its NUL  \
-                               */
+#define MESH_SIZE_GOAL_MAX                                                                         \
+    48 /* bytes of a goal as written ("by:2026-12-24T18:00"), with its NUL                         \
+        */
 
 /** A goal as a user gives it (mesh_size_aim_parse). */
 typedef struct mesh_size_aim {
@@ -138,9 +139,11 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  * Size model m: plan it on lo..hi nodes of allocation a (a->nodes is
  * ignored; every other field is each count's), with pins and assume as
  * mesh_plan_create takes them, and pick a count by goal.  Counts on which
- * no layout fits are found by mesh_plan_any_fits and not priced; when no
- * count fits, one more plan on hi nodes says how many would
- * (mesh_size_t's would_fit).  m, a, pins and assume are not kept.
+ * no layout fits are found by mesh_plan_fit_status and not priced, each
+ * with its why (no layout at all, or none that fits in memory); when no
+ * count fits, one more plan on the largest count that has layouts says
+ * how many nodes would (mesh_size_t's would_fit).  m, a, pins and assume
+ * are not kept.
  *
  * flags: MESH_SIZE_TABLE prices every count that fits (the CLI's table);
  * 0 plans only what the choice needs (the controller's question), with the
@@ -154,7 +157,8 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  *
  * Returns a new sizing, which the caller frees with mesh_size_destroy, or
  * NULL with err set: an empty range (lo < 1, lo > hi), more than
- * MESH_SIZE_ROWS_MAX counts, an unknown goal, memory running out, or what
+ * MESH_SIZE_ROWS_MAX counts, an unknown goal (MESH_SIZE_DEADLINE, whose
+ * time only mesh_size_create_aim takes, included), memory running out, or what
  * mesh_plan_create refuses (the first count's error, prefixed with it).
  * Nothing fitting is no error: chosen is then -1.  Deterministic and
  * thread-safe.  m, a and err must not be NULL; pins and assume may be.
