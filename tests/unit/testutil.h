@@ -123,14 +123,14 @@ static inline char *test_env_value(const mesh_plan_t *p, const char *name)
 
 /* The documentation cannot fall behind the tables: every key that an
  * error's list of allowed keys names (the list comes from the library's own
- * table) is mentioned in the manual page `page` (man/, beside the presets),
+ * table) is mentioned in the manual page `page` (man/PAGE.in, beside the presets),
  * as a word of its own.  `list` runs from the first key to `end`; keys are
  * separated by `sep` characters; a dotted key (gpu.NAME.FIELD) is checked by
  * its first part.  Returns how many keys were checked. */
 static inline int test_man_lists(const char *page, const char *list, char end, const char *sep)
 {
     char path[1024], *text;
-    snprintf(path, sizeof(path), "%s/../../man/%s", getenv("MESH_MODELS_DIR"), page);
+    snprintf(path, sizeof(path), "%s/../../man/%s.in", getenv("MESH_MODELS_DIR"), page);
     FILE *f = fopen(path, "r");
     if (!f)
         fail_msg("cannot read %s", path);
