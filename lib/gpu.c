@@ -27,7 +27,7 @@
  *   MI325X, L40S, A100 PCIe rounded down for GDDR6), an estimate.
  * net_bw of the PCIe cards (L4, A10: 100G; A40, RTX 6000 Ada, L40S: 200G per
  *   GPU) is an estimate: no reference system sells them with a fabric.
- * Sources per figure are listed in the README ("The GPU table"), and for
+ * Sources per figure are listed in doc/internals.md ("The GPU table"), and for
  * H20, B300, GB200, L40S, L4, RTX 6000 Ada, A10, A40 and MI355X next to their
  * rows.
  */

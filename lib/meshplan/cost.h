@@ -5,7 +5,7 @@
  * Predicted time of one optimizer step of a layout: compute from the GPU
  * table's peak and GEMM efficiency, plus the pipeline bubble, plus the
  * parts of TP, CP, PP and DP/ZeRO communication that compute cannot hide.
- * The overlap assumptions are stated in lib/cost.c and in the README.
+ * The overlap assumptions are stated in lib/cost.c and in doc/internals.md.
  */
 #ifndef MESHPLAN_COST_H
 #define MESHPLAN_COST_H

@@ -6,8 +6,8 @@
  * first holds the input embedding and the most micro-batches in flight, the
  * last the output layer and the logits, so the stages that can hold the
  * most (the first, the second and the last) are priced and the largest is
- * reported.  Formulas and their sources are in lib/memory.c and in the
- * README.
+ * reported.  Formulas and their sources are in lib/memory.c and in
+ * doc/internals.md.
  */
 #ifndef MESHPLAN_MEMORY_H
 #define MESHPLAN_MEMORY_H

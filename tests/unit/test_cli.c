@@ -349,7 +349,7 @@ static void env__equals_library(void **state)
      * test_plan); here only that they are what is exported */
     snprintf(mem, sizeof(mem), "MESH_PREDICTED_MEM_BYTES=%.0f", mesh_plan_best(p)->memory.total);
     snprintf(digest, sizeof(digest), "MESH_PLAN_DIGEST=%s", mesh_plan_digest(p));
-    /* README: MASTER_PORT = lo + (job*131 + step) mod (hi - lo + 1) in the
+    /* doc/guide.md: MASTER_PORT = lo + (job*131 + step) mod (hi - lo + 1) in the
      * default port_range 20000-29999 */
     snprintf(port, sizeof(port), "MASTER_PORT=%d", 20000 + (77 * 131 + 2) % 10000);
     assert_string_equal(port, "MASTER_PORT=20089");

@@ -250,10 +250,10 @@ static void master_port__range_and_spread(void **state)
  * modules own: the memory model's prediction and the plan digest. */
 
 #define GPN  8    /* every case runs on H100-SXM nodes of 8 GPUs */
-#define JOB  4242 /* the README's example job */
+#define JOB  4242 /* doc/guide.md's example job */
 #define STEP 3
 
-/* README "The per-task variables": MASTER_PORT = lo + (job_id*131 +
+/* doc/guide.md "The per-task variables": MASTER_PORT = lo + (job_id*131 +
  * step_id) mod (hi - lo + 1), in the policy's port_range (default
  * 20000-29999, meshplan-policy(5)). */
 static int documented_port(unsigned long job, unsigned long step, int lo, int hi)
@@ -382,8 +382,8 @@ static mesh_plan_t *case_plan(const env_case_t *k)
     return test_plan(&m, &a, k->mesh);
 }
 
-/* Everything task t of case k must get (doc/design.md, "Per-task environment", and README "The
- * per-task variables"; the torchrun launcher gets no per-rank variable). */
+/* Everything task t of case k must get (doc/design.md, "Per-task environment", and doc/guide.md
+ * "The per-task variables"; the torchrun launcher gets no per-rank variable). */
 static void want_task(const env_case_t *k, const mesh_plan_t *p, const bf_map_t *map,
                       const mesh_task_t *t, int port, want_t *w)
 {
@@ -1023,7 +1023,7 @@ static void env__topology_variables(void **state)
 
 static void master_port__documented_formula(void **state)
 {
-    /* README: lo + (job_id*131 + step_id) mod (hi - lo + 1); the README's
+    /* doc/guide.md: lo + (job_id*131 + step_id) mod (hi - lo + 1); its
      * own example: job 4242, step 0 -> 25702 */
     assert_int_equal(mesh_env_master_port(4242, 0, 20000, 29999), 25702);
     assert_int_equal(mesh_env_master_port(77, 2, 20000, 29999), 20089); /* 10089 mod 10000 */

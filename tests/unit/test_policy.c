@@ -757,7 +757,7 @@ static void bandwidth__units_exact__ambiguous_refused(void **state)
 
 /* ---- every key, as meshplan-policy(5) documents it ----
  *
- * Written from meshplan-policy(5) (KEYS, GPUS and PARTITIONS) and the README, not from
+ * Written from meshplan-policy(5) (KEYS, GPUS and PARTITIONS) and doc/guide.md, not from
  * lib/policy.c.  The man page states no numeric bounds but reserve's being a
  * fraction; the others are the ones the errors state to admins. */
 

@@ -324,7 +324,7 @@ static void digest__same_model_same_digest(void **state)
  *
  * One row per key (and per context where a key's meaning depends on another,
  * as grad_accum_dtype's default does on precision), written from the man page
- * and the README's spec, not from lib/spec.c's own table.  Where the man page
+ * and doc/guide.md's spec, not from lib/spec.c's own table.  Where the man page
  * states no upper bound (the integer keys), the bound is the one the error
  * message states to users. */
 
