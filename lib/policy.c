@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Admin policy: one table of keys for plugstack.conf arguments, YAML policy
- * files and the CLI's --policy.
+ * Admin policy: plugstack.conf arguments, YAML policy files and the CLI's
+ * --policy and --set, read with the one table of keys (lib/policy_keys.c):
+ * typo hints, the gpus: and partitions: families, the document reader and
+ * the checks made once everything is read.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <yaml.h>
 
 #include "internal.h"
+#include "policy_keys.h"
 #include "yamlread.h"
 #include "meshplan/parse.h"
 #include "meshplan/policy.h"
@@ -24,179 +27,6 @@
  * peak of a GPU that gpu.NAME.fp8 says has FP8. */
 #define FP8_PER_BF16 2.0
 
-/* How a key's value is read, and what its member holds. */
-enum kind {
-    K_WORD,   /* one of `words`; int: its index */
-    K_NUM,    /* a number in min..max; double: it times `scale` (0: 1) */
-    K_SIZE,   /* bytes in min..max; double */
-    K_RATE,   /* bytes per second in min..max, the unit saying bits or bytes; double */
-    K_INT,    /* a count in min..max (32, 1k, 2Ki: mesh_parse_count); int */
-    K_YESNO,  /* a boolean; int: 1 yes, -1 no, 0 not said */
-    K_PATH,   /* an absolute path, or one of `words`; char[MESH_PATH_MAX] */
-    K_TEXT,   /* a name, checked with the rest by mesh_policy_check; char[size] */
-    K_CUSTOM, /* read(): values of their own shape */
-};
-
-/*
- * One key: its name, kind, member (an offset into the table's struct:
- * mesh_policy_t for the top level, an override or a partition for the
- * gpu.NAME. and partition.NAME. fields), range, the words it takes, its
- * default as meshplan-policy(5) writes it (NULL: none, the member is 0 or "") and
- * what it means.  The tables below drive mesh_policy_set, the YAML reader's
- * sections, the lists of allowed keys in errors, the range errors and
- * mesh_policy_init's defaults; tests/unit/test_policy.c checks that
- * meshplan-policy(5) names every key.  Adding a key is a row, its member and its
- * use.
- */
-typedef struct policy_key {
-    const char *name;
-    enum kind kind;
-    size_t off, size;
-    double min, max, scale;
-    const char *const *words; /* NULL-terminated; matched in any case */
-    int (*read)(void *base, const char *key, const char *value, mesh_error_t *err);
-    size_t to; /* a GPU field: the mesh_gpu_t member a nonzero value replaces; 0: none */
-    const char *dflt;
-    const char *doc;
-    const char *unit; /* K_NUM: what the number counts, after its range in errors */
-} policy_key_t;
-
-#define AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
-#define POL(member)      AT(mesh_policy_t, member)
-
-/* the words' order is the enum's */
-_Static_assert(sizeof(mesh_enforce_t) == sizeof(int) && sizeof(mesh_export_t) == sizeof(int),
-               "word keys are ints");
-static const char *const enforce_names[] = {"off", "warn", "reject", NULL};
-/* export=: the tasks' modes; "batch", the batch script's, is named only
- * where a front end shows what a batch script gets (meshplan env) */
-static const char *const export_names[] = {"torch", "torchrun", "mesh", NULL};
-static const char *const export_all[] = {"torch", "torchrun", "mesh", "batch", NULL};
-static const char *const bind_words[] = {"none", "gpu", NULL};
-static const char *const gpu_order_words[] = {"pci", "minor", NULL};
-static const char *const topology_error_words[] = {"fail", "fallback", NULL};
-static const char *const submit_error_words[] = {"allow", "reject", NULL};
-static const char *const topology_xml_words[] = {"none", NULL};
-static const char *const time_limit_words[] = {"off", "warn", "set", "reject", NULL};
-_Static_assert(sizeof(mesh_time_limit_t) == sizeof(int), "word keys are ints");
-
-/* framework=: a name of the spec's train.framework, its one table */
-static int read_framework(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    int i = mesh_spec_choice_of("train.framework", value);
-    if (i < 0) {
-        char names[64] = "";
-        for (int f = 0; strcmp(mesh_framework_name((mesh_framework_t)f), "?") != 0; f++)
-            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", f ? ", " : "",
-                     mesh_framework_name((mesh_framework_t)f));
-        return mesh_error_set(err, "%s: '%.20s' is not one of %s", key, value, names);
-    }
-    ((mesh_policy_t *)base)->assume.framework = (mesh_framework_t)i;
-    return 0;
-}
-
-/* The top-level keys, in the order errors list them. */
-static const policy_key_t top_keys[] = {
-    {"enforce", K_WORD, POL(enforce), .words = enforce_names, .dflt = "reject",
-     .doc = "what to do with a job whose layout does not fit"},
-    {"reserve", K_NUM, POL(assume.reserve), .min = 0, .max = 0.9, .dflt = "0.03",
-     .unit = ", a fraction", .doc = "fraction of each GPU's memory no plan may use"},
-    {"gpu", K_CUSTOM, POL(assume.gpu), .read = mesh_policy_read_gpu_name,
-     .doc = "GPU model assumed where the topology shows none"},
-    {"gpu_mem", K_SIZE, POL(assume.gpu_mem), .min = 1e8, .max = 1e14,
-     .doc = "GPU memory assumed for a GPU meshplan does not know"},
-    {"export", K_WORD, POL(launch.export_mode), .words = export_names, .dflt = "torch",
-     .doc = "which launcher's variables the tasks get"},
-    {"port_range", K_CUSTOM, POL(launch.port_lo), .read = mesh_policy_read_port_range,
-     .dflt = "20000-29999", .doc = "where MASTER_PORT is picked, LO-HI"},
-    {"models_dir", K_PATH, POL(launch.models_dir),
-     .doc = "presets searched before the installed ones"},
-    {"topology_xml", K_PATH, POL(launch.topology_xml), .words = topology_xml_words,
-     .doc = "hwloc XML of the node (%n: its name) instead of discovery, or none"},
-    /* live discovery takes ~10 ms; a wedged sysfs, forever */
-    {"topology_timeout", K_NUM, POL(launch.topology_timeout), .min = 0, .max = 3600, .dflt = "10",
-     .unit = " seconds", .doc = "seconds a node may spend reading its topology; 0: no bound"},
-    {"on_topology_error", K_WORD, POL(launch.topology_fallback), .words = topology_error_words,
-     .dflt = "fail", .doc = "refuse the step, or plan from gpu=/gpu_mem= instead"},
-    {"steps", K_CUSTOM, POL(launch.steps), .read = mesh_policy_read_steps, .dflt = "regular,batch",
-     .doc = "which job steps get the variables"},
-    {"bind", K_WORD, POL(launch.bind_gpu), .words = bind_words, .dflt = "none",
-     .doc = "the default of --mesh-bind"},
-    {"gpu_order", K_WORD, POL(launch.gpu_order_minor), .words = gpu_order_words, .dflt = "pci",
-     .doc = "Slurm's GPU indices in bus order, or /dev/nvidiaN minors"},
-    {"overhead", K_SIZE, POL(assume.overhead_context), .min = 0, .max = 1e12, .dflt = "1GiB",
-     .doc = "CUDA context and cuBLAS/NCCL workspaces, per GPU"},
-    {"comm_buffer", K_SIZE, POL(assume.overhead_comm), .min = 0, .max = 1e11, .dflt = "256MiB",
-     .doc = "NCCL channel buffers, per communicator a rank is in"},
-    {"fragmentation", K_NUM, POL(assume.fragmentation), .min = 0, .max = 1, .dflt = "0.05",
-     .unit = ", a fraction", .doc = "caching-allocator slack, a fraction of activation memory"},
-    {"on_submit_error", K_WORD, POL(controller.submit_fail_closed), .words = submit_error_words,
-     .dflt = "allow", .doc = "whether job_submit refuses jobs while the policy is broken"},
-    /* read first and apart from the rest too: mesh_policy_on_config_error */
-    {"on_config_error", K_WORD, POL(launch.config_fail_closed), .words = submit_error_words,
-     .dflt = "allow",
-     .doc = "whether the plugin refuses every job while its configuration is broken"},
-    /* Switch Transformer's capacity factor 1.25 (Fedus et al. 2022, JMLR
-     * 23(120), section 2.2 and Table 1): the headroom over an expert's mean
-     * load that sparse MoE training is provisioned with */
-    {"moe_imbalance", K_NUM, POL(assume.moe_imbalance), .min = 1, .max = 1000, .dflt = "1.25",
-     .unit = " times the mean",
-     .doc = "a MoE model's busiest expert rank over the mean, where the spec gives none"},
-    {"time_limit", K_WORD, POL(controller.time_limit), .words = time_limit_words, .dflt = "warn",
-     .doc = "what job_submit does with a time limit against the run's estimate"},
-    /* the cost model's error on published runs (lib/meshplan/size.h) */
-    {"time_margin", K_NUM, POL(assume.time_margin), .min = 0, .max = 10,
-     .dflt = MESH_STR(MESH_TIME_MARGIN_DEFAULT), .unit = ", a fraction of the estimate",
-     .doc = "what a run-time estimate is padded with, a fraction of it"},
-    {"headroom", K_NUM, POL(assume.headroom), .min = 0, .max = MESH_HEADROOM_MAX, .dflt = "0",
-     .unit = ", a fraction of the usable memory", .doc = "fraction of the usable GPU memory every plan leaves free"},
-    {"framework", K_CUSTOM, POL(assume.framework), .read = read_framework, .dflt = "auto",
-     .doc = "the framework a spec's framework: auto means"},
-};
-
-/* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
-#define GPU(member)    AT(mesh_gpu_override_t, member)
-#define TO(gpu_member) .to = offsetof(mesh_gpu_t, gpu_member)
-static const policy_key_t gpu_fields[] = {
-    {"pci", K_CUSTOM, GPU(pci_vendor), .read = mesh_policy_read_pci,
-     .doc = "VVVV:DDDD, a PCI id that is this GPU"},
-    {"memory", K_SIZE, GPU(memory), .min = 1e8, .max = 1e14, TO(memory),
-     .doc = "bytes the device reports"},
-    {"peak_tflops", K_NUM, GPU(peak_flops), .min = 1, .max = 1e6, .scale = 1e12, TO(peak_flops),
-     .unit = " TFLOP/s", .doc = "dense bf16 tensor TFLOP/s"},
-    {"hbm_bw", K_RATE, GPU(hbm_bw), .min = 1e9, .max = 1e14, TO(hbm_bw),
-     .doc = "memory bandwidth, bytes/s"},
-    {"link_bw", K_RATE, GPU(link_bw), .min = 1e8, .max = 1e14, TO(link_bw),
-     .doc = "NVLink bandwidth per GPU, one direction, bytes/s"},
-    {"net_bw", K_RATE, GPU(net_bw), .min = 1e8, .max = 1e14, TO(net_bw),
-     .doc = "network bandwidth per GPU, one direction, bytes/s"},
-    {"gemm_eff", K_NUM, GPU(gemm_eff), .min = 0.01, .max = 1, TO(gemm_eff), .unit = ", a fraction",
-     .doc = "fraction of the peak large GEMMs reach"},
-    {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
-     .doc = "GPUs per NVLink island"},
-    {"fp8", K_YESNO, GPU(fp8),
-     .doc = "it has FP8 tensor cores (a GPU the policy defines has none unless said)"},
-};
-/* the figures an override replaces are numbers (double) or island (int) */
-_Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
-
-/* partition.NAME.max_time: Slurm's forms (mesh_parse_max_time), in minutes */
-static int read_max_time(void *base, const char *key, const char *value, mesh_error_t *err)
-{
-    return mesh_parse_max_time(value, key, &((mesh_partition_t *)base)->max_time, err);
-}
-
-/* partition.NAME.FIELD: what job_submit/meshplan assumes about a partition. */
-#define PART(member) AT(mesh_partition_t, member)
-static const policy_key_t partition_fields[] = {
-    {"gpu", K_TEXT, PART(gpu), .doc = "its GPU model"},
-    {"gpu_mem", K_SIZE, PART(gpu_mem), .min = 1e8, .max = 1e14, .doc = "its GPUs' memory"},
-    {"nvlink", K_INT, PART(island), .min = 1, .max = 1 << 20, .doc = "GPUs per NVLink island"},
-    {"nodes", K_INT, PART(nodes), .min = 1, .max = 1 << 20, .doc = "how many nodes it has"},
-    {"max_time", K_CUSTOM, PART(max_time), .read = read_max_time,
-     .doc = "its MaxTime, as slurm.conf writes it (2-00:00:00, UNLIMITED)"},
-};
-
 static void *gpu_entry(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
 static void *partition_entry(mesh_policy_t *p, const char *key, const char *name,
                              mesh_error_t *err);
@@ -208,49 +38,28 @@ static const struct family {
     const char *usage; /* the error for a key without NAME or FIELD */
     size_t name_max;   /* bytes of a name, with its NUL */
     const policy_key_t *fields;
-    int n_fields;
+    const int *n_fields; /* how many fields: the table's own count */
     /* entry NAME (found, else added), or NULL with err set */
     void *(*entry)(mesh_policy_t *p, const char *key, const char *name, mesh_error_t *err);
 } families[] = {
     {"gpu.", "gpus", "GPU", "GPU overrides are gpu.NAME.FIELD (e.g. gpu.H100-SXM.memory=80GiB)",
-     sizeof(((mesh_gpu_override_t *)0)->name), gpu_fields, MESH_ARRAY_LEN(gpu_fields), gpu_entry},
+     sizeof(((mesh_gpu_override_t *)0)->name), mesh_policy_gpu_fields, &mesh_policy_gpu_field_count,
+     gpu_entry},
     {"partition.", "partitions", "partition",
      "partition settings are partition.NAME.FIELD (e.g. partition.gpu.gpu=H100-SXM)",
-     sizeof(((mesh_partition_t *)0)->name), partition_fields, MESH_ARRAY_LEN(partition_fields),
-     partition_entry},
+     sizeof(((mesh_partition_t *)0)->name), mesh_policy_partition_fields,
+     &mesh_policy_partition_field_count, partition_entry},
 };
-
-static int read_key(void *base, const policy_key_t *k, const char *key, const char *value,
-                    mesh_error_t *err);
 
 void mesh_policy_init(mesh_policy_t *p)
 {
     memset(p, 0, sizeof(*p));
     /* the defaults are read as an admin would write them: they cannot fail */
     mesh_error_t err;
-    for (int i = 0; i < MESH_ARRAY_LEN(top_keys); i++)
-        if (top_keys[i].dflt)
-            read_key(p, &top_keys[i], top_keys[i].name, top_keys[i].dflt, &err);
-}
-
-const char *mesh_enforce_name(mesh_enforce_t e)
-{
-    return (unsigned)e <= MESH_ENFORCE_REJECT ? enforce_names[e] : "reject";
-}
-
-const char *mesh_export_name(mesh_export_t e)
-{
-    return (unsigned)e <= MESH_EXPORT_BATCH ? export_all[e] : "mesh";
-}
-
-int mesh_export_parse(const char *s, mesh_export_t *out)
-{
-    for (int i = 0; export_all[i]; i++)
-        if (strcasecmp(s, export_all[i]) == 0) {
-            *out = (mesh_export_t)i;
-            return 0;
-        }
-    return -1;
+    for (int i = 0; i < mesh_policy_top_key_count; i++)
+        if (mesh_policy_top_keys[i].dflt)
+            mesh_policy_read_key(p, &mesh_policy_top_keys[i], mesh_policy_top_keys[i].name,
+                                 mesh_policy_top_keys[i].dflt, &err);
 }
 
 /* "a, b, c" (or with sep " "): the names of a table, into buf[len]. */
@@ -268,7 +77,7 @@ static const char *list_of(const policy_key_t *keys, int n, const char *sep, cha
 /* The key of the table a typo of `word` most likely meant, or NULL. */
 static const policy_key_t *meant(const policy_key_t *keys, int n, const char *word)
 {
-    const char *names[32];
+    const char *names[32] = {NULL};
     n = n < MESH_ARRAY_LEN(names) ? n : MESH_ARRAY_LEN(names);
     for (int i = 0; i < n; i++)
         names[i] = keys[i].name;
@@ -300,7 +109,7 @@ static const char *hint(const policy_key_t *keys, int n, const char *word, char 
  * argument, partition for the section partitions in a file); "" else. */
 static const char *key_hint(const char *key, int in_file, char *buf, size_t len)
 {
-    const policy_key_t *k = meant(top_keys, MESH_ARRAY_LEN(top_keys), key);
+    const policy_key_t *k = meant(mesh_policy_top_keys, mesh_policy_top_key_count, key);
     size_t head = strcspn(key, ".");
     buf[0] = '\0';
     if (k)
@@ -336,123 +145,10 @@ static int unknown_key(const char *key, int in_file, mesh_error_t *err)
     }
     if (in_file && used)
         fams[used - 1] = '\0'; /* a file has no policy: key */
-    return mesh_error_set(err, "unknown policy key '%.40s' (keys: %s %s%s)%s", key,
-                          list_of(top_keys, MESH_ARRAY_LEN(top_keys), " ", list, sizeof(list)),
-                          fams, in_file ? "" : "policy",
-                          key_hint(key, in_file, guess, sizeof(guess)));
-}
-
-static int read_word(int *dst, const policy_key_t *k, const char *key, const char *value,
-                     mesh_error_t *err)
-{
-    char list[128] = "";
-    size_t used = 0;
-    for (int i = 0; k->words[i]; i++) {
-        if (strcasecmp(value, k->words[i]) == 0) {
-            *dst = i;
-            return 0;
-        }
-        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", k->words[i]);
-        used += w > 0 && (size_t)w < sizeof(list) - used ? (size_t)w : 0;
-    }
-    return mesh_error_set(err, "%s: '%.20s' is not one of %s", key, value, list);
-}
-
-static int read_path(char *dst, const policy_key_t *k, const char *key, const char *value,
-                     mesh_error_t *err)
-{
-    for (int i = 0; k->words && k->words[i]; i++)
-        if (strcasecmp(value, k->words[i]) == 0)
-            return mesh_strlcpy(dst, k->words[i], k->size), 0;
-    if (value[0] != '/')
-        return mesh_error_set(err, "%s: '%.60s' must be an absolute path", key, value);
-    if (mesh_strlcpy(dst, value, k->size) < 0)
-        return mesh_error_set(err, "%s: path longer than %d characters", key, (int)k->size - 1);
-    return 0;
-}
-
-/* Read value into k's member of base (a policy, an override or a
- * partition); key names it in errors. */
-static int read_key(void *base, const policy_key_t *k, const char *key, const char *value,
-                    mesh_error_t *err)
-{
-    void *dst = (char *)base + k->off;
-    long long n;
-    double v;
-    int yes;
-    switch (k->kind) {
-    case K_WORD: return read_word(dst, k, key, value, err);
-    case K_NUM:
-        if (mesh_parse_number(value, key, k->min, k->max, k->unit, &v, err) < 0)
-            return -1;
-        *(double *)dst = k->scale ? v * k->scale : v;
-        return 0;
-    case K_SIZE: return mesh_parse_size(value, key, k->min, k->max, dst, err);
-    case K_RATE: return mesh_parse_bandwidth(value, key, k->min, k->max, dst, err);
-    case K_INT:
-        if (mesh_parse_count(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
-            return -1;
-        *(int *)dst = (int)n;
-        return 0;
-    case K_YESNO:
-        if (mesh_parse_bool(value, key, &yes, err) < 0)
-            return -1;
-        *(int *)dst = yes ? 1 : -1;
-        return 0;
-    case K_PATH: return read_path(dst, k, key, value, err);
-    case K_TEXT:
-        if (mesh_strlcpy(dst, value, k->size) < 0)
-            return mesh_error_set(err, "%s: '%.40s' is too long", key, value);
-        return 0;
-    case K_CUSTOM: return k->read(base, key, value, err);
-    }
-    return mesh_error_set(err, "%s: no reader", key);
-}
-
-/* A custom key's value as an admin writes it. */
-static void custom_text(const mesh_policy_t *p, const policy_key_t *k, char *buf, size_t len)
-{
-    if (k->read == mesh_policy_read_port_range) {
-        snprintf(buf, len, "%d-%d", p->launch.port_lo, p->launch.port_hi);
-    } else if (k->read == read_framework) {
-        snprintf(buf, len, "%s", mesh_framework_name(p->assume.framework));
-    } else if (k->read == mesh_policy_read_gpu_name) {
-        snprintf(buf, len, "%s", p->assume.gpu[0] ? p->assume.gpu : "(none)");
-    } else {
-        /* steps=, in mesh_policy_read_steps' words */
-        unsigned s = p->launch.steps;
-        snprintf(buf, len, "%s%s%s%s%s", s & MESH_STEP_REGULAR ? "regular" : "",
-                 s & MESH_STEP_REGULAR && s & ~MESH_STEP_REGULAR ? "," : "",
-                 s & MESH_STEP_BATCH ? "batch" : "",
-                 s & MESH_STEP_BATCH && s & MESH_STEP_INTERACTIVE ? "," : "",
-                 s & MESH_STEP_INTERACTIVE ? "interactive" : "");
-    }
-}
-
-int mesh_policy_key_text(const mesh_policy_t *p, int i, const char **name, char *buf, size_t len)
-{
-    if (i < 0 || i >= MESH_ARRAY_LEN(top_keys))
-        return -1;
-    const policy_key_t *k = &top_keys[i];
-    const void *v = (const char *)p + k->off;
-    *name = k->name;
-    switch (k->kind) {
-    case K_WORD: snprintf(buf, len, "%s", k->words[*(const int *)v]); break;
-    case K_NUM: snprintf(buf, len, "%g", *(const double *)v / (k->scale ? k->scale : 1)); break;
-    case K_SIZE:
-        if (!k->dflt && *(const double *)v == 0) /* not set, and no default: none */
-            snprintf(buf, len, "(none)");
-        else
-            mesh_format_bytes(*(const double *)v, buf, len);
-        break;
-    case K_INT: snprintf(buf, len, "%d", *(const int *)v); break;
-    case K_RATE: snprintf(buf, len, "%.6gGB/s", *(const double *)v / 1e9); break;
-    case K_YESNO: snprintf(buf, len, "%s", *(const int *)v > 0 ? "yes" : "no"); break;
-    case K_PATH:
-    case K_TEXT: snprintf(buf, len, "%s", *(const char *)v ? (const char *)v : "(none)"); break;
-    case K_CUSTOM: custom_text(p, k, buf, len); break;
-    }
-    return 0;
+    return mesh_error_set(
+        err, "unknown policy key '%.40s' (keys: %s %s%s)%s", key,
+        list_of(mesh_policy_top_keys, mesh_policy_top_key_count, " ", list, sizeof(list)), fams,
+        in_file ? "" : "policy", key_hint(key, in_file, guess, sizeof(guess)));
 }
 
 /* The overrides of a table GPU, by any name mesh_gpu_find takes ("NVIDIA
@@ -508,22 +204,22 @@ static int set_field(mesh_policy_t *p, const struct family *f, const char *key, 
     if (!entry)
         return -1;
     const char *field = dot + 1;
-    const policy_key_t *k = find_key(f->fields, f->n_fields, field);
+    const policy_key_t *k = find_key(f->fields, *f->n_fields, field);
     if (k)
-        return read_key(entry, k, key, value, err);
+        return mesh_policy_read_key(entry, k, key, value, err);
     char list[128], guess[64];
     return mesh_error_set(err, "%s: unknown %s field '%.20s' (%s)%s", key, f->what, field,
-                          list_of(f->fields, f->n_fields, ", ", list, sizeof(list)),
-                          hint(f->fields, f->n_fields, field, guess, sizeof(guess)));
+                          list_of(f->fields, *f->n_fields, ", ", list, sizeof(list)),
+                          hint(f->fields, *f->n_fields, field, guess, sizeof(guess)));
 }
 
 /* mesh_policy_set, for a key written as an argument or in a file */
 static int policy_set(mesh_policy_t *p, const char *key, const char *value, int in_file,
                       mesh_error_t *err)
 {
-    const policy_key_t *k = find_key(top_keys, MESH_ARRAY_LEN(top_keys), key);
+    const policy_key_t *k = find_key(mesh_policy_top_keys, mesh_policy_top_key_count, key);
     if (k)
-        return read_key(p, k, key, value, err);
+        return mesh_policy_read_key(p, k, key, value, err);
     for (int i = 0; i < MESH_ARRAY_LEN(families); i++)
         if (strncmp(key, families[i].prefix, strlen(families[i].prefix)) == 0)
             return set_field(p, &families[i], key, value, err);
@@ -576,14 +272,15 @@ static int config_error_word(const char *arg, char *word, size_t len)
 
 int mesh_policy_on_config_error(int ac, char *const *av, mesh_error_t *err)
 {
-    const policy_key_t *k = find_key(top_keys, MESH_ARRAY_LEN(top_keys), CONFIG_ERROR_KEY);
+    const policy_key_t *k =
+        find_key(mesh_policy_top_keys, mesh_policy_top_key_count, CONFIG_ERROR_KEY);
     int reject = 0, unreadable = 0;
     for (int i = 0; i < ac; i++) {
         char word[64];
         int v;
         if (!config_error_word(av[i], word, sizeof(word)))
             continue;
-        if (read_word(&v, k, CONFIG_ERROR_KEY, word, err) < 0)
+        if (mesh_policy_read_word(&v, k, CONFIG_ERROR_KEY, word, err) < 0)
             unreadable = 1;
         else
             reject = v;
@@ -673,7 +370,7 @@ static int not_a_value(const reader_t *r, const char *key, size_t line, int dept
             snprintf(why, sizeof(why),
                      "; did you mean the section %s: (%s: {NAME: {FIELD: VALUE}})?",
                      families[i].section, families[i].section);
-    if (depth == 0 && !why[0] && !find_key(top_keys, MESH_ARRAY_LEN(top_keys), key)) {
+    if (depth == 0 && !why[0] && !find_key(mesh_policy_top_keys, mesh_policy_top_key_count, key)) {
         unknown_key(key, 1, &unknown);
         return mesh_error_set(err, "%s:%zu: %s: expected a single value; %s", r->origin, line, key,
                               unknown.msg);
@@ -899,8 +596,8 @@ int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err)
 void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
 {
     const mesh_gpu_override_t *o = mesh_policy_override_of(assume, gpu->name);
-    for (int i = 0; o && i < MESH_ARRAY_LEN(gpu_fields); i++) {
-        const policy_key_t *k = &gpu_fields[i];
+    for (int i = 0; o && i < mesh_policy_gpu_field_count; i++) {
+        const policy_key_t *k = &mesh_policy_gpu_fields[i];
         const void *from = (const char *)o + k->off;
         void *to = (char *)gpu + k->to;
         if (!k->to)
