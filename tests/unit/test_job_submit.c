@@ -61,6 +61,16 @@ void slurm_debug(const char *fmt, ...)
 
 static char policy_path[] = "/tmp/meshplan-policy-XXXXXX";
 
+/* The policy file's text as an admin writes it, read at the next
+ * submission (no init(): slurmctld does not restart for an edit). */
+static void edit_policy(const char *text)
+{
+    FILE *f = fopen(policy_path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 /* The site's policy, read by both: the controller from MESHPLAN_POLICY,
  * the CLI from --policy; `more` follows the enforce line. */
 static void write_policy_with(const char *enforce, const char *more)
@@ -81,6 +91,10 @@ static void write_policy(const char *enforce)
 /* The controller's answer to `sbatch -N NODES --gpus=GPUS --model=MODEL
  * [--mesh=MESH] [-p PARTITION]`: its return code, and the message it hands
  * back (NULL: none). */
+/* The job's --mem as slurmctld holds it (pn_min_memory): megabytes per
+ * node, or per CPU with MEM_PER_CPU; NO_VAL64 when not given. */
+static uint64_t job_mem = NO_VAL64;
+
 static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
                          const char *partition, char **msg)
 {
@@ -97,7 +111,7 @@ static int controller_in(const char *model, const char *mesh, int nodes, const c
     d.min_nodes = (uint32_t)nodes;
     d.num_tasks = NO_VAL;
     d.ntasks_per_node = NO_VAL16;
-    d.pn_min_memory = NO_VAL64;
+    d.pn_min_memory = job_mem;
     d.tres_per_job = (char *)gpus;
     d.partition = (char *)partition;
     d.spank_job_env = spank_env;
@@ -251,6 +265,93 @@ static void init__logs_which_meshplan_reads_the_policy(void **state)
     snprintf(want, sizeof(want), "job_submit/meshplan %s: %s:1: enforce:", MESHPLAN_VERSION_STRING,
              policy_path);
     assert_non_null(strstr(logged, want));
+}
+
+/* The controller's answer under a broken policy with on_submit_error=reject:
+ * refused, saying so, whether the job would fit or not. */
+static void refused_as_broken(void)
+{
+    char *msg;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(controller(i ? "llama3.1-405b" : "llama3-8b", 1, "gres/gpu:8", &msg),
+                         SLURM_ERROR);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, "the site's meshplan policy is broken (see slurmctld's log)"));
+        free(msg);
+    }
+}
+
+/* Judged: llama3-8b fits one 8-GPU node (passes silently), llama3.1-405b
+ * does not (refused). */
+static void judged(void)
+{
+    char *msg;
+    assert_int_equal(controller("llama3-8b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    assert_int_equal(controller("llama3.1-405b", 1, "gres/gpu:8", &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    free(msg);
+}
+
+/* A broken policy (doc/design.md, "on_submit_error"): meshplan jobs pass
+ * unjudged, or with on_submit_error=reject, said in the broken file or in
+ * the last good one, are refused until it is fixed; an admin's edit is read
+ * at the next submission. */
+static void policy_errors__follow_on_submit_error(void **state)
+{
+    char *msg;
+    /* broken, nothing said: the job that cannot fit passes, unjudged */
+    edit_policy("gpu: H100-SXM\nenforce: maybe\n");
+    setenv("MESHPLAN_POLICY", policy_path, 1);
+    assert_int_equal(init(), SLURM_SUCCESS);
+    assert_non_null(strstr(logged, "let through unjudged"));
+    assert_int_equal(controller("llama3.1-405b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    assert_non_null(strstr(logged, "passes unjudged"));
+    /* broken, with on_submit_error=reject before the mistake: refused */
+    edit_policy("gpu: H100-SXM\non_submit_error: reject\nenforce: maybe\n");
+    refused_as_broken();
+    /* a good policy saying reject, judged as usual, then edited into one
+     * broken before its on_submit_error line: the last good one's holds */
+    edit_policy("gpu: H100-SXM\nenforce: reject\non_submit_error: reject\n");
+    judged();
+    edit_policy("gpu: H100-SXM\nenforce: rejct\n");
+    refused_as_broken();
+    /* fixed: judged again */
+    edit_policy("gpu: H100-SXM\nenforce: reject\n");
+    judged();
+}
+
+/* The job's --mem is host memory per node, where optimizer offload keeps
+ * the optimizer: llama3-70b fits one node of 8 H100s only with offload and
+ * 2 TiB of host memory (as `meshplan plan --host-mem 2TiB` shows), not with
+ * 1 TiB; --mem-per-cpu says nothing per node. */
+static void memory__mem_per_node_for_offload(void **state)
+{
+    char *msg, out[8192];
+    write_policy("reject");
+    job_mem = 2 * 1024 * 1024; /* MB: --mem=2T */
+    assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    char line[1024];
+    snprintf(line, sizeof(line),
+             "'%s' plan --model llama3-70b --nodes 1 --gpus-per-node 8 --gpu H100-SXM "
+             "--host-mem 2TiB --policy '%s' 2>&1",
+             getenv("MESHPLAN"), policy_path);
+    assert_int_equal(shell(line, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "offload: the optimizer states"));
+    job_mem = 1024 * 1024; /* --mem=1T */
+    assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    free(msg);
+    job_mem = MEM_PER_CPU | 2 * 1024 * 1024; /* --mem-per-cpu=2T: not per node */
+    assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    free(msg);
+    job_mem = NO_VAL64;
+    assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    free(msg);
 }
 
 /* ---- partitions: `meshplan plan/check --partition` and the controller ---- */
@@ -603,6 +704,20 @@ static void time_limit__per_policy(void **state)
                      ESLURM_INVALID_TIME_LIMIT);
     assert_non_null(strstr(msg, "the job would be killed before it finishes (time_limit=reject)"));
     free(msg);
+    /* reject refuses only a limit short of the estimate itself: one that
+     * covers the estimate (need is it plus 15 %, so need - 1 minute does
+     * for a run of a day) but not the margin is queued with a warning */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(need - 1), &d, &msg),
+                     0);
+    assert_int_equal(d.time_limit, need - 1);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "the job may be killed before it finishes"));
+    free(msg);
+    /* and, as time_limit=set does, sets the limit of a job that gives none */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
+    assert_int_equal(d.time_limit, need);
+    assert_non_null(strstr(msg, "meshplan: time limit set to "));
+    free(msg);
     /* off: silent */
     write_policy_with("reject", "time_limit: off\npartitions:\n  gpu: {gpu: H100-SXM}\n");
     assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", (uint32_t)(need / 2), &d, &msg),
@@ -729,6 +844,8 @@ int main(void)
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
+        cmocka_unit_test(policy_errors__follow_on_submit_error),
+        cmocka_unit_test(memory__mem_per_node_for_offload),
         cmocka_unit_test(partitions__controller_and_cli_agree),
         cmocka_unit_test(partitions__unjudged),
         cmocka_unit_test(size__narrowed_to_the_cli_choice),

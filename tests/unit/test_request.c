@@ -71,6 +71,24 @@ static void decode__hostile_requests_refused(void **state)
     mesh_error_t err;
     assert_int_equal(mesh_request_decode(big, &m, &pins, &err), -1);
     assert_non_null(strstr(err.msg, "longer than"));
+    /* the limit is the request's own (request.h: shorter than
+     * MESH_REQUEST_MAX, its NUL included), not whether what fits in it
+     * parses: a good request padded with blanks is read up to 2047 bytes
+     * and refused from 2048 on, whatever follows */
+    static const char good[] = "1;auto;{name: x, params: 1e9}";
+    for (size_t len = MESH_REQUEST_MAX - 1; len <= MESH_REQUEST_MAX + 1; len++) {
+        memset(big, ' ', len);
+        memcpy(big, good, strlen(good));
+        big[len] = '\0';
+        int rc = mesh_request_decode(big, &m, &pins, &err);
+        if (len < MESH_REQUEST_MAX) {
+            assert_int_equal(rc, 0);
+            assert_true(m.params == 1e9);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_string_equal(err.msg, "request: longer than 2047 bytes");
+        }
+    }
     free(big);
 }
 
