@@ -3,6 +3,8 @@
  * The cost model: batch arithmetic and bubbles from the sources, and the
  * physical orderings the planner relies on.
  */
+#include <math.h>
+
 #include "internal.h" /* MoE internals */
 #include "moeutil.h"
 #include "testutil.h"
@@ -504,6 +506,32 @@ static void cost__v100_fp32_rate(void **state)
     assert_near(c.compute_s, 1 * 3 * fwd);
 }
 
+/* FP8 runs the linear layers' GEMMs at the FP8 rate; the attention core
+ * (QK^T, softmax, AV) stays in bf16 (Transformer Engine's DotProductAttention
+ * takes bf16 inputs).  At the same tokens per step the linear layers cost
+ * the same whatever the sequence length, and the causal core grows with it:
+ * doubling seq_len (halving the batch) adds the core's time once more (less
+ * the launch gaps of the micro-batches it halves), and that extra is the same under fp8 as under
+ * bf16, half of it under the bug that prices the core at H100's FP8 rate (1979 against 989
+ * TFLOP/s). */
+static void cost__fp8_attention_core_in_bf16(void **state)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
+    double extra[2];
+    for (int fp8 = 0; fp8 <= 1; fp8++) {
+        char y[2][256];
+        for (int k = 0; k < 2; k++)
+            snprintf(y[k], sizeof(y[k]),
+                     "preset: llama3-8b\ntrain: {seq_len: %d, global_batch: %d, precision: %s}\n",
+                     4096 << k, 64 >> k, fp8 ? "fp8" : "bf16");
+        mesh_model_t m0 = test_spec(y[0]), m1 = test_spec(y[1]);
+        extra[fp8] = cost_of(&m1, &a, mesh).compute_s - cost_of(&m0, &a, mesh).compute_s;
+        assert_true(extra[fp8] > 0);
+    }
+    assert_true(fabs(extra[1] / extra[0] - 1) < 0.02);
+}
+
 /* Optimizer offload (ZeRO-Offload, Ren et al. 2021): the shard's fp32
  * gradients go to the host and its 2-byte weights come back over PCIe at
  * 25 GB/s a GPU, and the node's CPUs update 2e9 parameters a second for all
@@ -653,6 +681,7 @@ int main(void)
         cmocka_unit_test(cost__flops_per_token_active),
         cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
         cmocka_unit_test(cost__grouped_gemm_efficiency),
+        cmocka_unit_test(cost__fp8_attention_core_in_bf16),
         cmocka_unit_test(cost__expert_grads_over_edp),
         cmocka_unit_test(cost__explicit_layout_fullest_stage),
         cmocka_unit_test(cost__tp_wider_than_kv_heads_gathers_qkv),

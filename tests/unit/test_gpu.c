@@ -117,6 +117,50 @@ static void table__datacenter_gpus_resolve_and_plan(void **state)
     }
 }
 
+/* NVLink per GPU, one direction: half the bidirectional figure of each
+ * vendor datasheet (V100 300 GB/s, A100 600, H100 SXM, H200 and H20 900,
+ * B200 1800): a figure counted both ways would price TP and EP traffic
+ * inside a node at half its time. */
+static void table__nvlink_one_direction(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double both_ways; /* GB/s, the datasheet's */
+    } g[] = {{"V100-32GB", 300}, {"A100-80GB", 600}, {"H100-SXM", 900},
+             {"H200", 900},      {"H20", 900},       {"B200", 1800}};
+    for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+        const mesh_gpu_t *t = mesh_gpu_find(g[i].name);
+        assert_non_null(t);
+        if (t->link_bw != g[i].both_ways / 2 * 1e9)
+            fail_msg("%s: NVLink %.0f GB/s one way, not %.0f", g[i].name, t->link_bw / 1e9,
+                     g[i].both_ways / 2);
+    }
+}
+
+/* fp8_recipe: mxfp8 needs Transformer Engine's MXFP8, compute capability
+ * 10.x (Blackwell) only: refused on Hopper with the recipes that run
+ * there, planned on B200. */
+static void mxfp8__blackwell_only(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {precision: fp8, fp8_recipe: mxfp8}\n");
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    for (int i = 0; i < 2; i++) {
+        mesh_alloc_t a = test_alloc(i ? "H200" : "H100-SXM", 1, 8);
+        mesh_layout_t pins = test_mesh("auto");
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        assert_null(p);
+        assert_non_null(strstr(err.msg, "train.fp8_recipe: mxfp8 needs Blackwell"));
+    }
+    mesh_alloc_t a = test_alloc("B200", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "");
+    assert_true(mesh_plan_fits(p));
+    mesh_plan_destroy(p);
+}
+
 /* A typo is offered only for a GPU of the same model: close names of other
  * GPUs (H20 and H200, A10 and A100, L4 and L40) are not offered for each
  * other, whichever was typed. */
@@ -171,6 +215,8 @@ int main(void)
         cmocka_unit_test(lookup__errors_say_what_would),
         cmocka_unit_test(table__datacenter_gpus_resolve_and_plan),
         cmocka_unit_test(typo__close_and_alike_only),
+        cmocka_unit_test(table__nvlink_one_direction),
+        cmocka_unit_test(mxfp8__blackwell_only),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -241,6 +241,23 @@ static void submit__srun_refuses_what_does_not_fit(void **state)
     assert_int_equal(mock.errors, 0);
 }
 
+/* `srun -n 4` inside an 8-GPU allocation: srun's SLURM_GPUS_ON_NODE is the
+ * allocation's 8, the step has 4 tasks with a GPU each (Slurm gives each
+ * task its own): srun plans 4 GPUs and lets it start.  Only a torchrun
+ * launcher takes the node's GPUs. */
+static void submit__srun_step_smaller_than_the_allocation(void **state)
+{
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    setenv("SLURM_GPUS_ON_NODE", "8", 1);
+    mock.nnodes = 1;
+    mock.total_tasks = 4;
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    unsetenv("SLURM_GPUS_ON_NODE");
+}
+
 /* slurmstepd: user_init then task_init for local task `task`. */
 static int run_step(int task)
 {
@@ -882,6 +899,7 @@ int main(void)
         cmocka_unit_test(submit__restart_pins_and_travels),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
+        cmocka_unit_test(submit__srun_step_smaller_than_the_allocation),
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(stepd__restart_says_what_changed),
         cmocka_unit_test(stepd__spec_changed_since_submit),
