@@ -388,6 +388,24 @@ static void check_refused(const mesh_model_t *m, int nodes, const char *mesh, co
         fail_msg("%s: '%s' lacks '%s'", mesh, err.msg, want);
 }
 
+/* Megatron-LM's interleaved schedule runs micro-batches in groups of pp
+ * (schedules.py: "number of microbatches must be a multiple of pipeline
+ * parallel size when using interleaved schedule"): llama3-8b, pp 4 x vpp 2
+ * on 8 GPUs (dp 2), global batch 12 is 6 micro-batches, refused; 16 is 8. */
+static void layout__interleaved_micro_batches_multiple_of_pp(void **state)
+{
+    (void)state;
+    const char *mesh = "tp=1,pp=4,vpp=2,dp=2,cp=1,zero=1,mb=1,recompute=none,sp=off";
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {global_batch: 12}\n");
+    check_refused(&m, 1, mesh, "vpp 2: the 6 micro-batches must be a multiple of pp 4");
+    m.global_batch = 16;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_error_t err;
+    if (mesh_layout_check(&m, &a, &l, &err) < 0)
+        fail_msg("%s", err.msg);
+}
+
 static void layout__ep_etp_parse_format(void **state)
 {
     mesh_layout_t l = test_mesh("ep=8,etp=2");
@@ -520,6 +538,7 @@ int main(void)
         cmocka_unit_test(mesh__format_pins__only_the_pinned),
         cmocka_unit_test(keys__one_table_for_every_use),
         cmocka_unit_test(pins__refused_before_any_allocation),
+        cmocka_unit_test(layout__interleaved_micro_batches_multiple_of_pp),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -452,6 +452,13 @@ static void pins__another_models_checkpoint(void **state)
     assert_int_equal(mesh_restart_pins(&r, &big, &pins, &err), -1);
     assert_error_has(err.msg, "the saved plan's model has 32 layers, hidden 4096 and 32 heads, "
                               "llama3-70b 80, 8192 and 64: the checkpoint is another model's");
+    /* one that differs in its heads alone is another model's too: its
+     * attention weights are cut another way */
+    mesh_model_t heads = test_spec("preset: llama3-8b\narch: {heads: 64}\n");
+    pins = test_mesh("auto");
+    assert_int_equal(mesh_restart_pins(&r, &heads, &pins, &err), -1);
+    assert_error_has(err.msg, "and 32 heads, llama3-8b 32, 4096 and 64: the checkpoint is "
+                              "another model's");
     mesh_model_t longer = test_spec("preset: llama3-8b\ntrain: {seq_len: 16384}\n");
     pins = test_mesh("auto");
     assert_int_equal(mesh_restart_pins(&r, &longer, &pins, &err), 0);
@@ -720,6 +727,27 @@ static void text__kept_layout_that_cannot_fit(void **state)
     assert_error_has(text, "  kept      nothing");
     assert_error_has(text, "The planned layout cannot fit");
     assert_null(strstr(text, "would fit on"));
+    free(text);
+    mesh_plan_destroy(p);
+    /* tp pinned by the user (--mesh tp=1), not kept: the plan may advise
+     * freeing it, the restart never offers "not keeping" it */
+    assert_int_equal(mesh_restart_keep(&r, "pp,vpp", &err), 0);
+    mesh_layout_unpin(&pins);
+    pins.tp = 1;
+    assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), 0);
+    p = mesh_plan_create(&m, &a, &pins, NULL, &err);
+    assert_non_null(p);
+    int advised = 0;
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        const mesh_advice_t *ad = mesh_plan_advice_record(p, i);
+        advised |= ad->kind == MESH_ADVICE_UNPIN && !strcmp(ad->field, "tp");
+    }
+    assert_true(advised);
+    text = mesh_restart_text(&r, p);
+    assert_null(strstr(text, "Not keeping tp"));
+    j = mesh_restart_json(&r, p);
+    assert_null(strstr(j, "{\"dim\":\"tp\""));
+    free(j);
     free(text);
     mesh_plan_destroy(p);
 }

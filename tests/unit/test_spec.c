@@ -1026,6 +1026,13 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_true(m.params == 5e9);
     assert_int_equal(load_set(given, "arch.layers=4", &m, &err), 0);
     assert_true(m.params == mesh_model_params_from_arch(&m));
+    /* so does one of kv_heads: 4 -> 2 heads of 64 / 4 = 16 halves the K
+     * and V projections, 2 x 64 x 32 fewer weights a layer, 8192 over 2 */
+    mesh_model_t same;
+    assert_int_equal(load_set(given, "arch.layers=2", &same, &err), 0);
+    assert_true(same.params != 5e9);
+    assert_int_equal(load_set(given, "arch.kv_heads=2", &m, &err), 0);
+    assert_true(m.params == same.params - 8192);
     unlink(given);
     /* over a file's own value; the file's other keys stay */
     temp_spec("preset: llama3-8b\nname: mine\ntrain: {seq_len: 2048, global_batch: 64}\n", path);
