@@ -128,6 +128,22 @@ static void activations__korthikanti_table2(void **state)
     assert_bytes(mesh_activation_layer(&m, 1, 8, 1, 0, MESH_RECOMPUTE_FULL, 0), 50331648ULL);
 }
 
+/* Without FlashAttention the core keeps its scores, 5as^2b/t (Korthikanti
+ * et al., what selective recomputation saves: 251,658,240 bytes above).
+ * Under CP each rank's s/c local queries still meet all s keys (the ring
+ * brings every K/V block): 5a(s/c)sb/t, half of it at cp 2, not the
+ * quarter of a sequence cut both ways. */
+static void activations__scores_under_context_parallelism(void **state)
+{
+    (void)state;
+    mesh_model_t m = gpt3_korthikanti();
+    for (int cp = 1; cp <= 4; cp *= 2) {
+        double none = mesh_activation_layer(&m, 1, 8, cp, 0, MESH_RECOMPUTE_NONE, 0),
+               sel = mesh_activation_layer(&m, 1, 8, cp, 0, MESH_RECOMPUTE_SELECTIVE, 0);
+        assert_bytes(none - sel, 5.0 * 96 * (2048 / cp) * 2048 / 8);
+    }
+}
+
 static void activations__flash_gqa_swiglu_dropout(void **state)
 {
     mesh_model_t m = gpt3_korthikanti();
@@ -943,6 +959,7 @@ int main(void)
         cmocka_unit_test(state_bytes__precision_optimizer),
         cmocka_unit_test(activations__korthikanti_table2),
         cmocka_unit_test(activations__flash_gqa_swiglu_dropout),
+        cmocka_unit_test(activations__scores_under_context_parallelism),
         cmocka_unit_test(activations__first_stage_holds_all_layers),
         cmocka_unit_test(worst_rank__uneven_split),
         cmocka_unit_test(activations__modules_and_fp8),

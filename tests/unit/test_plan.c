@@ -1605,6 +1605,15 @@ static void report__ranks_design_example(void **state)
     assert_int_equal(rows, 2 + 16);
     free(t);
     mesh_plan_destroy(p);
+    /* with CP, its column before DP's: rank = tp + 2*(cp + 2*dp), so rank 2
+     * is cp 1, dp 0 and rank 4 cp 0, dp 1 */
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "tp=2,pp=1,dp=2,cp=2,zero=1,vpp=1,mb=1,recompute=full,sp=on");
+    t = mesh_report_ranks_text(p);
+    assert_non_null(strstr(t, "\n      2     0      2     0    1     0     0\n"));
+    assert_non_null(strstr(t, "\n      4     0      4     0    0     1     0\n"));
+    free(t);
+    mesh_plan_destroy(p);
 }
 
 /* The verdict every front end takes from the library: run, warn or refuse

@@ -230,6 +230,33 @@ static void size__partition_bounds_the_range(void **state)
 }
 
 /* train.tokens and train.steps: the estimate, and no change to the plan. */
+/* A limit as Slurm's --time takes it: whole minutes rounded up (a run of
+ * 90 s needs 2, one of an hour and a half-second 61: killed a minute early
+ * otherwise), with the margin; written D-HH:MM:SS with the hours of the
+ * last day (sbatch(1), --time: "days-hours:minutes:seconds"). */
+static void limit__minutes_up_and_slurm_form(void **state)
+{
+    (void)state;
+    static const struct {
+        double seconds, margin;
+        long minutes;
+    } up[] = {{90, 0, 2}, {3600.5, 0, 61}, {3600, 0, 60}, {3600, 0.15, 69}, {1, 0, 1}};
+    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+        mesh_estimate_t e = {.steps = 1, .seconds = up[i].seconds};
+        assert_int_equal(mesh_size_limit_minutes(&e, up[i].margin), up[i].minutes);
+    }
+    static const struct {
+        long minutes;
+        const char *text;
+    } form[] = {{59, "0:59:00"},           {61, "1:01:00"},
+                {1439, "23:59:00"},        {1440, "1-00:00:00"},
+                {1500, "1-01:00:00"},      {2 * 1440 + 23 * 60 + 5, "2-23:05:00"},
+                {30 * 1440, "30-00:00:00"}};
+    char buf[32];
+    for (size_t i = 0; i < sizeof(form) / sizeof(form[0]); i++)
+        assert_string_equal(mesh_size_slurm_time(form[i].minutes, buf, sizeof(buf)), form[i].text);
+}
+
 static void estimate__steps_times_step_seconds(void **state)
 {
     (void)state;
@@ -659,6 +686,7 @@ int main(void)
         cmocka_unit_test(size__deadline_leaves_counts_out),
         cmocka_unit_test(size__floors_hold_over_many_layouts),
         cmocka_unit_test(estimate__steps_times_step_seconds),
+        cmocka_unit_test(limit__minutes_up_and_slurm_form),
         cmocka_unit_test(estimate__budget_keys_checked),
     };
     return cmocka_run_group_tests_name("size", tests, NULL, NULL);

@@ -181,6 +181,36 @@ static void minors__map_to_bus_order(void **state)
     mesh_topo_destroy(t);
 }
 
+/* MI300X-class GPUs show as processing accelerators (PCI class 1200), not
+ * display controllers (03xx; amdgpu's MI300X in lspci: "Processing
+ * accelerators [1200]: Advanced Micro Devices ... [1002:74a1]"): the H100
+ * fixture with each GPU's class and IDs made an MI300X's has 8 of them. */
+static void gpus__processing_accelerators(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshplan-topo-XXXXXX", cmd[1024];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof(cmd),
+             "sed 's/pci_type=\"0302 \\[10de:2330\\]/pci_type=\"1200 [1002:74a1]/' "
+             "%s/topologies/hgx-h100-8gpu.xml >%s",
+             getenv("MESH_FIXTURES"), path);
+    assert_int_equal(system(cmd), 0);
+    mesh_topo_t *t = load("/tmp", strrchr(path, '/') + 1);
+    assert_int_equal(mesh_topo_gpu_count(t), 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(mesh_topo_gpu(t, i)->device_id, 0x74a1);
+    mesh_alloc_t a;
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), 0);
+    assert_string_equal(a.gpu.name, "MI300X");
+    mesh_topo_destroy(t);
+    unlink(path);
+}
+
 static void live__this_machine(void **state)
 {
     /* whatever this machine has (CI machines have no GPU), discovery works */
@@ -270,6 +300,7 @@ int main(void)
         cmocka_unit_test(fixture__unknown_gpu),
         cmocka_unit_test(tasks__gpu_numa_and_binding),
         cmocka_unit_test(minors__map_to_bus_order),
+        cmocka_unit_test(gpus__processing_accelerators),
         cmocka_unit_test(live__this_machine),
         cmocka_unit_test(timeout__null_err),
         cmocka_unit_test(timeout__bounded_load),
