@@ -120,7 +120,7 @@ typedef struct layer_time {
     double attn_fwd; /* of which the attention core */
     double mlp_fwd;  /* of which the MLP's GEMMs */
     double norm_fwd; /* the two norms */
-    double tp_comm;  /* TP collectives of one layer, forward */
+    double tp_comm;  /* TP collectives of one layer, forward, that compute does not hide */
     double cp_comm;  /* CP K/V ring of one layer, forward */
 } layer_time_t;
 
@@ -150,14 +150,34 @@ static double collective(double bytes, int n, double bw, double step_lat, int al
     return vol / bw + count * steps * step_lat;
 }
 
+/* Time communication of `comm` seconds adds when `window` seconds of compute
+ * can hide it: the part that does not fit, plus the tax on the part that does. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_TAX * hidden;
+}
+
+/* GPUs on one NVLink fabric: a node's, or where the table's island is
+ * larger than a node (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch
+ * fabric) and no smaller island was given, the whole trays it holds. */
+static long nvlink_fabric(const mesh_alloc_t *a)
+{
+    if (a->gpu.island > a->gpus_per_node && a->island == a->gpus_per_node)
+        return (long)a->gpu.island / a->gpus_per_node * a->gpus_per_node;
+    return a->gpus_per_node;
+}
+
 /* Whether a group of `span` consecutive ranks, groups aligned on multiples
  * of span (a TP-CP block, a stage's dp-cp group, the whole pipeline), has
  * one straddling two nodes.  Ranks fill the nodes in order, so one does
  * when there is more than one node and the span is larger than a node or
- * does not divide it (a stage of 6 on nodes of 8: ranks 6-11). */
+ * does not divide it (a stage of 6 on nodes of 8: ranks 6-11); a node is
+ * the NVLink fabric where that spans nodes (nvlink_fabric). */
 static int crosses_nodes(long span, const mesh_alloc_t *a)
 {
-    return a->nodes > 1 && (span > a->gpus_per_node || a->gpus_per_node % span != 0);
+    long fabric = nvlink_fabric(a);
+    return (long)a->nodes * a->gpus_per_node > fabric && (span > fabric || fabric % span != 0);
 }
 
 /* FLOP/s a training step sustains in GEMMs. */
@@ -250,6 +270,10 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     if (rep > 1)
         lt->tp_comm += collective(ACT_BYTES * tokens * h * (q + 2 * kv), l->tp, g->link_bw,
                                   STEP_LAT_LINK, 0, 1);
+    /* --tp-comm-overlap (lib/overlap.c) pipelines them with the linear
+     * GEMMs: only what those cannot cover is exposed */
+    if (mesh_overlap_on(m, l, MESH_OVERLAP_TP))
+        lt->tp_comm = exposed(lt->tp_comm, lt->fwd - lt->attn_fwd);
     /* CP: cp-1 steps, each passing this rank's K and V block */
     if (l->cp > 1) {
         int cross = crosses_nodes((long)l->tp * l->cp, a);
@@ -288,14 +312,6 @@ static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l, do
     return most;
 }
 
-/* Time communication of `comm` seconds adds when `window` seconds of compute
- * can hide it: the part that does not fit, plus the tax on the part that does. */
-static double exposed(double comm, double window)
-{
-    double hidden = comm < window ? comm : window;
-    return comm - hidden + OVERLAP_TAX * hidden;
-}
-
 /* The data-parallel collectives of psi parameters over a group of d ranks
  * (a DP/ZeRO stage's gradient and weight traffic) that compute cannot
  * hide, per step. */
@@ -313,6 +329,11 @@ static double sync_exposed(const mesh_model_t *m, const mesh_layout_t *l, long m
     double ar = collective(g * psi, d, bw, lat, 1, n); /* all-reduce of the gradients */
     double rs = collective(g * psi, d, bw, lat, 0, n); /* reduce-scatter of the gradients */
     double ag = collective(w * psi, d, bw, lat, 0, n); /* all-gather of the weights */
+    /* what hides them is what the exported flags overlap (lib/overlap.c) */
+    if (!mesh_overlap_on(m, l, MESH_OVERLAP_GRAD_REDUCE))
+        bwd_mb = 0;
+    if (!mesh_overlap_on(m, l, MESH_OVERLAP_PARAM_GATHER))
+        fwd_mb = 0;
     switch (d > 1 ? l->zero : -1) {
     case 0: return exposed(ar, bwd_mb);
     case 1: return exposed(rs, bwd_mb) + exposed(ag, fwd_mb);
@@ -383,12 +404,16 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
  * overlapped (--overlap-moe-expert-parallel-comm is off by default), over
  * NVLink between ranks of one island and the network between nodes;
  * expert TP adds an all-gather and a reduce-scatter of the copies. */
+#ifndef GROUPED_GEMM_M0 /* tools/fit/published.py --fit builds with -D */
 #define GROUPED_GEMM_M0 128.0
+#endif
 /* A GEMM with a short reduction dimension K runs at K/(K + 680) of its
  * long-K rate: DeepGEMM's dense table at M = 4096 (same README) gives K =
  * 512 43% of the best shape, 1536 73%, 2048 75%, 7168 96%, 16384 100%.
  * Experts' GEMMs are where K is short (fc2's K is the expert width). */
+#ifndef GEMM_K0
 #define GEMM_K0 680.0
+#endif
 /* Dropless routing's own cost, per routed copy a rank handles in one MoE
  * layer's forward (the backward pays it twice): the host learns the token
  * counts before it can launch the all-to-all and the grouped GEMMs, and the
@@ -399,7 +424,9 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
  * (25.11) against 10494 token-dropping (25.09), 12.4 s more a step over
  * 768 MoE layer passes of 65,536 copies each: 0.25 us a copy forward and
  * backward. */
+#ifndef DROPLESS_S_PER_COPY
 #define DROPLESS_S_PER_COPY (0.246e-6 / 3)
+#endif
 
 /* Seconds of one all-to-all in which the busiest rank receives `bytes`
  * (and sends as much): the part from its EP peers on its NVLink island
@@ -409,7 +436,8 @@ static double all_to_all(double bytes, const mesh_layout_t *l, const mesh_alloc_
     if (l->ep <= 1)
         return 0;
     long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
-    double near = span <= a->island ? l->ep : (double)a->island / l->etp;
+    long island = nvlink_fabric(a) > a->gpus_per_node ? nvlink_fabric(a) : a->island;
+    double near = span <= island ? l->ep : (double)island / l->etp;
     near = near < 1 ? 1 : near;
     double on = bytes * (near - 1) / l->ep, off = bytes * (l->ep - near) / l->ep;
     double t_on = on / a->gpu.link_bw, t_off = off / a->gpu.net_bw;
@@ -499,7 +527,11 @@ static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh
             f += logits + mtp * (mtp_layer->fwd + proj + logits);
         }
         double t = (dense + moes + mtp) * tp_layer;
+        /* --overlap-moe-expert-parallel-comm (lib/overlap.c): another
+         * micro-batch's forward and backward of the layer hide it */
         double e = moe_like * comm * (2 + rc);
+        if (mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A))
+            e = moe_like * exposed(comm * (2 + rc), passes * moe.fwd);
         if (c + t + e > pace) {
             pace = c + t + e;
             *compute = c;
@@ -558,7 +590,8 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     double ep = 0, fwd = q * lt.fwd;
     if (mesh_model_is_moe(m) || m->mtp_layers)
         moe_stages(m, l, a, &lt, passes, full, mods, &compute, &tp, &ep, &fwd);
-    double cp = q * (exposed(lt.cp_comm, lt.attn_fwd) + exposed(2 * lt.cp_comm, 2 * lt.attn_fwd));
+    double cp_win = mesh_overlap_on(m, l, MESH_OVERLAP_CP_RING) ? lt.attn_fwd : 0;
+    double cp = q * (exposed(lt.cp_comm, cp_win) + exposed(2 * lt.cp_comm, 2 * cp_win));
     double pp = 0;
     if (l->pp > 1 && m->has_arch) {
         int sp = l->sequence_parallel == 1;

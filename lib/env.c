@@ -479,10 +479,20 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
         flag(b, "--mtp-num-layers %d", m->mtp_layers);
 }
 
+/* The overlaps the cost model prices for this layout, from the same table
+ * (lib/overlap.c): what is priced as hidden is what Megatron-LM is told to
+ * hide. */
+static void mg_overlaps(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+{
+    for (int i = 0; i < MESH_OVERLAP_COUNT; i++)
+        if (mesh_overlap_on(m, l, (mesh_overlap_id_t)i))
+            flag(b, "%s", mesh_overlap_row((mesh_overlap_id_t)i)->flags);
+}
+
 static const megatron_group_fn megatron_groups[] = {
     mg_network,  mg_attention,      mg_mlp_norm, mg_embedding, mg_regularization,
     mg_parallel, mg_pipeline_split, mg_zero,     mg_recompute, mg_states,
-    mg_fp8,      mg_experts,
+    mg_fp8,      mg_experts,        mg_overlaps,
 };
 
 void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)

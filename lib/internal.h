@@ -167,6 +167,30 @@ static inline double mesh_kv_replication(const mesh_model_t *m, int tp)
     return (double)tp / m->kv_heads;
 }
 
+/* The communication overlaps meshplan prices (lib/overlap.c): each row's
+ * flags are exported exactly when lib/cost.c prices the overlap. */
+typedef enum mesh_overlap_id {
+    MESH_OVERLAP_GRAD_REDUCE,  /* DP gradients behind the backward */
+    MESH_OVERLAP_PARAM_GATHER, /* ZeRO's weight all-gather behind the forward */
+    MESH_OVERLAP_TP,           /* TP collectives pipelined with the GEMMs */
+    MESH_OVERLAP_CP_RING,      /* CP's K/V ring behind the attention core */
+    MESH_OVERLAP_MOE_A2A,      /* EP dispatch and combine behind other micro-batches */
+    MESH_OVERLAP_COUNT
+} mesh_overlap_id_t;
+typedef struct mesh_overlap {
+    mesh_overlap_id_t id;
+    const char *flags; /* Megatron-LM's, space-separated */
+    int (*allowed)(const mesh_model_t *, const struct mesh_layout *);
+    const char *condition; /* the framework's, in words, with where it is checked */
+    const char *effect;    /* what lib/cost.c prices when it is on */
+    const char *source;    /* where the overlap happens, file at the cited commit */
+} mesh_overlap_t;
+/* The row of `id`, or NULL. */
+const mesh_overlap_t *mesh_overlap_row(mesh_overlap_id_t id);
+/* Whether layout l of model m runs (and exports, and is priced with) the
+ * overlap `id`. */
+int mesh_overlap_on(const mesh_model_t *m, const struct mesh_layout *l, mesh_overlap_id_t id);
+
 struct mesh_alloc;
 struct mesh_assumptions;
 struct mesh_memory;

@@ -383,7 +383,8 @@ static void env__equals_library(void **state)
          * layers, GQA with 8 groups, SwiGLU, RMSNorm of epsilon 1e-5, no
          * biases, rotary positions of base 500,000, 128,256 tokens padded to 128 x tp 4, untied, no
          * dropout), the sizes, sequence parallelism, ZeRO-1 as the
-         * distributed optimizer, selective recomputation, bf16 */
+         * distributed optimizer, selective recomputation, bf16, and the
+         * overlaps priced (lib/overlap.c): DP's, TP's and CP's */
         "MESH_MEGATRON_ARGS=--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 "
         "--num-attention-heads 64 --group-query-attention --num-query-groups 8 --swiglu "
         "--normalization RMSNorm --disable-bias-linear --norm-epsilon 1e-05 "
@@ -392,7 +393,8 @@ static void env__equals_library(void **state)
         "--untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout 0 "
         "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 "
         "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --seq-length 8192 "
-        "--sequence-parallel --use-distributed-optimizer --recompute-granularity selective --bf16",
+        "--sequence-parallel --use-distributed-optimizer --recompute-granularity selective --bf16 "
+        "--overlap-grad-reduce --overlap-param-gather --tp-comm-overlap --cp-comm-type p2p",
         /* DeepSpeed: train = micro * accumulation * dp = 1 * 256 * 2 */
         "MESH_DEEPSPEED_CONFIG={\"train_batch_size\":512,\"train_micro_batch_size_per_gpu\":1,"
         "\"gradient_accumulation_steps\":256,\"zero_optimization\":{\"stage\":1,"
@@ -1211,8 +1213,9 @@ static void size__bad_input_names_the_option(void **state)
  * job script writes it next to its checkpoint, into path (mkstemp's). */
 static void save_first_run(char *path)
 {
+    /* tp and pp pinned: what the restart keeps, whatever the cost model picks */
     result_t *r = run("env", "--model", "llama3-70b", R768, "--nodes", "16", "--gpus-per-node", "8",
-                      "--gpu", "H100-SXM", "--shell", NULL);
+                      "--gpu", "H100-SXM", "--mesh", "tp=4,pp=4", "--shell", NULL);
     assert_int_equal(r->status, 0);
     int fd = mkstemp(path);
     assert_int_equal(write(fd, r->out, strlen(r->out)), (ssize_t)strlen(r->out));

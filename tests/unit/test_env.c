@@ -576,6 +576,11 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 #define FSDP_Z3                                                                                    \
     " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format "     \
     "fsdp_dtensor"
+/* the overlaps priced and exported (lib/overlap.c), in the table's order */
+#define OV_GR     " --overlap-grad-reduce"
+#define OV_PG     " --overlap-param-gather"
+#define OV_TP     " --tp-comm-overlap"
+#define OV_CP     " --cp-comm-type p2p"
 #define SPEC_7B16 "preset: llama2-7b\ntrain: {global_batch: 16}\n"
 
 /* the example of doc/design.md, "Rank map", Llama 2 7B (32 layers, seq 4096) */
@@ -595,7 +600,8 @@ static const env_case_t design_example = {
     16,
     "none",
     "8,8,8,8",
-    MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --bf16",
+    MEG(2, 4, 1, 2, 16,
+        4096) " --sequence-parallel --use-distributed-optimizer --bf16" OV_GR OV_PG OV_TP,
     DS(16, 2, 4, DS_Z1) DS_BF16};
 
 static void env__design_example_every_task(void **state)
@@ -625,7 +631,8 @@ static void env__context_parallel_every_task(void **state)
         16,
         "selective",
         "16,16",
-        MEG(2, 2, 2, 1, 16, 4096) " --sequence-parallel --recompute-granularity selective --bf16",
+        MEG(2, 2, 2, 1, 16,
+            4096) " --sequence-parallel --recompute-granularity selective --bf16" OV_GR OV_TP OV_CP,
         DS(16, 1, 8, DS_Z0) DS_BF16};
     check_case(&k, MESH_EXPORT_MESH, NULL, 0);
     check_case(&k, MESH_EXPORT_TORCH, NULL, 0);
@@ -646,8 +653,9 @@ static void env__context_parallel_every_task(void **state)
         16,
         "full",
         "16,16",
-        MEG(1, 2, 4, 1, 16, 4096) " --use-distributed-optimizer --recompute-granularity full "
-                                  "--recompute-method uniform --recompute-num-layers 1 --bf16",
+        MEG(1, 2, 4, 1, 16,
+            4096) " --use-distributed-optimizer --recompute-granularity full "
+                  "--recompute-method uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG OV_CP,
         DS(16, 1, 8, DS_Z1) DS_BF16};
     check_case(&k2, MESH_EXPORT_TORCH, NULL, 0);
 }
@@ -660,30 +668,31 @@ static void env__zero_stages(void **state)
          "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 0, 1, 1, 0, 4,
          64, "full", "32",
          MEG(1, 1, 1, 1, 64, 4096) " --recompute-granularity full --recompute-method uniform "
-                                   "--recompute-num-layers 1 --bf16",
+                                   "--recompute-num-layers 1 --bf16" OV_GR,
          DS(64, 1, 4, DS_Z0) DS_BF16},
         {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
          "tp=1,pp=1,dp=16,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 1, 1, 1, 0, 4,
          64, "full", "32",
-         MEG(1, 1, 1, 1, 64, 4096) " --use-distributed-optimizer --recompute-granularity full "
-                                   "--recompute-method uniform --recompute-num-layers 1 --bf16",
+         MEG(1, 1, 1, 1, 64,
+             4096) " --use-distributed-optimizer --recompute-granularity full "
+                   "--recompute-method uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG,
          DS(64, 1, 4, DS_Z1) DS_BF16},
         {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
          "tp=1,pp=1,dp=16,cp=1,zero=2,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 2, 1, 1, 0, 4,
          64, "full", "32",
          MEG(1, 1, 1, 1, 64, 4096) FSDP_Z2 " --recompute-granularity full --recompute-method "
-                                           "uniform --recompute-num-layers 1 --bf16",
+                                           "uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG,
          DS(64, 1, 4, DS_Z2) DS_BF16},
         {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
          "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 3, 1, 1, 0, 4,
          64, "full", "32",
          MEG(1, 1, 1, 1, 64, 4096) FSDP_Z3 " --recompute-granularity full --recompute-method "
-                                           "uniform --recompute-num-layers 1 --bf16",
+                                           "uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG,
          DS(64, 1, 4, DS_Z3) DS_BF16},
         /* with TP and PP around the sharded optimizer */
         {SPEC_7B16, 2, "tp=2,pp=2,dp=4,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=on", 2, 1, 4, 2, 3,
          1, 1, 1, 4, 16, "none", "16,16",
-         MEG(2, 2, 1, 1, 16, 4096) " --sequence-parallel" FSDP_Z3 " --bf16",
+         MEG(2, 2, 1, 1, 16, 4096) " --sequence-parallel" FSDP_Z3 " --bf16" OV_GR OV_PG OV_TP,
          DS(16, 1, 4, DS_Z3) DS_BF16},
     };
     for (size_t i = 0; i < sizeof(z) / sizeof(z[0]); i++)
@@ -711,7 +720,7 @@ static void env__recompute_block(void **state)
         "16,16",
         MEG(4, 2, 1, 1, 16, 4096) " --sequence-parallel --use-distributed-optimizer "
                                   "--recompute-granularity full --recompute-method block "
-                                  "--recompute-num-layers 3 --bf16",
+                                  "--recompute-num-layers 3 --bf16" OV_GR OV_PG OV_TP,
         DS(16, 1, 8, DS_Z1) DS_BF16};
     check_case(&k, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -737,7 +746,7 @@ static void env__sequence_parallel_off(void **state)
         "16,16",
         MEG(4, 2, 1, 1, 16, 4096) " --use-distributed-optimizer "
                                   "--recompute-granularity full --recompute-method block "
-                                  "--recompute-num-layers 3 --bf16",
+                                  "--recompute-num-layers 3 --bf16" OV_GR OV_PG,
         DS(16, 1, 8, DS_Z1) DS_BF16};
     check_case(&k, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -769,7 +778,7 @@ static void env__uneven_pipelines(void **state)
         PP16_LAYERS,
         MEG405(8, 16, 1, 1, 2048,
                8192) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
-                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16",
+                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16" OV_GR OV_PG OV_TP,
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 4);
     /* 31 layers over 4 stages: a deficit of 1, which the first stage takes
@@ -791,7 +800,7 @@ static void env__uneven_pipelines(void **state)
         "none",
         "7,8,8,8",
         MEG31(2, 4, 1, 1, 16, 4096) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
-                                    "--decoder-last-pipeline-num-layers 8 --bf16",
+                                    "--decoder-last-pipeline-num-layers 8 --bf16" OV_TP,
         DS(16, 1, 16, DS_Z0) DS_BF16};
     check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -817,7 +826,7 @@ static void env__interleaved_pipelines(void **state)
         "none",
         "10,10,10,10,10,10,10,10",
         MEG70(4, 8, 1, 1, 512, 8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
-                                     "2 --use-distributed-optimizer --bf16",
+                                     "2 --use-distributed-optimizer --bf16" OV_GR OV_PG OV_TP,
         DS(512, 1, 256, DS_Z1) DS_BF16};
     check_case(&k70, MESH_EXPORT_TORCH, NULL, 0);
     /* deficit 2: both the embedding and the loss take a layer's slot */
@@ -841,7 +850,7 @@ static void env__interleaved_pipelines(void **state)
         MEG405(8, 16, 1, 1, 2048,
                8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
                      "2 --account-for-embedding-in-pipeline-split "
-                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16",
+                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16" OV_GR OV_PG OV_TP,
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 3);
     /* deficit 1: only the embedding does, (31 + 1) / (4 * 2) = 4 layers
@@ -864,7 +873,7 @@ static void env__interleaved_pipelines(void **state)
         "7,8,8,8",
         MEG31(2, 4, 1, 1, 16,
               4096) " --sequence-parallel --num-layers-per-virtual-pipeline-stage 4 "
-                    "--account-for-embedding-in-pipeline-split --bf16",
+                    "--account-for-embedding-in-pipeline-split --bf16" OV_TP,
         DS(16, 1, 16, DS_Z0) DS_BF16};
     check_case(&k31, MESH_EXPORT_MESH, NULL, 0);
 }
@@ -891,8 +900,9 @@ static void env__frameworks(void **state)
         16,
         "none",
         "8,8,8,8",
-        MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --bf16 "
-                                  "--use-precision-aware-optimizer --main-grads-dtype bf16",
+        MEG(2, 4, 1, 2, 16,
+            4096) " --sequence-parallel --use-distributed-optimizer --bf16 "
+                  "--use-precision-aware-optimizer --main-grads-dtype bf16" OV_GR OV_PG OV_TP,
         DS(16, 2, 4, DS_Z1) ",\"bf16\":{\"enabled\":true},\"data_types\":{\"grad_accum_dtype\":"
                             "\"bf16\"}}"};
     check_case(&ds, MESH_EXPORT_TORCH, NULL, 0);
@@ -905,7 +915,8 @@ static void env__frameworks(void **state)
         {"preset: llama2-7b\ntrain: {global_batch: 16, framework: megatron, precision: fp16}\n", 2,
          "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on", 2, 1, 2, 4, 1, 1, 2, 1, 4,
          16, "none", "8,8,8,8",
-         MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --fp16",
+         MEG(2, 4, 1, 2, 16,
+             4096) " --sequence-parallel --use-distributed-optimizer --fp16" OV_GR OV_PG OV_TP,
          /* said explicitly, as the spec's (default) fp16 accumulation */
          DS(16, 2, 4, DS_Z1) ",\"fp16\":{\"enabled\":true},\"data_types\":{\"grad_accum_"
                              "dtype\":\"fp16\"}}"},
@@ -914,7 +925,7 @@ static void env__frameworks(void **state)
          2, "tp=2,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none,sp=on", 2, 1, 2, 4, 1, 1, 2, 1, 4,
          16, "none", "8,8,8,8",
          MEG(2, 4, 1, 2, 16, 4096) " --sequence-parallel --use-distributed-optimizer --fp16 "
-                                   "--accumulate-allreduce-grads-in-fp32",
+                                   "--accumulate-allreduce-grads-in-fp32" OV_GR OV_PG OV_TP,
          DS(16, 2, 4, DS_Z1) ",\"fp16\":{\"enabled\":true}}"},
     };
     check_case(&mg[0], MESH_EXPORT_TORCH, NULL, 0);
@@ -952,7 +963,8 @@ static void env__megatron_model_flags(void **state)
         "RMSNorm --disable-bias-linear --position-embedding-type rope --max-position-embeddings "
         "4096 --padded-vocab-size 152576 --untie-embeddings-and-output-weights "
         "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(
-            8, 2, 1, 1, 256, 4096) " --sequence-parallel --use-distributed-optimizer --bf16");
+            8, 2, 1, 1, 256,
+            4096) " --sequence-parallel --use-distributed-optimizer --bf16" OV_GR OV_PG OV_TP);
     /* GPT-3 175B: multi-head attention (no GQA flags), GeLU with biases,
      * LayerNorm, learned positions (2,048 of them), tied embeddings, and
      * the spec's dropout 0.1 */
@@ -965,7 +977,7 @@ static void env__megatron_model_flags(void **state)
         "--hidden-dropout 0.1 " LAYOUT(8, 8, 1, 1, 1536,
                                        2048) " --sequence-parallel --use-distributed-optimizer "
                                              "--recompute-granularity selective "
-                                             "--bf16");
+                                             "--bf16" OV_GR OV_PG OV_TP);
     /* head_dim equal to hidden / heads is Megatron-LM's default: no
      * --kv-channels; attention scores stored: the unfused backend, which
      * stores them as priced; fp32: no precision flag */
@@ -977,12 +989,13 @@ static void env__megatron_model_flags(void **state)
             32, 4096, 11008, 32, "", 4096, ROPE_L2,
             "32000") "--attention-backend unfused " LAYOUT(2, 4, 1, 2, 16,
                                                            4096) " --sequence-parallel "
-                                                                 "--use-distributed-optimizer");
+                                                                 "--use-distributed-optimizer" OV_GR
+                                                                     OV_PG OV_TP);
     /* without an arch only the training facts: dropout, the layout */
     assert_megatron("preset: params-only\n", 2,
                     "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",
                     "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(1, 1, 1, 1, 512, 4096)
-                        FSDP_Z3 " --bf16");
+                        FSDP_Z3 " --bf16" OV_GR OV_PG);
 }
 
 static void env__topology_variables(void **state)
@@ -1037,6 +1050,34 @@ static void master_port__documented_formula(void **state)
 }
 
 /* ---- mixture of experts, MLA and MTP ---- */
+
+/* Whether Mixtral under `mesh` on 2 x 8 H100s is told to overlap the
+ * expert all-to-all (lib/overlap.c). */
+static int a2a_overlapped(const char *mesh)
+{
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *p = test_plan(&m, &a, mesh);
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    int on = strstr(args, " --overlap-moe-expert-parallel-comm --delay-wgrad-compute") != NULL;
+    free(args);
+    mesh_plan_destroy(p);
+    return on;
+}
+
+/* Megatron-LM accepts the all-to-all overlap with EP, without full
+ * recomputation, and with pp > 1 only interleaved
+ * (transformer_config.py L3002-3046): exported, and priced, only then. */
+static void env__moe_overlap_where_megatron_allows_it(void **state)
+{
+    (void)state;
+    assert_true(a2a_overlapped("tp=1,pp=1,ep=8,recompute=none"));
+    assert_true(a2a_overlapped("tp=1,pp=1,ep=8,recompute=selective"));
+    assert_false(a2a_overlapped("tp=1,pp=1,ep=8,recompute=full"));
+    assert_false(a2a_overlapped("tp=1,pp=1,ep=1,recompute=none"));
+    assert_false(a2a_overlapped("tp=2,pp=4,vpp=1,ep=2,recompute=none"));
+    assert_true(a2a_overlapped("tp=2,pp=4,vpp=2,ep=2,recompute=none"));
+}
 
 static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MESH_EP_GROUP",
                                           "MESH_ETP_SIZE", "MESH_ETP_RANK", "MESH_ETP_GROUP",
@@ -1132,6 +1173,7 @@ static void env__expert_groups_for_moe_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(env__moe_overlap_where_megatron_allows_it),
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(max_connections__blackwell_and_other_frameworks),

@@ -778,7 +778,8 @@ static void svg__sample_and_the_plans_bubble(void **state)
 static void svg__long_timeline_cut_not_slivers(void **state)
 {
     (void)state;
-    mesh_plan_t *p = plan("llama3.1-405b", 128, "auto");
+    /* interleaved, pinned: 16 stages, 4 chunks, 512 micro-batches */
+    mesh_plan_t *p = plan("llama3.1-405b", 128, "pp=16,vpp=4");
     assert_true(mesh_plan_best(p)->layout.vpp > 1);
     char *svg = mesh_picture_svg(p);
     element_t *els = malloc(sizeof(element_t) * MAX_ELEMENTS);

@@ -141,12 +141,13 @@ static void size__pruned_search_chooses_as_the_table(void **state)
         }
 }
 
-/* Within MESH_PLAN_TIE, fewer nodes: Llama 2 7B is 0.2% more efficient on
- * 6 nodes than on 5 (and 70B 0.7% faster on 24 than on 26). */
+/* Within MESH_PLAN_TIE, fewer nodes: Llama 2 13B is 0.9% more efficient
+ * on 6 nodes than on 5 (Llama 2 7B's 5 and 6 until issue 28 priced the
+ * overlaps; and 70B 0.7% faster on 24 than on 26). */
 static void size__ties_go_to_fewer_nodes(void **state)
 {
     (void)state;
-    mesh_size_t *s = size_of("llama2-7b", 5, 6, MESH_SIZE_EFFICIENT, MESH_SIZE_TABLE);
+    mesh_size_t *s = size_of("llama2-13b", 5, 6, MESH_SIZE_EFFICIENT, MESH_SIZE_TABLE);
     assert_true(s->rows[1].tokens_per_gpu_hour > s->rows[0].tokens_per_gpu_hour);
     assert_true(s->rows[0].tokens_per_gpu_hour >
                 s->rows[1].tokens_per_gpu_hour * (1 - MESH_PLAN_TIE));

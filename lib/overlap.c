@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The communication overlaps meshplan prices, as one table.
+ *
+ * Each row is one overlap Megatron-LM can run: the flags that turn it on,
+ * the condition under which the framework accepts them (validate_args() in
+ * megatron/training/arguments.py and TransformerConfig.__post_init__ in
+ * megatron/core/transformer/transformer_config.py), what lib/cost.c prices
+ * when it is on, and where the overlap happens.  The exported command line
+ * (lib/env.c, mg_overlaps) writes a row's flags exactly when the cost model
+ * prices it (mesh_overlap_on), so the two cannot drift.  Sources, read at:
+ *   Megatron-LM        NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+ *   Transformer Engine NVIDIA/TransformerEngine@d0067d0da6cb01811b8072a7d304f0e00344ce2b
+ * Megatron-LM's condition is checked on every exported line by
+ * tests/megatron/check-megatron, which runs its own validate_args().
+ */
+#include "internal.h"
+#include "meshplan/layout.h"
+#include "meshplan/params.h"
+
+#define MEG "megatron "
+#define TE  "transformer_engine "
+
+/* The dp-cp group of the dense parameters or of the experts has more than
+ * one rank: there are gradients to reduce. */
+static int has_dp(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    (void)m;
+    return (long)l->dp * l->cp > 1;
+}
+
+/* overlap_param_gather needs the distributed optimizer or Megatron-FSDP
+ * (ZeRO 1-3 here) and overlap_grad_reduce (arguments.py L1024-1029). */
+static int gathers(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return has_dp(m, l) && l->zero >= 1;
+}
+
+/* tp_comm_overlap needs sequence parallelism (arguments.py L1441-1442). */
+static int tp_overlap(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return m->has_arch && l->tp > 1 && l->sequence_parallel == 1;
+}
+
+static int cp_ring(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return m->has_arch && l->cp > 1;
+}
+
+/* overlap_moe_expert_parallel_comm (transformer_config.py L3002-3046):
+ * expert parallelism, the alltoall or flex dispatcher (both are what
+ * meshplan exports), interleaving whenever pp > 1, no full recomputation
+ * (meshplan's selective modules never include "moe"), at most one MTP
+ * layer; delay_wgrad_compute needs it (L3074-3077) and Transformer Engine
+ * (arguments.py L1903-1909; TE >= 2.8 with overlap_grad_reduce). */
+static int a2a_overlap(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return mesh_model_is_moe(m) && l->ep > 1 && (l->pp == 1 || l->vpp > 1) &&
+           l->recompute != MESH_RECOMPUTE_FULL && m->mtp_layers <= 1;
+}
+
+static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
+    {MESH_OVERLAP_GRAD_REDUCE, "--overlap-grad-reduce", has_dp, "dp*cp > 1 (any ZeRO stage)",
+     "the gradients' all-reduce or reduce-scatter runs bucket by bucket behind the backward "
+     "(exposed(RS, backward)); off, all of it is exposed",
+     MEG "megatron/core/distributed/distributed_data_parallel.py (_make_backward_post_hook), "
+         "param_and_grad_buffer.py (start_grad_sync)"},
+    {MESH_OVERLAP_PARAM_GATHER, "--overlap-param-gather", gathers,
+     "dp*cp > 1, ZeRO >= 1 (distributed optimizer or Megatron-FSDP) and --overlap-grad-reduce "
+     "(arguments.py L1024-1029)",
+     "the updated weights' all-gather runs behind the next forward (exposed(AG, forward)); off, "
+     "it is exposed",
+     MEG "megatron/core/distributed/param_and_grad_buffer.py (start_param_sync, forward pre-hook)"},
+    {MESH_OVERLAP_TP, "--tp-comm-overlap", tp_overlap,
+     "tp > 1 with sequence parallelism (arguments.py L1441-1442)",
+     "TP's all-gathers and reduce-scatters are split into chunks pipelined with the layer's "
+     "linear GEMMs (exposed(TP, GEMMs)); off, all of it is exposed",
+     TE "transformer_engine/pytorch/module/base.py (initialize_ub, userbuffers); " MEG
+        "megatron/training/initialize.py (_initialize_tp_communicators)"},
+    {MESH_OVERLAP_CP_RING, "--cp-comm-type p2p", cp_ring, "cp > 1 (p2p is Megatron-LM's default)",
+     "each ring step's K/V exchange runs behind the previous block's attention "
+     "(exposed(CP, attention core))",
+     TE "transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
+        "(AttnFuncWithCPAndKVP2P)"},
+    {MESH_OVERLAP_MOE_A2A, "--overlap-moe-expert-parallel-comm --delay-wgrad-compute", a2a_overlap,
+     "ep > 1, pp = 1 or vpp > 1, no full recomputation, at most one MTP layer "
+     "(transformer_config.py L3002-3046, L3074-3077)",
+     "one micro-batch's dispatch and combine run behind another's forward and backward "
+     "(1F1B merged schedule; the weight gradients are delayed to cover the combine's backward): "
+     "exposed(EP, the MoE layer's forward and backward); off, all of it is exposed",
+     MEG "megatron/core/models/gpt/fine_grained_callables.py, "
+         "megatron/core/pipeline_parallel/combined_1f1b.py"},
+};
+
+const mesh_overlap_t *mesh_overlap_row(mesh_overlap_id_t id)
+{
+    return id >= 0 && id < MESH_OVERLAP_COUNT ? &overlaps[id] : NULL;
+}
+
+/* Megatron-LM only: DeepSpeed's overlap_comm and the others are not
+ * exported, so nothing is priced as hidden for them beyond what their
+ * defaults do (DeepSpeed's ZeRO-3 overlaps, lib/accounting.c). */
+int mesh_overlap_on(const mesh_model_t *m, const mesh_layout_t *l, mesh_overlap_id_t id)
+{
+    const mesh_overlap_t *o = mesh_overlap_row(id);
+    return o && o->allowed(m, l);
+}
