@@ -27,6 +27,8 @@ Python 3.11, CPU only; Megatron-LM targets torch 2.x and Python 3.12):
   the identity (torch.compile and typing.override are absent; torch.jit.script
   of 1.13 cannot compile Megatron's norm methods): the functions stay plain
   Python, and validation calls none of them.
+- torch's version, asked by is_torch_min_version(): answered as 2.6
+  (TORCH_VERSION), which the expert all-to-all overlap needs.
 - Transformer Engine: TransformerConfig, built for the published-model
   check, asks TE's version (FP8 MoE and grouped GEMM need a recent one) and
   whether TE's fused RoPE kernel exists: answered as a TE 2.8 install has
@@ -70,6 +72,10 @@ STUB_ATTRS = [
 ]
 IDENTITY_DECORATORS = ["torch.compile", "torch.jit.script", "typing.override"]
 TE_VERSION = "2.8.0"  # the Transformer Engine version TransformerConfig is told
+# the torch version Megatron-LM's is_torch_min_version() is told: the
+# expert all-to-all overlap (lib/overlap.c) asks for >= 2.6 in
+# TransformerConfig (a hang with older torch); Debian's is 1.13
+TORCH_VERSION = "2.6.0"
 
 # compute capability (major, minor) of each GPU the cases use
 ARCH = {"A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
@@ -380,6 +386,7 @@ def main():
         import megatron.core.models.common.embeddings.rope_utils as rope_utils
     from packaging.version import Version
     core_utils._te_version = Version(TE_VERSION)
+    core_utils._torch_version = Version(TORCH_VERSION)
     if rope_utils.fused_apply_rotary_pos_emb is None:  # TE's fused RoPE kernel, present with TE
         rope_utils.fused_apply_rotary_pos_emb = placeholder_class("fused_apply_rotary_pos_emb")
 
