@@ -611,6 +611,7 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     out->pp_comm_s = slots * pp;
     out->ep_comm_s = slots * ep;
     dp_cost(m, l, a, mbs, psi, psi_e, fwd, 2 * fwd, out);
+    mesh_calib_scale_cost(out, &a->gpu); /* the site's calibration, if any (lib/calib.c) */
     out->step_seconds = out->compute_s + out->tp_comm_s + out->cp_comm_s + out->pp_comm_s +
                         out->dp_comm_s + out->optimizer_s + out->ep_comm_s;
 

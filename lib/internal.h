@@ -295,6 +295,16 @@ int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_
 int mesh_policy_read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
+int mesh_policy_read_calibration(void *base, const char *key, const char *value, mesh_error_t *err);
+
+/* The calibration's hooks (lib/calib.c): a resolved GPU takes its model's
+ * factors (or none); the cost and memory models apply them to their
+ * parts. */
+struct mesh_calibration;
+struct mesh_cost;
+void mesh_calib_apply_gpu(const struct mesh_calibration *c, struct mesh_gpu *gpu);
+void mesh_calib_scale_cost(struct mesh_cost *c, const struct mesh_gpu *gpu);
+void mesh_calib_scale_memory(struct mesh_memory *m, const struct mesh_gpu *gpu);
 
 struct mesh_policy;
 /* The policy's top-level key i (0 up: -1 past the last) as an admin writes

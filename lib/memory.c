@@ -419,6 +419,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
         }
     }
     out->host = host;
+    mesh_calib_scale_memory(out, &a->gpu); /* the site's calibration, if any (lib/calib.c) */
     out->capacity = mesh_policy_usable(assume, &a->gpu);
 }
 

@@ -15,6 +15,7 @@
 #include "meshplan/params.h"
 #include "meshplan/gpu.h"
 #include "meshplan/layout.h"
+#include "meshplan/calibrate.h"
 #include "meshplan/policy.h"
 #include "meshplan/shard.h"
 #include "meshplan/accounting.h"

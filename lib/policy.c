@@ -136,7 +136,7 @@ static const char *key_hint(const char *key, int in_file, char *buf, size_t len)
  * partition:, which is no section). */
 static int unknown_key(const char *key, int in_file, mesh_error_t *err)
 {
-    char list[MESH_ERROR_MAX / 2], fams[64] = "", guess[128];
+    char list[MESH_ERROR_MAX * 5 / 8], fams[64] = "", guess[128];
     size_t used = 0;
     for (int i = 0; i < MESH_ARRAY_LEN(families) && used < sizeof(fams); i++) {
         int w = snprintf(fams + used, sizeof(fams) - used, in_file ? "%s: " : "%sNAME.FIELD ",
@@ -613,4 +613,5 @@ void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
     } else if (o && o->fp8 > 0 && gpu->peak_fp8 <= 0) {
         gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
     }
+    mesh_calib_apply_gpu(&assume->calibration, gpu);
 }

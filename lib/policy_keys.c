@@ -106,6 +106,8 @@ const policy_key_t mesh_policy_top_keys[] = {
      .doc = "fraction of the usable GPU memory every plan leaves free"},
     {"framework", K_CUSTOM, POL(assume.framework), .read = read_framework, .dflt = "auto",
      .doc = "the framework a spec's framework: auto means"},
+    {"calibration", K_CUSTOM, POL(assume.calibration), .read = mesh_policy_read_calibration,
+     .dflt = "none", .doc = "meshplan calibrate's file: the site's correction factors"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */
@@ -249,6 +251,8 @@ static void custom_text(const mesh_policy_t *p, const policy_key_t *k, char *buf
         snprintf(buf, len, "%d-%d", p->launch.port_lo, p->launch.port_hi);
     } else if (k->read == read_framework) {
         snprintf(buf, len, "%s", mesh_framework_name(p->assume.framework));
+    } else if (k->read == mesh_policy_read_calibration) {
+        snprintf(buf, len, "%s", p->assume.calibration.n ? p->assume.calibration.path : "none");
     } else if (k->read == mesh_policy_read_gpu_name) {
         snprintf(buf, len, "%s", p->assume.gpu[0] ? p->assume.gpu : "(none)");
     } else {

@@ -79,6 +79,20 @@ int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, me
     return mesh_strlcpy(as->gpu, g ? g->name : value, sizeof(as->gpu)), 0;
 }
 
+/* calibration=: an absolute path to meshplan calibrate's file, read now
+ * (a policy that names a file it cannot read is refused as it is loaded,
+ * not at a job's start); none: no calibration */
+int mesh_policy_read_calibration(void *base, const char *key, const char *value, mesh_error_t *err)
+{
+    mesh_calibration_t *c = &((mesh_policy_t *)base)->assume.calibration;
+    if (strcasecmp(value, "none") == 0)
+        return memset(c, 0, sizeof(*c)), 0;
+    if (value[0] != '/')
+        return mesh_error_set(err, "%s: '%.60s' must be an absolute path (meshplan calibrate -o)",
+                              key, value);
+    return mesh_calib_load(value, c, err) < 0 ? mesh_error_prefix(err, "%s", key) : 0;
+}
+
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err)
 {
     mesh_gpu_override_t *o = base;

@@ -249,6 +249,16 @@ static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_
                     mesh_size_slurm_time(minutes, limit, sizeof(limit)));
 }
 
+/* The calibration the plan's GPU was priced with (the policy's
+ * calibration:), or NULL. */
+static const mesh_calib_gpu_t *calibration_of(const mesh_plan_t *p)
+{
+    const mesh_alloc_t *a = mesh_plan_alloc(p);
+    return a->gpu.cal_compute > 0
+               ? mesh_calib_find(&mesh_plan_assumptions(p)->calibration, a->gpu.name)
+               : NULL;
+}
+
 static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_cost_t *c = &mesh_plan_best(p)->cost;
@@ -271,6 +281,12 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
     if (mesh_plan_best(p)->layout.ep > 0)
         mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
                         c->ep_comm_s);
+    const mesh_calib_gpu_t *cal = calibration_of(p);
+    char sum[400];
+    if (cal)
+        mesh_buf_printf(
+            b, "  %s\n",
+            mesh_calib_summary(cal, mesh_plan_assumptions(p)->calibration.path, sum, sizeof(sum)));
     text_estimate(b, mesh_plan_model(p), c, mesh_plan_assumptions(p)->time_margin);
 }
 
@@ -701,6 +717,19 @@ char *mesh_report_json(const mesh_plan_t *p)
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
     mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
                     mesh_plan_evaluated(p));
+    const mesh_calib_gpu_t *cal = calibration_of(p);
+    if (cal) { /* a calibrated plan's: an additive key */
+        char sum[400];
+        mesh_buf_puts(&b, ",\"calibration\":{\"path\":");
+        mesh_buf_json_string(&b, mesh_plan_assumptions(p)->calibration.path);
+        for (int f = 0; f < MESH_CALIB_FACTORS; f++)
+            mesh_buf_printf(&b, ",\"%s\":%.6g", mesh_calib_factor_name(f, NULL, NULL),
+                            cal->factor[f]);
+        mesh_buf_printf(&b, ",\"jobs\":%d,\"error_before\":%.6g,\"error_after\":%.6g,\"summary\":",
+                        cal->jobs, cal->err_before, cal->err_after);
+        mesh_buf_json_string(&b, mesh_calib_summary(cal, NULL, sum, sizeof(sum)));
+        mesh_buf_puts(&b, "}");
+    }
     /* what MESH_MEGATRON_ARGS carries, for the layout above (fitting or
      * the closest) */
     mesh_buf_t args;

@@ -125,9 +125,15 @@ static const opt_t opts[] = {
     {"json", NULL, C_JSON, FLAG(json), .help = "machine-readable output"},
     {"shell", NULL, C_ENV, FLAG(shell),
      .help = "export NAME='value' lines, for eval \"$(meshplan env --shell ...)\""},
-    {"svg", "FILE", C_REPORT, TEXT(svg),
-     .help = "also write the rank map, pipeline and memory pictures as SVG;\n"
+    {"svg", "FILE", C_REPORT | C_CALIBRATE, TEXT(svg),
+     .help = "also write the rank map, pipeline and memory pictures as SVG\n"
+             "(calibrate: predicted against measured step times);\n"
              "'-': the SVG alone, on standard output, instead of the report"},
+    {"report", NULL, C_CALIBRATE, FLAG(calib_report),
+     .help = "a row for every job: predicted and measured step time, before\n"
+             "and after the calibration, and the peak memory"},
+    {"output", "FILE", C_CALIBRATE, TEXT(output),
+     .help = "write the calibration file here (the policy's calibration:)", .letter = 'o'},
     {"no-pictures", NULL, C_REPORT, FLAG(no_pictures),
      .help = "leave the pictures out of the text"},
     {"node", "I", C_ENV, INT(node, 0, 1 << 20), .help = "node index within the step (default 0)"},
@@ -189,6 +195,15 @@ static const command_t commands[] = {
      "A policy that does not read gets its one-line error: exit 2.  The check\n"
      "before a slurmctld restart."},
     {"presets", C_PRESETS, cmd_presets, "[options]", "list the model presets", NULL},
+    {"calibrate", C_CALIBRATE, cmd_calibrate, "LOG... [--report] [--json] [--svg FILE] [-o FILE]",
+     "fit the cost model to the site's own Megatron-LM jobs",
+     "Read jobs' logs (the plan record --mesh-explain writes, and Megatron-LM's\n"
+     "elapsed time per iteration and memory report), pair each job's measured\n"
+     "step time and peak memory with its plan's prediction, and fit per GPU model\n"
+     "a compute, a network and a memory factor within bounds.  -o FILE writes\n"
+     "them for the policy's calibration:.  Logs that are not one job's plainly\n"
+     "are skipped with the reason.  Exit 0, 1 when a factor would leave its\n"
+     "bounds (refused, with the evidence), 2 on bad input."},
     {"version", C_VERSION, cmd_version, "[--json]",
      "print the versions of meshplan and of the libmeshplan it runs with",
      "Print meshplan's version and the version of the libmeshplan it runs with (also\n"
@@ -523,6 +538,12 @@ static int parse_args(int argc, char **argv, options_t *o)
             usage(stdout, c);
             return HELPED;
         }
+        if (c->bit & C_CALIBRATE && (a[0] != '-' || !a[1])) { /* a LOG, or '-': stdin */
+            if (o->n_logs == LOGS_MAX)
+                return bad("more than %d logs: calibrate on fewer at a time", LOGS_MAX);
+            o->logs[o->n_logs++] = a;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0 || !a[2])
             return bad("unexpected argument '%.60s' (see meshplan %s --help)", a, c->name);
         size_t len = strcspn(a + 2, "=");
@@ -728,6 +749,8 @@ static int run(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     mesh_policy_init(&o.pol);
     o.cmd = c;
+    static const char *logs[LOGS_MAX];
+    o.logs = logs;
     int rc = c->bit & C_POLICYCHECK ? policy_words(&argc, argv, &o) : 0;
     if (rc)
         return rc;

@@ -27,18 +27,20 @@ enum {
     C_HELP = 1 << 8,
     C_SIZE = 1 << 9,
     C_POLICYCHECK = 1 << 10,
+    C_CALIBRATE = 1 << 11,
 };
 #define C_REPORT (C_PLAN | C_CHECK | C_RANKS) /* a report, text or JSON */
 #define C_MODEL  (C_REPORT | C_ENV)           /* they plan a model */
 #define C_SIZED  (C_MODEL | C_SIZE)           /* they read a model's spec */
 #define C_POLICY (C_SIZED | C_TOPO | C_GPUS | C_PRESETS | C_POLICYCHECK) /* they read a policy */
-#define C_JSON   (C_POLICY | C_VERSION)                                  /* they have a JSON form */
-#define C_ALL    (C_POLICY | C_VERSION | C_HELP)
+#define C_JSON   (C_POLICY | C_VERSION | C_CALIBRATE)                    /* they have a JSON form */
+#define C_ALL    (C_POLICY | C_VERSION | C_HELP | C_CALIBRATE)
 
 /* The entries of a table. */
 #define MESH_CLI_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-#define SETS_MAX 64 /* --set options a command line may hold */
+#define SETS_MAX 64   /* --set options a command line may hold */
+#define LOGS_MAX 4096 /* logs one calibrate may read */
 
 typedef struct command command_t;
 
@@ -61,6 +63,10 @@ typedef struct options {
     const char *now;            /* size's --now DATE; NULL: the clock */
     const char *partition_info; /* size's --partition-info FILE ('-': stdin) */
     int json, shell, have_export, no_pictures;
+    int calib_report;   /* calibrate --report */
+    const char *output; /* calibrate -o FILE */
+    const char **logs;  /* calibrate's LOG arguments (argv's) */
+    int n_logs;
     mesh_export_t export_mode;
     /* --set: spec keys (for mesh_spec_load_with) and policy keys, in order */
     const char *spec_sets[SETS_MAX], *policy_sets[SETS_MAX];
@@ -127,5 +133,6 @@ int cmd_policy(const options_t *o);
 int cmd_presets(const options_t *o);
 int cmd_version(const options_t *o);
 int cmd_size(const options_t *o);
+int cmd_calibrate(const options_t *o);
 
 #endif

@@ -32,6 +32,11 @@ typedef struct mesh_gpu {
     double gemm_eff; /* fraction of peak_flops large GEMMs reach (cuBLAS/hipBLASLt) */
     double peak_fp8; /* dense FP8 tensor FLOP/s; 0: no FP8 (precision fp8 is refused) */
     int fp8_blocks;  /* 1: MXFP8 block scaling too (Blackwell, sm_100) */
+    /* the site's calibration of this model (the policy's calibration:,
+     * lib/meshplan/calibrate.h): compute and exposed communication times
+     * are divided by the first two, allocated memory multiplied by the
+     * third; 0: not calibrated */
+    double cal_compute, cal_network, cal_memory;
 } mesh_gpu_t;
 
 /**

@@ -15,6 +15,7 @@
 #define MESHPLAN_POLICY_H
 
 #include "meshplan/api.h"
+#include "meshplan/calibrate.h"
 #include "meshplan/error.h"
 #include "meshplan/gpu.h"
 #include "meshplan/layout.h"
@@ -117,6 +118,9 @@ typedef struct mesh_assumptions {
      * bounds plans by every framework's allocation; a Megatron-LM-only site
      * says megatron */
     mesh_framework_t framework;
+    /* calibration=: the site's correction factors, read from the file it
+     * names (n 0: none); applied to every GPU the policy resolves */
+    mesh_calibration_t calibration;
 } mesh_assumptions_t;
 
 /** What the SPANK plugin does with a plan: its launch settings. */

@@ -48,6 +48,16 @@ MESH_API char *mesh_report_explained(const mesh_plan_t *p, const mesh_restart_t 
 MESH_API char *mesh_report_json(const mesh_plan_t *p);
 
 /**
+ * The plan record of p: one line, MESH_CALIB_RECORD and a JSON object
+ * (digest, model, gpu, mesh, gpus, global_batch, step_seconds and its
+ * parts compute_seconds, network_seconds and other_seconds, memory_bytes
+ * allocated, calibrated), the prediction as the model made it before any
+ * calibration; what meshplan calibrate pairs a job's log with
+ * (lib/meshplan/calibrate.h).  The caller frees; NULL when out of memory.
+ */
+MESH_API char *mesh_calib_plan_record(const mesh_plan_t *p);
+
+/**
  * The rank map of the chosen layout: one row (text) or object (JSON) per
  * rank of the whole allocation, with its node, local index and
  * coordinates; large allocations make long strings.

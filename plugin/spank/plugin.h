@@ -55,7 +55,7 @@ typedef struct mesh_plugin {
     int have_spec;
     mesh_layout_t pins;
     int have_export, explain, have_bind, bind;
-    int have_size; /* --mesh-size: narrow the job's node range, by size_goal */
+    int have_size;     /* --mesh-size: narrow the job's node range, by size_goal */
     int have_headroom; /* --mesh-headroom: the spec's train.headroom, as the job asks it */
     double headroom;
     /* the goal as given (a name or by:WHEN), which the controller reads
@@ -69,6 +69,7 @@ typedef struct mesh_plugin {
     int have_restart;
     mesh_export_t export_mode;
     char *explanation;      /* slurmstepd: the plan to print from the step's first task */
+    char *record;           /* slurmstepd: its plan record (meshplan calibrate reads it) */
     int acting;             /* slurmstepd: this step wants the variables */
     char submit_digest[32]; /* slurmstepd: the plan srun checked, if it did */
     char spec_digest[32];   /* slurmstepd: the spec as read at submission */

@@ -329,9 +329,12 @@ static int step_alloc(uint32_t stepid, const mesh_topo_t *topo, mesh_step_t *s, 
 }
 
 /* --mesh-explain: srun printed the plan if it made this same one; else the
- * step's first task prints it. */
+ * step's first task prints it.  The first task always prints the plan
+ * record, so that the job's log can calibrate the cost model. */
 static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
 {
+    if (mesh_plugin.explain && s->node == 0 && mesh_plan_fits(p))
+        free(mesh_plugin.record), mesh_plugin.record = mesh_calib_plan_record(p);
     if (!mesh_plugin.explain || s->node != 0 ||
         strcmp(mesh_plugin.submit_digest, mesh_plan_digest(p)) == 0)
         return;
@@ -505,6 +508,8 @@ int mesh_stepd_task_init(spank_t sp)
     if (local == 0 && mesh_plugin.explanation) /* the task's stderr is srun's */
         fprintf(stderr, "meshplan: explained plan (made on the nodes)\n%s",
                 mesh_plugin.explanation);
+    if (local == 0 && mesh_plugin.record) /* one line, for meshplan calibrate */
+        fputs(mesh_plugin.record, stderr);
     const mesh_env_t *e = mesh_plugin.envs[local];
     for (int i = 0; i < mesh_env_count(e); i++) {
         /* torch/torchrun variables yield to values the task already has */
@@ -522,6 +527,8 @@ void mesh_stepd_exit(void)
 {
     free(mesh_plugin.explanation);
     mesh_plugin.explanation = NULL;
+    free(mesh_plugin.record);
+    mesh_plugin.record = NULL;
     for (int i = 0; i < mesh_plugin.n_envs; i++)
         mesh_env_destroy(mesh_plugin.envs[i]);
     free(mesh_plugin.envs);

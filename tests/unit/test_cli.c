@@ -617,7 +617,7 @@ static void options__each_command_its_own(void **state)
     assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--export", "torch", NULL),
                "--export: unknown option for plan (an option of env)");
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--svg", "x.svg", NULL),
-               "--svg: unknown option for env (an option of plan, check, ranks)");
+               "--svg: unknown option for env (an option of plan, check, ranks, calibrate)");
     assert_bad(run("gpus", "--model", "llama3-70b", NULL), "--model: unknown option for gpus");
     assert_bad(run("topo", "--shell", NULL), "--shell: unknown option for topo (an option of env)");
     /* no abbreviations: --gpus is no --gpus-per-node */
@@ -698,7 +698,7 @@ static void help__command_and_unknown(void **state)
     assert_non_null(strstr(all, "\n  version  "));
     r = run("help", "pln", NULL);
     assert_bad(r, "unknown command 'pln'; did you mean plan? (commands: plan, check, ranks, env, "
-                  "topo, size, gpus, policy, presets, version, help)");
+                  "topo, size, gpus, policy, presets, calibrate, version, help)");
     assert_bad(run("chek", NULL), "unknown command 'chek'; did you mean check?");
     /* two neighbours swapped, the commonest slip, is one edit */
     assert_bad(run("plna", NULL), "unknown command 'plna'; did you mean plan?");
