@@ -118,8 +118,9 @@ int mesh_calib_fit(const mesh_calib_t *c, mesh_calibration_t *out, mesh_error_t 
     memset(out, 0, sizeof(*out));
     int n = mesh_calib_job_count(c);
     if (n == 0)
-        return mesh_error_set(err, "no job to calibrate on: every log was skipped (see why with "
-                                   "--report)");
+        return mesh_error_set(err, "no job to calibrate on: %d log%s skipped (%s)",
+                              mesh_calib_skip_count(c), mesh_calib_skip_count(c) == 1 ? "" : "s",
+                              mesh_calib_skip_count(c) ? mesh_calib_skip(c, 0) : "none given");
     double *tmp = malloc((size_t)n * sizeof(*tmp));
     if (!tmp)
         return mesh_error_set(err, "out of memory");

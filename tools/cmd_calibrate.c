@@ -8,22 +8,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 #define LOG_MAX_BYTES ((size_t)1 << 30) /* a month of a job's log at one line a second */
 
-/* The whole of a log ('-': stdin) into *buf[*len]; -1 after saying why. */
+/* The whole of a log ('-': stdin) into *buf[*len]; -1 after saying why.
+ * Only a regular file: a FIFO would block, /dev/zero never end. */
 static int read_log(const char *path, char **buf, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO)
+                                    : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
-    if (!f)
+    if (fd < 0)
         return bad("%.200s: %s", path, strerror(errno)), -1;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return bad("%.200s: a directory, not a log", path), -1;
+    if (strcmp(path, "-") != 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return bad("%.200s: not a regular file (a job's log)", path), -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return bad("out of memory"), -1;
     }
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
@@ -44,8 +53,7 @@ static int read_log(const char *path, char **buf, size_t *len)
             break;
     }
     int failed = !b || ferror(f);
-    if (f != stdin)
-        fclose(f);
+    fclose(f);
     if (failed) {
         free(b);
         return bad("%.200s: %s", path, b ? "read error" : "too large, or out of memory"), -1;
@@ -81,9 +89,23 @@ static int read_logs(const options_t *o, mesh_calib_t *c)
     return 0;
 }
 
+/* The calibration file of -o, written before anything is printed (so
+ * that a failure is the one line of a bad input). */
+static int write_calibration(const options_t *o, const mesh_calibration_t *cal)
+{
+    if (!cal || !o->output)
+        return 0;
+    char *yaml = mesh_calib_yaml(cal);
+    int rc = !yaml ? bad("out of memory") : write_file(o->output, yaml) < 0 ? EXIT_BADINPUT : 0;
+    free(yaml);
+    return rc;
+}
+
 /* What the command prints and writes, once the fit is made (cal NULL: refused). */
 static int outputs(const options_t *o, const mesh_calib_t *c, const mesh_calibration_t *cal)
 {
+    if (write_calibration(o, cal))
+        return EXIT_BADINPUT;
     if (o->svg) {
         char *svg = mesh_calib_svg(c, cal);
         int rc = !svg                       ? bad("out of memory")
@@ -96,17 +118,11 @@ static int outputs(const options_t *o, const mesh_calib_t *c, const mesh_calibra
     int flags = (o->json ? MESH_CALIB_JSON : 0) | (o->calib_report ? MESH_CALIB_JOBS : 0);
     if (print_owned(mesh_calib_report(c, cal, flags)))
         return EXIT_BADINPUT;
-    if (cal && o->output) {
-        char *yaml = mesh_calib_yaml(cal);
-        int rc = !yaml ? bad("out of memory") : write_file(o->output, yaml) < 0;
-        free(yaml);
-        if (rc)
-            return EXIT_BADINPUT;
+    if (cal && o->output)
         fprintf(stderr,
                 "meshplan: calibration written to %s; the policy names it with "
                 "calibration: PATH (an absolute path)\n",
                 o->output);
-    }
     return 0;
 }
 
@@ -121,12 +137,14 @@ int cmd_calibrate(const options_t *o)
     mesh_error_t err;
     int rc = read_logs(o, c) < 0 ? EXIT_BADINPUT : 0;
     int fitted = rc == 0 && mesh_calib_fit(c, &cal, &err) == 0;
-    if (rc == 0)
+    if (rc == 0 && !fitted && mesh_calib_job_count(c) == 0)
+        rc = bad("%s", err.msg); /* nothing to report: the one line */
+    else if (rc == 0)
         rc = outputs(o, c, fitted ? &cal : NULL);
     if (rc == 0 && !fitted) {
         fflush(stdout);
         fprintf(stderr, "meshplan: %s\n", err.msg);
-        rc = mesh_calib_job_count(c) ? EXIT_NOFIT : EXIT_BADINPUT;
+        rc = EXIT_NOFIT;
     }
     mesh_calib_destroy(c);
     return rc;
