@@ -1178,6 +1178,25 @@ static void pol_check_list(const char *msg, const char *open, const char *seps, 
                  documented + (*fam ? 0 : 2));
 }
 
+/* export=: every mode a user or an admin writes is read, in any case, and
+ * named back as written in lower case (what meshplan policy and the
+ * plugin's messages show); an unknown one is refused, and a value outside
+ * the enum is named "mesh", as policy.h says. */
+static void export__modes_named_back(void **state)
+{
+    const char *modes[] = {"torch", "torchrun", "mesh", "batch"};
+    for (int i = 0; i < 4; i++) {
+        mesh_export_t e = (mesh_export_t)-1;
+        assert_int_equal(mesh_export_parse(modes[i], &e), 0);
+        assert_int_equal((int)e, i);
+        assert_string_equal(mesh_export_name(e), modes[i]);
+    }
+    mesh_export_t e = MESH_EXPORT_TORCH;
+    assert_int_equal(mesh_export_parse("TorchRun", &e), 0);
+    assert_string_equal(mesh_export_name(e), "torchrun");
+    assert_int_equal(mesh_export_parse("srun", &e), -1);
+    assert_string_equal(mesh_export_name((mesh_export_t)42), "mesh");
+}
 /* Is field a key of the family? */
 static int pol_in(const char *fam, const char *field)
 {
@@ -1375,6 +1394,7 @@ int main(void)
         cmocka_unit_test(keys__bounds_accepted_one_past_refused),
         cmocka_unit_test(keys__values_accepted_and_refused),
         cmocka_unit_test(keys__only_in_their_section),
+        cmocka_unit_test(export__modes_named_back),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -862,6 +862,22 @@ static void keys__unknown_refused_with_allowed_list(void **state)
     doc_refuse_unknown("params: 1e9\ntrain:\n  Seq_Len: 4096\n", 3, "Seq_Len", "train");
 }
 
+/* The MLP a spec names is the one the reports and exports name back
+ * (mesh_mlp_name): gelu stays gelu, the default swiglu; a value outside
+ * the enum falls back to swiglu, as spec.h says. */
+static void names__mlp_as_the_spec_spells_it(void **state)
+{
+    const char *names[] = {"gelu", "swiglu"};
+    for (int i = 0; i < 2; i++) {
+        char yaml[128];
+        snprintf(yaml, sizeof(yaml), "preset: llama3-8b\narch: {mlp: %s}\n", names[i]);
+        mesh_model_t m = test_spec(yaml);
+        assert_string_equal(mesh_mlp_name(m.mlp), names[i]);
+    }
+    assert_string_equal(mesh_mlp_name(test_spec("preset: llama3-8b\n").mlp), "swiglu");
+    assert_string_equal(mesh_mlp_name((mesh_mlp_t)7), "swiglu");
+}
+
 /* A file overrides its preset key by key, whatever the key's kind (string,
  * integer, number, boolean, choice), and keeps the preset's other keys. */
 static void preset__every_kind_overridden(void **state)
@@ -1340,6 +1356,7 @@ int main(void)
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(dirs__callers_first_then_installed),
         cmocka_unit_test(preset__every_kind_overridden),
+        cmocka_unit_test(names__mlp_as_the_spec_spells_it),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),
