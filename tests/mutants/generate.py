@@ -18,7 +18,8 @@ sites.  What: the operators people get wrong, one per mutant:
   a dropped statement (replaced by an empty one)
 Not: comments and strings (masked before matching), asserts and log-only
 lines, the size of an array in a declaration (a buffer one byte larger is
-no bug), ++/-- (a flipped loop counter only hangs), and any mutant the
+no bug), ++/-- (a flipped loop counter only hangs), the strings of a
+strcmp() tested only for equality (they commute), and any mutant the
 compiler objects to: each is compiled alone (gcc -fsyntax-only with
 -Wall -Wextra -Wconversion) and dropped, and another drawn, when it does
 not compile or warns where the original did not (two swapped arguments of
@@ -108,6 +109,10 @@ OPS = [
 ]
 PARAM = re.compile(r"^(const\s+|struct\s+|enum\s+|unsigned\s+)*[A-Za-z_]\w*\s*[\s*]\s*"
                    r"(const\s+)?\**\s*[A-Za-z_]\w*(\[\w*\])?$")
+# strcmp(a, b) == 0 is strcmp(b, a) == 0: swapped, its first two arguments
+# matter only where the result is ordered (< 0, > 0, or returned as is).
+COMPARE = {"strcmp", "strncmp", "strcasecmp", "strncasecmp", "memcmp"}
+ORDERED = re.compile(r"\s*(<|>|;)")
 NUMBER = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 
 
@@ -176,7 +181,9 @@ def swapped_arguments(code, masked):
                 start = j + 1
         else:
             continue  # the call goes on past the line
-        for k in range(len(args) - 1):
+        # only tested for equality: a and b commute
+        first = 1 if m.group(1) in COMPARE and not ORDERED.match(masked[args[-1][1] + 1:]) else 0
+        for k in range(first, len(args) - 1):
             (a0, a1), (b0, b1) = args[k], args[k + 1]
             a, b = code[a0:a1].strip(), code[b0:b1].strip()
             if not a or not b or a == b or PARAM.match(a) or PARAM.match(b) or "..." in (a, b):
