@@ -19,7 +19,8 @@ sites.  What: the operators people get wrong, one per mutant:
 Not: comments and strings (masked before matching), asserts and log-only
 lines, the size of an array in a declaration (a buffer one byte larger is
 no bug), ++/-- (a flipped loop counter only hangs), the strings of a
-strcmp() tested only for equality (they commute), and any mutant the
+strcmp() tested only for equality (they commute), statements that only
+free memory or a handle (a leak: memcheck's and ASan's), and any mutant the
 compiler objects to: each is compiled alone (gcc -fsyntax-only with
 -Wall -Wextra -Wconversion) and dropped, and another drawn, when it does
 not compile or warns where the original did not (two swapped arguments of
