@@ -862,6 +862,18 @@ static void keys__unknown_refused_with_allowed_list(void **state)
     doc_refuse_unknown("params: 1e9\ntrain:\n  Seq_Len: 4096\n", 3, "Seq_Len", "train");
 }
 
+/* A spec that gives one architecture key alone, without the other three
+ * of layers, hidden, heads and vocab, is refused naming the first missing
+ * one: planning it from the key and the parameter count would be a guess. */
+static void arch__one_key_alone_refused(void **state)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    const char *yaml = "params: 7e9\narch: {layers: 32}\n";
+    assert_int_equal(mesh_spec_parse(yaml, strlen(yaml), "one.yaml", NULL, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "arch.hidden"));
+}
+
 /* The MLP a spec names is the one the reports and exports name back
  * (mesh_mlp_name): gelu stays gelu, the default swiglu; a value outside
  * the enum falls back to swiglu, as spec.h says. */
@@ -1357,6 +1369,7 @@ int main(void)
         cmocka_unit_test(dirs__callers_first_then_installed),
         cmocka_unit_test(preset__every_kind_overridden),
         cmocka_unit_test(names__mlp_as_the_spec_spells_it),
+        cmocka_unit_test(arch__one_key_alone_refused),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),
