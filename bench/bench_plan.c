@@ -19,20 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "meshplan.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static const char hostile[] = "name: hostile\n"
                               "arch: {layers: 100000, hidden: 1024, heads: 1024, vocab: 128}\n"

@@ -4,7 +4,9 @@
  * here from job_submit/meshplan so that the CLI's --partition asks the
  * same function, and gets the same verdict in the same words.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +57,37 @@ static mesh_verdict_t judge_entry(const mesh_policy_t *pol, const mesh_partition
                         s->nodes, q->name, q->nodes, q->nodes, q->nodes),
                nofit;
     /* most jobs fit: a first-fit search says so without pricing every
-     * layout; only a refusal needs the whole plan, for its explanation */
+     * layout; only a refusal needs the whole plan, for its explanation.
+     * A fit found is a fit, however little budget was left; no fit found
+     * before the budget ran out is no verdict: the nodes judge the job */
     if (mesh_plan_any_fits(m, &a, pins, &pol->assume))
         return MESH_VERDICT_RUN;
+    if (mesh_work_stopped()) {
+        *judged = 0;
+        snprintf(why, len,
+                 "the controller stopped judging the job at its work budget of %ld units before "
+                 "finding a layout that fits: the nodes judge it at launch (meshplan plan "
+                 "judges it in full)",
+                 mesh_work_limit());
+        return MESH_VERDICT_RUN;
+    }
+    /* it does not fit: the budget can only shorten the explanation */
     mesh_plan_t *p = mesh_plan_create(m, &a, pins, &pol->assume, &err);
+    if (!p && mesh_work_stopped())
+        return snprintf(why, len,
+                        "%s does not fit on %d x %d %s GPUs: no layout fits (the controller "
+                        "stopped explaining at its work budget of %ld units; meshplan plan "
+                        "explains it and says what would fit)",
+                        m->name, a.nodes, a.gpus_per_node, a.gpu.name, mesh_work_limit()),
+               nofit;
     if (!p)
         return snprintf(why, len, "%s", err.msg), nofit;
     mesh_verdict_t v = mesh_plan_verdict(p, pol->enforce, why, len);
+    if (mesh_plan_halted(p))
+        snprintf(why + strlen(why), len - strlen(why),
+                 "\n(what would fit was searched only as far as the controller's work budget of "
+                 "%ld units: meshplan plan searches it in full)",
+                 mesh_work_limit());
     mesh_plan_destroy(p);
     return v;
 }
@@ -75,9 +101,10 @@ static void part_name(const char *list, size_t k, char *out, size_t len)
         snprintf(out, len, "%.*s", (int)k, list);
 }
 
-mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partitions,
-                                 const mesh_model_t *m, const mesh_layout_t *pins,
-                                 const mesh_step_t *s, mesh_submit_t *out)
+/* mesh_submit_judge, under the work budget in use. */
+static mesh_verdict_t judge_fit(const mesh_policy_t *pol, const char *partitions,
+                                const mesh_model_t *m, const mesh_layout_t *pins,
+                                const mesh_step_t *s, mesh_submit_t *out)
 {
     memset(out, 0, sizeof(*out));
     if (!partitions)
@@ -112,6 +139,8 @@ mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partition
                 out->entry = q;
                 if (!was_judged)
                     mesh_strlcpy(out->msg, reason, sizeof(out->msg));
+                if (!was_judged && mesh_work_stopped()) /* the user is told too */
+                    mesh_strlcpy(out->note, reason, sizeof(out->note));
                 return out->verdict = MESH_VERDICT_RUN;
             }
             if (!n_judged)
@@ -197,6 +226,15 @@ static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
                       "policy must name the partition's GPU; or give -N with one count)",
                       goal, err.msg);
     mesh_size_t *sz = mesh_size_create_aim(m, &a, lo, hi, pins, &pol->assume, &ask->aim, 0, &err);
+    if (mesh_work_stopped()) { /* what it found is partial: neither a choice nor a refusal */
+        mesh_size_destroy(sz);
+        add_note(out,
+                 "--mesh-size=%s: the controller stopped sizing the job at its work budget of %ld "
+                 "units: not narrowed, and the nodes judge it at launch (meshplan size sizes it "
+                 "in full)",
+                 goal, mesh_work_limit());
+        return out->verdict = MESH_VERDICT_RUN; /* judged 0 */
+    }
     if (!sz)
         return refuse(out, MESH_SUBMIT_SIZE, "--mesh-size=%s: %s", goal, err.msg);
     mesh_verdict_t v = MESH_VERDICT_RUN;
@@ -220,20 +258,25 @@ static mesh_verdict_t size_job(const mesh_policy_t *pol, const mesh_model_t *m,
 }
 
 /* The chosen layout of a job that was judged and not sized, for its time
- * estimate: 1 with *best set, or 0 (no plan could be made, or none fits). */
+ * estimate: 1 with *best set, or 0 (no plan could be made, none fits, or
+ * the work budget stopped the search: a note then says so).  The search
+ * for the choice alone: the plan's choice, without its explanation. */
 static int plan_best(const mesh_policy_t *pol, const mesh_model_t *m, const mesh_layout_t *pins,
-                     const mesh_step_t *s, const mesh_submit_t *out, mesh_candidate_t *best)
+                     const mesh_step_t *s, mesh_submit_t *out, mesh_candidate_t *best)
 {
     mesh_alloc_t a;
     mesh_error_t err;
     if (entry_alloc(pol, out->entry, s, &a, &err) < 0)
         return 0;
-    mesh_plan_t *p = mesh_plan_create(m, &a, pins, &pol->assume, &err);
-    int ok = p && mesh_plan_fits(p);
-    if (ok)
-        *best = *mesh_plan_best(p);
-    mesh_plan_destroy(p);
-    return ok;
+    int rc = mesh_plan_choose(m, &a, pins, &pol->assume, 0, best, NULL);
+    if (mesh_work_stopped()) {
+        add_note(out,
+                 "the run's time was not estimated: the controller stopped at its work budget "
+                 "of %ld units (meshplan plan estimates it)",
+                 mesh_work_limit());
+        return 0;
+    }
+    return rc == MESH_CHOICE_FITS;
 }
 
 /* A run longer than the partition's MaxTime, max minutes: the chain of
@@ -320,17 +363,17 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
     return out->verdict;
 }
 
-mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
-                                  const mesh_model_t *m, const mesh_layout_t *pins,
-                                  const mesh_step_t *s, const mesh_submit_ask_t *ask,
-                                  mesh_submit_t *out)
+/* mesh_submit_decide, under the work budget in use. */
+static mesh_verdict_t decide(const mesh_policy_t *pol, const char *partitions,
+                             const mesh_model_t *m, const mesh_layout_t *pins, const mesh_step_t *s,
+                             const mesh_submit_ask_t *ask, mesh_submit_t *out)
 {
     mesh_candidate_t best;
     int have_best = 0;
     int sized = ask->size && !(ask->nodes_hi == 0 || ask->nodes_hi == ask->nodes_lo);
     if (ask->size && !sized && ask->nodes_lo > 0) {
         /* one count: nothing to choose, judged as it is */
-        mesh_submit_judge(pol, partitions, m, pins, s, out);
+        judge_fit(pol, partitions, m, pins, s, out);
         add_note(out,
                  "--mesh-size=%s: the job asks for %d node%s, so there is nothing to size "
                  "(give a range, as -N 1-%d)",
@@ -345,7 +388,7 @@ mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitio
             return out->verdict;
         have_best = out->nodes > 0;
     } else {
-        mesh_submit_judge(pol, partitions, m, pins, s, out);
+        judge_fit(pol, partitions, m, pins, s, out);
     }
     if (out->verdict != MESH_VERDICT_RUN || !out->judged ||
         pol->controller.time_limit == MESH_TIME_LIMIT_OFF || (m->tokens <= 0 && m->steps <= 0))
@@ -353,4 +396,154 @@ mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitio
     if (!have_best && !plan_best(pol, m, pins, s, out, &best))
         return out->verdict;
     return judge_time(pol, m, &best, ask, out->nodes ? out->nodes : s->nodes, out);
+}
+
+/* ---- the work budget and the verdict cache ---- */
+
+/* A verdict, kept for the same submission under the same policy: the
+ * model's digest and training budget (the digest leaves the budget out),
+ * pins, shape, what is asked and the partitions (inputs the same to the
+ * byte: nothing else is read), and a hash of the policy's bytes, so that
+ * an edited policy misses. */
+typedef struct cache_key {
+    uint64_t policy;
+    char model[17];
+    double tokens;
+    long steps;
+    mesh_layout_t pins;
+    mesh_step_t shape;
+    mesh_submit_ask_t ask;
+    char partitions[256]; /* a longer list is not kept */
+    long work;            /* the budget judged under */
+} cache_key_t;
+
+typedef struct cache_slot {
+    int used;
+    uint64_t hash;
+    cache_key_t key;
+    mesh_submit_t verdict;
+    int entry; /* verdict.entry's index in the policy's partitions; -1: NULL */
+} cache_slot_t;
+
+/* slurmctld runs job_submit under its own lock, but the library promises
+ * callers on several threads the same: one lock, held only to copy. */
+static struct {
+    pthread_mutex_t lock;
+    unsigned next; /* the slot the next verdict replaces: the oldest */
+    cache_slot_t slot[MESH_SUBMIT_CACHE_MAX];
+} cache = {PTHREAD_MUTEX_INITIALIZER, 0, {{0}}};
+
+/* FNV-1a (as mesh_fnv1a64) over n bytes of p, from h. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The key of a submission into *k (0), or -1 when it is not kept. */
+static int cache_key(const mesh_policy_t *pol, const char *partitions, const mesh_model_t *m,
+                     const mesh_layout_t *pins, const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                     cache_key_t *k)
+{
+    memset(k, 0, sizeof(*k));
+    if (partitions && mesh_strlcpy(k->partitions, partitions, sizeof(k->partitions)) < 0)
+        return -1;
+    k->policy = hash_bytes(0xcbf29ce484222325ULL, pol, sizeof(*pol));
+    mesh_model_digest(m, k->model);
+    k->tokens = m->tokens;
+    k->steps = m->steps;
+    memcpy(&k->pins, pins, sizeof(*pins));
+    memcpy(&k->shape, s, sizeof(*s));
+    memcpy(&k->ask, ask, sizeof(*ask));
+    return 0;
+}
+
+/* The verdict kept for key k into *out (1), or 0. */
+static int cache_find(const mesh_policy_t *pol, const cache_key_t *k, uint64_t hash,
+                      mesh_submit_t *out)
+{
+    int hit = 0;
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < MESH_SUBMIT_CACHE_MAX && !hit; i++) {
+        const cache_slot_t *c = &cache.slot[i];
+        if (c->used && c->hash == hash && memcmp(&c->key, k, sizeof(*k)) == 0) {
+            *out = c->verdict;
+            /* the same policy's bytes, perhaps at another address */
+            out->entry = c->entry < 0 ? NULL : &pol->controller.partitions[c->entry];
+            out->cached = hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&cache.lock);
+    return hit;
+}
+
+/* Keep verdict v for key k, in place of the oldest. */
+static void cache_keep(const mesh_policy_t *pol, const cache_key_t *k, uint64_t hash,
+                       const mesh_submit_t *v)
+{
+    pthread_mutex_lock(&cache.lock);
+    cache_slot_t *c = &cache.slot[cache.next];
+    cache.next = (cache.next + 1) % MESH_SUBMIT_CACHE_MAX;
+    c->used = 1;
+    c->hash = hash;
+    c->key = *k;
+    c->verdict = *v;
+    c->entry = v->entry ? (int)(v->entry - pol->controller.partitions) : -1;
+    pthread_mutex_unlock(&cache.lock);
+}
+
+void mesh_submit_cache_clear(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < MESH_SUBMIT_CACHE_MAX; i++)
+        cache.slot[i].used = 0;
+    cache.next = 0;
+    pthread_mutex_unlock(&cache.lock);
+}
+
+mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partitions,
+                                 const mesh_model_t *m, const mesh_layout_t *pins,
+                                 const mesh_step_t *s, mesh_submit_t *out)
+{
+    mesh_work_t w = {MESH_SUBMIT_WORK, 0, 0};
+    mesh_work_t *was = mesh_work_use(&w);
+    judge_fit(pol, partitions, m, pins, s, out);
+    mesh_work_use(was);
+    out->work = w.spent;
+    return out->verdict;
+}
+
+int mesh_submit_decide_within(long work, const mesh_policy_t *pol, const char *partitions,
+                              const mesh_model_t *m, const mesh_layout_t *pins,
+                              const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                              mesh_submit_t *out)
+{
+    cache_key_t k;
+    uint64_t hash = 0;
+    int keep = cache_key(pol, partitions, m, pins, s, ask, &k) == 0;
+    if (keep) {
+        k.work = work;
+        hash = hash_bytes(0xcbf29ce484222325ULL, &k, sizeof(k));
+        if (cache_find(pol, &k, hash, out))
+            return out->verdict;
+    }
+    mesh_work_t w = {work, 0, 0};
+    mesh_work_t *was = mesh_work_use(&w);
+    decide(pol, partitions, m, pins, s, ask, out);
+    mesh_work_use(was);
+    out->work = w.spent;
+    if (keep)
+        cache_keep(pol, &k, hash, out);
+    return out->verdict;
+}
+
+mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
+                                  const mesh_model_t *m, const mesh_layout_t *pins,
+                                  const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                                  mesh_submit_t *out)
+{
+    return (mesh_verdict_t)mesh_submit_decide_within(MESH_SUBMIT_WORK, pol, partitions, m, pins, s,
+                                                     ask, out);
 }

@@ -172,6 +172,15 @@ void mesh_render_lines(mesh_plan_t *p)
         mesh_report_advice(&p->advice[i], p->advice_lines[i], LINE_LEN);
 }
 
+/* Whether the work budget stopped a search of the advice: it is partial
+ * (plan.h's halted), and no more is added. */
+static int advice_halted(mesh_plan_t *p)
+{
+    if (mesh_work_stopped())
+        p->halted = 2;
+    return p->halted;
+}
+
 /* Does model m fit with these pins on n nodes (0: the allocation's)?  A
  * first-fit search; the first layout found goes in *out. */
 static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
@@ -211,6 +220,8 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
     for (int i = 0; n <= cap; i++) {
         if (fits_on(p, m, &free_dp, n, out))
             break;
+        if (mesh_work_stopped())
+            return 0;
         fail = n;
         n = i < 8 ? n + 1 : 2 * n;
         if (n > cap && fail < cap)
@@ -274,7 +285,7 @@ static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
             lo = mid;
         }
     }
-    mesh_advice_t *adv = add_advice(p, MESH_ADVICE_OFFLOAD, &c);
+    mesh_advice_t *adv = advice_halted(p) ? NULL : add_advice(p, MESH_ADVICE_OFFLOAD, &c);
     if (adv)
         adv->host_memory = hi;
 }
@@ -294,7 +305,7 @@ void mesh_advise(mesh_plan_t *p)
             if (k->relax != order || was == MESH_FREE)
                 continue;
             *mesh_layout_field(&relaxed, k) = MESH_FREE;
-            if (fits_on(p, &p->model, &relaxed, 0, &c) &&
+            if (fits_on(p, &p->model, &relaxed, 0, &c) && !advice_halted(p) &&
                 (a = add_advice(p, MESH_ADVICE_UNPIN, &c))) {
                 a->field = k->key;
                 a->pinned = was;
@@ -303,13 +314,18 @@ void mesh_advise(mesh_plan_t *p)
         }
     mesh_layout_t none;
     mesh_layout_unpin(&none);
-    if (fits_on(p, &p->model, &none, 0, &c)) {
+    int fits = fits_on(p, &p->model, &none, 0, &c);
+    if (advice_halted(p))
+        return;
+    if (fits) {
         if (p->n_advice == 0)
             add_advice(p, MESH_ADVICE_UNPIN_ALL, &c);
         return; /* the allocation is big enough: the pins were in the way */
     }
     /* 2. more nodes */
     int n = min_nodes(p, &p->model, &none, &c);
+    if (advice_halted(p))
+        return;
     if (n > 0 && (a = add_advice(p, MESH_ADVICE_NODES, &c))) {
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
@@ -317,7 +333,7 @@ void mesh_advise(mesh_plan_t *p)
     /* 3. the optimizer in host memory, on these nodes */
     offload_advice(p, &none);
     /* 4. parameter-efficient fine-tuning */
-    if (p->model.finetune != MESH_FINETUNE_FULL)
+    if (advice_halted(p) || p->model.finetune != MESH_FINETUNE_FULL)
         return;
     mesh_model_t lora = p->model;
     lora.finetune = MESH_FINETUNE_LORA;
@@ -330,9 +346,12 @@ void mesh_advise(mesh_plan_t *p)
         a->states = (w + g + k) * p->model.params;
         a->usable = total;
     }
-    if (fits_on(p, &lora, &none, 0, &c)) {
+    fits = fits_on(p, &lora, &none, 0, &c);
+    if (advice_halted(p))
+        return;
+    if (fits) {
         add_advice(p, MESH_ADVICE_LORA, &c);
-    } else if ((n = min_nodes(p, &lora, &none, &c)) > 0 &&
+    } else if ((n = min_nodes(p, &lora, &none, &c)) > 0 && !advice_halted(p) &&
                (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;

@@ -47,6 +47,48 @@ int mesh_typo_distance(const char *a, const char *b);
  * typo: "gpu" is not a typo of "bind"). */
 int mesh_typo_of(const char *word, const char *name);
 
+/* A budget of planning work (lib/search.c): the controller's judgement of
+ * one submission runs under one (lib/controller.c), so that no spec, however
+ * hostile, holds slurmctld for long.  Counted in work units, not time, so
+ * that the same inputs always stop at the same point (the verdict is
+ * deterministic): one unit per layout a search considers and one per
+ * pricing of a layout's memory or cost, on any search of the thread that
+ * runs under it.  Once spent reaches limit every search stops where it is
+ * (stopped set) and every later one stops at once, until the budget is no
+ * longer in use. */
+typedef struct mesh_work {
+    long limit;  /* units allowed */
+    long spent;  /* units counted */
+    int stopped; /* a search reached the limit: its results, and all after, are partial */
+} mesh_work_t;
+
+/* Count the searches this thread runs against w from now on (NULL: none);
+ * returns the budget in use before, to be put back with another call. */
+mesh_work_t *mesh_work_use(mesh_work_t *w);
+/* Whether this thread's budget has stopped a search (0 with none in use). */
+int mesh_work_stopped(void);
+/* The limit of this thread's budget (0: none in use), for messages. */
+long mesh_work_limit(void);
+struct mesh_plan;
+/* plan.c: 2 when the work budget stopped the advice of plan p (what would
+ * fit) before its end, so that it is partial; else 0.  (A plan whose search
+ * it stopped is not made.) */
+int mesh_plan_halted(const struct mesh_plan *p);
+
+struct mesh_policy;
+struct mesh_model;
+struct mesh_layout;
+struct mesh_step;
+struct mesh_submit_ask;
+struct mesh_submit;
+/* controller.c: mesh_submit_decide with a work budget of `work` units in
+ * place of MESH_SUBMIT_WORK (the tests compare a verdict with the one an
+ * unbounded budget gives); a verdict kept for one budget is not another's. */
+int mesh_submit_decide_within(long work, const struct mesh_policy *pol, const char *partitions,
+                              const struct mesh_model *m, const struct mesh_layout *pins,
+                              const struct mesh_step *s, const struct mesh_submit_ask *ask,
+                              struct mesh_submit *out);
+
 struct mesh_error;
 /* mesh_parse_double, whose errors give the value's unit after its range:
  * unit is appended as written (" seconds", ", a fraction"; NULL: none). */

@@ -244,9 +244,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
     mesh_search_run(&s);
     p->evaluated = s.evaluated;
-    if (s.oom || s.valid == 0) {
+    if (s.oom || s.valid == 0 || s.halted) {
         if (s.oom)
             mesh_error_set(err, "out of memory while planning");
+        else if (s.halted) /* its choice and its records are partial */
+            mesh_error_set(err, "planning stopped at its work budget of %ld units", s.work->limit);
         else
             no_valid_layout(&s, m, a, err);
         free(s.fits);
@@ -422,6 +424,11 @@ const char *mesh_plan_advice(const mesh_plan_t *p, int i)
 const mesh_advice_t *mesh_plan_advice_record(const mesh_plan_t *p, int i)
 {
     return i >= 0 && i < p->n_advice ? &p->advice[i] : NULL;
+}
+
+int mesh_plan_halted(const mesh_plan_t *p)
+{
+    return p->halted;
 }
 
 long mesh_plan_evaluated(const mesh_plan_t *p)

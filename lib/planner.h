@@ -111,6 +111,10 @@ typedef struct search {
      * evaluate priced did not fit */
     int oom_first[3], priced_oom;
     int found, oom;
+    /* the work budget the search counts against (NULL: none), and whether
+     * it stopped the search there (its results are then partial) */
+    mesh_work_t *work;
+    int halted;
     mesh_candidate_t first; /* first_fit_only: the layout found */
     /* the fitting layouts within MESH_PLAN_TIE of the fastest so far (only
      * those can be chosen: the fastest can only get faster), and the
@@ -169,8 +173,48 @@ struct mesh_plan {
     mesh_candidate_t roomier;
     char advice_lines[LINES_MAX][LINE_LEN];
     long evaluated;
+    /* the work budget stopped its search (1) or its advice (2); 0: neither */
+    int halted;
     char digest[17];
 };
+
+/* The work units (internal.h, mesh_work_t) of the search's steps, each
+ * about its time: one unit is about 10 ns of a 2 GHz core (measured with
+ * `make bench-submit`'s cases, 2026-12-01: 10-11 ns for dense models).  A
+ * layout found invalid without its check (surely_invalid), a layout
+ * checked, its memory priced, the states' sums that pricing recounts when
+ * the ZeRO stage or a lever changes, a cost priced (evaluate's or a floor's),
+ * a shape's parameters.  A mixture of experts' pricing counts three times (its
+ * expert terms: 12-17 ns a unit at twice). */
+enum {
+    WORK_INVALID = 1, /* consider(): a cheap test */
+    WORK_CHECK = 5,   /* evaluate(): levers and mesh_layout_check */
+    WORK_MEMORY = 6,  /* price() */
+    WORK_SUMS = 20,   /* mesh_states_sums: every framework's terms, twice */
+    WORK_COST = 15,   /* mesh_cost_priced */
+    WORK_SHAPE = 10,  /* search_shape(): the heavy stages' parameters */
+};
+
+/* Count n units of the search's work against its budget, if it has one:
+ * at the limit the search halts (internal.h, mesh_work_t). */
+static inline void mesh_spend(search_t *s, long n)
+{
+    if (s->work && (s->work->spent += n) >= s->work->limit)
+        s->halted = s->work->stopped = 1;
+}
+
+/* mesh_spend for a pricing of n units: three times as many for a MoE model. */
+static inline void mesh_spend_pricing(search_t *s, long n)
+{
+    mesh_spend(s, mesh_model_is_moe(s->m) ? 3 * n : n);
+}
+
+/* Whether the search is over before its end: it found the layout it
+ * looks for, or its budget stopped it. */
+static inline int mesh_search_done(const search_t *s)
+{
+    return s->found || s->halted;
+}
 
 /* What a node's host memory may give the optimizer states offloaded to
  * it: the rest is for the OS, data loaders and pinned staging buffers. */

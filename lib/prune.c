@@ -145,6 +145,7 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_s
         b.micro_batch = s->batch_sizes[i];
         mesh_cost_t c;
         mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, &c);
+        mesh_spend_pricing(s, WORK_COST);
         e->seconds = slot_time(s->m, &b, &c) / (per_sample ? b.micro_batch : 1);
         e->layers = layers;
         e->shape = s->shapes_searched;
@@ -240,6 +241,7 @@ int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n)
     }
     mesh_cost_t c;
     mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, &c);
+    mesh_spend_pricing(s, WORK_COST);
     s->floor_layout = l;
     s->floor_cost = c;
     s->has_floor = 1;

@@ -18,6 +18,11 @@
 
 #include "planner.h"
 
+/* The budget this thread's searches count against (mesh_work_use): one per
+ * thread, so that slurmctld's threads, should they judge at once, each
+ * count their own submission's work. */
+static _Thread_local mesh_work_t *work_in_use;
+
 mesh_family_t mesh_family_of(const mesh_layout_t *l)
 {
     if (l->pp > 1)
@@ -120,8 +125,10 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     c->layout = *l;
     c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
     int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    mesh_spend_pricing(s, WORK_MEMORY);
     if (key != s->memo_key) {
         mesh_states_sums(s->m, l, s->sums);
+        mesh_spend_pricing(s, WORK_SUMS);
         s->memo_key = key;
     }
     mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
@@ -258,6 +265,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     mesh_layout_t tries[4], base = *l0;
     int n = levers(s, l0, tries);
     s->evaluated++;
+    mesh_spend(s, WORK_CHECK);
     if (n)
         base = checkable(&tries[0]);
     if (n == 0 || mesh_layout_check(s->m, s->a, &base, NULL) < 0) {
@@ -318,6 +326,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
             c.cost = s->floor_cost; /* the floor was its own cost */
         else
             mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
+        mesh_spend_pricing(s, WORK_COST);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
         s->closest = c;
@@ -338,6 +347,7 @@ static int consider(search_t *s, const mesh_layout_t *l)
                (s->has_telling || !splits_batch(s, l));
     if ((!keeps_records(s) || kept) && surely_invalid(s, l)) {
         s->evaluated++;
+        mesh_spend(s, WORK_INVALID);
         return 0;
     }
     return evaluate(s, l);
@@ -411,7 +421,7 @@ static void search_batches(search_t *s, mesh_layout_t *l)
         return;
     if (s->vpp_index == 0) /* until this sweep's first size says otherwise */
         s->oom_first[l->recompute] = 0;
-    for (int i = 0; i < s->n_batch_sizes && !s->found; i++) {
+    for (int i = 0; i < s->n_batch_sizes && !mesh_search_done(s); i++) {
         int mb = s->batch_sizes[i];
         if (l->recompute != MESH_RECOMPUTE_NONE && mb <= s->plain_mb)
             continue;
@@ -526,7 +536,7 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                     l->recompute_modules =
                         m->flash_attention ? MESH_RC_MLP : MESH_RC_CORE_ATTN | MESH_RC_MLP;
                 search_batches(s, l);
-                if (s->found)
+                if (mesh_search_done(s))
                     return;
             }
         }
@@ -571,6 +581,7 @@ static void search_shape(search_t *s, mesh_layout_t *l)
         return;
     shape_params(s, l);
     s->shapes_searched++;
+    mesh_spend(s, WORK_SHAPE);
     search_stage_options(s, l);
 }
 
@@ -605,7 +616,7 @@ static void search_experts(search_t *s, mesh_layout_t *l)
         if (l->tp > 1 && m->moe.ffn % l->tp == 0)
             etps[n_etp++] = l->tp;
     }
-    for (int i = 0; i < n_etp && !s->found && s->fitting == fitting; i++) {
+    for (int i = 0; i < n_etp && !mesh_search_done(s) && s->fitting == fitting; i++) {
         l->etp = etps[i];
         if (p->ep != MESH_FREE || stage % l->etp) {
             l->ep = p->ep != MESH_FREE ? p->ep : 1; /* let the check explain */
@@ -616,7 +627,7 @@ static void search_experts(search_t *s, mesh_layout_t *l)
         while (near < n && (long)eps[near] * l->etp <= s->a->island)
             near++;
         /* inside an island, the largest EP first */
-        for (int j = near - 1, tried = 0; j >= 0 && !s->found; j--) {
+        for (int j = near - 1, tried = 0; j >= 0 && !mesh_search_done(s); j--) {
             long before = s->guard = s->fitting;
             l->ep = eps[j];
             if ((stage / l->etp) % l->ep)
@@ -629,7 +640,7 @@ static void search_experts(search_t *s, mesh_layout_t *l)
         }
         s->guard = fitting;
         /* across nodes only where no EP inside one fits this shape */
-        for (int j = near; j < n && !s->found && s->fitting == fitting; j++) {
+        for (int j = near; j < n && !mesh_search_done(s) && s->fitting == fitting; j++) {
             l->ep = eps[j];
             if ((stage / l->etp) % l->ep == 0)
                 search_shape(s, l);
@@ -646,6 +657,8 @@ void mesh_search_run(search_t *s)
     mesh_layout_t l;
     range_t tp, cp;
     int pps[DIVISORS_MAX];
+    if (s->halted)
+        return;
     FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
         if (tp.pin == MESH_FREE && (a->gpus_per_node % tp.v || a->island % tp.v ||
                                     m->heads % tp.v || (m->kv_heads % tp.v && tp.v % m->kv_heads)))
@@ -686,7 +699,7 @@ void mesh_search_run(search_t *s)
                 l.offload = 0; /* the levers are tried in evaluate() */
                 l.moments = MESH_PREC_FP32;
                 search_experts(s, &l);
-                if (s->found)
+                if (mesh_search_done(s))
                     return;
             }
         }
@@ -727,6 +740,26 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->pins = pins;
     s->first_fit_only = first_fit_only;
     s->memo_key = -1;
+    s->work = work_in_use;
+    if (s->work && s->work->spent >= s->work->limit)
+        s->halted = s->work->stopped = 1; /* spent by the searches before */
+}
+
+mesh_work_t *mesh_work_use(mesh_work_t *w)
+{
+    mesh_work_t *was = work_in_use;
+    work_in_use = w;
+    return was;
+}
+
+int mesh_work_stopped(void)
+{
+    return work_in_use && work_in_use->stopped;
+}
+
+long mesh_work_limit(void)
+{
+    return work_in_use ? work_in_use->limit : 0;
 }
 
 /* Memory used, as a fraction of the usable memory it is held against. */

@@ -73,6 +73,14 @@ typedef struct mesh_submit {
      * why, the time limit set, a limit far from the estimate), lines
      * joined by '\n', without a front end's prefix; "" when nothing. */
     char note[MESH_SUBMIT_MSG_MAX];
+    /** The work units the judgement took (MESH_SUBMIT_WORK at most), for
+     * the log: one per layout considered and one per pricing of a layout's
+     * memory or cost.  A verdict from the cache keeps the count it was
+     * first judged with. */
+    long work;
+    /** 1: the verdict was kept from an earlier judgement of the same
+     * submission under the same policy (mesh_submit_decide); 0: judged now. */
+    int cached;
 } mesh_submit_t;
 
 /** What a job asks of the controller beyond its shape (mesh_submit_decide). */
@@ -91,6 +99,20 @@ typedef struct mesh_submit_ask {
  * 405B), so a range of thousands would stall the controller for every
  * user; a wider range is refused with this bound. */
 #define MESH_SUBMIT_SIZE_MAX 256
+
+/* The work the controller may do to judge one submission, in units of one
+ * layout considered or one pricing of a layout's memory or cost (about a
+ * microsecond each on a 2 GHz core): sizing, fit, explanation, advice and
+ * estimate together.  A count, not a clock, so that the same submission
+ * always gets the same verdict.  Most jobs take far less (Llama 3.1 405B
+ * sized over 1-64 nodes takes about ...); a spec that would take more (100,000
+ * layers, 16M-token sequences) stops there, and the verdict says so
+ * (mesh_submit_decide). */
+#define MESH_SUBMIT_WORK 150000L
+
+/* The verdicts the controller keeps (mesh_submit_decide), the oldest
+ * replaced first: a job array or a resubmission is answered from them. */
+#define MESH_SUBMIT_CACHE_MAX 64
 
 /* A time limit is "far longer" than the estimate beyond this factor of the
  * estimate with its margin: backfill then cannot start the job in the
@@ -179,6 +201,14 @@ MESH_API mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char 
                                            const mesh_model_t *m, const mesh_layout_t *pins,
                                            const mesh_step_t *s, const mesh_submit_ask_t *ask,
                                            mesh_submit_t *out);
+
+/**
+ * Forget the verdicts mesh_submit_decide keeps.  Not needed for
+ * correctness (a verdict is kept for the same inputs and the same policy
+ * bytes only); for a caller that wants the memory back, or every verdict
+ * judged afresh (a benchmark).
+ */
+MESH_API void mesh_submit_cache_clear(void);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,9 @@
  *
  * slurmctld calls job_submit serially under its job locks: this plans in
  * process (a first-fit search for a job that fits, a tenth of a millisecond;
- * the whole plan only to explain a refusal), never forks or blocks, rereads
+ * the whole plan only to explain a refusal; never more than the library's
+ * work budget, MESH_SUBMIT_WORK; a repeated submission from the library's
+ * verdict cache), never forks or blocks, rereads
  * the policy when its file changes, and never fails in a way that could take
  * slurmctld down.  Built on Slurm's public headers only.
  */
@@ -253,8 +255,9 @@ static void apply(job_desc_msg_t *d, const mesh_submit_t *v, uint32_t uid)
 
 /* Judge one job.  Anything wrong with what the user sent is refused (or
  * warned about) with the reason; meshplan's own failures follow
- * on_submit_error. */
-static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg)
+ * on_submit_error.  *work: the library's work units, *cached whether its
+ * verdict was kept from before (left alone when it made none). */
+static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg, long *work, int *cached)
 {
     int bad;
     const char *req = find_request(d, &bad);
@@ -306,7 +309,10 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg)
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
     /* the library's decision, which `meshplan plan --partition` shares */
     mesh_submit_t v;
-    if (mesh_submit_decide(&policy, d->partition, &m, &pins, &s, &ask, &v) == MESH_VERDICT_RUN) {
+    mesh_submit_decide(&policy, d->partition, &m, &pins, &s, &ask, &v);
+    *work = v.work;
+    *cached = v.cached;
+    if (v.verdict == MESH_VERDICT_RUN) {
         if (!v.judged)
             slurm_debug("job_submit/meshplan: uid %u: partition %s: %s: not judged", uid,
                         v.entry ? v.entry->name : "(not in the policy)", v.msg);
@@ -325,9 +331,12 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg)
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 {
     double t0 = now_ms();
-    int rc = judge(job_desc, submit_uid, err_msg);
-    slurm_debug("job_submit/meshplan: uid %u judged in %.3f ms: %s", submit_uid, now_ms() - t0,
-                rc == SLURM_SUCCESS ? "accepted" : "refused");
+    long work = 0;
+    int cached = 0;
+    int rc = judge(job_desc, submit_uid, err_msg, &work, &cached);
+    slurm_debug("job_submit/meshplan: uid %u judged in %.3f ms: %s (%ld work units%s)", submit_uid,
+                now_ms() - t0, rc == SLURM_SUCCESS ? "accepted" : "refused", work,
+                cached ? ", kept from before" : "");
     return rc;
 }
 

@@ -4,6 +4,10 @@
  * it names, on the GPU the policy gives each, in the words every front end
  * shows (job_submit/meshplan and meshplan plan --partition).
  */
+#include <limits.h>
+#include <pthread.h>
+
+#include "internal.h" /* mesh_submit_decide_within */
 #include "testutil.h"
 
 static mesh_policy_t site_policy(const char *enforce)
@@ -106,11 +110,299 @@ static void submit__verdicts_and_words(void **state)
     assert_non_null(strstr(v.msg, "gpu"));
 }
 
+/* ---- the work budget (MESH_SUBMIT_WORK) and the verdict cache ---- */
+
+/* Valid, and costly beyond any budget: 100,000 layers, 16M-token sequences. */
+static const char hostile[] = "name: hostile\n"
+                              "arch: {layers: 100000, hidden: 1024, heads: 1024, vocab: 128}\n"
+                              "train: {seq_len: 16777216, global_batch: 1073741824}\n";
+
+/* mesh_submit_decide's verdict on model m, nodes lo (-N lo-hi, sized for
+ * goal when it is not NULL), in partitions, under `work` units (LONG_MAX:
+ * unbounded), judged afresh unless `keep`. */
+static mesh_verdict_t decide_with(const mesh_policy_t *pol, const mesh_model_t *m, int lo, int hi,
+                                  const char *goal, const char *partitions, long work, int keep,
+                                  mesh_submit_t *out)
+{
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_step_t s = {.nodes = lo, .gpus_per_node = 8};
+    mesh_submit_ask_t ask;
+    mesh_error_t err;
+    memset(&ask, 0, sizeof(ask));
+    ask.nodes_lo = lo;
+    ask.nodes_hi = hi;
+    if (goal) {
+        ask.size = 1;
+        if (mesh_size_aim_parse(goal, 0, &ask.aim, &err) < 0)
+            fail_msg("%s", err.msg);
+    }
+    if (!keep)
+        mesh_submit_cache_clear();
+    return (mesh_verdict_t)mesh_submit_decide_within(work, pol, partitions, m, &pins, &s, &ask,
+                                                     out);
+}
+
+/* Where the budget suffices, the verdict is the unbounded one, to the word,
+ * and took the same work. */
+static void budget__same_verdict_where_it_suffices(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m8 = test_preset("llama3-8b"), m405 = test_preset("llama3.1-405b");
+    mesh_model_t m70 = test_preset("llama3-70b");
+    m8.tokens = 1e12; /* a run-time estimate too */
+    static const struct {
+        int model, lo, hi;
+        const char *goal, *partitions;
+        mesh_verdict_t want;
+    } cases[] = {{0, 1, 0, NULL, "h100", MESH_VERDICT_RUN},
+                 {1, 1, 0, NULL, "a100", MESH_VERDICT_REFUSE},
+                 {2, 4, 0, NULL, "a100,h100", MESH_VERDICT_RUN},
+                 {2, 1, 4, "min", "h100", MESH_VERDICT_RUN},
+                 {0, 1, 4, "fastest", "h100", MESH_VERDICT_RUN}};
+    const mesh_model_t *models[] = {&m8, &m405, &m70};
+    for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+        mesh_submit_t a, b;
+        decide_with(&pol, models[cases[i].model], cases[i].lo, cases[i].hi, cases[i].goal,
+                    cases[i].partitions, MESH_SUBMIT_WORK, 0, &a);
+        decide_with(&pol, models[cases[i].model], cases[i].lo, cases[i].hi, cases[i].goal,
+                    cases[i].partitions, LONG_MAX, 0, &b);
+        if (a.verdict != cases[i].want)
+            fail_msg("case %d: %d %s", i, a.verdict, a.msg);
+        assert_int_equal(a.verdict, b.verdict);
+        assert_int_equal(a.judged, 1);
+        assert_int_equal(a.judged, b.judged);
+        assert_string_equal(a.msg, b.msg);
+        assert_string_equal(a.note, b.note);
+        assert_int_equal(a.nodes, b.nodes);
+        assert_int_equal(a.time_limit, b.time_limit);
+        assert_true(a.work > 0 && a.work < MESH_SUBMIT_WORK);
+        assert_int_equal(a.work, b.work);
+        assert_null(strstr(a.msg, "work budget"));
+        assert_null(strstr(a.note, "work budget"));
+    }
+    /* the estimate was made, and sizing narrowed */
+    mesh_submit_t v;
+    decide_with(&pol, &m8, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &v);
+    assert_true(v.estimate > 0);
+    decide_with(&pol, &m70, 1, 4, "min", "h100", MESH_SUBMIT_WORK, 0, &v);
+    assert_true(v.nodes >= 1 && v.nodes <= 4);
+}
+
+/* A hostile spec: the same verdict (it fits nowhere, which the first-fit
+ * search, within the budget, says), and the explanation says where the
+ * budget cut it; without the budget it costs many times as much. */
+static void budget__hostile_stops_and_says_so(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_spec(hostile);
+    mesh_submit_t v, full;
+    assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &v),
+                     MESH_VERDICT_REFUSE);
+    assert_int_equal(v.judged, 1);
+    assert_true(v.work >= MESH_SUBMIT_WORK && v.work < MESH_SUBMIT_WORK + 100);
+    assert_non_null(strstr(v.msg, "hostile does not fit on 1 x 8 H100-SXM GPUs: "));
+    assert_non_null(strstr(v.msg, "\n(what would fit was searched only as far as the "
+                                  "controller's work budget of 150000 units: meshplan plan "
+                                  "searches it in full)"));
+    assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", LONG_MAX, 0, &full),
+                     MESH_VERDICT_REFUSE);
+    assert_true(full.work > 4 * MESH_SUBMIT_WORK);
+    assert_null(strstr(full.msg, "work budget"));
+    /* the same submission, the same words: the count is deterministic */
+    mesh_submit_t again;
+    decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &again);
+    assert_string_equal(v.msg, again.msg);
+    assert_int_equal(v.work, again.work);
+    /* enforce=warn: warned in the same words */
+    pol = site_policy("warn");
+    assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &again),
+                     MESH_VERDICT_WARN);
+    assert_string_equal(v.msg, again.msg);
+}
+
+/* Each judgement the budget stops before it knows: a fit not yet found is
+ * let through unjudged, and the user is told; an explanation cut short
+ * still refuses (the first-fit search said no); sizing stopped does not
+ * narrow; an estimate stopped sets no limit. */
+static void budget__stopped_judgements_say_so(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m8 = test_preset("llama3-8b"), m405 = test_preset("llama3.1-405b");
+    mesh_submit_t v;
+    /* (a fit found is a fit, however little budget is left: the first
+     * layout llama3-8b's first-fit search prices fits) */
+    assert_int_equal(decide_with(&pol, &m8, 1, 0, NULL, "h100", 3, 0, &v), MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 1);
+    assert_int_equal(decide_with(&pol, &m405, 1, 0, NULL, "h100", 3, 0, &v), MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 0);
+    const char *why = "the controller stopped judging the job at its work budget of 3 units "
+                      "before finding a layout that fits: the nodes judge it at launch "
+                      "(meshplan plan judges it in full)";
+    assert_string_equal(v.msg, why);
+    assert_string_equal(v.note, why);
+    /* the fit search done, the explanation not: refused, in short */
+    mesh_submit_t fit;
+    mesh_step_t s = {.nodes = 1, .gpus_per_node = 8};
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_submit_judge(&pol, "a100", &m405, &pins, &s, &fit); /* its work: the fit search's */
+    assert_int_equal(fit.verdict, MESH_VERDICT_REFUSE);
+    long fit_work = 0;
+    for (long w = 1; w < fit.work && !fit_work; w *= 2)
+        if (decide_with(&pol, &m405, 1, 0, NULL, "a100", w, 0, &v) == MESH_VERDICT_REFUSE)
+            fit_work = w;
+    assert_true(fit_work > 0);
+    assert_int_equal(v.judged, 1);
+    char want[512];
+    snprintf(want, sizeof(want),
+             "llama3.1-405b does not fit on 1 x 8 A100-40GB GPUs: no layout fits (the controller "
+             "stopped explaining at its work budget of %ld units; meshplan plan explains it and "
+             "says what would fit)",
+             fit_work);
+    assert_string_equal(v.msg, want);
+    /* sizing stopped: not narrowed, unjudged, and said */
+    mesh_model_t m70 = test_preset("llama3-70b");
+    assert_int_equal(decide_with(&pol, &m70, 1, 4, "min", "h100", 50, 0, &v), MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 0);
+    assert_int_equal(v.nodes, 0);
+    assert_string_equal(v.note, "--mesh-size=min: the controller stopped sizing the job at its "
+                                "work budget of 50 units: not narrowed, and the nodes judge it at "
+                                "launch (meshplan size sizes it in full)");
+    /* the fit found, the estimate stopped: no limit set, and said */
+    pol.controller.time_limit = MESH_TIME_LIMIT_SET;
+    m8.tokens = 1e12;
+    mesh_submit_judge(&pol, "h100", &m8, &pins, &s, &fit);
+    assert_int_equal(decide_with(&pol, &m8, 1, 0, NULL, "h100", fit.work + 1, 0, &v),
+                     MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 1);
+    assert_int_equal(v.time_limit, 0);
+    assert_true(v.estimate == 0);
+    snprintf(want, sizeof(want),
+             "the run's time was not estimated: the controller stopped at its work budget of "
+             "%ld units (meshplan plan estimates it)",
+             fit.work + 1);
+    assert_string_equal(v.note, want);
+    /* with the whole budget it is */
+    decide_with(&pol, &m8, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &v);
+    assert_true(v.time_limit > 0);
+}
+
+/* A repeated submission is answered from the cache, with the same verdict;
+ * another policy, allocation, partition or model is judged afresh. */
+static void cache__hits_and_misses(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_submit_t a, b;
+    decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 0, &a);
+    assert_int_equal(a.cached, 0);
+    decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 1);
+    b.cached = 0;
+    assert_memory_equal(&a, &b, sizeof(a));
+    /* the policy's entry, in the caller's policy, wherever it lies */
+    mesh_policy_t copy = pol;
+    decide_with(&copy, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 1);
+    assert_ptr_equal(b.entry, mesh_policy_partition(&copy, "a100"));
+    /* an edited policy (in place, as job_submit/meshplan rereads it) */
+    pol.enforce = MESH_ENFORCE_WARN;
+    assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b),
+                     MESH_VERDICT_WARN);
+    assert_int_equal(b.cached, 0);
+    pol.enforce = MESH_ENFORCE_REJECT;
+    pol.assume.reserve += 0.01; /* any byte of it */
+    decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 0);
+    /* another allocation, partition list, model or budget */
+    decide_with(&pol, &m, 2, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 0);
+    decide_with(&pol, &m, 1, 0, NULL, "a100,h100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 0);
+    m.tokens = 1e12; /* the digest leaves the budget out: the key does not */
+    decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 0);
+    decide_with(&pol, &m, 1, 0, NULL, "a100", 1000, 1, &b);
+    assert_int_equal(b.cached, 0);
+    decide_with(&pol, &m, 1, 0, NULL, "a100", 1000, 1, &b);
+    assert_int_equal(b.cached, 1);
+}
+
+/* The cache holds MESH_SUBMIT_CACHE_MAX verdicts, the oldest replaced. */
+static void cache__bounded(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_submit_t v;
+    mesh_submit_cache_clear();
+    for (int n = 1; n <= MESH_SUBMIT_CACHE_MAX + 1; n++)
+        decide_with(&pol, &m, n, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
+    decide_with(&pol, &m, MESH_SUBMIT_CACHE_MAX + 1, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
+    assert_int_equal(v.cached, 1);
+    decide_with(&pol, &m, 2, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
+    assert_int_equal(v.cached, 1);
+    decide_with(&pol, &m, 1, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v); /* the oldest: gone */
+    assert_int_equal(v.cached, 0);
+    mesh_submit_cache_clear();
+    decide_with(&pol, &m, 2, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
+    assert_int_equal(v.cached, 0);
+}
+
+/* Several threads judging at once (slurmctld's, or a library caller's):
+ * each gets the verdict judged alone, whether kept or not. */
+typedef struct judge_thread {
+    const mesh_policy_t *pol;
+    const mesh_model_t *m;
+    int nodes, runs;
+    const mesh_submit_t *want;
+    int wrong;
+} judge_thread_t;
+
+static void *judge_many(void *arg)
+{
+    judge_thread_t *t = arg;
+    for (int i = 0; i < t->runs; i++) {
+        mesh_submit_t v;
+        decide_with(t->pol, t->m, t->nodes, 0, NULL, "a100", i % 3 ? MESH_SUBMIT_WORK : 2000, 1,
+                    &v);
+        const mesh_submit_t *w = &t->want[i % 3 ? 0 : 1];
+        t->wrong += v.verdict != w->verdict || strcmp(v.msg, w->msg) != 0 || v.work != w->work;
+    }
+    return NULL;
+}
+
+static void cache__threads(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_submit_t want[4][2];
+    judge_thread_t t[4];
+    pthread_t id[4];
+    for (int i = 0; i < 4; i++) {
+        decide_with(&pol, &m, i + 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 0, &want[i][0]);
+        decide_with(&pol, &m, i + 1, 0, NULL, "a100", 2000, 0, &want[i][1]);
+        assert_true(strcmp(want[i][0].msg, want[i][1].msg) != 0 || i > 0);
+        t[i] = (judge_thread_t){&pol, &m, i + 1, 30, want[i], 0};
+    }
+    mesh_submit_cache_clear();
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&id[i], NULL, judge_many, &t[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(id[i], NULL);
+        assert_int_equal(t[i].wrong, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(submit__partition_allocations),
         cmocka_unit_test(submit__verdicts_and_words),
+        cmocka_unit_test(budget__same_verdict_where_it_suffices),
+        cmocka_unit_test(budget__hostile_stops_and_says_so),
+        cmocka_unit_test(budget__stopped_judgements_say_so),
+        cmocka_unit_test(cache__hits_and_misses),
+        cmocka_unit_test(cache__bounded),
+        cmocka_unit_test(cache__threads),
     };
     return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

@@ -468,13 +468,12 @@ static void partitions__unjudged(void **state)
  * [--mesh-size=GOAL]`, the model trained for `tokens` (0: no budget); the
  * controller's return code, its message (NULL: none), and the job as the
  * controller leaves it in *d. */
-static int submit(const char *model, double tokens, int lo, int hi, const char *goal,
-                  const char *partition, uint32_t time_limit, job_desc_msg_t *d, char **msg)
+static int submit_model(mesh_model_t m, double tokens, int lo, int hi, const char *goal,
+                        const char *partition, uint32_t time_limit, job_desc_msg_t *d, char **msg)
 {
     static char env[MESH_REQUEST_MAX + 32], size[64];
     char req[MESH_REQUEST_MAX];
     static char *spank_env[2];
-    mesh_model_t m = test_preset(model);
     mesh_layout_t pins = test_mesh("auto");
     mesh_error_t err;
     m.tokens = tokens;
@@ -497,6 +496,12 @@ static int submit(const char *model, double tokens, int lo, int hi, const char *
     d->spank_job_env_size = goal ? 2 : 1;
     *msg = NULL;
     return job_submit(d, 1000, msg);
+}
+
+static int submit(const char *model, double tokens, int lo, int hi, const char *goal,
+                  const char *partition, uint32_t time_limit, job_desc_msg_t *d, char **msg)
+{
+    return submit_model(test_preset(model), tokens, lo, hi, goal, partition, time_limit, d, msg);
 }
 
 /* The count `meshplan size` marks as its choice (0: none). */
@@ -523,7 +528,7 @@ static void size__narrowed_to_the_cli_choice(void **state)
         int lo, hi;
     } cases[] = {{"llama3-70b", "min", 1, 16},    {"llama3-70b", "efficient", 2, 16},
                  {"llama3-70b", "fastest", 1, 8}, {"llama3-8b", "min", 1, 4},
-                 {"llama3.1-405b", "min", 4, 64}, {"mixtral-8x7b", "efficient", 1, 8}};
+                 {"llama3.1-405b", "min", 4, 64}, {"mixtral-8x7b", "min", 1, 8}};
     write_policy_with("reject", sizing_policy);
     for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
         job_desc_msg_t d;
@@ -833,6 +838,39 @@ static void deadline__narrowed_to_the_cli_choice(void **state)
     free(msg);
 }
 
+/* A spec that would hold slurmctld for tens of milliseconds holds it for
+ * the work budget only: refused (it fits nowhere) with the budget named,
+ * the same words when it comes again; a range too costly to size is let
+ * through as it is, and the user told why. */
+static void budget__costly_jobs_bounded(void **state)
+{
+    static const char hostile[] = "name: hostile\n"
+                                  "arch: {layers: 100000, hidden: 1024, heads: 1024, vocab: 128}\n"
+                                  "train: {seq_len: 16777216, global_batch: 1073741824}\n";
+    job_desc_msg_t d;
+    char *msg, *again;
+    write_policy_with("reject", sizing_policy);
+    mesh_submit_cache_clear();
+    assert_int_equal(submit_model(test_spec(hostile), 0, 1, 0, NULL, "gpu", NO_VAL, &d, &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    assert_non_null(strstr(msg, "meshplan: hostile does not fit on 1 x 8 H100-SXM GPUs: "));
+    assert_non_null(strstr(msg, "the controller's work budget of 150000 units"));
+    assert_int_equal(submit_model(test_spec(hostile), 0, 1, 0, NULL, "gpu", NO_VAL, &d, &again),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    assert_string_equal(msg, again);
+    free(msg);
+    free(again);
+    /* sizing mixtral-8x7b over 1-8 nodes for efficiency: 2.6 budgets' work */
+    assert_int_equal(submit("mixtral-8x7b", 0, 1, 8, "efficient", "gpu", NO_VAL, &d, &msg),
+                     SLURM_SUCCESS);
+    assert_int_equal(d.min_nodes, 1);
+    assert_int_equal(d.max_nodes, 8);
+    assert_string_equal(msg, "meshplan: --mesh-size=efficient: the controller stopped sizing the "
+                             "job at its work budget of 150000 units: not narrowed, and the nodes "
+                             "judge it at launch (meshplan size sizes it in full)");
+    free(msg);
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -853,6 +891,7 @@ int main(void)
         cmocka_unit_test(time_limit__per_policy),
         cmocka_unit_test(max_time__chained_jobs),
         cmocka_unit_test(deadline__narrowed_to_the_cli_choice),
+        cmocka_unit_test(budget__costly_jobs_bounded),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);
