@@ -100,14 +100,15 @@ typedef struct mesh_submit_ask {
  * user; a wider range is refused with this bound. */
 #define MESH_SUBMIT_SIZE_MAX 256
 
-/* The work the controller may do to judge one submission, in units of one
- * layout considered or one pricing of a layout's memory or cost (about a
- * microsecond each on a 2 GHz core): sizing, fit, explanation, advice and
- * estimate together.  A count, not a clock, so that the same submission
- * always gets the same verdict.  Most jobs take far less (Llama 3.1 405B
- * sized over 1-64 nodes takes about ...); a spec that would take more (100,000
- * layers, 16M-token sequences) stops there, and the verdict says so
- * (mesh_submit_decide). */
+/* The work the controller may do to judge one submission, in units of
+ * about 10 ns of a core (a layout considered, a pricing of its memory or
+ * cost, weighed by their time: lib/planner.h), so about 1.5 ms: sizing,
+ * fit, explanation, advice and estimate together.  A count, not a clock,
+ * so that the same submission always gets the same verdict.  Most jobs
+ * take far less (Llama 3.1 405B on 16,384 GPUs with its estimate: 7,500;
+ * sized over 1-64 nodes for min: 39,000); a spec that would take more
+ * (100,000 layers, 16M-token sequences) stops there, and the verdict says
+ * so (mesh_submit_decide, doc/design.md "Work budget"). */
 #define MESH_SUBMIT_WORK 150000L
 
 /* The verdicts the controller keeps (mesh_submit_decide), the oldest
@@ -139,6 +140,9 @@ MESH_API int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, co
  * fields *pins pins, of shape *s (mesh_job_shape), submitted to
  * `partitions` (Slurm's comma-separated list; NULL or "": none), under the
  * policy *pol.  Into *out (cleared first).
+ *
+ * Its work is bounded as mesh_submit_decide's is (MESH_SUBMIT_WORK); no
+ * verdict is kept.
  *
  * enforce=off accepts the job unjudged.  Otherwise each partition of the
  * list is judged in turn (names sharing a policy entry once): a partition
@@ -194,8 +198,19 @@ MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *
  * estimate of a job not sized costs a whole plan on the partition's
  * allocation (only then).
  *
- * pol, m, pins, s, ask and out must not be NULL; nothing is kept.  Returns
- * out->verdict.
+ * Work: at most MESH_SUBMIT_WORK units, shared by everything above
+ * (mesh_submit_judge has the same budget).  Where it runs out the verdict
+ * says so and is never a guess: a fit not yet found lets the job through
+ * unjudged (judged 0; msg and note say the nodes judge it); a job that fits
+ * nowhere is still WARN or REFUSE, its explanation or advice cut short with a
+ * line saying so; sizing stopped is RUN unjudged, not narrowed, with a note;
+ * an estimate stopped sets and judges no limit, with a note.
+ *
+ * The verdict is kept (MESH_SUBMIT_CACHE_MAX of them, the oldest replaced)
+ * for the same inputs and the same policy bytes, and the same submission
+ * is answered from it (out->cached 1).  Safe to call from several threads.
+ *
+ * pol, m, pins, s, ask and out must not be NULL.  Returns out->verdict.
  */
 MESH_API mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
                                            const mesh_model_t *m, const mesh_layout_t *pins,
