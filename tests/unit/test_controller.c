@@ -188,6 +188,25 @@ static void budget__same_verdict_where_it_suffices(void **state)
     assert_true(v.nodes >= 1 && v.nodes <= 4);
 }
 
+/* The units are those of lib/planner.h's table: a job whose first layout
+ * fits costs the first-fit search one shape's parameters (10), one check
+ * (5) and one pricing of its memory (6) with the states' sums (20). */
+static void budget__units_counted(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_step_t s = {.nodes = 1, .gpus_per_node = 8};
+    mesh_submit_t v;
+    assert_int_equal(mesh_submit_judge(&pol, "h100", &m, &pins, &s, &v), MESH_VERDICT_RUN);
+    assert_int_equal(v.work, 10 + 5 + 6 + 20);
+    /* a MoE model's pricings count three times */
+    m = test_preset("mixtral-8x7b");
+    s.nodes = 4;
+    assert_int_equal(mesh_submit_judge(&pol, "h100", &m, &pins, &s, &v), MESH_VERDICT_RUN);
+    assert_int_equal(v.work, 10 + 5 + 3 * (6 + 20));
+}
+
 /* A hostile spec: the same verdict (it fits nowhere, which the first-fit
  * search, within the budget, says), and the explanation says where the
  * budget cut it; without the budget it costs many times as much. */
@@ -342,8 +361,10 @@ static void cache__bounded(void **state)
     assert_int_equal(v.cached, 1);
     decide_with(&pol, &m, 1, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v); /* the oldest: gone */
     assert_int_equal(v.cached, 0);
+    decide_with(&pol, &m, 3, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v); /* kept, until: */
+    assert_int_equal(v.cached, 1);
     mesh_submit_cache_clear();
-    decide_with(&pol, &m, 2, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
+    decide_with(&pol, &m, 3, 0, NULL, "gpu", MESH_SUBMIT_WORK, 1, &v);
     assert_int_equal(v.cached, 0);
 }
 
@@ -397,6 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(submit__partition_allocations),
         cmocka_unit_test(submit__verdicts_and_words),
+        cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),
         cmocka_unit_test(budget__stopped_judgements_say_so),
