@@ -10,7 +10,10 @@
  * its nodes' real topology: this is the early half, which no client-side
  * setting can skip.
  *
- * slurmctld calls job_submit serially under its job locks: this plans in
+ * slurmctld calls job_submit under its job locks, read locks in Slurm 25.11
+ * (src/interfaces/job_submit.c, job_submit_g_submit), so several RPC threads
+ * may judge at once: each judges with its own copy of the policy, taken
+ * under policy_lock.  This plans in
  * process (a first-fit search for a job that fits, a tenth of a millisecond;
  * the whole plan only to explain a refusal; never more than the library's
  * work budget, MESH_SUBMIT_WORK; a repeated submission from the library's
@@ -18,6 +21,7 @@
  * the policy when its file changes, and never fails in a way that could take
  * slurmctld down.  Built on Slurm's public headers only.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +61,9 @@ static char policy_path[1024];
 static struct stat policy_stat;
 static int have_policy; /* policy holds a file's contents */
 static int fail_closed; /* with policy_error: refuse meshplan jobs */
+/* Held to reread the policy and to copy it (current_policy), never while
+ * judging. */
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* (Re)read the policy; the defaults when there is no file.  What it logs
  * says which meshplan judges: after an upgrade, the admin sees whether
@@ -106,6 +113,24 @@ static void refresh_policy(void)
                     st.st_mtim.tv_nsec != policy_stat.st_mtim.tv_nsec ||
                     st.st_size != policy_stat.st_size || st.st_ino != policy_stat.st_ino)))
         load_policy();
+}
+
+/* The policy to judge with, reread first if its file changed, into *pol:
+ * 0; or -1 with why it is broken in why[len] and *closed set when
+ * on_submit_error=reject.  Each submission judges with its own copy, so
+ * that a reread in another thread never changes it under the judging. */
+static int current_policy(mesh_policy_t *pol, char *why, size_t len, int *closed)
+{
+    pthread_mutex_lock(&policy_lock);
+    refresh_policy();
+    int ok = !policy_error[0];
+    if (ok)
+        *pol = policy;
+    else
+        snprintf(why, len, "%s", policy_error);
+    *closed = fail_closed;
+    pthread_mutex_unlock(&policy_lock);
+    return ok ? 0 : -1;
 }
 
 int init(void)
@@ -263,21 +288,22 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg, long *work, in
     const char *req = find_request(d, &bad);
     if (!req)
         return SLURM_SUCCESS; /* not a meshplan job */
-    refresh_policy();
-    if (policy_error[0]) {
+    mesh_policy_t pol;        /* this submission's copy */
+    char broken[MESH_ERROR_MAX];
+    int closed;
+    if (current_policy(&pol, broken, sizeof(broken), &closed) < 0) {
         slurm_error("job_submit/meshplan: job of uid %u %s: %s", uid,
-                    fail_closed ? "refused" : "passes unjudged", policy_error);
-        return fail_closed ? answer(SLURM_ERROR, err_msg,
-                                    "meshplan: the site's meshplan policy is broken "
-                                    "(see slurmctld's log); ask the admins")
-                           : SLURM_SUCCESS;
+                    closed ? "refused" : "passes unjudged", broken);
+        return closed ? answer(SLURM_ERROR, err_msg,
+                               "meshplan: the site's meshplan policy is broken "
+                               "(see slurmctld's log); ask the admins")
+                      : SLURM_SUCCESS;
     }
     int sizing;
     /* enforce=off: nothing is judged, but a job that asks to be sized is */
-    if (policy.enforce == MESH_ENFORCE_OFF &&
-        !find_env(d, MESH_SIZE_ENV, MESH_SIZE_GOAL_MAX, &sizing))
+    if (pol.enforce == MESH_ENFORCE_OFF && !find_env(d, MESH_SIZE_ENV, MESH_SIZE_GOAL_MAX, &sizing))
         return SLURM_SUCCESS;
-    int reject = policy.enforce == MESH_ENFORCE_REJECT;
+    int reject = pol.enforce == MESH_ENFORCE_REJECT;
     mesh_model_t m;
     mesh_layout_t pins;
     mesh_error_t err;
@@ -309,7 +335,7 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg, long *work, in
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
     /* the library's decision, which `meshplan plan --partition` shares */
     mesh_submit_t v;
-    mesh_submit_decide(&policy, d->partition, &m, &pins, &s, &ask, &v);
+    mesh_submit_decide(&pol, d->partition, &m, &pins, &s, &ask, &v);
     *work = v.work;
     *cached = v.cached;
     if (v.verdict == MESH_VERDICT_RUN) {

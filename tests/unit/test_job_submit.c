@@ -13,6 +13,7 @@
  * The plugin is linked in with what slurmctld would give it: xstrdup and
  * the log functions, stubbed here.
  */
+#include <pthread.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <slurm/spank.h> /* the log functions' prototypes */
@@ -871,6 +872,57 @@ static void budget__costly_jobs_bounded(void **state)
     free(msg);
 }
 
+/* Slurm 25.11 runs job_submit under read locks, so that several
+ * RPC threads may judge at once: each judges with a whole policy, the one
+ * before an edit or the one after, never a mix, and gets a whole answer. */
+typedef struct submitter {
+    int runs, wrong;
+} submitter_t;
+
+static void *submit_many(void *arg)
+{
+    submitter_t *t = arg;
+    for (int i = 0; i < t->runs; i++) {
+        char *msg;
+        int fits = i % 2 == 0;
+        int rc = controller(fits ? "llama3-8b" : "llama3.1-405b", 1, "gpu:8", &msg);
+        if (fits)
+            t->wrong += rc != SLURM_SUCCESS || msg != NULL;
+        else if (rc == SLURM_SUCCESS) /* enforce=warn's answer, whole */
+            t->wrong += !msg || !strstr(msg, "does not fit") || !strstr(msg, "queued anyway");
+        else /* enforce=reject's */
+            t->wrong += rc != ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE || !msg ||
+                        !strstr(msg, "does not fit") || strstr(msg, "queued anyway");
+        free(msg);
+    }
+    return NULL;
+}
+
+static void threads__judge_at_once_while_the_policy_changes(void **state)
+{
+    char tmp[sizeof(policy_path) + 8];
+    snprintf(tmp, sizeof(tmp), "%s.new", policy_path);
+    write_policy("reject");
+    submitter_t t[4];
+    pthread_t id[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (submitter_t){40, 0};
+        assert_int_equal(pthread_create(&id[i], NULL, submit_many, &t[i]), 0);
+    }
+    for (int k = 0; k < 20; k++) { /* edits, each whole (a rename), as an admin's tool makes them */
+        FILE *f = fopen(tmp, "w");
+        assert_non_null(f);
+        fprintf(f, "gpu: H100-SXM\nenforce: %s\n", k % 2 ? "reject" : "warn");
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(rename(tmp, policy_path), 0);
+        usleep(2000);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(id[i], NULL);
+        assert_int_equal(t[i].wrong, 0);
+    }
+}
+
 int main(void)
 {
     int fd = mkstemp(policy_path);
@@ -892,6 +944,7 @@ int main(void)
         cmocka_unit_test(max_time__chained_jobs),
         cmocka_unit_test(deadline__narrowed_to_the_cli_choice),
         cmocka_unit_test(budget__costly_jobs_bounded),
+        cmocka_unit_test(threads__judge_at_once_while_the_policy_changes),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);
     unlink(policy_path);
