@@ -348,13 +348,29 @@ static int add_job(mesh_calib_t *c, const mesh_calib_job_t *j)
     return 1;
 }
 
+/* A log's name as reports show it, into out[len]: its end when it is too
+ * long ("...logs/job-1234.out"), since a path's last part names the log. */
+static void shown_name(char *out, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    if (n < len) {
+        printable(out, len, name, n);
+        return;
+    }
+    memcpy(out, "...", 3);
+    printable(out + 3, len - 3, name + n - (len - 4), len - 4);
+}
+
 int mesh_calib_add_log(mesh_calib_t *c, const char *name, const char *buf, size_t len)
 {
     if (!c || (!buf && len))
         return -1;
     log_state_t s;
     memset(&s, 0, sizeof(s));
-    printable(s.job.source, sizeof(s.job.source), name ? name : "-", name ? strlen(name) : 1);
+    /* the skip's line names the log whole (up to a path's length) */
+    char whole[1024];
+    shown_name(whole, sizeof(whole), name ? name : "-");
+    shown_name(s.job.source, sizeof(s.job.source), name ? name : "-");
     long line = 0;
     /* a last line without its newline was cut as it was written: not read */
     for (size_t at = 0; at < len && !s.reason[0];) {
@@ -371,6 +387,6 @@ int mesh_calib_add_log(mesh_calib_t *c, const char *name, const char *buf, size_
         finish(&s);
     free(s.ms);
     if (s.reason[0])
-        return add_skip(c, s.job.source, s.reason) < 0 ? -1 : 0;
+        return add_skip(c, whole, s.reason) < 0 ? -1 : 0;
     return add_job(c, &s.job);
 }

@@ -79,7 +79,7 @@ MESH_API char *mesh_calib_yaml(const mesh_calibration_t *c);
 
 /** One job: what its plan record predicted and what its log measured. */
 typedef struct mesh_calib_job {
-    char source[64]; /* the log's name, as the caller gave it (cut) */
+    char source[64]; /* the log's name, as the caller gave it (its end when longer) */
     char digest[24]; /* the plan's digest */
     char gpu[32];    /* GPU model */
     char model[64];  /* the model's name */

@@ -295,6 +295,22 @@ static void logs__bad_ones_skipped(void **state)
                           it_line(d, 512, 30, 100, 64, "3310.0")};
     assert_string_equal(verdict("ok", 1, good, 3), "accepted");
     assert_non_null(strstr(verdict("norec", 0, good, 3), "no plan record"));
+    /* a long path is named whole in the skip (the CI's package build runs
+     * from a deep directory); a job's source keeps its end */
+    static const char deep[] = "/tmp/meshplan-packages.abcdef/rpm/BUILD/meshplan-0.1.0/tests/"
+                               "hostile/logs/other-frameworks.out";
+    char why[1024];
+    snprintf(why, sizeof(why), "%s: no plan record", deep);
+    assert_non_null(strstr(verdict(deep, 0, good, 3), why));
+    mesh_calib_t *one = mesh_calib_create();
+    char log[2048];
+    snprintf(log, sizeof(log), "%s%s%s%s", rec1, good[0], good[1], good[2]);
+    assert_int_equal(mesh_calib_add_log(one, deep, log, strlen(log)), 1);
+    const char *src = mesh_calib_job(one, 0)->source;
+    assert_int_equal(strncmp(src, "...", 3), 0);
+    assert_non_null(strstr(src, "/logs/other-frameworks.out"));
+    assert_int_equal(strlen(src), sizeof(mesh_calib_job(one, 0)->source) - 1);
+    mesh_calib_destroy(one);
     assert_non_null(strstr(verdict("short", 1, good, 2), "truncated"));
     const char *mixed[] = {good[0], good[1], it_line(e, 512, 30, 200, 64, "3300.0")};
     assert_non_null(strstr(verdict("mixed", 1, mixed, 3), "mixed jobs"));
