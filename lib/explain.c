@@ -491,6 +491,17 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     buf[0] = '\0';
     switch (r->kind) {
     case MESH_REASON_SLOWER:
+        /* a simpler family as fast or faster was passed over by the near-tie
+         * rule for headroom ("Why not the fastest" says so), not for speed */
+        if (c->cost.step_seconds <= r->best_seconds) {
+            snprintf(buf, len,
+                     "%s fits (%s of %s GiB) and is no slower (%.3g s vs %.3g s: %s): the "
+                     "near-tie went to the roomier layout (why not the fastest)",
+                     name, mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                     c->cost.step_seconds, r->best_seconds,
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)));
+            break;
+        }
         snprintf(buf, len,
                  "%s fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs %.3g "
                  "s: %s)",
