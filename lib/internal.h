@@ -334,6 +334,8 @@ const char *mesh_layout_key_text(const struct mesh_layout *l, const mesh_layout_
 /* The policy's values of their own shape (lib/policy_values.c): base is a
  * mesh_policy_t, or for pci a mesh_gpu_override_t. */
 int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_error_t *err);
+/* A steps= mask as the policy writes it ("regular,batch"), into buf[len]. */
+const char *mesh_policy_steps_text(unsigned mask, char *buf, size_t len);
 int mesh_policy_read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err);

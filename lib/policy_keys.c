@@ -256,13 +256,7 @@ static void custom_text(const mesh_policy_t *p, const policy_key_t *k, char *buf
     } else if (k->read == mesh_policy_read_gpu_name) {
         snprintf(buf, len, "%s", p->assume.gpu[0] ? p->assume.gpu : "(none)");
     } else {
-        /* steps=, in mesh_policy_read_steps' words */
-        unsigned s = p->launch.steps;
-        snprintf(buf, len, "%s%s%s%s%s", s & MESH_STEP_REGULAR ? "regular" : "",
-                 s & MESH_STEP_REGULAR && s & ~MESH_STEP_REGULAR ? "," : "",
-                 s & MESH_STEP_BATCH ? "batch" : "",
-                 s & MESH_STEP_BATCH && s & MESH_STEP_INTERACTIVE ? "," : "",
-                 s & MESH_STEP_INTERACTIVE ? "interactive" : "");
+        mesh_policy_steps_text(p->launch.steps, buf, len);
     }
 }
 

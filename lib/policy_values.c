@@ -14,15 +14,28 @@
 #include "meshplan/parse.h"
 #include "meshplan/policy.h"
 
+/* steps=' words, for reading and for writing back (policy check) */
+static const struct {
+    const char *name;
+    unsigned bit;
+} names[] = {{"regular", MESH_STEP_REGULAR},
+             {"batch", MESH_STEP_BATCH},
+             {"interactive", MESH_STEP_INTERACTIVE},
+             {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE}};
+
+const char *mesh_policy_steps_text(unsigned mask, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    /* the single steps, not "all": the words an admin reads back one by one */
+    for (int i = 0; i < MESH_ARRAY_LEN(names) - 1 && n < len; i++)
+        if (mask & names[i].bit)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", names[i].name);
+    return buf;
+}
+
 int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_error_t *err)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {{"regular", MESH_STEP_REGULAR},
-                 {"batch", MESH_STEP_BATCH},
-                 {"interactive", MESH_STEP_INTERACTIVE},
-                 {"all", MESH_STEP_REGULAR | MESH_STEP_BATCH | MESH_STEP_INTERACTIVE}};
     char buf[128];
     if (mesh_strlcpy(buf, value, sizeof(buf)) < 0)
         return mesh_error_set(err, "%s: value too long", key);

@@ -135,7 +135,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       CH("auto", "megatron", "deepspeed", "torch"), NO_AUTO, ALWAYS)                               \
     X(F_MOE_IMBALANCE, "train", "moe_imbalance", K_NUM, moe_imbalance, 1, 1000, NULL, NO_AUTO,     \
       WHEN_SET)                                                                                    \
-    X(F_HEADROOM, "train", "headroom", K_NUM, headroom, 0, MESH_HEADROOM_MAX, NULL, NO_AUTO,        \
+    X(F_HEADROOM, "train", "headroom", K_NUM, headroom, 0, MESH_HEADROOM_MAX, NULL, NO_AUTO,       \
       WHEN_SET)                                                                                    \
     X(F_TOKENS, "train", "tokens", K_COUNT, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                \
     X(F_STEPS, "train", "steps", K_INT, steps, 1, 1e15, NULL, NO_AUTO, BUDGET)

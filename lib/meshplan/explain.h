@@ -126,7 +126,7 @@ typedef struct mesh_advice {
      * and the value that fits (recompute: mesh_recompute_t values) */
     const char *field;
     int pinned, value;
-    int nodes, gpus; /* NODES, LORA_NODES: the allocation that fits */
+    int nodes, gpus;    /* NODES, LORA_NODES: the allocation that fits */
     double host_memory; /* OFFLOAD: host memory per node the layout needs, bytes */
     /* OUT_OF_REACH: model-state bytes per parameter (weights, gradients
      * and optimizer, unsharded), their bytes for the whole model, and the

@@ -329,8 +329,9 @@ static int step_alloc(uint32_t stepid, const mesh_topo_t *topo, mesh_step_t *s, 
 }
 
 /* --mesh-explain: srun printed the plan if it made this same one; else the
- * step's first task prints it.  The first task always prints the plan
- * record, so that the job's log can calibrate the cost model. */
+ * step's first task prints it.  Under --mesh-explain the first task also
+ * prints the plan record, so that the job's log can calibrate the cost
+ * model (meshplan calibrate). */
 static void keep_explanation(const mesh_plan_t *p, const mesh_step_t *s)
 {
     if (mesh_plugin.explain && s->node == 0 && mesh_plan_fits(p))
