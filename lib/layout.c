@@ -298,7 +298,7 @@ int mesh_stage_layers(int layers, int pp, int stage)
 int mesh_vpp_chunk_layers(int layers, int pp, int vpp)
 {
     int q = (layers + pp - 1) / pp, deficit = q * pp - layers;
-    if (pp <= 2 || vpp < 2 || deficit > 2 || q % vpp)
+    if (pp < 2 || vpp < 2 || deficit > 2 || q % vpp)
         return 0;
     return q / vpp; /* every stage spans q slots: its layers, plus embedding or loss */
 }
@@ -532,8 +532,11 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
         return -1;
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (l->vpp > 1) {
-        if (!m->has_arch || l->pp <= 2)
-            return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 2", l->vpp);
+        /* Megatron-LM asks pp > 2 only with --no-overlap-p2p-communication,
+         * which meshplan never exports (megatron/training/arguments.py at
+         * d98e8a6, lines 1000-1008) */
+        if (!m->has_arch || l->pp < 2)
+            return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 1", l->vpp);
         if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp) && !explicit_ok(m, l))
             return mesh_error_set(err,
                                   "vpp %d: layers %d (+1 for the embedding, +1 for the loss, +%d "

@@ -465,7 +465,12 @@ static int interleavings(search_t *s, const mesh_layout_t *l, int vpps[VPPS_MAX]
         return nv;
     }
     vpps[nv++] = 1;
-    if (s->first_fit_only || (!keeps_records(s) && !interleavable(s, l)))
+    /* Two stages interleave when pinned (a published layout, a user's
+     * --mesh), but are not searched: their bubble is already one stage's
+     * 1/m, and every interleaving tried is a search of its own, which the
+     * controller's work budget pays for (llama3-70b sized over 2-16 nodes
+     * crossed it) */
+    if (s->first_fit_only || l->pp < 3 || (!keeps_records(s) && !interleavable(s, l)))
         return nv;
     int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1, d[DIVISORS_MAX];
     int nd = mesh_divisors(q, q, d);

@@ -184,7 +184,7 @@ MESH_API int mesh_stage_layers(int layers, int pp, int stage);
 
 /**
  * Layers per virtual pipeline stage (one interleaved chunk) with vpp chunks
- * per stage, or 0 if the split cannot be interleaved (always for pp <= 2 or
+ * per stage, or 0 if the split cannot be interleaved (always for pp < 2 or
  * vpp < 2).  An even split needs layers divisible by pp*vpp; when the first
  * (and last) stage hold one layer fewer, the embedding (and loss) count as
  * a layer there, as Megatron's --account-for-embedding-in-pipeline-split

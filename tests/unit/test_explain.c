@@ -154,7 +154,7 @@ static void reason__rule(void **state)
     assert_int_equal(r->candidate.layout.vpp, 2);
     assert_int_equal(r->candidate.layout.pp, 1);
     assert_int_equal(r->candidate.layout.dp, 8);
-    assert_string_equal(r->rule, "vpp 2 (interleaved schedule) needs pp > 2");
+    assert_string_equal(r->rule, "vpp 2 (interleaved schedule) needs pp > 1");
     mesh_error_t e;
     assert_int_equal(mesh_layout_check(&m, mesh_plan_alloc(p), &r->candidate.layout, &e), -1);
     assert_string_equal(r->rule, e.msg);
@@ -575,7 +575,7 @@ static void json__records_other_kinds(void **state)
     j = mesh_report_json(p);
     assert_non_null(strstr(j, ",\"reason_records\":[{\"kind\":\"rule\",\"family\":\"dp\","
                               "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":8,"));
-    assert_non_null(strstr(j, "\"rule\":\"vpp 2 (interleaved schedule) needs pp > 2\"}"));
+    assert_non_null(strstr(j, "\"rule\":\"vpp 2 (interleaved schedule) needs pp > 1\"}"));
     free(j);
     mesh_plan_destroy(p);
 

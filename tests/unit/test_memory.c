@@ -240,7 +240,8 @@ static void worst_rank__uneven_split(void **state)
     assert_int_equal(mesh_vpp_chunk_layers(126, 16, 4), 2);
     assert_int_equal(mesh_vpp_chunk_layers(126, 16, 3), 0);
     assert_int_equal(mesh_vpp_chunk_layers(80, 8, 5), 2);
-    assert_int_equal(mesh_vpp_chunk_layers(80, 2, 5), 0);
+    assert_int_equal(mesh_vpp_chunk_layers(80, 2, 5), 8);
+    assert_int_equal(mesh_vpp_chunk_layers(80, 1, 5), 0);
     l.vpp = 4;
     mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_true(mem.total <= mem.capacity);

@@ -139,7 +139,7 @@ static void pins__invalid__error_names_rule(void **state)
         {"tp=16", "island"},
         {"dp=5", "allocation has 16"},
         {"pp=3", "allocation has 16"},
-        {"tp=8,pp=2,vpp=3", "vpp"},
+        {"tp=8,pp=1,vpp=3", "vpp"},
         {"tp=4,pp=4,vpp=40", "vpp 40"},
         {"mb=3", "global_batch"},
         {"cp=3", "cp 3"},
@@ -1051,7 +1051,7 @@ static void vpp_chunk_layers__exact(void **state)
         /* layers, pp, vpp, layers per chunk (0: cannot interleave) */
         {12, 4, 3, 1},   {11, 4, 3, 1},   {10, 4, 3, 1}, {9, 4, 3, 0},  /* deficit 3 */
         {24, 4, 2, 3},   {23, 4, 2, 3},   {22, 4, 2, 3}, {12, 4, 2, 0}, /* 3 a stage */
-        {12, 2, 2, 0},                                                  /* pp 2 */
+        {12, 2, 2, 3},   {48, 2, 12, 2},  {12, 1, 2, 0},                /* pp 2, pp 1 */
         {12, 4, 1, 0},                                                  /* no interleaving */
         {126, 16, 4, 2}, {128, 16, 8, 1}, {80, 8, 5, 2},
     };
@@ -1125,8 +1125,10 @@ static void layout_check__each_rule__exact_message(void **state)
         {"tp=2,pp=2,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on,moments=fp16",
          "moments=fp16 needs zero 1 or more (Megatron-LM's precision-aware optimizer needs the "
          "distributed one)"},
-        {"tp=2,pp=2,dp=2,cp=1,zero=1,vpp=2,mb=1,recompute=none,sp=on",
-         "vpp 2 (interleaved schedule) needs pp > 2"},
+        {"tp=2,pp=1,dp=4,cp=1,zero=1,vpp=2,mb=1,recompute=none,sp=on",
+         "vpp 2 (interleaved schedule) needs pp > 1"},
+        /* Megatron-LM interleaves two stages with its default p2p overlap */
+        {"tp=2,pp=2,dp=2,cp=1,zero=1,vpp=2,mb=1,recompute=none,sp=on", NULL},
         /* 18 units over 12 chunks: Megatron-LM's explicit layout */
         {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=3,mb=1,recompute=none,sp=on", NULL},
         {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=8,mb=1,recompute=none,sp=on",
