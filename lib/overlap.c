@@ -55,8 +55,8 @@ static int cp_ring(const mesh_model_t *m, const mesh_layout_t *l)
  * (arguments.py L1903-1909; TE >= 2.8 with overlap_grad_reduce). */
 static int a2a_overlap(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    return mesh_model_is_moe(m) && l->ep > 1 && (l->pp == 1 || l->vpp > 1) &&
-           l->recompute != MESH_RECOMPUTE_FULL && m->mtp_layers <= 1;
+    return mesh_model_is_moe(m) && m->ep_overlap != MESH_EP_OVERLAP_OFF && l->ep > 1 &&
+           (l->pp == 1 || l->vpp > 1) && l->recompute != MESH_RECOMPUTE_FULL && m->mtp_layers <= 1;
 }
 
 static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
@@ -83,7 +83,8 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      TE "transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
         "(AttnFuncWithCPAndKVP2P)"},
     {MESH_OVERLAP_MOE_A2A, "--overlap-moe-expert-parallel-comm --delay-wgrad-compute", a2a_overlap,
-     "ep > 1, pp = 1 or vpp > 1, no full recomputation, at most one MTP layer "
+     "ep > 1, pp = 1 or vpp > 1, no full recomputation, at most one MTP layer, and the spec's "
+     "train.ep_overlap not off "
      "(transformer_config.py L3002-3046, L3074-3077)",
      "one micro-batch's dispatch and combine run behind another's forward and backward "
      "(1F1B merged schedule; the weight gradients are delayed to cover the combine's backward): "

@@ -282,6 +282,11 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
                               "use fp32, or framework: megatron",
                               AT(F_OPT_DTYPE));
+    if (in->set[F_EP_OVERLAP] && !m->moe.experts)
+        return mesh_error_set(err,
+                              "%s: train.ep_overlap: only means something for a MoE model "
+                              "(give arch.moe, or leave it out)",
+                              AT(F_EP_OVERLAP));
     if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
         return mesh_error_set(err,
                               "%s: train.moe_imbalance: only means something for a MoE model "

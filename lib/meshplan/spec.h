@@ -184,6 +184,13 @@ typedef struct mesh_model {
      * the mean under dropless routing; 0: not given (the policy's
      * moe_imbalance, which a plan writes here) */
     double moe_imbalance;
+    /* train.ep_overlap: MESH_EP_OVERLAP_ON (the default) overlaps the expert
+     * all-to-all with another micro-batch's compute wherever Megatron-LM
+     * accepts it (lib/overlap.c), OFF never: priced exposed and not
+     * exported, as Megatron-LM runs without the flag */
+    int ep_overlap;
+#define MESH_EP_OVERLAP_ON  0
+#define MESH_EP_OVERLAP_OFF 1
     /* train.headroom: the fraction of the usable GPU memory a plan must
      * leave free, for what no model counts (allocator growth, a longer
      * batch, a library upgrade); 0: none asked.  A plan keeps the larger of

@@ -1051,11 +1051,13 @@ static void master_port__documented_formula(void **state)
 
 /* ---- mixture of experts, MLA and MTP ---- */
 
-/* Whether Mixtral under `mesh` on 2 x 8 H100s is told to overlap the
- * expert all-to-all (lib/overlap.c). */
-static int a2a_overlapped(const char *mesh)
+/* Whether Mixtral (train.ep_overlap: `ep_overlap`) under `mesh` on 2 x 8
+ * H100s is told to overlap the expert all-to-all (lib/overlap.c). */
+static int a2a_overlapped_with(const char *ep_overlap, const char *mesh)
 {
-    mesh_model_t m = test_preset("mixtral-8x7b");
+    char yaml[128];
+    snprintf(yaml, sizeof(yaml), "preset: mixtral-8x7b\ntrain: {ep_overlap: %s}\n", ep_overlap);
+    mesh_model_t m = test_spec(yaml);
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
     mesh_plan_t *p = test_plan(&m, &a, mesh);
     char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
@@ -1063,6 +1065,11 @@ static int a2a_overlapped(const char *mesh)
     free(args);
     mesh_plan_destroy(p);
     return on;
+}
+
+static int a2a_overlapped(const char *mesh)
+{
+    return a2a_overlapped_with("on", mesh);
 }
 
 /* Megatron-LM accepts the all-to-all overlap with EP, without full
@@ -1077,6 +1084,19 @@ static void env__moe_overlap_where_megatron_allows_it(void **state)
     assert_false(a2a_overlapped("tp=1,pp=1,ep=1,recompute=none"));
     assert_false(a2a_overlapped("tp=2,pp=4,vpp=1,ep=2,recompute=none"));
     assert_true(a2a_overlapped("tp=2,pp=4,vpp=2,ep=2,recompute=none"));
+    /* the spec turns it off: neither exported nor priced as hidden */
+    assert_false(a2a_overlapped_with("off", "tp=1,pp=1,ep=8,recompute=none"));
+    assert_false(a2a_overlapped_with("off", "tp=2,pp=4,vpp=2,ep=2,recompute=none"));
+    mesh_model_t on = test_preset("mixtral-8x7b");
+    mesh_model_t off = test_spec("preset: mixtral-8x7b\ntrain: {ep_overlap: off}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_cost_t c_on, c_off;
+    mesh_cost_estimate(&on, &l, &a, &c_on);
+    mesh_cost_estimate(&off, &l, &a, &c_off);
+    assert_true(c_off.ep_comm_s > c_on.ep_comm_s);
+    assert_true(c_off.compute_s == c_on.compute_s);
 }
 
 static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MESH_EP_GROUP",
