@@ -395,37 +395,41 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
  * expert rank receives (lib/memory.c: top_k of its tokens, gathered over
  * etp, times the imbalance): every rank waits for it at the combine.
  * Grouped GEMMs run below a dense GEMM's rate when each expert gets few
- * tokens: at M/(M + 128) of it, M the tokens per local expert, fitted to
- * DeepGEMM's published H800 table (deepseek-ai/DeepGEMM README at a6d97a1:
- * 256 tokens per expert 63-72% of the dense kernels' TFLOPS, 1024 90-95%,
- * 4096 and more 99-107%).  The alltoall dispatcher (Megatron-LM's default
- * for EP, token_dispatcher.py) sends each copy to its expert's rank and
- * back: two all-to-alls forward (dispatch, combine) and two backward, not
- * overlapped (--overlap-moe-expert-parallel-comm is off by default), over
- * NVLink between ranks of one island and the network between nodes;
- * expert TP adds an all-gather and a reduce-scatter of the copies. */
+ * tokens: at M/(M + 1024) of it, M the tokens per local expert.  The
+ * kernels alone lose less (DeepGEMM's H800 table, deepseek-ai/DeepGEMM
+ * README at a6d97a1: 256 tokens per expert 63-72% of the dense kernels'
+ * TFLOPS, 1024 90-95%, 4096 and more 99-107%, which M0 = 128 fits); 1024
+ * is fitted on the published MoE runs of the cited commit's release
+ * (tools/fit/published.py --fit BUILD --fit-current: the 12 describable
+ * rows of NeMo 26.06-26.08 and Megatron-Core 2026-05 on H100, B300 and
+ * GB200, priced as they ran: routing forced balanced, the all-to-all not
+ * overlapped; 9 within 15% against 8 at 128, and 1.08x at most against
+ * 1.55x), so it also carries what a layer's router, permutations and
+ * per-expert launches cost beyond the GEMMs.  The older releases' dropless
+ * premium (the host learning the token counts
+ * before it launches the dispatch: Qwen3-30B-A3B on 16 H100 ran 5275
+ * tokens/s a GPU dropless in 25.11 against 10494 token-dropping in 25.09)
+ * is not priced: the same layouts run 1.3-1.6x faster dropless from 26.06
+ * on (Qwen3-30B-A3B on 8 GB200: 26,112 tokens/s a GPU in 26.04, 40,706 in
+ * 26.06), and fitted on those rows the premium comes out at 0; a site on
+ * an older release calibrates (meshplan calibrate).  The alltoall
+ * dispatcher (Megatron-LM's default for EP, token_dispatcher.py) sends each
+ * copy to its expert's rank and back: two all-to-alls forward (dispatch,
+ * combine) and two backward, exposed unless the EP overlap row of
+ * lib/overlap.c is on, over NVLink between ranks of one island and the
+ * network between nodes; expert TP adds an all-gather and a reduce-scatter
+ * of the copies. */
 #ifndef GROUPED_GEMM_M0 /* tools/fit/published.py --fit builds with -D */
-#define GROUPED_GEMM_M0 128.0
+#define GROUPED_GEMM_M0 1024.0
 #endif
 /* A GEMM with a short reduction dimension K runs at K/(K + 680) of its
  * long-K rate: DeepGEMM's dense table at M = 4096 (same README) gives K =
  * 512 43% of the best shape, 1536 73%, 2048 75%, 7168 96%, 16384 100%.
- * Experts' GEMMs are where K is short (fc2's K is the expert width). */
+ * Experts' GEMMs are where K is short (fc2's K is the expert width); the
+ * fit above keeps 680 (85-340 fit as many rows, 0.97x at the median
+ * against 0.91x: not enough to leave the kernels' own table). */
 #ifndef GEMM_K0
 #define GEMM_K0 680.0
-#endif
-/* Dropless routing's own cost, per routed copy a rank handles in one MoE
- * layer's forward (the backward pays it twice): the host learns the token
- * counts before it can launch the all-to-all and the grouped GEMMs, and the
- * permutations run over variable sizes.  Measured by NVIDIA on one layout
- * run both ways with the same forced-balanced routing (Megatron-Bridge
- * docs/performance-summary-archive.md at 0a25f91, DGX-H100, Qwen3-30B-A3B,
- * 16 GPUs, TP1 PP2 VP24 EP8, MBS 2, GBS 512): 5275 tokens/s a GPU dropless
- * (25.11) against 10494 token-dropping (25.09), 12.4 s more a step over
- * 768 MoE layer passes of 65,536 copies each: 0.25 us a copy forward and
- * backward. */
-#ifndef DROPLESS_S_PER_COPY
-#define DROPLESS_S_PER_COPY (0.246e-6 / 3)
 #endif
 
 /* Seconds of one all-to-all in which the busiest rank receives `bytes`
@@ -473,8 +477,6 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
         w * (local * h * (swiglu ? 3 : 2) * fe + r * (2 * h + 3 * fe)) + 4 * w * r * h;
     double experts_s =
         (fc1 * (1 + GEMM_K0 / h) + fc2 * (1 + GEMM_K0 / fe)) / (peak * eff) + expert_bytes / hbm;
-    if (m->moe.capacity_factor <= 0) /* dropless */
-        experts_s += r * DROPLESS_S_PER_COPY;
     *moe = *dense;
     moe->fwd =
         dense->fwd - dense->mlp_fwd + shared_s + experts_s + KERNELS_PER_LAYER / 2 * KERNEL_GAP_S;

@@ -17,8 +17,15 @@ sources count attention FLOPs differently (NeMo's older pages count it
 non-causal), tokens per second do not depend on the convention.
 
 Usage: published.py [--meshplan BIN] [--csv FILE] [--models-dir DIR] [-v]
-       published.py --fit BUILD_DIR   search the MoE constants of lib/cost.c
-           (GROUPED_GEMM_M0, GEMM_K0, DROPLESS_S_PER_COPY) on the MoE rows,
+       published.py --check DENSE MOE MOE_CURRENT ...   the test
+           (tests/published): every row printed, each planned row's
+           published layout must fit, and the shares within 15% of dense
+           rows, MoE rows and MoE rows of the cited commit's release must
+           reach DENSE, MOE and MOE_CURRENT (0-1); CMocka's result lines,
+           exit 1 after a failure
+       published.py --fit BUILD_DIR [--fit-current]   search the MoE constants
+           of lib/cost.c (GROUPED_GEMM_M0, GEMM_K0) on the MoE rows (those of
+           the cited commit's release with --fit-current: what lib/cost.c uses),
            rebuilding BUILD_DIR (a configured build tree of this checkout,
            not the one you test with) with -D overrides, coordinate by
            coordinate, minimising the median |log(predicted/published)|
@@ -59,6 +66,16 @@ RECIPES = {"MXFP8": "mxfp8", "current-scaling (per-tensor)": "tensorwise",
 def framework(row):
     m = re.search(r"framework: ([^;\]]*)", row["source"])
     return m.group(1) if m else ""
+
+
+def current(row):
+    """Measured with the Megatron-Core of the cited commit's generation
+    (d98e8a6, 2026-08-22): NeMo containers 26.06 and later, Megatron-Core
+    main or dev of 2026-05 (ModelZoo); older releases ran the same layouts
+    up to 1.6x slower (Qwen3-30B-A3B on 8 GB200: 26.04 26,112 tokens/s a
+    GPU, 26.06 40,706)."""
+    v = row["version"]
+    return bool(re.search(r"NeMo container 26\.(0[6-9]|1[0-2])|\(ModelZoo commit \w+, 2026-0[5-9]\)", v))
 
 
 def why_not(row):
@@ -105,8 +122,11 @@ def command(row, meshplan, models):
     if row["precision"] == "FP8":
         cmd += ["--set", "train.precision=fp8",
                 "--set", "train.fp8_recipe=" + RECIPES.get(row["fp8_recipe"], "delayed")]
-    if row["name"] in MOE:  # the sources force the routing balanced
-        cmd += ["--set", "train.moe_imbalance=1"]
+    if row["name"] in MOE:  # the sources force the routing balanced, and none
+        # lists --overlap-moe-expert-parallel-comm (off in Megatron-LM by default)
+        cmd += ["--set", "train.moe_imbalance=1", "--set", "train.ep_overlap=off"]
+    if row["name"] in MOE and "token-drop" in row["source"]:  # capacity 1, padded
+        cmd += ["--set", "arch.moe.capacity_factor=1"]
     if row["name"] == "DeepSeek-V3":
         cmd += ["--set", "arch.mtp_layers=0"]
     return cmd
@@ -118,7 +138,7 @@ def predict(row, meshplan, models):
     try:
         d = json.loads(p.stdout)
     except ValueError:
-        return "meshplan: " + (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return (p.stderr.strip().splitlines() or ["meshplan: no output"])[-1]
     pred = d["cost"]["tflops_per_gpu"]
     pub = float(row["tflops_per_gpu"] or 0)
     if row["tokens_per_gpu_s"]:
@@ -143,8 +163,7 @@ def summary(label, ratios):
 
 
 FIT = [  # (macro, start, candidates as multiples of the current value)
-    ("DROPLESS_S_PER_COPY", 0.246e-6 / 3, (0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75)),
-    ("GROUPED_GEMM_M0", 128.0, (0.25, 0.5, 1, 2, 4)),
+    ("GROUPED_GEMM_M0", 1024.0, (0.125, 0.25, 0.5, 1, 2, 4)),
     ("GEMM_K0", 680.0, (0.25, 0.5, 1, 1.5, 2)),
 ]
 
@@ -192,6 +211,68 @@ def fit(build, rows, models):
     print("best: " + " ".join("%s=%.4g" % kv for kv in values.items()) + " loss %.3f" % best)
 
 
+def evaluate(rows, meshplan, models):
+    """Every row: (line, row, None, result) for a planned one, (line, row,
+    reason, None) for one meshplan cannot describe."""
+    out = []
+    for i, row in enumerate(rows):
+        reason = why_not(row)
+        res = None if reason else predict(row, meshplan, models)
+        if isinstance(res, str):
+            reason, res = res, None
+        out.append((i + 2, row, reason, res))
+    return out
+
+
+def check(results, minimum):
+    """The test (tests/published): CMocka's result lines, one test a row
+    (its published layout fits when pinned) and one a threshold (the share
+    within 15% of dense and of MoE rows at least `minimum`'s, every row
+    planned or listed with its reason).  Exits 1 after a failure."""
+    passed, failed = 0, []
+
+    def result(name, ok, why=""):
+        nonlocal passed
+        print("[ RUN      ] %s" % name)
+        if ok:
+            print("[       OK ] %s" % name)
+            passed += 1
+        else:
+            print("%s\n[  FAILED  ] %s" % (why, name))
+            failed.append(name)
+
+    ratios = {"dense": [], "moe": []}
+    for line, row, reason, res in results:
+        if reason:
+            continue
+        fits, pred, pub, d = res
+        kind = "moe" if row["name"] in MOE else "dense"
+        ratios[kind].append(pred / pub)
+        result("row_%d_%s_fits" % (line, re.sub(r"\W", "_", row["name"])), fits,
+               "the published layout %s does not fit" % layout_str(d["layout"]))
+    for line, row, reason, res in results:
+        if not reason and row["name"] in MOE and current(row):
+            ratios.setdefault("moe_current", []).append(res[1] / res[2])
+    for kind in ("dense", "moe", "moe_current"):
+        r = ratios.get(kind, [])
+        share = sum(abs(x - 1) <= 0.15 for x in r) / len(r) if r else 0
+        print(summary(kind, r))
+        result("%s_within_15_percent" % kind, bool(r) and share >= minimum[kind],
+               "%s: %.0f%% of %d rows within 15%%, below %.0f%%" % (
+                   kind, 100 * share, len(r), 100 * minimum[kind]))
+    listed = sum(1 for _, _, reason, _ in results if reason)
+    result("every_row_planned_or_listed", listed + len(ratios["dense"]) + len(ratios["moe"]) ==
+           len(results), "rows lost")
+    print("[==========] %d test(s) run." % (passed + len(failed)))
+    print("[  PASSED  ] %d test(s)." % passed)
+    if failed:
+        print("[  FAILED  ] %d test(s), listed below:" % len(failed))
+        for n in failed:
+            print("[  FAILED  ] %s" % n)
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--meshplan", default=os.path.join(TOP, "b", "tools", "meshplan"))
@@ -200,36 +281,44 @@ def main():
     ap.add_argument("--models-dir", default=os.path.join(TOP, "etc", "models"))
     ap.add_argument("-v", action="store_true", help="print every row")
     ap.add_argument("--fit", metavar="BUILD_DIR")
+    ap.add_argument("--fit-current", action="store_true",
+                    help="fit on the rows of the cited commit's release only")
+    ap.add_argument("--check", nargs=3, type=float, metavar=("DENSE", "MOE", "MOE_CURRENT"),
+                    help="the test: shares within 15%% at least these (0-1); MOE_CURRENT "
+                         "for the MoE rows of the cited commit's release")
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.csv, newline="")))
     if a.fit:
-        return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] in MOE], a.models_dir)
+        return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] in MOE and
+                           (current(r) or not a.fit_current)], a.models_dir)
+    results = evaluate(rows, a.meshplan, a.models_dir)
     ratios = {"dense": [], "moe": []}
     skipped = {}
-    for i, row in enumerate(rows):
-        reason = why_not(row)
-        res = None if reason else predict(row, a.meshplan, a.models_dir)
-        if isinstance(res, str):
-            reason = res
+    for line, row, reason, res in results:
         if reason:
-            skipped.setdefault(reason, []).append(i + 2)
+            skipped.setdefault(reason, []).append(line)
             continue
         fits, pred, pub, d = res
         kind = "moe" if row["name"] in MOE else "dense"
         ratios[kind].append(pred / pub)
-        if a.v:
+        if a.v or a.check:
             c = d["cost"]
             print("%4d %-16s %-5s %4s %-4s %-28s fit=%d pub %6.0f pred %6.0f %.2f  comp %.1f tp %.1f "
                   "cp %.1f pp %.1f dp %.1f ep %.1f" % (
-                      i + 2, row["name"], row["gpu"], row["gpus"], row["precision"],
+                      line, row["name"], row["gpu"], row["gpus"], row["precision"],
                       layout_str(d["layout"]),
                       fits, pub, pred, pred / pub, c["compute_seconds"], c["tp_comm_seconds"],
                       c["cp_comm_seconds"], c["pp_comm_seconds"], c["dp_comm_seconds"],
                       c.get("ep_comm_seconds", 0)))
     for reason, lines in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
-        print("not described (%d rows): %s" % (len(lines), reason))
+        print("not described (%d rows: %s): %s" % (len(lines), " ".join(map(str, lines[:12])) +
+                                                   (" ..." if len(lines) > 12 else ""), reason))
+    if a.check:
+        return check(results, {"dense": a.check[0], "moe": a.check[1], "moe_current": a.check[2]})
     print(summary("dense", ratios["dense"]))
     print(summary("moe", ratios["moe"]))
+    print(summary("moe_current", [res[1] / res[2] for _, row, reason, res in results
+                                  if not reason and row["name"] in MOE and current(row)]))
 
 
 if __name__ == "__main__":
