@@ -208,7 +208,7 @@ static int no_valid_layout(const search_t *s, const mesh_model_t *m, const mesh_
                           a->gpus_per_node, e.msg);
 }
 
-/* A tight plan's alternative: the choice with 1 - MESH_PLAN_FULL of the
+/* A tight plan's alternative: the choice with MESH_PLAN_ROOM of the
  * plan's usable memory left free (more headroom), from the caller's inputs
  * m, a and pins, so that it is the plan a user asking for that headroom
  * gets. */
@@ -222,7 +222,7 @@ static void tight(mesh_plan_t *p, const mesh_model_t *m, const mesh_alloc_t *a,
         return;
     p->tight = 1;
     mesh_assumptions_t room = p->assume;
-    room.headroom = 1 - MESH_PLAN_FULL;
+    room.headroom = MESH_PLAN_ROOM;
     if (mesh_plan_choose(m, a, pins, &room, 0, &p->roomier, NULL) == MESH_CHOICE_FITS) {
         p->has_roomier = 1;
         p->roomier.memory.capacity = usable;

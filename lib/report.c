@@ -164,7 +164,7 @@ static void text_tight(mesh_buf_t *b, const mesh_plan_t *p)
     const mesh_candidate_t *best = mesh_plan_best(p), *r;
     if (!mesh_plan_tight(p, &r))
         return;
-    double ask = 1 - MESH_PLAN_FULL;
+    double ask = MESH_PLAN_ROOM;
     mesh_buf_printf(b,
                     "  tight: above %.0f%% of usable memory, little room for what no model "
                     "counts\n",

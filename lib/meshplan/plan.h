@@ -38,6 +38,10 @@ extern "C" {
  * against differ by a few per cent), so the report flags it and prices the
  * fastest layout leaving the rest free (mesh_plan_tight). */
 #define MESH_PLAN_FULL 0.95
+/* The headroom a tight plan's alternative leaves: the part of the usable
+ * memory that MESH_PLAN_FULL leaves free, written once for the planner and
+ * the report. */
+#define MESH_PLAN_ROOM (1 - MESH_PLAN_FULL)
 
 /** A plan, opaque: made by mesh_plan_create, freed by mesh_plan_destroy. */
 typedef struct mesh_plan mesh_plan_t;
@@ -150,7 +154,7 @@ MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
  * MESH_PLAN_FULL of the usable memory before headroom (mesh_policy_usable
  * with none: a plan leaving the headroom asked is not tight), else 0.  When
  * tight and roomier is not NULL, *roomier is the layout the plan would
- * choose with headroom 1 - MESH_PLAN_FULL (its memory.capacity is the
+ * choose with headroom MESH_PLAN_ROOM (its memory.capacity is the
  * usable memory before headroom, for comparison), or NULL when no layout of
  * the allocation leaves that much.  Valid until mesh_plan_destroy.
  */

@@ -563,7 +563,7 @@ static void headroom__tight_plan_flagged_with_its_price(void **state)
 
     /* asking for it: the same layout, not tight, within 95% */
     mesh_model_t roomy = m;
-    roomy.headroom = 1 - MESH_PLAN_FULL;
+    roomy.headroom = MESH_PLAN_ROOM;
     mesh_plan_t *q = test_plan(&roomy, &a, "auto");
     assert_int_equal(mesh_plan_tight(q, NULL), 0);
     char other[MESH_LAYOUT_STR_MAX];
