@@ -636,14 +636,16 @@ static void cost__dispatch_inside_and_across_nodes(void **state)
  * longer, and the whole layer more than 1.3 times. */
 static void cost__grouped_gemm_efficiency(void **state)
 {
-    const char *fmt = "name: m\narch: {layers: 4, hidden: 2048, heads: 16, vocab: 1000, "
-                      "moe: {experts: %d, top_k: 2, ffn: 1024, capacity_factor: 4}}\n"
-                      "train: {seq_len: 2048, global_batch: 64, moe_imbalance: 1}\n";
+#define EXPERTS_OF                                                                                 \
+    "name: m\narch: {layers: 4, hidden: 2048, heads: 16, vocab: 1000, "                            \
+    "moe: {experts: %d, top_k: 2, ffn: 1024, capacity_factor: 4}}\n"                               \
+    "train: {seq_len: 2048, global_batch: 64, moe_imbalance: 1}\n"
     char yaml[512];
-    snprintf(yaml, sizeof(yaml), fmt, 8);
+    snprintf(yaml, sizeof(yaml), EXPERTS_OF, 8);
     mesh_model_t few = test_spec(yaml);
-    snprintf(yaml, sizeof(yaml), fmt, 64);
+    snprintf(yaml, sizeof(yaml), EXPERTS_OF, 64);
     mesh_model_t many = test_spec(yaml);
+#undef EXPERTS_OF
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
     a.gpu.hbm_bw = 1e30;
     mesh_layout_t l =

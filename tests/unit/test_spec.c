@@ -128,15 +128,16 @@ static void params__head_dim__by_hand_and_qwen3(void **state)
      * 32.8B parameters, 31.2B without the embeddings; config: hidden 5120,
      * head_dim 128, intermediate 25600, vocab 151936, untied).  Without
      * head_dim the heads would be 80 wide and the count 28.9B. */
-    const char *qwen = "arch: {layers: 64, hidden: 5120, heads: 64, kv_heads: 8, ffn: 25600, "
-                       "vocab: 151936%s}\n";
+#define QWEN3_32B                                                                                  \
+    "arch: {layers: 64, hidden: 5120, heads: 64, kv_heads: 8, ffn: 25600, vocab: 151936%s}\n"
     char yaml[256];
-    snprintf(yaml, sizeof(yaml), qwen, ", head_dim: 128");
+    snprintf(yaml, sizeof(yaml), QWEN3_32B, ", head_dim: 128");
     m = test_spec(yaml);
     double embedding = 2.0 * 151936 * 5120 + 5120;
     assert_true(m.params > 32.75e9 && m.params < 32.85e9);
     assert_true(m.params - embedding > 31.15e9 && m.params - embedding < 31.25e9);
-    snprintf(yaml, sizeof(yaml), qwen, "");
+    snprintf(yaml, sizeof(yaml), QWEN3_32B, "");
+#undef QWEN3_32B
     m = test_spec(yaml);
     assert_true(m.params - embedding > 28.85e9 && m.params - embedding < 28.95e9);
 }
