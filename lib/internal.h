@@ -224,8 +224,12 @@ typedef struct mesh_overlap {
     const char *flags; /* Megatron-LM's, space-separated */
     int (*allowed)(const mesh_model_t *, const struct mesh_layout *);
     const char *condition; /* the framework's, in words, with where it is checked */
-    const char *effect;    /* what lib/cost.c prices when it is on */
-    const char *source;    /* where the overlap happens, file at the cited commit */
+    /* what the framework needs of the site's software stack besides the
+     * layout (NULL: nothing), which no plan can check: stated here, where
+     * the row's other conditions are, for the site to meet */
+    const char *requires;
+    const char *effect; /* what lib/cost.c prices when it is on */
+    const char *source; /* where the overlap happens, file at the cited commit */
 } mesh_overlap_t;
 /* The row of `id`, or NULL. */
 const mesh_overlap_t *mesh_overlap_row(mesh_overlap_id_t id);

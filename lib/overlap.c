@@ -20,6 +20,10 @@
 
 #define MEG "megatron "
 #define TE  "transformer_engine "
+/* A torch release a row's flags need (a row's `requires`); written this way
+ * so that tests/megatron/validate.py tells Megatron-LM the highest any row
+ * names, read from this table. */
+#define TORCH_AT_LEAST(v) "torch >= " v
 
 /* The dp-cp group of the dense parameters or of the experts has more than
  * one rank: there are gradients to reduce. */
@@ -50,17 +54,20 @@ static int cp_ring(const mesh_model_t *m, const mesh_layout_t *l)
 /* overlap_moe_expert_parallel_comm (transformer_config.py L3002-3046):
  * expert parallelism, the alltoall or flex dispatcher (both are what
  * meshplan exports), interleaving whenever pp > 1, no full recomputation
- * (meshplan's selective modules never include "moe"), at most one MTP
- * layer; delay_wgrad_compute needs it (L3074-3077) and Transformer Engine
- * (arguments.py L1903-1909; TE >= 2.8 with overlap_grad_reduce). */
+ * (meshplan's selective modules never include "moe"), a bf16 or fp16 model
+ * (FP8 runs on bf16 parameters; fp32 is refused, L3035-3037), at most one
+ * MTP layer; delay_wgrad_compute needs it (L3074-3077) and Transformer
+ * Engine (arguments.py L1903-1909; TE >= 2.8 with overlap_grad_reduce).
+ * torch >= 2.6 (L3003-3006) is the row's `requires`. */
 static int a2a_overlap(const mesh_model_t *m, const mesh_layout_t *l)
 {
     return mesh_model_is_moe(m) && m->ep_overlap != MESH_EP_OVERLAP_OFF && l->ep > 1 &&
-           (l->pp == 1 || l->vpp > 1) && l->recompute != MESH_RECOMPUTE_FULL && m->mtp_layers <= 1;
+           (l->pp == 1 || l->vpp > 1) && l->recompute != MESH_RECOMPUTE_FULL &&
+           m->precision != MESH_PREC_FP32 && m->mtp_layers <= 1;
 }
 
 static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
-    {MESH_OVERLAP_GRAD_REDUCE, "--overlap-grad-reduce", has_dp, "dp*cp > 1 (any ZeRO stage)",
+    {MESH_OVERLAP_GRAD_REDUCE, "--overlap-grad-reduce", has_dp, "dp*cp > 1 (any ZeRO stage)", NULL,
      "the gradients' all-reduce or reduce-scatter runs bucket by bucket behind the backward "
      "(exposed(RS, backward)); off, all of it is exposed",
      MEG "megatron/core/distributed/distributed_data_parallel.py (_make_backward_post_hook), "
@@ -68,24 +75,28 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
     {MESH_OVERLAP_PARAM_GATHER, "--overlap-param-gather", gathers,
      "dp*cp > 1, ZeRO >= 1 (distributed optimizer or Megatron-FSDP) and --overlap-grad-reduce "
      "(arguments.py L1024-1029)",
+     NULL,
      "the updated weights' all-gather runs behind the next forward (exposed(AG, forward)); off, "
      "it is exposed",
      MEG "megatron/core/distributed/param_and_grad_buffer.py (start_param_sync, forward pre-hook)"},
     {MESH_OVERLAP_TP, "--tp-comm-overlap", tp_overlap,
-     "tp > 1 with sequence parallelism (arguments.py L1441-1442)",
+     "tp > 1 with sequence parallelism (arguments.py L1441-1442)", NULL,
      "TP's all-gathers and reduce-scatters are split into chunks pipelined with the layer's "
      "linear GEMMs (exposed(TP, GEMMs)); off, all of it is exposed",
      TE "transformer_engine/pytorch/module/base.py (initialize_ub, userbuffers); " MEG
         "megatron/training/initialize.py (_initialize_tp_communicators)"},
     {MESH_OVERLAP_CP_RING, "--cp-comm-type p2p", cp_ring, "cp > 1 (p2p is Megatron-LM's default)",
+     NULL,
      "each ring step's K/V exchange runs behind the previous block's attention "
      "(exposed(CP, attention core))",
      TE "transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
         "(AttnFuncWithCPAndKVP2P)"},
     {MESH_OVERLAP_MOE_A2A, "--overlap-moe-expert-parallel-comm --delay-wgrad-compute", a2a_overlap,
-     "ep > 1, pp = 1 or vpp > 1, no full recomputation, at most one MTP layer, and the spec's "
-     "train.ep_overlap not off "
-     "(transformer_config.py L3002-3046, L3074-3077)",
+     "ep > 1, pp = 1 or vpp > 1, no full recomputation, bf16, fp16 or FP8 (not fp32), at most "
+     "one MTP layer (transformer_config.py L3002-3046, L3074-3077), and the spec's "
+     "train.ep_overlap not off",
+     TORCH_AT_LEAST("2.6.0") " (transformer_config.py L3003-3006: the overlap hangs with an "
+                             "older torch)",
      "one micro-batch's dispatch and combine run behind another's forward and backward "
      "(1F1B merged schedule; the weight gradients are delayed to cover the combine's backward): "
      "exposed(EP, the MoE layer's forward and backward); off, all of it is exposed",

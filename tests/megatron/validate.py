@@ -27,8 +27,9 @@ Python 3.11, CPU only; Megatron-LM targets torch 2.x and Python 3.12):
   the identity (torch.compile and typing.override are absent; torch.jit.script
   of 1.13 cannot compile Megatron's norm methods): the functions stay plain
   Python, and validation calls none of them.
-- torch's version, asked by is_torch_min_version(): answered as 2.6
-  (TORCH_VERSION), which the expert all-to-all overlap needs.
+- torch's version, asked by is_torch_min_version(): answered as the
+  highest that a row of lib/overlap.c requires (TORCH_AT_LEAST, 2.6 for
+  the expert all-to-all overlap): the site's stack must meet the table.
 - Transformer Engine: TransformerConfig, built for the published-model
   check, asks TE's version (FP8 MoE and grouped GEMM need a recent one) and
   whether TE's fused RoPE kernel exists: answered as a TE 2.8 install has
@@ -46,6 +47,7 @@ import importlib.machinery
 import io
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -72,10 +74,20 @@ STUB_ATTRS = [
 ]
 IDENTITY_DECORATORS = ["torch.compile", "torch.jit.script", "typing.override"]
 TE_VERSION = "2.8.0"  # the Transformer Engine version TransformerConfig is told
-# the torch version Megatron-LM's is_torch_min_version() is told: the
-# expert all-to-all overlap (lib/overlap.c) asks for >= 2.6 in
-# TransformerConfig (a hang with older torch); Debian's is 1.13
-TORCH_VERSION = "2.6.0"
+OVERLAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "overlap.c")
+
+
+def torch_required(path=OVERLAPS):
+    """The torch version Megatron-LM's is_torch_min_version() is told: the
+    highest that a row of the overlap table requires (its `requires`,
+    written TORCH_AT_LEAST("X.Y.Z")), so that the table stays the one place
+    that says it; Debian's torch is 1.13."""
+    with open(path, encoding="utf-8") as f:
+        found = re.findall(r'TORCH_AT_LEAST\("([0-9.]+)"\)', f.read())
+    if not found:
+        sys.exit(f"validate.py: no TORCH_AT_LEAST(\"X.Y.Z\") requirement in {path}")
+    return max(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+
 
 # compute capability (major, minor) of each GPU the cases use
 ARCH = {"A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
@@ -353,6 +365,22 @@ def validate(arguments, env, drop=None):
         sys.argv = saved_argv
 
 
+def config_refusal(arguments, args):
+    """None when Megatron-LM builds its TransformerConfig from the parsed
+    arguments, else where and why it refuses: the expert all-to-all
+    overlap's conditions (torch's version among them) are checked there,
+    not in validate_args()."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            arguments.core_transformer_config_from_args(args)
+        return None
+    except (AssertionError, ValueError, TypeError, RuntimeError) as e:
+        tb = traceback.extract_tb(e.__traceback__)
+        where = next((f"{os.path.basename(f.filename)}:{f.lineno}" for f in reversed(tb)
+                      if "megatron" in f.filename), "?")
+        return f"{where}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+
+
 class Results:
     def __init__(self):
         self.passed, self.failed = 0, []
@@ -386,7 +414,7 @@ def main():
         import megatron.core.models.common.embeddings.rope_utils as rope_utils
     from packaging.version import Version
     core_utils._te_version = Version(TE_VERSION)
-    core_utils._torch_version = Version(TORCH_VERSION)
+    core_utils._torch_version = Version(torch_required())
     if rope_utils.fused_apply_rotary_pos_emb is None:  # TE's fused RoPE kernel, present with TE
         rope_utils.fused_apply_rotary_pos_emb = placeholder_class("fused_apply_rotary_pos_emb")
 
@@ -419,6 +447,11 @@ def main():
                 res.check(f"{preset}: Megatron-LM's TransformerConfig is the published model",
                           not bad, "; ".join(bad))
             a = args
+            if a.overlap_moe_expert_parallel_comm:  # its conditions are TransformerConfig's
+                why = config_refusal(arguments, a)
+                res.check(f"{task}: TransformerConfig with the expert all-to-all overlap",
+                          why is None, why or "")
+                kept.setdefault("torch", (a, arch.copy()))
             if (a.tensor_model_parallel_size > 1 or a.context_parallel_size > 1) and \
                     ARCH[gpu][0] < 10 and not a.use_megatron_fsdp:
                 kept.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", (env, arch.copy()))
@@ -440,6 +473,19 @@ def main():
         res.check(f"without {drop}: Megatron-LM refuses ({err})", args is None,
                   f"{env['MESH_PLAN']} still passes without {drop}")
 
+    # the overlap table's torch requirement is Megatron-LM's: told a torch one
+    # release older, it refuses the plan that exports the overlap
+    if "torch" not in kept:
+        res.check("a plan with the expert all-to-all overlap", False, "no plan above exports it")
+    else:
+        args, a = kept["torch"]
+        arch.update(a)
+        need = Version(torch_required())
+        core_utils._torch_version = Version(f"{need.major}.{need.minor - 1}.0")
+        why = config_refusal(arguments, args)
+        core_utils._torch_version = need
+        res.check(f"torch older than lib/overlap.c requires: Megatron-LM refuses ({why})",
+                  why is not None and "torch" in why, "still accepted")
     res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
               f"only {planned}")
     # a variant meshplan refused everywhere would pass unseen: each must plan

@@ -1051,13 +1051,15 @@ static void master_port__documented_formula(void **state)
 
 /* ---- mixture of experts, MLA and MTP ---- */
 
-/* Whether Mixtral (train.ep_overlap: `ep_overlap`) under `mesh` on 2 x 8
- * H100s is told to overlap the expert all-to-all (lib/overlap.c). */
-static int a2a_overlapped_with(const char *ep_overlap, const char *mesh)
+/* Whether Mixtral in `precision`, train.ep_overlap `ep_overlap`, under
+ * `mesh` on 2 x 8 H100s is told to overlap the expert all-to-all
+ * (lib/overlap.c). */
+static int a2a_overlapped_with(mesh_precision_t precision, const char *ep_overlap, const char *mesh)
 {
     char yaml[128];
     snprintf(yaml, sizeof(yaml), "preset: mixtral-8x7b\ntrain: {ep_overlap: %s}\n", ep_overlap);
     mesh_model_t m = test_spec(yaml);
+    m.precision = precision;
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
     mesh_plan_t *p = test_plan(&m, &a, mesh);
     char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
@@ -1069,12 +1071,13 @@ static int a2a_overlapped_with(const char *ep_overlap, const char *mesh)
 
 static int a2a_overlapped(const char *mesh)
 {
-    return a2a_overlapped_with("on", mesh);
+    return a2a_overlapped_with(MESH_PREC_BF16, "on", mesh);
 }
 
 /* Megatron-LM accepts the all-to-all overlap with EP, without full
- * recomputation, and with pp > 1 only interleaved
- * (transformer_config.py L3002-3046): exported, and priced, only then. */
+ * recomputation, with pp > 1 only interleaved, and on a bf16 or fp16 model
+ * (FP8 runs on bf16; transformer_config.py L3002-3046): exported, and
+ * priced, only then. */
 static void env__moe_overlap_where_megatron_allows_it(void **state)
 {
     (void)state;
@@ -1084,9 +1087,11 @@ static void env__moe_overlap_where_megatron_allows_it(void **state)
     assert_false(a2a_overlapped("tp=1,pp=1,ep=1,recompute=none"));
     assert_false(a2a_overlapped("tp=2,pp=4,vpp=1,ep=2,recompute=none"));
     assert_true(a2a_overlapped("tp=2,pp=4,vpp=2,ep=2,recompute=none"));
+    assert_true(a2a_overlapped_with(MESH_PREC_FP8, "on", "tp=1,pp=1,ep=8,recompute=none"));
+    assert_false(a2a_overlapped_with(MESH_PREC_FP32, "on", "tp=1,pp=1,ep=8,recompute=none"));
     /* the spec turns it off: neither exported nor priced as hidden */
-    assert_false(a2a_overlapped_with("off", "tp=1,pp=1,ep=8,recompute=none"));
-    assert_false(a2a_overlapped_with("off", "tp=2,pp=4,vpp=2,ep=2,recompute=none"));
+    assert_false(a2a_overlapped_with(MESH_PREC_BF16, "off", "tp=1,pp=1,ep=8,recompute=none"));
+    assert_false(a2a_overlapped_with(MESH_PREC_BF16, "off", "tp=2,pp=4,vpp=2,ep=2,recompute=none"));
     mesh_model_t on = test_preset("mixtral-8x7b");
     mesh_model_t off = test_spec("preset: mixtral-8x7b\ntrain: {ep_overlap: off}\n");
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
