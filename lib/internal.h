@@ -184,6 +184,13 @@ double mesh_moe_layer_base(const struct mesh_model *m);
  * dispatcher's copies, the experts' input and output; lib/memory.c). */
 double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_layout *l,
                                  double imbalance);
+/* What the exported overlaps hold (lib/memory.c, lib/overlap.c), 0 where
+ * the layout does not run them: the expert all-to-all overlap, on a stage
+ * with MoE layers where one micro-batch's backward meets another's
+ * forward; TP's Userbuffers, once per GPU. */
+double mesh_moe_overlap_held(const struct mesh_model *m, const struct mesh_layout *l,
+                             double imbalance);
+double mesh_tp_overlap_buffers(const struct mesh_model *m, const struct mesh_layout *l);
 double mesh_mtp_extra(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 /* How many TP ranks share each KV head: tp / kv_heads where TP is wider
@@ -229,6 +236,7 @@ typedef struct mesh_overlap {
      * the row's other conditions are, for the site to meet */
     const char *requires;
     const char *effect; /* what lib/cost.c prices when it is on */
+    const char *memory; /* what lib/memory.c adds when it is on (NULL: nothing) */
     const char *source; /* where the overlap happens, file at the cited commit */
 } mesh_overlap_t;
 /* The row of `id`, or NULL. */

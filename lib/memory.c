@@ -145,6 +145,7 @@ double mesh_moe_imbalance(const mesh_model_t *m, const mesh_assumptions_t *assum
 typedef struct layer_act {
     double chosen, none;
     double moe_chosen, moe_none, dispatch;
+    double merged; /* what the expert all-to-all overlap holds besides (0: off) */
 } layer_act_t;
 
 /* ---- a MoE layer's activations on the busiest expert rank ----
@@ -239,6 +240,68 @@ double mesh_moe_dispatch_buffers(const mesh_model_t *m, const mesh_layout_t *l, 
     return 2.0 * m->hidden * rows;
 }
 
+/* ---- what the exported overlaps hold (lib/overlap.c) ---- */
+
+/* --delay-wgrad-compute: every Transformer Engine linear layer keeps its
+ * output's gradient from its dgrad to its deferred wgrad (Megatron-LM's TE
+ * wrappers pass the flag to each: extensions/transformer_engine.py
+ * L1170-1174, L1441-1445, L2424-2433 at d98e8a6), and the merged schedule
+ * runs the experts' wgrad only after the other micro-batch's dispatch, the
+ * attention's after its combine (model_chunk_schedule_plan.py L261-302).
+ * bf16: each routed copy's fc2 and fc1 outputs (h, and 2 f_e under SwiGLU
+ * or f_e), the QKV output (h(q + 2 kv)/t, KV heads as TP replicates them)
+ * and the projection's (h, gathered over SP) for every token of the
+ * sequence shard, and the shared experts' fc1 and fc2 outputs.  MLA is
+ * priced with its query and value widths, as its activations are. */
+static double delayed_wgrad_grads(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
+{
+    double h = m->hidden, fe = (double)m->moe.ffn / (l->etp > 0 ? l->etp : 1);
+    double fs = (double)m->moe.shared_experts * m->moe.shared_ffn, q, kv;
+    double wide = m->mlp == MESH_MLP_SWIGLU ? 2 : 1;
+    mesh_model_attn_widths(m, &q, &kv);
+    double sb = (double)m->seq_len / l->cp * l->micro_batch;
+    double experts = mesh_moe_received(m, l, mesh_moe_tokens(m, l), imbalance) * (h + wide * fe);
+    double attn = sb * h * ((q + 2 * kv * mesh_kv_replication(m, l->tp)) / l->tp + 1);
+    double shared = fs > 0 ? sb * (h + wide * fs / l->tp) : 0;
+    return 2 * (experts + attn + shared);
+}
+
+/* --overlap-moe-expert-parallel-comm runs one micro-batch's forward layer
+ * by layer beside another's backward (combined_1f1b.py L63-66, L103-121;
+ * model_chunk_schedule_plan.py L554-574 at d98e8a6).  Each pair of layers
+ * builds the forward's before it releases the backward's (release_state
+ * after the pair), and interleaving warms up one chunk more
+ * (schedules.py L966-970), so wherever a backward meets a forward the
+ * stage holds one MoE layer more than 1F1B counts, a second set of the
+ * dispatcher's buffers (the two layers run at once), and the delayed
+ * weight gradients' inputs. */
+double mesh_moe_overlap_held(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
+{
+    if (!m->has_arch || !mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A))
+        return 0;
+    unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : 0;
+    return mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance) +
+           mesh_moe_dispatch_buffers(m, l, imbalance) + delayed_wgrad_grads(m, l, imbalance);
+}
+
+/* --tp-comm-overlap's Userbuffers, once per GPU whatever its layers.
+ * Megatron-LM asks Transformer Engine for them with the layer input's
+ * shape, seq x micro-batch / cp rows of h (initialize.py L217-227, L240-246
+ * at d98e8a6); initialize_ub registers one buffer of that shape for each
+ * GEMM it overlaps, 12 by default: 4 ring-exchange, 2 pipelined, 4 bulk
+ * and 2 external (pytorch/module/base.py L336-360, L560-569 at d0067d0;
+ * comm_gemm_overlap.cpp L419, L813-820: a ring-exchange all-gather keeps
+ * the whole shape).  Under FP8 the 8 all-gather buffers hold one byte an
+ * element (base.py L472-476), the 4 reduce-scatter ones bf16. */
+double mesh_tp_overlap_buffers(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    if (!mesh_overlap_on(m, l, MESH_OVERLAP_TP))
+        return 0;
+    double rows = (double)m->seq_len * l->micro_batch / l->cp;
+    double gathered = m->precision == MESH_PREC_FP8 ? 1 : 2;
+    return rows * m->hidden * (8 * gathered + 4 * 2);
+}
+
 static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l,
                                      double imbalance)
 {
@@ -250,13 +313,14 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
         l->recompute == MESH_RECOMPUTE_NONE
             ? a.chosen
             : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
-    a.moe_chosen = a.moe_none = a.dispatch = 0;
+    a.moe_chosen = a.moe_none = a.dispatch = a.merged = 0;
     if (mesh_model_is_moe(m)) {
         a.moe_chosen = mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance);
         a.moe_none = l->recompute == MESH_RECOMPUTE_NONE
                          ? a.moe_chosen
                          : mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
         a.dispatch = mesh_moe_dispatch_buffers(m, l, imbalance);
+        a.merged = mesh_moe_overlap_held(m, l, imbalance);
     }
     return a;
 }
@@ -265,15 +329,17 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
  * MoE layers (a stage holds the model's first layers in order, so which
  * of them a full:N recomputes is priced at the mean), the layer being
  * recomputed the larger kind; returns what comes besides: the
- * dispatcher's buffers, and on the last stage the MTP layers (one
+ * dispatcher's buffers, what the expert all-to-all overlap holds where a
+ * backward meets a forward (`merging`: the stage does not hold every
+ * micro-batch at once), and on the last stage the MTP layers (one
  * micro-batch in flight there), their 2h-wide projection input and their
  * own logits. */
 static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer_act_t *la,
-                            int stage, double *rest, double *recomputing)
+                            int stage, int merging, double *rest, double *recomputing)
 {
     int dense, moe;
     mesh_stage_mix(m, l, stage, &dense, &moe);
-    double extra = moe > 0 ? la->dispatch : 0, layers = dense + moe;
+    double extra = moe > 0 ? la->dispatch + (merging ? la->merged : 0) : 0, layers = dense + moe;
     if (stage == l->pp - 1 && m->mtp_layers) {
         double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
         double rep_div = l->sequence_parallel == 1 ? l->tp : 1;
@@ -306,7 +372,7 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
      * the one full recomputation is recomputing */
     double extra = 0, rest = la.none, recomputing = la.none;
     if (mesh_model_is_moe(m) || m->mtp_layers)
-        extra = stage_moe_mix(m, l, &la, stage, &rest, &recomputing);
+        extra = stage_moe_mix(m, l, &la, stage, in_flight < mbs, &rest, &recomputing);
     double per_layer = la.chosen;
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0) {
         /* Megatron's block method: the first N layers of the stage */
@@ -382,7 +448,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
     double host = 0; /* the most any stage needs under any framework */
-    layer_act_t la = {0, 0, 0, 0, 0};
+    layer_act_t la = {0};
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
         la = layer_activations(m, l, mesh_moe_imbalance(m, assume));
@@ -390,7 +456,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
         double overhead = assume->overhead_context + assume->overhead_comm * groups_of(l) +
-                          assume->fragmentation * act;
+                          assume->fragmentation * act + mesh_tp_overlap_buffers(m, l);
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < nf; f++) {
             const mesh_states_sum_t *c = &sums[f][mid];

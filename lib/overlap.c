@@ -6,9 +6,11 @@
  * the condition under which the framework accepts them (validate_args() in
  * megatron/training/arguments.py and TransformerConfig.__post_init__ in
  * megatron/core/transformer/transformer_config.py), what lib/cost.c prices
- * when it is on, and where the overlap happens.  The exported command line
- * (lib/env.c, mg_overlaps) writes a row's flags exactly when the cost model
- * prices it (mesh_overlap_on), so the two cannot drift.  Sources, read at:
+ * when it is on, what lib/memory.c adds for it, and where the overlap
+ * happens.  The exported command line (lib/env.c, mg_overlaps) writes a
+ * row's flags exactly when the cost model prices its speed and the memory
+ * model its memory (mesh_overlap_on), so the three cannot drift.  Sources,
+ * read at:
  *   Megatron-LM        NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
  *   Transformer Engine NVIDIA/TransformerEngine@d0067d0da6cb01811b8072a7d304f0e00344ce2b
  * Megatron-LM's condition is checked on every exported line by
@@ -70,6 +72,7 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
     {MESH_OVERLAP_GRAD_REDUCE, "--overlap-grad-reduce", has_dp, "dp*cp > 1 (any ZeRO stage)", NULL,
      "the gradients' all-reduce or reduce-scatter runs bucket by bucket behind the backward "
      "(exposed(RS, backward)); off, all of it is exposed",
+     NULL, /* its buckets are views of the gradient buffer (lib/accounting.c) */
      MEG "megatron/core/distributed/distributed_data_parallel.py (_make_backward_post_hook), "
          "param_and_grad_buffer.py (start_grad_sync)"},
     {MESH_OVERLAP_PARAM_GATHER, "--overlap-param-gather", gathers,
@@ -78,17 +81,21 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      NULL,
      "the updated weights' all-gather runs behind the next forward (exposed(AG, forward)); off, "
      "it is exposed",
+     NULL, /* it gathers into the parameter buffer (lib/accounting.c) */
      MEG "megatron/core/distributed/param_and_grad_buffer.py (start_param_sync, forward pre-hook)"},
     {MESH_OVERLAP_TP, "--tp-comm-overlap", tp_overlap,
      "tp > 1 with sequence parallelism (arguments.py L1441-1442)", NULL,
      "TP's all-gathers and reduce-scatters are split into chunks pipelined with the layer's "
      "linear GEMMs (exposed(TP, GEMMs)); off, all of it is exposed",
+     "Transformer Engine's Userbuffers, 12 of seq x micro-batch / cp rows of h, once per GPU "
+     "(mesh_tp_overlap_buffers, in the overhead)",
      TE "transformer_engine/pytorch/module/base.py (initialize_ub, userbuffers); " MEG
         "megatron/training/initialize.py (_initialize_tp_communicators)"},
     {MESH_OVERLAP_CP_RING, "--cp-comm-type p2p", cp_ring, "cp > 1 (p2p is Megatron-LM's default)",
      NULL,
      "each ring step's K/V exchange runs behind the previous block's attention "
      "(exposed(CP, attention core))",
+     NULL, /* p2p is Megatron-LM's default cp_comm_type: the flag allocates nothing new */
      TE "transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py "
         "(AttnFuncWithCPAndKVP2P)"},
     {MESH_OVERLAP_MOE_A2A, "--overlap-moe-expert-parallel-comm --delay-wgrad-compute", a2a_overlap,
@@ -100,6 +107,9 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      "one micro-batch's dispatch and combine run behind another's forward and backward "
      "(1F1B merged schedule; the weight gradients are delayed to cover the combine's backward): "
      "exposed(EP, the MoE layer's forward and backward); off, all of it is exposed",
+     "where a backward meets a forward: one MoE layer more, a second set of the dispatcher's "
+     "buffers and the delayed weight gradients' inputs (mesh_moe_overlap_held, in the "
+     "activations)",
      MEG "megatron/core/models/gpt/fine_grained_callables.py, "
          "megatron/core/pipeline_parallel/combined_1f1b.py"},
 };

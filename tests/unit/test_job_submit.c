@@ -212,7 +212,7 @@ static void does_not_fit(const char *enforce, mesh_enforce_t e, int controller_r
     char out[8192], lib[4096];
     char *msg;
     write_policy(enforce);
-    /* llama3.1-405b on 2 x 8 H100 (it needs 14 nodes) */
+    /* llama3.1-405b on 2 x 8 H100 (it needs 15 nodes) */
     assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), controller_rc);
     assert_non_null(msg);
     assert_int_equal(cli("env", "llama3.1-405b", 2, 8, 0, out, sizeof(out)), cli_rc);
@@ -614,7 +614,7 @@ static void size__bad_ranges_refused(void **state)
     char *msg;
     assert_int_equal(submit("llama3.1-405b", 0, 1, 2, "min", "gpu", NO_VAL, &d, &msg),
                      ESLURM_INVALID_NODE_COUNT);
-    assert_non_null(strstr(msg, "no layout fits on 1-2 nodes; 14 nodes would"));
+    assert_non_null(strstr(msg, "no layout fits on 1-2 nodes; 15 nodes would"));
     free(msg);
     /* a total of tasks does not follow the count chosen */
     assert_int_equal(submit("llama3-8b", 0, 1, 4, "min", "gpu", NO_VAL, &d, &msg), 0);

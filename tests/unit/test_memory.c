@@ -235,7 +235,11 @@ static void worst_rank__uneven_split(void **state)
     assert_bytes(mem.activations,
                  120 * mesh_activation_layer(&m, 1, 8, 1, 1, MESH_RECOMPUTE_NONE, 0));
     /* the published run (TP 8, PP 16, no recomputation) fits an 80 GB H100,
-     * also with its interleaved schedule */
+     * also with its interleaved schedule; it ran without Transformer
+     * Engine's Userbuffers, which --tp-comm-overlap, exported here, adds:
+     * 12 bf16 buffers of 8192 x 16384 (3 GiB) */
+    double ub = 12 * 2 * 8192.0 * 16384;
+    assert_bytes(mesh_tp_overlap_buffers(&m, &l), ub);
     assert_true(mem.total <= mem.capacity);
     assert_int_equal(mesh_vpp_chunk_layers(126, 16, 4), 2);
     assert_int_equal(mesh_vpp_chunk_layers(126, 16, 3), 0);
@@ -244,7 +248,8 @@ static void worst_rank__uneven_split(void **state)
     assert_int_equal(mesh_vpp_chunk_layers(80, 1, 5), 0);
     l.vpp = 4;
     mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
-    assert_true(mem.total <= mem.capacity);
+    assert_true(mem.total - ub <= mem.capacity);
+    assert_true(mem.total > mem.capacity); /* but not with them */
 }
 
 /* Selective recomputation's modules, and FP8's one-byte linear inputs,
@@ -561,14 +566,17 @@ static void states__optimizer_shards_over_dp_times_cp(void **state)
     double act = TINY_L * tiny_act_none(2, 2, 1, 1) + tiny_ids(2, 1) + tiny_logits(200, 2, 2, 1, 1);
     assert_bytes(mem.activations, act);
     /* overhead (lib/policy.c defaults): 1 GiB of context, 0.25 GiB of NCCL
-     * buffers for each of the TP, CP and DP groups, 5% of the activations */
-    double overhead = 1.0 * GiB + 3 * 0.25 * GiB + 0.05 * act;
+     * buffers for each of the TP, CP and DP groups, 5% of the activations,
+     * and --tp-comm-overlap's 12 bf16 Userbuffers of the layer input's
+     * shape, 64 / cp 2 rows of h */
+    double ub = 12 * 2 * (TINY_SEQ / 2) * TINY_H;
+    double overhead = 1.0 * GiB + 3 * 0.25 * GiB + 0.05 * act + ub;
     assert_true(mem.overhead > overhead * (1 - 1e-12) && mem.overhead < overhead * (1 + 1e-12));
     /* pp 2 adds the pipeline's group and the embedding group (the first and
      * last stages keep the tied or shared embedding in sync): TP, CP and
      * those two, no DP group */
     mem = mem_of(&m, &a, "tp=2,pp=2,dp=1,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
-    overhead = 1.0 * GiB + 4 * 0.25 * GiB;
+    overhead = 1.0 * GiB + 4 * 0.25 * GiB + ub;
     assert_true(fabs(mem.overhead - 0.05 * mem.activations - overhead) < 1e-3);
     /* tp 4, cp 2, dp 1: d = 2, though no data parallelism */
     mem = mem_of(&m, &a, "tp=4,pp=1,dp=1,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
@@ -765,6 +773,20 @@ static void weights__logits_and_tied_copy_on_the_last_stage(void **state)
 
 /* ---- mixture of experts, MLA and MTP ---- */
 
+/* The activations model m needs beyond model `base` under `mesh` on one
+ * node of 8 H100s, with the policy's defaults. */
+static double activations_beyond(const mesh_model_t *m, const mesh_model_t *base, const char *mesh)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout(mesh);
+    mesh_memory_t with, without;
+    mesh_memory_estimate(m, &l, &a, &pol.assume, &with);
+    mesh_memory_estimate(base, &l, &a, &pol.assume, &without);
+    return with.activations - without.activations;
+}
+
 /* The MTP layer on a stage with MoE layers adds its own activations, its
  * 2h-wide projection input and its logits, but not a second set of the
  * buffers a MoE layer holds while it runs: one layer runs at a time. */
@@ -773,19 +795,15 @@ static void memory__mtp_stage_runs_one_layer_at_a_time(void **state)
     char none[1024];
     replaced(none, sizeof(none), moe_small(), "  mtp_layers: 1\n", "");
     mesh_model_t m = test_spec(moe_small()), n = test_spec(none);
-    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    mesh_layout_t l = test_layout(mesh);
     mesh_policy_t pol;
     mesh_policy_init(&pol);
-    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
-                                  "recompute=none,sp=off");
-    mesh_memory_t with, without;
-    mesh_memory_estimate(&m, &l, &a, &pol.assume, &with);
-    mesh_memory_estimate(&n, &l, &a, &pol.assume, &without);
     double s = m.seq_len, imb = mesh_moe_imbalance(&m, &pol.assume);
     double mtp = mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, imb) + 4 * s * 64 +
                  6 * s * mesh_model_padded_vocab(&m, 1);
     assert_true(mesh_moe_dispatch_buffers(&m, &l, imb) > 0);
-    assert_bytes(with.activations - without.activations, mtp);
+    assert_bytes(activations_beyond(&m, &n, mesh), mtp);
 }
 
 /* Megatron-LM's distributed optimizer shards the dense parameters' fp32
@@ -816,6 +834,13 @@ static void memory__experts_sharded_over_edp(void **state)
     assert_bytes(mem.optimizer, 12 * (105440 + 2 * 55296) / 8);
 }
 
+/* The small MoE model of the by-hand cases below (seq 128 is added with
+ * its global batch), and its layout: no TP, EP 4. */
+#define SMALL_MOE                                                                                  \
+    "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "                               \
+    "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
+#define SMALL_MOE_MESH "tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off"
+
 /* One MoE layer's activations by hand: hidden 64, 4 heads, seq 128, one
  * sequence, 8 experts of 32, top 2, no TP.  Attention and norms as the
  * dense formula counts them without an MLP: 4sbh + 4sbh replicated, 2sbh
@@ -825,11 +850,8 @@ static void memory__experts_sharded_over_edp(void **state)
  * * imbalance copies, each 2*64 + 4*32 + 2*32 + 4 = 324 bytes. */
 static void memory__moe_layer_activations_by_hand(void **state)
 {
-    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
-                               "moe: {experts: 8, top_k: 2, ffn: 32}}\n"
-                               "train: {seq_len: 128, global_batch: 8}\n");
-    mesh_layout_t l = test_layout("tp=1,pp=1,dp=8,cp=1,ep=4,etp=1,zero=0,vpp=1,mb=1,"
-                                  "recompute=none,sp=off");
+    mesh_model_t m = test_spec(SMALL_MOE "train: {seq_len: 128, global_batch: 8}\n");
+    mesh_layout_t l = test_layout(SMALL_MOE_MESH);
     const double base = 133120, router = 15360;
     assert_bytes(mesh_activation_moe_layer(&m, &l, MESH_RECOMPUTE_NONE, 0, 1.5),
                  base + router + 384 * 324);
@@ -894,6 +916,55 @@ static void memory__moe_dispatch_buffers_by_hand(void **state)
     assert_bytes(mesh_moe_dispatch_buffers(&m, &l, 1.5), 128 * (256 + 384));
 }
 
+/* The expert all-to-all overlap's memory (lib/overlap.c), on the model of
+ * memory__moe_layer_activations_by_hand at imbalance 1.5: one MoE layer
+ * more (133120 + 15360 + 384 * 324), a second set of the dispatcher's
+ * buffers (128 * (256 + 384 + 2 * 384)), and the delayed weight
+ * gradients' inputs in bf16: 384 copies' fc2 and fc1 outputs (64 + 2*32)
+ * and 128 tokens' QKV and projection outputs (64 * (1 + 2 + 1)). */
+static void memory__moe_overlap_held_by_hand(void **state)
+{
+    mesh_model_t m = test_spec(SMALL_MOE "train: {seq_len: 128, global_batch: 16}\n");
+    mesh_layout_t l = test_layout(SMALL_MOE_MESH);
+    double delayed = 2 * (384 * (64 + 2 * 32) + 128 * 64 * 4.0);
+    assert_bytes(mesh_moe_overlap_held(&m, &l, 1.5),
+                 133120 + 15360 + 384 * 324 + 128 * (256 + 384 + 2 * 384) + delayed);
+    /* not where Megatron-LM refuses the overlap: full recomputation */
+    l.recompute = MESH_RECOMPUTE_FULL;
+    assert_true(mesh_moe_overlap_held(&m, &l, 1.5) == 0);
+}
+
+/* The stage holds it where one micro-batch's backward meets another's
+ * forward: with 2 micro-batches on the one stage, not with 1 (the
+ * combined schedule then runs a forward and a backward alone). */
+static void memory__moe_overlap_where_backward_meets_forward(void **state)
+{
+    mesh_model_t one = test_spec(SMALL_MOE "train: {seq_len: 128, global_batch: 8}\n");
+    mesh_model_t two = one;
+    two.global_batch = 16;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = test_layout(SMALL_MOE_MESH);
+    double held = mesh_moe_overlap_held(&two, &l, mesh_moe_imbalance(&two, &pol.assume));
+    assert_true(held > 0);
+    assert_bytes(activations_beyond(&two, &one, SMALL_MOE_MESH), held);
+}
+
+/* --tp-comm-overlap's Userbuffers: 12 buffers of seq x mb / cp rows of h,
+ * the 8 all-gather ones one byte under FP8; none without sequence
+ * parallelism, where Megatron-LM refuses the overlap. */
+static void memory__tp_overlap_buffers(void **state)
+{
+    const char *yaml = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100}\n"
+                       "train: {seq_len: 128, global_batch: 8}\n";
+    mesh_model_t m = test_spec(yaml), f = in_fp8(yaml);
+    mesh_layout_t l = test_layout("tp=2,pp=1,dp=2,cp=2,zero=0,vpp=1,mb=2,recompute=none,sp=on");
+    assert_bytes(mesh_tp_overlap_buffers(&m, &l), 128.0 * 2 / 2 * 64 * 12 * 2);
+    assert_bytes(mesh_tp_overlap_buffers(&f, &l), 128.0 * 2 / 2 * 64 * (8 + 4 * 2));
+    l.sequence_parallel = 0;
+    assert_true(mesh_tp_overlap_buffers(&m, &l) == 0);
+}
+
 /* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)
  * and 8 (values), q_lora 16, kv_lora 8, seq 128, no TP.  Replicated: the
  * norms' inputs 4sbh, the attention and MLP inputs 4sbh, the compressed
@@ -951,6 +1022,9 @@ int main(void)
         cmocka_unit_test(memory__experts_sharded_over_edp),
         cmocka_unit_test(memory__moe_layer_activations_by_hand),
         cmocka_unit_test(memory__moe_dispatch_buffers_by_hand),
+        cmocka_unit_test(memory__moe_overlap_held_by_hand),
+        cmocka_unit_test(memory__moe_overlap_where_backward_meets_forward),
+        cmocka_unit_test(memory__tp_overlap_buffers),
         cmocka_unit_test(memory__mla_activations_by_hand),
         cmocka_unit_test(memory__imbalance_spec_or_policy),
         cmocka_unit_test(zero__paper_figure1),
