@@ -290,7 +290,8 @@ static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
         adv->host_memory = hi;
 }
 
-void mesh_advise(mesh_plan_t *p)
+/* mesh_advise, within the budget in use. */
+static void advise(mesh_plan_t *p)
 {
     mesh_candidate_t c;
     mesh_advice_t *a;
@@ -356,6 +357,18 @@ void mesh_advise(mesh_plan_t *p)
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
     }
+}
+
+/* The advice is only the explanation's help: under the controller's
+ * budget it may spend no more than its own part of it (mesh_work_t's
+ * advice), so that a refusal's search for what would fit, the dearest part
+ * of judging a hostile spec, cannot cost the whole budget. */
+void mesh_advise(mesh_plan_t *p)
+{
+    mesh_work_t part, *whole = mesh_work_part(&part, mesh_work_advice());
+    advise(p);
+    advice_halted(p); /* a search stopped last (min_nodes says 0) is a cut too */
+    mesh_work_join(whole, &part);
 }
 
 /* When the choice is slower by the model than the fastest layout, say which

@@ -60,15 +60,29 @@ typedef struct mesh_work {
     long limit;  /* units allowed */
     long spent;  /* units counted */
     int stopped; /* a search reached the limit: its results, and all after, are partial */
+    /* the most units the advice of a refusal (what would fit) may spend of
+     * it, within limit; 0: as many as are left (mesh_advise) */
+    long advice;
 } mesh_work_t;
 
 /* Count the searches this thread runs against w from now on (NULL: none);
  * returns the budget in use before, to be put back with another call. */
 mesh_work_t *mesh_work_use(mesh_work_t *w);
+/* Count what follows against a part of this thread's budget, *part, of at
+ * most cap units (fewer if fewer are left; it inherits the advice cap);
+ * returns the budget in use, to be given to mesh_work_join.  With no budget
+ * in use, or cap <= 0, nothing changes (part is unused). */
+mesh_work_t *mesh_work_part(mesh_work_t *part, long cap);
+/* End the part begun by mesh_work_part: its units count against the whole
+ * budget (stopped there too at its limit), which is in use again.  A part
+ * stopped at its own cap leaves the whole one going. */
+void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part);
 /* Whether this thread's budget has stopped a search (0 with none in use). */
 int mesh_work_stopped(void);
 /* The limit of this thread's budget (0: none in use), for messages. */
 long mesh_work_limit(void);
+/* Its advice cap (mesh_work_t's advice; 0: none, or none in use). */
+long mesh_work_advice(void);
 struct mesh_plan;
 /* plan.c: 2 when the work budget stopped the advice of plan p (what would
  * fit) before its end, so that it is partial; else 0.  (A plan whose search

@@ -757,6 +757,27 @@ mesh_work_t *mesh_work_use(mesh_work_t *w)
     return was;
 }
 
+mesh_work_t *mesh_work_part(mesh_work_t *part, long cap)
+{
+    mesh_work_t *whole = work_in_use;
+    if (!whole || cap <= 0)
+        return whole;
+    long left = whole->limit - whole->spent;
+    *part = (mesh_work_t){cap < left ? cap : left, 0, whole->stopped, whole->advice};
+    work_in_use = part;
+    return whole;
+}
+
+void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part)
+{
+    if (!whole || work_in_use != part)
+        return; /* no part was begun */
+    whole->spent += part->spent;
+    if (whole->spent >= whole->limit)
+        whole->stopped = 1;
+    work_in_use = whole;
+}
+
 int mesh_work_stopped(void)
 {
     return work_in_use && work_in_use->stopped;
@@ -765,6 +786,11 @@ int mesh_work_stopped(void)
 long mesh_work_limit(void)
 {
     return work_in_use ? work_in_use->limit : 0;
+}
+
+long mesh_work_advice(void)
+{
+    return work_in_use ? work_in_use->advice : 0;
 }
 
 /* Memory used, as a fraction of the usable memory it is held against. */

@@ -111,6 +111,21 @@ typedef struct mesh_submit_ask {
  * so (mesh_submit_decide, doc/design.md "Work budget"). */
 #define MESH_SUBMIT_WORK 150000L
 
+/* A job that fits nowhere is refused as soon as the first-fit search says
+ * so; what follows only explains it, and may spend a part of the budget:
+ * the explanation (the whole plan's search, for the closest layout and
+ * each family's reason) at most 1/MESH_SUBMIT_EXPLAIN_SHARE of it (75,000
+ * units), and within that its advice (what would fit: more nodes, offload,
+ * LoRA, each searched at many node counts) at most
+ * 1/MESH_SUBMIT_ADVICE_SHARE (30,000 units, about 0.3 ms).  A hostile spec
+ * would spend the whole budget on counts where nothing fits.  Dense
+ * refusals' advice takes less (Llama 3.1 405B on one node of 8 H100:
+ * 17,000 units; Llama 3 70B: 25,000); a MoE model's may be cut (Mixtral
+ * 8x7B on one node: 66,000), and the refusal then gives the `meshplan plan`
+ * command that searches it in full. */
+#define MESH_SUBMIT_EXPLAIN_SHARE 2
+#define MESH_SUBMIT_ADVICE_SHARE  5
+
 /* The verdicts the controller keeps (mesh_submit_decide), the oldest
  * replaced first: a job array or a resubmission is answered from them. */
 #define MESH_SUBMIT_CACHE_MAX 64

@@ -155,7 +155,7 @@ static void budget__same_verdict_where_it_suffices(void **state)
         const char *goal, *partitions;
         mesh_verdict_t want;
     } cases[] = {{0, 1, 0, NULL, "h100", MESH_VERDICT_RUN},
-                 {1, 1, 0, NULL, "a100", MESH_VERDICT_REFUSE},
+                 {1, 1, 0, NULL, "h100", MESH_VERDICT_REFUSE}, /* its advice within its share */
                  {2, 4, 0, NULL, "a100,h100", MESH_VERDICT_RUN},
                  {2, 1, 4, "min", "h100", MESH_VERDICT_RUN},
                  {0, 1, 4, "fastest", "h100", MESH_VERDICT_RUN}};
@@ -176,7 +176,10 @@ static void budget__same_verdict_where_it_suffices(void **state)
         assert_int_equal(a.nodes, b.nodes);
         assert_int_equal(a.time_limit, b.time_limit);
         assert_true(a.work > 0 && a.work < MESH_SUBMIT_WORK);
-        assert_int_equal(a.work, b.work);
+        /* the same work, but where a partition refused before another
+         * accepted: its advice, never shown, is cut to its share */
+        if (strchr(cases[i].partitions, ',') ? a.work > b.work : a.work != b.work)
+            fail_msg("case %d: %ld units, %ld unbounded", i, a.work, b.work);
         assert_null(strstr(a.msg, "work budget"));
         assert_null(strstr(a.note, "work budget"));
     }
@@ -208,8 +211,9 @@ static void budget__units_counted(void **state)
 }
 
 /* A hostile spec: the same verdict (it fits nowhere, which the first-fit
- * search, within the budget, says), and the explanation says where the
- * budget cut it; without the budget it costs many times as much. */
+ * search, within the budget, says), and the explanation says where its
+ * share of the budget cut the advice, with the command that searches it in
+ * full; without the budget it costs many times as much. */
 static void budget__hostile_stops_and_says_so(void **state)
 {
     mesh_policy_t pol = site_policy("reject");
@@ -218,15 +222,20 @@ static void budget__hostile_stops_and_says_so(void **state)
     assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &v),
                      MESH_VERDICT_REFUSE);
     assert_int_equal(v.judged, 1);
-    assert_true(v.work >= MESH_SUBMIT_WORK && v.work < MESH_SUBMIT_WORK + 100);
-    assert_non_null(strstr(v.msg, "hostile does not fit on 1 x 8 H100-SXM GPUs: "));
+    /* the verdict's search, the explanation's, and the advice's share */
+    assert_true(v.work > MESH_SUBMIT_WORK / MESH_SUBMIT_ADVICE_SHARE &&
+                v.work < MESH_SUBMIT_WORK / MESH_SUBMIT_EXPLAIN_SHARE);
+    assert_non_null(strstr(v.msg, "hostile does not fit on 1 x 8 H100-SXM GPUs: the closest "));
     assert_non_null(strstr(v.msg, "\n(what would fit was searched only as far as the "
-                                  "controller's work budget of 150000 units: meshplan plan "
+                                  "controller's budget for it, 30000 work units: meshplan plan "
+                                  "--model ... --nodes 1 --gpus-per-node 8 --gpu H100-SXM "
                                   "searches it in full)"));
     assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", LONG_MAX, 0, &full),
                      MESH_VERDICT_REFUSE);
     assert_true(full.work > 4 * MESH_SUBMIT_WORK);
-    assert_null(strstr(full.msg, "work budget"));
+    assert_null(strstr(full.msg, "budget"));
+    /* the same first line: only the advice was cut */
+    assert_memory_equal(v.msg, full.msg, strcspn(full.msg, "\n") + 1);
     /* the same submission, the same words: the count is deterministic */
     mesh_submit_t again;
     decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &again);
@@ -237,6 +246,55 @@ static void budget__hostile_stops_and_says_so(void **state)
     assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &again),
                      MESH_VERDICT_WARN);
     assert_string_equal(v.msg, again.msg);
+}
+
+/* An honest refusal whose advice costs more than its share (Mixtral 8x7B on
+ * one node: about 66,000 units) keeps what the share found, in the
+ * unbounded advice's words, and names the command with the job's pins and
+ * memory; a dense one's (Llama 3.1 405B: about 17,000) is whole. */
+static void budget__advice_share(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    mesh_layout_t pins = test_mesh("zero=3");
+    mesh_step_t s = {.nodes = 1, .gpus_per_node = 8, .host_memory = 512 * 1073741824.0};
+    mesh_submit_ask_t ask = {.nodes_lo = 1};
+    mesh_submit_t v, full;
+    mesh_submit_cache_clear();
+    assert_int_equal(
+        mesh_submit_decide_within(MESH_SUBMIT_WORK, &pol, "h100", &m, &pins, &s, &ask, &v),
+        MESH_VERDICT_REFUSE);
+    assert_int_equal(mesh_submit_decide_within(LONG_MAX, &pol, "h100", &m, &pins, &s, &ask, &full),
+                     MESH_VERDICT_REFUSE);
+    const char *cut = strstr(v.msg, "\n(what would fit was searched only as far as the "
+                                    "controller's budget for it, 30000 work units: meshplan plan "
+                                    "--model ... --nodes 1 --gpus-per-node 8 --gpu H100-SXM "
+                                    "--mesh zero=3 --host-mem 512GiB searches it in full)");
+    assert_non_null(cut);
+    assert_null(strstr(full.msg, "budget"));
+    /* what was found is the full advice's beginning, to the word */
+    assert_true(cut - v.msg < (long)strlen(full.msg));
+    assert_memory_equal(v.msg, full.msg, (size_t)(cut - v.msg));
+    assert_true(v.work < MESH_SUBMIT_WORK / MESH_SUBMIT_EXPLAIN_SHARE + 20000);
+    /* Llama 3.1 405B on one node of A100-40GB: its share runs out in the
+     * last search, for the nodes LoRA would take, which then says none:
+     * cut all the same, and said */
+    m = test_preset("llama3.1-405b");
+    s.host_memory = 0;
+    mesh_submit_decide_within(MESH_SUBMIT_WORK, &pol, "a100", &m, &pins, &s, &ask, &v);
+    mesh_submit_decide_within(LONG_MAX, &pol, "a100", &m, &pins, &s, &ask, &full);
+    assert_int_equal(v.verdict, MESH_VERDICT_REFUSE);
+    assert_non_null(cut = strstr(v.msg, "\n(what would fit was searched only as far as"));
+    assert_true(cut - v.msg < (long)strlen(full.msg));
+    assert_memory_equal(v.msg, full.msg, (size_t)(cut - v.msg));
+    /* a dense refusal's advice is within its share: whole */
+    m = test_preset("llama3.1-405b");
+    pins = test_mesh("auto");
+    s.host_memory = 0; /* (offload's advice, searched at many sizes, is not) */
+    mesh_submit_decide_within(MESH_SUBMIT_WORK, &pol, "h100", &m, &pins, &s, &ask, &v);
+    mesh_submit_decide_within(LONG_MAX, &pol, "h100", &m, &pins, &s, &ask, &full);
+    assert_int_equal(v.verdict, MESH_VERDICT_REFUSE);
+    assert_string_equal(v.msg, full.msg);
 }
 
 /* Each judgement the budget stops before it knows: a fit not yet found is
@@ -274,9 +332,9 @@ static void budget__stopped_judgements_say_so(void **state)
     char want[512];
     snprintf(want, sizeof(want),
              "llama3.1-405b does not fit on 1 x 8 A100-40GB GPUs: no layout fits (the controller "
-             "stopped explaining at its work budget of %ld units; meshplan plan explains it and "
-             "says what would fit)",
-             fit_work);
+             "stopped explaining at the %ld work units it gives an explanation; meshplan plan "
+             "explains it and says what would fit)",
+             fit_work / MESH_SUBMIT_EXPLAIN_SHARE);
     assert_string_equal(v.msg, want);
     /* sizing stopped: not narrowed, unjudged, and said */
     mesh_model_t m70 = test_preset("llama3-70b");
@@ -337,13 +395,42 @@ static void cache__hits_and_misses(void **state)
     assert_int_equal(b.cached, 0);
     decide_with(&pol, &m, 1, 0, NULL, "a100,h100", MESH_SUBMIT_WORK, 1, &b);
     assert_int_equal(b.cached, 0);
-    m.tokens = 1e12; /* the digest leaves the budget out: the key does not */
+    m.tokens = 1e12; /* the model's digest leaves the budget out: the key does not */
     decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
     assert_int_equal(b.cached, 0);
     decide_with(&pol, &m, 1, 0, NULL, "a100", 1000, 1, &b);
     assert_int_equal(b.cached, 0);
     decide_with(&pol, &m, 1, 0, NULL, "a100", 1000, 1, &b);
     assert_int_equal(b.cached, 1);
+}
+
+/* The key holds the model's bytes: the same request, decoded afresh for
+ * each submission as job_submit/meshplan does, into memory that held
+ * anything before, is the same key; a field the planner reads changed is
+ * not. */
+static void cache__same_request_same_key(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3.1-405b"), a, b;
+    mesh_layout_t pins = test_mesh("tp=8"), pa, pb;
+    mesh_error_t err;
+    char req[MESH_REQUEST_MAX];
+    assert_int_equal(mesh_request_encode(&m, &pins, req, sizeof(req), &err), 0);
+    memset(&a, 0x5a, sizeof(a));
+    memset(&b, 0xa5, sizeof(b));
+    assert_int_equal(mesh_request_decode(req, &a, &pa, &err), 0);
+    assert_int_equal(mesh_request_decode(req, &b, &pb, &err), 0);
+    mesh_step_t s = {.nodes = 2, .gpus_per_node = 8};
+    mesh_submit_ask_t ask = {.nodes_lo = 2};
+    mesh_submit_t v;
+    mesh_submit_cache_clear();
+    mesh_submit_decide(&pol, "h100", &a, &pa, &s, &ask, &v);
+    assert_int_equal(v.cached, 0);
+    mesh_submit_decide(&pol, "h100", &b, &pb, &s, &ask, &v);
+    assert_int_equal(v.cached, 1);
+    b.seq_len *= 2;
+    mesh_submit_decide(&pol, "h100", &b, &pb, &s, &ask, &v);
+    assert_int_equal(v.cached, 0);
 }
 
 /* The cache holds MESH_SUBMIT_CACHE_MAX verdicts, the oldest replaced. */
@@ -421,8 +508,10 @@ int main(void)
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),
+        cmocka_unit_test(budget__advice_share),
         cmocka_unit_test(budget__stopped_judgements_say_so),
         cmocka_unit_test(cache__hits_and_misses),
+        cmocka_unit_test(cache__same_request_same_key),
         cmocka_unit_test(cache__bounded),
         cmocka_unit_test(cache__threads),
     };

@@ -840,7 +840,8 @@ static void deadline__narrowed_to_the_cli_choice(void **state)
 }
 
 /* A spec that would hold slurmctld for tens of milliseconds holds it for
- * the work budget only: refused (it fits nowhere) with the budget named,
+ * a part of the work budget only: refused (it fits nowhere), its advice cut
+ * at its share with the command that gives it in full,
  * the same words when it comes again; a range too costly to size is let
  * through as it is, and the user told why. */
 static void budget__costly_jobs_bounded(void **state)
@@ -855,7 +856,9 @@ static void budget__costly_jobs_bounded(void **state)
     assert_int_equal(submit_model(test_spec(hostile), 0, 1, 0, NULL, "gpu", NO_VAL, &d, &msg),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     assert_non_null(strstr(msg, "meshplan: hostile does not fit on 1 x 8 H100-SXM GPUs: "));
-    assert_non_null(strstr(msg, "the controller's work budget of 150000 units"));
+    assert_non_null(strstr(msg, "\n(what would fit was searched only as far as the controller's "
+                                "budget for it, 30000 work units: meshplan plan --model ... "
+                                "--nodes 1 --gpus-per-node 8 --gpu H100-SXM searches it in full)"));
     assert_int_equal(submit_model(test_spec(hostile), 0, 1, 0, NULL, "gpu", NO_VAL, &d, &again),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     assert_string_equal(msg, again);
