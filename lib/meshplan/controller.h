@@ -118,11 +118,12 @@ typedef struct mesh_submit_ask {
  * units), and within that its advice (what would fit: more nodes, offload,
  * LoRA, each searched at many node counts) at most
  * 1/MESH_SUBMIT_ADVICE_SHARE (30,000 units, about 0.3 ms).  A hostile spec
- * would spend the whole budget on counts where nothing fits.  Dense
+ * would spend the whole budget on counts where nothing fits.  Common dense
  * refusals' advice takes less (Llama 3.1 405B on one node of 8 H100:
- * 17,000 units; Llama 3 70B: 25,000); a MoE model's may be cut (Mixtral
- * 8x7B on one node: 66,000), and the refusal then gives the `meshplan plan`
- * command that searches it in full. */
+ * 17,000 units; Llama 3 70B: 25,000); a MoE model's, or one with host
+ * memory to offload to, may be cut (Mixtral 8x7B on one node: 66,000), and
+ * the refusal then gives the `meshplan plan` command that searches it in
+ * full. */
 #define MESH_SUBMIT_EXPLAIN_SHARE 2
 #define MESH_SUBMIT_ADVICE_SHARE  5
 
