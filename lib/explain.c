@@ -534,6 +534,15 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
         break;
     case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
     case MESH_REASON_NO_FIT:
+        if (c->layout.offload && mm->total <= mm->capacity) { /* the host is what is short */
+            snprintf(buf, len,
+                     "nothing fits: the closest layout (%s) fits its GPUs (%s of %s GiB) but not "
+                     "the node's host memory: its offloaded optimizer keeps %s GiB per GPU there",
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
+                     mesh_gib_str(mm->host).s);
+            break;
+        }
         snprintf(buf, len,
                  "nothing fits: the closest layout (%s) needs %s GiB per GPU > %s GiB "
                  "usable, short by %s GiB",

@@ -303,6 +303,20 @@ static void no_fit__offload_with_host_memory(void **state)
     assert_true(found);
     mesh_plan_destroy(q);
     done(p);
+    /* the closest layout offloads and fits its GPUs: the host's memory is
+     * what is short, said so, not "short by -21.4 GiB" of the GPU's */
+    mesh_alloc_t one = test_alloc("H100-SXM", 1, 8);
+    one.host_memory = 256 * MESH_GiB;
+    p = test_plan(&m, &one, "auto");
+    assert_false(mesh_plan_fits(p));
+    const mesh_reason_t *nf = mesh_plan_reason_record(p, 0);
+    assert_int_equal(nf->kind, MESH_REASON_NO_FIT);
+    assert_int_equal(nf->candidate.layout.offload, 1);
+    assert_true(nf->candidate.memory.total <= nf->candidate.memory.capacity);
+    assert_non_null(strstr(mesh_plan_reason(p, 0), "fits its GPUs"));
+    assert_non_null(strstr(mesh_plan_reason(p, 0), "but not the node's host memory"));
+    assert_null(strstr(mesh_plan_reason(p, 0), "short by"));
+    done(p);
     /* offload pinned off: no such advice */
     p = test_plan(&m, &a, "offload=none");
     for (int i = 0; i < mesh_plan_advice_count(p); i++)
