@@ -327,35 +327,33 @@ static void no_sliding_window(hf_t *h, const family_t *f)
     }
 }
 
-static int read_llama(hf_t *h, const family_t *f)
+static void read_llama(hf_t *h, const family_t *f)
 {
     llama_like(h, f);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     rope_scaling(h, 0);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     no_sliding_window(h, f);
-    return 0;
 }
 
-static int read_llama_only(hf_t *h)
+static void read_llama_only(hf_t *h)
 {
-    return read_llama(h, &llama);
+    read_llama(h, &llama);
 }
 
-static int read_mistral(hf_t *h)
+static void read_mistral(hf_t *h)
 {
-    return read_llama(h, &mistral);
+    read_llama(h, &mistral);
 }
 
 /* Qwen2: biases on q, k and v (not o), always. */
-static int read_qwen2(hf_t *h)
+static void read_qwen2(hf_t *h)
 {
     llama_like(h, &qwen2);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qkv_bias", "true");
     rope_scaling(h, 0);
     no_sliding_window(h, &qwen2);
-    return 0;
 }
 
 /* Qwen3: heads of head_dim, RMSNorms on each head's queries and keys. */
@@ -369,14 +367,13 @@ static void qwen3_like(hf_t *h, const family_t *f)
     no_sliding_window(h, f);
 }
 
-static int read_qwen3(hf_t *h)
+static void read_qwen3(hf_t *h)
 {
     qwen3_like(h, &qwen3);
-    return 0;
 }
 
 /* Mixtral: every layer's MLP is its experts, of intermediate_size. */
-static int read_mixtral(hf_t *h)
+static void read_mixtral(hf_t *h)
 {
     llama_like(h, &mixtral);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
@@ -389,13 +386,12 @@ static int read_mixtral(hf_t *h)
     to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
     field_of(h, "router_jitter_noise"); /* a training regularizer, no allocation */
     field_of(h, "output_router_logits");
-    return 0;
 }
 
 /* Qwen3-MoE: every layer sparse (decoder_sparse_step 1, no mlp_only_layers),
  * the top-k probabilities renormalized (Megatron-LM's softmax after the
  * top-k). */
-static int read_qwen3_moe(hf_t *h)
+static void read_qwen3_moe(hf_t *h)
 {
     qwen3_like(h, &qwen3_moe);
     must_int(h, "decoder_sparse_step", 1, "MoE layers only every few layers");
@@ -409,12 +405,11 @@ static int read_qwen3_moe(hf_t *h)
     to_int(h, "moe_intermediate_size", "    ", "ffn", REQ);
     to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
     field_of(h, "output_router_logits");
-    return 0;
 }
 
 /* DeepSeek-V3: MLA, the first layers dense, routed and shared experts,
  * group-limited sigmoid routing with a score-correction bias, MTP. */
-static int read_deepseek_v3(hf_t *h)
+static void read_deepseek_v3(hf_t *h)
 {
     section(h, "", "arch");
     to_int(h, "num_hidden_layers", "  ", "layers", REQ);
@@ -477,20 +472,19 @@ static int read_deepseek_v3(hf_t *h)
         hf_fail(h, "rope_scaling.mscale_all_dim: expected a number, 0 or more");
     else if (ms && json_number_value(ms) > 0)
         emit(h, "rope_scaling", "    ", "mscale_all_dim", "%.17g", json_number_value(ms));
-    return 0;
 }
 
 /* GPT-OSS: what Megatron-LM and the spec cannot say is part of it. */
-static int read_gpt_oss(hf_t *h)
+static void read_gpt_oss(hf_t *h)
 {
-    return hf_fail(h, "architectures: GptOssForCausalLM has attention sinks, alternating "
-                      "sliding-window layers, biases on every projection and expert and a "
-                      "clamped SwiGLU, which meshplan's spec does not describe nor price yet");
+    hf_fail(h, "architectures: GptOssForCausalLM has attention sinks, alternating "
+               "sliding-window layers, biases on every projection and expert and a "
+               "clamped SwiGLU, which meshplan's spec does not describe nor price yet");
 }
 
 static const struct architecture {
     const char *name, *model_type;
-    int (*read)(hf_t *);
+    void (*read)(hf_t *); /* failures: hf_t.failed */
 } architectures[] = {
     {"LlamaForCausalLM", "llama", read_llama_only},
     {"MistralForCausalLM", "mistral", read_mistral},
