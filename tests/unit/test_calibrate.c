@@ -13,6 +13,7 @@
  * and the logs a site really has: truncated, mixed jobs, other frameworks'
  * lines, absurd values, hostile bytes.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -115,6 +116,48 @@ static const struct {
     {"llama2-13b", "A100-80GB", 4, "tp=4"},       {"llama3-70b", "A100-80GB", 16, "auto"},
 };
 
+/* What a site's tooling reads of `meshplan calibrate --json`: one JSON
+ * object whose jobs say each log's GPU, model, layout and digest, and whose
+ * gpus say each GPU's fitted factors, as the fit made them. */
+static void report_json_as_fitted(const char *text, const mesh_calib_t *c,
+                                  const mesh_calibration_t *cal)
+{
+    json_error_t e;
+    json_t *root = json_loads(text, 0, &e);
+    if (!root)
+        fail_msg("calibrate --json is not JSON (%s): %.120s", e.text, text);
+    json_t *jobs = json_object_get(root, "jobs"), *gpus = json_object_get(root, "gpus");
+    assert_int_equal(json_array_size(jobs), mesh_calib_job_count(c));
+    for (int i = 0; i < mesh_calib_job_count(c); i++) {
+        const mesh_calib_job_t *j = mesh_calib_job(c, i);
+        json_t *o = json_array_get(jobs, (size_t)i);
+        const char *want[][2] = {{"log", j->source},
+                                 {"gpu", j->gpu},
+                                 {"model", j->model},
+                                 {"mesh", j->mesh},
+                                 {"digest", j->digest}};
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+            const char *got = json_string_value(json_object_get(o, want[k][0]));
+            if (!got || strcmp(got, want[k][1]) != 0)
+                fail_msg("job %d: \"%s\" is %s, not %s", i, want[k][0], got ? got : "missing",
+                         want[k][1]);
+        }
+        assert_int_equal(json_integer_value(json_object_get(o, "gpus")), j->gpus);
+    }
+    assert_int_equal(json_array_size(gpus), cal->n);
+    for (int g = 0; g < cal->n; g++) {
+        json_t *o = json_array_get(gpus, (size_t)g);
+        assert_string_equal(json_string_value(json_object_get(o, "gpu")), cal->gpus[g].gpu);
+        for (int f = 0; f < MESH_CALIB_FACTORS; f++) {
+            double got =
+                json_number_value(json_object_get(o, mesh_calib_factor_name(f, NULL, NULL)));
+            assert_true(fabs(got / cal->gpus[g].factor[f] - 1) < 1e-5); /* printed %.6g */
+        }
+        assert_int_equal(json_integer_value(json_object_get(o, "jobs")), cal->gpus[g].jobs);
+    }
+    json_decref(root);
+}
+
 static void planted__recovered_within_5_percent(void **state)
 {
     (void)state;
@@ -147,6 +190,7 @@ static void planted__recovered_within_5_percent(void **state)
     assert_non_null(strstr(text, "mixtral-8x7b-H100-SXM-8-auto.log"));
     assert_non_null(strstr(text, "calibrated on 10 jobs"));
     assert_non_null(strstr(json, "\"calibrated_seconds\""));
+    report_json_as_fitted(json, c, &cal);
     int circles = 0;
     for (const char *s = svg; (s = strstr(s, "<circle")); s++)
         circles++;
