@@ -82,6 +82,13 @@ static void params__moe_mla_mtp__by_hand(void **state)
     double q, kv;
     mesh_model_attn_widths(&m, &q, &kv);
     assert_true(q == 0.75 && kv == 0.5);
+    /* one routed expert (a Switch-style ablation) is still a MoE layer:
+     * the dense layer's attention and norms, the router's 64 x 1 weights
+     * and the expert's MLP, of the dense ffn here */
+    mesh_model_t one = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                                 "moe: {experts: 1}}\n");
+    assert_true(mesh_model_is_moe(&one));
+    assert_true(mesh_model_moe_layer_params(&one) == mesh_model_layer_params(&one) + 64);
     /* a dense model: active is all of it */
     mesh_model_t d = test_preset("llama3-8b");
     assert_false(mesh_model_is_moe(&d));

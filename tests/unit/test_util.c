@@ -131,6 +131,9 @@ static void count__suffixes__exact_values(void **state)
         {"-9223372036854775808", LLONG_MIN},
         {"-2k", -2000},
         {"0", 0},
+        /* twenty digits, 2^64 - 6 (the most 64 bits hold that ends in a
+         * zero), then the exponent brings it into range: read exactly */
+        {"18446744073709551610e-1", 1844674407370955161LL},
     };
     mesh_error_t err;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
