@@ -1135,6 +1135,9 @@ static void env__expert_groups_for_moe_only(void **state)
     /* Mixtral's spec gives no aux loss: the suggested start, not Megatron's
      * 0.0, which balances nothing while the plan prices a balanced router */
     assert_non_null(strstr(args, " --moe-aux-loss-coeff 1e-2"));
+    /* nor a routed-experts scale: Megatron's default (None) leaves their
+     * output as it is, where a factor would multiply it (0 would zero it) */
+    assert_null(strstr(args, "--moe-router-topk-scaling-factor"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
     /* under torchrun, no per-rank group */

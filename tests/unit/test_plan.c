@@ -113,6 +113,27 @@ static void pins__auto_overrides_the_spec(void **state)
     mesh_plan_destroy(p);
 }
 
+/* What the spec and its batch leave to choose.  A spec's recompute: full
+ * recomputes every layer (Megatron-LM's uniform method over chunks of one
+ * layer), not the first one only.  A replica's share of the global batch
+ * past 256^2 sequences (found by trial division, not by its divisors) has
+ * micro-batch 1 among its sizes like any other. */
+static void pins__what_the_spec_and_its_batch_leave(void **state)
+{
+    (void)state;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {recompute: full}\n");
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_int_equal(mesh_plan_best(p)->layout.recompute, MESH_RECOMPUTE_FULL);
+    assert_int_equal(mesh_plan_best(p)->layout.recompute_layers, 0); /* 0: every layer */
+    mesh_plan_destroy(p);
+    m = test_spec("preset: llama3-8b\ntrain: {global_batch: 1048576}\n");
+    p = test_plan(&m, &a, "tp=1,pp=1,dp=8,mb=1");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.micro_batch, 1);
+    mesh_plan_destroy(p);
+}
+
 static void sequence_parallel__only_where_it_applies(void **state)
 {
     /* seq 4100 is not divisible by 8: TP 8 is still a candidate, without SP */
@@ -1504,6 +1525,22 @@ static void report__text__small_plan_exact(void **state)
 }
 
 /* Optimizer offload reaches the JSON, the canonical string and the text. */
+/* Counts in the report's words take their unit from its first power: a
+ * 1e9-parameter model is "1.00 B", a batch of 1e6 tokens "1.00 M". */
+static void report__counts_at_their_units(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("preset: llama3-8b\nparams: 1000000000\n"
+                               "train: {global_batch: 250, seq_len: 4000}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char *t = mesh_report_text(p);
+    assert_non_null(strstr(t, "model    llama3-8b: 1.00 B parameters ("));
+    assert_non_null(strstr(t, ", global batch 250 sequences (1.00 M tokens), "));
+    free(t);
+    mesh_plan_destroy(p);
+}
+
 static void report__offload_reported(void **state)
 {
     (void)state;
@@ -1839,6 +1876,7 @@ int main(void)
         cmocka_unit_test(small_model__prefers_data_parallel),
         cmocka_unit_test(pins__respected),
         cmocka_unit_test(pins__auto_overrides_the_spec),
+        cmocka_unit_test(pins__what_the_spec_and_its_batch_leave),
         cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
@@ -1872,6 +1910,7 @@ int main(void)
         cmocka_unit_test(report__json_and_text__pipeline_plan),
         cmocka_unit_test(report__text__small_plan_exact),
         cmocka_unit_test(report__offload_reported),
+        cmocka_unit_test(report__counts_at_their_units),
         cmocka_unit_test(report__megatron_line_is_the_exported_one),
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
