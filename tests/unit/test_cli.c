@@ -36,10 +36,10 @@ static const char *run_stdout;
 /* Run meshplan with an argument list (NULL-terminated). */
 static result_t *runv(const char *const *args)
 {
-    const char *argv[64];
+    const char *argv[160];
     int argc = 0;
     argv[argc++] = getenv("MESHPLAN");
-    for (int i = 0; args[i] && argc < 63; i++)
+    for (int i = 0; args[i] && argc < 159; i++)
         argv[argc++] = args[i];
     argv[argc] = NULL;
     char errpath[] = "/tmp/meshplan-cli-XXXXXX";
@@ -1023,6 +1023,26 @@ static void set__spec_and_policy_keys(void **state)
                "--set train.seq_len=4096: a key of the model's spec, which gpus does not read");
 }
 
+/* --set holds 64 keys, of the spec and of the policy together: one more
+ * of either kind is refused, naming the limit.  (The same key is given
+ * many times here: that is refused too, but after all the options are
+ * read, so the limit speaks first when it is passed.) */
+static void set__at_most_64_of_both_kinds(void **state)
+{
+    (void)state;
+    const char *args[160] = {"plan", "--model", "llama3-8b", ALLOC, "--set=reserve=0.1"};
+    int n = 0, first;
+    while (args[n])
+        n++;
+    for (first = n; n < first + 63; n++)
+        args[n] = "--set=train.seq_len=4096";
+    assert_bad(runv(args), "--set: train.seq_len: given twice"); /* 1 + 63: read */
+    args[n++] = "--set=train.seq_len=4096";
+    assert_bad(runv(args), "--set: at most 64 times");
+    args[n - 1] = "--set=reserve=0.1";
+    assert_bad(runv(args), "--set: at most 64 times");
+}
+
 /* ---- --partition: the controller's judgement (tests/unit/test_job_submit
  * compares it with the controller's own) ---- */
 
@@ -1449,6 +1469,7 @@ int main(void)
         cmocka_unit_test(output__svg_stdout_and_early_failure),
         cmocka_unit_test(policy__system_by_default),
         cmocka_unit_test(set__spec_and_policy_keys),
+        cmocka_unit_test(set__at_most_64_of_both_kinds),
         cmocka_unit_test(partition__errors),
         cmocka_unit_test(size__table_marks_the_library_choice),
         cmocka_unit_test(size__nothing_fits_exit_1),

@@ -5,6 +5,8 @@
  * from the vendors' datasheets as lib/gpu.c cites them.
  */
 #include "internal.h" /* mesh_gpu_choices, mesh_gpu_guess, mesh_gpu_same_name */
+#include <ctype.h>
+
 #include "testutil.h"
 
 /* Names compare without case, vendor words or separators. */
@@ -207,6 +209,35 @@ static void typo__close_and_alike_only(void **state)
     assert_non_null(strstr(err.msg, " MI355X)"));
 }
 
+/* Every product name the vendors' tools print (the alias table's, the
+ * first too), mistyped by two letters swapped after the model's number
+ * ("Tesla V100-SXM2-16BG"), is guessed as its GPU. */
+static void typo__every_product_name_mistyped(void **state)
+{
+    (void)state;
+    char typed[64];
+    int tried = 0;
+    for (int i = 0; i < mesh_gpu_alias_count(); i++) {
+        const mesh_gpu_alias_t *al = mesh_gpu_alias_at(i);
+        snprintf(typed, sizeof(typed), "%s", al->alias);
+        char *at = NULL;
+        for (char *c = typed + strcspn(typed, "0123456789"); *c && c[1]; c++)
+            if (isalpha((unsigned char)c[0]) && isalpha((unsigned char)c[1]) && c[0] != c[1])
+                at = c;
+        if (!at)
+            continue; /* no two letters after the number: "Tesla T4" */
+        char t = at[0];
+        at[0] = at[1];
+        at[1] = t;
+        const char *guess = mesh_gpu_guess(typed);
+        if (!guess || strcmp(guess, al->name) != 0)
+            fail_msg("'%s' (%s mistyped): %s, not %s", typed, al->alias, guess ? guess : "no guess",
+                     al->name);
+        tried++;
+    }
+    assert_true(tried > mesh_gpu_alias_count() / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +246,7 @@ int main(void)
         cmocka_unit_test(lookup__errors_say_what_would),
         cmocka_unit_test(table__datacenter_gpus_resolve_and_plan),
         cmocka_unit_test(typo__close_and_alike_only),
+        cmocka_unit_test(typo__every_product_name_mistyped),
         cmocka_unit_test(table__nvlink_one_direction),
         cmocka_unit_test(mxfp8__blackwell_only),
     };
