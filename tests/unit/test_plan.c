@@ -113,12 +113,9 @@ static void pins__auto_overrides_the_spec(void **state)
     mesh_plan_destroy(p);
 }
 
-/* What the spec and its batch leave to choose.  A spec's recompute: full
- * recomputes every layer (Megatron-LM's uniform method over chunks of one
- * layer), not the first one only.  A replica's share of the global batch
- * past 256^2 sequences (found by trial division, not by its divisors) has
- * micro-batch 1 among its sizes like any other. */
-static void pins__what_the_spec_and_its_batch_leave(void **state)
+/* A spec's recompute: full recomputes every layer (Megatron-LM's uniform
+ * method over chunks of one layer), not the first one only. */
+static void pins__spec_recompute_full_is_every_layer(void **state)
 {
     (void)state;
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
@@ -126,11 +123,6 @@ static void pins__what_the_spec_and_its_batch_leave(void **state)
     mesh_plan_t *p = test_plan(&m, &a, "auto");
     assert_int_equal(mesh_plan_best(p)->layout.recompute, MESH_RECOMPUTE_FULL);
     assert_int_equal(mesh_plan_best(p)->layout.recompute_layers, 0); /* 0: every layer */
-    mesh_plan_destroy(p);
-    m = test_spec("preset: llama3-8b\ntrain: {global_batch: 1048576}\n");
-    p = test_plan(&m, &a, "tp=1,pp=1,dp=8,mb=1");
-    assert_true(mesh_plan_fits(p));
-    assert_int_equal(mesh_plan_best(p)->layout.micro_batch, 1);
     mesh_plan_destroy(p);
 }
 
@@ -210,6 +202,32 @@ static double total_with(const mesh_model_t *m, const mesh_alloc_t *a, const cha
     double t = mesh_plan_best(p)->memory.total;
     mesh_plan_destroy(p);
     return t;
+}
+
+/* A replica's share of the global batch past 256^2 sequences has its
+ * micro-batch sizes found by trial division, not as divisors: on a GPU
+ * where micro-batch 1 fits and 2 does not, the sweep still finds 1. */
+static void micro_batch_one_of_a_huge_batch(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {global_batch: 1048576}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *sweep = "tp=1,pp=1,dp=8,cp=1,zero=3,vpp=1,recompute=none,sp=off";
+    char at[96];
+    a.gpu.memory = 1e13;
+    snprintf(at, sizeof(at), "%s,mb=1", sweep);
+    mesh_plan_t *p = test_plan(&m, &a, at);
+    double one = mesh_plan_best(p)->memory.total;
+    double usable_per_byte = mesh_plan_best(p)->memory.capacity / a.gpu.memory;
+    mesh_plan_destroy(p);
+    snprintf(at, sizeof(at), "%s,mb=2", sweep);
+    double two = total_with(&m, &a, at);
+    assert_true(two > one);
+    a.gpu.memory = (one + two) / 2 / usable_per_byte;
+    p = test_plan(&m, &a, sweep);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.micro_batch, 1);
+    mesh_plan_destroy(p);
 }
 
 static void zero3_can_need_more_than_zero2(void **state)
@@ -1876,7 +1894,7 @@ int main(void)
         cmocka_unit_test(small_model__prefers_data_parallel),
         cmocka_unit_test(pins__respected),
         cmocka_unit_test(pins__auto_overrides_the_spec),
-        cmocka_unit_test(pins__what_the_spec_and_its_batch_leave),
+        cmocka_unit_test(pins__spec_recompute_full_is_every_layer),
         cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
@@ -1893,6 +1911,7 @@ int main(void)
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
+        cmocka_unit_test(micro_batch_one_of_a_huge_batch),
         cmocka_unit_test(offload__host_checked_under_every_framework),
         cmocka_unit_test(fit__need_equal_to_usable__fits),
         cmocka_unit_test(fit__arch_model_at_exactly_its_need__fits),
