@@ -167,6 +167,21 @@ static void config__plans_as_its_preset(void **state)
     (void)state;
 }
 
+/* Fields that change nothing meshplan prices are passed over, not refused
+ * as unknown: Mixtral's router_jitter_noise (a training regularizer, which
+ * MixtralConfig writes with its default 0.0). */
+static void config__regularizer_passed_over(void **state)
+{
+    (void)state;
+    char json[sizeof(mixtral_8x7b) + 64];
+    snprintf(json, sizeof(json), "{\"router_jitter_noise\": 0.0,%s", mixtral_8x7b + 1);
+    mesh_model_t m, p = test_preset("mixtral-8x7b");
+    mesh_error_t err;
+    if (load(write_config("mixtral-8x7b", json), NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(m.params == p.params && m.moe.experts == p.moe.experts);
+}
+
 /* Architectures without a preset: the published parameter counts
  * (the repositories' safetensors totals). */
 static void config__published_counts(void **state)
@@ -358,6 +373,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config__plans_as_its_preset),
+        cmocka_unit_test(config__regularizer_passed_over),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
     };

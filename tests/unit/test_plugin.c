@@ -482,6 +482,12 @@ static void spec__carried_with_the_job(void **state)
     assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 32}\n", 44), 44);
     close(fd);
     assert_int_equal(job_srun_global_batch(path), 64);
+    /* with a --mesh-headroom of its own: that, over the submitted spec */
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", path, 0);
+    assert_int_equal(mesh_test_option("mesh-headroom", "0.2", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_true(mesh_plugin.spec.global_batch == 64 && mesh_plugin.spec.headroom == 0.2);
     /* a link to what the user cannot read: the job's srun reads nothing */
     unsetenv("SLURM_JOB_ID");
     unlink(path);
