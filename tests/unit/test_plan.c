@@ -228,6 +228,23 @@ static void micro_batch_one_of_a_huge_batch(void **state)
     assert_true(mesh_plan_fits(p));
     assert_int_equal(mesh_plan_best(p)->layout.micro_batch, 1);
     mesh_plan_destroy(p);
+    /* and up to the largest, 256: a small model's share of 2^17 sequences
+     * picks what its share of 2^16 (sizes found as divisors) picks */
+    int picked[2];
+    for (int i = 0; i < 2; i++) {
+        char spec[160];
+        snprintf(spec, sizeof(spec),
+                 "arch: {layers: 2, hidden: 256, heads: 4, ffn: 1024, vocab: 1000}\n"
+                 "train: {global_batch: %d, seq_len: 512}\n",
+                 8 << (16 + i));
+        m = test_spec(spec);
+        a = test_alloc("H100-SXM", 1, 8);
+        p = test_plan(&m, &a, "tp=1,pp=1,dp=8");
+        picked[i] = mesh_plan_best(p)->layout.micro_batch;
+        mesh_plan_destroy(p);
+    }
+    assert_int_equal(picked[0], 256);
+    assert_int_equal(picked[1], picked[0]);
 }
 
 static void zero3_can_need_more_than_zero2(void **state)
