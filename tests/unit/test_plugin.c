@@ -241,6 +241,27 @@ static void submit__srun_refuses_what_does_not_fit(void **state)
     assert_int_equal(mock.errors, 0);
 }
 
+/* A policy that declares no GPU (no gpu=, no gpu_mem=): srun knows no
+ * node's GPUs, so it leaves the judgement to slurmstepd, which sees them:
+ * even a model that fits no 8-GPU node of any GPU the table knows is let
+ * through by srun, unplanned. */
+static void submit__srun_without_a_policy_gpu_leaves_it_to_the_nodes(void **state)
+{
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0); /* models_arg */
+    char *av[] = {models_arg};
+    mock_reset(S_CTX_LOCAL);
+    memset(&mesh_plugin, 0, sizeof(mesh_plugin));
+    assert_int_equal(slurm_spank_init(NULL, 1, av), 0);
+    mesh_test_option("model", "llama3.1-405b", 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    mock.nnodes = 1;
+    mock.total_tasks = 8;
+    unsetenv("MESHPLAN_SUBMIT_PLAN");
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    assert_null(getenv("MESHPLAN_SUBMIT_PLAN"));
+}
+
 /* `srun -n 4` inside an 8-GPU allocation: srun's SLURM_GPUS_ON_NODE is the
  * allocation's 8, the step has 4 tasks with a GPU each (Slurm gives each
  * task its own): srun plans 4 GPUs and lets it start.  Only a torchrun
@@ -904,6 +925,7 @@ int main(void)
         cmocka_unit_test(submit__bad_config_or_spec_fails_at_once),
         cmocka_unit_test(submit__restart_pins_and_travels),
         cmocka_unit_test(submit__srun_refuses_what_does_not_fit),
+        cmocka_unit_test(submit__srun_without_a_policy_gpu_leaves_it_to_the_nodes),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(submit__srun_step_smaller_than_the_allocation),
         cmocka_unit_test(stepd__task_gets_its_variables),
