@@ -146,6 +146,10 @@ static void tasks__gpu_numa_and_binding(void **state)
                  strcmp(mesh_env_name(e, i), "CUDA_VISIBLE_DEVICES") == 0;
     assert_int_equal(found, 3);
     mesh_env_destroy(e);
+    /* filled again without binding: no device left over from before */
+    assert_int_equal(mesh_env_task_topology(&task, t, 0, NULL, vis, sizeof(vis), &err), 0);
+    assert_null(task.cuda_visible);
+    assert_null(task.rocr_visible);
     task.local = 8;
     assert_int_equal(mesh_env_task_topology(&task, t, 1, NULL, vis, sizeof(vis), &err), -1);
     mesh_plan_destroy(p);
