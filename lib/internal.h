@@ -23,7 +23,8 @@ void mesh_buf_vprintf(mesh_buf_t *b, const char *fmt, va_list ap);
 void mesh_buf_puts(mesh_buf_t *b, const char *s);
 /* Append s as a JSON string literal, quotes included. */
 void mesh_buf_json_string(mesh_buf_t *b, const char *s);
-/* Hand over the string (caller frees); NULL if an append failed. */
+/* Hand over the string (caller frees); NULL if an append failed.  Both
+ * leave b empty, as mesh_buf_init does: it may be freed again, or used. */
 char *mesh_buf_take(mesh_buf_t *b);
 void mesh_buf_free(mesh_buf_t *b);
 

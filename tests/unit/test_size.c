@@ -343,6 +343,9 @@ static const sizing_case_t sizing_cases[] = {
     /* pins: a micro-batch (no sweep), an interleaving */
     {"llama3-70b", "H100-SXM", 0, "mb=2", 1, 10},
     {"llama3.1-405b", "H100-SXM", 0, "pp=8,vpp=2", 1, 24},
+    /* a replica's share of 4 sequences over 4 stages: only micro-batch 1
+     * gives a multiple of the stages, as interleaving (here 10) needs */
+    {"preset: llama3-70b\ntrain: {global_batch: 4}\n", "H100-SXM", 0, "tp=8,pp=4", 4, 4},
 };
 
 static mesh_model_t case_model(const sizing_case_t *c)

@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 
+#include "internal.h" /* mesh_buf_t */
 #include "testutil.h"
 
 static void size__units__exact_bytes(void **state)
@@ -275,6 +276,25 @@ static void format_si__three_digits(void **state)
     assert_string_equal(mesh_format_si(3.602e6, tiny, sizeof(tiny)), "3.6");
 }
 
+/* The growable string: taken or freed, it is empty again, so that an
+ * error path may free it twice or build another string in it. */
+static void buf__empty_after_take_or_free(void **state)
+{
+    (void)state;
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_puts(&b, "first");
+    mesh_buf_free(&b);
+    mesh_buf_free(&b); /* twice: nothing left to free */
+    mesh_buf_printf(&b, "%s-%d", "second", 2);
+    char *s = mesh_buf_take(&b);
+    assert_string_equal(s, "second-2");
+    free(s);
+    s = mesh_buf_take(&b);
+    assert_string_equal(s, "");
+    free(s);
+}
+
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
  * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 static void json_string__escapes(void **state)
@@ -316,6 +336,7 @@ static void closest_name__typos_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(size__units__exact_bytes),
