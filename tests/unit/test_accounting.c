@@ -511,6 +511,8 @@ static void collect(const mesh_model_t *m, const mesh_plan_t *p, const mesh_env_
     }
 }
 
+static int defaults_checked; /* terms both_ways saw with an undoing flag */
+
 static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_env_t *e, void *arg)
 {
     vocab_t *v = arg;
@@ -529,6 +531,7 @@ static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_en
                 if (!has(text, flags[j]))
                     fail_msg("%s: term '%s' is priced but '%s' is not exported: %s",
                              mesh_framework_name(exported[f]), t[i].what, flags[j], text);
+            defaults_checked += !t[i].cause && t[i].unless;
             if (!t[i].cause && t[i].unless && strstr(text, t[i].unless))
                 fail_msg("%s: term '%s' is the framework's default, but '%s' is exported: %s",
                          mesh_framework_name(exported[f]), t[i].what, t[i].unless, text);
@@ -595,6 +598,9 @@ static void table__terms_and_exports_agree_both_ways(void **state)
     assert_true(v[0].n >= 12); /* the Megatron flags the table knows */
     assert_true(v[1].n >= 5);  /* the DeepSpeed members */
     for_grid(both_ways, v);
+    /* and the defaults were checked: Megatron-LM's fp32 main gradients and
+     * Adam moments are its defaults, each with the flag that undoes it */
+    assert_true(defaults_checked > 0);
     for (int f = 0; f < 2; f++)
         for (int i = 0; i < v[f].n; i++)
             free((void *)v[f].flag[i]);
