@@ -154,6 +154,8 @@ static void report_json_as_fitted(const char *text, const mesh_calib_t *c,
             assert_true(fabs(got / cal->gpus[g].factor[f] - 1) < 1e-5); /* printed %.6g */
         }
         assert_int_equal(json_integer_value(json_object_get(o, "jobs")), cal->gpus[g].jobs);
+        /* and nothing else: gpu, the factors, jobs, the errors before and after */
+        assert_int_equal(json_object_size(o), 1 + MESH_CALIB_FACTORS + 3);
     }
     json_decref(root);
 }

@@ -351,6 +351,16 @@ static void yaml__file(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, arg, &err), 0);
     unlink(path);
     assert_int_equal(p.launch.export_mode, MESH_EXPORT_MESH);
+    /* at most 64 KiB: a policy of exactly that (comments pad it) is read,
+     * one byte more is refused, naming the limit */
+    static char big[64 * 1024 + 1];
+    memset(big, '#', sizeof(big));
+    memcpy(big, "enforce: off\n", 13);
+    big[sizeof(big) - 2] = '\n';
+    assert_int_equal(mesh_policy_parse(&p, big, sizeof(big) - 1, "big.yaml", &err), 0);
+    assert_int_equal(p.enforce, MESH_ENFORCE_OFF);
+    assert_int_equal(mesh_policy_parse(&p, big, sizeof(big), "big.yaml", &err), -1);
+    assert_string_equal(err.msg, "big.yaml: larger than 65536 bytes");
 }
 
 static void yaml__errors_with_line(void **state)
