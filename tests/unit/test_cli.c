@@ -29,9 +29,11 @@ static void slurp(int fd, char *buf, size_t cap)
 
 /* What the next run() changes for meshplan: environment entries
  * ("NAME=VALUE" set, "NAME" removed) and where its stdout goes (NULL: the
- * pipe res.out reads).  run() resets both. */
+ * pipe res.out reads), and whether stderr goes there too.  run() resets
+ * them. */
 static const char *run_env[8];
 static const char *run_stdout;
+static int run_merged; /* stderr into stdout's pipe, as `2>&1 | less` */
 
 /* Run meshplan with an argument list (NULL-terminated). */
 static result_t *runv(const char *const *args)
@@ -55,7 +57,7 @@ static result_t *runv(const char *const *args)
                 unsetenv(run_env[i]);
         int fd = run_stdout ? open(run_stdout, O_WRONLY) : out[1];
         dup2(fd, 1);
-        dup2(errfd, 2);
+        dup2(run_merged ? fd : errfd, 2);
         close(out[0]);
         execv(argv[0], (char *const *)argv);
         _exit(127);
@@ -72,6 +74,7 @@ static result_t *runv(const char *const *args)
     res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     memset(run_env, 0, sizeof(run_env));
     run_stdout = NULL;
+    run_merged = 0;
     return &res;
 }
 
@@ -1017,6 +1020,11 @@ static void set__spec_and_policy_keys(void **state)
     assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.reserve=0.1", NULL),
                "--set: unknown key 'reserve' in train");
     assert_non_null(strstr(res.err, "; did you mean reserve (a policy key)?\n"));
+    /* only for the key the error is about: not for another error */
+    assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.seq_len=4kb", "--set",
+                   "train.reserve=0.1", NULL),
+               "--set: train.seq_len: '4kb' is not an integer");
+    assert_null(strstr(res.err, "did you mean"));
     assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "arch.seq_len=4096", NULL),
                "; did you mean train.seq_len?");
     assert_bad(run("gpus", "--set", "train.seq_len=4096", NULL),
@@ -1431,6 +1439,12 @@ static void ranks__nofit_explained(void **state)
     const char *head = "meshplan: llama3.1-405b does not fit on 1 x 8 H100-SXM GPUs: ";
     assert_int_equal(strncmp(r->err, head, strlen(head)), 0);
     assert_non_null(strstr(r->err, "\nmeshplan: what would fit: "));
+    /* into one pipe (2>&1 | less): the map first, then why it does not fit */
+    run_merged = 1;
+    r = run("ranks", "--model", "llama3.1-405b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--no-pictures", NULL);
+    assert_int_equal(strncmp(r->out, "rank map of ", 12), 0);
+    assert_non_null(strstr(r->out, "\nmeshplan: llama3.1-405b does not fit"));
     r = run("ranks", "--model", "llama3.1-405b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
             "H100-SXM", "--json", NULL);
     assert_int_equal(r->status, 1);
