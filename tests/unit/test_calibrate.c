@@ -81,9 +81,10 @@ static void parts(const mesh_plan_t *p, double *c, double *n, double *o, double 
     *mem = b->memory.weights + b->memory.grads + b->memory.optimizer + b->memory.activations;
 }
 
-/* One job of the true machine into c: plan, record, measure, log. */
-static void true_job(mesh_calib_t *c, const char *preset, const char *gpu, int nodes,
-                     const char *mesh, const double *planted)
+/* One job of the true machine into c: plan, record, measure, log, the log
+ * named `named` (NULL: PRESET-GPU-NODES-MESH.log). */
+static void true_job_named(mesh_calib_t *c, const char *preset, const char *gpu, int nodes,
+                           const char *mesh, const double *planted, const char *named)
 {
     mesh_model_t m = test_preset(preset);
     mesh_alloc_t a = test_alloc(gpu, nodes, 8);
@@ -96,10 +97,16 @@ static void true_job(mesh_calib_t *c, const char *preset, const char *gpu, int n
                         mem * planted[MESH_CALIB_MEMORY], 8, &len);
     char name[96];
     snprintf(name, sizeof(name), "%s-%s-%d-%s.log", preset, gpu, nodes, mesh);
-    assert_int_equal(mesh_calib_add_log(c, name, log, len), 1);
+    assert_int_equal(mesh_calib_add_log(c, named ? named : name, log, len), 1);
     free(log);
     free(rec);
     mesh_plan_destroy(p);
+}
+
+static void true_job(mesh_calib_t *c, const char *preset, const char *gpu, int nodes,
+                     const char *mesh, const double *planted)
+{
+    true_job_named(c, preset, gpu, nodes, mesh, planted, NULL);
 }
 
 static const struct {
@@ -457,6 +464,29 @@ static void fit__out_of_bounds_refused(void **state)
     mesh_calib_destroy(c);
 }
 
+/* A log's name as the reports show it: whole up to 63 characters, and
+ * longer, its end after "..." (a path's last part names the log). */
+static void names__long_ones_shown_by_their_end(void **state)
+{
+    (void)state;
+    const double one[] = {1, 1, 1};
+    char name[3][80];
+    for (int i = 0; i < 3; i++) /* 63, 64 and 65 characters */
+        snprintf(name[i], sizeof(name[i]), "/scratch/%0*d/job-1234.out", 41 + i, 0);
+    mesh_calib_t *c = mesh_calib_create();
+    for (int i = 0; i < 3; i++)
+        true_job_named(c, "llama3-8b", "H100-SXM", 1, "auto", one, name[i]);
+    assert_int_equal(strlen(name[0]), sizeof(mesh_calib_job(c, 0)->source) - 1);
+    assert_string_equal(mesh_calib_job(c, 0)->source, name[0]);
+    for (int i = 1; i < 3; i++) {
+        const char *shown = mesh_calib_job(c, i)->source;
+        assert_int_equal(strlen(shown), 63);
+        assert_int_equal(strncmp(shown, "...", 3), 0);
+        assert_string_equal(shown + 3, name[i] + strlen(name[i]) - 60);
+    }
+    mesh_calib_destroy(c);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -595,6 +625,7 @@ int main(void)
         cmocka_unit_test(logs__bad_ones_skipped),
         cmocka_unit_test(logs__hostile_records),
         cmocka_unit_test(fit__out_of_bounds_refused),
+        cmocka_unit_test(names__long_ones_shown_by_their_end),
         cmocka_unit_test(published__held_back_rows_improve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
