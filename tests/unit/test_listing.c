@@ -6,6 +6,7 @@
  * policies written here.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -223,6 +224,28 @@ static void size__none_fits_says_what_would(void **state)
     mesh_size_destroy(sz);
 }
 
+/* A sizing for a deadline, as JSON: the goal as written, its seconds and
+ * the time margin, in an object of their own (scripts read them back). */
+static void size__deadline_as_json(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_size_aim_t aim = {.goal = MESH_SIZE_DEADLINE, .within = 1e12, .text = "by:test"};
+    mesh_error_t err;
+    m.tokens = 1e11;
+    mesh_size_t *sz = mesh_size_create_aim(&m, &a, 1, 4, NULL, NULL, &aim, MESH_SIZE_TABLE, &err);
+    assert_non_null(sz);
+    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, NULL, 1));
+    json_t *d = json_object_get(j, "deadline");
+    assert_string_equal(json_string_value(json_object_get(d, "goal")), "by:test");
+    assert_true(json_number_value(json_object_get(d, "seconds")) == 1e12);
+    assert_true(fabs(json_number_value(json_object_get(d, "margin")) - sz->margin) < 1e-6);
+    assert_int_equal(json_object_size(d), 3);
+    json_decref(j);
+    mesh_size_destroy(sz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +254,7 @@ int main(void)
         cmocka_unit_test(presets__active_parameters),
         cmocka_unit_test(topo__fixture_as_json),
         cmocka_unit_test(size__none_fits_says_what_would),
+        cmocka_unit_test(size__deadline_as_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
