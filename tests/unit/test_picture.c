@@ -666,6 +666,44 @@ static void svg__text_legible_and_inside(void **state)
     }
 }
 
+/* A title too long for one line is wrapped at its blanks and commas, never
+ * inside a word or a layout's field: its lines, read in order, are the
+ * title, each ending before a blank or after a comma. */
+static void svg__long_title_wrapped_between_words(void **state)
+{
+    (void)state;
+    const char *name = "an-unusually-long-model-name-a-site-gave-its-fine-tune-of-it";
+    char spec[256], title[512];
+    snprintf(spec, sizeof(spec), "name: %s\npreset: llama3-8b\n", name);
+    mesh_model_t m = test_spec(spec);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char layout[MESH_LAYOUT_STR_MAX];
+    mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
+    snprintf(title, sizeof(title), "%s on 1 x 8 H100-SXM: %s", name, layout);
+    char *svg = mesh_picture_svg(p);
+    element_t *els = malloc(sizeof(element_t) * MAX_ELEMENTS);
+    int n = elements(svg, els, MAX_ELEMENTS), lines = 0, first = 0;
+    size_t at = 0;
+    while (first < n && !els[first].text) /* the background */
+        first++;
+    for (int k = first; k < n && els[k].text && els[k].size == els[first].size; k++, lines++) {
+        const char *line = els[k].body;
+        size_t len = strlen(line);
+        if (strncmp(title + at, line, len) != 0)
+            fail_msg("line %d \"%s\" is not the title's \"%.40s\"", k, line, title + at);
+        at += len;
+        if (title[at] && title[at] != ' ' && line[len - 1] != ',')
+            fail_msg("line %d \"%s\" breaks inside \"%.20s\"", k, line, title + at - 5);
+        at += strspn(title + at, " ");
+    }
+    assert_true(lines >= 2);
+    assert_int_equal(at, strlen(title));
+    free(els);
+    free(svg);
+    mesh_plan_destroy(p);
+}
+
 /* How many texts of svg label a unit of the timeline (a rect 16 high);
  * fails the test where a text overflows the rect it labels (the narrowest
  * under its middle, the canvas' background aside). */
@@ -883,6 +921,7 @@ int main(void)
         cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
         cmocka_unit_test(svg__same_micro_batches_as_text),
         cmocka_unit_test(svg__text_legible_and_inside),
+        cmocka_unit_test(svg__long_title_wrapped_between_words),
         cmocka_unit_test(svg__numbers_fit_their_cells),
         cmocka_unit_test(svg__sample_and_the_plans_bubble),
         cmocka_unit_test(svg__long_timeline_cut_not_slivers),
