@@ -236,12 +236,18 @@ static void size__deadline_as_json(void **state)
     m.tokens = 1e11;
     mesh_size_t *sz = mesh_size_create_aim(&m, &a, 1, 4, NULL, NULL, &aim, MESH_SIZE_TABLE, &err);
     assert_non_null(sz);
-    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, NULL, 1));
+    mesh_size_job_t job = {"batch", 24 * 60}; /* MaxTime 1-00:00:00 */
+    json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, &job, 1));
     json_t *d = json_object_get(j, "deadline");
     assert_string_equal(json_string_value(json_object_get(d, "goal")), "by:test");
     assert_true(json_number_value(json_object_get(d, "seconds")) == 1e12);
     assert_true(fabs(json_number_value(json_object_get(d, "margin")) - sz->margin) < 1e-6);
     assert_int_equal(json_object_size(d), 3);
+    /* and the shell line that submits the run, named for the model */
+    const char *recipe = json_string_value(json_object_get(json_object_get(j, "run"), "recipe"));
+    assert_non_null(recipe);
+    assert_non_null(strstr(recipe, "sbatch --job-name=llama3-70b "));
+    assert_non_null(strstr(recipe, " job.sh"));
     json_decref(j);
     mesh_size_destroy(sz);
 }
