@@ -567,6 +567,9 @@ static void topo__shows_and_plans(void **state)
     assert_non_null(strstr(r->out, "\"islands\":[[0,1,2,3],[4,5,6,7]]"));
     assert_non_null(strstr(r->out, "\"numa_nodes\":2"));
     assert_non_null(strstr(r->out, "\"model\":\"A100-80GB\""));
+    /* the PCI ids the model was found by: NVIDIA's 0x10de, A100 80GB's 0x20b2 */
+    assert_non_null(
+        strstr(r->out, "\"vendor_id\":4318,\"device_id\":8370,\"model\":\"A100-80GB\""));
     r = run("plan", "--model", "llama3-70b", "--nodes", "4", "--topology", xml, "--json", NULL);
     assert_int_equal(r->status, 0);
     assert_non_null(
@@ -756,6 +759,16 @@ static void policy__check(void **state)
     assert_non_null(
         strstr(r->out, "\"warnings\":[\"reserve=0.03 and headroom=0.6 leave plans 39%"));
     assert_non_null(strstr(r->out, ",\"nodes\":4}],"));
+    /* the partition's GPU in bytes: H100-SXM's 81559 MiB, usable 0.97 of it
+     * (reserve=0.03) and 0.4 of that (headroom=0.6), its island and nodes */
+    assert_non_null(strstr(r->out, "\"partitions\":[{\"name\":\"gpu\",\"gpu\":\"H100-SXM\","
+                                   "\"memory\":85520809984,\"usable\":33182074274,"
+                                   "\"island\":8,\"nodes\":4}]"));
+    /* a partition without a GPU: no GPU, no memory, not some placeholder */
+    r = run("policy", "check", file, "--json", "--set", "partition.cpu.nodes=2", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "{\"name\":\"cpu\",\"gpu\":null,\"memory\":0,\"usable\":0,"
+                                   "\"island\":0,\"nodes\":2}]"));
     /* a broken policy: its error, exit 2; a missing file; no action */
     snprintf(file, sizeof(file), "%s/../hostile/policies/enforce-bad.yaml",
              getenv("MESH_FIXTURES"));
