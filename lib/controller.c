@@ -464,11 +464,11 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
+        h = (h ^ w) * MESH_FNV_PRIME;
         h ^= h >> 32;
     }
     for (; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
+        h = (h ^ b[i]) * MESH_FNV_PRIME;
     return h;
 }
 
@@ -480,7 +480,7 @@ static int cache_key(const mesh_policy_t *pol, const char *partitions, const mes
     memset(k, 0, sizeof(*k));
     if (partitions && mesh_strlcpy(k->partitions, partitions, sizeof(k->partitions)) < 0)
         return -1;
-    k->policy = hash_bytes(0xcbf29ce484222325ULL, pol, sizeof(*pol));
+    k->policy = hash_bytes(MESH_FNV_OFFSET, pol, sizeof(*pol));
     memcpy(&k->model, m, sizeof(*m));
     memcpy(&k->pins, pins, sizeof(*pins));
     memcpy(&k->shape, s, sizeof(*s));
@@ -531,11 +531,17 @@ void mesh_submit_cache_clear(void)
     pthread_mutex_unlock(&cache.lock);
 }
 
+/* A submission's budget of `work` units, its advice's share within it. */
+static mesh_work_t budget_of(long work)
+{
+    return (mesh_work_t){work, 0, 0, work / MESH_SUBMIT_ADVICE_SHARE};
+}
+
 mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partitions,
                                  const mesh_model_t *m, const mesh_layout_t *pins,
                                  const mesh_step_t *s, mesh_submit_t *out)
 {
-    mesh_work_t w = {MESH_SUBMIT_WORK, 0, 0, MESH_SUBMIT_WORK / MESH_SUBMIT_ADVICE_SHARE};
+    mesh_work_t w = budget_of(MESH_SUBMIT_WORK);
     mesh_work_t *was = mesh_work_use(&w);
     judge_fit(pol, partitions, m, pins, s, out);
     mesh_work_use(was);
@@ -553,11 +559,11 @@ int mesh_submit_decide_within(long work, const mesh_policy_t *pol, const char *p
     int keep = cache_key(pol, partitions, m, pins, s, ask, &k) == 0;
     if (keep) {
         k.work = work;
-        hash = hash_bytes(0xcbf29ce484222325ULL, &k, sizeof(k));
+        hash = hash_bytes(MESH_FNV_OFFSET, &k, sizeof(k));
         if (cache_find(pol, &k, hash, out))
             return out->verdict;
     }
-    mesh_work_t w = {work, 0, 0, work / MESH_SUBMIT_ADVICE_SHARE};
+    mesh_work_t w = budget_of(work);
     mesh_work_t *was = mesh_work_use(&w);
     decide(pol, partitions, m, pins, s, ask, out);
     mesh_work_use(was);

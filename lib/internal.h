@@ -130,12 +130,17 @@ int mesh_gpu_typo(const char *typed, const char *name);
  * vendor words, ' ', '-', '_' and '/'), without resolving product names. */
 int mesh_gpu_same_name(const char *a, const char *b);
 
+/* FNV-1a, 64 bits (Fowler, Noll, Vo): its offset basis and prime, for
+ * the digests' hash below and the controller's cache (lib/controller.c). */
+#define MESH_FNV_OFFSET 0xcbf29ce484222325ULL
+#define MESH_FNV_PRIME  0x100000001b3ULL
+
 /* FNV-1a, 64 bits, of a NUL-terminated string: the digests' hash. */
 static inline uint64_t mesh_fnv1a64(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = MESH_FNV_OFFSET;
     for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-        h = (h ^ *c) * 0x100000001b3ULL;
+        h = (h ^ *c) * MESH_FNV_PRIME;
     return h;
 }
 

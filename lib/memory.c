@@ -275,13 +275,20 @@ static double delayed_wgrad_grads(const mesh_model_t *m, const mesh_layout_t *l,
  * stage holds one MoE layer more than 1F1B counts, a second set of the
  * dispatcher's buffers (the two layers run at once), and the delayed
  * weight gradients' inputs. */
+static double overlap_held(const mesh_model_t *m, const mesh_layout_t *l, double imbalance,
+                           double moe_layer, double dispatch)
+{
+    return moe_layer + dispatch + delayed_wgrad_grads(m, l, imbalance);
+}
+
 double mesh_moe_overlap_held(const mesh_model_t *m, const mesh_layout_t *l, double imbalance)
 {
     if (!m->has_arch || !mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A))
         return 0;
     unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : 0;
-    return mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance) +
-           mesh_moe_dispatch_buffers(m, l, imbalance) + delayed_wgrad_grads(m, l, imbalance);
+    return overlap_held(m, l, imbalance,
+                        mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance),
+                        mesh_moe_dispatch_buffers(m, l, imbalance));
 }
 
 /* --tp-comm-overlap's Userbuffers, once per GPU whatever its layers.
@@ -320,7 +327,9 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
                          ? a.moe_chosen
                          : mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
         a.dispatch = mesh_moe_dispatch_buffers(m, l, imbalance);
-        a.merged = mesh_moe_overlap_held(m, l, imbalance);
+        /* mesh_moe_overlap_held, from the layer and buffers just priced */
+        if (mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A))
+            a.merged = overlap_held(m, l, imbalance, a.moe_chosen, a.dispatch);
     }
     return a;
 }
@@ -452,11 +461,12 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
         la = layer_activations(m, l, mesh_moe_imbalance(m, assume));
+    double ub = mesh_tp_overlap_buffers(m, l); /* once per GPU, whatever its stage */
     for (int i = 0; i < n; i++) {
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
         double overhead = assume->overhead_context + assume->overhead_comm * groups_of(l) +
-                          assume->fragmentation * act + mesh_tp_overlap_buffers(m, l);
+                          assume->fragmentation * act + ub;
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < nf; f++) {
             const mesh_states_sum_t *c = &sums[f][mid];
