@@ -327,7 +327,7 @@ int mesh_spec_choice_of(const char *dotted, const char *word);
  * free it when pinned (1 first; 0 never), and where the canonical string
  * (mesh_layout_format) and the JSON write it always (else only when set:
  * a dense layout's experts, the levers when used). */
-enum mesh_key_kind { MK_INT, MK_RECOMPUTE, MK_SP, MK_OFFLOAD, MK_MOMENTS };
+enum mesh_key_kind { MK_INT, MK_RECOMPUTE, MK_SP, MK_OFFLOAD, MK_MOMENTS, MK_OVERLAP };
 #define MK_FORMAT_ALWAYS 1u /* mesh_layout_format writes it whatever its value */
 #define MK_JSON_ALWAYS   2u /* the reports' JSON writes it whatever its value */
 typedef struct mesh_layout_key {

@@ -37,6 +37,8 @@ const mesh_layout_key_t mesh_layout_keys[] = {
     {"sp", AT(sequence_parallel), MK_SP, 0, 0, "on|off", "sequence_parallel", -1, 0, ALWAYS},
     {"offload", AT(offload), MK_OFFLOAD, 0, 0, "none|optimizer", "offload", -1, 0, MK_JSON_ALWAYS},
     {"moments", AT(moments), MK_MOMENTS, 0, 0, "fp32|bf16|fp16", "moments", -1, 0, MK_JSON_ALWAYS},
+    /* shown only when off, so that every other layout reads as it did */
+    {"tp_overlap", AT(tp_overlap_off), MK_OVERLAP, 0, 0, "on|off", "tp_overlap", -1, 0, 0},
 };
 #undef AT
 #undef ALWAYS
@@ -160,6 +162,13 @@ static int parse_field(mesh_layout_t *l, char *item, unsigned *seen, mesh_error_
                                   val);
         l->offload = strcasecmp(val, "optimizer") == 0;
         return 0;
+    case MK_OVERLAP: { /* kept as whether it is off: 0 is Megatron-LM's way where it applies */
+        int on;
+        if (mesh_parse_bool(val, what, &on, err) < 0)
+            return -1;
+        l->tp_overlap_off = !on;
+        return 0;
+    }
     case MK_MOMENTS: { /* the spec's optimizer_dtype's names: its enum's order */
         int i = mesh_spec_choice_of("train.optimizer_dtype", val);
         if (i < 0)
@@ -221,6 +230,7 @@ int mesh_layout_key_shown(const mesh_layout_t *l, const mesh_layout_key_t *k)
      * without them read as they always did; a dense layout's experts not */
     switch (k->kind) {
     case MK_OFFLOAD: return v == 1;
+    case MK_OVERLAP: return v == 1;
     case MK_MOMENTS: return v >= 0 && v != MESH_PREC_FP32;
     default: return v > 0;
     }
@@ -234,6 +244,7 @@ const char *mesh_layout_key_text(const mesh_layout_t *l, const mesh_layout_key_t
     case MK_RECOMPUTE: return mesh_layout_recompute(l, buf, len);
     case MK_SP: snprintf(buf, len, "%s", v ? "on" : "off"); break;
     case MK_OFFLOAD: snprintf(buf, len, "%s", v ? "optimizer" : "none"); break;
+    case MK_OVERLAP: snprintf(buf, len, "%s", v ? "off" : "on"); break;
     case MK_MOMENTS: snprintf(buf, len, "%s", mesh_precision_name((mesh_precision_t)v)); break;
     case MK_INT: snprintf(buf, len, "%d", v); break;
     }

@@ -45,7 +45,7 @@ static int gathers(const mesh_model_t *m, const mesh_layout_t *l)
 /* tp_comm_overlap needs sequence parallelism (arguments.py L1441-1442). */
 static int tp_overlap(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    return m->has_arch && l->tp > 1 && l->sequence_parallel == 1;
+    return m->has_arch && l->tp > 1 && l->sequence_parallel == 1 && l->tp_overlap_off != 1;
 }
 
 static int cp_ring(const mesh_model_t *m, const mesh_layout_t *l)

@@ -114,6 +114,25 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                         mesh_gpu_default()->name);
 }
 
+/* TP's communication overlap, off in layout l of plan p: pinned so, or
+ * turned off by the planner where its Userbuffers were what did not fit. */
+static void tp_overlap_line(mesh_buf_t *b, const mesh_plan_t *p, const mesh_layout_t *l)
+{
+    mesh_layout_t on = *l;
+    on.tp_overlap_off = 0;
+    double ub = mesh_tp_overlap_buffers(mesh_plan_model(p), &on);
+    if (l->tp_overlap_off != 1 || ub <= 0)
+        return;
+    if (mesh_plan_pins_of(p)->tp_overlap_off == 1)
+        mesh_buf_puts(b, "  tp_overlap: off, as pinned: TP's collectives are not hidden behind "
+                         "the GEMMs\n");
+    else
+        mesh_buf_printf(b,
+                        "  tp_overlap: off: --tp-comm-overlap's Userbuffers (%s GiB) do not fit, "
+                        "so TP's collectives are not hidden behind the GEMMs\n",
+                        mesh_gib_str(ub).s);
+}
+
 static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_candidate_t *c = mesh_plan_best(p);
@@ -143,6 +162,7 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
         mesh_buf_printf(b,
                         "  moments: Adam's two moments in %s (train.optimizer_dtype allows it)\n",
                         mesh_precision_name(l->moments));
+    tp_overlap_line(b, p, l);
     if (l->ep > 0)
         mesh_buf_printf(b,
                         "  experts: EP %d, expert TP %d, expert DP %ld (each stage's %ld ranks "
@@ -439,6 +459,7 @@ static void json_key(mesh_buf_t *b, const mesh_layout_t *l, const mesh_layout_ke
         break;
     case MK_SP: mesh_buf_puts(b, v ? "true" : "false"); break;
     case MK_OFFLOAD: mesh_buf_puts(b, v ? "\"optimizer\"" : "\"none\""); break;
+    case MK_OVERLAP: mesh_buf_puts(b, v ? "false" : "true"); break;
     case MK_MOMENTS: mesh_buf_printf(b, "\"%s\"", mesh_precision_name((mesh_precision_t)v)); break;
     }
 }

@@ -92,11 +92,13 @@ static const char *keep_names(unsigned keep, char *buf, size_t len)
 static int levers(mesh_layout_t *l, mesh_error_t *err)
 {
     if (l->offload == MESH_AUTO || (int)l->moments == MESH_AUTO || l->ep == MESH_AUTO ||
-        l->etp == MESH_AUTO)
+        l->etp == MESH_AUTO || l->tp_overlap_off == MESH_AUTO)
         return mesh_error_set(err, "'auto' in a saved layout: it is the one that ran, every "
                                    "field set");
     if (l->offload == MESH_FREE)
         l->offload = 0;
+    if (l->tp_overlap_off == MESH_FREE)
+        l->tp_overlap_off = 0;
     if ((int)l->moments == MESH_FREE)
         l->moments = MESH_PREC_FP32;
     if (l->ep == MESH_FREE && l->etp == MESH_FREE)

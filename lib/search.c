@@ -192,12 +192,22 @@ static void selective_modules(search_t *s, mesh_layout_t *l, mesh_candidate_t *c
 /* The memory levers, tried in this order on a layout that does not fit as
  * it is: 16-bit Adam moments (only where the spec allows them, since they
  * change numerics), optimizer offload (only where the node's host memory is
- * known), then both.  A pinned lever is the only value tried. */
-static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[4])
+ * known), then both; and before each, TP's communication overlap turned
+ * off where it would be on: its Userbuffers go (lib/memory.c), its
+ * collectives are exposed (lib/cost.c), and nothing else changes, so it
+ * comes first.  The overlap is given up only by a layout that cannot keep
+ * it at any micro-batch: at its sweep's first (memory grows with the
+ * micro-batch, so the sweep then stops at the next), or a pinned one.  It
+ * is what Megatron-LM's recipes run, and exposed TP traffic costs more than
+ * a larger micro-batch gains; searching every micro-batch without it
+ * priced a fifth more layouts for Llama 3.1 405B on 16,384 GPUs.  A pinned
+ * lever is the only value tried. */
+#define LEVERS_MAX 8
+static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[LEVERS_MAX])
 {
     const mesh_layout_t *p = s->pins;
     int pin_m = (int)p->moments != MESH_FREE, pin_o = p->offload != MESH_FREE;
-    int n = 0;
+    int pin_t = p->tp_overlap_off != MESH_FREE, n = 0;
     for (int i = 0; i < 4; i++) {
         int use16 = i & 1, off = i >> 1;
         if (use16 && (pin_m || s->m->optimizer_dtype == MESH_PREC_FP32))
@@ -207,9 +217,26 @@ static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[4
         out[n] = *l;
         out[n].moments = pin_m ? p->moments : use16 ? s->m->optimizer_dtype : MESH_PREC_FP32;
         out[n].offload = pin_o ? p->offload : off;
+        out[n].tp_overlap_off = pin_t ? p->tp_overlap_off : 0;
         n++;
+        if (!pin_t && s->size_index <= 0 && mesh_overlap_on(s->m, &out[n - 1], MESH_OVERLAP_TP)) {
+            out[n] = out[n - 1];
+            out[n++].tp_overlap_off = 1;
+        }
     }
     return n;
+}
+
+/* Whether c, priced with TP's communication overlap on and not fitting,
+ * would not fit without it either: its Userbuffers, all it gives back
+ * (they are in every stage's overhead, never scaled by a calibration), are
+ * less than what it is short of (a hair's margin for the rounding). */
+static int short_beyond_buffers(const search_t *s, const mesh_candidate_t *c)
+{
+    double ub = mesh_tp_overlap_buffers(s->m, &c->layout);
+    return ub <= 0 || c->memory.total - ub > c->memory.capacity * (1 + 1e-12) ||
+           (c->memory.host > 0 &&
+            c->memory.host * s->a->gpus_per_node > MESH_HOST_USABLE * s->a->host_memory);
 }
 
 /* l with the recomputation it leaves to the planner (layers of full,
@@ -262,7 +289,7 @@ static int surely_invalid(const search_t *s, const mesh_layout_t *l)
  * sweep is wanted (unwanted), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
-    mesh_layout_t tries[4], base = *l0;
+    mesh_layout_t tries[LEVERS_MAX], base = *l0;
     int n = levers(s, l0, tries);
     s->evaluated++;
     mesh_spend(s, WORK_CHECK);
@@ -291,12 +318,16 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
     int skip = s->choice_only ? mesh_unwanted(s, tries, n) : 0;
     if (skip)
         return skip == 2;
-    mesh_candidate_t c;
+    mesh_candidate_t c, t;
     for (int i = 0; i < n; i++) {
         mesh_layout_t chk = checkable(&tries[i]);
         if (i > 0 && mesh_layout_check(s->m, s->a, &chk, NULL) < 0)
             continue;
-        mesh_candidate_t t;
+        /* the overlap turned off only where its buffers can make it fit
+         * (t: the same lever with it on, priced just before) */
+        if (i > 0 && tries[i].tp_overlap_off && !tries[i - 1].tp_overlap_off &&
+            short_beyond_buffers(s, &t))
+            continue;
         if (tries[i].recompute == MESH_RECOMPUTE_FULL && tries[i].recompute_layers == MESH_FREE)
             partial_recompute(s, &tries[i], &t);
         else if (tries[i].recompute == MESH_RECOMPUTE_SELECTIVE &&
@@ -315,7 +346,8 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         return 0;
     }
     if (c.fits && c.layout.recompute == MESH_RECOMPUTE_NONE && !c.layout.offload &&
-        c.layout.moments == MESH_PREC_FP32 && c.layout.micro_batch > s->plain_mb)
+        c.layout.moments == MESH_PREC_FP32 && !c.layout.tp_overlap_off &&
+        c.layout.micro_batch > s->plain_mb)
         s->plain_mb = c.layout.micro_batch;
     s->priced_oom = !c.fits;
     if (s->choice_only && s->stage_entry)
@@ -703,6 +735,7 @@ void mesh_search_run(search_t *s)
                                           : tp.v > 1 && m->seq_len % tp.v == 0;
                 l.offload = 0; /* the levers are tried in evaluate() */
                 l.moments = MESH_PREC_FP32;
+                l.tp_overlap_off = 0;
                 search_experts(s, &l);
                 if (mesh_search_done(s))
                     return;

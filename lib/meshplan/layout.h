@@ -52,6 +52,10 @@ typedef struct mesh_layout {
      * data-parallel size, is tp*cp*dp / (etp*ep)); 0 in a dense model's
      * layout, where 0 and 1 mean the same */
     int ep, etp;
+    /* 1: TP's communication overlap (--tp-comm-overlap) turned off, where
+     * its Userbuffers are what keeps the layout from fitting (or pinned
+     * off); 0: on wherever Megatron-LM allows it (lib/overlap.c) */
+    int tp_overlap_off;
 } mesh_layout_t;
 
 /**

@@ -3,7 +3,8 @@
  * The --mesh string.  A string that pins every field must print back
  * (mesh_layout_format, the canonical MESH_PLAN form) to a string that parses
  * to the same pins.  The canonical form writes the memory levers (offload,
- * moments) only when they are used: one left out reads as off; and a MoE
+ * moments, tp_overlap) only when they are used: one left out reads as not
+ * used; and a MoE
  * layout's ep and etp where they are set (a dense layout has none).
  */
 #include "fuzz.h"
@@ -23,7 +24,7 @@ static int complete(const mesh_layout_t *l)
         if (v[i] < 0) /* MESH_FREE or MESH_AUTO */
             return 0;
     return l->offload != MESH_AUTO && (int)l->moments != MESH_AUTO && l->ep != MESH_AUTO &&
-           l->etp != MESH_AUTO;
+           l->etp != MESH_AUTO && l->tp_overlap_off != MESH_AUTO;
 }
 
 /* The levers as the canonical form means them: left out is off. */
@@ -33,6 +34,8 @@ static void levers_off(mesh_layout_t *l)
         l->offload = 0;
     if ((int)l->moments == MESH_FREE)
         l->moments = MESH_PREC_FP32;
+    if (l->tp_overlap_off == MESH_FREE) /* left out, TP's overlap is on */
+        l->tp_overlap_off = 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,7 +9,7 @@
 #include "testutil.h"
 
 /* the keys, as errors list them */
-#define MESH_KEY_LIST "tp pp dp cp ep etp zero vpp mb recompute sp offload moments"
+#define MESH_KEY_LIST "tp pp dp cp ep etp zero vpp mb recompute sp offload moments tp_overlap"
 
 /* Parse s, which must fail with exactly the message want. */
 static void mesh_refused(const char *s, const char *want)
@@ -26,12 +26,9 @@ static void mesh_refused(const char *s, const char *want)
 /* Every field of a layout left free by mesh_layout_unpin. */
 static void assert_all_free(const mesh_layout_t *l)
 {
-    const int v[] = {l->tp,          l->pp,      l->dp,
-                     l->cp,          l->zero,    l->vpp,
-                     l->micro_batch, l->offload, l->sequence_parallel,
-                     (int)l->moments};
-    for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
-        assert_int_equal(v[i], MESH_FREE);
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++)
+        if (mesh_layout_keys[i].kind != MK_RECOMPUTE)
+            assert_int_equal(mesh_layout_value(l, &mesh_layout_keys[i]), MESH_FREE);
     assert_int_equal(l->recompute, MESH_RECOMPUTE_AUTO);
     assert_int_equal(l->recompute_layers, MESH_FREE);
     assert_int_equal(l->recompute_modules, MESH_FREE);
@@ -150,7 +147,17 @@ static void mesh__word_keys__values_and_messages(void **state)
         assert_int_equal(l.offload, words[i].offload);
         assert_int_equal((int)l.moments, words[i].moments);
         assert_int_equal(l.recompute, MESH_RECOMPUTE_AUTO);
+        assert_int_equal(l.tp_overlap_off, MESH_FREE);
     }
+    /* tp_overlap is kept as whether it is off */
+    assert_int_equal(mesh_layout_parse("tp_overlap=off", &l, &err), 0);
+    assert_int_equal(l.tp_overlap_off, 1);
+    assert_int_equal(mesh_layout_parse("tp_overlap=on", &l, &err), 0);
+    assert_int_equal(l.tp_overlap_off, 0);
+    assert_int_equal(mesh_layout_parse("tp_overlap=auto", &l, &err), 0);
+    assert_int_equal(l.tp_overlap_off, MESH_AUTO);
+    mesh_refused("tp_overlap=maybe",
+                 "mesh tp_overlap: 'maybe' is not a boolean (use true or false)");
     mesh_refused("recompute=some",
                  "mesh recompute: 'some' is not one of none selective selective:MODULES full "
                  "full:N auto");
@@ -322,6 +329,8 @@ static void mesh__format_pins__only_the_pinned(void **state)
         {"moments=bf16,offload=none,sp=off,recompute=full:3",
          "recompute=full:3,sp=off,offload=none,moments=bf16"},
         {"recompute=selective:mlp,offload=optimizer", "recompute=selective:mlp,offload=optimizer"},
+        {"tp_overlap=off,tp=8", "tp=8,tp_overlap=off"},
+        {"tp_overlap=on", "tp_overlap=on"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         char buf[MESH_LAYOUT_STR_MAX];
@@ -339,7 +348,7 @@ static void mesh__keys_in_the_manual(void **state)
     assert_int_equal(mesh_layout_parse("zz=1", &l, &err), -1);
     const char *list = strstr(err.msg, "(keys: ");
     assert_non_null(list);
-    assert_int_equal(test_man_lists("meshplan.1", list + strlen("(keys: "), ')', " "), 13);
+    assert_int_equal(test_man_lists("meshplan.1", list + strlen("(keys: "), ')', " "), 14);
 }
 
 /* The one table of keys: each checkpoint dimension is one key's, the

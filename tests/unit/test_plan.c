@@ -2,6 +2,8 @@
 /*
  * The planner: fit and no-fit, pins, explanations, determinism.
  */
+#include <math.h>
+
 #include "internal.h" /* MoE internals */
 #include "moeutil.h"
 #include "testutil.h"
@@ -591,6 +593,65 @@ static double usable_before_headroom(const mesh_plan_t *p)
     return mesh_plan_best(p)->memory.capacity / (1 - mesh_plan_assumptions(p)->headroom);
 }
 
+/* Issue 28: --tp-comm-overlap's Userbuffers (12 of seq x mb / cp rows of
+ * h, once per GPU) are priced, and where they are what keeps a layout from
+ * fitting the planner turns the overlap off rather than ask for more
+ * nodes: Llama 3.1 405B fits 14 nodes of H100, as before the buffers were
+ * priced, exports no --tp-comm-overlap there, and says why; on 16 nodes,
+ * where a layout fits with the overlap, it is kept. */
+static void levers__tp_overlap_off_only_where_its_buffers_do_not_fit(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 14, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_any_fits(&m, &a, NULL, &pol.assume), 1);
+    const mesh_candidate_t *b = mesh_plan_best(p);
+    assert_int_equal(b->layout.tp_overlap_off, 1);
+    /* the same layout with the overlap: its buffers more, and short */
+    mesh_layout_t on = b->layout;
+    on.tp_overlap_off = 0;
+    mesh_memory_t mem;
+    mesh_memory_estimate(&m, &on, &a, &pol.assume, &mem);
+    double ub = 12 * 2 * 8192.0 / on.cp * on.micro_batch * 16384;
+    assert_true(fabs(mem.total - b->memory.total - ub) < 1e-6 * ub);
+    assert_true(mem.total > mem.capacity && b->memory.total <= b->memory.capacity);
+    /* so nothing fits with it pinned on */
+    mesh_plan_t *q = test_plan(&m, &a, "tp_overlap=on");
+    assert_false(mesh_plan_fits(q));
+    assert_int_equal(mesh_plan_best(q)->layout.tp_overlap_off, 0);
+    mesh_plan_destroy(q);
+    /* exported without it, and the report says why */
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS"), *t = mesh_report_text(p);
+    assert_null(strstr(args, "--tp-comm-overlap"));
+    assert_non_null(strstr(t, "tp_overlap: off: --tp-comm-overlap's Userbuffers (1.5 GiB) do not "
+                              "fit"));
+    assert_non_null(strstr(t, "sp=on,tp_overlap=off\n"));
+    free(args);
+    free(t);
+    mesh_plan_destroy(p);
+    /* 16 nodes: it fits with the overlap, which stays on */
+    a = test_alloc("H100-SXM", 16, 8);
+    p = test_plan(&m, &a, "auto");
+    assert_int_equal(mesh_plan_best(p)->layout.tp_overlap_off, 0);
+    assert_true(mesh_plan_best(p)->layout.tp > 1);
+    args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, "--tp-comm-overlap"));
+    free(args);
+    mesh_plan_destroy(p);
+    /* pinned off there, it is off because it was asked */
+    p = test_plan(&m, &a, "tp=8,tp_overlap=off");
+    assert_int_equal(mesh_plan_best(p)->layout.tp_overlap_off, 1);
+    t = mesh_report_text(p);
+    assert_non_null(strstr(t, "tp_overlap: off, as pinned: TP's collectives are not hidden"));
+    assert_null(strstr(t, "do not fit"));
+    free(t);
+    mesh_plan_destroy(p);
+}
+
 /* Issue 27: Llama-3-70B on 3 nodes of H100 fills 77.0 of 77.3 GiB; the
  * report says so, and what 5% left free costs, which is the plan a user
  * asking for that headroom gets; a plan leaving what was asked is not
@@ -838,7 +899,8 @@ static void fit__arch_model_at_exactly_its_need__fits(void **state)
     mesh_policy_init(&pol);
     pol.assume.reserve = 0;
     mesh_error_t err;
-    mesh_layout_t pins = test_mesh("tp=2,pp=2,dp=1,cp=1,zero=0,vpp=1,mb=2,recompute=none,sp=on");
+    mesh_layout_t pins =
+        test_mesh("tp=2,pp=2,dp=1,cp=1,zero=0,vpp=1,mb=2,recompute=none,sp=on,tp_overlap=on");
     mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
     assert_non_null(p);
     double need = mesh_plan_best(p)->memory.total;
@@ -857,6 +919,15 @@ static void fit__arch_model_at_exactly_its_need__fits(void **state)
     assert_non_null(p);
     assert_false(mesh_plan_fits(p));
     assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol.assume), 0);
+    mesh_plan_destroy(p);
+    /* with TP's overlap left to the planner, it is turned off: its
+     * Userbuffers are more than the byte */
+    pins.tp_overlap_off = MESH_FREE;
+    p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+    assert_non_null(p);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.tp_overlap_off, 1);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, &pol.assume), 1);
     mesh_plan_destroy(p);
 }
 
@@ -1925,6 +1996,7 @@ int main(void)
         cmocka_unit_test(near_tie__simpler_says_so_and_fastest_says_nothing),
         cmocka_unit_test(near_tie__rule_holds_over_presets),
         cmocka_unit_test(headroom__tight_plan_flagged_with_its_price),
+        cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(zero3_can_need_more_than_zero2),

@@ -596,6 +596,15 @@ static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_lay
                     d.cp_comm_s == c.cp_comm_s && d.pp_comm_s == c.pp_comm_s &&
                     d.dp_comm_s == c.dp_comm_s && d.ep_comm_s == c.ep_comm_s);
     }
+    /* TP's overlap turned off (the first lever) exposes TP's collectives:
+     * the step, with or without the optimizer's, and the slot time are no
+     * shorter (the floors, priced with it on, hold), the memory no larger */
+    r = l;
+    r.tp_overlap_off = 1;
+    d = cost_of(m, &r, a);
+    assert_true(AT_LEAST(d.step_seconds - d.optimizer_s, c.step_seconds - c.optimizer_s) &&
+                AT_LEAST(slot_time(m, &r, &d), x) && d.optimizer_s == c.optimizer_s);
+    assert_true(AT_LEAST(mem, memory_of(m, &r, a)));
     return 1;
 }
 

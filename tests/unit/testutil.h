@@ -77,6 +77,8 @@ static inline mesh_layout_t test_layout(const char *s)
     mesh_layout_t l = test_mesh(s);
     if (l.offload == MESH_FREE)
         l.offload = 0;
+    if (l.tp_overlap_off == MESH_FREE)
+        l.tp_overlap_off = 0;
     if ((int)l.moments == MESH_FREE)
         l.moments = MESH_PREC_FP32;
     if (l.recompute_layers == MESH_FREE)
