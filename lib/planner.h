@@ -99,10 +99,13 @@ typedef struct search {
     int n_batch_sizes, batch_dp, batch_sizes[MB_MAX];
     /* the shape searched leaves a pipeline stage without a layer */
     int split_invalid;
-    /* the states' sums of the shape searched, for one ZeRO stage and lever
-     * setting (memo_key: zero, offload, moments; -1: none yet) */
-    mesh_states_sum_t sums[3][2];
-    int memo_key;
+    /* the states' sums of the shape searched, for one ZeRO stage per lever
+     * setting (slot: offload, 16-bit moments), and the key they are of
+     * (zero, offload, moments; -1: none yet): a layout that needs the
+     * levers tries them in turn, and counting the sums again at each turn
+     * was a fifth of the controller's sizing */
+    mesh_states_sum_t sums[4][3][2];
+    int memo_key[4];
     long evaluated, valid, fitting;
     long skipped; /* choice_only: sweeps left out, none of their layouts wanted */
     /* choice_only: whether the sweep of each recomputation at the least

@@ -125,13 +125,14 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     c->layout = *l;
     c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
     int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    int slot = (l->offload == 1) * 2 + (l->moments != MESH_PREC_FP32);
     mesh_spend_pricing(s, WORK_MEMORY);
-    if (key != s->memo_key) {
-        mesh_states_sums(s->m, l, s->sums);
+    if (key != s->memo_key[slot]) {
+        mesh_states_sums(s->m, l, s->sums[slot]);
         mesh_spend_pricing(s, WORK_SUMS);
-        s->memo_key = key;
+        s->memo_key[slot] = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums, &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums[slot], &c->memory);
     c->fits = c->memory.total <= c->memory.capacity &&
               (c->memory.host <= 0 ||
                c->memory.host * s->a->gpus_per_node <= MESH_HOST_USABLE * s->a->host_memory);
@@ -600,7 +601,8 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
             s->psi_e_max = s->psi_e[k];
         }
     }
-    s->memo_key = -1;
+    for (int i = 0; i < 4; i++) /* the sums are the shape's */
+        s->memo_key[i] = -1;
 }
 
 /* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
@@ -777,7 +779,8 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->assume = assume;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
-    s->memo_key = -1;
+    for (int i = 0; i < 4; i++)
+        s->memo_key[i] = -1;
     s->work = work_in_use;
     if (s->work && s->work->spent >= s->work->limit)
         s->halted = s->work->stopped = 1; /* spent by the searches before */
