@@ -212,7 +212,7 @@ static void does_not_fit(const char *enforce, mesh_enforce_t e, int controller_r
     char out[8192], lib[4096];
     char *msg;
     write_policy(enforce);
-    /* llama3.1-405b on 2 x 8 H100 (it needs 15 nodes) */
+    /* llama3.1-405b on 2 x 8 H100 (it needs 14 nodes) */
     assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), controller_rc);
     assert_non_null(msg);
     assert_int_equal(cli("env", "llama3.1-405b", 2, 8, 0, out, sizeof(out)), cli_rc);
