@@ -725,6 +725,71 @@ static void stepd__skips_batch_extern_and_plain_jobs(void **state)
     rm_dir(dir);
 }
 
+/* Every variable a task gets from slurmstepd is the one `meshplan env` prints
+ * for that task (its manual: "exactly as the plugin exports them"), and no
+ * other: the whole set compared, for steps of each export mode. */
+typedef struct env_case {
+    const char *plugstack, *model, *mesh, *cli;
+    uint32_t step, nnodes, node, tasks;
+    int task;
+    uint32_t gpus; /* per node, where the tasks are not one a GPU (torchrun's launchers) */
+} env_case_t;
+
+static void assert_env_is_the_clis(const env_case_t *c)
+{
+    char cmd[2048], line[8192];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' env --model %s --nodes %u --gpus-per-node %u --gpu H100-SXM --mesh %s "
+             "--node %u --local %d --job-id 4242 --step-id %u --master-addr n1 %s",
+             getenv("MESHPLAN"), c->model, c->nnodes, c->gpus ? c->gpus : c->tasks, c->mesh,
+             c->node, c->task, c->step, c->cli);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *eq = strchr(line, '=');
+        assert_non_null(eq);
+        *eq = '\0';
+        const char *got = mock_getenv(line);
+        if (!got || strcmp(got, eq + 1) != 0)
+            fail_msg("%s: the task got %s=%s, meshplan env prints %s", c->mesh, line,
+                     got ? got : "(nothing)", eq + 1);
+        n++;
+    }
+    assert_int_equal(pclose(f), 0);
+    /* and nothing else: the step's own variables (mock_step's) aside */
+    int own = 0;
+    for (int i = 0; i < mock.n_env; i++)
+        own += strncmp(mock.env_name[i], "SLURM_", 6) == 0;
+    if (mock.n_env - own != n)
+        fail_msg("%s: the task has %d variables beyond Slurm's, meshplan env prints %d", c->mesh,
+                 mock.n_env - own, n);
+}
+
+static void stepd__every_variable_as_meshplan_env(void **state)
+{
+    (void)state;
+    const env_case_t cases[] = {
+        {NULL, "llama3-70b", "tp=4,pp=4,vpp=2", "", 3, 4, 2, 8, 5},
+        {"export=mesh", "mixtral-8x7b", "tp=2,pp=2,ep=4", "--export mesh", 0, 2, 1, 8, 7},
+        {"port_range=21000-21999", "llama3-8b", "tp=2,cp=2", "--set port_range=21000-21999", 7, 2,
+         1, 8, 2},
+        {"export=torchrun", "llama3-8b", "tp=8", "--export torchrun", 1, 2, 1, 1, 0, 8},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const env_case_t *c = &cases[i];
+        assert_int_equal(init(S_CTX_REMOTE, c->plugstack), 0);
+        mesh_test_option("model", c->model, 1);
+        mesh_test_option("mesh", c->mesh, 1);
+        mock_step(c->step, c->nnodes, c->node, c->tasks);
+        if (c->gpus)
+            mock_setenv("SLURM_GPUS_ON_NODE", "8");
+        assert_int_equal(run_step(c->task), 0);
+        assert_env_is_the_clis(c);
+    }
+}
+
 static void stepd__torchrun_one_launcher_per_node(void **state)
 {
     assert_int_equal(init(S_CTX_REMOTE, "export=torchrun"), 0);
@@ -938,6 +1003,7 @@ int main(void)
         cmocka_unit_test(stepd__warns_in_srun_words),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
+        cmocka_unit_test(stepd__every_variable_as_meshplan_env),
         cmocka_unit_test(stepd__topology_per_node),
         cmocka_unit_test(config__broken_refuses_only_meshplan_jobs),
         cmocka_unit_test(config__reject_stops_every_job),
