@@ -46,19 +46,21 @@ static int warnings(mesh_buf_t *b, const mesh_policy_t *p, int json)
     return n;
 }
 
-/* Partition q's GPU as plans on it get it: the partition's GPU (else the
- * policy's gpu=) with the policy's overrides, the partition's memory and
- * island.  0, or -1 when it names none. */
+/* Partition q's GPU as plans on it get it, by the allocation the
+ * controller makes for it (mesh_partition_alloc's): the partition's GPU
+ * (else the policy's gpu=) with the policy's overrides, or memory alone (its
+ * gpu_mem:, else the policy's gpu_mem=) on a generic GPU; the partition's
+ * memory and island.  0, or -1 when it gives neither GPU nor memory. */
 static int partition_gpu(const mesh_policy_t *p, const mesh_partition_t *q, mesh_gpu_t *g)
 {
+    mesh_alloc_t a;
     mesh_error_t err;
-    const char *name = q->gpu[0] ? q->gpu : p->assume.gpu;
-    if (!name[0] || mesh_policy_gpu(&p->assume, name, g, &err) < 0)
+    /* one node of as many GPUs as an island may have: the island uncut */
+    if (mesh_policy_alloc(&p->assume, q->gpu[0] ? q->gpu : NULL, q->gpu_mem, q->island, 1, 1 << 20,
+                          &a, &err) < 0)
         return -1;
-    if (q->gpu_mem > 0)
-        g->memory = q->gpu_mem;
-    if (q->island > 0)
-        g->island = q->island;
+    *g = a.gpu;
+    g->island = a.island;
     return 0;
 }
 
@@ -88,7 +90,9 @@ static void partitions(mesh_buf_t *b, const mesh_policy_t *p, int json)
                 g.name, g.memory / GiB, mesh_policy_usable(&p->assume, &g) / GiB, g.island,
                 q->nodes ? "" : "? ", q->nodes);
         } else {
-            mesh_buf_printf(b, "  %-16s no GPU (give it gpu:, or the policy gpu=)\n", q->name);
+            mesh_buf_printf(
+                b, "  %-16s no GPU (give it gpu: or gpu_mem:, or the policy gpu= or gpu_mem=)\n",
+                q->name);
         }
     }
 }

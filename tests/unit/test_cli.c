@@ -769,6 +769,26 @@ static void policy__check(void **state)
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "{\"name\":\"cpu\",\"gpu\":null,\"memory\":0,\"usable\":0,"
                                    "\"island\":0,\"nodes\":2}]"));
+    /* a partition of memory alone: the generic GPU of that memory the
+     * controller plans its jobs on (24 GiB, usable 0.97 of it: 24996709663
+     * bytes, 23.3 GiB), not "no GPU" */
+    const char *mem_only[] = {"--set", "partition.small.gpu_mem=24GiB",
+                              "--set", "partition.small.nvlink=2",
+                              "--set", "partition.small.nodes=2"};
+    r = run("policy", "check", file, "--json", mem_only[0], mem_only[1], mem_only[2], mem_only[3],
+            mem_only[4], mem_only[5], NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "{\"name\":\"small\",\"gpu\":\"generic\",\"memory\":25769803776,"
+                                   "\"usable\":24996709663,\"island\":2,\"nodes\":2}]"));
+    r = run("policy", "check", file, mem_only[0], mem_only[1], mem_only[2], mem_only[3],
+            mem_only[4], mem_only[5], NULL);
+    assert_non_null(strstr(r->out, "\n  small            generic        24.0 GiB (23.3 usable), "
+                                   "NVLink island 2, 2 nodes\n"));
+    r = run("plan", "--model", "llama3-8b", "--nodes", "2", "--gpus-per-node", "8", "--policy",
+            file, "--partition", "small", "--no-pictures", mem_only[0], mem_only[1], mem_only[2],
+            mem_only[3], mem_only[4], mem_only[5], NULL);
+    assert_non_null(strstr(r->out, "x 8 generic GPUs (16 in all), 24.0 GiB each, 23.3 GiB usable, "
+                                   "NVLink island 2\n"));
     /* a broken policy: its error, exit 2; a missing file; no action */
     snprintf(file, sizeof(file), "%s/../hostile/policies/enforce-bad.yaml",
              getenv("MESH_FIXTURES"));
