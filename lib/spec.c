@@ -506,9 +506,12 @@ typedef struct overrides {
     int n;
 } overrides_t;
 
-/* mesh_spec_parse, with overrides applied before the model is checked. */
-static int parse_with(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
-                      const overrides_t *ov, mesh_model_t *out, mesh_error_t *err)
+/* mesh_spec_parse, with overrides applied before the model is checked;
+ * a document that gives no name: takes `name` (a preset's file, its
+ * preset's name, as load_preset gives it), else the default. */
+static int parse_with(const char *buf, size_t len, const char *origin, const char *name,
+                      const mesh_spec_dirs_t *dirs, const overrides_t *ov, mesh_model_t *out,
+                      mesh_error_t *err)
 {
     spec_in_t *in = calloc(2, sizeof(spec_in_t));
     if (!in)
@@ -516,6 +519,8 @@ static int parse_with(const char *buf, size_t len, const char *origin, const mes
     spec_in_t *file = &in[0], *base = &in[1], *user = file;
     model_defaults(&file->m);
     int rc = read_document(buf, len, origin, file, err);
+    if (rc == 0 && name && !file->set[F_NAME])
+        mesh_strlcpy(file->m.name, name, sizeof(file->m.name));
     if (rc == 0 && file->preset[0]) {
         if (!dirs) {
             rc = mesh_error_set(err, "%s:%d: preset: presets are not available here", origin,
@@ -544,7 +549,7 @@ static int parse_with(const char *buf, size_t len, const char *origin, const mes
 int mesh_spec_parse(const char *buf, size_t len, const char *origin, const mesh_spec_dirs_t *dirs,
                     mesh_model_t *out, mesh_error_t *err)
 {
-    return parse_with(buf, len, origin, dirs, NULL, out, err);
+    return parse_with(buf, len, origin, NULL, dirs, NULL, out, err);
 }
 
 /* A Hugging Face config.json, by its name. */
@@ -585,7 +590,7 @@ static int parse_hf(const char *buf, size_t len, const char *path, const overrid
         mesh_buf_free(&doc);
         return -1;
     }
-    int rc = parse_with(doc.data, doc.len, path, NULL, ov, out, err);
+    int rc = parse_with(doc.data, doc.len, path, NULL, NULL, ov, out, err);
     mesh_buf_free(&doc);
     /* "PATH:LINE: key: ..." of the translated document: the field instead */
     size_t n = strlen(path);
@@ -607,6 +612,7 @@ int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const ch
     if (!spec || !*spec)
         return mesh_error_set(err, "model: empty spec (give a preset name or a .yaml file)");
     char path[PATH_LEN];
+    const char *name = spec;
     int preset = !mesh_spec_is_path(spec);
     if (preset) {
         if (preset_path(spec, dirs, path, sizeof(path), err) < 0)
@@ -618,9 +624,9 @@ int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const ch
     if (!buf)
         return -1;
     /* a preset may not name another: it is read without the directories */
-    int rc = !preset && is_json(spec)
-                 ? parse_hf(buf, len, spec, &ov, out, err)
-                 : parse_with(buf, len, spec, preset ? NULL : dirs, &ov, out, err);
+    int rc = !preset && is_json(spec) ? parse_hf(buf, len, spec, &ov, out, err)
+                                      : parse_with(buf, len, spec, preset ? name : NULL,
+                                                   preset ? NULL : dirs, &ov, out, err);
     free(buf);
     return rc;
 }

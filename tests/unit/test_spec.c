@@ -267,6 +267,36 @@ static void presets__bad_names_and_nesting(void **state)
     assert_int_equal(mesh_spec_parse(yaml, strlen(yaml), "x.yaml", NULL, &m, &err), -1);
 }
 
+/* A preset whose file gives no name: is its preset's name however it is
+ * named (meshplan-spec(5), name: "default: the preset's, else model"): by
+ * --model NAME as by a spec's preset: NAME; a name given still wins. */
+static void presets__nameless_named_after_the_preset(void **state)
+{
+    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/tiny-noname.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n", f);
+    fclose(f);
+    mesh_spec_dirs_t d = {{dir, NULL, NULL, NULL}};
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_spec_load("tiny-noname", &d, &m, &err), 0);
+    assert_string_equal(m.name, "tiny-noname");
+    const char *yaml = "preset: tiny-noname\ntrain:\n  global_batch: 64\n";
+    assert_int_equal(mesh_spec_parse(yaml, strlen(yaml), "x.yaml", &d, &m, &err), 0);
+    assert_string_equal(m.name, "tiny-noname");
+    const char *sets[] = {"name=mine"};
+    assert_int_equal(mesh_spec_load_with("tiny-noname", &d, "--set", sets, 1, &m, &err), 0);
+    assert_string_equal(m.name, "mine");
+    /* a file read by its path is no preset: the default */
+    assert_int_equal(mesh_spec_load(path, &d, &m, &err), 0);
+    assert_string_equal(m.name, "model");
+    unlink(path);
+    rmdir(dir);
+}
+
 static void files__only_regular_and_small(void **state)
 {
     char dir[] = "/tmp/meshplan-spec-XXXXXX";
@@ -1389,6 +1419,7 @@ int main(void)
         cmocka_unit_test(errors__one_printable_line),
         cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
+        cmocka_unit_test(presets__nameless_named_after_the_preset),
         cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),
         cmocka_unit_test(keys__documented_defaults),
