@@ -273,12 +273,13 @@ static void presets__bad_names_and_nesting(void **state)
 static void presets__nameless_named_after_the_preset(void **state)
 {
     char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
+    const char arch[] =
+        "arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n";
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/tiny-noname.yaml", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n", f);
-    fclose(f);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0 && write(fd, arch, strlen(arch)) == (ssize_t)strlen(arch));
+    close(fd);
     mesh_spec_dirs_t d = {{dir, NULL, NULL, NULL}};
     mesh_model_t m;
     mesh_error_t err;
