@@ -19,7 +19,8 @@ sites.  What: the operators people get wrong, one per mutant:
 Not: comments and strings (masked before matching), asserts and log-only
 lines, the size of an array in a declaration (a buffer one byte larger is
 no bug), ++/-- (a flipped loop counter only hangs), the strings of a
-strcmp() tested only for equality (they commute), statements that only
+strcmp() tested only for equality (they commute), the arguments of calloc()
+and of a minimum or maximum (they commute too), statements that only
 free memory or a handle (a leak: memcheck's and ASan's), and any mutant the
 compiler objects to: each is compiled alone (gcc -fsyntax-only with
 -Wall -Wextra -Wconversion) and dropped, and another drawn, when it does
@@ -113,6 +114,9 @@ PARAM = re.compile(r"^(const\s+|struct\s+|enum\s+|unsigned\s+)*[A-Za-z_]\w*\s*[\
 # strcmp(a, b) == 0 is strcmp(b, a) == 0: swapped, its first two arguments
 # matter only where the result is ordered (< 0, > 0, or returned as is).
 COMPARE = {"strcmp", "strncmp", "strcasecmp", "strncasecmp", "memcmp"}
+# Calls whose two arguments commute whatever is done with the result: calloc
+# (count and size: the same bytes) and a minimum or a maximum.
+SYMMETRIC = {"calloc", "fmin", "fmax", "fminf", "fmaxf", "min_l", "max_l"}
 ORDERED = re.compile(r"\s*(<|>|;)")
 NUMBER = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 
@@ -165,7 +169,7 @@ def sites(code, masked, prev):
 def swapped_arguments(code, masked):
     out = []
     for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", masked):
-        if m.group(1) in KEYWORDS:
+        if m.group(1) in KEYWORDS or m.group(1) in SYMMETRIC:
             continue
         depth, args, start = 0, [], m.end()
         for j in range(m.end(), len(masked)):
