@@ -48,6 +48,20 @@ static void events__hostile_refused(void **state)
     assert_int_equal(read_all(doc, &err), -1);
 }
 
+/* A tag changes what a node means wherever it stands: on a sequence and
+ * on a map as on a scalar, each refused with the line it is on. */
+static void events__tag_refused_on_every_node(void **state)
+{
+    (void)state;
+    const char *docs[] = {"a: 1\nb: !!seq [x, y]\n", "a: 1\nb: !!map {x: 1}\n",
+                          "a: 1\nb: !!str x\n"};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        mesh_error_t err = {0};
+        assert_int_equal(read_all(docs[i], &err), -1);
+        assert_string_equal(err.msg, "t.yaml:2: tags (!name) are not allowed");
+    }
+}
+
 static void files__regular_and_bounded(void **state)
 {
     (void)state;
@@ -92,6 +106,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(events__hostile_refused),
+        cmocka_unit_test(events__tag_refused_on_every_node),
         cmocka_unit_test(files__regular_and_bounded),
         cmocka_unit_test(top_line__key_value_comment_quotes),
     };
