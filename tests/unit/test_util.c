@@ -98,6 +98,26 @@ static void error__long_user_input_is_cut(void **state)
     assert_true(strlen(err.msg) < MESH_ERROR_MAX);
 }
 
+/* A value of more than 40 characters is quoted as its first 40 and "...",
+ * the rest of the message right after it; one of exactly 40 whole. */
+static void error__quoted_value_cut_after_40_with_dots(void **state)
+{
+    (void)state;
+    char v41[42], v40[41], want[160];
+    memset(v41, '7', sizeof(v41) - 1);
+    v41[sizeof(v41) - 1] = '\0';
+    memcpy(v40, v41, 40);
+    v40[40] = '\0';
+    long long v;
+    mesh_error_t err;
+    assert_int_equal(mesh_parse_int(v41, "n", 1, 2, &v, &err), -1);
+    snprintf(want, sizeof(want), "n: %s... is out of range (allowed 1..2)", v40);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(mesh_parse_int(v40, "n", 1, 2, &v, &err), -1);
+    snprintf(want, sizeof(want), "n: %s is out of range (allowed 1..2)", v40);
+    assert_string_equal(err.msg, want);
+}
+
 /* Counts as people write them: SI suffixes are powers of 1000 (32k is
  * 32000, not 32768), Ki..Ti powers of 1024, computed exactly. */
 static void count__suffixes__exact_values(void **state)
@@ -350,6 +370,7 @@ int main(void)
         cmocka_unit_test(double__refuses_nan_inf_hex),
         cmocka_unit_test(bool__words),
         cmocka_unit_test(error__long_user_input_is_cut),
+        cmocka_unit_test(error__quoted_value_cut_after_40_with_dots),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
