@@ -355,7 +355,14 @@ static void inputs__refused(void **state)
     assert_non_null(strstr(err.msg, "nodes"));
     assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 0, 0, 1, 8, &a, &err), -1);
     assert_non_null(strstr(err.msg, "--gpu"));
-    /* the largest node planned is 1024 GPUs: one more is refused, naming it */
+    /* the largest node planned is 1024 GPUs: it is planned, one more is
+     * refused, naming it */
+    a = test_alloc("H100-SXM", 1, 1024);
+    p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
+    if (!p)
+        fail_msg("a node of 1024 GPUs refused: %s", err.msg);
+    assert_int_equal(mesh_layout_world(&mesh_plan_best(p)->layout), 1024);
+    mesh_plan_destroy(p);
     a = test_alloc("H100-SXM", 1, 1025);
     assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
     assert_string_equal(err.msg, "gpus-per-node: 1025 is out of range (1..1024)");
