@@ -1041,6 +1041,11 @@ static void set__spec_and_policy_keys(void **state)
                "32k is 32000, 32Ki 32768)");
     assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--set", "train.tokens=1.2345k", NULL),
                "--set: train.tokens: '1.2345k' is not a whole number");
+    /* name, the spec's first key and no section's, is the spec's too */
+    r = run("plan", "--model", "llama3-70b", ALLOC, "--json", "--set", "name=my-run", NULL);
+    assert_int_equal(r->status, 0);
+    const char *named = "{\"model\":{\"name\":\"my-run\",";
+    assert_int_equal(strncmp(r->out, named, strlen(named)), 0);
     /* policy keys as before */
     r = run("plan", "--model", "llama3-8b", ALLOC, "--json", "--set", "reserve=0.5", NULL);
     assert_non_null(strstr(r->out, "\"capacity\":42760404992"));
