@@ -102,11 +102,31 @@ static void params__moe_mla_mtp__by_hand(void **state)
     assert_int_equal((uint64_t)mesh_model_active_params(&twice), 2 * 138720);
 }
 
+/* A GPT-style MoE (GeLU MLP, LayerNorm, learned positions), counted by
+ * hand: hidden 64, 4 heads (MHA), vocab 100 untied, seq 32, 2 layers,
+ * both MoE with 4 experts of ffn 32, top 2:
+ *   attention: QKV 3*64*64 + 3*64 biases, proj 64*64 + 64 = 16640
+ *   two LayerNorms 4*64 = 256, router 64*4 = 256
+ *   expert: fc1 64*32 + 32, fc2 32*64 + 64 = 4192; 4 of them 16768
+ *   MoE layer 16640 + 256 + 256 + 16768 = 33920
+ *   total 2*33920 + embeddings 2*100*64 + positions 32*64 = 82688
+ *   active (2 experts): 2*(17152 + 2*4192) + 12800 + 2048 = 65920 */
+static void params__gelu_moe__by_hand(void **state)
+{
+    mesh_model_t m =
+        test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, mlp: gelu, "
+                  "moe: {experts: 4, top_k: 2, ffn: 32}}\ntrain: {seq_len: 32}\n");
+    assert_int_equal((uint64_t)mesh_model_moe_layer_params(&m), 33920);
+    assert_int_equal((uint64_t)m.params, 82688);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m), 65920);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
+        cmocka_unit_test(params__gelu_moe__by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
