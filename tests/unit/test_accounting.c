@@ -194,6 +194,12 @@ static const kase_t cases[] = {
      "tp=8,pp=16,dp=128,cp=1,zero=2,vpp=1,mb=1,recompute=none,sp=on", MESH_FW_MEGATRON, 0, NULL},
     {"preset: llama3-70b\ntrain: {framework: megatron}\n", "H100-SXM", 16,
      "tp=8,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=on", MESH_FW_MEGATRON, 0, NULL},
+    /* an fp32 model's parameters, its only copy, sharded from ZeRO-3 on:
+     * 4 + 12/d at ZeRO-2, 16/d at ZeRO-3 */
+    {"preset: llama2-7b\ntrain: {framework: megatron, precision: fp32}\n", "H100-SXM", 1,
+     "tp=1,pp=1,dp=8,cp=1,zero=2,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
+    {"preset: llama2-7b\ntrain: {framework: megatron, precision: fp32}\n", "H100-SXM", 1,
+     "tp=1,pp=1,dp=8,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
     /* 16-bit moments and SGD */
     {"preset: llama2-70b\ntrain: {framework: megatron, optimizer_dtype: bf16}\n", "H100-SXM", 8,
      "tp=8,pp=2,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=on,moments=bf16", MESH_FW_MEGATRON, 0,
