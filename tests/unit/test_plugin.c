@@ -910,6 +910,11 @@ static void config__broken_refuses_only_meshplan_jobs(void **state)
             assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
             assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
             assert_non_null(strstr(mock.last_error, "--mesh-export: refused"));
+            /* and one that asks only how its tasks are bound */
+            assert_int_equal(init(c, args), 0);
+            assert_int_equal(mesh_test_option("mesh-bind", "none", 0), 0);
+            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+            assert_non_null(strstr(mock.last_error, "--mesh-bind: refused"));
         }
         /* slurmstepd: init never fails (no node drained), and says it in slurmd's log */
         assert_int_equal(init(S_CTX_REMOTE, args), 0);
