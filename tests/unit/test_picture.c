@@ -101,6 +101,38 @@ static void text__memory_over_capacity(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The SVG rank map draws a node's every GPU when their cells fit the
+ * width, however tightly: 12 cells of "11:0.11.0" (75 px with the gap
+ * between them, 900 px across) fill it exactly, and none is cut for "...";
+ * 13 do not, and the row ends in "..." after the 11 that leave it room. */
+static void svg__rank_map_row_filled_exactly_shows_every_gpu(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-8b");
+    m.global_batch = 12 * 13; /* data parallel over either node */
+    for (int gpus = 12; gpus <= 13; gpus++) {
+        char mesh[64];
+        snprintf(mesh, sizeof(mesh), "tp=1,pp=1,dp=%d,zero=1", gpus);
+        mesh_alloc_t a = test_alloc("H100-SXM", 1, gpus);
+        mesh_plan_t *p = test_plan(&m, &a, mesh);
+        char *svg = mesh_picture_svg(p), last[32];
+        snprintf(last, sizeof(last), ">%d:0.%d.0</text>", gpus - 1, gpus - 1);
+        int cells = 0;
+        for (const char *c = svg; (c = strstr(c, "height=\"22\"")); c++)
+            cells++;
+        assert_int_equal(cells, gpus == 12 ? 12 : 11);
+        if (gpus == 12) {
+            assert_non_null(strstr(svg, last));
+            assert_null(strstr(svg, ">...</text>"));
+        } else {
+            assert_null(strstr(svg, last));
+            assert_non_null(strstr(svg, ">...</text>"));
+        }
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void svg__self_contained(void **state)
 {
     mesh_plan_t *p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1");
@@ -911,6 +943,7 @@ int main(void)
         cmocka_unit_test(text__big_allocations_summarised),
         cmocka_unit_test(text__memory_over_capacity),
         cmocka_unit_test(svg__self_contained),
+        cmocka_unit_test(svg__rank_map_row_filled_exactly_shows_every_gpu),
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),
