@@ -128,6 +128,40 @@ static void pins__spec_recompute_full_is_every_layer(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Without FlashAttention, selective recomputation tries the lightest set
+ * of modules first: where recomputing core attention alone fits, the plan
+ * is plain selective, and what it shows of its memory and step time is what
+ * that layout needs (as `meshplan check` prices it), not what recomputing
+ * the MLP too would.  (1 x 8 H100 at seq 8192: the planner's own choice.) */
+static void selective__lightest_module_set_that_fits(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-8b");
+    m.flash_attention = 0;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    assert_true(c->fits);
+    assert_int_equal(c->layout.recompute, MESH_RECOMPUTE_SELECTIVE);
+    assert_int_equal(c->layout.recompute_modules, 0); /* plain: core_attn */
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = c->layout;
+    mesh_cost_t cost, heavy;
+    mesh_memory_t mem;
+    mesh_cost_estimate(&m, &l, &a, &cost);
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    if (fabs(c->memory.total - mem.total) > 1e-12 * mem.total ||
+        fabs(c->memory.activations - mem.activations) > 1e-12 * mem.activations)
+        fail_msg("the plan shows %.0f bytes (%.0f of activations), its layout needs %.0f (%.0f)",
+                 c->memory.total, c->memory.activations, mem.total, mem.activations);
+    assert_true(fabs(c->cost.step_seconds - cost.step_seconds) <= 1e-12 * cost.step_seconds);
+    l.recompute_modules = MESH_RC_CORE_ATTN | MESH_RC_MLP;
+    mesh_cost_estimate(&m, &l, &a, &heavy);
+    assert_true(c->cost.step_seconds < heavy.step_seconds);
+    mesh_plan_destroy(p);
+}
+
 static void sequence_parallel__only_where_it_applies(void **state)
 {
     /* seq 4100 is not divisible by 8: TP 8 is still a candidate, without SP */
@@ -1990,6 +2024,7 @@ int main(void)
         cmocka_unit_test(pins__respected),
         cmocka_unit_test(pins__auto_overrides_the_spec),
         cmocka_unit_test(pins__spec_recompute_full_is_every_layer),
+        cmocka_unit_test(selective__lightest_module_set_that_fits),
         cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),
