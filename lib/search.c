@@ -116,9 +116,24 @@ static void note_family(search_t *s, const mesh_candidate_t *c)
     }
 }
 
-/* Price layout l into c: its memory, and whether it fits the GPU (and,
- * with the optimizer offloaded, the host memory of its node, shared by the
- * node's tasks). */
+/* Forget the states' sums price() keeps: they are one shape's. */
+static void forget_sums(search_t *s)
+{
+    for (int i = 0; i < MESH_ARRAY_LEN(s->memo_key); i++)
+        s->memo_key[i] = -1;
+}
+
+/* Whether `total` bytes per GPU fit mem's capacity, and (with the optimizer
+ * offloaded) mem's host bytes the node's host memory, which its tasks
+ * share. */
+static int fits_in(const search_t *s, double total, const mesh_memory_t *mem)
+{
+    double node_host = mem->host * s->a->gpus_per_node;
+    return total <= mem->capacity &&
+           (mem->host <= 0 || node_host <= MESH_HOST_USABLE * s->a->host_memory);
+}
+
+/* Price layout l into c: its memory, and whether it fits (fits_in). */
 static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
 {
     memset(c, 0, sizeof(*c));
@@ -133,9 +148,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
         s->memo_key[slot] = key;
     }
     mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums[slot], &c->memory);
-    c->fits = c->memory.total <= c->memory.capacity &&
-              (c->memory.host <= 0 ||
-               c->memory.host * s->a->gpus_per_node <= MESH_HOST_USABLE * s->a->host_memory);
+    c->fits = fits_in(s, c->memory.total, &c->memory);
 }
 
 /* recompute full:N with N planned: the fewest layers per stage whose
@@ -235,9 +248,7 @@ static int levers(const search_t *s, const mesh_layout_t *l, mesh_layout_t out[L
 static int short_beyond_buffers(const search_t *s, const mesh_candidate_t *c)
 {
     double ub = mesh_tp_overlap_buffers(s->m, &c->layout);
-    return ub <= 0 || c->memory.total - ub > c->memory.capacity * (1 + 1e-12) ||
-           (c->memory.host > 0 &&
-            c->memory.host * s->a->gpus_per_node > MESH_HOST_USABLE * s->a->host_memory);
+    return ub <= 0 || !fits_in(s, c->memory.total - ub - 1e-12 * c->memory.capacity, &c->memory);
 }
 
 /* l with the recomputation it leaves to the planner (layers of full,
@@ -601,8 +612,7 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
             s->psi_e_max = s->psi_e[k];
         }
     }
-    for (int i = 0; i < 4; i++) /* the sums are the shape's */
-        s->memo_key[i] = -1;
+    forget_sums(s);
 }
 
 /* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
@@ -779,8 +789,7 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->assume = assume;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
-    for (int i = 0; i < 4; i++)
-        s->memo_key[i] = -1;
+    forget_sums(s);
     s->work = work_in_use;
     if (s->work && s->work->spent >= s->work->limit)
         s->halted = s->work->stopped = 1; /* spent by the searches before */
