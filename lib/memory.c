@@ -39,13 +39,13 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
     if (!m->has_arch)
         return 0;
     double s = (double)m->seq_len / cp, b = mb, h = m->hidden;
-    double a = m->heads, q, kv;
-    mesh_model_attn_widths(m, &q, &kv);
     double sbh = s * b * h;
     double rep_div = sp ? tp : 1; /* SP shards what plain TP replicates */
 
     if (rc == MESH_RECOMPUTE_FULL) /* only the layer's input is kept */
         return 2 * sbh / rep_div;
+    double a = m->heads, q, kv;
+    mesh_model_attn_widths(m, &q, &kv);
     if (rc != MESH_RECOMPUTE_SELECTIVE)
         modules = 0;
     else if (modules == 0) /* Megatron's default: recompute_modules = ["core_attn"] */
@@ -462,11 +462,11 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     if (m->has_arch)
         la = layer_activations(m, l, mesh_moe_imbalance(m, assume));
     double ub = mesh_tp_overlap_buffers(m, l); /* once per GPU, whatever its stage */
+    double comm = assume->overhead_comm * groups_of(l);
     for (int i = 0; i < n; i++) {
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
-        double overhead = assume->overhead_context + assume->overhead_comm * groups_of(l) +
-                          assume->fragmentation * act + ub;
+        double overhead = assume->overhead_context + comm + assume->fragmentation * act + ub;
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < nf; f++) {
             const mesh_states_sum_t *c = &sums[f][mid];
