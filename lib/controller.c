@@ -434,6 +434,7 @@ typedef struct cache_key {
     mesh_submit_ask_t ask;
     char partitions[256]; /* a longer list is not kept */
     long work;            /* the budget judged under */
+    int shared;           /* 1: the floor of a user's share (mesh_submit_decide_for) */
 } cache_key_t;
 
 typedef struct cache_slot {
@@ -522,19 +523,10 @@ static void cache_keep(const mesh_policy_t *pol, const cache_key_t *k, uint64_t 
     pthread_mutex_unlock(&cache.lock);
 }
 
-void mesh_submit_cache_clear(void)
-{
-    pthread_mutex_lock(&cache.lock);
-    for (int i = 0; i < MESH_SUBMIT_CACHE_MAX; i++)
-        cache.slot[i].used = 0;
-    cache.next = 0;
-    pthread_mutex_unlock(&cache.lock);
-}
-
 /* A submission's budget of `work` units, its advice's share within it. */
 static mesh_work_t budget_of(long work)
 {
-    return (mesh_work_t){work, 0, 0, work / MESH_SUBMIT_ADVICE_SHARE};
+    return (mesh_work_t){work, 0, 0, work / MESH_SUBMIT_ADVICE_SHARE, 0};
 }
 
 mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partitions,
@@ -549,16 +541,36 @@ mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partition
     return out->verdict;
 }
 
-int mesh_submit_decide_within(long work, const mesh_policy_t *pol, const char *partitions,
-                              const mesh_model_t *m, const mesh_layout_t *pins,
-                              const mesh_step_t *s, const mesh_submit_ask_t *ask,
-                              mesh_submit_t *out)
+/* What a judgement that its user's spent share cut short adds: to the
+ * message of a verdict that says why (a refusal, a warning, a job let
+ * through unjudged), else to the note. */
+static void share_spent(mesh_submit_t *out, long work)
+{
+    char line[256];
+    snprintf(line, sizeof(line),
+             "(your recent submissions have spent your share of the controller's work: this one "
+             "had %ld units, and a whole judgement's %ld come back within %g s)",
+             work, MESH_SUBMIT_WORK, (double)MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_RATE);
+    if (out->verdict == MESH_VERDICT_RUN && out->judged) {
+        add_note(out, "%s", line);
+        return;
+    }
+    size_t n = strlen(out->msg);
+    snprintf(out->msg + n, sizeof(out->msg) - n, "%s%s", n ? "\n" : "", line);
+}
+
+/* mesh_submit_decide_within; `shared`: its budget is the floor of a user's
+ * share, which a judgement cut short says. */
+static int decide_within(long work, int shared, const mesh_policy_t *pol, const char *partitions,
+                         const mesh_model_t *m, const mesh_layout_t *pins, const mesh_step_t *s,
+                         const mesh_submit_ask_t *ask, mesh_submit_t *out)
 {
     cache_key_t k;
     uint64_t hash = 0;
     int keep = cache_key(pol, partitions, m, pins, s, ask, &k) == 0;
     if (keep) {
         k.work = work;
+        k.shared = shared;
         hash = hash_bytes(MESH_FNV_OFFSET, &k, sizeof(k));
         if (cache_find(pol, &k, hash, out))
             return out->verdict;
@@ -568,9 +580,19 @@ int mesh_submit_decide_within(long work, const mesh_policy_t *pol, const char *p
     decide(pol, partitions, m, pins, s, ask, out);
     mesh_work_use(was);
     out->work = w.spent;
+    if (shared && (w.stopped || w.cut))
+        share_spent(out, work);
     if (keep)
         cache_keep(pol, &k, hash, out);
     return out->verdict;
+}
+
+int mesh_submit_decide_within(long work, const mesh_policy_t *pol, const char *partitions,
+                              const mesh_model_t *m, const mesh_layout_t *pins,
+                              const mesh_step_t *s, const mesh_submit_ask_t *ask,
+                              mesh_submit_t *out)
+{
+    return decide_within(work, 0, pol, partitions, m, pins, s, ask, out);
 }
 
 mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitions,
@@ -578,6 +600,77 @@ mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char *partitio
                                   const mesh_step_t *s, const mesh_submit_ask_t *ask,
                                   mesh_submit_t *out)
 {
-    return (mesh_verdict_t)mesh_submit_decide_within(MESH_SUBMIT_WORK, pol, partitions, m, pins, s,
-                                                     ask, out);
+    return (mesh_verdict_t)decide_within(MESH_SUBMIT_WORK, 0, pol, partitions, m, pins, s, ask,
+                                         out);
+}
+
+/* ---- each user's share of the controller's work ---- */
+
+typedef struct share {
+    int used;
+    unsigned uid;
+    double units; /* what the user holds, as of `at` */
+    double at;    /* when units was last brought up to date (seconds) */
+} share_t;
+
+static struct {
+    pthread_mutex_t lock;
+    share_t user[MESH_SUBMIT_SHARE_USERS];
+} shares = {PTHREAD_MUTEX_INITIALIZER, {{0}}};
+
+/* uid's share, refilled up to `now`; a user not kept takes the place of the
+ * one seen longest ago, with a whole share.  Under shares.lock. */
+static share_t *share_of(unsigned uid, double now)
+{
+    share_t *u = NULL, *old = &shares.user[0];
+    for (int i = 0; i < MESH_SUBMIT_SHARE_USERS && !u; i++) {
+        share_t *e = &shares.user[i];
+        if (e->used && e->uid == uid)
+            u = e;
+        else if (old->used && (!e->used || e->at < old->at))
+            old = e;
+    }
+    if (!u) {
+        u = old;
+        *u = (share_t){1, uid, MESH_SUBMIT_SHARE_BURST, now};
+    }
+    double since = now - u->at; /* a clock gone back, or not a number: no refill */
+    if (since > 0) {
+        u->units += since * MESH_SUBMIT_SHARE_RATE;
+        if (u->units > MESH_SUBMIT_SHARE_BURST)
+            u->units = MESH_SUBMIT_SHARE_BURST;
+        u->at = now;
+    }
+    return u;
+}
+
+mesh_verdict_t mesh_submit_decide_for(unsigned uid, double now, const mesh_policy_t *pol,
+                                      const char *partitions, const mesh_model_t *m,
+                                      const mesh_layout_t *pins, const mesh_step_t *s,
+                                      const mesh_submit_ask_t *ask, mesh_submit_t *out)
+{
+    pthread_mutex_lock(&shares.lock);
+    int whole = share_of(uid, now)->units >= MESH_SUBMIT_WORK;
+    pthread_mutex_unlock(&shares.lock);
+    long work = whole ? MESH_SUBMIT_WORK : MESH_SUBMIT_SHARE_FLOOR;
+    decide_within(work, !whole, pol, partitions, m, pins, s, ask, out);
+    if (!out->cached) {
+        pthread_mutex_lock(&shares.lock);
+        share_t *u = share_of(uid, now);
+        u->units = u->units > out->work ? u->units - (double)out->work : 0;
+        pthread_mutex_unlock(&shares.lock);
+    }
+    return out->verdict;
+}
+
+void mesh_submit_cache_clear(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < MESH_SUBMIT_CACHE_MAX; i++)
+        cache.slot[i].used = 0;
+    cache.next = 0;
+    pthread_mutex_unlock(&cache.lock);
+    pthread_mutex_lock(&shares.lock);
+    memset(shares.user, 0, sizeof(shares.user));
+    pthread_mutex_unlock(&shares.lock);
 }

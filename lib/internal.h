@@ -64,6 +64,7 @@ typedef struct mesh_work {
     /* the most units the advice of a refusal (what would fit) may spend of
      * it, within limit; 0: as many as are left (mesh_advise) */
     long advice;
+    int cut; /* a part of it (mesh_work_part) reached its own limit: something was cut short */
 } mesh_work_t;
 
 /* Count the searches this thread runs against w from now on (NULL: none);

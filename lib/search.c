@@ -809,7 +809,7 @@ mesh_work_t *mesh_work_part(mesh_work_t *part, long cap)
     if (!whole || cap <= 0)
         return whole;
     long left = whole->limit - whole->spent;
-    *part = (mesh_work_t){cap < left ? cap : left, 0, whole->stopped, whole->advice};
+    *part = (mesh_work_t){cap < left ? cap : left, 0, whole->stopped, whole->advice, 0};
     work_in_use = part;
     return whole;
 }
@@ -819,6 +819,7 @@ void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part)
     if (!whole || work_in_use != part)
         return; /* no part was begun */
     whole->spent += part->spent;
+    whole->cut |= part->stopped | part->cut;
     if (whole->spent >= whole->limit)
         whole->stopped = 1;
     work_in_use = whole;

@@ -131,6 +131,26 @@ typedef struct mesh_submit_ask {
  * replaced first: a job array or a resubmission is answered from them. */
 #define MESH_SUBMIT_CACHE_MAX 64
 
+/* Each user's share of the controller's work (mesh_submit_decide_for), a
+ * token bucket as Slurm's own per-user RPC rate limit (slurm.conf
+ * SlurmctldParameters=rl_enable, rl_bucket_size, rl_refill_rate, whose
+ * defaults are 30 and 2 a second): a user holds at most
+ * MESH_SUBMIT_SHARE_BURST units (20 whole judgements, about 30 ms of a
+ * core) and gets back MESH_SUBMIT_SHARE_RATE a second (two whole
+ * judgements: at most about 3 ms of a core a second, however many
+ * submissions).  A submission is judged within MESH_SUBMIT_WORK while its
+ * user holds that much, and within MESH_SUBMIT_SHARE_FLOOR (about 0.1 ms:
+ * enough to judge an ordinary job whole, or to refuse a job that fits
+ * nowhere without its explanation) once the user's recent submissions have
+ * spent it; so a user submitting costly specs in a loop holds the
+ * controller for a tenth of a millisecond each, and other users keep their
+ * whole shares.  MESH_SUBMIT_SHARE_USERS users are kept, the one seen
+ * longest ago replaced (with a whole share, as a user not seen). */
+#define MESH_SUBMIT_SHARE_BURST (20 * MESH_SUBMIT_WORK)
+#define MESH_SUBMIT_SHARE_RATE  (2 * MESH_SUBMIT_WORK)
+#define MESH_SUBMIT_SHARE_FLOOR (MESH_SUBMIT_WORK / 30)
+#define MESH_SUBMIT_SHARE_USERS 64
+
 /* A time limit is "far longer" than the estimate beyond this factor of the
  * estimate with its margin: backfill then cannot start the job in the
  * holes its real length would fit (doc/design.md, "Run-time estimate"). */
@@ -234,10 +254,31 @@ MESH_API mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char 
                                            mesh_submit_t *out);
 
 /**
- * Forget the verdicts mesh_submit_decide keeps.  Not needed for
- * correctness (a verdict is kept for the same inputs and the same policy
- * bytes only); for a caller that wants the memory back, or every verdict
- * judged afresh (a benchmark).
+ * mesh_submit_decide for a submission of user `uid` at `now` (seconds on a
+ * clock that does not go back, such as CLOCK_MONOTONIC's), within that
+ * user's share of the controller's work (MESH_SUBMIT_SHARE_BURST): with
+ * MESH_SUBMIT_WORK units while the share holds that many, else with
+ * MESH_SUBMIT_SHARE_FLOOR; the share then loses what the judgement took
+ * (never below 0) and refills at MESH_SUBMIT_SHARE_RATE units a second.
+ * A judgement the floor cut short says so in out->msg (or out->note for a
+ * job let through) and names `meshplan plan`, which judges it in full;
+ * one the floor sufficed for is mesh_submit_decide's, to the word.  A
+ * repeated submission is answered from the kept verdicts (of the same
+ * budget) and costs its share nothing.  Safe to call from several threads.
+ *
+ * Arguments and result as mesh_submit_decide's.
+ */
+MESH_API mesh_verdict_t mesh_submit_decide_for(unsigned uid, double now, const mesh_policy_t *pol,
+                                               const char *partitions, const mesh_model_t *m,
+                                               const mesh_layout_t *pins, const mesh_step_t *s,
+                                               const mesh_submit_ask_t *ask, mesh_submit_t *out);
+
+/**
+ * Forget what the controller keeps between submissions: the verdicts
+ * mesh_submit_decide keeps and the users' shares (mesh_submit_decide_for).
+ * Not needed for correctness (a verdict is kept for the same inputs and
+ * the same policy bytes only); for a caller that wants every verdict
+ * judged afresh and every share whole (a benchmark, a test).
  */
 MESH_API void mesh_submit_cache_clear(void);
 

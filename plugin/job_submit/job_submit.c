@@ -333,9 +333,10 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg, long *work, in
         return answer(reject ? SLURM_ERROR : SLURM_SUCCESS, err_msg, "meshplan: %s", err.msg);
     if (shaped > 0)
         return SLURM_SUCCESS; /* GPUs per socket: the nodes know their sockets */
-    /* the library's decision, which `meshplan plan --partition` shares */
+    /* the library's decision, which `meshplan plan --partition` shares,
+     * within the user's share of the controller's work */
     mesh_submit_t v;
-    mesh_submit_decide(&pol, d->partition, &m, &pins, &s, &ask, &v);
+    mesh_submit_decide_for(uid, now_ms() / 1e3, &pol, d->partition, &m, &pins, &s, &ask, &v);
     *work = v.work;
     *cached = v.cached;
     if (v.verdict == MESH_VERDICT_RUN) {

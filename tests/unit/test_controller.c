@@ -500,6 +500,151 @@ static void cache__threads(void **state)
     }
 }
 
+/* ---- each user's share of the controller's work ---- */
+
+/* A hostile spec of `layers` layers: each count a different submission. */
+static mesh_model_t hostile_of(int layers)
+{
+    return test_specf("name: hostile\narch: {layers: %d, hidden: 1024, heads: 1024, vocab: 128}\n"
+                      "train: {seq_len: 16777216, global_batch: 1073741824}\n",
+                      layers);
+}
+
+/* user uid's verdict on m, on one node of h100, at `now` */
+static mesh_verdict_t decide_as(unsigned uid, double now, const mesh_policy_t *pol,
+                                const mesh_model_t *m, mesh_submit_t *out)
+{
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_step_t s = {.nodes = 1, .gpus_per_node = 8};
+    mesh_submit_ask_t ask = {.nodes_lo = 1};
+    return mesh_submit_decide_for(uid, now, pol, "h100", m, &pins, &s, &ask, out);
+}
+
+static const char spent[] = "(your recent submissions have spent your share of the controller's "
+                            "work: this one had 5000 units, and a whole judgement's 150000 come "
+                            "back within 0.5 s)";
+
+/* A user submitting costly specs in a loop is judged whole until the
+ * share is spent, then within the floor: still refused, and told why;
+ * another user keeps a whole share; an ordinary job within the floor is
+ * judged as ever; the share comes back with time. */
+static void share__a_loop_of_costly_specs_gets_the_floor(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_submit_t v, full;
+    mesh_submit_cache_clear();
+    /* whole while the share holds a whole budget, and not once more */
+    long before = 0, last = 0;
+    int i = 0;
+    for (; i < 200; i++) {
+        mesh_model_t m = hostile_of(100000 - i);
+        assert_int_equal(decide_as(7, 100.0, &pol, &m, &v), MESH_VERDICT_REFUSE);
+        if (v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            break;
+        assert_null(strstr(v.msg, "your share"));
+        before += last;
+        last = v.work;
+    }
+    assert_true(i > 20 && i < 200);
+    assert_true(before <= MESH_SUBMIT_SHARE_BURST - MESH_SUBMIT_WORK);
+    assert_true(before + last > MESH_SUBMIT_SHARE_BURST - MESH_SUBMIT_WORK);
+    /* the floor's refusal: refused all the same, and told why it is short */
+    assert_non_null(strstr(v.msg, "hostile does not fit on 1 x 8 H100-SXM GPUs: "));
+    assert_non_null(strstr(v.msg, spent));
+    /* the same again: the kept verdict, which costs the share nothing */
+    mesh_model_t m = hostile_of(100000 - i);
+    assert_int_equal(decide_as(7, 100.0, &pol, &m, &v), MESH_VERDICT_REFUSE);
+    assert_int_equal(v.cached, 1);
+    /* another user: whole */
+    m = hostile_of(1000);
+    assert_int_equal(decide_as(8, 100.0, &pol, &m, &v), MESH_VERDICT_REFUSE);
+    assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
+    assert_null(strstr(v.msg, "your share"));
+    /* an ordinary job of the drained user: judged whole within the floor,
+     * in mesh_submit_decide's words */
+    mesh_model_t plain = test_preset("llama3-70b");
+    mesh_layout_t pins = test_mesh("auto");
+    mesh_step_t s = {.nodes = 4, .gpus_per_node = 8};
+    mesh_submit_ask_t ask = {.nodes_lo = 4};
+    assert_int_equal(mesh_submit_decide_for(7, 100.0, &pol, "h100", &plain, &pins, &s, &ask, &v),
+                     MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 1);
+    assert_true(v.work < MESH_SUBMIT_SHARE_FLOOR);
+    mesh_submit_decide(&pol, "h100", &plain, &pins, &s, &ask, &full);
+    assert_int_equal(full.cached, 0); /* a whole budget's key */
+    assert_string_equal(v.msg, full.msg);
+    assert_string_equal(v.note, full.note);
+    /* emptied by floors' judgements (each charged, down to 0), a whole
+     * budget is back WORK / RATE seconds later, not before */
+    for (i = 0; i < MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_FLOOR + 1; i++) {
+        m = hostile_of(85000 - i);
+        decide_as(7, 100.0, &pol, &m, &v);
+        assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    }
+    m = hostile_of(80000);
+    double back = (double)MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_RATE;
+    decide_as(7, 100.0 + 0.9 * back, &pol, &m, &v);
+    assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    m = hostile_of(80001);
+    decide_as(7, 100.0 + 2.1 * back, &pol, &m, &v);
+    assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
+}
+
+/* More users than the table keeps: each new one whole, the one seen
+ * longest ago forgotten (and whole again); a clock that goes back or is
+ * not a number refills nothing and breaks nothing. */
+static void share__users_beyond_the_table(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_submit_t v;
+    mesh_submit_cache_clear();
+    /* a free slot is taken before a kept user's, whatever the clock says */
+    int i = 0;
+    for (; i < 200; i++) {
+        mesh_model_t m = hostile_of(75000 - i);
+        if (decide_as(1, -10.0, &pol, &m, &v), v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            break;
+    }
+    mesh_model_t other = hostile_of(74000);
+    decide_as(2, -10.0, &pol, &other, &v);
+    other = hostile_of(74001);
+    decide_as(1, -10.0, &pol, &other, &v); /* still drained */
+    assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    mesh_submit_cache_clear();
+    /* drain user 1 */
+    i = 0;
+    for (; i < 200; i++) {
+        mesh_model_t m = hostile_of(70000 - i);
+        if (decide_as(1, 10.0, &pol, &m, &v), v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            break;
+    }
+    assert_true(i < 200);
+    mesh_model_t m = hostile_of(60000);
+    decide_as(1, 10.0 - 5, &pol, &m, &v); /* back in time: nothing back */
+    assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    m = hostile_of(60001);
+    decide_as(1, 0.0 / 0.0, &pol, &m, &v); /* not a number: the same */
+    assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    /* MESH_SUBMIT_SHARE_USERS others, each seen later: user 1 is forgotten */
+    for (unsigned u = 2; u < 2 + MESH_SUBMIT_SHARE_USERS; u++) {
+        m = hostile_of(50000 + (int)u);
+        decide_as(u, 11.0 + u, &pol, &m, &v);
+        assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
+    }
+    m = hostile_of(40000);
+    decide_as(1, 11.0, &pol, &m, &v);
+    assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
+    /* a share idle for long holds MESH_SUBMIT_SHARE_BURST, no more */
+    long sum = 0;
+    for (i = 0; i < 200; i++) {
+        m = hostile_of(30000 - i);
+        if (decide_as(40, 1e6, &pol, &m, &v), v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            break;
+        sum += v.work;
+    }
+    assert_true(sum < MESH_SUBMIT_SHARE_BURST + MESH_SUBMIT_WORK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +659,8 @@ int main(void)
         cmocka_unit_test(cache__same_request_same_key),
         cmocka_unit_test(cache__bounded),
         cmocka_unit_test(cache__threads),
+        cmocka_unit_test(share__a_loop_of_costly_specs_gets_the_floor),
+        cmocka_unit_test(share__users_beyond_the_table),
     };
     return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

@@ -15,12 +15,9 @@
  * 18 under plain DP, whose main gradients stay fp32 (test_plan.c's seed). */
 static mesh_model_t seed(double params)
 {
-    char yaml[256];
-    snprintf(yaml, sizeof(yaml),
-             "name: seed\nparams: %g\ntrain:\n  seq_len: 4096\n  global_batch: 64\n"
-             "  grad_accum_dtype: bf16\n  framework: megatron\n",
-             params);
-    return test_spec(yaml);
+    return test_specf("name: seed\nparams: %g\ntrain:\n  seq_len: 4096\n  global_batch: 64\n"
+                      "  grad_accum_dtype: bf16\n  framework: megatron\n",
+                      params);
 }
 
 /* seed(params) planned on nodes x gpus GPUs of 80e9 bytes (77.6e9 usable)

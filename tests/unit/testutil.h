@@ -44,6 +44,20 @@ static inline mesh_model_t test_spec(const char *yaml)
     return m;
 }
 
+/* test_spec of the YAML that fmt and what follows print (at most 1 KiB). */
+static inline mesh_model_t test_specf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline mesh_model_t test_specf(const char *fmt, ...)
+{
+    char yaml[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(yaml, sizeof(yaml), fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= (int)sizeof(yaml))
+        fail_msg("test_specf: the spec is longer than %zu bytes", sizeof(yaml));
+    return test_spec(yaml);
+}
+
 /* An allocation of GPUs by name, or (gpu NULL) of gpu_mem bytes each. */
 static inline mesh_alloc_t test_alloc_mem(const char *gpu, double gpu_mem, int nodes, int gpn)
 {
