@@ -649,6 +649,9 @@ mesh_verdict_t mesh_submit_decide_for(unsigned uid, double now, const mesh_polic
                                       const mesh_layout_t *pins, const mesh_step_t *s,
                                       const mesh_submit_ask_t *ask, mesh_submit_t *out)
 {
+    /* (not held while judging: the same user's submissions judged at once
+     * on several threads, as 25.11 may, each see the share before the
+     * others are charged, one whole budget more at most per thread) */
     pthread_mutex_lock(&shares.lock);
     int whole = share_of(uid, now)->units >= MESH_SUBMIT_WORK;
     pthread_mutex_unlock(&shares.lock);

@@ -16,8 +16,9 @@
  * under policy_lock.  This plans in
  * process (a first-fit search for a job that fits, a tenth of a millisecond;
  * the whole plan only to explain a refusal; never more than the library's
- * work budget, MESH_SUBMIT_WORK; a repeated submission from the library's
- * verdict cache), never forks or blocks, rereads
+ * work budget, MESH_SUBMIT_WORK, and less once the submitting user's share
+ * of it is spent, MESH_SUBMIT_SHARE_FLOOR; a repeated submission from the
+ * library's verdict cache), never forks or blocks, rereads
  * the policy when its file changes, and never fails in a way that could take
  * slurmctld down.  Built on Slurm's public headers only.
  */
