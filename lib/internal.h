@@ -285,14 +285,26 @@ typedef struct mesh_states_sum {
 void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
                       mesh_states_sum_t sums[3][2]);
 
+/* One layer's activations without recomputation, a dense and a MoE
+ * layer's, which every recomputation and lever of a micro-batch share:
+ * kept for the micro-batch, TP, CP, SP, EP and expert TP last priced
+ * (valid 0: none yet).  A planner's, for one model and one set of
+ * assumptions. */
+typedef struct mesh_plain_memo {
+    int valid, mb, tp, cp, sp, ep, etp;
+    double dense, moe;
+} mesh_plain_memo_t;
+
 /* mesh_memory_estimate from parts already counted: the parameters of the
  * heavy stages (as mesh_heavy_stages_of lists them), of which psi_e are a
  * MoE model's experts', and the states' sums.  The planner counts them
- * once per shape and ZeRO stage instead of once per layout it prices. */
+ * once per shape and ZeRO stage instead of once per layout it prices, and
+ * keeps the plain activations in *plain (NULL: none kept). */
 void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
                         const struct mesh_alloc *a, const struct mesh_assumptions *assume,
                         const double psi[4], const double psi_e[4],
-                        const mesh_states_sum_t sums[3][2], struct mesh_memory *out);
+                        const mesh_states_sum_t sums[3][2], mesh_plain_memo_t *plain,
+                        struct mesh_memory *out);
 
 /* The heavy stages of model m under layout l: mesh_heavy_stages', and for
  * a MoE model whose first layers are dense, the first middle stage of MoE

@@ -309,23 +309,45 @@ double mesh_tp_overlap_buffers(const mesh_model_t *m, const mesh_layout_t *l)
     return rows * m->hidden * (8 * gathered + 4 * 2);
 }
 
+/* The activations of one layer without recomputation, dense and MoE,
+ * from *plain where it holds l's (kept there otherwise). */
+static void plain_activations(const mesh_model_t *m, const mesh_layout_t *l, double imbalance,
+                              mesh_plain_memo_t *plain, double *dense, double *moe)
+{
+    int sp = l->sequence_parallel == 1;
+    mesh_plain_memo_t key = {1, l->micro_batch, l->tp, l->cp, sp, l->ep, l->etp, 0, 0};
+    if (plain && plain->valid && plain->mb == key.mb && plain->tp == key.tp &&
+        plain->cp == key.cp && plain->sp == key.sp && plain->ep == key.ep &&
+        plain->etp == key.etp) {
+        *dense = plain->dense;
+        *moe = plain->moe;
+        return;
+    }
+    *dense = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
+    *moe = mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
+    if (plain) {
+        key.dense = *dense;
+        key.moe = *moe;
+        *plain = key;
+    }
+}
+
 static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t *l,
-                                     double imbalance)
+                                     double imbalance, mesh_plain_memo_t *plain)
 {
     int sp = l->sequence_parallel == 1;
     unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : 0;
     layer_act_t a;
-    a.chosen = mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute, mods);
-    a.none =
-        l->recompute == MESH_RECOMPUTE_NONE
-            ? a.chosen
-            : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, MESH_RECOMPUTE_NONE, 0);
-    a.moe_chosen = a.moe_none = a.dispatch = a.merged = 0;
+    plain_activations(m, l, imbalance, plain, &a.none, &a.moe_none);
+    /* without recomputation the modules are not read: the plain layer */
+    int none = l->recompute == MESH_RECOMPUTE_NONE;
+    a.chosen = none
+                   ? a.none
+                   : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute, mods);
+    a.moe_chosen = a.dispatch = a.merged = 0;
     if (mesh_model_is_moe(m)) {
-        a.moe_chosen = mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance);
-        a.moe_none = l->recompute == MESH_RECOMPUTE_NONE
-                         ? a.moe_chosen
-                         : mesh_activation_moe_layer(m, l, MESH_RECOMPUTE_NONE, 0, imbalance);
+        a.moe_chosen =
+            none ? a.moe_none : mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance);
         a.dispatch = mesh_moe_dispatch_buffers(m, l, imbalance);
         /* mesh_moe_overlap_held, from the layer and buffers just priced */
         if (mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A))
@@ -450,7 +472,7 @@ void mesh_states_sums(const mesh_model_t *m, const mesh_layout_t *l, mesh_states
 void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                         const mesh_assumptions_t *assume, const double psi[4],
                         const double psi_e[4], const mesh_states_sum_t sums[3][2],
-                        mesh_memory_t *out)
+                        mesh_plain_memo_t *plain, mesh_memory_t *out)
 {
     int stages[4], n = mesh_heavy_stages_of(m, l, stages), d = l->dp * l->cp;
     double edp = (double)mesh_layout_edp(l);
@@ -460,7 +482,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     layer_act_t la = {0};
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
-        la = layer_activations(m, l, mesh_moe_imbalance(m, assume));
+        la = layer_activations(m, l, mesh_moe_imbalance(m, assume), plain);
     double ub = mesh_tp_overlap_buffers(m, l); /* once per GPU, whatever its stage */
     double comm = assume->overhead_comm * groups_of(l);
     for (int i = 0; i < n; i++) {
@@ -510,7 +532,7 @@ void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const m
         psi_e[i] = mesh_stage_expert_params(m, l, stages[i]);
     }
     mesh_states_sums(m, l, sums);
-    mesh_memory_priced(m, l, a, assume, psi, psi_e, sums, out);
+    mesh_memory_priced(m, l, a, assume, psi, psi_e, sums, NULL, out);
 }
 
 /* ---- the parts of mesh_memory_t, for the reports ---- */

@@ -106,6 +106,9 @@ typedef struct search {
      * was a fifth of the controller's sizing */
     mesh_states_sum_t sums[4][3][2];
     int memo_key[4];
+    /* the plain activations of the micro-batch last priced, which its
+     * recomputations and levers share */
+    mesh_plain_memo_t plain;
     long evaluated, valid, fitting;
     long skipped; /* choice_only: sweeps left out, none of their layouts wanted */
     /* choice_only: whether the sweep of each recomputation at the least

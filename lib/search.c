@@ -147,7 +147,8 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
         mesh_spend_pricing(s, WORK_SUMS);
         s->memo_key[slot] = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums[slot], &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums[slot], &s->plain,
+                       &c->memory);
     c->fits = fits_in(s, c->memory.total, &c->memory);
 }
 
