@@ -5,9 +5,16 @@ of lib/, plugin/ and tools/ that the fast suites execute, so that the
 mutation score measures the suites and not a list written next to them.
 
     tests/mutants/generate.py --coverage DIR/fast.info [--seed S] [--count N]
+                              [--build BUILDDIR] [--jobs J]
+    tests/mutants/generate.py --judge LIST --build BUILDDIR
 
 prints N mutants in mutants.txt's format, each '@' line naming FILE:LINE
-(tests/mutants/run --generate runs them; this is for looking at them).
+(tests/mutants/run --generate runs them; this is for looking at them), and
+how many it discarded by their object code (below).  --judge only judges
+LIST's mutants (mutants.txt's format) by their objects and prints a verdict
+each: same, duplicate, differs or unbuilt; an '=' line starting with one of
+those words is the expected verdict, and another one is an error
+(tests/mutants/check-tce runs it on tce-cases.txt in make check).
 
 Where: a line is drawn uniformly among the lines of a .c file that lcov's
 tracefile (tests/coverage) marks as executed, then one of its mutation
@@ -28,15 +35,49 @@ not compile or warns where the original did not (two swapped arguments of
 different types, a return dropped from a function that needs it).  Known
 equivalent mutants, listed in tests/mutants/equivalent.txt (mutants.txt's
 format, each with '= why'), are not drawn either.
+
+Trivial Compiler Equivalence (Papadakis et al., "Trivial Compiler
+Equivalence: A Large Scale Empirical Study of a Simple, Fast and Effective
+Equivalent Mutant Detection Technique", ICSE 2015): each mutant that passes
+the check above is compiled to an object as the build compiles its file
+(the flags `make -n` shows for the file's object in BUILDDIR -- the
+coverage build's by default --, its -O0 and --coverage replaced by the
+build's -O2, without -g, which changes no code), and so is the original
+file, once a run.  The objects are compared whole but for debug
+information: every section's bytes, the relocations (the same bytes may
+call another function) and the symbols, less the object's name and gcc's
+numbered local labels.  A mutant whose object is the original's changes
+nothing the program does (a dead store, a test the compiler proves always
+or never true, a tie of a maximum): it is discarded and another drawn, and
+counted ("same object code").  A mutant whose object is that of a mutant
+already drawn of the same file is the same mutant: discarded and counted
+("duplicate").  The file is compiled where it stands (-iquote its
+directory) and __FILE__ kept as its own (-fmacro-prefix-map), and a
+one-line edit moves no line, so __LINE__, __FILE__ and assert() make
+neither every mutant differ nor every mutant equal.  Only equivalence
+within the file is seen: a store the compiler cannot prove dead (it escapes
+through a pointer, another file reads it) still differs.  An object that
+does not compile so (another compiler, an unknown file) is not judged.
+
+Lines are judged --jobs at a time, ahead of the caller; so that the set
+does not depend on which line finishes first, each line orders its
+mutants with a generator of its own, seeded with the seed and the line (a
+seed draws another set than it did before this check).
 """
 
 import argparse
+import collections
+import concurrent.futures
+import hashlib
 import os
 import random
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 AREAS = ("lib/", "plugin/", "tools/")
@@ -257,6 +298,117 @@ class Checker:
         return w is not None and w == self.base[path]
 
 
+class Objects:
+    """Trivial Compiler Equivalence (Papadakis et al., ICSE 2015): a file
+    compiled to an object as the build compiles it, at -O2, and that object
+    reduced to what the program is made of -- every section's bytes but the
+    debug ones, the relocations, the symbols -- so that two versions of the
+    file can be compared.  The same object as the original's: the mutant
+    changes nothing the program does (a store overwritten before it is read,
+    a test the compiler proves always true, ...).  The same object as
+    another mutant's: the two are one mutant."""
+
+    STRIP = re.compile(r"^(-O\S*|-g\S*|--coverage|-fprofile-arcs|-ftest-coverage|-MD|-MP|-c)$")
+
+    def __init__(self, build):
+        self.build = build
+        with open(os.path.join(build, "Makefile"), encoding="utf-8") as f:
+            self.makefile = f.read()
+        self.lock, self.base, self.cmds = threading.Lock(), {}, {}
+
+    def target(self, path):
+        """The object the build makes of path (a product's, not a test
+        program's copy), or None."""
+        d, name = os.path.split(path)
+        stem = re.escape(name[:-2])
+        rx = re.compile(r"^(%s/(?:\w+-)?%s\.(?:lo|o|\$\(OBJEXT\))):" % (re.escape(d), stem),
+                        re.M)
+        found = [t.replace("$(OBJEXT)", "o") for t in rx.findall(self.makefile)]
+        found.sort(key=lambda t: (os.path.basename(t).startswith("tests_"), not t.endswith(".lo")))
+        return found[0] if found else None
+
+    def command(self, path):
+        """gcc's arguments for path, as `make -n` shows them, with -O2 for
+        the build's optimisation (a coverage build's -O0 --coverage out), no
+        debug information (-g changes no code) and no dependency files;
+        libtool's -fPIC for a library object.  None when unknown."""
+        if path in self.cmds:
+            return self.cmds[path]
+        cmd, obj = None, self.target(path)
+        if obj:
+            r = subprocess.run(["make", "-n", "-W", path, obj], cwd=self.build, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            line = next((ln for ln in r.stdout.split("\n") if " -c " in ln and obj in ln), None)
+            if line:
+                line = line.split("--mode=compile", 1)[-1]
+                line = re.sub(r"`[^`]*`\S*", "", line).split("&&")[0]
+                cc = re.search(r"^CC = (.*)$", self.makefile, re.M)
+                cc = cc.group(1).strip() if cc else "gcc"
+                words = shlex.split(line[line.index(cc):] if cc in line else line)
+                cmd, skip = [], False
+                for w in words:
+                    if skip or w in ("-MT", "-MF", "-o"):
+                        skip = not skip
+                        continue
+                    if not self.STRIP.match(w) and not w.endswith(os.path.basename(path)):
+                        cmd.append(w)
+                cmd += ["-O2", "-g0"] + (["-fPIC", "-DPIC"] if obj.endswith(".lo") else [])
+        self.cmds[path] = cmd
+        return cmd
+
+    def digest(self, path, text):
+        """The object's digest, or None when it does not compile so."""
+        cmd = self.command(path)
+        if not cmd:
+            return None
+        src_dir = os.path.dirname(os.path.join(TOP, path))
+        tmp = tempfile.mkdtemp(prefix="meshplan-tce-")
+        try:
+            src, obj = os.path.join(tmp, os.path.basename(path)), os.path.join(tmp, "m.o")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
+            # "headers" found next to the file; __FILE__ as the file's own
+            r = subprocess.run(cmd + ["-iquote", src_dir, "-fmacro-prefix-map=%s=%s" %
+                                      (tmp, src_dir), "-c", "-o", obj, src], cwd=self.build,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if r.returncode != 0:
+                return None
+            r = subprocess.run(["objdump", "-s", "-r", "-t", obj], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return hashlib.sha1(self.reduced(r.stdout).encode()).hexdigest()
+
+    @staticmethod
+    def reduced(dump):
+        """objdump's text less the object's name and the debug sections."""
+        out, keep = [], True
+        for ln in dump.split("\n"):
+            if "file format" in ln or " df " in ln or re.search(r"\s\.L\w*$", ln):
+                continue  # the object's path; the FILE symbol; gcc's numbered labels
+            head = re.match(r"^(Contents of section|RELOCATION RECORDS FOR \[)(\S+?)\]?:", ln)
+            if head:
+                keep = not head.group(2).startswith((".debug", ".rela.debug"))
+            if keep and ".debug" not in ln:
+                out.append(ln)
+        return "\n".join(out)
+
+    def original(self, path, text):
+        """The unmutated file's digest, computed once."""
+        with self.lock:
+            ev = self.base.get(path)
+            if ev is None:
+                ev = self.base[path] = [threading.Event(), None]
+                mine = True
+            else:
+                mine = False
+        if mine:
+            ev[1] = self.digest(path, text)
+            ev[0].set()
+        ev[0].wait()
+        return ev[1]
+
+
 def known_equivalent():
     """(file, old line, new line) of every mutant equivalent.txt lists."""
     out = set()
@@ -293,52 +445,190 @@ def by_kind(candidates, rng):
         yield from kinds[k]
 
 
-def generate(info, seed, build, count=None):
+def judge_line(path, n, candidates, start, text, lines, checker, objects, equivalent):
+    """The first of a line's mutants from candidates[start] that compiles as
+    the original does and is not equivalent: (index, what, new line, object
+    digest or None), or None; and how many had the original's object."""
+    same = 0
+    for i in range(start, len(candidates)):
+        what, new = candidates[i]
+        if (path, lines[n - 1].strip(), new.strip()) in equivalent:
+            continue
+        mutated = "\n".join(lines[:n - 1] + [new] + lines[n:])
+        if not checker.accepts(path, text, mutated):
+            continue
+        digest = objects.digest(path, mutated) if objects else None
+        if digest is not None and digest == objects.original(path, text):
+            same += 1
+            continue
+        return (i, what, new, digest), same
+    return None, same
+
+
+def generate(info, seed, build, count=None, jobs=1, stats=None, tce=True):
     """Yields mutants (path, line number, what, old line, new line), drawn with
-    seed, each one that compiles; the caller takes as many as it needs."""
+    seed, each one that compiles and whose object differs from the original's
+    and from every mutant's before it; the caller takes as many as it needs.
+    stats counts those discarded: "same" (the original's object), "duplicate"
+    (another mutant's).  Lines are judged jobs at a time, ahead of the caller."""
     rng = random.Random(seed)
     lines_of = executed(info)
     pool = [(p, n) for p, ns in sorted(lines_of.items()) for n in ns]
     texts, checker, equivalent, seen = {}, Checker(build), known_equivalent(), set()
+    objects = Objects(build) if tce else None
+    stats = stats if stats is not None else {}
+    stats.setdefault("same", 0)
+    stats.setdefault("duplicate", 0)
+    digests = set()
     rng.shuffle(pool)
-    made = 0
-    for path, n in pool:
-        if path not in texts:
-            with open(os.path.join(TOP, path), encoding="utf-8") as f:
-                texts[path] = f.read()
-            texts[path] = (texts[path],) + masked_lines(texts[path])
+
+    def line_work(path, n):
+        """The line's mutants in an order drawn from the seed and the line
+        alone (so that lines can be judged in any order), and its verdict."""
         text, lines, masked = texts[path]
-        if n > len(lines) or SKIP_LINE.search(lines[n - 1]):
-            continue
         prev = next((masked[k] for k in range(n - 2, -1, -1) if masked[k].strip()), "{")
-        candidates = sites(lines[n - 1], masked[n - 1], prev)
-        for what, new in by_kind(candidates, rng):
-            key = (path, lines[n - 1].strip(), new.strip())
-            if key in seen or key in equivalent:
-                continue
-            mutated = lines[:n - 1] + [new] + lines[n:]
-            if not checker.accepts(path, text, "\n".join(mutated)):
-                continue
-            seen.add(key)
-            yield path, n, what, lines[n - 1], new
-            made += 1
-            break
-        if count is not None and made >= count:
-            return
+        lrng = random.Random("%d:%s:%d" % (seed, path, n))
+        candidates = list(by_kind(sites(lines[n - 1], masked[n - 1], prev), lrng))
+        return candidates, judge_line(path, n, candidates, 0, text, lines, checker, objects,
+                                      equivalent)
+
+    def todo():
+        for path, n in pool:
+            if path not in texts:
+                with open(os.path.join(TOP, path), encoding="utf-8") as f:
+                    texts[path] = f.read()
+                texts[path] = (texts[path],) + masked_lines(texts[path])
+            lines = texts[path][1]
+            if n <= len(lines) and not SKIP_LINE.search(lines[n - 1]):
+                yield path, n
+
+    made, lines_todo = 0, todo()
+    pending = collections.deque()
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as ex:
+        try:
+            while True:
+                while len(pending) < 2 * max(1, jobs):
+                    nxt = next(lines_todo, None)
+                    if nxt is None:
+                        break
+                    pending.append((nxt, ex.submit(line_work, *nxt)))
+                if not pending:
+                    return
+                (path, n), fut = pending.popleft()
+                candidates, (pick, same) = fut.result()
+                text, lines, _ = texts[path]
+                while pick:
+                    stats["same"] += same
+                    i, what, new, digest = pick
+                    key = (path, lines[n - 1].strip(), new.strip())
+                    dup = digest is not None and (path, digest) in digests
+                    if key not in seen and not dup:
+                        break
+                    stats["duplicate"] += dup
+                    pick, same = judge_line(path, n, candidates, i + 1, text, lines, checker,
+                                            objects, equivalent)
+                else:
+                    stats["same"] += same
+                    continue
+                seen.add(key)
+                digests.add((path, digest))
+                yield path, n, what, lines[n - 1], new
+                made += 1
+                if count is not None and made >= count:
+                    return
+        finally:
+            for _, fut in pending:
+                fut.cancel()
+
+
+def read_mutants(path):
+    """mutants.txt's format: [(file, line or None, [old], [new], expected
+    verdict: the first word of its '=' line, or None)]."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("@ "):
+                where = line[2:].partition(": ")[0].strip().split(":")
+                out.append([where[0], int(where[1]) if len(where) > 1 else None, [], [], None,
+                            line[2:]])
+            elif line.startswith(("- ", "+ ")) and out:
+                out[-1][2 if line[0] == "-" else 3].append(line[2:])
+            elif line.startswith("= ") and out:
+                out[-1][4] = line[2:].split()[0].rstrip(":,")
+    return out
+
+
+def planted(text, lineno, old, new):
+    """text with a mutant planted: a generated one's whole line at its
+    number, a hand-written one's text where it is found once; or None."""
+    lines = text.split("\n")
+    if lineno and len(old) == 1 and lines[lineno - 1].strip() == old[0].strip():
+        indent = lines[lineno - 1][:len(lines[lineno - 1]) - len(lines[lineno - 1].lstrip())]
+        lines[lineno - 1] = indent + new[0].strip()
+        return "\n".join(lines)
+    hits = [i for i in range(len(lines) - len(old) + 1)
+            if all(o in lines[i + k] for k, o in enumerate(old))]
+    if len(hits) != 1:
+        return None
+    for k, (o, n) in enumerate(zip(old, new)):
+        lines[hits[0] + k] = lines[hits[0] + k].replace(o, n, 1)
+    return "\n".join(lines)
+
+
+def judge(listing, build):
+    """Each mutant of listing judged by its object: 'same' (as the
+    original's), 'duplicate' (of a mutant before it in the listing),
+    'differs', or 'unbuilt'.  Prints them; a mutant whose '=' line starts
+    with one of those words and gets another is an error.  Returns the
+    number of errors."""
+    objects, seen, errors = Objects(build), {}, 0
+    for path, lineno, old, new, expected, name in read_mutants(listing):
+        with open(os.path.join(TOP, path), encoding="utf-8") as f:
+            text = f.read()
+        mutated = planted(text, lineno, old, new)
+        digest = objects.digest(path, mutated) if mutated else None
+        if digest is None:
+            verdict = "unbuilt"
+        elif digest == objects.original(path, text):
+            verdict = "same"
+        elif (path, digest) in seen:
+            verdict = "duplicate"
+        else:
+            verdict = "differs"
+            seen[(path, digest)] = name
+        wrong = expected in ("same", "duplicate", "differs", "unbuilt") and expected != verdict
+        errors += wrong
+        print("%-9s %s%s" % (verdict, name, "   (expected: %s)" % expected if wrong else ""))
+    return errors
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--coverage", required=True, help="lcov tracefile (tests/coverage's fast.info)")
-    ap.add_argument("--build", help="a configured build directory (config.h)",
-                    default=None)
+    ap.add_argument("--coverage", help="lcov tracefile (tests/coverage's fast.info)")
+    ap.add_argument("--build", help="a configured build directory (its Makefile, config.h); "
+                    "default: the tracefile's")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="lines judged at once")
+    ap.add_argument("--judge", metavar="LIST",
+                    help="only judge LIST's mutants (mutants.txt's format) by their objects")
     args = ap.parse_args()
+    if args.judge:
+        if not args.build:
+            ap.error("--judge needs --build")
+        return 1 if judge(args.judge, os.path.abspath(args.build)) else 0
+    if not args.coverage:
+        ap.error("--coverage is needed")
     build = args.build or os.path.dirname(os.path.abspath(args.coverage))
+    stats = {}
     print("# %d mutants generated with seed %d" % (args.count, args.seed))
-    for path, n, what, old, new in generate(args.coverage, args.seed, build, args.count):
+    for path, n, what, old, new in generate(args.coverage, args.seed, build, args.count,
+                                            args.jobs, stats):
         print("@ %s:%d: %s\n- %s\n+ %s\n" % (path, n, what, old.strip(), new.strip()))
+    print("# discarded: %d with the original's object code, %d with another mutant's" %
+          (stats["same"], stats["duplicate"]))
     return 0
 
 
