@@ -1280,6 +1280,8 @@ static void layout_check__each_rule__exact_message(void **state)
         {"tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full:9,sp=on",
          "recompute full:9: a stage of pp 2 holds at most 8 layers; use full:8 or fewer (full "
          "recomputes them all)"},
+        /* a stage's every layer, by count */
+        {"tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full:8,sp=on", NULL},
         {"tp=2,pp=4,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=full:2,sp=on",
          "recompute full:2: partial recomputation is priced per stage, without interleaving (vpp "
          "1)"},

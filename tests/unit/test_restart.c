@@ -576,6 +576,10 @@ static void line__round_trip_and_checks(void **state)
     longer[sizeof(longer) - 1] = '\0';
     assert_int_equal(mesh_restart_parse(longer, &back, &err), -1);
     assert_error_has(err.msg, "longer than");
+    /* exactly MESH_RESTART_STR_MAX characters: one more than the line holds */
+    longer[MESH_RESTART_STR_MAX] = '\0';
+    assert_int_equal(mesh_restart_parse(longer, &back, &err), -1);
+    assert_error_has(err.msg, "longer than");
     assert_int_equal(mesh_restart_parse(NULL, &back, &err), -1);
 }
 
