@@ -62,6 +62,32 @@ static void submit__partition_allocations(void **state)
     assert_int_equal(mesh_partition_alloc(&pol, "cpu", &s, &a, &err), -1);
 }
 
+/* A partition name one character longer than a policy entry's can be is
+ * no entry's, not the entry named by all but its last character. */
+static void submit__partition_name_longer_than_any_entry_is_default(void **state)
+{
+    char name[64], text[256];
+    memset(name, 'p', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0'; /* 63: the longest an entry's name can be */
+    snprintf(text, sizeof(text),
+             "gpu: H100-SXM\nenforce: reject\npartitions:\n  %s: {gpu: A100-40GB}\n"
+             "  default: {gpu: H200}\n",
+             name);
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (mesh_policy_parse(&pol, text, strlen(text), "site.yaml", &err) < 0)
+        fail_msg("%s", err.msg);
+    mesh_submit_t v;
+    assert_int_equal(judge(&pol, "llama3-8b", 1, name, &v), MESH_VERDICT_RUN);
+    assert_string_equal(v.entry->name, name);
+    char longer[sizeof(name) + 1];
+    snprintf(longer, sizeof(longer), "%sq", name);
+    assert_int_equal(judge(&pol, "llama3-8b", 1, longer, &v), MESH_VERDICT_RUN);
+    assert_string_equal(v.partition, "");
+    assert_string_equal(v.entry->name, "default");
+}
+
 static void submit__verdicts_and_words(void **state)
 {
     mesh_policy_t pol = site_policy("reject");
@@ -650,6 +676,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(submit__partition_allocations),
         cmocka_unit_test(submit__verdicts_and_words),
+        cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),

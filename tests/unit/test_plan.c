@@ -1996,6 +1996,27 @@ static void plan__ep_across_nodes_says_why_not_inside(void **state)
 
 /* Expert TP only where EP alone fits nothing, and a pinned EP plans the
  * rest around it. */
+/* TP splits the shared experts' width (their count times their ffn) as it
+ * splits the dense ffn: two of 1409 are 2818 wide, which tp 2 divides and
+ * tp 4 does not. */
+static void layout_check__tp_divides_shared_experts_width(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("name: shared\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
+                               "  ffn: 2816\n  vocab: 32000\n  moe:\n    experts: 8\n    top_k: 2\n"
+                               "    ffn: 1408\n    shared_experts: 2\n    shared_ffn: 1409\n"
+                               "train: {seq_len: 4096, global_batch: 64}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_error_t err;
+    mesh_layout_t l =
+        test_layout("tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on,ep=4,etp=1");
+    if (mesh_layout_check(&m, &a, &l, &err) != 0)
+        fail_msg("tp 2 refused: %s", err.msg);
+    l = test_layout("tp=4,pp=1,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on,ep=2,etp=1");
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "tp 4 must divide the shared experts' width 2818");
+}
+
 static void plan__pinned_ep_and_etp(void **state)
 {
     mesh_model_t m = test_preset("mixtral-8x7b");
@@ -2019,6 +2040,7 @@ int main(void)
         cmocka_unit_test(plan__ep_search_past_non_divisors),
         cmocka_unit_test(plan__ep_across_nodes_says_why_not_inside),
         cmocka_unit_test(plan__pinned_ep_and_etp),
+        cmocka_unit_test(layout_check__tp_divides_shared_experts_width),
         cmocka_unit_test(verdict__by_enforce),
         cmocka_unit_test(seed__plain_dp_80gb__does_not_fit),
         cmocka_unit_test(fits__and_explains_simpler),
