@@ -1183,6 +1183,17 @@ static void env__expert_groups_for_moe_only(void **state)
     assert_null(strstr(args, "--use-rope-scaling"));
     mesh_env_destroy(e);
     mesh_plan_destroy(p);
+    /* MLA without YaRN: no scaling factor at all (not a factor of 0) */
+    mesh_model_t plain = v3;
+    plain.rope_scaling = 0;
+    p = test_plan(&plain, &big, "tp=1,pp=16,ep=32,zero=1");
+    e = mesh_env_create(p, &t, &err);
+    args = env_get(e, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, " --multi-latent-attention "));
+    assert_null(strstr(args, "rotary-scaling"));
+    assert_null(strstr(args, "rope-scaling"));
+    mesh_env_destroy(e);
+    mesh_plan_destroy(p);
     /* its published TP2 PP8 VPP4 EP64 on 1,024 GPUs: 61 layers, the
      * embedding, the MTP layer and the loss in 32 chunks of two, as
      * Megatron-LM's explicit layout (NVIDIA's recipe: "Et|(tt|)*30mL") */
