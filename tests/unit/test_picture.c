@@ -98,6 +98,17 @@ static void text__memory_over_capacity(void **state)
     assert_non_null(strstr(t, "DOES NOT FIT"));
     assert_non_null(strchr(strchr(t, '['), '|')); /* capacity marked inside the bar */
     free(t);
+    /* a terminal narrower than the 84 columns of the 80-column bar's line:
+     * the bar 4 columns narrower than it, its line (" [", the bar, "]")
+     * within it */
+    for (int width = 40; width <= 84; width += 4) {
+        o.width = width;
+        t = mesh_picture_memory(p, &o);
+        const char *open = strchr(t, '['), *close = open ? strchr(open, ']') : NULL;
+        assert_non_null(close);
+        assert_int_equal(close - open - 1, width - 4);
+        free(t);
+    }
     mesh_plan_destroy(p);
 }
 
