@@ -1675,7 +1675,8 @@ static void report__text__small_plan_exact(void **state)
 
 /* Optimizer offload reaches the JSON, the canonical string and the text. */
 /* Counts in the report's words take their unit from its first power: a
- * 1e9-parameter model is "1.00 B", a batch of 1e6 tokens "1.00 M". */
+ * 1e9-parameter model is "1.00 B", a batch of 1e6 tokens "1.00 M", of 1e3
+ * "1.0 k". */
 static void report__counts_at_their_units(void **state)
 {
     (void)state;
@@ -1686,6 +1687,13 @@ static void report__counts_at_their_units(void **state)
     char *t = mesh_report_text(p);
     assert_non_null(strstr(t, "model    llama3-8b: 1.00 B parameters ("));
     assert_non_null(strstr(t, ", global batch 250 sequences (1.00 M tokens), "));
+    free(t);
+    mesh_plan_destroy(p);
+    /* and 1,000 tokens are "1.0 k" */
+    m = test_spec("preset: llama3-8b\ntrain: {global_batch: 8, seq_len: 125}\n");
+    p = test_plan(&m, &a, "auto");
+    t = mesh_report_text(p);
+    assert_non_null(strstr(t, ", global batch 8 sequences (1.0 k tokens), "));
     free(t);
     mesh_plan_destroy(p);
 }
