@@ -240,6 +240,28 @@ static void timeout__null_err(void **state)
     unlink(path);
 }
 
+/* A bounded save writes "this machine" (here HWLOC_XMLFILE's fixture) to
+ * the file, which loads back as the same node. */
+static void timeout__bounded_save_writes_the_file(void **state)
+{
+    char dir[] = "/tmp/meshplan-save-XXXXXX", saved[80], xml[1100];
+    mesh_error_t err;
+    assert_non_null(mkdtemp(dir));
+    snprintf(saved, sizeof(saved), "%s/saved.xml", dir);
+    snprintf(xml, sizeof(xml), "%s/hgx-h100-8gpu.xml", fixtures());
+    setenv("HWLOC_XMLFILE", xml, 1);
+    if (mesh_topo_save_timeout(saved, 5, &err) < 0)
+        fail_msg("%s", err.msg);
+    unsetenv("HWLOC_XMLFILE");
+    mesh_topo_t *t = mesh_topo_load_timeout(saved, 5, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    assert_int_equal(mesh_topo_gpu_count(t), 8);
+    mesh_topo_destroy(t);
+    unlink(saved);
+    rmdir(dir);
+}
+
 /* A FIFO nobody writes to stands for a wedged sysfs or file system: the
  * bounded load gives up in time, and its thread cleans up once unblocked. */
 static void timeout__bounded_load(void **state)
@@ -307,6 +329,7 @@ int main(void)
         cmocka_unit_test(gpus__processing_accelerators),
         cmocka_unit_test(live__this_machine),
         cmocka_unit_test(timeout__null_err),
+        cmocka_unit_test(timeout__bounded_save_writes_the_file),
         cmocka_unit_test(timeout__bounded_load),
     };
     return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
