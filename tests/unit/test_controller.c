@@ -10,6 +10,16 @@
 #include "internal.h" /* mesh_submit_decide_within */
 #include "testutil.h"
 
+static mesh_policy_t parsed_policy(const char *text)
+{
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (mesh_policy_parse(&pol, text, strlen(text), "site.yaml", &err) < 0)
+        fail_msg("%s", err.msg);
+    return pol;
+}
+
 static mesh_policy_t site_policy(const char *enforce)
 {
     char text[512];
@@ -20,12 +30,7 @@ static mesh_policy_t site_policy(const char *enforce)
              "  small: {gpu_mem: 24GiB, nvlink: 2}\n"
              "  default: {gpu: H200}\n",
              enforce);
-    mesh_policy_t pol;
-    mesh_error_t err;
-    mesh_policy_init(&pol);
-    if (mesh_policy_parse(&pol, text, strlen(text), "site.yaml", &err) < 0)
-        fail_msg("%s", err.msg);
-    return pol;
+    return parsed_policy(text);
 }
 
 static mesh_verdict_t judge(const mesh_policy_t *pol, const char *model, int nodes,
@@ -73,11 +78,7 @@ static void submit__partition_name_longer_than_any_entry_is_default(void **state
              "gpu: H100-SXM\nenforce: reject\npartitions:\n  %s: {gpu: A100-40GB}\n"
              "  default: {gpu: H200}\n",
              name);
-    mesh_policy_t pol;
-    mesh_error_t err;
-    mesh_policy_init(&pol);
-    if (mesh_policy_parse(&pol, text, strlen(text), "site.yaml", &err) < 0)
-        fail_msg("%s", err.msg);
+    mesh_policy_t pol = parsed_policy(text);
     mesh_submit_t v;
     assert_int_equal(judge(&pol, "llama3-8b", 1, name, &v), MESH_VERDICT_RUN);
     assert_string_equal(v.entry->name, name);
