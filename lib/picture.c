@@ -416,7 +416,7 @@ char *mesh_picture_memory(const mesh_plan_t *p, const mesh_picture_opts_t *o)
         char key[2] = {part[i].glyph, 0}, entry[64];
         int len = snprintf(entry, sizeof(entry), " %s %s GiB", mesh_memory_part(i)->label,
                            mesh_gib_str(mesh_memory_part_bytes(mem, i)).s);
-        if (col > 0 && col + 2 + len > width_of(o)) {
+        if (col > 0 && col + 2 + 1 + len > width_of(o)) { /* the gap, the key, the entry */
             mesh_buf_puts(&b, "\n");
             col = 0;
         }

@@ -109,6 +109,19 @@ static void text__memory_over_capacity(void **state)
         assert_int_equal(close - open - 1, width - 4);
         free(t);
     }
+    /* and every line of it within the width, the legend's too (its key
+     * letter counted: at 44 a line of 45 once) */
+    for (int width = 40; width <= 100; width++) {
+        o.width = width;
+        t = mesh_picture_memory(p, &o);
+        for (const char *line = t; *line;) {
+            size_t n = strcspn(line, "\n");
+            if ((int)n > width)
+                fail_msg("width %d: a line of %zu: %.*s", width, n, (int)n, line);
+            line += n + (line[n] == '\n');
+        }
+        free(t);
+    }
     mesh_plan_destroy(p);
 }
 
