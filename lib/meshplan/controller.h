@@ -102,22 +102,24 @@ typedef struct mesh_submit_ask {
 
 /* The work the controller may do to judge one submission, in units of
  * about 10 ns of a core (a layout considered, a pricing of its memory or
- * cost, weighed by their time: lib/planner.h), so about 1.5 ms: sizing,
- * fit, explanation, advice and estimate together.  A count, not a clock,
- * so that the same submission always gets the same verdict.  Most jobs
- * take far less (Llama 3.1 405B on 16,384 GPUs with its estimate: 7,500;
- * sized over 1-64 nodes for min: 39,000); a spec that would take more
- * (100,000 layers, 16M-token sequences) stops there, and the verdict says
- * so (mesh_submit_decide, doc/design.md "Work budget"). */
-#define MESH_SUBMIT_WORK 150000L
+ * cost, weighed by their time: lib/planner.h; 11-14 ns on the 2-core
+ * machine of doc/benchmarks.md), so about 1.3-1.8 ms, under the 2 ms a
+ * submission may hold slurmctld: sizing, fit, explanation, advice and
+ * estimate together.  A count, not a clock, so that the same submission
+ * always gets the same verdict.  Most jobs take far less (Llama 3.1 405B
+ * on 16,384 GPUs with its estimate: 7,600; sized over 1-64 nodes for min:
+ * 27,000, for fastest: 115,000); a spec that would take more (100,000
+ * layers, 16M-token sequences) stops there, and the verdict says so
+ * (mesh_submit_decide, doc/design.md "Work budget"). */
+#define MESH_SUBMIT_WORK 130000L
 
 /* A job that fits nowhere is refused as soon as the first-fit search says
  * so; what follows only explains it, and may spend a part of the budget:
  * the explanation (the whole plan's search, for the closest layout and
- * each family's reason) at most 1/MESH_SUBMIT_EXPLAIN_SHARE of it (75,000
+ * each family's reason) at most 1/MESH_SUBMIT_EXPLAIN_SHARE of it (65,000
  * units), and within that its advice (what would fit: more nodes, offload,
  * LoRA, each searched at many node counts) at most
- * 1/MESH_SUBMIT_ADVICE_SHARE (30,000 units, about 0.3 ms).  A hostile spec
+ * 1/MESH_SUBMIT_ADVICE_SHARE (26,000 units, about 0.3 ms).  A hostile spec
  * would spend the whole budget on counts where nothing fits.  Common dense
  * refusals' advice takes less (Llama 3.1 405B on one node of 8 H100:
  * 17,000 units; Llama 3 70B: 25,000); a MoE model's, or one with host
@@ -148,7 +150,7 @@ typedef struct mesh_submit_ask {
  * longest ago replaced (with a whole share, as a user not seen). */
 #define MESH_SUBMIT_SHARE_BURST (20 * MESH_SUBMIT_WORK)
 #define MESH_SUBMIT_SHARE_RATE  (2 * MESH_SUBMIT_WORK)
-#define MESH_SUBMIT_SHARE_FLOOR (MESH_SUBMIT_WORK / 30)
+#define MESH_SUBMIT_SHARE_FLOOR 5000L
 #define MESH_SUBMIT_SHARE_USERS 64
 
 /* A time limit is "far longer" than the estimate beyond this factor of the

@@ -254,7 +254,7 @@ static void budget__hostile_stops_and_says_so(void **state)
                 v.work < MESH_SUBMIT_WORK / MESH_SUBMIT_EXPLAIN_SHARE);
     assert_non_null(strstr(v.msg, "hostile does not fit on 1 x 8 H100-SXM GPUs: the closest "));
     assert_non_null(strstr(v.msg, "\n(what would fit was searched only as far as the "
-                                  "controller's budget for it, 30000 work units: meshplan plan "
+                                  "controller's budget for it, 26000 work units: meshplan plan "
                                   "--model ... --nodes 1 --gpus-per-node 8 --gpu H100-SXM "
                                   "searches it in full)"));
     assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "h100", LONG_MAX, 0, &full),
@@ -294,7 +294,7 @@ static void budget__advice_share(void **state)
     assert_int_equal(mesh_submit_decide_within(LONG_MAX, &pol, "h100", &m, &pins, &s, &ask, &full),
                      MESH_VERDICT_REFUSE);
     const char *cut = strstr(v.msg, "\n(what would fit was searched only as far as the "
-                                    "controller's budget for it, 30000 work units: meshplan plan "
+                                    "controller's budget for it, 26000 work units: meshplan plan "
                                     "--model ... --nodes 1 --gpus-per-node 8 --gpu H100-SXM "
                                     "--mesh zero=3 --host-mem 512GiB searches it in full)");
     assert_non_null(cut);
@@ -548,7 +548,7 @@ static mesh_verdict_t decide_as(unsigned uid, double now, const mesh_policy_t *p
 }
 
 static const char spent[] = "(your recent submissions have spent your share of the controller's "
-                            "work: this one had 5000 units, and a whole judgement's 150000 come "
+                            "work: this one had 5000 units, and a whole judgement's 130000 come "
                             "back within 0.5 s)";
 
 /* A user submitting costly specs in a loop is judged whole until the

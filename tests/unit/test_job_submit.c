@@ -857,7 +857,7 @@ static void budget__costly_jobs_bounded(void **state)
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     assert_non_null(strstr(msg, "meshplan: hostile does not fit on 1 x 8 H100-SXM GPUs: "));
     assert_non_null(strstr(msg, "\n(what would fit was searched only as far as the controller's "
-                                "budget for it, 30000 work units: meshplan plan --model ... "
+                                "budget for it, 26000 work units: meshplan plan --model ... "
                                 "--nodes 1 --gpus-per-node 8 --gpu H100-SXM searches it in full)"));
     assert_int_equal(submit_model(test_spec(hostile), 0, 1, 0, NULL, "gpu", NO_VAL, &d, &again),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
@@ -870,7 +870,7 @@ static void budget__costly_jobs_bounded(void **state)
     assert_int_equal(d.min_nodes, 1);
     assert_int_equal(d.max_nodes, 8);
     assert_string_equal(msg, "meshplan: --mesh-size=efficient: the controller stopped sizing the "
-                             "job at its work budget of 150000 units: not narrowed, and the nodes "
+                             "job at its work budget of 130000 units: not narrowed, and the nodes "
                              "judge it at launch (meshplan size sizes it in full)");
     free(msg);
 }
