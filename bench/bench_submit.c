@@ -164,10 +164,28 @@ static int bench_case(const bench_case_t *c, int runs, worst_t *w)
     return 0;
 }
 
+#define LOOP 200 /* bench_loop's submissions */
+
+/* The hostile spec of `layers` layers into *m: each count a submission of
+ * its own.  0, or -1 said. */
+static int hostile_of(int layers, mesh_model_t *m)
+{
+    char spec[sizeof(hostile) + 16];
+    mesh_error_t err;
+    snprintf(spec, sizeof(spec),
+             "name: hostile\narch: {layers: %d, hidden: 1024, heads: 1024, vocab: 128}\n"
+             "train: {seq_len: 16777216, global_batch: 1073741824, tokens: 1e15}\n",
+             layers);
+    if (mesh_spec_parse(spec, strlen(spec), "loop", NULL, m, &err) < 0) {
+        fprintf(stderr, "bench: loop: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* A user's loop: LOOP different hostile specs from one uid, at once,
  * judged within its share (mesh_submit_decide_for, as job_submit/meshplan
  * judges), against the same loop each judged with the whole budget. */
-#define LOOP 200
 static void bench_loop(void)
 {
     bench_in_t in;
@@ -178,23 +196,17 @@ static void bench_loop(void)
     mesh_submit_cache_clear();
     for (int i = 0; i < LOOP; i++) {
         mesh_submit_t v;
-        char spec[sizeof(hostile) + 16];
-        mesh_error_t err;
-        snprintf(spec, sizeof(spec), /* each a different submission */
-                 "name: hostile\narch: {layers: %d, hidden: 1024, heads: 1024, vocab: 128}\n"
-                 "train: {seq_len: 16777216, global_batch: 1073741824, tokens: 1e15}\n",
-                 100000 - i);
-        if (mesh_spec_parse(spec, strlen(spec), "loop", NULL, &in.m, &err) < 0) {
-            fprintf(stderr, "bench: loop: %s\n", err.msg);
+        if (hostile_of(100000 - i, &in.m) < 0)
             return;
-        }
         double c0 = bench_clock(CLOCK_THREAD_CPUTIME_ID);
         mesh_submit_decide_for(1000, 0.0, &in.pol, "gpu", &in.m, &in.pins, &in.s, &in.ask, &v);
         double c = bench_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
         shared += c;
         if (v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
             floor_cpu[n_floor++] = c;
-        in.m.layers -= LOOP; /* a submission of its own, not the verdict just kept */
+        /* another submission, not the verdict just kept */
+        if (hostile_of(100000 - LOOP - i, &in.m) < 0)
+            return;
         c0 = bench_clock(CLOCK_THREAD_CPUTIME_ID);
         mesh_submit_decide(&in.pol, "gpu", &in.m, &in.pins, &in.s, &in.ask, &v);
         whole += bench_clock(CLOCK_THREAD_CPUTIME_ID) - c0;

@@ -4,6 +4,7 @@
  * here from job_submit/meshplan so that the CLI's --partition asks the
  * same function, and gets the same verdict in the same words.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -542,16 +543,17 @@ mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *partition
 }
 
 /* What a judgement that its user's spent share cut short adds: to the
- * message of a verdict that says why (a refusal, a warning, a job let
- * through unjudged), else to the note. */
+ * note of a job let through (all a front end shows of it), else to the
+ * message of the refusal or warning. */
 static void share_spent(mesh_submit_t *out, long work)
 {
     char line[256];
     snprintf(line, sizeof(line),
-             "(your recent submissions have spent your share of the controller's work: this one "
-             "had %ld units, and a whole judgement's %ld come back within %g s)",
-             work, MESH_SUBMIT_WORK, (double)MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_RATE);
-    if (out->verdict == MESH_VERDICT_RUN && out->judged) {
+             "(your recent submissions have spent your share of the controller's work, so this "
+             "one was judged within %ld units: leave a second between costly submissions, or "
+             "run meshplan plan to judge it in full)",
+             work);
+    if (out->verdict == MESH_VERDICT_RUN) {
         add_note(out, "%s", line);
         return;
     }
@@ -559,22 +561,39 @@ static void share_spent(mesh_submit_t *out, long work)
     snprintf(out->msg + n, sizeof(out->msg) - n, "%s%s", n ? "\n" : "", line);
 }
 
+/* The kept verdict of the same submission under budget `work` (`shared`:
+ * the floor of a user's share) into *out, and 1; 0 if none (*k and *hash
+ * then its key, *keep whether it may be kept). */
+static int kept(long work, int shared, const mesh_policy_t *pol, const char *partitions,
+                const mesh_model_t *m, const mesh_layout_t *pins, const mesh_step_t *s,
+                const mesh_submit_ask_t *ask, cache_key_t *k, uint64_t *hash, int *keep,
+                mesh_submit_t *out)
+{
+    *hash = 0;
+    *keep = cache_key(pol, partitions, m, pins, s, ask, k) == 0;
+    if (!*keep)
+        return 0;
+    k->work = work;
+    k->shared = shared;
+    *hash = hash_bytes(MESH_FNV_OFFSET, k, sizeof(*k));
+    return cache_find(pol, k, *hash, out);
+}
+
 /* mesh_submit_decide_within; `shared`: its budget is the floor of a user's
- * share, which a judgement cut short says. */
+ * share, which a judgement cut short says, and a verdict kept from a whole
+ * judgement answers before it. */
 static int decide_within(long work, int shared, const mesh_policy_t *pol, const char *partitions,
                          const mesh_model_t *m, const mesh_layout_t *pins, const mesh_step_t *s,
                          const mesh_submit_ask_t *ask, mesh_submit_t *out)
 {
     cache_key_t k;
-    uint64_t hash = 0;
-    int keep = cache_key(pol, partitions, m, pins, s, ask, &k) == 0;
-    if (keep) {
-        k.work = work;
-        k.shared = shared;
-        hash = hash_bytes(MESH_FNV_OFFSET, &k, sizeof(k));
-        if (cache_find(pol, &k, hash, out))
-            return out->verdict;
-    }
+    uint64_t hash;
+    int keep;
+    if (shared &&
+        kept(MESH_SUBMIT_WORK, 0, pol, partitions, m, pins, s, ask, &k, &hash, &keep, out))
+        return out->verdict;
+    if (kept(work, shared, pol, partitions, m, pins, s, ask, &k, &hash, &keep, out))
+        return out->verdict;
     mesh_work_t w = budget_of(work);
     mesh_work_t *was = mesh_work_use(&w);
     decide(pol, partitions, m, pins, s, ask, out);
@@ -652,6 +671,8 @@ mesh_verdict_t mesh_submit_decide_for(unsigned uid, double now, const mesh_polic
     /* (not held while judging: the same user's submissions judged at once
      * on several threads, as 25.11 may, each see the share before the
      * others are charged, one whole budget more at most per thread) */
+    if (!isfinite(now)) /* from a caller's broken clock: no refill, and a time to order by */
+        now = 0;
     pthread_mutex_lock(&shares.lock);
     int whole = share_of(uid, now)->units >= MESH_SUBMIT_WORK;
     pthread_mutex_unlock(&shares.lock);

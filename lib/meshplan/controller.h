@@ -142,8 +142,9 @@ typedef struct mesh_submit_ask {
  * judgements: at most about 3 ms of a core a second, however many
  * submissions).  A submission is judged within MESH_SUBMIT_WORK while its
  * user holds that much, and within MESH_SUBMIT_SHARE_FLOOR (about 0.1 ms:
- * enough to judge an ordinary job whole, or to refuse a job that fits
- * nowhere without its explanation) once the user's recent submissions have
+ * enough to judge most dense jobs whole, or to refuse a hostile spec
+ * without its explanation; a costlier job may be let through unjudged,
+ * for the nodes to judge at launch) once the user's recent submissions have
  * spent it; so a user submitting costly specs in a loop holds the
  * controller for a tenth of a millisecond each, and other users keep their
  * whole shares.  MESH_SUBMIT_SHARE_USERS users are kept, the one seen
@@ -262,11 +263,13 @@ MESH_API mesh_verdict_t mesh_submit_decide(const mesh_policy_t *pol, const char 
  * MESH_SUBMIT_WORK units while the share holds that many, else with
  * MESH_SUBMIT_SHARE_FLOOR; the share then loses what the judgement took
  * (never below 0) and refills at MESH_SUBMIT_SHARE_RATE units a second.
- * A judgement the floor cut short says so in out->msg (or out->note for a
- * job let through) and names `meshplan plan`, which judges it in full;
- * one the floor sufficed for is mesh_submit_decide's, to the word.  A
- * repeated submission is answered from the kept verdicts (of the same
- * budget) and costs its share nothing.  Safe to call from several threads.
+ * A judgement the floor cut short says so in out->note for a job let
+ * through (RUN, judged or not) and in out->msg for a refusal or warning,
+ * and names `meshplan plan`, which judges it in full; one the floor
+ * sufficed for is mesh_submit_decide's, to the word.  A repeated
+ * submission is answered from the kept verdicts (that of a whole judgement
+ * first, then that of the same budget) and costs its share nothing.  A
+ * `now` that is not finite counts as 0.  Safe to call from several threads.
  *
  * Arguments and result as mesh_submit_decide's.
  */

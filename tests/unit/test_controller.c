@@ -548,8 +548,9 @@ static mesh_verdict_t decide_as(unsigned uid, double now, const mesh_policy_t *p
 }
 
 static const char spent[] = "(your recent submissions have spent your share of the controller's "
-                            "work: this one had 5000 units, and a whole judgement's 130000 come "
-                            "back within 0.5 s)";
+                            "work, so this one was judged within 5000 units: leave a second "
+                            "between costly submissions, or run meshplan plan to judge it in "
+                            "full)";
 
 /* A user submitting costly specs in a loop is judged whole until the
  * share is spent, then within the floor: still refused, and told why;
@@ -558,7 +559,7 @@ static const char spent[] = "(your recent submissions have spent your share of t
 static void share__a_loop_of_costly_specs_gets_the_floor(void **state)
 {
     mesh_policy_t pol = site_policy("reject");
-    mesh_submit_t v, full;
+    mesh_submit_t v, full, whole_v;
     mesh_submit_cache_clear();
     /* whole while the share holds a whole budget, and not once more */
     long before = 0, last = 0;
@@ -582,6 +583,27 @@ static void share__a_loop_of_costly_specs_gets_the_floor(void **state)
     mesh_model_t m = hostile_of(100000 - i);
     assert_int_equal(decide_as(7, 100.0, &pol, &m, &v), MESH_VERDICT_REFUSE);
     assert_int_equal(v.cached, 1);
+    /* a repeat of a job judged whole (kept, as mesh_submit_decide keeps
+     * it): that verdict, free, where the floor would let it through */
+    mesh_model_t big = test_preset("llama3.1-405b");
+    mesh_layout_t auto_pins = test_mesh("auto");
+    mesh_step_t four = {.nodes = 4, .gpus_per_node = 8};
+    mesh_submit_ask_t ask4 = {.nodes_lo = 4};
+    assert_int_equal(mesh_submit_decide(&pol, "h100", &big, &auto_pins, &four, &ask4, &whole_v),
+                     MESH_VERDICT_REFUSE);
+    assert_int_equal(
+        mesh_submit_decide_for(7, 100.0, &pol, "h100", &big, &auto_pins, &four, &ask4, &v),
+        MESH_VERDICT_REFUSE);
+    assert_int_equal(v.cached, 1);
+    assert_string_equal(v.msg, whole_v.msg);
+    /* a costlier job the floor cannot judge: let through, and the note
+     * (what the user sees of it) says why */
+    mesh_model_t v3 = test_preset("deepseek-v3");
+    assert_int_equal(
+        mesh_submit_decide_for(7, 100.0, &pol, "h100", &v3, &auto_pins, &four, &ask4, &v),
+        MESH_VERDICT_RUN);
+    assert_int_equal(v.judged, 0);
+    assert_non_null(strstr(v.note, spent));
     /* another user: whole */
     m = hostile_of(1000);
     assert_int_equal(decide_as(8, 100.0, &pol, &m, &v), MESH_VERDICT_REFUSE);
@@ -652,6 +674,17 @@ static void share__users_beyond_the_table(void **state)
     m = hostile_of(60001);
     decide_as(1, 0.0 / 0.0, &pol, &m, &v); /* not a number: the same */
     assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    /* a user first seen at a time that is not a number is refilled by a
+     * later one */
+    for (i = 0; i < 200; i++) {
+        m = hostile_of(65000 - i);
+        if (decide_as(90, 1.0 / 0.0, &pol, &m, &v), v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            break;
+    }
+    assert_true(i < 200);
+    m = hostile_of(64000);
+    decide_as(90, 1e6, &pol, &m, &v);
+    assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
     /* MESH_SUBMIT_SHARE_USERS others, each seen later: user 1 is forgotten */
     for (unsigned u = 2; u < 2 + MESH_SUBMIT_SHARE_USERS; u++) {
         m = hostile_of(50000 + (int)u);
