@@ -279,6 +279,62 @@ static void file__round_trip_and_applied(void **state)
     unlink(path);
 }
 
+/* A GPU the policy gives by memory alone (a partition's gpu_mem:, or the
+ * policy's gpu_mem= for a partition it does not list) is planned as
+ * "generic": the name its jobs' records carry, so the one a calibration
+ * fitted on them names.  Plans on it are calibrated like any other GPU's,
+ * in the controller's allocation as in the CLI's --gpu-mem. */
+static void file__applied_to_a_gpu_given_by_memory_alone(void **state)
+{
+    (void)state;
+    mesh_calibration_t cal = {.n = 1};
+    mesh_error_t err;
+    cal.gpus[0] = (mesh_calib_gpu_t){"generic", {0.8, 0.5, 1.1}, 12, 0.2, 0.05};
+    char *yaml = mesh_calib_yaml(&cal);
+    const char *path = write_tmp(yaml);
+    free(yaml);
+    char text[256];
+    snprintf(text, sizeof(text),
+             "calibration: %s\ngpu_mem: 80GB\npartitions:\n  small:\n    gpu_mem: 24GiB\n"
+             "    nvlink: 2\n",
+             path);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    assert_int_equal(mesh_policy_parse(&pol, text, strlen(text), "p.yaml", &err), 0);
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_layout_t pins = test_mesh("tp=2,pp=1,mb=1");
+    const mesh_step_t s = {.nodes = 1, .gpus_per_node = 8};
+    static const struct {
+        const char *partition;
+        double gpu_mem;
+    } on[] = {{"small", 24.0 * 1073741824}, {"other", 80e9}};
+    for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+        mesh_alloc_t a;
+        assert_int_equal(mesh_partition_alloc(&pol, on[i].partition, &s, &a, &err), 0);
+        assert_string_equal(a.gpu.name, "generic");
+        assert_float_equal(a.gpu.memory, on[i].gpu_mem, 1);
+        /* the same GPU under the default policy: uncalibrated */
+        mesh_alloc_t plain = test_alloc_mem(NULL, on[i].gpu_mem, 1, 8);
+        plain.island = a.island;
+        mesh_plan_t *p0 = test_plan(&m, &plain, "tp=2,pp=1,mb=1");
+        mesh_plan_t *p1 = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        assert_non_null(p1);
+        const mesh_cost_t *c0 = &mesh_plan_best(p0)->cost, *c1 = &mesh_plan_best(p1)->cost;
+        assert_float_equal(c1->compute_s, c0->compute_s / 0.8, 1e-9 * c0->compute_s);
+        char *report = mesh_report_text(p1);
+        assert_non_null(strstr(report, "calibrated on 12 jobs"));
+        free(report);
+        mesh_plan_destroy(p0);
+        mesh_plan_destroy(p1);
+    }
+    /* the CLI's --gpu-mem alone */
+    mesh_alloc_t a;
+    assert_int_equal(mesh_policy_alloc(&pol.assume, NULL, 40e9, 0, 1, 8, &a, &err), 0);
+    assert_float_equal(a.gpu.cal_compute, 0.8, 1e-12);
+    assert_float_equal(a.gpu.cal_memory, 1.1, 1e-12);
+    unlink(path);
+}
+
 static void file__bad_ones_refused(void **state)
 {
     (void)state;
@@ -621,6 +677,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(planted__recovered_within_5_percent),
         cmocka_unit_test(file__round_trip_and_applied),
+        cmocka_unit_test(file__applied_to_a_gpu_given_by_memory_alone),
         cmocka_unit_test(file__bad_ones_refused),
         cmocka_unit_test(logs__bad_ones_skipped),
         cmocka_unit_test(logs__hostile_records),
