@@ -233,6 +233,32 @@ static void read__moe_keeps_ep_and_etp(void **state)
     assert_int_equal(r.from.moments, MESH_PREC_FP32);
 }
 
+/* A saved layout says recompute=none, selective (its modules or not) or full
+ * (all layers, or full:N): only full:N writes layers per stage, only
+ * selective:M modules.  Each is read back as it says, a layout valid on the
+ * model and GPUs it ran on, the same as --mesh reads it with the levers it
+ * leaves out off (and ep, etp 0: a dense model's). */
+static void read__recompute_as_saved(void **state)
+{
+    (void)state;
+    static const char *const recompute[] = {"none", "selective", "selective:mlp", "full", "full:2"};
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (size_t i = 0; i < sizeof(recompute) / sizeof(recompute[0]); i++) {
+        char saved[MESH_LAYOUT_STR_MAX];
+        mesh_error_t err;
+        snprintf(saved, sizeof(saved), "tp=2,pp=2,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=%s,sp=on",
+                 recompute[i]);
+        mesh_restart_t r = read_ok(saved);
+        if (mesh_layout_check(&m, &a, &r.from, &err) < 0)
+            fail_msg("%s read back as an invalid layout: %s", saved, err.msg);
+        mesh_layout_t as_said = test_layout(saved);
+        as_said.ep = as_said.etp = 0; /* a dense model's, as a restart completes it */
+        assert_memory_equal(&r.from, &as_said, sizeof(as_said));
+        assert_string_equal(fmt(&r.from), saved);
+    }
+}
+
 static void read__hostile_files(void **state)
 {
     (void)state;
@@ -765,6 +791,7 @@ int main(void)
         cmocka_unit_test(read__env_forms),
         cmocka_unit_test(from_env__plan_and_batch),
         cmocka_unit_test(read__moe_keeps_ep_and_etp),
+        cmocka_unit_test(read__recompute_as_saved),
         cmocka_unit_test(read__hostile_files),
         cmocka_unit_test(read__truncated_json),
         cmocka_unit_test(load__regular_files_only),
