@@ -33,6 +33,23 @@ int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, const mesh_
     return entry_alloc(pol, mesh_policy_partition(pol, name && *name ? name : NULL), s, a, err);
 }
 
+/* The CLI's options for allocation a's GPU, into buf[len]: --gpu NAME, or
+ * --gpu-mem for one a partition gives by memory alone (policy_gpu.c names
+ * it "generic", which --gpu does not know), and --gpu-mem and --nvlink
+ * where the partition gives other than the GPU's own. */
+static void gpu_words(const mesh_alloc_t *a, char *buf, size_t len)
+{
+    int generic = strcmp(a->gpu.name, "generic") == 0;
+    const mesh_gpu_t *own = generic ? mesh_gpu_default() : mesh_gpu_find(a->gpu.name);
+    int n = generic ? 0 : snprintf(buf, len, "--gpu %s", a->gpu.name);
+    if (n >= 0 && (size_t)n < len && (generic || (own && own->memory != a->gpu.memory)))
+        n += snprintf(buf + n, len - (size_t)n, "%s--gpu-mem %gGiB", n ? " " : "",
+                      a->gpu.memory / MESH_GiB);
+    int island = own && own->island < a->gpus_per_node ? own->island : a->gpus_per_node;
+    if (n >= 0 && (size_t)n < len && own && a->island != island)
+        snprintf(buf + n, len - (size_t)n, " --nvlink %d", a->island);
+}
+
 /* The line a refusal ends with when the budget cut its advice short: the
  * command that searches it in full on the login node, with the job's
  * allocation as the controller planned it (the model as the user gave it:
@@ -40,15 +57,16 @@ int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, const mesh_
  * buf[len]. */
 static void advice_cut(const mesh_alloc_t *a, const mesh_layout_t *pins, char *buf, size_t len)
 {
-    char p[MESH_LAYOUT_STR_MAX], mem[64] = "";
+    char p[MESH_LAYOUT_STR_MAX], mem[64] = "", gpu[128];
     mesh_layout_format_pins(pins, p, sizeof(p));
     if (a->host_memory > 0)
         snprintf(mem, sizeof(mem), " --host-mem %.0fGiB", a->host_memory / MESH_GiB);
+    gpu_words(a, gpu, sizeof(gpu));
     snprintf(buf, len,
              "\n(what would fit was searched only as far as the controller's budget for it, %ld "
-             "work units: meshplan plan --model ... --nodes %d --gpus-per-node %d --gpu %s%s%s%s "
+             "work units: meshplan plan --model ... --nodes %d --gpus-per-node %d %s%s%s%s "
              "searches it in full)",
-             mesh_work_advice(), a->nodes, a->gpus_per_node, a->gpu.name,
+             mesh_work_advice(), a->nodes, a->gpus_per_node, gpu,
              strcmp(p, "auto") ? " --mesh " : "", strcmp(p, "auto") ? p : "", mem);
 }
 

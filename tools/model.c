@@ -18,13 +18,17 @@
  * library's order: mesh_spec_dirs_make). */
 void preset_dirs(const options_t *o, mesh_spec_dirs_t *d)
 {
-    static char exe[PATH_MAX];
+    static char exe[PATH_MAX], build[PATH_MAX];
     const char *first[4] = {o->models_dir, o->pol.launch.models_dir, getenv("MESH_MODELS_DIR"),
                             NULL};
     ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    /* /proc/self/exe has no symbolic link in it; the build directory
+     * configure recorded may */
+    const char *b = realpath(MESH_BUILD_DIR, build) ? build : MESH_BUILD_DIR;
+    size_t blen = strlen(b);
     if (len > 0) {
         exe[len] = '\0';
-        if (strncmp(exe, MESH_BUILD_DIR "/", strlen(MESH_BUILD_DIR) + 1) == 0)
+        if (strncmp(exe, b, blen) == 0 && exe[blen] == '/')
             first[3] = MESH_SOURCE_MODELS_DIR;
     }
     mesh_spec_dirs_make(d, first, 4);

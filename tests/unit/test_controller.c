@@ -314,6 +314,22 @@ static void budget__advice_share(void **state)
     assert_non_null(cut = strstr(v.msg, "\n(what would fit was searched only as far as"));
     assert_true(cut - v.msg < (long)strlen(full.msg));
     assert_memory_equal(v.msg, full.msg, (size_t)(cut - v.msg));
+    /* a partition that gives its GPU's memory and island, or memory
+     * alone: the command says so (not the name "generic", which --gpu
+     * does not know) */
+    m = test_preset("mixtral-8x7b");
+    pins = test_mesh("zero=3");
+    s.host_memory = 512 * 1073741824.0;
+    mesh_submit_decide_within(MESH_SUBMIT_WORK, &pol, "small", &m, &pins, &s, &ask, &v);
+    assert_non_null(strstr(v.msg, "--gpus-per-node 8 --gpu H100-SXM --gpu-mem 24GiB --nvlink 2 "
+                                  "--mesh zero=3"));
+    mesh_policy_t bare;
+    mesh_error_t err;
+    static const char by_mem[] = "enforce: reject\npartitions:\n  lab: {gpu_mem: 24GiB}\n";
+    mesh_policy_init(&bare);
+    assert_int_equal(mesh_policy_parse(&bare, by_mem, strlen(by_mem), "lab.yaml", &err), 0);
+    mesh_submit_decide_within(MESH_SUBMIT_WORK, &bare, "lab", &m, &pins, &s, &ask, &v);
+    assert_non_null(strstr(v.msg, "--gpus-per-node 8 --gpu-mem 24GiB --mesh zero=3"));
     /* a dense refusal's advice is within its share: whole */
     m = test_preset("llama3.1-405b");
     pins = test_mesh("auto");
