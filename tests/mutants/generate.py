@@ -308,7 +308,12 @@ class Objects:
     a test the compiler proves always true, ...).  The same object as
     another mutant's: the two are one mutant."""
 
-    STRIP = re.compile(r"^(-O\S*|-g\S*|--coverage|-fprofile-arcs|-ftest-coverage|-MD|-MP|-c)$")
+    # the build's optimisation, debug information, coverage and sanitizer
+    # instrumentation (a sanitizer build's checks differ where the plain
+    # program does not: lib/layout.c:88's equivalent boundary in
+    # tce-cases.txt), dependency files
+    STRIP = re.compile(r"^(-O\S*|-g\S*|--coverage|-fprofile-arcs|-ftest-coverage|"
+                       r"-fsanitize\S*|-fno-sanitize\S*|-fno-omit-frame-pointer|-MD|-MP|-c)$")
 
     def __init__(self, build):
         self.build = build
@@ -329,8 +334,9 @@ class Objects:
 
     def command(self, path):
         """gcc's arguments for path, as `make -n` shows them, with -O2 for
-        the build's optimisation (a coverage build's -O0 --coverage out), no
-        debug information (-g changes no code) and no dependency files;
+        the build's optimisation (a coverage build's -O0 --coverage out, a
+        sanitizer build's -fsanitize out), no debug information (-g changes
+        no code) and no dependency files;
         libtool's -fPIC for a library object.  None when unknown."""
         if path in self.cmds:
             return self.cmds[path]
