@@ -34,12 +34,12 @@ int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, const mesh_
 }
 
 /* The CLI's options for allocation a's GPU, into buf[len]: --gpu NAME, or
- * --gpu-mem for one a partition gives by memory alone (policy_gpu.c names
- * it "generic", which --gpu does not know), and --gpu-mem and --nvlink
- * where the partition gives other than the GPU's own. */
+ * --gpu-mem for one a partition gives by memory alone (MESH_GPU_GENERIC),
+ * and --gpu-mem and --nvlink where the partition gives other than the
+ * GPU's own. */
 static void gpu_words(const mesh_alloc_t *a, char *buf, size_t len)
 {
-    int generic = strcmp(a->gpu.name, "generic") == 0;
+    int generic = strcmp(a->gpu.name, MESH_GPU_GENERIC) == 0;
     const mesh_gpu_t *own = generic ? mesh_gpu_default() : mesh_gpu_find(a->gpu.name);
     int n = generic ? 0 : snprintf(buf, len, "--gpu %s", a->gpu.name);
     if (n >= 0 && (size_t)n < len && (generic || (own && own->memory != a->gpu.memory)))

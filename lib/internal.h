@@ -455,6 +455,10 @@ void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
 
 #define MESH_GiB 1073741824.0
 
+/* The name of the GPU an allocation given by memory alone gets
+ * (mesh_policy_alloc), which --gpu does not know. */
+#define MESH_GPU_GENERIC "generic"
+
 /* Bytes in GiB, the one unit every report prints memory in. */
 static inline double mesh_gib(double bytes)
 {

@@ -129,7 +129,7 @@ int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double 
     } else {
         /* memory alone: a generic GPU priced like the default one */
         out->gpu = *mesh_gpu_default();
-        mesh_strlcpy(out->gpu.name, "generic", sizeof(out->gpu.name));
+        mesh_strlcpy(out->gpu.name, MESH_GPU_GENERIC, sizeof(out->gpu.name));
         if (gpu_mem <= 0)
             gpu_mem = assume->gpu_mem;
         if (gpu_mem <= 0)

@@ -107,7 +107,7 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     a->nodes, mesh_noun(a->nodes, "node", "nodes"), a->gpus_per_node, a->gpu.name,
                     mesh_noun(a->gpus_per_node, "GPU", "GPUs"), (long)a->nodes * a->gpus_per_node,
                     mesh_gib_str(a->gpu.memory).s, mesh_gib_str(mem->capacity).s, a->island);
-    if (strcmp(a->gpu.name, "generic") == 0)
+    if (strcmp(a->gpu.name, MESH_GPU_GENERIC) == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "
                         "more precise)\n",

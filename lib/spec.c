@@ -612,7 +612,7 @@ int mesh_spec_load_with(const char *spec, const mesh_spec_dirs_t *dirs, const ch
     if (!spec || !*spec)
         return mesh_error_set(err, "model: empty spec (give a preset name or a .yaml file)");
     char path[PATH_LEN];
-    const char *name = spec;
+    const char *name = spec; /* the preset's name: spec becomes its path */
     int preset = !mesh_spec_is_path(spec);
     if (preset) {
         if (preset_path(spec, dirs, path, sizeof(path), err) < 0)
