@@ -549,11 +549,11 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
 {
     double psi_e;
     double psi = max_stage_params(m, l, &psi_e);
-    mesh_cost_priced(m, l, a, psi, psi_e, out);
+    mesh_cost_priced(m, l, a, psi, psi_e, mesh_flops_per_token(m), out);
 }
 
 void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                      double psi, double psi_e, mesh_cost_t *out)
+                      double psi, double psi_e, double flops_per_token, mesh_cost_t *out)
 {
     memset(out, 0, sizeof(*out));
     layer_time_t lt;
@@ -620,6 +620,6 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     double tokens = (double)m->global_batch * m->seq_len;
     double gpus = (double)a->nodes * a->gpus_per_node;
     out->tokens_per_sec = tokens / out->step_seconds;
-    out->tflops_per_gpu = mesh_flops_per_token(m) * tokens / out->step_seconds / gpus / 1e12;
+    out->tflops_per_gpu = flops_per_token * tokens / out->step_seconds / gpus / 1e12;
     out->mfu = out->tflops_per_gpu * 1e12 / peak_of(m, &a->gpu);
 }

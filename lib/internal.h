@@ -443,10 +443,10 @@ int mesh_plan_choose(const struct mesh_model *m, const struct mesh_alloc *a,
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
  * already counted, and of them the experts' (the planner's, once per
- * shape). */
+ * shape), and the model's mesh_flops_per_token (once per search). */
 void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
                       const struct mesh_alloc *a, double psi_max, double psi_e_max,
-                      struct mesh_cost *out);
+                      double flops_per_token, struct mesh_cost *out);
 
 /* LoRA trains adapters on every linear layer, well under 1% of a model's
  * parameters (rank 16 on a 70B model: about 0.1%): priced as 1% with full

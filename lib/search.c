@@ -371,7 +371,8 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         if (s->has_floor && !memcmp(&s->floor_layout, &c.layout, sizeof(c.layout)))
             c.cost = s->floor_cost; /* the floor was its own cost */
         else
-            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, &c.cost);
+            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
+                             &c.cost);
         mesh_spend_pricing(s, WORK_COST);
         add_fit(s, &c);
     } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
@@ -791,6 +792,7 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->assume = assume;
     s->pins = pins;
     s->first_fit_only = first_fit_only;
+    s->flops_per_token = mesh_flops_per_token(m);
     forget_sums(s);
     s->work = work_in_use;
     if (s->work && s->work->spent >= s->work->limit)
