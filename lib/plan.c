@@ -208,12 +208,26 @@ static int no_valid_layout(const search_t *s, const mesh_model_t *m, const mesh_
                           a->gpus_per_node, e.msg);
 }
 
+static int choose_known(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        const mesh_assumptions_t *assume, double deadline,
+                        const layout_memo_t *found, mesh_candidate_t *out, mesh_error_t *err);
+
+/* The assumptions of a tight plan's alternative: the plan's, with
+ * MESH_PLAN_ROOM of the usable memory left free as headroom. */
+static mesh_assumptions_t with_room(const mesh_assumptions_t *plan)
+{
+    mesh_assumptions_t room = *plan;
+    room.headroom = MESH_PLAN_ROOM;
+    return room;
+}
+
 /* A tight plan's alternative: the choice with MESH_PLAN_ROOM of the
  * plan's usable memory left free (more headroom), from the caller's inputs
  * m, a and pins, so that it is the plan a user asking for that headroom
- * gets. */
+ * gets.  found: what the plan's search found of the layouts it evaluated,
+ * which holds with less memory where it is too large or still fits. */
 static void tight(mesh_plan_t *p, const mesh_model_t *m, const mesh_alloc_t *a,
-                  const mesh_layout_t *pins)
+                  const mesh_layout_t *pins, layout_memo_t *found)
 {
     /* against the memory before any headroom: a plan that leaves what was
      * asked is not tight, however close it comes to that */
@@ -221,9 +235,12 @@ static void tight(mesh_plan_t *p, const mesh_model_t *m, const mesh_alloc_t *a,
     if (p->best.memory.total <= MESH_PLAN_FULL * usable)
         return;
     p->tight = 1;
-    mesh_assumptions_t room = p->assume;
-    room.headroom = MESH_PLAN_ROOM;
-    if (mesh_plan_choose(m, a, pins, &room, 0, &p->roomier, NULL) == MESH_CHOICE_FITS) {
+    mesh_assumptions_t room = with_room(&p->assume);
+    /* the plan had less headroom (it would not be tight with as much), so
+     * what its search found holds with this one's less memory */
+    if (mesh_memo_index(found) < 0)
+        found = NULL;
+    if (choose_known(m, a, pins, &room, 0, found, &p->roomier, NULL) == MESH_CHOICE_FITS) {
         p->has_roomier = 1;
         p->roomier.memory.capacity = usable;
     }
@@ -241,7 +258,11 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     plan_inputs(m, a, pins, assume, &p->model, &p->alloc, &p->pins, &p->assume);
 
     search_t s;
+    layout_memo_t found = {0};
     mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
+    s.record = &found;
+    mesh_assumptions_t room = with_room(&p->assume); /* what tight() searches with */
+    s.record_below = mesh_policy_usable(&room, &p->alloc.gpu);
     mesh_search_run(&s);
     p->evaluated = s.evaluated;
     if (s.oom || s.valid == 0 || s.halted) {
@@ -252,6 +273,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         else
             no_valid_layout(&s, m, a, err);
         free(s.fits);
+        mesh_memo_free(&found);
         free(p);
         return NULL;
     }
@@ -263,7 +285,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         mesh_explain_near_tie(p, &s, roomy_below);
         if (p->best.layout.ep > 0)
             mesh_explain_experts(p);
-        tight(p, m, a, pins);
+        tight(p, m, a, pins, &found);
     } else {
         p->best = s.closest;
         mesh_cost_estimate(&p->model, &p->best.layout, &p->alloc, &p->best.cost);
@@ -276,6 +298,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
         mesh_advise(p);
     }
     free(s.fits);
+    mesh_memo_free(&found);
     mesh_render_lines(p);
     digest(p);
     return p;
@@ -285,11 +308,22 @@ int mesh_plan_choose(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_la
                      const mesh_assumptions_t *assume, double deadline, mesh_candidate_t *out,
                      mesh_error_t *err)
 {
+    return choose_known(m, a, pins, assume, deadline, NULL, out, err);
+}
+
+/* mesh_plan_choose, taking from found (NULL: none), what a search of the
+ * same inputs with at least this one's memory found, the layouts it
+ * need not price again (prune.c). */
+static int choose_known(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        const mesh_assumptions_t *assume, double deadline,
+                        const layout_memo_t *found, mesh_candidate_t *out, mesh_error_t *err)
+{
     plan_in_t in;
     if (checked_inputs(m, a, pins, assume, &in, err) < 0)
         return -1;
     search_t s;
     mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 0);
+    s.known = found;
     s.choice_only = 1;
     s.deadline = deadline > 0 ? deadline : 0;
     s.memo = calloc(1, sizeof(*s.memo));

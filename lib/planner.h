@@ -17,6 +17,8 @@
 #ifndef MESH_PLANNER_H
 #define MESH_PLANNER_H
 
+#include <stdint.h>
+
 #include "internal.h"
 #include "meshplan/explain.h"
 #include "meshplan/plan.h"
@@ -54,6 +56,41 @@ typedef struct slot_memo {
     int layers; /* the full:N it was counted at */
     long shape; /* the shape (search_t's shapes_searched) it is of */
 } slot_memo_t;
+
+/* What a search found of each valid layout it evaluated (prune.c): too
+ * large whatever lever it tried, or the candidate it came to, kept as
+ * little as its recall needs (search.c, recall): the memory it needs, its
+ * step time, and what its levers and recomputation set.  In the order
+ * found; a hash table (open addressing) of their indices is built only for
+ * a search that asks (mesh_memo_index). */
+typedef struct memo_fit {
+    double total, host, step_seconds;
+    int recompute_layers, recompute_modules, offload, tp_overlap_off;
+    mesh_precision_t moments;
+} memo_fit_t;
+
+typedef struct layout_memo_entry {
+    mesh_layout_t key;
+    int fit; /* the candidate's index in fits; -1: too large */
+} layout_memo_entry_t;
+
+/* An array that grows in blocks of MEMO_BLOCK items, never moved: a
+ * realloc's copies cost the plans that turn out not tight more than the
+ * memo spares the tight ones. */
+#define MEMO_BLOCK 256
+typedef struct memo_blocks {
+    void **block;
+    size_t n, cap; /* blocks */
+} memo_blocks_t;
+
+typedef struct layout_memo {
+    memo_blocks_t entries; /* layout_memo_entry_t */
+    memo_blocks_t fits;    /* memo_fit_t */
+    size_t n, n_fits;
+    uint32_t *slots; /* 1 + the entry's index; 0: free.  NULL: not indexed */
+    size_t cap;      /* slots: a power of two, at least twice n */
+    int broken;      /* out of memory: it answers nothing */
+} layout_memo_t;
 
 typedef struct search {
     const mesh_model_t *m;
@@ -142,6 +179,13 @@ typedef struct search {
     mesh_layout_t telling;
     family_stat_t fam[MESH_FAMILY_COUNT];
     struct choice_memo *memo; /* choice_only: what the floors keep */
+    /* where the search records what it found of each valid layout (NULL:
+     * it does not); and what a search of the same inputs with at least
+     * this search's memory found, which this one takes instead of pricing
+     * a layout again where it holds here too (NULL: none) */
+    layout_memo_t *record;
+    const layout_memo_t *known;
+    double record_below; /* record: the fits needing at most this memory */
 } search_t;
 
 /* What a search for the choice alone keeps of the shape it searches (on
@@ -248,6 +292,22 @@ int mesh_shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv);
 /* Whether a valid layout whose lever tries are tries[0..n-1] is wanted:
  * 0 price it, 1 do not, 2 nor any layout after it in its sweep. */
 int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n);
+/* Record in memo that layout l came to candidate fit (NULL: too large
+ * with every lever); -1 (and the memo broken) when out of memory. */
+int mesh_memo_add(layout_memo_t *memo, const mesh_layout_t *l, const mesh_candidate_t *fit);
+/* The key under which a memo holds that no layout of l's (tp, cp, pp, dp,
+ * ep, etp) shape fit: those fields alone, the others 0 (a layout's
+ * micro-batch is at least 1). */
+mesh_layout_t mesh_memo_shape(const mesh_layout_t *l);
+/* Index memo's layouts for mesh_memo_find; -1 (and the memo broken) when
+ * out of memory. */
+int mesh_memo_index(layout_memo_t *memo);
+/* Whether memo (NULL: none, or not indexed: nothing) holds layout l; *fit
+ * then what its candidate was, NULL when it was too large, and *as the
+ * candidate's layout (l's, with its levers and recomputation). */
+int mesh_memo_find(const layout_memo_t *memo, const mesh_layout_t *l, const memo_fit_t **fit,
+                   mesh_layout_t *as);
+void mesh_memo_free(layout_memo_t *memo);
 
 /* ---- search.c ---- */
 

