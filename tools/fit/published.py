@@ -122,8 +122,10 @@ def command(row, meshplan, models):
     if row["precision"] == "FP8":
         cmd += ["--set", "train.precision=fp8",
                 "--set", "train.fp8_recipe=" + RECIPES.get(row["fp8_recipe"], "delayed")]
-    if row["name"] in MOE:  # the sources force the routing balanced, and none
-        # lists --overlap-moe-expert-parallel-comm (off in Megatron-LM by default)
+    if row["name"] in MOE:  # the sources force the routing balanced; the
+        # expert all-to-all's overlap (off in Megatron-LM by default) is priced
+        # off for all: of the recipes, only the MXFP8 ones at the docs' commit
+        # turn it on (doc/design.md, "Against the published Megatron runs")
         cmd += ["--set", "train.moe_imbalance=1", "--set", "train.ep_overlap=off"]
     if row["name"] in MOE and "token-drop" in row["source"]:  # capacity 1, padded
         cmd += ["--set", "arch.moe.capacity_factor=1"]
