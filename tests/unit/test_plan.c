@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "internal.h" /* MoE internals */
+#include "planner.h"  /* the search's memo */
 #include "moeutil.h"
 #include "testutil.h"
 
@@ -808,6 +809,57 @@ static void headroom__roomier_as_a_search_afresh(void **state)
             }
             mesh_plan_destroy(p);
         }
+}
+
+/* The memo a tight plan's second search reads (lib/prune.c): a layout is
+ * found only once indexed, as recorded first (too large, or the fit's
+ * memory, step time and levers, on the layout itself), a shape's key apart
+ * from every layout's, and another layout not at all. */
+static void memo__recorded_found_as_recorded(void **state)
+{
+    (void)state;
+    layout_memo_t memo = {0};
+    mesh_layout_t big = test_mesh("tp=8,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none");
+    mesh_layout_t fit = test_mesh("tp=8,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full");
+    mesh_candidate_t c = {.layout = fit};
+    c.layout.recompute_layers = 3;
+    c.layout.offload = 1;
+    c.memory.total = 70e9;
+    c.memory.host = 5e9;
+    c.cost.step_seconds = 12.5;
+    const memo_fit_t *f;
+    mesh_layout_t as, shape = mesh_memo_shape(&big);
+    assert_int_equal(mesh_memo_add(&memo, &big, NULL), 0);
+    assert_int_equal(mesh_memo_find(&memo, &big, &f, &as), 0); /* not indexed yet */
+    for (int i = 0; i < 1000; i++) { /* past a block and the first table's size */
+        mesh_layout_t other = big;
+        other.dp = 100 + i;
+        assert_int_equal(mesh_memo_add(&memo, &other, NULL), 0);
+    }
+    assert_int_equal(mesh_memo_add(&memo, &fit, &c), 0);
+    assert_int_equal(mesh_memo_add(&memo, &fit, NULL), 0); /* the first kept */
+    assert_int_equal(mesh_memo_index(&memo), 0);
+    assert_int_equal(mesh_memo_find(&memo, &big, &f, &as), 1);
+    assert_null(f);
+    assert_memory_equal(&as, &big, sizeof(as));
+    assert_int_equal(mesh_memo_find(&memo, &fit, &f, &as), 1);
+    assert_non_null(f);
+    assert_true(f->total == 70e9 && f->host == 5e9 && f->step_seconds == 12.5);
+    assert_memory_equal(&as, &c.layout, sizeof(as));
+    mesh_layout_t last = big;
+    last.dp = 1099;
+    assert_int_equal(mesh_memo_find(&memo, &last, &f, &as), 1);
+    last.dp = 1100;
+    assert_int_equal(mesh_memo_find(&memo, &last, &f, &as), 0);
+    assert_int_equal(mesh_memo_find(&memo, &shape, &f, &as), 0);
+    assert_int_equal(mesh_memo_add(&memo, &shape, NULL), 0);
+    assert_int_equal(mesh_memo_index(&memo), 0);
+    assert_int_equal(mesh_memo_find(&memo, &shape, &f, &as), 1);
+    assert_int_equal(shape.micro_batch, 0);
+    assert_int_equal(shape.tp * shape.pp * shape.dp, 8 * 4 * 2);
+    assert_int_equal(mesh_memo_find(NULL, &big, &f, &as), 0);
+    mesh_memo_free(&memo);
+    assert_int_equal(mesh_memo_find(&memo, &big, &f, &as), 0);
 }
 
 /* The site's headroom is the least: a spec asks for more, never for less;
@@ -2128,6 +2180,7 @@ int main(void)
         cmocka_unit_test(near_tie__rule_holds_over_presets),
         cmocka_unit_test(headroom__tight_plan_flagged_with_its_price),
         cmocka_unit_test(headroom__roomier_as_a_search_afresh),
+        cmocka_unit_test(memo__recorded_found_as_recorded),
         cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
