@@ -286,6 +286,13 @@ static void read__hostile_files(void **state)
         assert_error_has(read_error(bad[i][0], strlen(bad[i][0])), bad[i][1]);
     snprintf(text, sizeof(text), "%s\n%s\n", layout, layout);
     assert_error_has(read_error(text, strlen(text)), "saved.json:2: a second layout");
+    /* a bare line as long as the layout buffer (2 x MESH_LAYOUT_STR_MAX, its
+     * end included) is refused for its length, not copied in whole */
+    memset(text, 'x', 2 * MESH_LAYOUT_STR_MAX);
+    text[2 * MESH_LAYOUT_STR_MAX] = '\0';
+    assert_error_has(read_error(text, strlen(text)), "saved.json:1: a line of 384 characters");
+    text[2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
+    assert_error_has(read_error(text, strlen(text)), "saved.json:1: not a layout");
     snprintf(text, sizeof(text), "MESH_PLAN='%s\n", layout);
     assert_error_has(read_error(text, strlen(text)), "not one word");
     snprintf(text, sizeof(text), "MESH_PLAN=%s\nMESH_GLOBAL_BATCH_SIZE=0\n", layout);

@@ -34,6 +34,12 @@ static void size__ambiguous_or_bad__named_error(void **state)
     assert_int_equal(mesh_parse_size("80G", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_non_null(strstr(err.msg, "gpu_mem"));
     assert_non_null(strstr(err.msg, "ambiguous"));
+    /* every bare prefix, any case, is told apart from an unknown unit */
+    static const char *const bare[] = {"2T", "80g", "512M", "64k"};
+    for (int i = 0; i < MESH_ARRAY_LEN(bare); i++) {
+        assert_int_equal(mesh_parse_size(bare[i], "gpu_mem", 0, 1e15, &v, &err), -1);
+        assert_non_null(strstr(err.msg, "is ambiguous: write"));
+    }
     assert_int_equal(mesh_parse_size("eighty", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_non_null(strstr(err.msg, "gpu_mem"));
     assert_int_equal(mesh_parse_size("-5GB", "gpu_mem", 0, 1e15, &v, &err), -1);
