@@ -5,6 +5,8 @@
  * the typo rule of "did you mean".
  */
 #include <limits.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "internal.h" /* mesh_buf_t */
 #include "testutil.h"
@@ -359,6 +361,43 @@ static void closest_name__typos_only(void **state)
     assert_null(mesh_closest_name("gpus-per-node-x-y", opts, 6));
 }
 
+/* mesh_run_bounded: 0 when the work finished in time (its argument the
+ * caller's again), -1 when it did not, the work then finishing on its own
+ * thread and handing its argument to drop. */
+static atomic_int bounded_state; /* 1: ran, 2: dropped */
+
+static void bounded_work(void *arg)
+{
+    const struct timespec *pause = arg;
+    if (pause)
+        nanosleep(pause, NULL);
+    atomic_store(&bounded_state, 1);
+}
+
+static void bounded_drop(void *arg)
+{
+    (void)arg;
+    atomic_store(&bounded_state, 2);
+}
+
+static void bounded__in_time_zero_late_minus_one(void **state)
+{
+    (void)state;
+    atomic_store(&bounded_state, 0);
+    assert_int_equal(mesh_run_bounded(bounded_work, bounded_drop, NULL, 10), 0);
+    assert_int_equal(atomic_load(&bounded_state), 1); /* ran, not dropped */
+    static const struct timespec slow = {0, 300000000};
+    atomic_store(&bounded_state, 0);
+    assert_int_equal(mesh_run_bounded(bounded_work, bounded_drop, (void *)&slow, 0.02), -1);
+    for (int i = 0; i < 500 && atomic_load(&bounded_state) != 2; i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_int_equal(atomic_load(&bounded_state), 2); /* it finished, then gave arg away */
+    /* no bound: in this thread */
+    atomic_store(&bounded_state, 0);
+    assert_int_equal(mesh_run_bounded(bounded_work, bounded_drop, NULL, 0), 0);
+    assert_int_equal(atomic_load(&bounded_state), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +406,7 @@ int main(void)
         cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
+        cmocka_unit_test(bounded__in_time_zero_late_minus_one),
         cmocka_unit_test(int__strict),
         cmocka_unit_test(count__suffixes__exact_values),
         cmocka_unit_test(count__not_whole_overflow_negative__refused),
