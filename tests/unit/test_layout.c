@@ -483,6 +483,23 @@ static void layout__expert_rules(void **state)
     assert_int_equal(mesh_layout_check(&d, &a, &dl, &err), 0);
 }
 
+/* Wider than the KV heads, TP splits the fused QKV projection's keys and
+ * values, 2 x kv_heads x head_dim output columns: one KV head of odd width
+ * 9 (18 columns) splits over tp 2, not over tp 4, whatever the heads
+ * allow. */
+static void tp__splits_the_keys_and_values_columns(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("arch: {layers: 4, hidden: 36, heads: 4, kv_heads: 1, head_dim: 9, "
+                               "ffn: 96, vocab: 1024}\ntrain: {seq_len: 1024, global_batch: 8}\n");
+    mesh_layout_t pins = test_mesh("tp=2");
+    mesh_error_t err = {0};
+    assert_int_equal(mesh_layout_check_pins(&m, &pins, &err), 0);
+    pins = test_mesh("tp=4");
+    assert_int_equal(mesh_layout_check_pins(&m, &pins, &err), -1);
+    assert_non_null(strstr(err.msg, "tp 4 must divide the 2 keys and values of 9 each"));
+}
+
 /* Issue 27: sbatch --mesh=tp=3 (or ep=3 on Mixtral) went to the controller
  * where the CLI refuses it.  The pins-only check refuses exactly what no
  * allocation takes, in mesh_layout_check's words: each pin it refuses is
@@ -537,6 +554,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layout__ep_etp_parse_format),
+        cmocka_unit_test(tp__splits_the_keys_and_values_columns),
         cmocka_unit_test(layout__expert_rules),
         cmocka_unit_test(mesh__keys_in_the_manual),
         cmocka_unit_test(mesh__integer_keys__bounds_and_messages),
