@@ -447,6 +447,42 @@ static void cache__hits_and_misses(void **state)
     assert_int_equal(b.cached, 1);
 }
 
+/* A job the policy has no entry for (it names no partition, or one the
+ * policy does not list, and there is no `default`) is judged with no entry
+ * (NULL: the policy's own gpu= applies, or, with none, it passes unjudged
+ * and slurmctld's log says its partition is not in the policy); repeated,
+ * it is answered from the cache with no entry either, not with the
+ * policy's first partition's. */
+static void cache__no_entry_kept_as_none(void **state)
+{
+    static const char *const policies[] = {
+        "gpu: H100-SXM\nenforce: reject\npartitions:\n  a100: {gpu: A100-40GB, nodes: 2}\n",
+        "enforce: reject\npartitions:\n  a100: {gpu: A100-40GB, nodes: 2}\n", /* no gpu= */
+    };
+    static const char *const models[] = {"llama3-8b", "llama3.1-405b"};
+    static const char *const parts[] = {NULL, "gpu"};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < 2; k++) {
+                mesh_policy_t pol = parsed_policy(policies[i]);
+                mesh_model_t m = test_preset(models[j]);
+                mesh_submit_t a, b;
+                decide_with(&pol, &m, 1, 0, NULL, parts[k], MESH_SUBMIT_WORK, 0, &a);
+                assert_int_equal(a.cached, 0);
+                assert_null(a.entry);
+                /* on the policy's H100-SXM, never the entry's A100-40GB */
+                if (i == 0 && j == 1)
+                    assert_non_null(strstr(a.msg, "1 x 8 H100-SXM GPUs"));
+                if (i == 1)
+                    assert_int_equal(a.judged, 0);
+                decide_with(&pol, &m, 1, 0, NULL, parts[k], MESH_SUBMIT_WORK, 1, &b);
+                assert_int_equal(b.cached, 1);
+                assert_null(b.entry);
+                b.cached = 0;
+                assert_memory_equal(&a, &b, sizeof(a));
+            }
+}
+
 /* The key holds the model's bytes: the same request, decoded afresh for
  * each submission as job_submit/meshplan does, into memory that held
  * anything before, is the same key; a field the planner reads changed is
@@ -734,6 +770,7 @@ int main(void)
         cmocka_unit_test(budget__stopped_judgements_say_so),
         cmocka_unit_test(cache__hits_and_misses),
         cmocka_unit_test(cache__same_request_same_key),
+        cmocka_unit_test(cache__no_entry_kept_as_none),
         cmocka_unit_test(cache__bounded),
         cmocka_unit_test(cache__threads),
         cmocka_unit_test(share__a_loop_of_costly_specs_gets_the_floor),

@@ -32,12 +32,21 @@ char *slurm_xstrdup(const char *str)
     return strdup(str);
 }
 
-/* what the plugin logged last, at info or error level */
+/* what the plugin logged last, at info or error level; and how many
+ * times, and in what words last, it logged reading the policy (each
+ * read's line names the meshplan that reads it, no other line does) */
 static char logged[2048];
+static int policy_reads;
+static char policy_read[2048];
 
 static void log_line(const char *fmt, va_list ap)
 {
     vsnprintf(logged, sizeof(logged), fmt, ap);
+    if (!strncmp(logged, "job_submit/meshplan " MESHPLAN_VERSION_STRING ": ",
+                 strlen("job_submit/meshplan " MESHPLAN_VERSION_STRING ": "))) {
+        policy_reads++;
+        snprintf(policy_read, sizeof(policy_read), "%s", logged);
+    }
 }
 
 void slurm_info(const char *fmt, ...)
@@ -266,6 +275,36 @@ static void init__logs_which_meshplan_reads_the_policy(void **state)
     snprintf(want, sizeof(want), "job_submit/meshplan %s: %s:1: enforce:", MESHPLAN_VERSION_STRING,
              policy_path);
     assert_non_null(strstr(logged, want));
+}
+
+/* The policy is read when its file changes, not at every submission: an
+ * unchanged one is read (and logged) once, whatever the number of jobs,
+ * so that slurmctld's log says when the admin's policy changed rather
+ * than repeating it for every job; an edit is read at the next
+ * submission, once. */
+static void policy_reads__once_per_edit(void **state)
+{
+    char *msg;
+    write_policy("reject"); /* init() reads it */
+    policy_reads = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(controller("llama3-8b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+        assert_null(msg);
+    }
+    assert_int_equal(policy_reads, 0);
+    /* edited (its size changes too, so even a coarse clock tells) */
+    edit_policy("gpu: H100-SXM\nenforce: warn\n");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(controller("llama3.1-405b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, "(enforce=warn: queued anyway)"));
+        free(msg);
+    }
+    assert_int_equal(policy_reads, 1);
+    char want[2048];
+    snprintf(want, sizeof(want), "job_submit/meshplan %s: policy %s: enforce=warn",
+             MESHPLAN_VERSION_STRING, policy_path);
+    assert_non_null(strstr(policy_read, want));
 }
 
 /* The controller's answer under a broken policy with on_submit_error=reject:
@@ -937,6 +976,7 @@ int main(void)
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
+        cmocka_unit_test(policy_reads__once_per_edit),
         cmocka_unit_test(policy_errors__follow_on_submit_error),
         cmocka_unit_test(memory__mem_per_node_for_offload),
         cmocka_unit_test(partitions__controller_and_cli_agree),
