@@ -956,6 +956,42 @@ static void output__write_errors_fail(void **state)
     }
 }
 
+/* Where stdout's checked stream cannot be made (fopencookie fails: memory
+ * short), meshplan writes through stdio's own stream; a short output, held
+ * in its buffer until the end, still fails at the last flush with the
+ * reason (ENOSPC), not a vague "Input/output error".  fopencookie is made
+ * to fail by a shim preloaded into meshplan, compiled here as check-abi
+ * compiles its own. */
+static void output__write_error_named_without_the_checked_stream(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-shim-XXXXXX", cmd[512];
+    static char preload[96], asan[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof(cmd),
+             "printf '#define _GNU_SOURCE\\n#include <errno.h>\\n#include <stdio.h>\\n"
+             "FILE *fopencookie(void *c, const char *m, cookie_io_functions_t f)"
+             " { (void)c, (void)m, (void)f; errno = ENOMEM; return NULL; }\\n' >%s/shim.c && "
+             "%s -shared -fPIC -o %s/shim.so %s/shim.c",
+             dir, getenv("MESHPLAN_CC") ? getenv("MESHPLAN_CC") : "cc", dir, dir);
+    if (system(cmd) != 0)
+        fail_msg("cannot compile the fopencookie shim: %s", cmd);
+    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/shim.so", dir);
+    /* (under ASan, its runtime need not come first for a shim that uses none) */
+    snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
+             getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "",
+             getenv("ASAN_OPTIONS") ? ":" : "");
+    run_env[0] = preload;
+    run_env[1] = asan;
+    run_stdout = "/dev/full";
+    result_t *r = run("version", NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    if (r->status != 2 || strcmp(r->err, "meshplan: write error: No space left on device\n") != 0)
+        fail_msg("meshplan version > /dev/full, unchecked stream: status %d, stderr '%s'",
+                 r->status, r->err);
+}
+
 static void output__svg_stdout_and_early_failure(void **state)
 {
     result_t *r = run("plan", "--model", "llama3-70b", ALLOC, "--svg", "-", NULL);
@@ -1557,6 +1593,7 @@ int main(void)
         cmocka_unit_test(env__shell_lines_survive_eval),
         cmocka_unit_test(env__json_object),
         cmocka_unit_test(output__write_errors_fail),
+        cmocka_unit_test(output__write_error_named_without_the_checked_stream),
         cmocka_unit_test(output__svg_stdout_and_early_failure),
         cmocka_unit_test(policy__system_by_default),
         cmocka_unit_test(set__spec_and_policy_keys),

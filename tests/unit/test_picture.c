@@ -722,24 +722,15 @@ static void svg__text_legible_and_inside(void **state)
     }
 }
 
-/* A title too long for one line is wrapped at its blanks and commas, never
- * inside a word or a layout's field: its lines, read in order, are the
- * title, each ending before a blank or after a comma. */
-static void svg__long_title_wrapped_between_words(void **state)
+/* The SVG of plan p draws the title `title` wrapped at its blanks and
+ * commas, never inside a word or a layout's field: its lines, read in
+ * order, are the title, each ending before a blank or after a comma.
+ * Returns how many lines end after a comma whose rest has a blank. */
+static int assert_title_wrapped(mesh_plan_t *p, const char *title)
 {
-    (void)state;
-    const char *name = "an-unusually-long-model-name-a-site-gave-its-fine-tune-of-it";
-    char spec[256], title[512];
-    snprintf(spec, sizeof(spec), "name: %s\npreset: llama3-8b\n", name);
-    mesh_model_t m = test_spec(spec);
-    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
-    mesh_plan_t *p = test_plan(&m, &a, "auto");
-    char layout[MESH_LAYOUT_STR_MAX];
-    mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
-    snprintf(title, sizeof(title), "%s on 1 x 8 H100-SXM: %s", name, layout);
     char *svg = mesh_picture_svg(p);
     element_t *els = malloc(sizeof(element_t) * MAX_ELEMENTS);
-    int n = elements(svg, els, MAX_ELEMENTS), lines = 0, first = 0;
+    int n = elements(svg, els, MAX_ELEMENTS), lines = 0, first = 0, comma_breaks = 0;
     size_t at = 0;
     while (first < n && !els[first].text) /* the background */
         first++;
@@ -751,12 +742,62 @@ static void svg__long_title_wrapped_between_words(void **state)
         at += len;
         if (title[at] && title[at] != ' ' && line[len - 1] != ',')
             fail_msg("line %d \"%s\" breaks inside \"%.20s\"", k, line, title + at - 5);
+        comma_breaks += title[at] && title[at] != ' ' && strchr(title + at, ' ') != NULL;
         at += strspn(title + at, " ");
     }
     assert_true(lines >= 2);
     assert_int_equal(at, strlen(title));
     free(els);
     free(svg);
+    return comma_breaks;
+}
+
+#define LONG_NAME "an-unusually-long-model-name-a-site-gave-its-fine-tune-of-it"
+
+static void svg__long_title_wrapped_between_words(void **state)
+{
+    (void)state;
+    char title[512];
+    mesh_model_t m = test_spec("name: " LONG_NAME "\npreset: llama3-8b\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char layout[MESH_LAYOUT_STR_MAX];
+    mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
+    snprintf(title, sizeof(title), LONG_NAME " on 1 x 8 H100-SXM: %s", layout);
+    assert_title_wrapped(p, title);
+    mesh_plan_destroy(p);
+}
+
+/* A GPU the policy defines may have a comma in its name (the policy takes
+ * any name): a title broken after that comma goes on with the rest of the
+ * name, not a character of it lost with the blank a line after a blank
+ * skips. */
+static void svg__title_broken_after_a_comma_keeps_every_character(void **state)
+{
+    (void)state;
+    const char *gpu = "Acme,Accel-X1000-PCIe-96GB-rev2"; /* 31, the most a GPU name has */
+    const char *sets[] = {"pci=1234:5678", "memory=96GiB", "peak_tflops=800", "island=8"};
+    mesh_policy_t pol;
+    mesh_error_t err;
+    char arg[96], title[512], layout[MESH_LAYOUT_STR_MAX];
+    mesh_policy_init(&pol);
+    for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++) {
+        snprintf(arg, sizeof(arg), "gpu.%s.%s", gpu, sets[i]);
+        if (mesh_policy_set_arg(&pol, arg, &err) < 0)
+            fail_msg("%s", err.msg);
+    }
+    mesh_alloc_t a;
+    if (mesh_policy_check(&pol, &err) < 0 ||
+        mesh_policy_alloc(&pol.assume, gpu, 0, 0, 1, 8, &a, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(a.gpu.name, gpu);
+    mesh_model_t m = test_spec("name: " LONG_NAME "\npreset: llama3-8b\n");
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
+    snprintf(title, sizeof(title), LONG_NAME " on 1 x 8 %s: %s", gpu, layout);
+    /* the title's one blank or comma near its 99th character (the room
+     * of a 16 px line) is the GPU's comma: the line breaks there */
+    assert_int_equal(assert_title_wrapped(p, title), 1);
     mesh_plan_destroy(p);
 }
 
@@ -979,6 +1020,7 @@ int main(void)
         cmocka_unit_test(svg__same_micro_batches_as_text),
         cmocka_unit_test(svg__text_legible_and_inside),
         cmocka_unit_test(svg__long_title_wrapped_between_words),
+        cmocka_unit_test(svg__title_broken_after_a_comma_keeps_every_character),
         cmocka_unit_test(svg__numbers_fit_their_cells),
         cmocka_unit_test(svg__sample_and_the_plans_bubble),
         cmocka_unit_test(svg__long_timeline_cut_not_slivers),

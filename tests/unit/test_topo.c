@@ -64,6 +64,37 @@ static void fixture__two_islands(void **state)
     mesh_topo_destroy(t);
 }
 
+/* Each step's islands are its own: on the node of islands 0-3 and 4-7, a
+ * step of GPUs 0-3 has one island; then a step of GPUs 2-5, in the same
+ * process, has two (2, 3 and 4, 5), numbered 0 and 1 in bus order, with
+ * nothing left of the first step's numbering; and a step of GPUs 4-7 one,
+ * numbered 0.  The selections run back to back, so that a renumbering not
+ * started afresh would meet what the one before left. */
+static void select__islands_renumbered_afresh_each_step(void **state)
+{
+    (void)state;
+    mesh_error_t err;
+    mesh_topo_t *t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = load(fixtures(), "two-islands-8gpu.xml");
+    int rc[3]; /* one statement each: in this order */
+    rc[0] = mesh_topo_select(t[0], (int[]){0, 1, 2, 3}, 4, &err);
+    rc[1] = mesh_topo_select(t[1], (int[]){2, 3, 4, 5}, 4, &err);
+    rc[2] = mesh_topo_select(t[2], (int[]){4, 5, 6, 7}, 4, &err);
+    const int islands[3] = {1, 2, 1}, ids[3][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 0, 0, 0}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rc[i], 0);
+        assert_int_equal(mesh_topo_gpu_count(t[i]), 4);
+        if (mesh_topo_island_count(t[i]) != islands[i])
+            fail_msg("step %d: %d islands, not %d", i, mesh_topo_island_count(t[i]), islands[i]);
+        for (int g = 0; g < 4; g++)
+            if (mesh_topo_gpu(t[i], g)->island != ids[i][g])
+                fail_msg("step %d: GPU %d in island %d, not %d", i, g,
+                         mesh_topo_gpu(t[i], g)->island, ids[i][g]);
+        mesh_topo_destroy(t[i]);
+    }
+}
+
 static void fixture__interleaved_islands(void **state)
 {
     /* islands 0,2,4,6 and 1,3,5,7: in PCI order no two consecutive GPUs
@@ -321,6 +352,7 @@ int main(void)
         cmocka_unit_test(fixtures__expected_answers),
         cmocka_unit_test(fixture__hgx_h100),
         cmocka_unit_test(fixture__two_islands),
+        cmocka_unit_test(select__islands_renumbered_afresh_each_step),
         cmocka_unit_test(fixture__interleaved_islands),
         cmocka_unit_test(fixture__nvswitch_matrix),
         cmocka_unit_test(fixture__unknown_gpu),
