@@ -374,15 +374,8 @@ int mesh_memo_add(layout_memo_t *memo, const mesh_layout_t *l, const mesh_candid
 
 mesh_layout_t mesh_memo_shape(const mesh_layout_t *l)
 {
-    mesh_layout_t k;
-    memset(&k, 0, sizeof(k));
-    k.tp = l->tp;
-    k.cp = l->cp;
-    k.pp = l->pp;
-    k.dp = l->dp;
-    k.ep = l->ep;
-    k.etp = l->etp;
-    return k;
+    return (mesh_layout_t){
+        .tp = l->tp, .cp = l->cp, .pp = l->pp, .dp = l->dp, .ep = l->ep, .etp = l->etp};
 }
 
 int mesh_memo_index(layout_memo_t *memo)

@@ -105,8 +105,8 @@ int load_topology(const options_t *o, mesh_topo_t **out);
 int load_model(const options_t *o, mesh_model_t *model, mesh_error_t *err);
 /* The pins of --mesh, with the dimensions --from keeps. */
 int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err);
-/* An error planning with the kept dimensions says they were kept; -1. */
-int restart_error(const options_t *o, mesh_error_t *err);
+/* An error planning with the kept dimensions says they were kept. */
+void restart_error(const options_t *o, mesh_error_t *err);
 /* Whether --partition can be judged as given: the GPU comes from the
  * policy's partitions (no --gpu, --gpu-mem, --nvlink or --topology beside
  * it), and each partition named is one the policy describes. */

@@ -56,13 +56,12 @@ int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins,
 }
 
 /* An error planning with the kept dimensions says they were kept. */
-int restart_error(const options_t *o, mesh_error_t *err)
+void restart_error(const options_t *o, mesh_error_t *err)
 {
     char kept[64];
     if (o->have_restart)
         mesh_error_prefix(err, "keeping %s from %.200s",
                           mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from);
-    return -1;
 }
 
 static int need(const options_t *o)

@@ -951,6 +951,28 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
 /* The whole Megatron-LM command line, the model's flags included
  * (megatron/training/arguments.py at the fixture's commit): only what the
  * spec states, in Megatron-LM's terms. */
+/* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
+ * least the spec takes): left out, Megatron-LM would build the model on its
+ * own default base, 10000. */
+static void env__rotary_base_from_the_least_theta(void **state)
+{
+    (void)state;
+    static const char *const want[] = {NULL, " --rotary-base 1 ", " --rotary-base 2 "};
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (int theta = 1; theta <= 2; theta++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "preset: llama3-8b\narch: {rope_theta: %d}\n", theta);
+        mesh_model_t m = test_spec(spec);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+        if (!strstr(args, want[theta]))
+            fail_msg("rope_theta %d: '%s' lacks '%s'", theta, args, want[theta]);
+        assert_null(strstr(args, "--rotary-base 500000"));
+        free(args);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void env__megatron_model_flags(void **state)
 {
     /* Qwen3-32B (HF config Qwen/Qwen3-32B): heads of 128 on a hidden size
@@ -1234,6 +1256,7 @@ int main(void)
         cmocka_unit_test(env__interleaved_pipelines),
         cmocka_unit_test(env__frameworks),
         cmocka_unit_test(env__megatron_model_flags),
+        cmocka_unit_test(env__rotary_base_from_the_least_theta),
         cmocka_unit_test(env__topology_variables),
         cmocka_unit_test(master_port__documented_formula),
     };
