@@ -262,6 +262,13 @@ static void config__refused_naming_the_field(void **state)
          "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8,"
          " \"low_freq_factor\": 2}}",
          "rope_scaling.low_freq_factor: Megatron-LM fixes it at 1"},
+        /* Qwen2.5's long-context YaRN (its model card's rope_scaling): YaRN is
+         * described under MLA only, so a Qwen2 config is held to llama3's */
+        {"{\"architectures\": [\"Qwen2ForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rope_scaling\": {\"factor\": 4.0, "
+         "\"original_max_position_embeddings\": 32768, \"type\": \"yarn\"}}",
+         "rope_scaling: type 'yarn' is not described (Llama 3.1's llama3 only)"},
         {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
          "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
          "\"intermediate_size\": 128, \"sliding_window\": 4096}",

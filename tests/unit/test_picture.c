@@ -90,6 +90,30 @@ static void text__big_allocations_summarised(void **state)
     mesh_plan_destroy(p);
 }
 
+/* A sampled rank map says which nodes it shows: on 32 nodes of 8, pp 2
+ * puts stage 1 on nodes 16-31, so nodes 0, 1, 16 and 31 are shown, one
+ * stage besides the first; pp 4 adds nodes 8 and 24, stages 1 to 3. */
+static void text__sampled_nodes_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mesh, *note;
+    } cases[] = {
+        {"tp=8,pp=2,dp=16", "(4 of 32 nodes shown: the first two, the first of stage 1, the last)"},
+        {"tp=8,pp=4,dp=8",
+         "(6 of 32 nodes shown: the first two, the first of stages 1 to 3, the last)"},
+    };
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_plan_t *p = plan("llama2-7b", 32, cases[i].mesh);
+        char *t = mesh_picture_text(p, &o);
+        if (!strstr(t, cases[i].note))
+            fail_msg("%s: no '%s' in\n%s", cases[i].mesh, cases[i].note, t);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void text__memory_over_capacity(void **state)
 {
     mesh_plan_t *p = plan("llama3.1-405b", 1, "auto");
@@ -1006,6 +1030,7 @@ int main(void)
         cmocka_unit_test(explained__report_restart_pictures),
         cmocka_unit_test(text__ranks_pipeline_memory),
         cmocka_unit_test(text__big_allocations_summarised),
+        cmocka_unit_test(text__sampled_nodes_named),
         cmocka_unit_test(text__memory_over_capacity),
         cmocka_unit_test(svg__self_contained),
         cmocka_unit_test(svg__rank_map_row_filled_exactly_shows_every_gpu),

@@ -51,6 +51,10 @@ static void fixture__two_islands(void **state)
     t = load(fixtures(), "two-islands-8gpu.xml");
     assert_int_equal(mesh_topo_select(t, (int[]){7, 4, 5, 6}, 4, &err), 0);
     assert_int_equal(mesh_topo_gpu_count(t), 4);
+    /* GPU i for 0 <= i < count only (topo.h): the slot one past the last
+     * kept GPU, still in the storage, is no GPU of the step */
+    assert_null(mesh_topo_gpu(t, 4));
+    assert_null(mesh_topo_gpu(t, -1));
     assert_int_equal(mesh_topo_island_count(t), 1);
     assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:87:00.0");
     assert_int_equal(alloc_island(t, 0, "A100-80GB"), 4);
