@@ -914,6 +914,42 @@ static void budget__costly_jobs_bounded(void **state)
     free(msg);
 }
 
+/* One user submitting costly specs in a quick loop holds slurmctld for a
+ * whole budget each while the share holds one (20 budgets, refilled at 2 a
+ * second, while the loop spends some ten a second), then for the floor's
+ * work: its refusal says the judgement was cut short, and names meshplan
+ * plan.  The share's clock is slurmctld's, in seconds: read in milliseconds
+ * (or finer) it would refill at once, and the loop never be cut. */
+static void share__a_quick_loop_of_costly_jobs_gets_the_floor(void **state)
+{
+    job_desc_msg_t d;
+    char *msg = NULL;
+    write_policy_with("reject", sizing_policy);
+    mesh_submit_cache_clear();
+    int i = 0, cut = 0;
+    for (; i < 300 && !cut; i++) {
+        /* each spec new, so that no verdict is kept for it */
+        mesh_model_t m =
+            test_specf("name: hostile\narch: {layers: %d, hidden: 1024, heads: 1024, vocab: 128}\n"
+                       "train: {seq_len: 16777216, global_batch: 1073741824}\n",
+                       100000 - i);
+        free(msg);
+        assert_int_equal(submit_model(m, 0, 1, 0, NULL, "gpu", NO_VAL, &d, &msg),
+                         ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+        assert_non_null(strstr(msg, "meshplan: hostile does not fit on 1 x 8 H100-SXM GPUs: "));
+        cut = strstr(msg, "your share") != NULL;
+    }
+    /* whole for at least the 20 budgets the share starts with */
+    assert_true(i > 20);
+    assert_int_equal(cut, 1);
+    assert_non_null(strstr(msg, "\n(your recent submissions have spent your share of the "
+                                "controller's work, so this one was judged within 5000 units: "
+                                "leave a second between costly submissions, or run meshplan "
+                                "plan to judge it in full)"));
+    free(msg);
+    mesh_submit_cache_clear(); /* a whole share for the tests after */
+}
+
 /* Slurm 25.11 runs job_submit under read locks, so that several
  * RPC threads may judge at once: each judges with a whole policy, the one
  * before an edit or the one after, never a mix, and gets a whole answer. */
@@ -987,6 +1023,7 @@ int main(void)
         cmocka_unit_test(max_time__chained_jobs),
         cmocka_unit_test(deadline__narrowed_to_the_cli_choice),
         cmocka_unit_test(budget__costly_jobs_bounded),
+        cmocka_unit_test(share__a_quick_loop_of_costly_jobs_gets_the_floor),
         cmocka_unit_test(threads__judge_at_once_while_the_policy_changes),
     };
     int rc = cmocka_run_group_tests_name("job_submit", tests, NULL, NULL);

@@ -252,6 +252,40 @@ static void size__deadline_as_json(void **state)
     mesh_size_destroy(sz);
 }
 
+/* A partition whose MaxTime is a single minute (as a debug partition may
+ * have): the run's line names that limit, and the run is cut into as many
+ * chained one-minute jobs as the minutes it needs. */
+static void size__a_one_minute_max_time(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_error_t err;
+    m.tokens = 1e9;
+    mesh_size_t *sz =
+        mesh_size_create(&m, &a, 1, 2, NULL, NULL, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
+    assert_non_null(sz);
+    mesh_estimate_t est;
+    int i = sz->chosen >= 0 ? sz->chosen : sz->fastest;
+    assert_true(i >= 0 && mesh_size_estimate(&m, &sz->rows[i].best.cost, &est));
+    long need = mesh_size_limit_minutes(&est, sz->margin);
+    assert_true(need > 1);
+    char want[128];
+    snprintf(want, sizeof(want),
+             "; partition debug's MaxTime is 0:01:00: %ld chained jobs of "
+             "--time=0:01:00, each after the one before",
+             need);
+    mesh_size_job_t job = {"debug", 1};
+    char *text = mesh_listing_size(sz, &m, &a, NULL, NULL, &job, 0);
+    assert_non_null(strstr(text, want));
+    free(text);
+    mesh_size_job_t unnamed = {"", 1};
+    text = mesh_listing_size(sz, &m, &a, NULL, NULL, &unnamed, 0);
+    assert_non_null(strstr(text, "; the partition's MaxTime is 0:01:00: "));
+    free(text);
+    mesh_size_destroy(sz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +295,7 @@ int main(void)
         cmocka_unit_test(topo__fixture_as_json),
         cmocka_unit_test(size__none_fits_says_what_would),
         cmocka_unit_test(size__deadline_as_json),
+        cmocka_unit_test(size__a_one_minute_max_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

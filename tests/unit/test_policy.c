@@ -1377,12 +1377,35 @@ static void partitions__known_or_meant(void **state)
     assert_int_equal(mesh_policy_partitions_known(&p, "debug", &err), 0); /* the catch-all */
 }
 
+/* A policy one past its limits, where every key mesh_policy_check checks
+ * keeps its line (gpu=, 16 GPUs, 32 partitions' gpu, then a 33rd): refused
+ * at the partition too many, in one line that names it, and the lines kept
+ * never more than there is room for (the ASan build runs this too). */
+static void partitions__one_past_the_limit_refused(void **state)
+{
+    (void)state;
+    static char text[8192];
+    size_t n = (size_t)snprintf(text, sizeof(text), "gpu: H100-SXM\ngpus:\n");
+    for (int i = 1; i <= MESH_GPU_OVERRIDES_MAX; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "  site-gpu-%d: {memory: 80GB}\n", i);
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "partitions:\n");
+    for (int i = 1; i <= MESH_PARTITIONS_MAX + 1; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "  p%d: {gpu: H100-SXM}\n", i);
+    assert_true(n < sizeof(text));
+    char want[128];
+    snprintf(want, sizeof(want), "p.yaml:%d: partition.p%d.gpu: at most %d partitions",
+             3 + MESH_GPU_OVERRIDES_MAX + MESH_PARTITIONS_MAX + 1, MESH_PARTITIONS_MAX + 1,
+             MESH_PARTITIONS_MAX);
+    pol_file_error(text, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bandwidth__units_exact__ambiguous_refused),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(partitions__known_or_meant),
+        cmocka_unit_test(partitions__one_past_the_limit_refused),
         cmocka_unit_test(shipped__every_key_commented_out),
         cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
