@@ -154,6 +154,73 @@ static void fixture__unknown_gpu(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent.xml"));
 }
 
+/* The HGX H100 fixture with GPU 0's host bridge moved from package 0 to
+ * the machine, into dir/gpu-under-machine.xml: its nearest CPU ancestor
+ * then spans both NUMA nodes. */
+static void write_gpu_under_machine(const char *dir)
+{
+    char path[1024], line[4096];
+    snprintf(path, sizeof(path), "%s/hgx-h100-8gpu.xml", fixtures());
+    FILE *in = fopen(path, "r");
+    snprintf(path, sizeof(path), "%s/gpu-under-machine.xml", dir);
+    FILE *out = fopen(path, "w");
+    assert_true(in && out);
+    char *block = NULL;
+    size_t block_len = 0;
+    FILE *b = open_memstream(&block, &block_len);
+    int state = 0; /* 0: before the bridge, 1: in it, 2: after it */
+    const char *bridge = "      <object type=\"Bridge\""; /* a host bridge, under package 0 */
+    while (fgets(line, sizeof(line), in)) {
+        if (state == 0 && !strncmp(line, bridge, strlen(bridge)))
+            state = 1;
+        if (state == 1) {
+            fputs(line, b);
+            if (!strcmp(line, "      </object>\n"))
+                state = 2;
+            continue;
+        }
+        if (state == 2 && !strcmp(line, "  </object>\n")) { /* the machine's end */
+            fclose(b);
+            fputs(block, out);
+            state = 3;
+        }
+        fputs(line, out);
+    }
+    assert_int_equal(state, 3);
+    free(block);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A GPU hanging under both NUMA nodes (its nearest CPU ancestor the
+ * machine) has no NUMA node of its own, and its task is bound to none:
+ * no MESH_NUMA_NODE; the GPUs under a package keep theirs. */
+static void numa__gpu_under_both_nodes_has_none(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-numa-XXXXXX", path[1100], vis[16];
+    assert_non_null(mkdtemp(dir));
+    write_gpu_under_machine(dir);
+    mesh_topo_t *t = load(dir, "gpu-under-machine.xml");
+    assert_int_equal(mesh_topo_gpu_count(t), 8);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:18:00.0");
+    assert_int_equal(mesh_topo_gpu(t, 0)->numa, -1);
+    assert_int_equal(mesh_topo_gpu(t, 1)->numa, 0);
+    assert_int_equal(mesh_topo_gpu(t, 4)->numa, 1);
+    mesh_error_t err;
+    mesh_task_t task = {.node = 0, .local = 0, .master_addr = "n1", .numa_node = -1};
+    assert_int_equal(mesh_env_task_topology(&task, t, 1, NULL, vis, sizeof(vis), &err), 0);
+    assert_string_equal(task.gpu_busid, "0000:18:00.0");
+    assert_int_equal(task.numa_node, -1);
+    task.local = 1;
+    assert_int_equal(mesh_env_task_topology(&task, t, 1, NULL, vis, sizeof(vis), &err), 0);
+    assert_int_equal(task.numa_node, 0);
+    mesh_topo_destroy(t);
+    snprintf(path, sizeof(path), "%s/gpu-under-machine.xml", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void tasks__gpu_numa_and_binding(void **state)
 {
     mesh_topo_t *t = load(fixtures(), "two-islands-8gpu.xml");
@@ -361,6 +428,7 @@ int main(void)
         cmocka_unit_test(fixture__nvswitch_matrix),
         cmocka_unit_test(fixture__unknown_gpu),
         cmocka_unit_test(tasks__gpu_numa_and_binding),
+        cmocka_unit_test(numa__gpu_under_both_nodes_has_none),
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(gpus__processing_accelerators),
         cmocka_unit_test(live__this_machine),
