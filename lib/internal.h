@@ -67,6 +67,8 @@ typedef struct mesh_work {
     int cut; /* a part of it (mesh_work_part) reached its own limit: something was cut short */
 } mesh_work_t;
 
+/* The budget this thread's searches count against (NULL: none). */
+mesh_work_t *mesh_work_current(void);
 /* Count the searches this thread runs against w from now on (NULL: none);
  * returns the budget in use before, to be put back with another call. */
 mesh_work_t *mesh_work_use(mesh_work_t *w);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The planner's own header (not installed): the search's state and the
- * plan's, shared by its four files, bottom to top:
+ * plan's, shared by its five files, bottom to top:
  *
  *   prune.c    the search space's small counts (divisors, micro-batch sizes,
- *              recomputation's module sets and layers) and the floors that
- *              leave unpriced what cannot be chosen
- *   search.c   the search itself: every layout priced or pruned, the
- *              candidates it keeps, and the near-tie rule that chooses
+ *              recomputation's module sets and layers), the floors that
+ *              leave unpriced what cannot be chosen, and the memo of what a
+ *              search found, for a search with less memory
+ *   search.c   the search itself: every layout priced or pruned, and the
+ *              candidates it keeps
+ *   choose.c   the near-tie rule that chooses among them
  *   explain.c  the explanation: reason and advice records (explain.h), and
  *              their lines
  *   plan.c     the API (plan.h): inputs, choice, digest, accessors
@@ -309,7 +311,7 @@ int mesh_memo_find(const layout_memo_t *memo, const mesh_layout_t *l, const memo
                    mesh_layout_t *as);
 void mesh_memo_free(layout_memo_t *memo);
 
-/* ---- search.c ---- */
+/* ---- search.c, and choose.c (the near-tie rule) ---- */
 
 /* The family of layout l (DP, DP + ZeRO-N, TP, PP). */
 mesh_family_t mesh_family_of(const mesh_layout_t *l);

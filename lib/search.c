@@ -9,7 +9,7 @@
  * and so independent of search order: the fastest step time T, then among
  * the layouts within MESH_PLAN_TIE of T (the near-ties) the simplest
  * (DP+ZeRO, then TP, then PP; then fewer stages, smaller tp, ...), unless
- * it is tight on memory: see mesh_near_tie_choice.  A search for the
+ * it is tight on memory: see mesh_near_tie_choice (choose.c).  A search for the
  * choice alone (sizing's, mesh_plan_choose) prices only the layouts that
  * can be near-ties (prune.c).
  */
@@ -18,11 +18,6 @@
 
 #include "planner.h"
 
-/* The budget this thread's searches count against (mesh_work_use): one per
- * thread, so that slurmctld's threads, should they judge at once, each
- * count their own submission's work. */
-static _Thread_local mesh_work_t *work_in_use;
-
 mesh_family_t mesh_family_of(const mesh_layout_t *l)
 {
     if (l->pp > 1)
@@ -30,22 +25,6 @@ mesh_family_t mesh_family_of(const mesh_layout_t *l)
     if (l->tp > 1 || l->cp > 1)
         return MESH_FAMILY_TP;
     return l->dp > 1 ? (mesh_family_t)(MESH_FAMILY_DP + l->zero) : MESH_FAMILY_DP;
-}
-
-/* Lexicographic simplicity: negative if a is simpler than b. */
-static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
-{
-    const mesh_layout_t *x = &a->layout, *y = &b->layout;
-    int kx[] = {mesh_family_of(x), x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
-    int ky[] = {mesh_family_of(y), y->pp, y->tp, y->cp, y->vpp, y->zero, (int)y->recompute};
-    for (int i = 0; i < MESH_ARRAY_LEN(kx); i++)
-        if (kx[i] != ky[i])
-            return kx[i] < ky[i] ? -1 : 1;
-    if (a->memory.total != b->memory.total)
-        return a->memory.total < b->memory.total ? -1 : 1;
-    if (x->micro_batch != y->micro_batch)
-        return x->micro_batch < y->micro_batch ? -1 : 1;
-    return x->sequence_parallel - y->sequence_parallel;
 }
 
 int mesh_same_shape(const mesh_layout_t *a, const mesh_layout_t *b)
@@ -873,106 +852,7 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->first_fit_only = first_fit_only;
     s->flops_per_token = mesh_flops_per_token(m);
     forget_sums(s);
-    s->work = work_in_use;
+    s->work = mesh_work_current();
     if (s->work && s->work->spent >= s->work->limit)
         s->halted = s->work->stopped = 1; /* spent by the searches before */
-}
-
-mesh_work_t *mesh_work_use(mesh_work_t *w)
-{
-    mesh_work_t *was = work_in_use;
-    work_in_use = w;
-    return was;
-}
-
-mesh_work_t *mesh_work_part(mesh_work_t *part, long cap)
-{
-    mesh_work_t *whole = work_in_use;
-    if (!whole || cap <= 0)
-        return whole;
-    long left = whole->limit - whole->spent;
-    *part = (mesh_work_t){cap < left ? cap : left, 0, whole->stopped, whole->advice, 0};
-    work_in_use = part;
-    return whole;
-}
-
-void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part)
-{
-    if (!whole || work_in_use != part)
-        return; /* no part was begun */
-    whole->spent += part->spent;
-    whole->cut |= part->stopped | part->cut;
-    if (whole->spent >= whole->limit)
-        whole->stopped = 1;
-    work_in_use = whole;
-}
-
-int mesh_work_stopped(void)
-{
-    return work_in_use && work_in_use->stopped;
-}
-
-long mesh_work_limit(void)
-{
-    return work_in_use ? work_in_use->limit : 0;
-}
-
-long mesh_work_advice(void)
-{
-    return work_in_use ? work_in_use->advice : 0;
-}
-
-/* Memory used, as a fraction of the usable memory it is held against. */
-double mesh_used(const mesh_candidate_t *c)
-{
-    return c->memory.total / c->memory.capacity;
-}
-
-/* The simplest near-tie, among those needing at most `limit` of the usable
- * memory; NULL if none does. */
-static const mesh_candidate_t *simplest_tie(const search_t *s, double limit)
-{
-    const mesh_candidate_t *best = NULL;
-    for (size_t i = 0; i < s->n_fits; i++) {
-        const mesh_candidate_t *c = &s->fits[i];
-        if (c->cost.step_seconds > s->fastest * (1 + MESH_PLAN_TIE) || mesh_used(c) > limit)
-            continue;
-        if (!best || simpler(c, best) < 0)
-            best = c;
-    }
-    return best;
-}
-
-/* The near-tie rule (doc/design.md, "Selection"), stated once: among the
- * layouts within MESH_PLAN_TIE of the fastest, the simplest, unless it
- * needs more than MESH_PLAN_TIGHT of the usable memory; then the simplest
- * of those needing at least MESH_PLAN_HEADROOM of it less, if any.  A
- * prediction is an estimate: 1% of step time is not worth running at the
- * edge of memory when a layout as fast leaves a tenth of it free.  Both
- * steps are minima over the same set, so the choice is independent of
- * search order.  *roomy_below: the limit the second step used (1 when it
- * did not run or found nothing), for the explanation. */
-const mesh_candidate_t *mesh_near_tie_choice(const search_t *s, double *roomy_below)
-{
-    const mesh_candidate_t *simplest = simplest_tie(s, 1), *roomy = NULL;
-    *roomy_below = 1;
-    if (mesh_used(simplest) > MESH_PLAN_TIGHT)
-        roomy = simplest_tie(s, mesh_used(simplest) - MESH_PLAN_HEADROOM);
-    if (!roomy)
-        return simplest;
-    *roomy_below = mesh_used(simplest) - MESH_PLAN_HEADROOM;
-    return roomy;
-}
-
-/* The fastest near-tie (the simplest of equals). */
-const mesh_candidate_t *mesh_fastest_tie(const search_t *s)
-{
-    const mesh_candidate_t *f = NULL;
-    for (size_t i = 0; i < s->n_fits; i++) {
-        const mesh_candidate_t *c = &s->fits[i];
-        if (!f || c->cost.step_seconds < f->cost.step_seconds ||
-            (c->cost.step_seconds == f->cost.step_seconds && simpler(c, f) < 0))
-            f = c;
-    }
-    return f;
 }
