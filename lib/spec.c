@@ -6,6 +6,7 @@
  * it comes, so hostile input (alias bombs, deep nesting, huge scalars) is
  * refused before anything is built, and every error has its line.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,20 +212,28 @@ static const struct key *find_dotted(const char *dotted)
     return section ? find_key(section, dotted + strlen(section) + 1) : NULL;
 }
 
-/* By the whole dotted name, else by its last part ("arch.seq_len" is
- * train.seq_len). */
+/* A key in the wrong section first ("arch.v_head_dim" is
+ * arch.mla.v_head_dim, not a typo of arch.head_dim): the keys whose last
+ * part is the word's, the nearest whole; else by the whole dotted name,
+ * else by its last part ("arch.seqlen" is train.seq_len). */
 const char *mesh_spec_key_closest(const char *dotted)
 {
     if (!dotted)
         return NULL;
     const char *names[F_COUNT], *leaves[F_COUNT], *dot = strrchr(dotted, '.');
-    int n = 0;
+    const char *typed = dot ? dot + 1 : dotted, *meant = NULL;
+    int n = 0, best = INT_MAX;
     for (const char *k; n < F_COUNT && (k = mesh_spec_key_name(n)); n++) {
         names[n] = k;
         leaves[n] = strrchr(k, '.') ? strrchr(k, '.') + 1 : k;
+        int d = strcmp(leaves[n], typed) == 0 ? mesh_typo_distance(dotted, k) : INT_MAX;
+        if (d < best) {
+            meant = k;
+            best = d;
+        }
     }
-    const char *meant = mesh_closest_name(dotted, names, n);
-    const char *leaf = meant ? NULL : mesh_closest_name(dot ? dot + 1 : dotted, leaves, n);
+    meant = meant ? meant : mesh_closest_name(dotted, names, n);
+    const char *leaf = meant ? NULL : mesh_closest_name(typed, leaves, n);
     for (int i = 0; leaf && i < n; i++)
         if (leaves[i] == leaf)
             meant = names[i];

@@ -147,7 +147,10 @@ const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len)
     for (int i = 0; i < MESH_ARRAY_LEN(rc_modules); i++)
         if (modules & (1u << i)) {
             int n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", rc_modules[i]);
-            used += n > 0 && (size_t)n < len - used ? (size_t)n : 0;
+            if (n > 0 && (size_t)n < len - used)
+                used += (size_t)n;
+            else
+                buf[used] = '\0'; /* snprintf wrote what fitted: the name goes whole */
         }
     return buf;
 }

@@ -289,10 +289,11 @@ MESH_API const char *mesh_spec_key_name(int i);
 
 /**
  * The key (as mesh_spec_key_name spells it) a mistyped key most likely
- * meant, for a "did you mean" hint: by the whole dotted name, else by its
- * last part ("arch.seq_len" and "seqlen" mean train.seq_len), as
- * mesh_closest_name judges a typo; NULL when none is near, or key is NULL.
- * A static string.
+ * meant, for a "did you mean" hint: a key of the same last part in another
+ * section ("arch.seq_len" means train.seq_len, "arch.v_head_dim"
+ * arch.mla.v_head_dim), else by the whole dotted name, else by its last
+ * part ("seqlen" means train.seq_len), as mesh_closest_name judges a typo;
+ * NULL when none is near, or key is NULL.  A static string.
  */
 MESH_API const char *mesh_spec_key_closest(const char *key);
 

@@ -912,6 +912,26 @@ static void arch__one_key_alone_refused(void **state)
     assert_non_null(strstr(err.msg, "arch.hidden"));
 }
 
+/* Any arch key without the four an arch needs is an arch begun and not
+ * finished: refused, naming the first missing, whichever key it is. */
+static void arch__any_key_alone_needs_the_four(void **state)
+{
+    (void)state;
+    static const char *const alone[] = {
+        "kv_heads: 8",   "ffn: 11008",         "mlp: swiglu",       "tied_embeddings: true",
+        "mtp_layers: 1", "rope_theta: 500000", "rope_scaling: 8",   "norm_eps: 1e-5",
+        "qk_norm: true", "qkv_bias: true",     "moe: {experts: 8}", "mla: {kv_lora_rank: 512}"};
+    char yaml[256];
+    for (size_t i = 0; i < sizeof(alone) / sizeof(*alone); i++) {
+        snprintf(yaml, sizeof(yaml), "params: 7e9\narch: {%s}\n", alone[i]);
+        expect_error(yaml, "arch.layers is missing (an arch needs", NULL);
+        /* and with all but one of the four */
+        snprintf(yaml, sizeof(yaml), "params: 7e9\narch: {layers: 2, hidden: 64, heads: 4, %s}\n",
+                 alone[i]);
+        expect_error(yaml, "arch.vocab is missing (an arch needs", NULL);
+    }
+}
+
 /* The MLP a spec names is the one the reports and exports name back
  * (mesh_mlp_name): gelu stays gelu, the default swiglu; a value outside
  * the enum falls back to swiglu, as spec.h says. */
@@ -1220,8 +1240,44 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_closest("seq_len"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("layres"), "arch.layers");
     assert_string_equal(mesh_spec_key_closest("parms"), "params");
+    /* a key in the wrong section is that key, not a near one of this
+     * section, and by its whole last part: kv_lora_rank is not
+     * q_lora_rank's v_lora_rank */
+    assert_string_equal(mesh_spec_key_closest("arch.v_head_dim"), "arch.mla.v_head_dim");
+    assert_string_equal(mesh_spec_key_closest("model.kv_lora_rank"), "arch.mla.kv_lora_rank");
+    assert_string_equal(mesh_spec_key_closest("train.layers"), "arch.layers");
     assert_null(mesh_spec_key_closest("reserve"));
     assert_null(mesh_spec_key_closest(NULL));
+}
+
+/* A recomputed module set's name, and how it is cut: every set whole in
+ * 24 bytes; in fewer, the names that fit, each whole (spec.h), never the
+ * first letters of the next. */
+static void recompute_modules__named_whole_or_left_out(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"core_attn", "layernorm", "mlp"};
+    char buf[32], want[32];
+    assert_string_equal(mesh_recompute_modules_name(0, buf, sizeof(buf)), "core_attn");
+    assert_string_equal(mesh_recompute_modules_name(7, buf, 24), "core_attn+layernorm+mlp");
+    for (unsigned set = 1; set <= 7; set++)
+        for (size_t len = 1; len <= 24; len++) {
+            /* the names of set in order, each one joined while it fits */
+            size_t used = 0;
+            want[0] = '\0';
+            for (int i = 0; i < 3; i++) {
+                size_t n = strlen(names[i]) + (used > 0);
+                if ((set & (1u << i)) && used + n < len)
+                    used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s",
+                                             used ? "+" : "", names[i]);
+            }
+            const char *got = mesh_recompute_modules_name(set, buf, len);
+            if (strcmp(got, want) != 0)
+                fail_msg("set %u in %zu bytes: \"%s\", not \"%s\"", set, len, got, want);
+        }
+    unsigned parsed;
+    assert_int_equal(mesh_recompute_modules_parse("core_attn+mlp", &parsed), 0);
+    assert_string_equal(mesh_recompute_modules_name(parsed, buf, sizeof(buf)), "core_attn+mlp");
 }
 
 /* The preset path every front end uses: the caller's non-empty
@@ -1238,6 +1294,27 @@ static void dirs__callers_first_then_installed(void **state)
     mesh_spec_dirs_make(&d, NULL, 0);
     assert_string_equal(d.dirs[0], mesh_default_models_dir());
     assert_null(d.dirs[1]);
+}
+
+/* An unknown preset's error lists the directories looked in, cut to a
+ * message's length however long they are (three of 300 characters). */
+static void dirs__long_ones_listed_within_the_message(void **state)
+{
+    (void)state;
+    char dir[3][301];
+    for (int i = 0; i < 3; i++) {
+        memset(dir[i], 'a' + i, 300);
+        dir[i][0] = '/';
+        dir[i][300] = '\0';
+    }
+    mesh_spec_dirs_t d = {{dir[0], dir[1], dir[2], NULL}};
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_spec_load("no-such-model", &d, &m, &err), -1);
+    assert_true(strlen(err.msg) < MESH_ERROR_MAX);
+    const char *at = strstr(err.msg, "(looked in: /");
+    assert_non_null(at);
+    assert_true(strncmp(at + strlen("(looked in: "), dir[0], 100) == 0);
 }
 
 /* ---- mixture of experts, MLA and MTP ---- */
@@ -1405,9 +1482,11 @@ int main(void)
         cmocka_unit_test(spec__moe_request_roundtrip),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(dirs__callers_first_then_installed),
+        cmocka_unit_test(dirs__long_ones_listed_within_the_message),
         cmocka_unit_test(preset__every_kind_overridden),
         cmocka_unit_test(names__mlp_as_the_spec_spells_it),
         cmocka_unit_test(arch__one_key_alone_refused),
+        cmocka_unit_test(arch__any_key_alone_needs_the_four),
         cmocka_unit_test(params__llama_presets__published_counts),
         cmocka_unit_test(params__llama_layer__published),
         cmocka_unit_test(params__gpt_formula__narayanan),
@@ -1432,6 +1511,7 @@ int main(void)
         cmocka_unit_test(overrides__on_a_preset_and_a_file),
         cmocka_unit_test(overrides__refused_with_the_key),
         cmocka_unit_test(overrides__key_names),
+        cmocka_unit_test(recompute_modules__named_whole_or_left_out),
         cmocka_unit_test(counts__suffixes_in_files_and_overrides),
     };
     return cmocka_run_group_tests_name("spec", tests, NULL, NULL);
