@@ -57,19 +57,14 @@ int mesh_error_set(mesh_error_t *err, const char *fmt, ...)
 int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
 {
     if (err) {
-        char line[2 * MESH_ERROR_MAX + 2];
+        char was[MESH_ERROR_MAX];
         va_list ap;
+        mesh_strlcpy(was, err->msg, sizeof(was));
         va_start(ap, fmt);
-        int n = vsnprintf(line, MESH_ERROR_MAX, fmt, ap);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap); /* cut where it must be */
         va_end(ap);
-        if (n < 0)
-            n = 0;
-        if (n >= MESH_ERROR_MAX)
-            n = MESH_ERROR_MAX - 1;
-        memcpy(line + n, ": ", 2);
-        memcpy(line + n + 2, err->msg, MESH_ERROR_MAX);
-        line[n + 2 + MESH_ERROR_MAX - 1] = '\0';
-        mesh_strlcpy(err->msg, line, sizeof(err->msg));
+        size_t at = strlen(err->msg);
+        snprintf(err->msg + at, sizeof(err->msg) - at, ": %s", was);
         one_line(err->msg);
     }
     return -1;

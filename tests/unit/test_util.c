@@ -106,6 +106,29 @@ static void error__long_user_input_is_cut(void **state)
     assert_true(strlen(err.msg) < MESH_ERROR_MAX);
 }
 
+/* A prefix goes before the message with ": ", the whole cut to a
+ * message's length: the message's end first, then the prefix's. */
+static void error__prefix_before_the_message_cut_at_its_end(void **state)
+{
+    (void)state;
+    char big[600], want[MESH_ERROR_MAX];
+    mesh_error_t err;
+    mesh_error_set(&err, "bad value");
+    assert_int_equal(mesh_error_prefix(&err, "t.yaml:%d", 3), -1);
+    assert_string_equal(err.msg, "t.yaml:3: bad value");
+    memset(big, 'p', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    for (size_t len = MESH_ERROR_MAX - 14; len <= sizeof(big) - 1; len += 3) {
+        mesh_error_set(&err, "bad value");
+        mesh_error_prefix(&err, "%.*s", (int)len, big);
+        snprintf(want, sizeof(want), "%.*s: bad value", (int)len, big);
+        assert_string_equal(err.msg, want);
+        assert_int_equal(strlen(err.msg),
+                         len + 11 < MESH_ERROR_MAX ? len + 11 : MESH_ERROR_MAX - 1);
+    }
+    mesh_error_prefix(NULL, "x"); /* no error wanted: nothing written */
+}
+
 /* A value of more than 40 characters is quoted as its first 40 and "...",
  * the rest of the message right after it; one of exactly 40 whole. */
 static void error__quoted_value_cut_after_40_with_dots(void **state)
@@ -416,6 +439,7 @@ int main(void)
         cmocka_unit_test(double__refuses_nan_inf_hex),
         cmocka_unit_test(bool__words),
         cmocka_unit_test(error__long_user_input_is_cut),
+        cmocka_unit_test(error__prefix_before_the_message_cut_at_its_end),
         cmocka_unit_test(error__quoted_value_cut_after_40_with_dots),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
