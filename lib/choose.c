@@ -7,12 +7,16 @@
 
 #include "planner.h"
 
-/* Lexicographic simplicity: negative if a is simpler than b. */
+/* Lexicographic simplicity: negative if a is simpler than b.  The
+ * families' order (plain DP, ZeRO-1 to 3, TP/CP without PP, PP:
+ * mesh_family_of) needs no key of its own: two layouts of one allocation
+ * have the same dp once pp, tp and cp are equal, so pp, tp, cp and then
+ * zero order them so already. */
 static int simpler(const mesh_candidate_t *a, const mesh_candidate_t *b)
 {
     const mesh_layout_t *x = &a->layout, *y = &b->layout;
-    int kx[] = {mesh_family_of(x), x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
-    int ky[] = {mesh_family_of(y), y->pp, y->tp, y->cp, y->vpp, y->zero, (int)y->recompute};
+    int kx[] = {x->pp, x->tp, x->cp, x->vpp, x->zero, (int)x->recompute};
+    int ky[] = {y->pp, y->tp, y->cp, y->vpp, y->zero, (int)y->recompute};
     for (int i = 0; i < MESH_ARRAY_LEN(kx); i++)
         if (kx[i] != ky[i])
             return kx[i] < ky[i] ? -1 : 1;
