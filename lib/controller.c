@@ -364,7 +364,6 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
     mesh_size_slurm_time(need, t_need, sizeof(t_need));
     mesh_size_slurm_time(bare_min, t_est, sizeof(t_est));
     mesh_time_limit_t mode = pol->controller.time_limit;
-    out->estimate = est.seconds;
     if (asked == 0) {
         if (mode >= MESH_TIME_LIMIT_SET) {
             out->time_limit = need;
