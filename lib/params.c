@@ -162,12 +162,12 @@ double mesh_model_layer_params(const mesh_model_t *m)
     mesh_model_attn_widths(m, &q, &kv);
     if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
                                       RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too */
-        return 2 * h * h * q + 2 * h * h * kv + 3 * h * f + 2 * h + qk_norm_params(m) +
-               (m->qkv_bias ? h * q + 2 * h * kv : 0);
+        return 2 * h * h * q + 2 * h * h * kv + mlp_params(m, f) + norm_params(m) +
+               qk_norm_params(m) + (m->qkv_bias ? h * q + 2 * h * kv : 0);
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
      * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
-    return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + 2 * h * f + f + h +
-           4 * h;
+    return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + mlp_params(m, f) +
+           norm_params(m);
 }
 
 double mesh_model_padded_vocab(const mesh_model_t *m, int tp)
