@@ -130,18 +130,22 @@ static double slot_time(const mesh_model_t *m, const mesh_layout_t *l, const mes
     return (c->compute_s + c->tp_comm_s + c->cp_comm_s + c->ep_comm_s) / slots;
 }
 
+/* What slot_time_at gives: a slot's time, or a sample's (its micro-batch's
+ * share), each with a memo of its own. */
+typedef enum { PER_SLOT, PER_SAMPLE } slot_unit_t;
+
 /* The slot time of l (its recomputation the least, see least_recompute)
- * at the sweep's micro-batch i, per sample when per_sample; counted once
+ * at the sweep's micro-batch i, per sample when unit says; counted once
  * per recomputation and full:N of a shape, for the sweep's first and last
  * micro-batches, and per interleaving where the stages' layers depend on
  * it (a MoE model's, or one with MTP layers; a dense model's full
  * recomputation covers every layer interleaved and N of them without: two
  * memos). */
-static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_sample)
+static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, slot_unit_t unit)
 {
     slot_memo_t none = {0, 0, -1};
     int vi = mesh_model_is_moe(s->m) || s->m->mtp_layers ? s->vpp_index : s->vpp_index > 0;
-    slot_memo_t *e = vi < MEMO_VPPS ? &s->memo->slot[vi][(int)l->recompute][per_sample] : &none;
+    slot_memo_t *e = vi < MEMO_VPPS ? &s->memo->slot[vi][(int)l->recompute][unit] : &none;
     int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
     if (e->shape != s->shapes_searched || e->layers != layers) {
         mesh_layout_t b = *l;
@@ -149,7 +153,7 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_s
         mesh_cost_t c;
         mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, s->flops_per_token, &c);
         mesh_spend_pricing(s, WORK_COST);
-        e->seconds = slot_time(s->m, &b, &c) / (per_sample ? b.micro_batch : 1);
+        e->seconds = slot_time(s->m, &b, &c) / (unit == PER_SAMPLE ? b.micro_batch : 1);
         e->layers = layers;
         e->shape = s->shapes_searched;
     }
@@ -164,7 +168,7 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, int per_s
 static double sweep_floor(search_t *s, const mesh_layout_t *l, double first, double fixed)
 {
     double per_replica = (double)(s->m->global_batch / l->dp);
-    double per_sample = slot_time_at(s, l, s->n_batch_sizes - 1, 1);
+    double per_sample = slot_time_at(s, l, s->n_batch_sizes - 1, PER_SAMPLE);
     return (per_replica * per_sample + (double)(l->pp - 1) / l->vpp * first + fixed) *
            (1 - 1e-9); /* the divisions' rounding */
 }
@@ -189,14 +193,14 @@ static double shape_floor(search_t *s, const mesh_layout_t *l, const int *vpps, 
         vmax = vpps[i] > vmax ? vpps[i] : vmax;
         b.vpp = vpps[i];
         s->vpp_index = i;
-        double f = each ? sweep_floor(s, &b, slot_time_at(s, &b, 0, 0), 0) : 0;
+        double f = each ? sweep_floor(s, &b, slot_time_at(s, &b, 0, PER_SLOT), 0) : 0;
         floor = i == 0 || f < floor ? f : floor;
     }
     if (!each) { /* the slot times of the first, the bubble of the most */
         b.vpp = vpps[0];
         s->vpp_index = 0;
-        double first = slot_time_at(s, &b, 0, 0);
-        slot_time_at(s, &b, s->n_batch_sizes - 1, 1);
+        double first = slot_time_at(s, &b, 0, PER_SLOT);
+        slot_time_at(s, &b, s->n_batch_sizes - 1, PER_SAMPLE);
         b.vpp = vmax;
         floor = sweep_floor(s, &b, first, 0);
     }
