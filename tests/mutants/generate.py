@@ -163,10 +163,26 @@ NUMBER = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 
 
 def array_sizes(masked):
-    """Where a declaration's [sizes] are: (start, end) spans."""
+    """Where a declaration's [sizes] are: (start, end) spans, in each of its
+    declarators (`char a[8] = "", b[16];`: both), not in their initializers."""
     if not TYPE_START.match(masked):
         return []
-    return [m.span() for m in re.finditer(r"\[[^\]]*\]", masked.split("=")[0])]
+    spans, depth, start, init = [], 0, 0, False
+    for i, c in enumerate(masked + ","):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        if depth == 0 and c == "=" and not init:
+            init = True  # the rest of this declarator is its value
+            spans += [(start + m.start(), start + m.end())
+                      for m in re.finditer(r"\[[^\]]*\]", masked[start:i])]
+        elif depth == 0 and c in ",;":
+            if not init:
+                spans += [(start + m.start(), start + m.end())
+                          for m in re.finditer(r"\[[^\]]*\]", masked[start:i])]
+            start, init = i + 1, False
+    return spans
 
 
 def sites(code, masked, prev):
