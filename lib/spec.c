@@ -214,8 +214,9 @@ static const struct key *find_dotted(const char *dotted)
 
 /* A key in the wrong section first ("arch.v_head_dim" is
  * arch.mla.v_head_dim, not a typo of arch.head_dim): the keys whose last
- * part is the word's, the nearest whole; else by the whole dotted name,
- * else by its last part ("arch.seqlen" is train.seq_len). */
+ * part is the word's, the nearest whole (the table's first of a tie);
+ * else by the whole dotted name, else by its last part ("arch.seqlen" is
+ * train.seq_len). */
 const char *mesh_spec_key_closest(const char *dotted)
 {
     if (!dotted)

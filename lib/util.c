@@ -61,7 +61,8 @@ int mesh_error_prefix(mesh_error_t *err, const char *fmt, ...)
         va_list ap;
         mesh_strlcpy(was, err->msg, sizeof(was));
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap); /* cut where it must be */
+        if (vsnprintf(err->msg, sizeof(err->msg), fmt, ap) < 0) /* cut where it must be */
+            err->msg[0] = '\0'; /* a format that failed: the message alone */
         va_end(ap);
         size_t at = strlen(err->msg);
         snprintf(err->msg + at, sizeof(err->msg) - at, ": %s", was);
