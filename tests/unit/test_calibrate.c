@@ -359,6 +359,25 @@ static void file__bad_ones_refused(void **state)
         assert_int_equal(cal.n, 0);
         unlink(path);
     }
+    /* at most MESH_CALIB_GPUS_MAX GPU models: that many read, one more
+     * refused, naming the limit */
+    char yaml[1024] = "gpus:\n";
+    for (int n = 1; n <= MESH_CALIB_GPUS_MAX + 1; n++) {
+        snprintf(yaml + strlen(yaml), sizeof(yaml) - strlen(yaml), "  GPU%d: {compute: 1}\n", n);
+        mesh_calibration_t cal;
+        mesh_error_t err;
+        const char *path = write_tmp(yaml);
+        int rc = mesh_calib_load(path, &cal, &err);
+        if (n <= MESH_CALIB_GPUS_MAX) {
+            if (rc < 0)
+                fail_msg("%d GPU models: %s", n, err.msg);
+            assert_int_equal(cal.n, n);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_non_null(strstr(err.msg, "more than 8 GPU models"));
+        }
+        unlink(path);
+    }
 }
 
 /* ---- bad logs: skipped with a reason, never a crash ---- */

@@ -18,6 +18,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/spank.h> /* the log functions' prototypes */
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -65,8 +66,39 @@ void slurm_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* what the plugin logged last at debug level: its judgement's line */
+static char debugged[2048];
+
 void slurm_debug(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(debugged, sizeof(debugged), fmt, ap);
+    va_end(ap);
+}
+
+static double monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The debug line of the last judgement, which the hostile-load benchmark
+ * reads its times from: the verdict, and the milliseconds it took, within
+ * the `within` ms the caller saw it take. */
+static void assert_judged(const char *verdict, double within)
+{
+    double ms = -1;
+    char said[16] = "";
+    long work = -1;
+    if (sscanf(debugged, "job_submit/meshplan: uid 1000 judged in %lf ms: %15[a-z] (%ld work units",
+               &ms, said, &work) != 3)
+        fail_msg("the judgement's debug line: \"%s\"", debugged);
+    assert_string_equal(said, verdict);
+    if (ms < 0 || ms > within)
+        fail_msg("judged in %g ms, logged; %g ms seen", ms, within);
+    assert_true(work > 0);
 }
 
 static char policy_path[] = "/tmp/meshplan-policy-XXXXXX";
@@ -204,7 +236,9 @@ static void fits__both_run_it_silently(void **state)
     char *msg;
     write_policy("reject");
     /* llama3-8b on 2 x 8 H100: --gpus=16 is 8 a node */
+    double t0 = monotonic_ms();
     assert_int_equal(controller("llama3-8b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
+    assert_judged("accepted", monotonic_ms() - t0);
     assert_null(msg);
     assert_int_equal(cli("env", "llama3-8b", 2, 8, 0, out, sizeof(out)), 0);
     assert_string_equal(out, "");
@@ -222,7 +256,9 @@ static void does_not_fit(const char *enforce, mesh_enforce_t e, int controller_r
     char *msg;
     write_policy(enforce);
     /* llama3.1-405b on 2 x 8 H100 (it needs 14 nodes) */
+    double t0 = monotonic_ms();
     assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), controller_rc);
+    assert_judged(controller_rc == SLURM_SUCCESS ? "accepted" : "refused", monotonic_ms() - t0);
     assert_non_null(msg);
     assert_int_equal(cli("env", "llama3.1-405b", 2, 8, 0, out, sizeof(out)), cli_rc);
     assert_int_equal(library("llama3.1-405b", 2, 8, e, lib, sizeof(lib)), verdict);

@@ -67,6 +67,24 @@ static void gpus__policy_marks_and_defines(void **state)
     }
     assert_non_null(strstr(text, "  GEMM\n"));
     free(text);
+    /* any one figure the policy sets, alone, is marked and the mark told */
+    const char *one[] = {"memory=70GiB",  "peak_tflops=900", "hbm_bw=3TB/s", "link_bw=400GB/s",
+                         "net_bw=50GB/s", "island=4",        "gemm_eff=0.7"};
+    for (int i = 0; i < 7; i++) {
+        char arg[64];
+        mesh_policy_init(&pol);
+        snprintf(arg, sizeof(arg), "gpu.H100-SXM.%s", one[i]);
+        if (mesh_policy_set_arg(&pol, arg, &err) < 0)
+            fail_msg("%s: %s", arg, err.msg);
+        text = mesh_listing_gpus(&pol.assume, 0);
+        if (!strstr(text, "  *: the policy's figure (gpu.NAME.FIELD)\n") || !strstr(text, "*"))
+            fail_msg("%s: the mark is not told", arg);
+        free(text);
+    }
+    mesh_policy_init(&pol);
+    text = mesh_listing_gpus(&pol.assume, 0);
+    assert_null(strstr(text, "the policy's figure"));
+    free(text);
 }
 
 /* A preset of the first directory shadows the same name further on. */

@@ -68,6 +68,44 @@ static void text__ranks_pipeline_memory(void **state)
     mesh_plan_destroy(p);
 }
 
+/* In colour, the pipeline's slots are painted by what they hold: forward
+ * green (42), backward blue (44), the odd model chunks' of an interleaved
+ * schedule in the light ones (102, 104); black glyphs on each.  Checked on
+ * every painted glyph of a plain and an interleaved schedule, and of one
+ * squeezed to F and B columns. */
+static void text__pipeline_painted_by_kind(void **state)
+{
+    (void)state;
+    mesh_plan_t *plans[] = {design_example(),
+                            plan("llama3-70b", 4, "tp=8,pp=4,dp=1,vpp=2,mb=1,recompute=full"),
+                            plan("llama3.1-405b", 2048, "tp=8,pp=16,dp=128,zero=2,vpp=4")};
+    int seen[128] = {0};
+    for (int i = 0; i < 3; i++) {
+        mesh_picture_opts_t o = {.color = 1, .width = i == 2 ? 60 : 200};
+        char *t = mesh_picture_pipeline(plans[i], &o);
+        int bg, squeezed = strstr(t, "one column is") != NULL;
+        assert_int_equal(squeezed, i == 2);
+        char glyph;
+        for (const char *at = t; (at = strstr(at, "\033[30;")); at++) {
+            assert_int_equal(sscanf(at, "\033[30;%dm%c", &bg, &glyph), 2);
+            int want = squeezed                       ? (glyph == 'F'   ? 42
+                                                         : glyph == 'B' ? 44
+                                                                        : -1)
+                       : glyph >= '0' && glyph <= '9' ? 42
+                       : glyph >= 'a' && glyph <= 'j' ? 44
+                       : glyph >= 'A' && glyph <= 'J' ? 102
+                       : glyph >= 'K' && glyph <= 'T' ? 104
+                                                      : -1;
+            if (bg != want)
+                fail_msg("plan %d: '%c' painted %d, not %d", i, glyph, bg, want);
+            seen[bg < 128 ? bg : 0]++;
+        }
+        free(t);
+        mesh_plan_destroy(plans[i]);
+    }
+    assert_true(seen[42] > 0 && seen[44] > 0 && seen[102] > 0 && seen[104] > 0);
+}
+
 static void text__big_allocations_summarised(void **state)
 {
     mesh_plan_t *p = plan("llama3.1-405b", 2048, "tp=8,pp=16,dp=128,zero=2,vpp=4");
@@ -714,7 +752,8 @@ static char *svg_of(int i, double *width, double *height, element_t **els, int *
     return svg;
 }
 
-/* No text under 11 px, none past the canvas (a long title is wrapped), and
+/* No text under 11 px, none past the canvas (a long title is wrapped), no
+ * line of wrapped text beginning or ending with the blank it broke at, and
  * the canvas of a sane size. */
 static void svg__text_legible_and_inside(void **state)
 {
@@ -731,6 +770,10 @@ static void svg__text_legible_and_inside(void **state)
             if (!t->text)
                 continue;
             texts++;
+            size_t len = strlen(t->body);
+            if (len > 0 && (t->body[0] == ' ' || t->body[len - 1] == ' '))
+                fail_msg("%s on %d: \"%s\" has a blank at an end", shown[i].model, shown[i].nodes,
+                         t->body);
             if (t->size < 11)
                 fail_msg("%s on %d: \"%s\" is %.0f px", shown[i].model, shown[i].nodes, t->body,
                          t->size);
@@ -795,34 +838,39 @@ static void svg__long_title_wrapped_between_words(void **state)
 /* A GPU the policy defines may have a comma in its name (the policy takes
  * any name): a title broken after that comma goes on with the rest of the
  * name, not a character of it lost with the blank a line after a blank
- * skips. */
-static void svg__title_broken_after_a_comma_keeps_every_character(void **state)
+ * skips.  Without the comma, the line breaks at the blank before the name,
+ * and the next begins with the name, not that blank. */
+static void svg__title_broken_at_a_comma_or_a_blank_keeps_every_character(void **state)
 {
     (void)state;
-    const char *gpu = "Acme,Accel-X1000-PCIe-96GB-rev2"; /* 31, the most a GPU name has */
+    /* 31 characters, the most a GPU name has */
+    const char *gpus[] = {"Acme,Accel-X1000-PCIe-96GB-rev2", "Acme-Accel-X1000-PCIe-96GB-rev2"};
     const char *sets[] = {"pci=1234:5678", "memory=96GiB", "peak_tflops=800", "island=8"};
-    mesh_policy_t pol;
-    mesh_error_t err;
-    char arg[96], title[512], layout[MESH_LAYOUT_STR_MAX];
-    mesh_policy_init(&pol);
-    for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++) {
-        snprintf(arg, sizeof(arg), "gpu.%s.%s", gpu, sets[i]);
-        if (mesh_policy_set_arg(&pol, arg, &err) < 0)
+    for (int g = 0; g < 2; g++) {
+        const char *gpu = gpus[g];
+        mesh_policy_t pol;
+        mesh_error_t err;
+        char arg[96], title[512], layout[MESH_LAYOUT_STR_MAX];
+        mesh_policy_init(&pol);
+        for (size_t i = 0; i < sizeof(sets) / sizeof(*sets); i++) {
+            snprintf(arg, sizeof(arg), "gpu.%s.%s", gpu, sets[i]);
+            if (mesh_policy_set_arg(&pol, arg, &err) < 0)
+                fail_msg("%s", err.msg);
+        }
+        mesh_alloc_t a;
+        if (mesh_policy_check(&pol, &err) < 0 ||
+            mesh_policy_alloc(&pol.assume, gpu, 0, 0, 1, 8, &a, &err) < 0)
             fail_msg("%s", err.msg);
+        assert_string_equal(a.gpu.name, gpu);
+        mesh_model_t m = test_spec("name: " LONG_NAME "\npreset: llama3-8b\n");
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
+        snprintf(title, sizeof(title), LONG_NAME " on 1 x 8 %s: %s", gpu, layout);
+        /* the title's one blank or comma near its 99th character (the room
+         * of a 16 px line) is the GPU's comma: the line breaks there */
+        assert_int_equal(assert_title_wrapped(p, title), g == 0);
+        mesh_plan_destroy(p);
     }
-    mesh_alloc_t a;
-    if (mesh_policy_check(&pol, &err) < 0 ||
-        mesh_policy_alloc(&pol.assume, gpu, 0, 0, 1, 8, &a, &err) < 0)
-        fail_msg("%s", err.msg);
-    assert_string_equal(a.gpu.name, gpu);
-    mesh_model_t m = test_spec("name: " LONG_NAME "\npreset: llama3-8b\n");
-    mesh_plan_t *p = test_plan(&m, &a, "auto");
-    mesh_layout_format(&mesh_plan_best(p)->layout, layout, sizeof(layout));
-    snprintf(title, sizeof(title), LONG_NAME " on 1 x 8 %s: %s", gpu, layout);
-    /* the title's one blank or comma near its 99th character (the room
-     * of a 16 px line) is the GPU's comma: the line breaks there */
-    assert_int_equal(assert_title_wrapped(p, title), 1);
-    mesh_plan_destroy(p);
 }
 
 /* How many texts of svg label a unit of the timeline (a rect 16 high);
@@ -1029,6 +1077,7 @@ int main(void)
         cmocka_unit_test(colour__one_rule_for_every_front_end),
         cmocka_unit_test(explained__report_restart_pictures),
         cmocka_unit_test(text__ranks_pipeline_memory),
+        cmocka_unit_test(text__pipeline_painted_by_kind),
         cmocka_unit_test(text__big_allocations_summarised),
         cmocka_unit_test(text__sampled_nodes_named),
         cmocka_unit_test(text__memory_over_capacity),
@@ -1045,7 +1094,7 @@ int main(void)
         cmocka_unit_test(svg__same_micro_batches_as_text),
         cmocka_unit_test(svg__text_legible_and_inside),
         cmocka_unit_test(svg__long_title_wrapped_between_words),
-        cmocka_unit_test(svg__title_broken_after_a_comma_keeps_every_character),
+        cmocka_unit_test(svg__title_broken_at_a_comma_or_a_blank_keeps_every_character),
         cmocka_unit_test(svg__numbers_fit_their_cells),
         cmocka_unit_test(svg__sample_and_the_plans_bubble),
         cmocka_unit_test(svg__long_timeline_cut_not_slivers),

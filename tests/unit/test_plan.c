@@ -401,6 +401,15 @@ static void inputs__refused(void **state)
     a = test_alloc("H100-SXM", 1, 1025);
     assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
     assert_string_equal(err.msg, "gpus-per-node: 1025 is out of range (1..1024)");
+    /* the largest allocation planned, 4096 nodes of 1024 (2^22 GPUs), is
+     * searched (nothing fits Llama 2's batch of 1024 there); one node more
+     * is refused, naming its size */
+    a = test_alloc("H100-SXM", 4096, 1024);
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
+    assert_non_null(strstr(err.msg, "no valid layout"));
+    a.nodes = 4097;
+    assert_null(mesh_plan_create(&m, &a, NULL, &pol.assume, &err));
+    assert_string_equal(err.msg, "4097 nodes x 1024 GPUs is more than 4194304 GPUs");
 }
 
 /* The runners-up are listed fastest first, each no faster than the choice's
@@ -759,7 +768,9 @@ static void headroom__tight_plan_flagged_with_its_price(void **state)
  * where nothing fit), so as not to price them again: it must be exactly
  * the choice of a search without it, mesh_plan_choose with MESH_PLAN_ROOM
  * of headroom, over dense and MoE models that fill their GPUs, free and
- * pinned. */
+ * pinned; and both the best of a whole search with that headroom, which
+ * prunes nothing (mesh_plan_create: the choice's floors and sweeps cut
+ * short must not change it). */
 static void headroom__roomier_as_a_search_afresh(void **state)
 {
     (void)state;
@@ -804,6 +815,17 @@ static void headroom__roomier_as_a_search_afresh(void **state)
                 assert_memory_equal(&r->layout, &c.layout, sizeof(c.layout));
                 assert_true(r->cost.step_seconds == c.cost.step_seconds);
                 assert_true(r->memory.total == c.memory.total);
+                mesh_error_t err;
+                mesh_plan_t *whole = mesh_plan_create(&m, &a, &pins, &room, &err);
+                if (!whole)
+                    fail_msg("%s", err.msg);
+                const mesh_candidate_t *b = mesh_plan_best(whole);
+                if (memcmp(&b->layout, &c.layout, sizeof(c.layout)) != 0)
+                    fail_msg("%s on %d %s (%s): the choice %s, the whole search's %s",
+                             cases[i].preset, cases[i].nodes, cases[i].gpu, *mesh, want,
+                             mesh_layout_format(&b->layout, got, sizeof(got)));
+                assert_true(b->cost.step_seconds == c.cost.step_seconds);
+                mesh_plan_destroy(whole);
             } else {
                 assert_int_not_equal(rc, MESH_CHOICE_FITS);
             }
@@ -838,7 +860,19 @@ static void memo__recorded_found_as_recorded(void **state)
     }
     assert_int_equal(mesh_memo_add(&memo, &fit, &c), 0);
     assert_int_equal(mesh_memo_add(&memo, &fit, NULL), 0); /* the first kept */
+    /* a selective recomputation whose modules the search chose: found
+     * with them, on the layout that left them to it */
+    mesh_layout_t sel = test_mesh("tp=8,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=selective");
+    sel.recompute_modules = MESH_FREE;
+    mesh_candidate_t d = {.layout = sel};
+    d.layout.recompute_modules = MESH_RC_MLP;
+    d.layout.tp_overlap_off = 1;
+    d.layout.moments = MESH_PREC_BF16;
+    assert_int_equal(mesh_memo_add(&memo, &sel, &d), 0);
     assert_int_equal(mesh_memo_index(&memo), 0);
+    assert_int_equal(mesh_memo_find(&memo, &sel, &f, &as), 1);
+    assert_non_null(f);
+    assert_memory_equal(&as, &d.layout, sizeof(as));
     assert_int_equal(mesh_memo_find(&memo, &big, &f, &as), 1);
     assert_null(f);
     assert_memory_equal(&as, &big, sizeof(as));
@@ -1960,7 +1994,8 @@ static void verdict__by_enforce(void **state)
 /* ---- mixture of experts, MLA and MTP ---- */
 
 /* The planner's one-line errors for the ep a user pins (issue 14: a wrong
- * ep, not dividing the experts or larger than tp*cp*dp). */
+ * ep, not dividing the experts or larger than tp*cp*dp), and for pins that
+ * leave nothing to try. */
 static void plan__wrong_ep_one_line(void **state)
 {
     mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
@@ -1990,6 +2025,20 @@ static void plan__wrong_ep_one_line(void **state)
         assert_null(mesh_plan_create(&d, &a, &pins, &pol.assume, &err));
         assert_non_null(strstr(err.msg, "llama3-8b has no experts"));
         assert_non_null(strstr(err.msg, "arch.moe"));
+    }
+    /* pins that leave the search nothing to try: explained on the layout
+     * they make with neutral values elsewhere (tp, cp and pp 1, the rest
+     * of the GPUs to dp where it is free) */
+    static const char *const none[][2] = {
+        {"dp=3", "tp*cp*pp*dp = 1*1*1*3 = 3, but the allocation has 8 GPUs"},
+        {"dp=3,tp=2", "tp*cp*pp*dp = 2*1*1*3 = 6, but the allocation has 8 GPUs"},
+        {"dp=16", "tp*cp*pp*dp = 1*1*1*16 = 16, but the allocation has 8 GPUs"},
+    };
+    for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++) {
+        mesh_layout_t pins = test_mesh(none[i][0]);
+        assert_null(mesh_plan_create(&d, &a, &pins, &pol.assume, &err));
+        if (!strstr(err.msg, none[i][1]))
+            fail_msg("%s: '%s' lacks '%s'", none[i][0], err.msg, none[i][1]);
     }
     /* "auto" asks for nothing on a dense model, and plans no experts */
     mesh_plan_t *p = test_plan(&d, &a, "ep=auto");

@@ -297,6 +297,11 @@ static void read__hostile_files(void **state)
     assert_error_has(read_error(text, strlen(text)), "not one word");
     snprintf(text, sizeof(text), "MESH_PLAN=%s\nMESH_GLOBAL_BATCH_SIZE=0\n", layout);
     assert_error_has(read_error(text, strlen(text)), "saved.json:2: MESH_GLOBAL_BATCH_SIZE");
+    /* an environment that says the global batch twice: which one ran? */
+    snprintf(text, sizeof(text),
+             "MESH_GLOBAL_BATCH_SIZE=512\nMESH_PLAN=%s\nMESH_GLOBAL_BATCH_SIZE=768\n", layout);
+    assert_error_has(read_error(text, strlen(text)),
+                     "saved.json:3: MESH_GLOBAL_BATCH_SIZE given twice");
     /* JSON: not a plan, wrong types, twice, disagreeing, malformed */
     const char *json[][2] = {
         {"{\"rows\":[{\"layout\":\"tp=1\"}]}", "without a layout"},

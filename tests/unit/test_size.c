@@ -480,6 +480,22 @@ static void size__deadline_leaves_counts_out(void **state)
     /* nothing fits on one node: with no deadline that is said */
     a.nodes = 1;
     assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, 0, &c, &err), MESH_CHOICE_NONE);
+    /* the one layout pinned whole (as its --mesh) is the choice; pins no
+     * layout satisfies are refused with mesh_plan_create's words */
+    a.nodes = t->rows[t->chosen].nodes;
+    mesh_layout_t pins;
+    char mesh[MESH_LAYOUT_STR_MAX];
+    assert_int_equal(
+        mesh_layout_parse(mesh_layout_format(&b->layout, mesh, sizeof(mesh)), &pins, &err), 0);
+    int rc = mesh_plan_choose(&m, &a, &pins, NULL, 0, &c, &err);
+    if (rc != MESH_CHOICE_FITS)
+        fail_msg("%s: %d %s", mesh, rc, err.msg);
+    assert_true(c.cost.step_seconds == b->cost.step_seconds);
+    mesh_layout_unpin(&pins);
+    pins.tp = 3;
+    assert_int_equal(mesh_plan_choose(&m, &a, &pins, NULL, 0, &c, &err), -1);
+    assert_non_null(strstr(err.msg, "no valid layout"));
+    assert_non_null(strstr(err.msg, "tp 3 must divide"));
     /* what mesh_plan_create refuses, with its words */
     a.nodes = 0;
     assert_int_equal(mesh_plan_choose(&m, &a, NULL, NULL, 0, &c, &err), -1);
