@@ -948,9 +948,6 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
     mesh_plan_destroy(p);
 }
 
-/* The whole Megatron-LM command line, the model's flags included
- * (megatron/training/arguments.py at the fixture's commit): only what the
- * spec states, in Megatron-LM's terms. */
 /* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
  * least the spec takes): left out, Megatron-LM would build the model on its
  * own default base, 10000. */
@@ -973,6 +970,9 @@ static void env__rotary_base_from_the_least_theta(void **state)
     }
 }
 
+/* The whole Megatron-LM command line, the model's flags included
+ * (megatron/training/arguments.py at the fixture's commit): only what the
+ * spec states, in Megatron-LM's terms. */
 static void env__megatron_model_flags(void **state)
 {
     /* Qwen3-32B (HF config Qwen/Qwen3-32B): heads of 128 on a hidden size
