@@ -51,9 +51,10 @@ static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
                         e->top_k);
         if (e->shared_experts)
             mesh_buf_printf(b, ", %d shared of width %d", e->shared_experts, e->shared_ffn);
-        if (e->dense_layers)
-            mesh_buf_printf(b, ", the first %d layer%s dense", e->dense_layers,
-                            e->dense_layers == 1 ? "" : "s");
+        if (e->dense_layers == 1)
+            mesh_buf_puts(b, ", the first layer dense");
+        else if (e->dense_layers)
+            mesh_buf_printf(b, ", the first %d layers dense", e->dense_layers);
         if (e->capacity_factor > 0)
             mesh_buf_printf(b, ", capacity factor %g (tokens beyond it dropped)",
                             e->capacity_factor);
@@ -315,25 +316,27 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
  * backslash. */
 #define WRAP_COLUMNS 100
 
-/* Append the n bytes of words at w, each after a space, single-quoted
- * where a shell would read it otherwise (MoE's "--moe-layer-freq
- * ([0]*3+[1]*58)": '(' is syntax to a shell), so that the printed line can
- * be pasted; the variable itself is split by the shell without re-parsing
- * and stays unquoted.  Returns the columns the quotes add. */
+/* Append the n bytes of words at w to b (NULL: only count them), each
+ * after a space, single-quoted where a shell would read it otherwise
+ * (MoE's "--moe-layer-freq ([0]*3+[1]*58)": '(' is syntax to a shell), so
+ * that the printed line can be pasted; the variable itself is split by the
+ * shell without re-parsing and stays unquoted.  Returns the columns they
+ * take, spaces and quotes included. */
 static size_t shell_words(mesh_buf_t *b, const char *w, size_t n)
 {
-    size_t added = 0;
+    size_t cols = 0;
     for (size_t i = 0; i < n;) {
         size_t len = strcspn(w + i, " ");
         len = len > n - i ? n - i : len;
         int plain = 1;
         for (size_t k = 0; k < len; k++)
             plain &= isalnum((unsigned char)w[i + k]) || strchr("_+=.,:/@%-", w[i + k]) != NULL;
-        mesh_buf_printf(b, plain ? " %.*s" : " '%.*s'", (int)len, w + i);
-        added += plain ? 0 : 2;
+        if (b)
+            mesh_buf_printf(b, plain ? " %.*s" : " '%.*s'", (int)len, w + i);
+        cols += 1 + len + (plain ? 0 : 2);
         i += len + 1;
     }
-    return added;
+    return cols;
 }
 
 static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
@@ -355,11 +358,11 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
         /* one flag and its values: up to the next " --" */
         char *next = strstr(c + 1, " --");
         size_t len = next ? (size_t)(next - c) : strlen(c);
-        if (col > 1 && col + 1 + len + 2 > WRAP_COLUMNS) {
+        if (col > 1 && col + shell_words(NULL, c, len) + 2 > WRAP_COLUMNS) { /* and " \" */
             mesh_buf_puts(b, " \\\n ");
             col = 1;
         }
-        col += 1 + len + shell_words(b, c, len);
+        col += shell_words(b, c, len);
         c = next ? next + 1 : c + len;
     }
     mesh_buf_puts(b, "\n");

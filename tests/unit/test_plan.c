@@ -1913,6 +1913,72 @@ static void report__megatron_line_is_the_exported_one(void **state)
     }
 }
 
+/* The report's MoE line counts the dense layers that lead: "the first
+ * layer" of Kimi K2's kind, "the first 3 layers" of DeepSeek-V3. */
+static void report__moe_line_counts_the_leading_dense_layers(void **state)
+{
+    (void)state;
+    const char *want[] = {", 2 per token, the first layer dense, dropless\n",
+                          ", 2 per token, the first 3 layers dense, dropless\n"};
+    for (int dense = 1; dense <= 3; dense += 2) {
+        mesh_model_t m = test_specf("name: few-dense\narch: {layers: 8, hidden: 256, heads: 4, "
+                                    "vocab: 1000, moe: {experts: 8, top_k: 2, ffn: 128, "
+                                    "dense_layers: %d}}\n",
+                                    dense);
+        mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        char *t = mesh_report_text(p);
+        assert_non_null(strstr(t, want[dense / 2]));
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* The columns of the first flag on a wrapped line at c: after its two
+ * spaces, up to the next " --" or the line's end (its " \" left out). */
+static size_t first_flag_width(const char *c)
+{
+    size_t line = strcspn(c, "\n");
+    if (line >= 2 && c[line - 1] == '\\')
+        line -= 2;
+    const char *next = strstr(c + 2, " --");
+    return (next && (size_t)(next - c) < line ? (size_t)(next - c) : line) - 2;
+}
+
+/* The report's Megatron-LM lines are filled: a flag starts the next line
+ * only when it and the " \" would pass 100 columns, on the first line too
+ * (128 layers, hidden 16384, 128 heads and ffn 131072 make it 100 wide,
+ * ended by --swiglu); DeepSeek-V3's with its quoted --moe-layer-freq. */
+static void report__megatron_lines_filled_to_100_columns(void **state)
+{
+    (void)state;
+    mesh_model_t models[] = {test_spec("name: wide\narch: {layers: 128, hidden: 16384, heads: 128, "
+                                       "ffn: 131072, vocab: 32000}\n"
+                                       "train: {seq_len: 2048, global_batch: 512}\n"),
+                             test_preset("deepseek-v3"), test_preset("llama3-70b")};
+    size_t widest = 0;
+    for (int i = 0; i < MESH_ARRAY_LEN(models); i++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", 64, 8);
+        mesh_plan_t *p = test_plan(&models[i], &a, "auto");
+        char *t = mesh_report_text(p), *c = strstr(t, "are yours)\n");
+        assert_non_null(c);
+        c = strchr(c, '\n') + 1;
+        for (int more = 1; more;) {
+            char *eol = strchr(c, '\n');
+            size_t w = (size_t)(eol - c);
+            more = w >= 2 && strncmp(eol - 2, " \\", 2) == 0;
+            assert_true(w <= 100);
+            widest = i == 0 && w > widest ? w : widest;
+            if (more && w - 2 + 1 + first_flag_width(eol + 1) + 2 <= 100)
+                fail_msg("plan %d: the flag after '%.*s' would have fit it", i, (int)w, c);
+            c = eol + 1;
+        }
+        free(t);
+        mesh_plan_destroy(p);
+    }
+    assert_int_equal(widest, 100);
+}
+
 /* The rank map of the example in doc/design.md, "Rank map" (world 16, t 2, p 4, d 2):
  * rank 13 is node 1, GPU 5, tp 1, dp 0, pp 3; rank 6 dp 1, pp 1. */
 static void report__ranks_design_example(void **state)
@@ -2254,6 +2320,8 @@ int main(void)
         cmocka_unit_test(report__offload_reported),
         cmocka_unit_test(report__counts_at_their_units),
         cmocka_unit_test(report__megatron_line_is_the_exported_one),
+        cmocka_unit_test(report__megatron_lines_filled_to_100_columns),
+        cmocka_unit_test(report__moe_line_counts_the_leading_dense_layers),
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
     };
