@@ -956,40 +956,84 @@ static void output__write_errors_fail(void **state)
     }
 }
 
-/* Where stdout's checked stream cannot be made (fopencookie fails: memory
- * short), meshplan writes through stdio's own stream; a short output, held
- * in its buffer until the end, still fails at the last flush with the
- * reason (ENOSPC), not a vague "Input/output error".  fopencookie is made
- * to fail by a shim preloaded into meshplan, compiled here as check-abi
- * compiles its own. */
-static void output__write_error_named_without_the_checked_stream(void **state)
+/* Preload C source `code`, compiled here as check-abi compiles its own,
+ * into the next run()'s meshplan (run_env[0] and [1]; under ASan its
+ * runtime need not come first for a shim that uses none).  dir[] is a
+ * mkdtemp template; remove it after the run (rm_shim). */
+static void preload_shim(const char *code, char *dir)
 {
-    (void)state;
-    char dir[] = "/tmp/meshplan-shim-XXXXXX", cmd[512];
     static char preload[96], asan[256];
+    char path[128], cmd[512];
     assert_non_null(mkdtemp(dir));
-    snprintf(cmd, sizeof(cmd),
-             "printf '#define _GNU_SOURCE\\n#include <errno.h>\\n#include <stdio.h>\\n"
-             "FILE *fopencookie(void *c, const char *m, cookie_io_functions_t f)"
-             " { (void)c, (void)m, (void)f; errno = ENOMEM; return NULL; }\\n' >%s/shim.c && "
-             "%s -shared -fPIC -o %s/shim.so %s/shim.c",
-             dir, getenv("MESHPLAN_CC") ? getenv("MESHPLAN_CC") : "cc", dir, dir);
+    snprintf(path, sizeof(path), "%s/shim.c", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(code, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "%s -shared -fPIC -o %s/shim.so %s",
+             getenv("MESHPLAN_CC") ? getenv("MESHPLAN_CC") : "cc", dir, path);
     if (system(cmd) != 0)
-        fail_msg("cannot compile the fopencookie shim: %s", cmd);
+        fail_msg("cannot compile the shim: %s", cmd);
     snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/shim.so", dir);
-    /* (under ASan, its runtime need not come first for a shim that uses none) */
     snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
              getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "",
              getenv("ASAN_OPTIONS") ? ":" : "");
     run_env[0] = preload;
     run_env[1] = asan;
-    run_stdout = "/dev/full";
-    result_t *r = run("version", NULL);
+}
+
+static void rm_shim(const char *dir)
+{
+    char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
+}
+
+/* Where stdout's checked stream cannot be made (fopencookie fails: memory
+ * short), meshplan writes through stdio's own stream; a short output, held
+ * in its buffer until the end, still fails at the last flush with the
+ * reason (ENOSPC), not a vague "Input/output error".  fopencookie is made
+ * to fail by a preloaded shim. */
+static void output__write_error_named_without_the_checked_stream(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-shim-XXXXXX";
+    preload_shim("#define _GNU_SOURCE\n#include <errno.h>\n#include <stdio.h>\n"
+                 "FILE *fopencookie(void *c, const char *m, cookie_io_functions_t f)"
+                 " { (void)c, (void)m, (void)f; errno = ENOMEM; return NULL; }\n",
+                 dir);
+    run_stdout = "/dev/full";
+    result_t *r = run("version", NULL);
+    rm_shim(dir);
     if (r->status != 2 || strcmp(r->err, "meshplan: write error: No space left on device\n") != 0)
         fail_msg("meshplan version > /dev/full, unchecked stream: status %d, stderr '%s'",
                  r->status, r->err);
+}
+
+/* A write that takes only part of what it is given (a pipe's, when a
+ * signal comes: Ctrl-Z, then fg) is continued where it stopped: the
+ * output comes whole and in order.  A preloaded shim cuts each write to
+ * stdout to 1,000 bytes. */
+static void output__short_writes_continued(void **state)
+{
+    (void)state;
+    const char *ranks[] = {"ranks",           "--model", "llama3-70b", "--nodes",  "64",
+                           "--gpus-per-node", "8",       "--gpu",      "H100-SXM", NULL};
+    result_t *r = runv(ranks);
+    assert_int_equal(r->status, 0);
+    size_t n = strlen(r->out);
+    assert_true(n > 8192); /* more than stdout's buffer: several writes */
+    char *want = strdup(r->out);
+    char dir[] = "/tmp/meshplan-shim-XXXXXX";
+    preload_shim("#define _GNU_SOURCE\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+                 "ssize_t write(int fd, const void *b, size_t n)"
+                 " { return syscall(SYS_write, fd, b, fd == 1 && n > 1000 ? 1000 : n); }\n",
+                 dir);
+    r = runv(ranks);
+    rm_shim(dir);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, want);
+    free(want);
 }
 
 static void output__svg_stdout_and_early_failure(void **state)
@@ -1594,6 +1638,7 @@ int main(void)
         cmocka_unit_test(env__json_object),
         cmocka_unit_test(output__write_errors_fail),
         cmocka_unit_test(output__write_error_named_without_the_checked_stream),
+        cmocka_unit_test(output__short_writes_continued),
         cmocka_unit_test(output__svg_stdout_and_early_failure),
         cmocka_unit_test(policy__system_by_default),
         cmocka_unit_test(set__spec_and_policy_keys),

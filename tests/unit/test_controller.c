@@ -42,6 +42,22 @@ static mesh_verdict_t judge(const mesh_policy_t *pol, const char *model, int nod
     return mesh_submit_judge(pol, partitions, &m, &pins, &s, out);
 }
 
+/* A partition's GPU is its own, whatever its name's length: one the
+ * policy defines as "X", of 8 GB, refuses llama3-8b, which the site's
+ * H100-SXM would hold. */
+static void submit__partition_gpu_of_one_letter(void **state)
+{
+    (void)state;
+    mesh_policy_t pol =
+        parsed_policy("gpu: H100-SXM\nenforce: reject\ngpus:\n"
+                      "  X: {memory: 8GB, peak_tflops: 100, pci: 10de:ffff, island: 8}\n"
+                      "partitions:\n  tiny: {gpu: X}\n");
+    mesh_submit_t v;
+    assert_int_equal(judge(&pol, "llama3-8b", 1, "tiny", &v), MESH_VERDICT_REFUSE);
+    assert_non_null(strstr(v.msg, "llama3-8b does not fit on 1 x 8 X GPUs"));
+    assert_int_equal(judge(&pol, "llama3-8b", 1, NULL, &v), MESH_VERDICT_RUN);
+}
+
 static void submit__partition_allocations(void **state)
 {
     mesh_policy_t pol = site_policy("reject");
@@ -404,6 +420,37 @@ static void budget__stopped_judgements_say_so(void **state)
     /* with the whole budget it is */
     decide_with(&pol, &m8, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &v);
     assert_true(v.time_limit > 0);
+    /* a plan the budget stops is no plan, and its error says why */
+    mesh_work_t w = {.limit = 3};
+    mesh_work_t *was = mesh_work_use(&w);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_error_t err = {.msg = ""};
+    mesh_plan_t *p = mesh_plan_create(&m405, &a, &pins, &pol.assume, &err);
+    mesh_work_use(was);
+    assert_null(p);
+    assert_int_equal(w.stopped, 1);
+    assert_string_equal(err.msg, "planning stopped at its work budget of 3 units");
+}
+
+/* A sizing that finds no count, let run by enforce=off and not narrowed,
+ * leaves the job judged as it asked: the time limit of the same job on
+ * its first count without --mesh-size (under enforce=warn, which judges
+ * it). */
+static void budget__nothing_sized_judged_as_asked(void **state)
+{
+    (void)state;
+    mesh_policy_t off = site_policy("off"), warn = site_policy("warn");
+    off.controller.time_limit = warn.controller.time_limit = MESH_TIME_LIMIT_SET;
+    mesh_model_t m = test_preset("llama3-8b");
+    m.tokens = 1e12;
+    mesh_submit_t sized, plain;
+    assert_int_equal(decide_with(&off, &m, 1, 2, "by:1h", "h100", MESH_SUBMIT_WORK, 0, &sized),
+                     MESH_VERDICT_RUN);
+    assert_int_equal(sized.nodes, 0);
+    assert_non_null(strstr(sized.note, "(enforce=off: not narrowed)"));
+    decide_with(&warn, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &plain);
+    assert_true(plain.time_limit > 0);
+    assert_int_equal(sized.time_limit, plain.time_limit);
 }
 
 /* A repeated submission is answered from the cache, with the same verdict;
@@ -761,6 +808,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(submit__partition_allocations),
+        cmocka_unit_test(submit__partition_gpu_of_one_letter),
         cmocka_unit_test(submit__verdicts_and_words),
         cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),
@@ -768,6 +816,7 @@ int main(void)
         cmocka_unit_test(budget__hostile_stops_and_says_so),
         cmocka_unit_test(budget__advice_share),
         cmocka_unit_test(budget__stopped_judgements_say_so),
+        cmocka_unit_test(budget__nothing_sized_judged_as_asked),
         cmocka_unit_test(cache__hits_and_misses),
         cmocka_unit_test(cache__same_request_same_key),
         cmocka_unit_test(cache__no_entry_kept_as_none),

@@ -6,6 +6,7 @@
  * scontrol's text, and the counts on which no layout exists told apart
  * from those on which none fits.
  */
+#include "internal.h" /* MESH_ARRAY_LEN */
 #include "testutil.h"
 
 /* ---- durations, dates and MaxTime (lib/when.c) ---- */
@@ -21,10 +22,12 @@ static void when__durations_in_slurm_forms(void **state)
         {"1-12", 129600},  {"1-12:30", 131400},   {"14d", 1209600},          {"36h", 129600},
         {"90m", 5400},     {"0-0:0:1", 1},        {"100000d", 8640000000LL}, {"59:59", 3599},
         {"1:59:59", 7199}, {"1-23:59:59", 172799}}; /* 59: the last minute and second taken */
-    static const char *const bad[] = {"",     "-5",        "5:",      "1:60",       "1-24", "abc",
-                                      "14x",  "1-2:3:4:5", "0",       "0d",         "14 d", " 14d",
-                                      "1e3",  "1.5d",      "100001d", "1234567890", "d",    "1-",
-                                      "-1-2", "1:2:3:4",   "1--2",    "١٤d"};
+    /* not one of the forms; and of one, but out of range */
+    static const char *const bad[] = {
+        "",     "-5",   "5:",      "1:60",   "1-24",     "abc",       "14x",  "1-2:3:4:5",
+        "14 d", " 14d", "1e3",     "1.5d",   "d",        "1-",        "-1-2", "1:2:3:4",
+        "1--2", "١٤d",  "1:00:60", "1-0:60", "1-0:0:60", "1234567890"};
+    static const char *const range[] = {"0", "0d", "100001d"};
     mesh_error_t err;
     for (int i = 0; i < (int)(sizeof(good) / sizeof(good[0])); i++) {
         long long s = -1;
@@ -33,12 +36,17 @@ static void when__durations_in_slurm_forms(void **state)
         if (s != good[i].seconds)
             fail_msg("'%s' is %lld s, not %lld", good[i].text, s, good[i].seconds);
     }
-    for (int i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+    for (int i = 0; i < MESH_ARRAY_LEN(bad) + MESH_ARRAY_LEN(range); i++) {
+        int is_bad = i < MESH_ARRAY_LEN(bad);
+        const char *text = is_bad ? bad[i] : range[i - MESH_ARRAY_LEN(bad)];
         long long s = 42;
-        if (mesh_parse_duration(bad[i], "--x", &s, &err) == 0)
-            fail_msg("'%s' read as %lld s", bad[i], s);
+        if (mesh_parse_duration(text, "--x", &s, &err) == 0)
+            fail_msg("'%s' read as %lld s", text, s);
         assert_int_equal(s, 42); /* left alone */
-        assert_non_null(strstr(err.msg, "--x: "));
+        if (!strstr(err.msg,
+                    is_bad ? "' is not a duration (" : "' must be more than 0 and at most "))
+            fail_msg("'%s': %s", text, err.msg);
+        assert_int_equal(strncmp(err.msg, "--x: '", 6), 0);
     }
 }
 

@@ -71,13 +71,14 @@ static void text__ranks_pipeline_memory(void **state)
 /* In colour, the pipeline's slots are painted by what they hold: forward
  * green (42), backward blue (44), the odd model chunks' of an interleaved
  * schedule in the light ones (102, 104); black glyphs on each.  Checked on
- * every painted glyph of a plain and an interleaved schedule, and of one
- * squeezed to F and B columns. */
+ * every painted glyph of a plain schedule, an interleaved one of four
+ * chunks (the third painted as the first), and one squeezed to F and B
+ * columns. */
 static void text__pipeline_painted_by_kind(void **state)
 {
     (void)state;
     mesh_plan_t *plans[] = {design_example(),
-                            plan("llama3-70b", 4, "tp=8,pp=4,dp=1,vpp=2,mb=1,recompute=full"),
+                            plan("llama3-70b", 4, "tp=8,pp=4,dp=1,vpp=4,mb=1,recompute=full"),
                             plan("llama3.1-405b", 2048, "tp=8,pp=16,dp=128,zero=2,vpp=4")};
     int seen[128] = {0};
     for (int i = 0; i < 3; i++) {
@@ -981,7 +982,7 @@ static void svg__sample_and_the_plans_bubble(void **state)
 }
 
 /* A timeline too long for 5 px a slot is cut to its two ends, "..." in
- * between, rather than drawn as thousands of slivers. */
+ * the gap between them, rather than drawn as thousands of slivers. */
 static void svg__long_timeline_cut_not_slivers(void **state)
 {
     (void)state;
@@ -1009,6 +1010,15 @@ static void svg__long_timeline_cut_not_slivers(void **state)
             els[k].x + els[k].w > gap - 18 + 1e-6)
             fail_msg("a unit at x %.2f to %.2f reaches into the gap at %.1f +- 18", els[k].x,
                      els[k].x + els[k].w, gap);
+    /* and it stands between the two grey rows it parts, 36 px apart */
+    int left_row = 0, right_row = 0;
+    for (int k = 0; k < n; k++)
+        if (!els[k].text && strcmp(els[k].fill, "#eeeeee") == 0) {
+            left_row += fabs(els[k].x - 90) < 1e-6 && fabs(els[k].x + els[k].w - (gap - 18)) < 0.01;
+            right_row += fabs(els[k].x - (gap + 18)) < 0.01;
+        }
+    assert_int_equal(left_row, mesh_plan_best(p)->layout.pp);
+    assert_int_equal(right_row, mesh_plan_best(p)->layout.pp);
     assert_true(units > 100 && units < 2500); /* 4096 units when drawn whole */
     /* only where a unit reaches over an end of what is shown */
     assert_true(narrow <= 2 * mesh_plan_best(p)->layout.pp);

@@ -67,6 +67,10 @@ static void options__registered_and_checked(void **state)
     assert_non_null(strstr(mock.last_error, "--mesh-export"));
     assert_int_equal(mesh_test_option("model", "", 0), -1);
     assert_int_equal(mesh_test_option("model", "bad\nname", 0), -1);
+    /* a terminal's escape first or a tab last: each character is looked at */
+    assert_int_equal(mesh_test_option("model", "\033[2Jllama3-8b", 0), -1);
+    assert_non_null(strstr(mock.last_error, "--model: control characters are not allowed"));
+    assert_int_equal(mesh_test_option("model", "llama3-8b\t", 0), -1);
     assert_int_equal(mesh_test_option("model", "llama3-8b", 0), 0);
     assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
     assert_int_equal(mesh_plugin_export_mode(), MESH_EXPORT_MESH);

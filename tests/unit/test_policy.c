@@ -622,6 +622,27 @@ static void gpus__listed_as_the_policy_makes_them(void **state)
     }
     assert_int_equal(mesh_policy_gpu_at(&p.assume, n + 1, &g), -1);
     assert_int_equal(mesh_policy_gpu_at(&p.assume, -1, &g), -1);
+    /* as many as a policy may define: each listed once, none past them
+     * (whatever the fields after the table hold) */
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "moe_imbalance=1.3", &err), 0);
+    snprintf(p.assume.calibration.path, sizeof(p.assume.calibration.path), "/site/calibration");
+    char arg[64];
+    for (int i = 0; i < MESH_GPU_OVERRIDES_MAX; i++)
+        for (int f = 0; f < 4; f++) {
+            static const char *const fields[] = {"pci=10de:a0%02x", "memory=%dGB",
+                                                 "peak_tflops=1%02d", "island=8"};
+            char value[32];
+            snprintf(value, sizeof(value), fields[f], i + 1);
+            snprintf(arg, sizeof(arg), "gpu.site-%d.%s", i, value);
+            assert_int_equal(mesh_policy_set_arg(&p, arg, &err), 0);
+        }
+    assert_int_equal(mesh_policy_gpu_count(&p.assume), n + MESH_GPU_OVERRIDES_MAX);
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, n + MESH_GPU_OVERRIDES_MAX - 1, &g),
+                     MESH_GPU_DEFINED);
+    snprintf(arg, sizeof(arg), "site-%d", MESH_GPU_OVERRIDES_MAX - 1);
+    assert_string_equal(g.name, arg);
+    assert_int_equal(mesh_policy_gpu_at(&p.assume, n + MESH_GPU_OVERRIDES_MAX, &g), -1);
 }
 
 /* Keys are lower case (a typo is told its key); words, GPU names and the

@@ -87,7 +87,8 @@ static void memory__mtp_stage_embeds_its_own(void **state)
 
 /* DeepSeek-V3 on 16 stages: 2 dense layers on stage 0, 1 dense and 3 MoE
  * on stage 1, 4 MoE on stage 2 (the first with no dense layer: priced
- * too), 3 on the last; interleaved, the dense layers follow the chunks. */
+ * too), 3 on the last; interleaved, the dense layers follow the chunks;
+ * a dense model's stages all dense. */
 static void memory__stage_mix_and_heavy_stages(void **state)
 {
     mesh_model_t m = test_preset("deepseek-v3");
@@ -113,6 +114,15 @@ static void memory__stage_mix_and_heavy_stages(void **state)
         mesh_stage_mix(&s, &l, vwant[i][0], &dense, &moe);
         assert_int_equal(dense, vwant[i][1]);
         assert_int_equal(moe, vwant[i][2]);
+    }
+    /* a dense model: every layer of a stage dense (set over -1s) */
+    mesh_model_t d = test_preset("llama3-8b");
+    l = test_layout("tp=1,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+    for (int i = 0; i < 4; i++) {
+        dense = moe = -1;
+        mesh_stage_mix(&d, &l, i, &dense, &moe);
+        assert_int_equal(dense, 8);
+        assert_int_equal(moe, 0);
     }
 }
 

@@ -298,6 +298,35 @@ static void presets__nameless_named_after_the_preset(void **state)
     rmdir(dir);
 }
 
+/* A directory of more presets than a typo's suggestion reads (256 names in
+ * all) before the installed ones: the name is still refused in one line,
+ * and what was read is never written past. */
+static void presets__more_than_the_suggestion_reads(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 300; i++) {
+        snprintf(path, sizeof(path), "%s/site-model-%03d.yaml", dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    mesh_spec_dirs_t d = {{dir, getenv("MESH_MODELS_DIR"), NULL, NULL}};
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_spec_load("llama3-07b", &d, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown preset 'llama3-07b'"));
+    assert_null(strchr(err.msg, '\n'));
+    assert_int_equal(mesh_spec_load("site-model-0ab", &d, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "; did you mean site-model-0"));
+    for (int i = 0; i < 300; i++) {
+        snprintf(path, sizeof(path), "%s/site-model-%03d.yaml", dir, i);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void files__only_regular_and_small(void **state)
 {
     char dir[] = "/tmp/meshplan-spec-XXXXXX";
@@ -1500,6 +1529,7 @@ int main(void)
         cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
         cmocka_unit_test(presets__nameless_named_after_the_preset),
+        cmocka_unit_test(presets__more_than_the_suggestion_reads),
         cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),
         cmocka_unit_test(keys__documented_defaults),
