@@ -358,7 +358,8 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
         /* one flag and its values: up to the next " --" */
         char *next = strstr(c + 1, " --");
         size_t len = next ? (size_t)(next - c) : strlen(c);
-        if (col > 1 && col + shell_words(NULL, c, len) + 2 > WRAP_COLUMNS) { /* and " \" */
+        /* it and, unless it is the last, the " \" that would follow it */
+        if (col > 1 && col + shell_words(NULL, c, len) + (next ? 2 : 0) > WRAP_COLUMNS) {
             mesh_buf_puts(b, " \\\n ");
             col = 1;
         }
