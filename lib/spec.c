@@ -373,8 +373,9 @@ out:
 
 /* The preset of dirs a mistyped `name` most likely meant ("llama3-07b":
  * llama3-70b), into meant[len]: 1, or 0 when none is that near.  Only the
- * names of the directories' NAME.yaml files are read, the first 256 in
- * all, in the directories' order (bounded work on a crowded share). */
+ * names of the directories' NAME.yaml files are read: at most 256 entries
+ * of each directory, and 256 names in all (bounded work on a crowded
+ * share). */
 static int closest_preset(const mesh_spec_dirs_t *dirs, const char *name, char *meant, size_t len)
 {
     enum { NAMES = 256 };

@@ -982,6 +982,8 @@ static void preload_shim(const char *code, char *dir)
     run_env[1] = asan;
 }
 
+/* Remove preload_shim's directory (a failed compile leaves it: it is the
+ * evidence). */
 static void rm_shim(const char *dir)
 {
     char cmd[128];

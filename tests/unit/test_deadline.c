@@ -22,7 +22,8 @@ static void when__durations_in_slurm_forms(void **state)
         {"1-12", 129600},  {"1-12:30", 131400},   {"14d", 1209600},          {"36h", 129600},
         {"90m", 5400},     {"0-0:0:1", 1},        {"100000d", 8640000000LL}, {"59:59", 3599},
         {"1:59:59", 7199}, {"1-23:59:59", 172799}}; /* 59: the last minute and second taken */
-    /* not one of the forms; and of one, but out of range */
+    /* none of the forms, or a field out of its range (bad); a duration, but 0
+     * or over the most (range) */
     static const char *const bad[] = {
         "",     "-5",   "5:",      "1:60",   "1-24",     "abc",       "14x",  "1-2:3:4:5",
         "14 d", " 14d", "1e3",     "1.5d",   "d",        "1-",        "-1-2", "1:2:3:4",

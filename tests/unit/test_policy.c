@@ -622,21 +622,27 @@ static void gpus__listed_as_the_policy_makes_them(void **state)
     }
     assert_int_equal(mesh_policy_gpu_at(&p.assume, n + 1, &g), -1);
     assert_int_equal(mesh_policy_gpu_at(&p.assume, -1, &g), -1);
-    /* as many as a policy may define: each listed once, none past them
-     * (whatever the fields after the table hold) */
+    /* as many as a policy may define: each listed once, none past them.
+     * The fields after the table are set so that, read as one more entry,
+     * they would define a GPU (moe_imbalance 1.3 gives it a name that no
+     * table GPU has, the calibration's path a positive memory and peak):
+     * a look one past the table counts it */
     mesh_policy_init(&p);
     assert_int_equal(mesh_policy_set_arg(&p, "moe_imbalance=1.3", &err), 0);
     snprintf(p.assume.calibration.path, sizeof(p.assume.calibration.path), "/site/calibration");
     char arg[64];
-    for (int i = 0; i < MESH_GPU_OVERRIDES_MAX; i++)
+    for (int i = 0; i < MESH_GPU_OVERRIDES_MAX; i++) {
+        const char *const key[] = {"pci", "memory", "peak_tflops", "island"};
+        char value[4][32];
+        snprintf(value[0], sizeof(value[0]), "10de:a0%02x", i + 1);
+        snprintf(value[1], sizeof(value[1]), "%dGB", i + 1);
+        snprintf(value[2], sizeof(value[2]), "1%02d", i + 1);
+        snprintf(value[3], sizeof(value[3]), "8");
         for (int f = 0; f < 4; f++) {
-            static const char *const fields[] = {"pci=10de:a0%02x", "memory=%dGB",
-                                                 "peak_tflops=1%02d", "island=8"};
-            char value[32];
-            snprintf(value, sizeof(value), fields[f], i + 1);
-            snprintf(arg, sizeof(arg), "gpu.site-%d.%s", i, value);
+            snprintf(arg, sizeof(arg), "gpu.site-%d.%s=%s", i, key[f], value[f]);
             assert_int_equal(mesh_policy_set_arg(&p, arg, &err), 0);
         }
+    }
     assert_int_equal(mesh_policy_gpu_count(&p.assume), n + MESH_GPU_OVERRIDES_MAX);
     assert_int_equal(mesh_policy_gpu_at(&p.assume, n + MESH_GPU_OVERRIDES_MAX - 1, &g),
                      MESH_GPU_DEFINED);

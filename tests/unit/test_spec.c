@@ -298,33 +298,38 @@ static void presets__nameless_named_after_the_preset(void **state)
     rmdir(dir);
 }
 
-/* A directory of more presets than a typo's suggestion reads (256 names in
- * all) before the installed ones: the name is still refused in one line,
- * and what was read is never written past. */
+/* Two directories of 200 presets each, more than a typo's suggestion
+ * reads (256 names in all): the name is still refused in one line, what
+ * was read is never written past, and the first directory's names, read
+ * whole, are suggested. */
 static void presets__more_than_the_suggestion_reads(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
-    assert_non_null(mkdtemp(dir));
-    for (int i = 0; i < 300; i++) {
-        snprintf(path, sizeof(path), "%s/site-model-%03d.yaml", dir, i);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-        assert_true(fd >= 0);
-        close(fd);
+    char dirs[2][32] = {"/tmp/meshplan-spec-XXXXXX", "/tmp/meshplan-spec-XXXXXX"}, path[256];
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(mkdtemp(dirs[k]));
+        for (int i = 0; i < 200; i++) {
+            snprintf(path, sizeof(path), "%s/site-%c-%03d.yaml", dirs[k], 'a' + k, i);
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+            assert_true(fd >= 0);
+            close(fd);
+        }
     }
-    mesh_spec_dirs_t d = {{dir, getenv("MESH_MODELS_DIR"), NULL, NULL}};
+    mesh_spec_dirs_t d = {{dirs[0], dirs[1], NULL, NULL}};
     mesh_model_t m;
     mesh_error_t err;
     assert_int_equal(mesh_spec_load("llama3-07b", &d, &m, &err), -1);
     assert_non_null(strstr(err.msg, "unknown preset 'llama3-07b'"));
     assert_null(strchr(err.msg, '\n'));
-    assert_int_equal(mesh_spec_load("site-model-0ab", &d, &m, &err), -1);
-    assert_non_null(strstr(err.msg, "; did you mean site-model-0"));
-    for (int i = 0; i < 300; i++) {
-        snprintf(path, sizeof(path), "%s/site-model-%03d.yaml", dir, i);
-        unlink(path);
+    assert_int_equal(mesh_spec_load("site-a-0xy", &d, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "; did you mean site-a-0"));
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 200; i++) {
+            snprintf(path, sizeof(path), "%s/site-%c-%03d.yaml", dirs[k], 'a' + k, i);
+            unlink(path);
+        }
+        rmdir(dirs[k]);
     }
-    rmdir(dir);
 }
 
 static void files__only_regular_and_small(void **state)
