@@ -454,6 +454,15 @@ static void logs__bad_ones_skipped(void **state)
     const char *slow[] = {good[0], it_line(b, 512, 20, 100, 64, "300000.0"),
                           it_line(e, 512, 30, 100, 64, "300000.0")};
     assert_non_null(strstr(verdict("slow", 1, slow, 3), "absurd"));
+    /* the bound, 20 times the predicted 3 s (compute 2.5, network 0.4,
+     * other 0.1, all three counted), on either side */
+    const char *edge[] = {good[0], it_line(b, 512, 20, 100, 64, "59900.0"),
+                          it_line(e, 512, 30, 100, 64, "59900.0")};
+    assert_string_equal(verdict("edge", 1, edge, 3), "accepted");
+    it_line(b, 512, 20, 100, 64, "60100.0");
+    it_line(e, 512, 30, 100, 64, "60100.0");
+    assert_non_null(
+        strstr(verdict("past", 1, edge, 3), "absurd: measured 60.1 s a step against 3 s"));
     /* DeepSpeed's and Lightning's lines are someone else's: no iteration */
     const char *other[] = {"[INFO] [logging.py:96:log_dist] step=10, skipped=0, lr=[0.0003]\n",
                            "Epoch 0:  10%|#   | 10/100 [00:30<04:30, 3.00s/it, loss=2.5]\n"};

@@ -430,6 +430,17 @@ static void budget__stopped_judgements_say_so(void **state)
     assert_null(p);
     assert_int_equal(w.stopped, 1);
     assert_string_equal(err.msg, "planning stopped at its work budget of 3 units");
+    /* one begun with its budget spent does nothing, and says so rather
+     * than what it would have found (tp=3 splits none of the heads: no
+     * layout, and no work counted before it knows) */
+    w = (mesh_work_t){.limit = 3, .spent = 3};
+    was = mesh_work_use(&w);
+    mesh_layout_t tp3 = test_mesh("tp=3");
+    p = mesh_plan_create(&m405, &a, &tp3, &pol.assume, &err);
+    mesh_work_use(was);
+    assert_null(p);
+    assert_int_equal(w.stopped, 1);
+    assert_string_equal(err.msg, "planning stopped at its work budget of 3 units");
 }
 
 /* A sizing that finds no count, let run by enforce=off and not narrowed,

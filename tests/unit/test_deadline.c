@@ -66,6 +66,21 @@ static void when__dates(void **state)
     assert_int_equal(s, 1709164800LL);
     assert_int_equal(mesh_parse_date("1970-01-01", "d", &s, &err), 0);
     assert_int_equal(s, 0);
+    /* past the century years the calendar skips a leap day in (2100,
+     * 2200: no 29 February) and the one it keeps (2000) */
+    static const struct {
+        const char *date;
+        long long seconds;
+    } far[] = {{"2100-02-28", 4107456000LL},
+               {"2100-03-01", 4107542400LL},
+               {"2200-03-01", 7263216000LL},
+               {"2204-02-29", 7389360000LL},
+               {"2000-03-01", 951868800LL}};
+    for (int i = 0; i < (int)(sizeof(far) / sizeof(far[0])); i++) {
+        assert_int_equal(mesh_parse_date(far[i].date, "d", &s, &err), 0);
+        if (s != far[i].seconds)
+            fail_msg("%s: %lld, not %lld", far[i].date, s, far[i].seconds);
+    }
     static const char *const bad[] = {
         "2026-02-29",        "2026-13-01",       "2026-12-32",           "2026-12-24T24:00",
         "2026-1-05",         "2026-12-24T18",    "2026-12-24 18:00",     "1969-12-31",

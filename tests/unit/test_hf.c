@@ -182,6 +182,32 @@ static void config__regularizer_passed_over(void **state)
     assert_true(m.params == p.params && m.moe.experts == p.moe.experts);
 }
 
+/* YaRN's mscale_all_dim of 0 (no scale over all dimensions) is a config's
+ * to give, though a spec's arch.mla.mscale_all_dim must be more than 0:
+ * it is read as the key left out, and Megatron-LM is told no
+ * --mscale-all-dim (its default 0.0: arguments.py L3562 at d98e8a6). */
+static void config__yarn_without_mscale_all_dim(void **state)
+{
+    (void)state;
+    static char json[sizeof(deepseek_v3)];
+    const char *at = strstr(deepseek_v3, "\"mscale_all_dim\": 1.0");
+    assert_non_null(at);
+    snprintf(json, sizeof(json), "%.*s\"mscale_all_dim\": 0,%s", (int)(at - deepseek_v3),
+             deepseek_v3, at + strlen("\"mscale_all_dim\": 1.0,"));
+    mesh_model_t m;
+    mesh_error_t err;
+    if (load(write_config("deepseek-v3", json), NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(m.rope_scaling > 0 && m.mla.mscale_all_dim == 0);
+    mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, " --rotary-scaling-factor 40 "));
+    assert_null(strstr(args, "--mscale-all-dim"));
+    free(args);
+    mesh_plan_destroy(p);
+}
+
 /* Architectures without a preset: the published parameter counts
  * (the repositories' safetensors totals). */
 static void config__published_counts(void **state)
@@ -381,6 +407,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config__plans_as_its_preset),
         cmocka_unit_test(config__regularizer_passed_over),
+        cmocka_unit_test(config__yarn_without_mscale_all_dim),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
     };

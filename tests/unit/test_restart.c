@@ -155,11 +155,18 @@ static void read__plan_json(void **state)
     /* a dense layout: tp, pp, vpp and zero kept, no ep or etp */
     assert_int_equal(r.keep, KEPT_DENSE);
     assert_int_equal(r.from.ep, 0);
-    /* as jq pretty-prints it too */
+    /* as jq pretty-prints it too, and after blank lines */
     char *spaced = pretty(json);
     mesh_restart_t again = read_ok(spaced);
     assert_same(&again, &r);
     free(spaced);
+    size_t n = strlen(json);
+    char *after = malloc(n + 5);
+    memcpy(after, "\r\n\t\n", 4);
+    memcpy(after + 4, json, n + 1);
+    again = read_ok(after);
+    assert_same(&again, &r);
+    free(after);
     free(json);
     mesh_plan_destroy(p);
 }
@@ -272,7 +279,7 @@ static void read__hostile_files(void **state)
     memset(big, ' ', sizeof(big) - 1);
     assert_error_has(read_error(big, sizeof(big) - 1), "larger than");
     assert_error_has(read_error("", 0), "empty");
-    assert_error_has(read_error(" \n\t\n", 4), "expected meshplan plan --json");
+    assert_error_has(read_error(" \n\t\n", 4), "saved.json: empty: expected meshplan plan --json");
     assert_error_has(read_error("# only a comment\n", 17), "no layout");
     /* the layout itself: tp=0, auto, incomplete, too many GPUs */
     const char *bad[][2] = {
@@ -295,6 +302,19 @@ static void read__hostile_files(void **state)
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: not a layout");
     snprintf(text, sizeof(text), "MESH_PLAN='%s\n", layout);
     assert_error_has(read_error(text, strlen(text)), "not one word");
+    /* quotes as a shell reads them: in single ones only a quote ends the
+     * word ($ is a dollar), in double ones $, ` and \ would expand */
+    const char *words[][2] = {
+        {"MESH_GLOBAL_BATCH_SIZE='76'8'\n",
+         "saved.json:1: MESH_GLOBAL_BATCH_SIZE's value is not one word"},
+        {"MESH_GLOBAL_BATCH_SIZE='7$68'\n", "saved.json:1: MESH_GLOBAL_BATCH_SIZE: '7$68' is not"},
+        {"MESH_GLOBAL_BATCH_SIZE=\"7$68\"\n", "MESH_GLOBAL_BATCH_SIZE's value is not one word"},
+        {"MESH_GLOBAL_BATCH_SIZE=\"7'68\"\n",
+         "saved.json:1: MESH_GLOBAL_BATCH_SIZE: '7'68' is not"},
+        {"MESH_GLOBAL_BATCH_SIZE=$768\n", "MESH_GLOBAL_BATCH_SIZE's value is not one word"},
+    };
+    for (int i = 0; i < N_OF(words); i++)
+        assert_error_has(read_error(words[i][0], strlen(words[i][0])), words[i][1]);
     snprintf(text, sizeof(text), "MESH_PLAN=%s\nMESH_GLOBAL_BATCH_SIZE=0\n", layout);
     assert_error_has(read_error(text, strlen(text)), "saved.json:2: MESH_GLOBAL_BATCH_SIZE");
     /* an environment that says the global batch twice: which one ran? */
