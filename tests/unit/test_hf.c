@@ -309,6 +309,11 @@ static void config__refused_naming_the_field(void **state)
          "config.json: num_attention_heads: arch.heads: 0 is out of range"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": \"two\"}",
          "num_hidden_layers: expected a whole number, not a string"},
+        /* a real is a whole number below 9e15 (exactly one in a double) */
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 9e15}",
+         "num_hidden_layers: expected a whole number, not a number"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 8.9e15}",
+         "hidden_size is missing"}, /* read: the next field is what lacks */
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}",
          "num_hidden_layers is missing"},
         /* what a field left out means is its class's default, or nothing */

@@ -131,6 +131,17 @@ static void gpus__defined_by_pci_id(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H2000", &err), 0);
     assert_int_equal(mesh_policy_check(&p, &err), -1); /* named, never defined */
     assert_non_null(strstr(err.msg, "unknown GPU 'H2000'"));
+    /* a name that gpu= cannot hold whole is refused, not cut: 31
+     * characters are kept, 32 are not */
+    char gpu_arg[64], name[33];
+    memset(name, 'X', 32);
+    name[32] = '\0';
+    snprintf(gpu_arg, sizeof(gpu_arg), "gpu=%s", name);
+    assert_int_equal(mesh_policy_set_arg(&p, gpu_arg, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown GPU"));
+    gpu_arg[strlen(gpu_arg) - 1] = '\0';
+    assert_int_equal(mesh_policy_set_arg(&p, gpu_arg, &err), 0);
+    assert_string_equal(p.assume.gpu, gpu_arg + 4);
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H1000", &err), 0);
     assert_int_equal(p.assume.gpu_overrides[0].pci_vendor, 0x10de);
     assert_int_equal(p.assume.gpu_overrides[0].pci_device, 0x9999);
@@ -288,9 +299,19 @@ static void gpus__defined_without_fp8(void **state)
     assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x10de, 0x9998, &g, &err), 0);
     assert_true(g.peak_fp8 == 0);
     assert_int_equal(g.fp8_blocks, 0);
-    /* nor another GPU's PCI ids */
+    /* nor another GPU's PCI ids: its own, of its own vendor (an MI300X-class
+     * card the table lacks is AMD's, 1002) */
+    assert_int_equal(g.vendor_id, 0x10de);
     assert_int_equal(g.devices[0], 0x9998);
     assert_int_equal(g.devices[1], 0);
+    const char *amd[] = {"gpu.M1.pci=1002:7fff", "gpu.M1.memory=192GB", "gpu.M1.peak_tflops=1300",
+                         "gpu.M1.island=8"};
+    for (size_t i = 0; i < sizeof(amd) / sizeof(amd[0]); i++)
+        assert_int_equal(mesh_policy_set_arg(&p, amd[i], &err), 0);
+    assert_int_equal(mesh_policy_resolve_gpu(&p.assume, NULL, 0x1002, 0x7fff, &g, &err), 0);
+    assert_string_equal(g.name, "M1");
+    assert_int_equal(g.vendor_id, 0x1002);
+    assert_int_equal(g.devices[0], 0x7fff);
     /* so FP8 training on it is refused */
     mesh_model_t m = test_preset("llama3-8b");
     m.precision = MESH_PREC_FP8;

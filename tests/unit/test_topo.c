@@ -339,6 +339,16 @@ static void timeout__null_err(void **state)
     close(fd);
     assert_null(mesh_topo_load_timeout(path, 5, NULL));
     assert_int_equal(mesh_topo_save_timeout("/nonexistent-dir/topo.xml", 5, NULL), -1);
+    /* a machine hwloc cannot read (here HWLOC_XMLFILE's file, not XML) is
+     * no topology saved: refused, and nothing written */
+    char saved[64];
+    mesh_error_t err;
+    snprintf(saved, sizeof(saved), "%s.saved", path);
+    setenv("HWLOC_XMLFILE", path, 1);
+    assert_int_equal(mesh_topo_save(saved, &err), -1);
+    unsetenv("HWLOC_XMLFILE");
+    assert_string_equal(err.msg, "topology: hwloc cannot load this machine");
+    assert_int_equal(access(saved, F_OK), -1);
     unlink(path);
 }
 
