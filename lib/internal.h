@@ -203,6 +203,11 @@ int mesh_megatron_max_connections(const struct mesh_model *m, const struct mesh_
  * every TP rank holds whole (MLA's down projections and their norms; 0
  * for standard attention). */
 double mesh_moe_layer_base(const struct mesh_model *m);
+/* A MoE layer's router: Megatron-LM's TopKRouter weight, experts x h, and
+ * with a GeLU model's biases its bias of one per expert (router.py L67-72
+ * at d98e8a6); Mixtral's and Qwen3-MoE's gate and DeepSeek-V3's MoEGate
+ * have none (SwiGLU models: --disable-bias-linear). */
+double mesh_model_router_params(const struct mesh_model *m);
 /* Bytes a MoE layer holds while it runs beyond what it stores (the
  * dispatcher's copies, the experts' input and output; lib/memory.c). */
 double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_layout *l,

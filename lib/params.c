@@ -97,15 +97,22 @@ double mesh_model_expert_params(const mesh_model_t *m)
     return m->moe.experts > 0 ? mlp_params(m, m->moe.ffn) : 0;
 }
 
-/* A MoE layer without its routed experts: attention, norms, the router (a
- * bias-free h x experts linear: Mixtral's and Qwen3-MoE's `gate`,
- * DeepSeek-V3's MoEGate weight; Megatron-LM's TopKRouter) and the shared
- * experts. */
+double mesh_model_router_params(const mesh_model_t *m)
+{
+    return ((double)m->hidden + (m->mlp == MESH_MLP_SWIGLU ? 0 : 1)) * m->moe.experts;
+}
+
+/* A MoE layer without its routed experts: attention, norms, the router
+ * and the shared experts, which Megatron-LM builds as one MLP of their
+ * total width (--moe-shared-expert-intermediate-size: SharedExpertMLP,
+ * shared_experts.py at d98e8a6; the same count as separate ones without
+ * biases). */
 double mesh_moe_layer_base(const mesh_model_t *m)
 {
     double attn = mesh_model_layer_params(m) - mlp_params(m, m->ffn) - norm_params(m);
-    return attn + norm_params(m) + (double)m->hidden * m->moe.experts +
-           m->moe.shared_experts * mlp_params(m, m->moe.shared_ffn);
+    double shared = (double)m->moe.shared_experts * m->moe.shared_ffn;
+    return attn + norm_params(m) + mesh_model_router_params(m) +
+           (shared > 0 ? mlp_params(m, shared) : 0);
 }
 
 double mesh_model_moe_layer_params(const mesh_model_t *m)

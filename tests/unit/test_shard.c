@@ -34,6 +34,39 @@ static void memory__stage_params_by_hand(void **state)
     assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
 }
 
+/* A GeLU MoE keeps its biases, as Megatron-LM builds them (no
+ * --disable-bias-linear), by hand for hidden 64, 4 heads, 4 experts of
+ * width 32 and two shared ones of 16: attention 3*64*64 + 192 (QKV) +
+ * 64*64 + 64 (proj) = 16640; LayerNorms 4*64 = 256; the router's weight
+ * and bias (64 + 1)*4 = 260; the shared experts, one MLP of width 32
+ * (shared_experts.py): 2*64*32 + 32 + 64 = 4192; each expert 4192.  At
+ * tp 2, ep 2: the norms, router and the two row-parallel biases (proj and
+ * the shared fc2's, 64 each) whole, 644; the rest halved, (21348 - 644) /
+ * 2; two experts: 10996 + 8384.  Megatron-LM refuses expert TP with
+ * those biases (transformer_config.py L2612-2615 at d98e8a6). */
+static void memory__gelu_moe_biases_by_hand(void **state)
+{
+    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
+                               "mlp: gelu, moe: {experts: 4, top_k: 2, ffn: 32, "
+                               "shared_experts: 2, shared_ffn: 16}}\n");
+    assert_int_equal((uint64_t)mesh_model_expert_params(&m), 4192);
+    assert_int_equal((uint64_t)mesh_moe_layer_base(&m), 21348);
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=4,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 21348 + 8384);
+    l = test_layout("tp=2,pp=1,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 10996 + 8384);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), 0);
+    l.etp = 2;
+    l.ep = 1;
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
+    assert_non_null(strstr(err.msg, "etp 2: Megatron-LM builds the biases of a GeLU model's "
+                                    "experts only with etp=1"));
+    (void)state;
+}
+
 /* Qwen3's QK norms (arch.qk_norm), by hand, for a dense layer of hidden 64,
  * 4 query and 2 KV heads of 32, ffn 128: q and o 64 x 128 each, k and v
  * 64 x 64 each, the MLP 3 x 64 x 128, two norms of 64 and the QK norms of
@@ -131,6 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory__stage_params_by_hand),
         cmocka_unit_test(memory__qk_norms_whole_on_every_tp_rank),
+        cmocka_unit_test(memory__gelu_moe_biases_by_hand),
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
     };
