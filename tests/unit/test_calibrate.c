@@ -478,6 +478,24 @@ static void logs__bad_ones_skipped(void **state)
                          " [2026] iteration       30/     100 | elapsed time per "
                          "iteration (ms): 33"};
     assert_non_null(strstr(verdict("cut", 1, cut, 3), "truncated"));
+    /* a memory report cut short by another rank's output, its max not
+     * written, is no reason to drop the job: the whole one still counts */
+    char i1[512], i2[512], i3[512];
+    const char *interleaved[] = {
+        it_line(i1, 512, 10, 100, 64, "9000.0"), it_line(i2, 512, 20, 100, 64, "3300.0"),
+        it_line(i3, 512, 30, 100, 64, "3310.0"),
+        "[Rank 3] (after 30 iterations) memory (MB) | allocated: 30000.00 | max allo\n",
+        "[Rank 0] (after 30 iterations) memory (MB) | allocated: 30000.00 | max allocated: "
+        "50000.00 | reserved: 52000.00 | max reserved: 52000.00\n"};
+    assert_string_equal(verdict("interleaved", 1, interleaved, 5), "accepted");
+    mesh_calib_t *c = mesh_calib_create();
+    char all[4096] = "";
+    strcat(all, rec1);
+    for (size_t i = 0; i < sizeof(interleaved) / sizeof(*interleaved); i++)
+        strcat(all, interleaved[i]);
+    assert_int_equal(mesh_calib_add_log(c, "interleaved", all, strlen(all)), 1);
+    assert_true(mesh_calib_job(c, 0)->peak == 50000.0 * 1048576);
+    mesh_calib_destroy(c);
 }
 
 static void logs__hostile_records(void **state)

@@ -426,6 +426,7 @@ static void keep__names_and_errors(void **state)
         {"tp,tp", "tp given twice"},
         {"tp,,pp", "an empty field"},
         {",tp", "an empty field"},
+        {"tp,", "an empty field"}, /* strtok_r would read it as "tp" */
         {"", "no dimension named"},
         {"none,tp", "'none' keeps nothing"},
         {"ep", "ep: the saved layout has no experts"},

@@ -68,6 +68,59 @@ static void fixture__two_islands(void **state)
     mesh_topo_destroy(t);
 }
 
+/* A node of n GPUs (3D controllers of NVIDIA's, bus 0x10 on) under one
+ * package, written as hwloc's XML into path. */
+static void write_node(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    static const char set[] = "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" "
+                              "complete_nodeset=\"0x1\"";
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM "
+            "\"hwloc2.dtd\">\n<topology version=\"2.0\">\n<object type=\"Machine\" "
+            "os_index=\"0\" %s allowed_cpuset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+            "<object type=\"Package\" os_index=\"0\" %s gp_index=\"2\">\n"
+            "<object type=\"NUMANode\" os_index=\"0\" %s gp_index=\"3\" "
+            "local_memory=\"1073741824\"/>\n<object type=\"PU\" os_index=\"0\" %s "
+            "gp_index=\"4\"/>\n",
+            set, set, set, set);
+    for (int i = 0; i < n; i++)
+        fprintf(f,
+                "<object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:%02x:00.0\" "
+                "pci_type=\"0302 [10de:2330] [10de:16c1] a1\" pci_link_speed=\"0.0\"/>\n",
+                100 + i, 0x10 + i);
+    fprintf(f, "</object>\n</object>\n</topology>\n");
+    assert_int_equal(fclose(f), 0);
+}
+
+/* MESH_TOPO_MAX_GPUS GPUs, the most a node may have: all of them read, and
+ * a step of some of them keeps exactly those; one more is refused. */
+static void select__on_a_node_of_the_most_gpus(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-topo-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/node.xml", dir);
+    write_node(path, MESH_TOPO_MAX_GPUS);
+    mesh_error_t err;
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    assert_int_equal(mesh_topo_gpu_count(t), MESH_TOPO_MAX_GPUS);
+    int pick[] = {MESH_TOPO_MAX_GPUS - 1, 0, 9};
+    assert_int_equal(mesh_topo_select(t, pick, 3, &err), 0);
+    assert_int_equal(mesh_topo_gpu_count(t), 3);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:10:00.0");
+    assert_string_equal(mesh_topo_gpu(t, 1)->busid, "0000:19:00.0");
+    assert_string_equal(mesh_topo_gpu(t, 2)->busid, "0000:4f:00.0");
+    mesh_topo_destroy(t);
+    write_node(path, MESH_TOPO_MAX_GPUS + 1);
+    assert_null(mesh_topo_load(path, &err));
+    assert_non_null(strstr(err.msg, "more than 64 GPUs in one node"));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* Each step's islands are its own: on the node of islands 0-3 and 4-7, a
  * step of GPUs 0-3 has one island; then a step of GPUs 2-5, in the same
  * process, has two (2, 3 and 4, 5), numbered 0 and 1 in bus order, with
@@ -434,6 +487,7 @@ int main(void)
         cmocka_unit_test(fixture__hgx_h100),
         cmocka_unit_test(fixture__two_islands),
         cmocka_unit_test(select__islands_renumbered_afresh_each_step),
+        cmocka_unit_test(select__on_a_node_of_the_most_gpus),
         cmocka_unit_test(fixture__interleaved_islands),
         cmocka_unit_test(fixture__nvswitch_matrix),
         cmocka_unit_test(fixture__unknown_gpu),
