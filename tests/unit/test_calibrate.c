@@ -718,6 +718,29 @@ static void published__held_back_rows_improve(void **state)
     mesh_calib_destroy(held);
 }
 
+/* Reading logs, good and bad, and fitting them give back every byte they
+ * take. */
+static void calib_work(void)
+{
+    char a[512], b[512], d[512], all[4096];
+    snprintf(all, sizeof(all), "%s%s%s%s", rec1, it_line(a, 512, 10, 100, 64, "9000.0"),
+             it_line(b, 512, 20, 100, 64, "3300.0"), it_line(d, 512, 30, 100, 64, "3310.0"));
+    mesh_calib_t *c = mesh_calib_create();
+    assert_int_equal(mesh_calib_add_log(c, "good", all, strlen(all)), 1);
+    assert_int_equal(mesh_calib_add_log(c, "bad", a, strlen(a)), 0);
+    mesh_calibration_t cal;
+    mesh_error_t err;
+    mesh_calib_fit(c, &cal, &err);
+    free(mesh_calib_yaml(&cal));
+    mesh_calib_destroy(c);
+}
+
+static void logs__return_all_their_memory(void **state)
+{
+    (void)state;
+    test_gives_back(calib_work, "calibration");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -726,6 +749,7 @@ int main(void)
         cmocka_unit_test(file__applied_to_a_gpu_given_by_memory_alone),
         cmocka_unit_test(file__bad_ones_refused),
         cmocka_unit_test(logs__bad_ones_skipped),
+        cmocka_unit_test(logs__return_all_their_memory),
         cmocka_unit_test(logs__hostile_records),
         cmocka_unit_test(fit__out_of_bounds_refused),
         cmocka_unit_test(names__long_ones_shown_by_their_end),

@@ -393,6 +393,24 @@ static void config__refused_naming_the_field(void **state)
     (void)state;
 }
 
+/* Reading a config.json, a MoE one with MLA included, and one refused,
+ * gives back every byte it takes (jansson's objects with it). */
+static void hf_work(void)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(load(write_config("dsv3", deepseek_v3), NULL, 0, &m, &err), 0);
+    assert_int_equal(load(write_config("llama", llama3_8b), NULL, 0, &m, &err), 0);
+    assert_int_equal(load(write_config("broken", "{\"hidden_size\": [1, 2"), NULL, 0, &m, &err),
+                     -1);
+}
+
+static void config__returns_all_its_memory(void **state)
+{
+    (void)state;
+    test_gives_back(hf_work, "reading config.json");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -411,6 +429,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config__plans_as_its_preset),
+        cmocka_unit_test(config__returns_all_its_memory),
         cmocka_unit_test(config__regularizer_passed_over),
         cmocka_unit_test(config__yarn_without_mscale_all_dim),
         cmocka_unit_test(config__published_counts),

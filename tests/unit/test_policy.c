@@ -1447,12 +1447,36 @@ static void partitions__one_past_the_limit_refused(void **state)
     pol_file_error(text, want);
 }
 
+/* Reading a policy with its GPUs and partitions, and refusing a bad one,
+ * gives back every byte it takes. */
+static void policy_work(void)
+{
+    static const char good[] = "enforce: reject\nreserve: 0.08\ngpus:\n  H100-SXM:\n"
+                               "    memory: 80GiB\n    net_bw: 25GB/s\npartitions:\n"
+                               "  gpu: {gpu: H100-SXM, nodes: 16, max_time: 2-00:00:00}\n";
+    static const char bad[] = "enforce: reject\npartitions:\n  gpu: {gpu: [\n";
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    if (mesh_policy_parse(&p, good, sizeof(good) - 1, "site.yaml", &err) < 0)
+        fail_msg("%s", err.msg);
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_parse(&p, bad, sizeof(bad) - 1, "site.yaml", &err), -1);
+}
+
+static void policy__returns_all_its_memory(void **state)
+{
+    (void)state;
+    test_gives_back(policy_work, "reading a policy");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bandwidth__units_exact__ambiguous_refused),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(partitions__known_or_meant),
+        cmocka_unit_test(policy__returns_all_its_memory),
         cmocka_unit_test(partitions__one_past_the_limit_refused),
         cmocka_unit_test(shipped__every_key_commented_out),
         cmocka_unit_test(keys__fields_in_the_manual),

@@ -817,10 +817,28 @@ static void text__kept_layout_that_cannot_fit(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The restart of the brief, the plan JSON's report and reading included,
+ * and a file that cannot be read, give back every byte they take. */
+static void restart_work(void)
+{
+    restart_case_t c;
+    restart_16_to_12(&c);
+    free(env_text(c.after, 1));
+    restart_case_free(&c);
+    read_error("{\"version\": 1, \"mesh\": 7}", 26);
+}
+
+static void restart__returns_all_its_memory(void **state)
+{
+    (void)state;
+    test_gives_back(restart_work, "a restart");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read__plan_json),
+        cmocka_unit_test(restart__returns_all_its_memory),
         cmocka_unit_test(read__env_forms),
         cmocka_unit_test(from_env__plan_and_batch),
         cmocka_unit_test(read__moe_keeps_ep_and_etp),

@@ -1508,10 +1508,29 @@ static void spec__moe_request_roundtrip(void **state)
     assert_null(strstr(req, "mtp"));
 }
 
+/* Loading specs, presets and YAML, and refusing a bad one, gives back
+ * every byte it takes (libyaml's parser with it). */
+static void spec_work(void)
+{
+    test_preset("deepseek-v3");
+    test_spec("preset: llama3-70b\ntrain: {global_batch: 768, seq_len: 8192}\n");
+    static const char bad[] = "arch:\n  layers: 2\n  hidden: [64\n";
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_spec_parse(bad, sizeof(bad) - 1, "bad.yaml", NULL, &m, &err), -1);
+}
+
+static void spec__returns_all_its_memory(void **state)
+{
+    (void)state;
+    test_gives_back(spec_work, "reading a spec");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spec__moe_mla_defaults),
+        cmocka_unit_test(spec__returns_all_its_memory),
         cmocka_unit_test(spec__moe_mla_errors),
         cmocka_unit_test(spec__moe_request_roundtrip),
         cmocka_unit_test(keys__table_in_the_manual),

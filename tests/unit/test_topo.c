@@ -480,12 +480,32 @@ static void timeout__bounded_load(void **state)
     rmdir(dir);
 }
 
+/* Loading a topology, selecting a step's GPUs, and refusing a file that
+ * is not one give back every byte they take (hwloc's with them). */
+static void topo_work(void)
+{
+    mesh_topo_t *t = load(fixtures(), "two-islands-8gpu.xml");
+    mesh_error_t err;
+    assert_int_equal(mesh_topo_select(t, (int[]){2, 3, 4, 5}, 4, &err), 0);
+    mesh_topo_destroy(t);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/README.md", fixtures());
+    assert_null(mesh_topo_load(path, &err));
+}
+
+static void topo__returns_all_its_memory(void **state)
+{
+    (void)state;
+    test_gives_back(topo_work, "loading a topology");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixtures__expected_answers),
         cmocka_unit_test(fixture__hgx_h100),
         cmocka_unit_test(fixture__two_islands),
+        cmocka_unit_test(topo__returns_all_its_memory),
         cmocka_unit_test(select__islands_renumbered_afresh_each_step),
         cmocka_unit_test(select__on_a_node_of_the_most_gpus),
         cmocka_unit_test(fixture__interleaved_islands),

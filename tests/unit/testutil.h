@@ -14,6 +14,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <sys/types.h>
 
 #include "meshplan.h"
 
@@ -132,6 +136,46 @@ static inline char *test_env_value(const mesh_plan_t *p, const char *name)
     if (!v)
         fail_msg("the environment has no %s", name);
     return v;
+}
+
+/* glibc's count of the heap's bytes in use; 0 without glibc, and no
+ * change where a sanitizer or valgrind allocates (glibc sees none of it).
+ * glibc counts the chunks its per-thread cache keeps as in use, so the
+ * count is exact only with that cache off: make check and the mutants'
+ * runner start the suites with GLIBC_TUNABLES=glibc.malloc.tcache_count=0. */
+static inline size_t test_bytes_in_use(void)
+{
+#ifdef __GLIBC__
+    return mallinfo2().uordblks;
+#else
+    return 0;
+#endif
+}
+
+/* slurmctld, slurmstepd and the CLI's sizing call the library again and
+ * again in one process, so what a call takes it must give back.  work()
+ * is run twice (what stays loaded, loaded), then five times more: a leak
+ * leaves more bytes in use after each of the five; a library that grows a
+ * buffer of its own now and then does not. */
+static inline void test_gives_back(void (*work)(void), const char *what)
+{
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (!tunables || !strstr(tunables, "glibc.malloc.tcache_count=0")) {
+        fprintf(stderr, "%s: skipped: run with GLIBC_TUNABLES=glibc.malloc.tcache_count=0\n", what);
+        skip();
+    }
+    work();
+    work();
+    size_t at = test_bytes_in_use();
+    int grew = 0;
+    for (int i = 0; i < 5; i++) {
+        work();
+        size_t now = test_bytes_in_use();
+        grew += now > at;
+        at = now;
+    }
+    if (grew == 5)
+        fail_msg("%s: more bytes in use after each of five runs", what);
 }
 
 #define assert_bytes(actual, expected)                                                             \
