@@ -458,6 +458,11 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
              "--expert-model-parallel-size %d --expert-tensor-parallel-size %d "
              "--moe-token-dispatcher-type alltoall --moe-grouped-gemm",
              l->ep, l->etp);
+        /* a GeLU model's experts keep their biases, which Megatron-LM's
+         * grouped experts (TEGroupedMLP) take only without the fused
+         * bias-dropout (experts.py L205-207 at d98e8a6) */
+        if (m->mlp != MESH_MLP_SWIGLU)
+            flag(b, "--no-bias-dropout-fusion");
         if (e->capacity_factor > 0)
             flag(b, "--moe-expert-capacity-factor %g", e->capacity_factor);
         mg_router(&m->router, b);

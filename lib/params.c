@@ -103,16 +103,12 @@ double mesh_model_router_params(const mesh_model_t *m)
 }
 
 /* A MoE layer without its routed experts: attention, norms, the router
- * and the shared experts, which Megatron-LM builds as one MLP of their
- * total width (--moe-shared-expert-intermediate-size: SharedExpertMLP,
- * shared_experts.py at d98e8a6; the same count as separate ones without
- * biases). */
+ * and the shared experts. */
 double mesh_moe_layer_base(const mesh_model_t *m)
 {
     double attn = mesh_model_layer_params(m) - mlp_params(m, m->ffn) - norm_params(m);
-    double shared = (double)m->moe.shared_experts * m->moe.shared_ffn;
     return attn + norm_params(m) + mesh_model_router_params(m) +
-           (shared > 0 ? mlp_params(m, shared) : 0);
+           m->moe.shared_experts * mlp_params(m, m->moe.shared_ffn);
 }
 
 double mesh_model_moe_layer_params(const mesh_model_t *m)

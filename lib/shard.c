@@ -25,14 +25,12 @@ double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
 
 /* The part of a MoE layer one GPU holds besides its experts: attention and
  * shared experts split by TP; norms, the router (replicated across TP) and
- * MLA's down projections whole, and so are a GeLU model's row-parallel
- * biases: the attention projection's and the shared experts' fc2's (its
- * MLP's is the experts' own). */
+ * MLA's down projections whole, and so is a GeLU model's one row-parallel
+ * bias there, the attention projection's (its MLP's is the experts' own;
+ * it has no shared experts: spec_check.c). */
 static double moe_base_per_gpu(const mesh_model_t *m, int tp)
 {
-    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU
-                                           ? 2 * h
-                                           : 4 * h + h + (m->moe.shared_experts > 0 ? h : 0);
+    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + h;
     replicated += mesh_model_router_params(m) + mesh_attn_replicated(m);
     return (mesh_moe_layer_base(m) - replicated) / tp + replicated;
 }

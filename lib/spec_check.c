@@ -112,6 +112,14 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               AT(F_MOE_SHARED_FFN));
     if (moe->shared_experts && !in->set[F_MOE_SHARED_FFN])
         moe->shared_ffn = moe->ffn;
+    /* a GeLU model keeps its linear layers' biases, which Megatron-LM's
+     * shared experts refuse (shared_experts.py L124-125 at d98e8a6) */
+    if (moe->shared_experts && in->m.mlp != MESH_MLP_SWIGLU)
+        return mesh_error_set(err,
+                              "%s: arch.moe.shared_experts: Megatron-LM builds shared experts "
+                              "without biases, and a GeLU model keeps its biases (use mlp: "
+                              "swiglu, or no shared experts)",
+                              AT(F_MOE_SHARED));
     if (moe->top_k > moe->experts)
         return mesh_error_set(err, "%s: arch.moe.top_k: %d is more than the %d experts",
                               AT(F_MOE_TOPK), moe->top_k, moe->experts);

@@ -166,6 +166,13 @@ PRESETS = {
     "qwen3-235b-a22b": [16, 32],
     "deepseek-v3": [64, 128, 256],
 }
+# Specs of this directory no preset stands for, checked like the presets:
+# their TransformerConfig is built on every plan (no published model to
+# compare it with).
+SPECS = {
+    "gelu-moe": os.path.join(os.path.dirname(os.path.abspath(__file__)), "gelu-moe.yaml"),
+}
+SPEC_NODES = [1, 2]
 # the params-only preset has no architecture: Megatron-LM cannot build it
 # (meshplan plans it as DP/ZeRO only and exports no model flags)
 NOT_MEGATRON = {"params-only": "a parameter count only: no --num-layers for Megatron-LM"}
@@ -312,6 +319,10 @@ def cases():
                 if gpu.startswith("A100") and vname == "fp8":
                     continue  # no FP8 on Ampere: meshplan refuses it
                 yield f"{preset}/{mid}x{gpu}/{vname}", preset, mid, gpu, extra
+    for name, path in SPECS.items():
+        for n in SPEC_NODES:
+            for vname, extra in VARIANTS + MOE_VARIANTS:
+                yield f"{name}/{n}xH100/{vname}", path, n, "H100-SXM", extra
 
 
 def exported_env(o, preset, nodes, gpu, extra, node, local):
@@ -438,7 +449,7 @@ def main():
             if node == 0:
                 planned += 1
                 validated.add(name.rsplit("/", 1)[-1])
-            if node == 0 and preset not in compared:
+            if node == 0 and preset not in compared and preset in PUBLISHED:
                 compared.add(preset)
                 with contextlib.redirect_stdout(io.StringIO()), \
                         contextlib.redirect_stderr(io.StringIO()):
@@ -452,6 +463,11 @@ def main():
                 res.check(f"{task}: TransformerConfig with the expert all-to-all overlap",
                           why is None, why or "")
                 kept.setdefault("torch", (a, arch.copy()))
+            elif preset in SPECS.values():
+                why = config_refusal(arguments, a)
+                res.check(f"{task}: TransformerConfig", why is None, why or "")
+            if preset in SPECS.values() and a.expert_model_parallel_size % 2 == 0:
+                kept.setdefault("etp", (env, arch.copy()))
             if (a.tensor_model_parallel_size > 1 or a.context_parallel_size > 1) and \
                     ARCH[gpu][0] < 10 and not a.use_megatron_fsdp:
                 kept.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", (env, arch.copy()))
@@ -486,6 +502,21 @@ def main():
         core_utils._torch_version = need
         res.check(f"torch older than lib/overlap.c requires: Megatron-LM refuses ({why})",
                   why is not None and "torch" in why, "still accepted")
+    # the GeLU MoE's expert TP 1 is Megatron-LM's rule: at 2 it refuses
+    if "etp" not in kept:
+        res.check("a plan of a GeLU MoE", False, "no plan above is one")
+    else:
+        env, a = kept["etp"]
+        arch.update(a)
+        argv = env["MESH_MEGATRON_ARGS"]
+        ep = int(re.search(r"--expert-model-parallel-size (\d+)", argv).group(1))
+        argv = re.sub(r"--expert-model-parallel-size \d+ --expert-tensor-parallel-size 1",
+                      f"--expert-model-parallel-size {ep // 2} --expert-tensor-parallel-size 2",
+                      argv)
+        args, err = validate(arguments, dict(env, MESH_MEGATRON_ARGS=argv))
+        why = config_refusal(arguments, args) if args is not None else None
+        res.check(f"a GeLU MoE at expert TP 2: Megatron-LM refuses ({why})",
+                  why is not None and "ETP==1" in why, err or "still accepted")
     res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
               f"only {planned}")
     # a variant meshplan refused everywhere would pass unseen: each must plan

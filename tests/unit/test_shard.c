@@ -35,27 +35,29 @@ static void memory__stage_params_by_hand(void **state)
 }
 
 /* A GeLU MoE keeps its biases, as Megatron-LM builds them (no
- * --disable-bias-linear), by hand for hidden 64, 4 heads, 4 experts of
- * width 32 and two shared ones of 16: attention 3*64*64 + 192 (QKV) +
- * 64*64 + 64 (proj) = 16640; LayerNorms 4*64 = 256; the router's weight
- * and bias (64 + 1)*4 = 260; the shared experts, one MLP of width 32
- * (shared_experts.py): 2*64*32 + 32 + 64 = 4192; each expert 4192.  At
- * tp 2, ep 2: the norms, router and the two row-parallel biases (proj and
- * the shared fc2's, 64 each) whole, 644; the rest halved, (21348 - 644) /
- * 2; two experts: 10996 + 8384.  Megatron-LM refuses expert TP with
- * those biases (transformer_config.py L2612-2615 at d98e8a6). */
+ * --disable-bias-linear), by hand for hidden 64, 4 heads and 4 experts of
+ * width 32: attention 3*64*64 + 192 (QKV) + 64*64 + 64 (proj) = 16640;
+ * LayerNorms 4*64 = 256; the router's weight and bias (64 + 1)*4 = 260
+ * (router.py L67-72 at d98e8a6); each expert 2*64*32 + 32 + 64 = 4192.
+ * At tp 2, ep 2: the norms, the router and the projection's row-parallel
+ * bias whole, 580, the rest halved, (17156 - 580) / 2; two experts: 8868
+ * + 8384.  Megatron-LM refuses expert TP (transformer_config.py
+ * L2612-2615) and shared experts (shared_experts.py L124-125) with those
+ * biases, and takes them in its grouped experts only without the fused
+ * bias-dropout (experts.py L205-207). */
 static void memory__gelu_moe_biases_by_hand(void **state)
 {
-    mesh_model_t m = test_spec("arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, "
-                               "mlp: gelu, moe: {experts: 4, top_k: 2, ffn: 32, "
-                               "shared_experts: 2, shared_ffn: 16}}\n");
+#define GELU_MOE(more)                                                                             \
+    "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100, mlp: gelu, "                    \
+    "moe: {experts: 4, top_k: 2, ffn: 32" more "}}\n"
+    mesh_model_t m = test_spec(GELU_MOE(""));
     assert_int_equal((uint64_t)mesh_model_expert_params(&m), 4192);
-    assert_int_equal((uint64_t)mesh_moe_layer_base(&m), 21348);
+    assert_int_equal((uint64_t)mesh_moe_layer_base(&m), 17156);
     mesh_layout_t l = test_layout("tp=1,pp=1,dp=4,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
-    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 21348 + 8384);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 17156 + 8384);
     l = test_layout("tp=2,pp=1,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
-    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 10996 + 8384);
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 8868 + 8384);
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
     mesh_error_t err;
     assert_int_equal(mesh_layout_check(&m, &a, &l, &err), 0);
@@ -64,6 +66,15 @@ static void memory__gelu_moe_biases_by_hand(void **state)
     assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
     assert_non_null(strstr(err.msg, "etp 2: Megatron-LM builds the biases of a GeLU model's "
                                     "experts only with etp=1"));
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    assert_non_null(strstr(args, " --no-bias-dropout-fusion"));
+    free(args);
+    mesh_plan_destroy(p);
+    static const char shared[] = GELU_MOE(", shared_experts: 1");
+    assert_int_equal(mesh_spec_parse(shared, sizeof(shared) - 1, "gelu.yaml", NULL, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "gelu.yaml:1: arch.moe.shared_experts: Megatron-LM builds "
+                                    "shared experts without biases"));
     (void)state;
 }
 
