@@ -730,7 +730,7 @@ static void calib_work(void)
     assert_int_equal(mesh_calib_add_log(c, "bad", a, strlen(a)), 0);
     mesh_calibration_t cal;
     mesh_error_t err;
-    mesh_calib_fit(c, &cal, &err);
+    assert_int_equal(mesh_calib_fit(c, &cal, &err), 0);
     free(mesh_calib_yaml(&cal));
     mesh_calib_destroy(c);
 }
