@@ -210,6 +210,29 @@ static void planted__recovered_within_5_percent(void **state)
     mesh_calib_destroy(c);
 }
 
+/* The memory factor is the median of the jobs' measured over predicted
+ * memory, whatever order the logs come in: 1.30, 1.10 and 1.20 give
+ * 1.20, not the middle log's 1.10. */
+static void fit__memory_median_of_unsorted_jobs(void **state)
+{
+    (void)state;
+    const double factor[] = {1.30, 1.10, 1.20};
+    mesh_calib_t *c = mesh_calib_create();
+    for (int i = 0; i < 3; i++) {
+        const double planted[] = {1, 1, factor[i]};
+        true_job(c, true_jobs[i].preset, true_jobs[i].gpu, true_jobs[i].nodes, true_jobs[i].mesh,
+                 planted);
+    }
+    mesh_calibration_t cal;
+    mesh_error_t err;
+    assert_int_equal(mesh_calib_fit(c, &cal, &err), 0);
+    const mesh_calib_gpu_t *e = mesh_calib_find(&cal, "H100-SXM");
+    assert_non_null(e);
+    if (fabs(e->factor[MESH_CALIB_MEMORY] - 1.20) > 0.03)
+        fail_msg("memory factor %.3f, not the median 1.20", e->factor[MESH_CALIB_MEMORY]);
+    mesh_calib_destroy(c);
+}
+
 /* ---- the calibration file, and plans made with it ---- */
 
 static char *write_tmp(const char *text)
@@ -745,6 +768,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(planted__recovered_within_5_percent),
+        cmocka_unit_test(fit__memory_median_of_unsorted_jobs),
         cmocka_unit_test(file__round_trip_and_applied),
         cmocka_unit_test(file__applied_to_a_gpu_given_by_memory_alone),
         cmocka_unit_test(file__bad_ones_refused),

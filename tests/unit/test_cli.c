@@ -30,9 +30,10 @@ static void slurp(int fd, char *buf, size_t cap)
 
 /* What the next run() changes for meshplan: environment entries
  * ("NAME=VALUE" set, "NAME" removed) and where its stdout goes (NULL: the
- * pipe res.out reads), and whether stderr goes there too.  run() resets
- * them. */
+ * pipe res.out reads) and comes from, and whether stderr goes there too.
+ * run() resets them. */
 static const char *run_env[8];
+static const char *run_stdin; /* a file for its stdin (NULL: the test's own) */
 static const char *run_stdout;
 static int run_merged; /* stderr into stdout's pipe, as `2>&1 | less` */
 
@@ -56,6 +57,8 @@ static result_t *runv(const char *const *args)
                 putenv((char *)run_env[i]);
             else
                 unsetenv(run_env[i]);
+        if (run_stdin)
+            dup2(open(run_stdin, O_RDONLY), 0);
         int fd = run_stdout ? open(run_stdout, O_WRONLY) : out[1];
         dup2(fd, 1);
         dup2(run_merged ? fd : errfd, 2);
@@ -74,7 +77,7 @@ static result_t *runv(const char *const *args)
     unlink(errpath);
     res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     memset(run_env, 0, sizeof(run_env));
-    run_stdout = NULL;
+    run_stdin = run_stdout = NULL;
     run_merged = 0;
     return &res;
 }
@@ -1340,6 +1343,23 @@ static void size__table_marks_the_library_choice(void **state)
     assert_non_null(strstr(r->out, "est. run"));
 }
 
+/* --partition-info - reads sinfo's lines from stdin, as from a file. */
+static void size__partition_info_from_stdin(void **state)
+{
+    (void)state;
+    char file[1024], from_file[sizeof(res.out)];
+    snprintf(file, sizeof(file), "%s/../golden/inputs/partition-2d.txt", getenv("MESH_FIXTURES"));
+    run("size", "--model", "llama3-8b", "--nodes", "1-2", "--gpus-per-node", "8", "--gpu",
+        "H100-SXM", "--partition-info", file, "--set", "train.tokens=1e12", NULL);
+    assert_int_equal(res.status, 0);
+    assert_non_null(strstr(res.out, "chained"));
+    snprintf(from_file, sizeof(from_file), "%s", res.out);
+    run_stdin = file;
+    run("size", "--model", "llama3-8b", "--nodes", "1-2", "--gpus-per-node", "8", "--gpu",
+        "H100-SXM", "--partition-info", "-", "--set", "train.tokens=1e12", NULL);
+    assert_int_equal(res.status, 0);
+    assert_string_equal(res.out, from_file);
+}
 static void size__nothing_fits_exit_1(void **state)
 {
     result_t *r = run("size", "--model", "llama3.1-405b", "--nodes", "1-4", SIZE_ALLOC, NULL);
@@ -1648,6 +1668,7 @@ int main(void)
         cmocka_unit_test(partition__errors),
         cmocka_unit_test(size__table_marks_the_library_choice),
         cmocka_unit_test(size__nothing_fits_exit_1),
+        cmocka_unit_test(size__partition_info_from_stdin),
         cmocka_unit_test(size__bad_input_names_the_option),
         cmocka_unit_test(restart__plan_env_and_size),
         cmocka_unit_test(restart__bad_input_one_line),

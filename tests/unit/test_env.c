@@ -1234,11 +1234,28 @@ static void env__expert_groups_for_moe_only(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Selective recomputation of several modules: Megatron-LM's
+ * --recompute-modules takes them as separate words (nargs +), not as the
+ * --mesh pin joins them. */
+static void env__recompute_modules_as_words(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 8, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "recompute=selective:layernorm+mlp");
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    if (!strstr(args, " --recompute-granularity selective --recompute-modules layernorm mlp "))
+        fail_msg("%s", args);
+    free(args);
+    mesh_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(env__moe_overlap_where_megatron_allows_it),
         cmocka_unit_test(env__expert_groups_for_moe_only),
+        cmocka_unit_test(env__recompute_modules_as_words),
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(max_connections__blackwell_and_other_frameworks),
         cmocka_unit_test(batch_mode__layout_only),

@@ -172,6 +172,17 @@ static void text__memory_over_capacity(void **state)
         assert_int_equal(close - open - 1, width - 4);
         free(t);
     }
+    /* a caller's width under 40 (1 included) is the narrowest drawn, 40;
+     * only none (0 or less) means the default, whose bar is 80 */
+    for (int width = -1; width < 40; width++) {
+        o.width = width;
+        t = mesh_picture_memory(p, &o);
+        const char *open = strchr(t, '['), *close = open ? strchr(open, ']') : NULL;
+        assert_non_null(close);
+        if (close - open - 1 != (width <= 0 ? 80 : 36))
+            fail_msg("width %d: a bar of %d", width, (int)(close - open - 1));
+        free(t);
+    }
     /* and every line of it within the width, the legend's too (its key
      * letter counted: at 44 a line of 45 once) */
     for (int width = 40; width <= 100; width++) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +77,34 @@ static void options__registered_and_checked(void **state)
     assert_int_equal(mesh_plugin_export_mode(), MESH_EXPORT_MESH);
 }
 
+/* A date is read on the user's clock, ahead of UTC or behind it: on a
+ * clock 12 hours behind, an hour from now is in the future and an hour
+ * ago is not (the clock's offset added, not taken away). */
+static void deadline_on_the_local_clock(void)
+{
+    char *tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+    setenv("TZ", "UTC+12", 1);
+    tzset();
+    for (int ahead = 1; ahead >= -1; ahead -= 2) {
+        time_t t = time(NULL) + ahead * 3600;
+        struct tm tm;
+        char goal[40];
+        assert_non_null(localtime_r(&t, &tm));
+        strftime(goal, sizeof(goal), "by:%Y-%m-%dT%H:%M", &tm);
+        assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+        mesh_test_option("model", "llama3-8b", 0);
+        if (mesh_test_option("mesh-size", goal, 0) != (ahead > 0 ? 0 : -1))
+            fail_msg("%s on a clock 12 hours behind UTC: %s", goal,
+                     ahead > 0 ? mock.last_error : "accepted");
+    }
+    if (tz)
+        setenv("TZ", tz, 1);
+    else
+        unsetenv("TZ");
+    free(tz);
+    tzset();
+}
+
 static void submit__bad_config_or_spec_fails_at_once(void **state)
 {
     /* (every command stops for it only with on_config_error=reject: config__*) */
@@ -122,6 +151,7 @@ static void submit__bad_config_or_spec_fails_at_once(void **state)
     assert_int_equal(mesh_test_option("mesh-size", "by:2001-01-01", 0), -1);
     assert_non_null(
         strstr(mock.last_error, "--mesh-size: goal by:2001-01-01: the date is not in the future"));
+    deadline_on_the_local_clock();
     assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
     assert_int_equal(mesh_test_option("mesh-size", "min", 0), 0);
     assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
