@@ -1041,6 +1041,30 @@ static void output__short_writes_continued(void **state)
     free(want);
 }
 
+/* A write that takes nothing and says nothing (0 for a count of at least
+ * one: a device that accepts no more) is an error, named as the kernel
+ * gives none, not retried: errno still holds what an earlier call left
+ * there (EINTR, here), and retrying would spin for ever.  A preloaded shim
+ * makes every write to stdout take nothing, and aborts at its hundredth. */
+static void output__write_of_nothing_is_an_error(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-shim-XXXXXX";
+    preload_shim("#define _GNU_SOURCE\n#include <errno.h>\n#include <stdlib.h>\n"
+                 "#include <sys/syscall.h>\n#include <unistd.h>\n"
+                 "static int calls;\n"
+                 "ssize_t write(int fd, const void *b, size_t n) {\n"
+                 "  if (fd != 1) return syscall(SYS_write, fd, b, n);\n"
+                 "  if (++calls == 100) abort();\n"
+                 "  errno = EINTR; return 0; }\n",
+                 dir);
+    result_t *r = run("version", NULL);
+    rm_shim(dir);
+    if (r->status != 2 || strcmp(r->err, "meshplan: write error: Input/output error\n") != 0)
+        fail_msg("meshplan version, writes taking nothing: status %d, stderr '%s'", r->status,
+                 r->err);
+}
+
 static void output__svg_stdout_and_early_failure(void **state)
 {
     result_t *r = run("plan", "--model", "llama3-70b", ALLOC, "--svg", "-", NULL);
@@ -1661,6 +1685,7 @@ int main(void)
         cmocka_unit_test(output__write_errors_fail),
         cmocka_unit_test(output__write_error_named_without_the_checked_stream),
         cmocka_unit_test(output__short_writes_continued),
+        cmocka_unit_test(output__write_of_nothing_is_an_error),
         cmocka_unit_test(output__svg_stdout_and_early_failure),
         cmocka_unit_test(policy__system_by_default),
         cmocka_unit_test(set__spec_and_policy_keys),
