@@ -28,16 +28,23 @@ int mesh_fewest_layers(const search_t *s, const mesh_layout_t *l, int most)
 
 /* recompute selective with its modules planned: the first set that fits,
  * in the order of what they cost to recompute (module_sets, each holding
- * the one before).  FlashAttention keeps no scores, so the attention core
- * is worth recomputing only without it.  Prices the layout chosen into *c. */
+ * the one before).  FlashAttention keeps no scores, so in bf16 the
+ * attention core is worth recomputing only without it; under FP8 its bf16
+ * output, kept beside the projection's FP8 copy of it, goes too (see
+ * mesh_activation_layer), so there it is the last set's.  Prices the
+ * layout chosen into *c. */
 const int *mesh_module_sets(const mesh_model_t *m, int *n)
 {
     /* "layernorm" saves nothing under Megatron's default layers (see
      * mesh_activation_layer), so it is never chosen */
     static const int flash[] = {MESH_RC_MLP};
+    static const int flash_fp8[] = {MESH_RC_MLP, MESH_RC_CORE_ATTN | MESH_RC_MLP};
     static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
-    *n = m->flash_attention ? MESH_ARRAY_LEN(flash) : MESH_ARRAY_LEN(scores);
-    return m->flash_attention ? flash : scores;
+    if (!m->flash_attention)
+        return *n = MESH_ARRAY_LEN(scores), scores;
+    if (m->precision == MESH_PREC_FP8)
+        return *n = MESH_ARRAY_LEN(flash_fp8), flash_fp8;
+    return *n = MESH_ARRAY_LEN(flash), flash;
 }
 
 /* The divisors of n up to hi, ascending, in out.  Trial division up to

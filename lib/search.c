@@ -630,9 +630,10 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
                 l->recompute_modules = rc.v != MESH_RECOMPUTE_SELECTIVE ? 0 : p->recompute_modules;
                 if (s->first_fit_only && l->recompute_layers == MESH_FREE)
                     l->recompute_layers = 0;
-                if (s->first_fit_only && l->recompute_modules == MESH_FREE)
-                    l->recompute_modules =
-                        m->flash_attention ? MESH_RC_MLP : MESH_RC_CORE_ATTN | MESH_RC_MLP;
+                if (s->first_fit_only && l->recompute_modules == MESH_FREE) {
+                    int n; /* the set that saves the most */
+                    l->recompute_modules = mesh_module_sets(m, &n)[n - 1];
+                }
                 search_batches(s, l);
                 if (mesh_search_done(s))
                     return;

@@ -163,6 +163,40 @@ static void selective__lightest_module_set_that_fits(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Under FP8 the attention core keeps its bf16 output beside the
+ * projection's FP8 copy of it, so recomputing the core saves memory even
+ * with FlashAttention: where recomputing the MLP alone does not fit, the
+ * plan recomputes both, selectively, and not every layer whole, which is a
+ * quarter slower.  (DeepSeek-V3 as NVIDIA's Megatron-Bridge 26.08 recipe runs
+ * it on 256 GB200, bf16 gradients: tools/fit/published.py's rows.) */
+static void selective__fp8_recomputes_the_attention_core(void **state)
+{
+    (void)state;
+    mesh_alloc_t a = test_alloc("GB200", 64, 4);
+    mesh_model_t m = test_spec("preset: deepseek-v3\narch: {mtp_layers: 0}\n"
+                               "train: {seq_len: 4096, global_batch: 4096, precision: fp8,"
+                               " fp8_recipe: mxfp8, grad_accum_dtype: bf16, framework: megatron,"
+                               " moe_imbalance: 1, ep_overlap: off}\n");
+    mesh_plan_t *p = test_plan(&m, &a, "tp=1,pp=4,cp=1,dp=64,zero=1,mb=1,vpp=4,ep=64");
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    assert_true(c->fits);
+    assert_int_equal(c->layout.recompute, MESH_RECOMPUTE_SELECTIVE);
+    assert_int_equal(c->layout.recompute_modules, MESH_RC_CORE_ATTN | MESH_RC_MLP);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_layout_t l = c->layout;
+    mesh_memory_t mem;
+    l.recompute_modules = MESH_RC_MLP;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_true(mem.total > mem.capacity);
+    mesh_cost_t full;
+    l.recompute = MESH_RECOMPUTE_FULL;
+    l.recompute_modules = 0;
+    mesh_cost_estimate(&m, &l, &a, &full);
+    assert_true(full.step_seconds > 1.2 * c->cost.step_seconds);
+    mesh_plan_destroy(p);
+}
+
 static void sequence_parallel__only_where_it_applies(void **state)
 {
     /* seq 4100 is not divisible by 8: TP 8 is still a candidate, without SP */
@@ -2326,6 +2360,7 @@ int main(void)
         cmocka_unit_test(pins__auto_overrides_the_spec),
         cmocka_unit_test(pins__spec_recompute_full_is_every_layer),
         cmocka_unit_test(selective__lightest_module_set_that_fits),
+        cmocka_unit_test(selective__fp8_recomputes_the_attention_core),
         cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),

@@ -114,7 +114,10 @@ def command(row, meshplan, models):
         mesh += ",ep=" + row["ep"]
     if row["etp"] and row["name"] in MOE:
         mesh += ",etp=" + row["etp"]
+    # every row is a Megatron-LM run: its memory, not the most of the
+    # frameworks meshplan exports, says what fits
     cmd = [meshplan, "plan", "--json", "--policy", "none", "--models-dir", models,
+           "--set", "train.framework=megatron",
            "--model", PRESETS[row["name"]], "--gpu", gpu, "--nodes", str(gpus // gpn),
            "--gpus-per-node", str(gpn), "--mesh", mesh,
            "--set", "train.seq_len=" + row["seq"],
@@ -131,6 +134,13 @@ def command(row, meshplan, models):
         cmd += ["--set", "arch.moe.capacity_factor=1"]
     if row["name"] == "DeepSeek-V3":
         cmd += ["--set", "arch.mtp_layers=0"]
+    if "Megatron-Bridge" in framework(row):
+        # its performance recipes reduce the gradients in bf16
+        # (grad_reduce_in_fp32 = False for all: perf_recipes/_common.py,
+        # _benchmark_common and _perf_precision, at 007282e; before them,
+        # scripts/performance/configs/deepseek/deepseek_llm_pretrain.py at
+        # 0132842)
+        cmd += ["--set", "train.grad_accum_dtype=bf16"]
     return cmd
 
 
