@@ -188,6 +188,8 @@ VARIANTS = [
     ("vpp2", ["--mesh", "vpp=2"]),
     ("cp2", ["--mesh", "cp=2"]),
     ("selective", ["--mesh", "recompute=selective"]),
+    # what the planner chooses under FP8 where the MLP alone does not fit
+    ("fp8-core-mlp", ["--set", "train.precision=fp8", "--mesh", "recompute=selective:core_attn+mlp"]),
     ("full", ["--mesh", "recompute=full"]),
     ("offload", ["--mesh", "offload=optimizer", "--host-mem", "2TiB"]),
     ("bf16-moments", ["--mesh", "moments=bf16"]),
