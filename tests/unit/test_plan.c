@@ -350,6 +350,38 @@ static void zero3_can_need_more_than_zero2(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Asked only whether anything fits (mesh_plan_any_fits, the controller's
+ * question), selective recomputation is asked at its strongest set, which
+ * under FP8 with FlashAttention recomputes the attention core too.  On a
+ * GPU between what recomputing the MLP alone and the core with it need,
+ * with full recomputation needing more (a layer a stage and one
+ * micro-batch: full keeps a whole layer besides), the answer is the
+ * plan's: it fits. */
+static void any_fits__fp8_selective_at_its_strongest(void **state)
+{
+    (void)state;
+    mesh_model_t m =
+        test_spec("preset: llama3-8b\ntrain: {precision: fp8, seq_len: 32768, global_batch: 1}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 4, 8);
+    const char *pin = "tp=1,pp=32,dp=1,cp=1,zero=1,mb=1";
+    a.gpu.memory = 1e13;
+    double mlp = total_with(&m, &a, "tp=1,pp=32,dp=1,cp=1,zero=1,mb=1,recompute=selective:mlp");
+    double both =
+        total_with(&m, &a, "tp=1,pp=32,dp=1,cp=1,zero=1,mb=1,recompute=selective:core_attn+mlp");
+    double full = total_with(&m, &a, "tp=1,pp=32,dp=1,cp=1,zero=1,mb=1,recompute=full");
+    assert_true(both < mlp && mlp < full);
+    mesh_plan_t *p = test_plan(&m, &a, pin);
+    double usable_per_byte = mesh_plan_best(p)->memory.capacity / a.gpu.memory;
+    mesh_plan_destroy(p);
+    a.gpu.memory = (both + mlp) / 2 / usable_per_byte;
+    p = test_plan(&m, &a, pin);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.recompute_modules, MESH_RC_CORE_ATTN | MESH_RC_MLP);
+    mesh_layout_t pins = test_mesh(pin);
+    assert_int_equal(mesh_plan_any_fits(&m, &a, &pins, NULL), 1);
+    mesh_plan_destroy(p);
+}
+
 /* Offload fits only where the node's host memory holds every task's share:
  * 16 bytes a sharded parameter under Megatron-LM (fp32 master, moments and
  * the gradient copy of its HybridDeviceOptimizer) and DeepSpeed alike, the
@@ -2380,6 +2412,7 @@ int main(void)
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
+        cmocka_unit_test(any_fits__fp8_selective_at_its_strongest),
         cmocka_unit_test(micro_batch_one_of_a_huge_batch),
         cmocka_unit_test(offload__host_checked_under_every_framework),
         cmocka_unit_test(fit__need_equal_to_usable__fits),
