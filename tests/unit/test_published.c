@@ -86,7 +86,9 @@ static mesh_alloc_t row_alloc(const row_t *r)
 
 /* The row's model as a spec, through the same parser users go through:
  * GPT-style when the MLP is 4h wide, Llama-style (SwiGLU) otherwise.
- * Narayanan et al. 2021 trained with dropout and without FlashAttention. */
+ * Narayanan et al. 2021 trained with dropout and without FlashAttention,
+ * with Megatron-LM: its memory says what fits (tools/fit/published.py
+ * prices its rows alike). */
 static mesh_model_t row_model(const row_t *r)
 {
     char yaml[1024];
@@ -95,7 +97,7 @@ static mesh_model_t row_model(const row_t *r)
              "name: %s\narch:\n  layers: %d\n  hidden: %d\n  heads: %d\n  kv_heads: %d\n"
              "  ffn: %d\n  vocab: %d\n  mlp: %s\n  tied_embeddings: %s\n"
              "train:\n  seq_len: %d\n  global_batch: %ld\n  flash_attention: false\n"
-             "  dropout: 0.1\n",
+             "  dropout: 0.1\n  framework: megatron\n",
              r->name, r->layers, r->hidden, r->heads, r->kv_heads, r->ffn, r->vocab,
              gpt ? "gelu" : "swiglu", gpt ? "true" : "false", r->seq, r->gbs);
     return test_spec(yaml);
@@ -232,7 +234,8 @@ static mesh_model_t moe_row_model(const moe_row_t *r)
     char train[256];
     snprintf(train, sizeof(train),
              "train:\n  seq_len: %d\n  global_batch: %ld\n  precision: %s\n%s"
-             "  moe_imbalance: 1\n  ep_overlap: off\n",
+             "  moe_imbalance: 1\n  ep_overlap: off\n  framework: megatron\n"
+             "  grad_accum_dtype: bf16\n",
              r->seq, r->gbs ? r->gbs : 512, *r->precision ? r->precision : "bf16",
              strcmp(r->precision, "fp8") == 0 ? "  fp8_recipe: blockwise\n" : "");
     char path[1024];
@@ -254,8 +257,10 @@ static mesh_model_t moe_row_model(const moe_row_t *r)
 
 /* Each row's published counts, and each published layout judged as
  * fitting, priced as it ran (routing forced balanced, the expert
- * all-to-all not overlapped: train.ep_overlap off), its predicted model
- * TFLOP/s within 0.6-1.5x of the published (reached: 0.84x for DeepSeek-V3,
+ * all-to-all not overlapped: train.ep_overlap off; Megatron-LM's memory,
+ * and bf16 gradients, as Megatron-Bridge's performance recipes reduce
+ * them: tools/fit/published.py), its predicted model TFLOP/s within
+ * 0.6-1.5x of the published (reached: 0.85x for DeepSeek-V3,
  * 1.05x for Qwen3-235B-A22B).  Dropless runs of releases before 26.02 paid
  * a premium the cited release does not (lib/cost.c, "mixture of
  * experts"): Qwen3-30B-A3B's, 120 TFLOP/s in 25.11, is predicted at 2.6x,
