@@ -223,7 +223,7 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
     double room = mesh_plan_assumptions(p)->headroom;
     char kept[48] = "";
     if (room > 0)
-        snprintf(kept, sizeof(kept), "; %.0f%% more kept free as headroom", 100 * room);
+        snprintf(kept, sizeof(kept), "; %.3g%% more kept free as headroom", 100 * room);
     mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%%s)\n", "total",
                     mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
                     100 * mem->total / mem->capacity, kept);

@@ -810,6 +810,13 @@ static void headroom__tight_plan_flagged_with_its_price(void **state)
     free(t);
     assert_string_not_equal(mesh_plan_digest(q), mesh_plan_digest(p));
     mesh_plan_destroy(q);
+    /* the headroom as asked, not rounded: 12.5%, not 12% */
+    roomy.headroom = 0.125;
+    q = test_plan(&roomy, &a, "auto");
+    t = mesh_report_text(q);
+    assert_non_null(strstr(t, "; 12.5% more kept free as headroom)"));
+    free(t);
+    mesh_plan_destroy(q);
     mesh_plan_destroy(p);
 
     /* roomy plans are not tight; where nothing leaves 5%, it says so */
