@@ -554,6 +554,25 @@ static void logs__hostile_records(void **state)
         assert_null(strchr(why, '\x1b')); /* the name is shown printable */
         mesh_calib_destroy(c);
     }
+    /* a model's name of 63 bytes is kept whole; of 64 it is no record's,
+     * and the reason names the most that is */
+    for (int len = 63; len <= 64; len++) {
+        char buf[4096];
+        snprintf(buf, sizeof(buf),
+                 "meshplan-plan: {\"version\":1,\"digest\":\"d\",\"model\":\"%0*d\","
+                 "\"gpu\":\"H\",\"mesh\":\"t\",\"gpus\":8,\"global_batch\":64,"
+                 "\"step_seconds\":3,\"compute_seconds\":2.5,\"network_seconds\":0.4,"
+                 "\"other_seconds\":0.1,\"memory_bytes\":5e10}\n%s%s%s",
+                 len, 7, its[0], its[1], its[2]);
+        mesh_calib_t *c = mesh_calib_create();
+        assert_int_equal(mesh_calib_add_log(c, "long", buf, strlen(buf)), len == 63);
+        if (len == 63)
+            assert_int_equal(strlen(mesh_calib_job(c, 0)->model), 63);
+        else
+            assert_non_null(
+                strstr(mesh_calib_skip(c, 0), "\"model\" missing, empty or longer than 63 bytes"));
+        mesh_calib_destroy(c);
+    }
     /* NULs and a line longer than any Megatron writes: read past, no crash */
     size_t n = 200000;
     char *junk = malloc(n);

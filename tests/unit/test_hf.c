@@ -182,6 +182,21 @@ static void config__regularizer_passed_over(void **state)
     assert_true(m.params == p.params && m.moe.experts == p.moe.experts);
 }
 
+/* DeepSeek-V3's config.json with its text `from` made `to`, loaded. */
+static mesh_model_t deepseek_v3_with(const char *from, const char *to)
+{
+    static char json[sizeof(deepseek_v3) + 64];
+    const char *at = strstr(deepseek_v3, from);
+    assert_non_null(at);
+    snprintf(json, sizeof(json), "%.*s%s%s", (int)(at - deepseek_v3), deepseek_v3, to,
+             at + strlen(from));
+    mesh_model_t m;
+    mesh_error_t err;
+    if (load(write_config("deepseek-v3", json), NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    return m;
+}
+
 /* YaRN's mscale_all_dim of 0 (no scale over all dimensions) is a config's
  * to give, though a spec's arch.mla.mscale_all_dim must be more than 0:
  * it is read as the key left out, and Megatron-LM is told no
@@ -189,15 +204,7 @@ static void config__regularizer_passed_over(void **state)
 static void config__yarn_without_mscale_all_dim(void **state)
 {
     (void)state;
-    static char json[sizeof(deepseek_v3)];
-    const char *at = strstr(deepseek_v3, "\"mscale_all_dim\": 1.0");
-    assert_non_null(at);
-    snprintf(json, sizeof(json), "%.*s\"mscale_all_dim\": 0,%s", (int)(at - deepseek_v3),
-             deepseek_v3, at + strlen("\"mscale_all_dim\": 1.0,"));
-    mesh_model_t m;
-    mesh_error_t err;
-    if (load(write_config("deepseek-v3", json), NULL, 0, &m, &err) < 0)
-        fail_msg("%s", err.msg);
+    mesh_model_t m = deepseek_v3_with("\"mscale_all_dim\": 1.0,", "\"mscale_all_dim\": 0,");
     assert_true(m.rope_scaling > 0 && m.mla.mscale_all_dim == 0);
     mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
     mesh_plan_t *p = test_plan(&m, &a, "auto");
@@ -206,6 +213,18 @@ static void config__yarn_without_mscale_all_dim(void **state)
     assert_null(strstr(args, "--mscale-all-dim"));
     free(args);
     mesh_plan_destroy(p);
+}
+
+/* q_lora_rank null: queries not compressed (DeepSeek-V2-Lite's MLA), said
+ * in a spec as arch.mla.q_lora_rank 0: the model the preset is told so. */
+static void config__queries_not_compressed(void **state)
+{
+    (void)state;
+    mesh_model_t m = deepseek_v3_with("\"q_lora_rank\": 1536", "\"q_lora_rank\": null");
+    mesh_model_t p = test_spec("preset: deepseek-v3\narch: {mla: {q_lora_rank: 0}}\n");
+    assert_int_equal(m.mla.q_lora_rank, 0);
+    assert_true(m.mla.kv_lora_rank == 512 && m.params == p.params);
+    assert_true(m.params > test_preset("deepseek-v3").params); /* a whole query projection */
 }
 
 /* Architectures without a preset: the published parameter counts
@@ -432,6 +451,7 @@ int main(void)
         cmocka_unit_test(config__returns_all_its_memory),
         cmocka_unit_test(config__regularizer_passed_over),
         cmocka_unit_test(config__yarn_without_mscale_all_dim),
+        cmocka_unit_test(config__queries_not_compressed),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
     };

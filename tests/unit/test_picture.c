@@ -151,6 +151,21 @@ static void text__sampled_nodes_named(void **state)
         free(t);
         mesh_plan_destroy(p);
     }
+    /* 16 nodes, the most a rank map shows whole: all, with no note; 17 are
+     * sampled */
+    mesh_model_t m = test_preset("llama2-7b");
+    m.global_batch = 16 * 17;
+    for (int nodes = 16; nodes <= 17; nodes++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "tp=8,pp=1");
+        char *t = mesh_picture_text(p, &o), note[32], last[32];
+        snprintf(note, sizeof(note), "of %d nodes shown", nodes);
+        snprintf(last, sizeof(last), "\n%d ", nodes - 1);
+        if ((strstr(t, note) != NULL) != (nodes == 17) || !strstr(t, last))
+            fail_msg("%d nodes:\n%s", nodes, t);
+        free(t);
+        mesh_plan_destroy(p);
+    }
 }
 
 static void text__memory_over_capacity(void **state)
@@ -226,6 +241,29 @@ static void svg__rank_map_row_filled_exactly_shows_every_gpu(void **state)
             assert_null(strstr(svg, last));
             assert_non_null(strstr(svg, ">...</text>"));
         }
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* The SVG pipeline draws every time slot when each keeps the narrowest
+ * width, 5 px, however tightly: 21 stages of 40 micro-batches take
+ * 3 x (40 + 20) = 180 slots, 900 px across, and all are drawn; 41 take
+ * 183, and the picture shows the fill and the drain with "..." between. */
+static void svg__pipeline_filled_exactly_shows_every_slot(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 21, 8);
+    for (int mbs = 40; mbs <= 41; mbs++) {
+        m.global_batch = mbs;
+        mesh_plan_t *p = test_plan(&m, &a, "tp=8,pp=21,dp=1,vpp=1,mb=1");
+        char *svg = mesh_picture_svg(p);
+        const char *shown = strstr(svg, "shown: the first");
+        if (mbs == 40)
+            assert_null(shown);
+        else
+            assert_non_null(strstr(svg, "of its 183 time slots"));
         free(svg);
         mesh_plan_destroy(p);
     }
@@ -1104,6 +1142,7 @@ int main(void)
         cmocka_unit_test(text__memory_over_capacity),
         cmocka_unit_test(svg__self_contained),
         cmocka_unit_test(svg__rank_map_row_filled_exactly_shows_every_gpu),
+        cmocka_unit_test(svg__pipeline_filled_exactly_shows_every_slot),
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),

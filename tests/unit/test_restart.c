@@ -630,6 +630,17 @@ static void line__round_trip_and_checks(void **state)
         assert_error_has(err.msg, bad[i][1]);
         assert_int_equal(strncmp(err.msg, "restart", 7), 0);
     }
+    /* the most GPUs meshplan plans for, 2^22 = 8 x 64 x 8192, and one
+     * replica more */
+    assert_int_equal(mesh_restart_parse("keep=tp;batch=0;model=0,0,0;tp=8,pp=64,dp=8192,cp=1,"
+                                        "zero=1,vpp=1,mb=1,recompute=none,sp=on",
+                                        &back, &err),
+                     0);
+    assert_int_equal(mesh_restart_parse("keep=tp;batch=0;model=0,0,0;tp=8,pp=64,dp=8193,cp=1,"
+                                        "zero=1,vpp=1,mb=1,recompute=none,sp=on",
+                                        &back, &err),
+                     -1);
+    assert_error_has(err.msg, "is more than the 4194304 GPUs meshplan plans for");
     char longer[MESH_RESTART_STR_MAX + 8];
     memset(longer, 'k', sizeof(longer) - 1);
     longer[sizeof(longer) - 1] = '\0';

@@ -406,7 +406,8 @@ static void timeout__null_err(void **state)
 }
 
 /* A bounded save writes "this machine" (here HWLOC_XMLFILE's fixture) to
- * the file, which loads back as the same node. */
+ * the file, which loads back as the same node: every GPU's bus, model,
+ * NUMA node, island and CPUs, as meshplan topo lists them. */
 static void timeout__bounded_save_writes_the_file(void **state)
 {
     char dir[] = "/tmp/meshplan-save-XXXXXX", saved[80], xml[1100];
@@ -418,10 +419,18 @@ static void timeout__bounded_save_writes_the_file(void **state)
     if (mesh_topo_save_timeout(saved, 5, &err) < 0)
         fail_msg("%s", err.msg);
     unsetenv("HWLOC_XMLFILE");
-    mesh_topo_t *t = mesh_topo_load_timeout(saved, 5, &err);
-    if (!t)
+    mesh_topo_t *t = mesh_topo_load_timeout(saved, 5, &err), *f = mesh_topo_load(xml, &err);
+    if (!t || !f)
         fail_msg("%s", err.msg);
     assert_int_equal(mesh_topo_gpu_count(t), 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    char *as_saved = mesh_listing_topo(t, "x", &pol, 1),
+         *as_fixture = mesh_listing_topo(f, "x", &pol, 1);
+    assert_string_equal(as_saved, as_fixture);
+    free(as_saved);
+    free(as_fixture);
+    mesh_topo_destroy(f);
     mesh_topo_destroy(t);
     unlink(saved);
     rmdir(dir);

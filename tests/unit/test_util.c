@@ -348,6 +348,25 @@ static void buf__empty_after_take_or_free(void **state)
 
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
  * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
+/* A copy that does not fit is cut, ended inside the buffer, and says so;
+ * nothing past the buffer is written.  The buffer is filled first, so
+ * that an end left unwritten shows. */
+static void strlcpy__cut_inside_the_buffer(void **state)
+{
+    (void)state;
+    struct {
+        char dst[4];
+        char after;
+    } t;
+    memset(&t, 'x', sizeof(t));
+    assert_int_equal(mesh_strlcpy(t.dst, "abcdef", sizeof(t.dst)), -1);
+    assert_memory_equal(t.dst, "abc", 4);
+    assert_int_equal(t.after, 'x');
+    assert_int_equal(mesh_strlcpy(t.dst, "abc", sizeof(t.dst)), 0);
+    assert_memory_equal(t.dst, "abc", 4);
+    assert_int_equal(mesh_strlcpy(t.dst, "abc", 0), -1);
+}
+
 static void json_string__escapes(void **state)
 {
     char *q = mesh_json_string("a\"b\\c\nd\001e\177f \303\251");
@@ -426,6 +445,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
+        cmocka_unit_test(strlcpy__cut_inside_the_buffer),
         cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
