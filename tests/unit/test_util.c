@@ -346,8 +346,6 @@ static void buf__empty_after_take_or_free(void **state)
     free(s);
 }
 
-/* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
- * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 /* A copy that does not fit is cut, ended inside the buffer, and says so;
  * nothing past the buffer is written.  The buffer is filled first, so
  * that an end left unwritten shows. */
@@ -367,6 +365,8 @@ static void strlcpy__cut_inside_the_buffer(void **state)
     assert_int_equal(mesh_strlcpy(t.dst, "abc", 0), -1);
 }
 
+/* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
+ * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 static void json_string__escapes(void **state)
 {
     char *q = mesh_json_string("a\"b\\c\nd\001e\177f \303\251");
