@@ -937,6 +937,25 @@ static void env__json_object(void **state)
                "--json and --shell: choose one");
 }
 
+/* `calibrate LOG -o FILE` writes the calibration, says where, exits 0, and
+ * a plan told calibration=FILE reads it back and says it is calibrated. */
+static void calibrate__output_file_read_back(void **state)
+{
+    (void)state;
+    char log[4096], path[] = "/tmp/meshplan-cal-out-XXXXXX", set[64];
+    snprintf(log, sizeof(log), "%s/../hostile/logs/megatron-job.out", getenv("MESH_FIXTURES"));
+    close(mkstemp(path));
+    result_t *r = run("calibrate", log, "-o", path, NULL);
+    if (r->status != 0 || !strstr(r->err, "calibration written to "))
+        fail_msg("calibrate -o: status %d, stderr '%s'", r->status, r->err);
+    snprintf(set, sizeof(set), "calibration=%s", path);
+    r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--set", set, "--no-pictures", NULL);
+    unlink(path);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "calibrated on 1 job"));
+}
+
 /* ---- output: checked, and --svg ---- */
 
 static void output__write_errors_fail(void **state)
@@ -1682,6 +1701,7 @@ int main(void)
         cmocka_unit_test(version__cli_and_library),
         cmocka_unit_test(env__shell_lines_survive_eval),
         cmocka_unit_test(env__json_object),
+        cmocka_unit_test(calibrate__output_file_read_back),
         cmocka_unit_test(output__write_errors_fail),
         cmocka_unit_test(output__write_error_named_without_the_checked_stream),
         cmocka_unit_test(output__short_writes_continued),

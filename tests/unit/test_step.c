@@ -316,6 +316,16 @@ static void fallback__only_with_a_gpu_to_fall_back_on(void **state)
     assert_int_equal(mesh_step_fallback(&pol, &err), 1);
     assert_string_equal(err.msg, "topology: took more than 0.2 s; planning for the policy's "
                                  "H100-SXM instead (on_topology_error=fallback)");
+    /* a GPU of the site's own, of one letter, named as such */
+    static const char site[] = "on_topology_error: fallback\ngpu: X\ngpus:\n"
+                               "  X: {memory: 8GB, peak_tflops: 100, pci: 10de:ffff, island: 8}\n";
+    mesh_policy_init(&pol);
+    if (mesh_policy_parse(&pol, site, strlen(site), "site.yaml", &err) < 0)
+        fail_msg("%s", err.msg);
+    snprintf(err.msg, sizeof(err.msg), "topology: x");
+    assert_int_equal(mesh_step_fallback(&pol, &err), 1);
+    assert_string_equal(
+        err.msg, "topology: x; planning for the policy's X instead (on_topology_error=fallback)");
     pol = policy((const char *[]){"on_topology_error=fallback", "gpu_mem=80GiB", NULL});
     snprintf(err.msg, sizeof(err.msg), "topology: x");
     assert_int_equal(mesh_step_fallback(&pol, &err), 1);
