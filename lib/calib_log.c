@@ -108,6 +108,12 @@ static const char *find(const char *s, size_t n, const char *needle)
     return NULL;
 }
 
+/* Whether c ends a number on a Megatron-LM log line. */
+static int ends_number(char c)
+{
+    return c == ' ' || c == '|' || c == '/';
+}
+
 /* The number just after `key` on the line, strictly parsed in [lo, hi]:
  * 1 found and good, 0 the key is not there, -1 there but not a number in
  * bounds (an absurd value). */
@@ -123,9 +129,11 @@ static int number_after(const char *line, size_t n, const char *key, double lo, 
         p++;
     char tok[40];
     size_t k = 0;
-    while (p < end && *p != ' ' && *p != '|' && *p != '/' && k + 1 < sizeof(tok))
+    while (p < end && !ends_number(*p) && k + 1 < sizeof(tok))
         tok[k++] = *p++;
     tok[k] = 0;
+    if (p < end && !ends_number(*p))
+        return -1; /* longer than any number: its start alone is another number */
     mesh_error_t err;
     return mesh_parse_double(tok, "value", lo, hi, out, &err) == 0 ? 1 : -1;
 }

@@ -486,6 +486,16 @@ static void logs__bad_ones_skipped(void **state)
     it_line(e, 512, 30, 100, 64, "60100.0");
     assert_non_null(
         strstr(verdict("past", 1, edge, 3), "absurd: measured 60.1 s a step against 3 s"));
+    /* a number of 39 characters (the most read) is read whole: 3300 ms,
+     * zero-padded; of 40 it is not cut to the 330 its start reads */
+    char p1[512], p2[512];
+    const char *padded[] = {
+        good[0], it_line(p1, 512, 20, 100, 64, "000000000000000000000000000000000003300"),
+        it_line(p2, 512, 30, 100, 64, "000000000000000000000000000000000003300")};
+    assert_string_equal(verdict("padded", 1, padded, 3), "accepted");
+    it_line(p1, 512, 20, 100, 64, "0000000000000000000000000000000000003300");
+    it_line(p2, 512, 30, 100, 64, "0000000000000000000000000000000000003300");
+    assert_non_null(strstr(verdict("too-long", 1, padded, 3), "out of reason"));
     /* DeepSpeed's and Lightning's lines are someone else's: no iteration */
     const char *other[] = {"[INFO] [logging.py:96:log_dist] step=10, skipped=0, lr=[0.0003]\n",
                            "Epoch 0:  10%|#   | 10/100 [00:30<04:30, 3.00s/it, loss=2.5]\n"};
