@@ -141,6 +141,14 @@ static void part_name(const char *list, size_t k, char *out, size_t len)
         snprintf(out, len, "%.*s", (int)k, list);
 }
 
+/* The first of the job's partitions (list, "" for none) into out, with
+ * its policy entry (none named: the policy's default). */
+static void first_partition(const mesh_policy_t *pol, const char *list, mesh_submit_t *out)
+{
+    part_name(list, strcspn(list, ","), out->partition, sizeof(out->partition));
+    out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
+}
+
 /* mesh_submit_judge, under the work budget in use. */
 static mesh_verdict_t judge_fit(const mesh_policy_t *pol, const char *partitions,
                                 const mesh_model_t *m, const mesh_layout_t *pins,
@@ -149,8 +157,7 @@ static mesh_verdict_t judge_fit(const mesh_policy_t *pol, const char *partitions
     memset(out, 0, sizeof(*out));
     if (!partitions)
         partitions = "";
-    part_name(partitions, strcspn(partitions, ","), out->partition, sizeof(out->partition));
-    out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
+    first_partition(pol, partitions, out);
     if (pol->enforce == MESH_ENFORCE_OFF)
         return out->verdict = MESH_VERDICT_RUN;
     /* A job naming several partitions runs in whichever starts it first, so
@@ -336,7 +343,7 @@ static int judge_chain(const mesh_policy_t *pol, const mesh_estimate_t *est, lon
         out->time_limit = c.minutes;
     add_note(out,
              "%sthe run is estimated at %s (%ld steps), more than partition %s's MaxTime %s "
-             "with the %.0f%% margin: it takes %d chained jobs of --time=%s, each resuming from "
+             "with the %.3g%% margin: it takes %d chained jobs of --time=%s, each resuming from "
              "the checkpoint of the one before:\n  %s",
              out->time_limit ? "time limit set to one link's: " : "", t_est, est->steps,
              out->partition[0] ? out->partition : "(default)", t_max, 100 * pol->assume.time_margin,
@@ -369,12 +376,12 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
             out->time_limit = need;
             add_note(out,
                      "time limit set to %s: the run is estimated at %s (%ld steps), plus the "
-                     "%.0f%% margin",
+                     "%.3g%% margin",
                      t_need, t_est, est.steps, 100 * margin);
         } else {
             add_note(out,
                      "the job gives no time limit: the run is estimated at %s (%ld steps); "
-                     "--time=%s covers it with the %.0f%% margin",
+                     "--time=%s covers it with the %.3g%% margin",
                      t_est, est.steps, t_need, 100 * margin);
         }
         return out->verdict;
@@ -387,16 +394,16 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
         return refuse(out, MESH_SUBMIT_TIME,
                       "--time=%s is shorter than the run's estimate, %s (%ld steps): the job "
                       "would be killed before it finishes (time_limit=reject); ask for "
-                      "--time=%s (the estimate plus the %.0f%% margin), or train fewer tokens",
+                      "--time=%s (the estimate plus the %.3g%% margin), or train fewer tokens",
                       t_asked, t_est, est.steps, t_need, 100 * margin);
     if (asked > 0 && asked < need)
         add_note(out,
-                 "--time=%s is shorter than the run's estimate with the %.0f%% margin, %s "
+                 "--time=%s is shorter than the run's estimate with the %.3g%% margin, %s "
                  "(estimate %s, %ld steps): the job may be killed before it finishes",
                  t_asked, 100 * margin, t_need, t_est, est.steps);
     else if (asked < 0 || (double)asked > MESH_TIME_LIMIT_LONG * (double)need)
         add_note(out,
-                 "--time=%s is more than %g times the run's estimate with the %.0f%% margin, "
+                 "--time=%s is more than %g times the run's estimate with the %.3g%% margin, "
                  "%s: a limit near it lets backfill start the job sooner",
                  t_asked, MESH_TIME_LIMIT_LONG, 100 * margin, t_need);
     return out->verdict;
@@ -421,8 +428,7 @@ static mesh_verdict_t decide(const mesh_policy_t *pol, const char *partitions,
         memset(out, 0, sizeof(*out));
         if (!partitions)
             partitions = "";
-        part_name(partitions, strcspn(partitions, ","), out->partition, sizeof(out->partition));
-        out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
+        first_partition(pol, partitions, out);
         if (size_job(pol, m, pins, s, ask, out, &best) != MESH_VERDICT_RUN)
             return out->verdict;
         have_best = out->nodes > 0;

@@ -263,7 +263,7 @@ static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_
     long minutes = mesh_size_limit_minutes(&est, margin);
     mesh_buf_printf(b,
                     "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s); with the "
-                    "%.0f%% margin (time_margin): --time=%s\n",
+                    "%.3g%% margin (time_margin): --time=%s\n",
                     duration(est.seconds, t, sizeof(t)), mesh_ceil_long(est.seconds), est.steps,
                     c->step_seconds, si(est.tokens, tok, sizeof(tok)),
                     m->steps ? "train.steps" : "train.tokens", 100 * margin,

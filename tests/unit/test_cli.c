@@ -956,6 +956,24 @@ static void calibrate__output_file_read_back(void **state)
     assert_non_null(strstr(r->out, "calibrated on 1 job"));
 }
 
+/* A time margin is said as the policy gives it: 12.5%, not rounded to 12;
+ * and one node is one node. */
+static void size__margin_as_given(void **state)
+{
+    (void)state;
+    result_t *r =
+        run("size", "--model", "llama3-8b", "--nodes", "1-4", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--set", "train.tokens=1e10", "--set", "time_margin=0.125", NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\nRun on 1 node: 1.5 d, --time=1-16:47:00 with the 12.5% "
+                                   "margin"));
+    r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+            "H100-SXM", "--set", "train.tokens=1e10", "--set", "time_margin=0.125", "--no-pictures",
+            NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "; with the 12.5% margin (time_margin): --time=1-16:47:00\n"));
+}
+
 /* ---- output: checked, and --svg ---- */
 
 static void output__write_errors_fail(void **state)
@@ -1702,6 +1720,7 @@ int main(void)
         cmocka_unit_test(env__shell_lines_survive_eval),
         cmocka_unit_test(env__json_object),
         cmocka_unit_test(calibrate__output_file_read_back),
+        cmocka_unit_test(size__margin_as_given),
         cmocka_unit_test(output__write_errors_fail),
         cmocka_unit_test(output__write_error_named_without_the_checked_stream),
         cmocka_unit_test(output__short_writes_continued),
