@@ -201,8 +201,13 @@ static void planted__recovered_within_5_percent(void **state)
     assert_non_null(strstr(json, "\"calibrated_seconds\""));
     report_json_as_fitted(json, c, &cal);
     int circles = 0;
-    for (const char *s = svg; (s = strstr(s, "<circle")); s++)
+    for (const char *s = svg; (s = strstr(s, "<circle")); s++) {
+        double x, y; /* inside the axes' square: 56 to 424 px */
+        assert_int_equal(sscanf(s, "<circle cx=\"%lf\" cy=\"%lf\"", &x, &y), 2);
+        if (x < 56 || x > 424 || y < 56 || y > 424)
+            fail_msg("a job drawn at (%.1f, %.1f), off the axes:\n%s", x, y, svg);
         circles++;
+    }
     assert_int_equal(circles, 2 * mesh_calib_job_count(c));
     free(text);
     free(json);

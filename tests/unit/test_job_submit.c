@@ -857,6 +857,13 @@ static void max_time__chained_jobs(void **state)
     assert_non_null(strstr(msg, "chained jobs"));
     assert_int_equal(d.time_limit, 2880);
     free(msg);
+    /* a sized job too: its partition's MaxTime chains the run it is sized for */
+    write_policy_with("reject", "time_limit: set\npartitions:\n  gpu: {gpu: H100-SXM, nodes: 16, "
+                                "max_time: 2-00:00:00}\n");
+    assert_int_equal(submit("llama3-8b", tokens, 1, 4, "min", "gpu", NO_VAL, &d, &msg), 0);
+    if (!msg || !strstr(msg, "more than partition gpu's MaxTime 2-00:00:00") || d.time_limit > 2880)
+        fail_msg("sized: limit %u, '%s'", d.time_limit, msg);
+    free(msg);
     /* a bad max_time is the policy's error */
     write_policy_with("reject", "partitions:\n  gpu: {gpu: H100-SXM, max_time: forever}\n");
     assert_non_null(strstr(logged, "max_time: 'forever' is not a time limit"));

@@ -346,6 +346,24 @@ static void buf__empty_after_take_or_free(void **state)
     free(s);
 }
 
+/* Bytes as policy check shows them: whole bytes under 1 KiB, else one
+ * decimal of the largest binary unit, up to PiB. */
+static void format_bytes__units(void **state)
+{
+    (void)state;
+    static const struct {
+        double bytes;
+        const char *text;
+    } cases[] = {
+        {0, "0 B"},          {1023, "1023 B"},           {1024, "1.0 KiB"},
+        {2048, "2.0 KiB"},   {1.5 * 1048576, "1.5 MiB"}, {80 * 1073741824.0, "80.0 GiB"},
+        {-2048, "-2.0 KiB"}, {1e18, "888.2 PiB"},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        assert_string_equal(mesh_format_bytes(cases[i].bytes, buf, sizeof(buf)), cases[i].text);
+}
+
 /* A copy that does not fit is cut, ended inside the buffer, and says so;
  * nothing past the buffer is written.  The buffer is filled first, so
  * that an end left unwritten shows. */
@@ -446,6 +464,7 @@ int main(void)
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(strlcpy__cut_inside_the_buffer),
+        cmocka_unit_test(format_bytes__units),
         cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
