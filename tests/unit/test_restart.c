@@ -198,6 +198,10 @@ static void read__env_forms(void **state)
     r = read_ok(line);
     assert_string_equal(fmt(&r.from), want);
     assert_int_equal(r.global_batch, 768);
+    /* a global batch of one sequence is one (the least there is) */
+    snprintf(line, sizeof(line), "{\"MESH_PLAN\":\"%s\",\"MESH_GLOBAL_BATCH_SIZE\":\"1\"}", want);
+    r = read_ok(line);
+    assert_int_equal(r.global_batch, 1);
     mesh_plan_destroy(p);
 }
 

@@ -1117,6 +1117,42 @@ static void overrides__every_key_checked_as_in_a_file(void **state)
     assert_true(checked >= 120);
 }
 
+/* A site's preset that gives a published count with its arch keeps it
+ * while its arch does; a spec that changes the arch (here its KV heads)
+ * counts again from the arch; one that gives a count too keeps its own. */
+static void presets__count_follows_a_changed_arch(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
+    const char preset[] = "params: 1.234e9\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
+                          "  ffn: 4096\n  vocab: 32000\n";
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/counted.yaml", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0 && write(fd, preset, strlen(preset)) == (ssize_t)strlen(preset));
+    close(fd);
+    mesh_spec_dirs_t d = {{dir, NULL, NULL, NULL}};
+    static const struct {
+        const char *yaml;
+        double params; /* 0: the arch's count */
+    } cases[] = {
+        {"preset: counted\ntrain: {seq_len: 4096}\n", 1.234e9},
+        {"preset: counted\narch: {kv_heads: 4}\n", 0},
+        {"preset: counted\nparams: 5e9\narch: {kv_heads: 4}\n", 5e9},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_model_t m;
+        mesh_error_t err;
+        if (mesh_spec_parse(cases[i].yaml, strlen(cases[i].yaml), "x.yaml", &d, &m, &err) < 0)
+            fail_msg("%s", err.msg);
+        double want = cases[i].params ? cases[i].params : mesh_model_params_from_arch(&m);
+        if (m.params != want || (!cases[i].params && m.params == 1.234e9))
+            fail_msg("%s: %.6g parameters, want %.6g", cases[i].yaml, m.params, want);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 static void overrides__on_a_preset_and_a_file(void **state)
 {
     mesh_model_t m, file, preset = test_preset("llama3-70b");
@@ -1553,6 +1589,7 @@ int main(void)
         cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
         cmocka_unit_test(presets__nameless_named_after_the_preset),
+        cmocka_unit_test(presets__count_follows_a_changed_arch),
         cmocka_unit_test(presets__more_than_the_suggestion_reads),
         cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),

@@ -38,11 +38,28 @@ static void real__reported_memory(void **state)
     mesh_topo_destroy(t);
 }
 
+/* Islands by the GPU table's rule (no NVLink matrix): PCIe T4s are each
+ * their own, eight islands of one, none empty, in the JSON too. */
+static void real__islands_by_rule(void **state)
+{
+    (void)state;
+    mesh_topo_t *t = load(real_dir, "llnl-g4dnmetal.xml");
+    assert_string_equal(mesh_topo_links(t), "rule");
+    assert_int_equal(mesh_topo_island_count(t), 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    char *json = mesh_listing_topo(t, "x", &pol, 1);
+    assert_non_null(strstr(json, "\"islands\":[[0],[1],[2],[3],[4],[5],[6],[7]],"));
+    free(json);
+    mesh_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(real__expected_answers),
         cmocka_unit_test(real__reported_memory),
+        cmocka_unit_test(real__islands_by_rule),
     };
     real_dir = getenv("MESH_SHARED_TOPOLOGIES");
     if (!real_dir || access(real_dir, R_OK) != 0) {
