@@ -267,19 +267,26 @@ static void presets__bad_names_and_nesting(void **state)
     assert_int_equal(mesh_spec_parse(yaml, strlen(yaml), "x.yaml", NULL, &m, &err), -1);
 }
 
+/* A site's preset NAME.yaml of `text` in a new directory made from the
+ * mkdtemp template dir[]; its path into path[len]. */
+static void write_preset(char *dir, const char *name, const char *text, char *path, size_t len)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/%s.yaml", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
 /* A preset whose file gives no name: is its preset's name however it is
  * named (meshplan-spec(5), name: "default: the preset's, else model"): by
  * --model NAME as by a spec's preset: NAME; a name given still wins. */
 static void presets__nameless_named_after_the_preset(void **state)
 {
     char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
-    const char arch[] =
-        "arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n";
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/tiny-noname.yaml", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0 && write(fd, arch, strlen(arch)) == (ssize_t)strlen(arch));
-    close(fd);
+    write_preset(dir, "tiny-noname",
+                 "arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n",
+                 path, sizeof(path));
     mesh_spec_dirs_t d = {{dir, NULL, NULL, NULL}};
     mesh_model_t m;
     mesh_error_t err;
@@ -1124,13 +1131,10 @@ static void presets__count_follows_a_changed_arch(void **state)
 {
     (void)state;
     char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
-    const char preset[] = "params: 1.234e9\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
-                          "  ffn: 4096\n  vocab: 32000\n";
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/counted.yaml", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0 && write(fd, preset, strlen(preset)) == (ssize_t)strlen(preset));
-    close(fd);
+    write_preset(dir, "counted",
+                 "params: 1.234e9\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
+                 "  ffn: 4096\n  vocab: 32000\n",
+                 path, sizeof(path));
     mesh_spec_dirs_t d = {{dir, NULL, NULL, NULL}};
     static const struct {
         const char *yaml;
