@@ -325,8 +325,8 @@ static int judge(job_desc_msg_t *d, uint32_t uid, char **err_msg, long *work, in
     mesh_submit_ask_t ask;
     if (what_is_asked(d, &ask, &err) < 0)
         return answer(SLURM_ERROR, err_msg, "meshplan: %s", err.msg);
-    mesh_job_counts_t counts =
-        job_counts(d); /* a range's at its low end: the shape of each count */
+    /* a ranged job at its low end (-N LO-HI's LO): the shape of each count */
+    mesh_job_counts_t counts = job_counts(d);
     mesh_step_t s;
     int shaped = mesh_job_shape(&counts, &s, &err);
     if (shaped < 0)
