@@ -472,6 +472,63 @@ static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mes
     return 0;
 }
 
+/* The interleaved schedule's rules, on a layout whose shape holds. */
+static int schedule_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if (l->vpp <= 1)
+        return 0;
+    /* Megatron-LM asks pp > 2 only with --no-overlap-p2p-communication,
+     * which meshplan never exports (megatron/training/arguments.py at
+     * d98e8a6, lines 1000-1008) */
+    if (!m->has_arch || l->pp < 2)
+        return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 1", l->vpp);
+    if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp) && !explicit_ok(m, l))
+        return mesh_error_set(err,
+                              "vpp %d: layers %d (+1 for the embedding, +1 for the loss, +%d "
+                              "MTP) do not fill the pp*vpp = %ld chunks (use fewer chunks)",
+                              l->vpp, m->layers, m->mtp_layers, (long)l->pp * l->vpp);
+    long mbs = mesh_layout_micro_batches(l, m->global_batch);
+    if (mbs % l->pp)
+        return mesh_error_set(err, "vpp %d: the %ld micro-batches must be a multiple of pp %d",
+                              l->vpp, mbs, l->pp);
+    return 0;
+}
+
+/* The optimizer's levers (offload, 16-bit moments), checked last: the
+ * search sweeps them on every shape, so a shape that breaks a rule is
+ * named before the lever its first try happened to take.  What the model
+ * refuses whatever the layout (SGD, framework torch) comes before what a
+ * larger zero would mend. */
+static int optimizer_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if ((int)l->moments < 0 || l->moments == MESH_PREC_FP8)
+        return mesh_error_set(err, "moments: fp32, bf16 or fp16");
+    int half = l->moments != MESH_PREC_FP32;
+    if (l->offload && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err,
+                              "offload=optimizer runs Adam on the CPU: it needs optimizer adam "
+                              "or adamw");
+    if (half && m->optimizer == MESH_OPT_SGD)
+        return mesh_error_set(err, "moments=%s: SGD has no Adam moments",
+                              mesh_precision_name(l->moments));
+    if ((l->offload || half) && m->framework == MESH_FW_TORCH)
+        return mesh_error_set(err, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
+                                   "levers: not with framework: torch");
+    if (l->offload && half)
+        return mesh_error_set(err, "offload=optimizer keeps fp32 moments (the CPU optimizer is "
+                                   "torch's AdamW): use moments=fp32");
+    if (l->offload && l->zero < 1)
+        return mesh_error_set(err,
+                              "offload=optimizer needs zero 1 or more (Megatron-LM offloads the "
+                              "distributed optimizer's shard)");
+    if (half && l->zero < 1)
+        return mesh_error_set(err,
+                              "moments=%s needs zero 1 or more (Megatron-LM's precision-aware "
+                              "optimizer needs the distributed one)",
+                              mesh_precision_name(l->moments));
+    return 0;
+}
+
 int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                       mesh_error_t *err)
 {
@@ -522,50 +579,9 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
                               "recompute full:%d: partial recomputation is priced per stage, "
                               "without interleaving (vpp 1)",
                               l->recompute_layers);
-    if (l->offload && l->zero < 1)
-        return mesh_error_set(err,
-                              "offload=optimizer needs zero 1 or more (Megatron-LM offloads the "
-                              "distributed optimizer's shard)");
-    if (l->offload && m->optimizer == MESH_OPT_SGD)
-        return mesh_error_set(err,
-                              "offload=optimizer runs Adam on the CPU: it needs optimizer adam "
-                              "or adamw");
-    if (l->offload && l->moments != MESH_PREC_FP32)
-        return mesh_error_set(err, "offload=optimizer keeps fp32 moments (the CPU optimizer is "
-                                   "torch's AdamW): use moments=fp32");
-    if (l->moments != MESH_PREC_FP32 && (int)l->moments >= 0 && l->zero < 1)
-        return mesh_error_set(err,
-                              "moments=%s needs zero 1 or more (Megatron-LM's precision-aware "
-                              "optimizer needs the distributed one)",
-                              mesh_precision_name(l->moments));
-    if ((l->offload || (l->moments != MESH_PREC_FP32 && (int)l->moments >= 0)) &&
-        m->framework == MESH_FW_TORCH)
-        return mesh_error_set(err, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
-                                   "levers: not with framework: torch");
-    if (l->moments != MESH_PREC_FP32 && m->optimizer == MESH_OPT_SGD)
-        return mesh_error_set(err, "moments=%s: SGD has no Adam moments",
-                              mesh_precision_name(l->moments));
-    if ((int)l->moments < 0 || l->moments == MESH_PREC_FP8)
-        return mesh_error_set(err, "moments: fp32, bf16 or fp16");
-    if (check_experts(m, a, l, err) < 0)
+    if (check_experts(m, a, l, err) < 0 || schedule_rules(m, l, err) < 0)
         return -1;
-    long mbs = mesh_layout_micro_batches(l, m->global_batch);
-    if (l->vpp > 1) {
-        /* Megatron-LM asks pp > 2 only with --no-overlap-p2p-communication,
-         * which meshplan never exports (megatron/training/arguments.py at
-         * d98e8a6, lines 1000-1008) */
-        if (!m->has_arch || l->pp < 2)
-            return mesh_error_set(err, "vpp %d (interleaved schedule) needs pp > 1", l->vpp);
-        if (!mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp) && !explicit_ok(m, l))
-            return mesh_error_set(err,
-                                  "vpp %d: layers %d (+1 for the embedding, +1 for the loss, +%d "
-                                  "MTP) do not fill the pp*vpp = %ld chunks (use fewer chunks)",
-                                  l->vpp, m->layers, m->mtp_layers, (long)l->pp * l->vpp);
-        if (mbs % l->pp)
-            return mesh_error_set(err, "vpp %d: the %ld micro-batches must be a multiple of pp %d",
-                                  l->vpp, mbs, l->pp);
-    }
-    return 0;
+    return optimizer_rules(m, l, err);
 }
 
 int mesh_layout_check_pins(const mesh_model_t *m, const mesh_layout_t *pins, mesh_error_t *err)

@@ -1574,6 +1574,22 @@ static void layout_check__each_rule__exact_message(void **state)
     assert_int_equal(mesh_layout_check(&torch, &a, &l, &err), -1);
     assert_string_equal(err.msg, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
                                  "levers: not with framework: torch");
+    /* what no zero mends is named before what a larger one would */
+    l.zero = 0;
+    assert_int_equal(mesh_layout_check(&sgd, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "moments=bf16: SGD has no Adam moments");
+    assert_int_equal(mesh_layout_check(&torch, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
+                                 "levers: not with framework: torch");
+    l.offload = 1;
+    l.moments = MESH_PREC_FP32;
+    assert_int_equal(mesh_layout_check(&sgd, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "offload=optimizer runs Adam on the CPU: it needs optimizer adam "
+                                 "or adamw");
+    /* a shape's rule before the levers the search tries on every shape */
+    l = test_layout("tp=2,pp=1,dp=4,cp=1,zero=0,vpp=2,mb=1,recompute=none,sp=on,moments=bf16");
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "vpp 2 (interleaved schedule) needs pp > 1");
     mesh_model_t odd = m;
     odd.seq_len = 4097;
     l = test_layout("tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on");
@@ -2168,6 +2184,8 @@ static void plan__wrong_ep_one_line(void **state)
         {NULL, "ep=3", "ep 3 must divide the 8 experts"},
         {NULL, "ep=8,tp=2,pp=2", "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4"},
         {NULL, "ep=2,etp=16", "ep*etp = 2*16 is more than tp*cp*dp = 1*1*8 = 8"},
+        /* the ep named, not the first zero the search tried with the moments */
+        {NULL, "ep=8,tp=2,pp=2,moments=bf16", "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_layout_t pins = test_mesh(cases[i].mesh);
