@@ -192,13 +192,13 @@ static void text_tight(mesh_buf_t *b, const mesh_plan_t *p)
                     100 * MESH_PLAN_FULL);
     if (!r) {
         mesh_buf_printf(b,
-                        "    no layout of this allocation leaves %.0f%% free: more nodes "
+                        "    no layout of this allocation leaves %.3g%% free: more nodes "
                         "would (meshplan size)\n",
                         100 * ask);
         return;
     }
     char canon[MESH_LAYOUT_STR_MAX];
-    mesh_buf_printf(b, "    with %.0f%% left free: %s, %s GiB (%.0f%%), step %+.1f%%\n", 100 * ask,
+    mesh_buf_printf(b, "    with %.3g%% left free: %s, %s GiB (%.0f%%), step %+.1f%%\n", 100 * ask,
                     mesh_layout_format(&r->layout, canon, sizeof(canon)),
                     mesh_gib_str(r->memory.total).s, 100 * r->memory.total / r->memory.capacity,
                     100 * (r->cost.step_seconds / best->cost.step_seconds - 1));
