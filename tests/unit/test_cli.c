@@ -195,6 +195,11 @@ static void help__every_command(void **state)
         result_t *r = run(cmds[i], "--help", NULL);
         assert_int_equal(r->status, 0);
         assert_non_null(strstr(r->out, cmds[i]));
+        char *help = strdup(r->out);
+        r = run(cmds[i], "-h", NULL); /* the short form: the same page */
+        assert_int_equal(r->status, 0);
+        assert_string_equal(r->out, help);
+        free(help);
     }
     assert_int_equal(run("--help", NULL)->status, 0);
     assert_int_equal(run(NULL)->status, 2);

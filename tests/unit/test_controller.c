@@ -441,6 +441,19 @@ static void budget__stopped_judgements_say_so(void **state)
     assert_null(p);
     assert_int_equal(w.stopped, 1);
     assert_string_equal(err.msg, "planning stopped at its work budget of 3 units");
+    /* a part that spends what the whole had left, to the unit, stops the
+     * whole; one unit less leaves it going */
+    for (long less = 0; less <= 1; less++) {
+        w = (mesh_work_t){.limit = 10, .spent = 4};
+        was = mesh_work_use(&w);
+        mesh_work_t part;
+        mesh_work_t *whole = mesh_work_part(&part, 100);
+        assert_int_equal(part.limit, 6);
+        part.spent = part.limit - less;
+        mesh_work_join(whole, &part);
+        assert_int_equal(mesh_work_stopped(), less == 0);
+        mesh_work_use(was);
+    }
 }
 
 /* A sizing that finds no count, let run by enforce=off and not narrowed,

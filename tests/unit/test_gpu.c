@@ -201,6 +201,10 @@ static void typo__close_and_alike_only(void **state)
     assert_null(mesh_gpu_guess("L40"));
     assert_null(mesh_gpu_guess("MI300"));
     assert_null(mesh_gpu_guess("NVIDIA H20-3e")); /* the 141 GB H20: not the table's */
+    /* two letters are a typo of a six-letter name, not of a four-letter
+     * one: the distance is weighed against the name offered */
+    assert_string_equal(mesh_gpu_guess("MI300X-A"), "MI300X");
+    assert_null(mesh_gpu_guess("H200-X"));
     mesh_gpu_t g;
     mesh_error_t err;
     assert_int_equal(mesh_gpu_lookup("L40", &g, &err), -1);

@@ -435,6 +435,11 @@ static void params_only__plans_dp_and_zero(void **state)
     assert_true(mesh_plan_fits(p));
     assert_int_equal(l->tp * l->pp * l->cp, 1);
     assert_int_equal(mesh_plan_best(p)->memory.activations, 0);
+    /* nor does the search try a tp it knows the arch-less model refuses:
+     * it evaluates what it evaluates with tp, cp and pp pinned to 1 */
+    mesh_plan_t *one = test_plan(&m, &a, "tp=1,cp=1,pp=1");
+    assert_int_equal(mesh_plan_evaluated(p), mesh_plan_evaluated(one));
+    mesh_plan_destroy(one);
     mesh_plan_destroy(p);
 }
 
@@ -904,6 +909,43 @@ static void headroom__roomier_as_a_search_afresh(void **state)
             }
             mesh_plan_destroy(p);
         }
+}
+
+/* The floors under which a choice-only search leaves layouts unpriced
+ * (lib/prune.c) are floors: given the whole search's best step as the
+ * deadline, which every other layout of a shape must beat to be wanted,
+ * the pruned search still finds that best, on dense models (one slot
+ * memo for every interleaving) whose sweeps span several micro-batches. */
+static void prune__a_deadline_met_exactly_keeps_the_best(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *preset, *gpu;
+        int nodes;
+    } cases[] = {
+        {"llama3-8b", "H100-SXM", 1},      {"llama3-8b", "A100-80GB", 4},
+        {"llama2-13b", "H100-SXM", 2},     {"llama3-70b", "H100-SXM", 4},
+        {"llama3-70b", "A100-80GB", 8},    {"gpt3-175b", "H100-SXM", 16},
+        {"llama3.1-405b", "H100-SXM", 32},
+    };
+    for (int i = 0; i < MESH_ARRAY_LEN(cases); i++) {
+        mesh_model_t m = test_preset(cases[i].preset);
+        mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, 8);
+        mesh_policy_t pol;
+        mesh_policy_init(&pol);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        const mesh_candidate_t *b = mesh_plan_best(p);
+        mesh_layout_t pins = test_mesh("auto");
+        mesh_candidate_t c;
+        int rc = mesh_plan_choose(&m, &a, &pins, &pol.assume, b->cost.step_seconds, &c, NULL);
+        char want[MESH_LAYOUT_STR_MAX], got[MESH_LAYOUT_STR_MAX];
+        if (rc != MESH_CHOICE_FITS || memcmp(&c.layout, &b->layout, sizeof(c.layout)) != 0)
+            fail_msg("%s on %d %s: %d %s, the whole search's %s", cases[i].preset, cases[i].nodes,
+                     cases[i].gpu, rc,
+                     rc == MESH_CHOICE_FITS ? mesh_layout_format(&c.layout, got, sizeof(got)) : "-",
+                     mesh_layout_format(&b->layout, want, sizeof(want)));
+        mesh_plan_destroy(p);
+    }
 }
 
 /* The memo a tight plan's second search reads (lib/prune.c): a layout is
@@ -2432,6 +2474,7 @@ int main(void)
         cmocka_unit_test(near_tie__rule_holds_over_presets),
         cmocka_unit_test(headroom__tight_plan_flagged_with_its_price),
         cmocka_unit_test(headroom__roomier_as_a_search_afresh),
+        cmocka_unit_test(prune__a_deadline_met_exactly_keeps_the_best),
         cmocka_unit_test(memo__recorded_found_as_recorded),
         cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),

@@ -242,6 +242,11 @@ static void read__moe_keeps_ep_and_etp(void **state)
     /* the levers left out are off */
     assert_int_equal(r.from.offload, 0);
     assert_int_equal(r.from.moments, MESH_PREC_FP32);
+    /* every expert on each rank (ep 1) is still a MoE layout: ep kept */
+    mesh_error_t err;
+    r = read_ok("tp=2,pp=1,dp=4,cp=1,ep=1,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on\n");
+    assert_int_equal(mesh_restart_keep(&r, "tp,ep,etp", &err), 0);
+    assert_true(r.keep & MESH_DIM_BIT(MESH_DIM_EP));
 }
 
 /* A saved layout says recompute=none, selective (its modules or not) or full
@@ -655,6 +660,14 @@ static void line__round_trip_and_checks(void **state)
     assert_int_equal(mesh_restart_parse(longer, &back, &err), -1);
     assert_error_has(err.msg, "longer than");
     assert_int_equal(mesh_restart_parse(NULL, &back, &err), -1);
+    /* a field as long as its buffer is refused as such, one shorter read */
+    char line32[200];
+    snprintf(line32, sizeof(line32), "keep=tp;batch=%032d;model=0,0,0;%s", 1024, lay);
+    assert_int_equal(mesh_restart_parse(line32, &back, &err), -1);
+    assert_string_equal(err.msg, "restart: batch= longer than 31 characters");
+    snprintf(line32, sizeof(line32), "keep=tp;batch=%031d;model=0,0,0;%s", 1024, lay);
+    assert_int_equal(mesh_restart_parse(line32, &back, &err), 0);
+    assert_int_equal(back.global_batch, 1024);
 }
 
 /* ---- the environment ---- */

@@ -1389,6 +1389,10 @@ static void dirs__long_ones_listed_within_the_message(void **state)
     const char *at = strstr(err.msg, "(looked in: /");
     assert_non_null(at);
     assert_true(strncmp(at + strlen("(looked in: "), dir[0], 100) == 0);
+    /* a directory of one character is one looked in all the same */
+    mesh_spec_dirs_t here = {{"/", NULL}};
+    assert_int_equal(mesh_spec_load("no-such-model", &here, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "(looked in: /;"));
 }
 
 /* ---- mixture of experts, MLA and MTP ---- */

@@ -85,7 +85,10 @@ static void files__regular_and_bounded(void **state)
     assert_non_null(buf);
     assert_int_equal(n, 6);
     free(buf);
-    assert_null(mesh_read_regular_file(path, "spec", 3, &n, &err));    /* larger than the bound */
+    assert_null(mesh_read_regular_file(path, "spec", 3, &n, &err)); /* larger than the bound */
+    char want[MESH_ERROR_MAX];
+    snprintf(want, sizeof(want), "spec '%s' is larger than the 3-byte limit", path);
+    assert_string_equal(err.msg, want);
     assert_null(mesh_read_regular_file("/tmp", "spec", 64, &n, &err)); /* a directory */
     unlink(path);
 }
