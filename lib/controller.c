@@ -343,11 +343,12 @@ static int judge_chain(const mesh_policy_t *pol, const mesh_estimate_t *est, lon
         out->time_limit = c.minutes;
     add_note(out,
              "%sthe run is estimated at %s (%ld steps), more than partition %s's MaxTime %s "
-             "with the %.3g%% margin: it takes %d chained jobs of --time=%s, each resuming from "
+             "with the %s margin: it takes %d chained jobs of --time=%s, each resuming from "
              "the checkpoint of the one before:\n  %s",
              out->time_limit ? "time limit set to one link's: " : "", t_est, est->steps,
-             out->partition[0] ? out->partition : "(default)", t_max, 100 * pol->assume.time_margin,
-             c.jobs, t_job, mesh_size_chain_recipe(&c, nodes, "NAME", "SCRIPT", cmd, sizeof(cmd)));
+             out->partition[0] ? out->partition : "(default)", t_max,
+             mesh_pct_str(pol->assume.time_margin).s, c.jobs, t_job,
+             mesh_size_chain_recipe(&c, nodes, "NAME", "SCRIPT", cmd, sizeof(cmd)));
     return 1;
 }
 
@@ -376,13 +377,13 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
             out->time_limit = need;
             add_note(out,
                      "time limit set to %s: the run is estimated at %s (%ld steps), plus the "
-                     "%.3g%% margin",
-                     t_need, t_est, est.steps, 100 * margin);
+                     "%s margin",
+                     t_need, t_est, est.steps, mesh_pct_str(margin).s);
         } else {
             add_note(out,
                      "the job gives no time limit: the run is estimated at %s (%ld steps); "
-                     "--time=%s covers it with the %.3g%% margin",
-                     t_est, est.steps, t_need, 100 * margin);
+                     "--time=%s covers it with the %s margin",
+                     t_est, est.steps, t_need, mesh_pct_str(margin).s);
         }
         return out->verdict;
     }
@@ -394,18 +395,18 @@ static mesh_verdict_t judge_time(const mesh_policy_t *pol, const mesh_model_t *m
         return refuse(out, MESH_SUBMIT_TIME,
                       "--time=%s is shorter than the run's estimate, %s (%ld steps): the job "
                       "would be killed before it finishes (time_limit=reject); ask for "
-                      "--time=%s (the estimate plus the %.3g%% margin), or train fewer tokens",
-                      t_asked, t_est, est.steps, t_need, 100 * margin);
+                      "--time=%s (the estimate plus the %s margin), or train fewer tokens",
+                      t_asked, t_est, est.steps, t_need, mesh_pct_str(margin).s);
     if (asked > 0 && asked < need)
         add_note(out,
-                 "--time=%s is shorter than the run's estimate with the %.3g%% margin, %s "
+                 "--time=%s is shorter than the run's estimate with the %s margin, %s "
                  "(estimate %s, %ld steps): the job may be killed before it finishes",
-                 t_asked, 100 * margin, t_need, t_est, est.steps);
+                 t_asked, mesh_pct_str(margin).s, t_need, t_est, est.steps);
     else if (asked < 0 || (double)asked > MESH_TIME_LIMIT_LONG * (double)need)
         add_note(out,
-                 "--time=%s is more than %g times the run's estimate with the %.3g%% margin, "
+                 "--time=%s is more than %g times the run's estimate with the %s margin, "
                  "%s: a limit near it lets backfill start the job sooner",
-                 t_asked, MESH_TIME_LIMIT_LONG, 100 * margin, t_need);
+                 t_asked, MESH_TIME_LIMIT_LONG, mesh_pct_str(margin).s, t_need);
     return out->verdict;
 }
 

@@ -480,6 +480,13 @@ typedef struct mesh_gib_str {
     char s[32];
 } mesh_gib_str_t;
 mesh_gib_str_t mesh_gib_str(double bytes);
+/* A fraction someone gave (a headroom, a time margin) as a percentage,
+ * shown as given: 0.125 is "12.5%", not a rounded "12%" (three
+ * significant digits).  Served as mesh_gib_str is. */
+typedef struct mesh_pct_str {
+    char s[16]; /* "-1.23e+308%" at most */
+} mesh_pct_str_t;
+mesh_pct_str_t mesh_pct_str(double fraction);
 
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 /* a macro's value as a string literal (MESH_STR(0.15) is "0.15") */

@@ -192,14 +192,14 @@ static void text_tight(mesh_buf_t *b, const mesh_plan_t *p)
                     100 * MESH_PLAN_FULL);
     if (!r) {
         mesh_buf_printf(b,
-                        "    no layout of this allocation leaves %.3g%% free: more nodes "
+                        "    no layout of this allocation leaves %s free: more nodes "
                         "would (meshplan size)\n",
-                        100 * ask);
+                        mesh_pct_str(ask).s);
         return;
     }
     char canon[MESH_LAYOUT_STR_MAX];
-    mesh_buf_printf(b, "    with %.3g%% left free: %s, %s GiB (%.0f%%), step %+.1f%%\n", 100 * ask,
-                    mesh_layout_format(&r->layout, canon, sizeof(canon)),
+    mesh_buf_printf(b, "    with %s left free: %s, %s GiB (%.0f%%), step %+.1f%%\n",
+                    mesh_pct_str(ask).s, mesh_layout_format(&r->layout, canon, sizeof(canon)),
                     mesh_gib_str(r->memory.total).s, 100 * r->memory.total / r->memory.capacity,
                     100 * (r->cost.step_seconds / best->cost.step_seconds - 1));
     mesh_buf_printf(b,
@@ -223,7 +223,7 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
     double room = mesh_plan_assumptions(p)->headroom;
     char kept[48] = "";
     if (room > 0)
-        snprintf(kept, sizeof(kept), "; %.3g%% more kept free as headroom", 100 * room);
+        snprintf(kept, sizeof(kept), "; %s more kept free as headroom", mesh_pct_str(room).s);
     mesh_buf_printf(b, "  %-12s %8s GiB of %s GiB usable (%.0f%%%s)\n", "total",
                     mesh_gib_str(mem->total).s, mesh_gib_str(mem->capacity).s,
                     100 * mem->total / mem->capacity, kept);
@@ -263,10 +263,10 @@ static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_
     long minutes = mesh_size_limit_minutes(&est, margin);
     mesh_buf_printf(b,
                     "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s); with the "
-                    "%.3g%% margin (time_margin): --time=%s\n",
+                    "%s margin (time_margin): --time=%s\n",
                     duration(est.seconds, t, sizeof(t)), mesh_ceil_long(est.seconds), est.steps,
                     c->step_seconds, si(est.tokens, tok, sizeof(tok)),
-                    m->steps ? "train.steps" : "train.tokens", 100 * margin,
+                    m->steps ? "train.steps" : "train.tokens", mesh_pct_str(margin).s,
                     mesh_size_slurm_time(minutes, limit, sizeof(limit)));
 }
 

@@ -350,10 +350,11 @@ static void say_why(mesh_size_t *s, const mesh_model_t *m)
         break;
     case MESH_SIZE_DEADLINE:
         snprintf(s->reason, sizeof(s->reason),
-                 "%d %s: the fewest of %d-%d whose run, %s with the %.3g%% margin, ends %s (%s "
+                 "%d %s: the fewest of %d-%d whose run, %s with the %s margin, ends %s (%s "
                  "from now)",
                  r->nodes, nodes, s->lo, s->hi, span(run_seconds(s, r, m), run, sizeof(run)),
-                 100 * s->margin, s->aim.text, span(s->aim.within, within, sizeof(within)));
+                 mesh_pct_str(s->margin).s, s->aim.text,
+                 span(s->aim.within, within, sizeof(within)));
         break;
     }
 }
@@ -364,10 +365,10 @@ static void say_late(mesh_size_t *s, const mesh_model_t *m)
     char run[32], within[32];
     const mesh_size_row_t *r = &s->rows[s->fastest];
     snprintf(s->reason, sizeof(s->reason),
-             "no count of %d-%d nodes ends %s (%s from now) with the %.3g%% margin: the fastest, "
+             "no count of %d-%d nodes ends %s (%s from now) with the %s margin: the fastest, "
              "%d nodes, runs %s",
              s->lo, s->hi, s->aim.text, span(s->aim.within, within, sizeof(within)),
-             100 * s->margin, r->nodes, span(run_seconds(s, r, m), run, sizeof(run)));
+             mesh_pct_str(s->margin).s, r->nodes, span(run_seconds(s, r, m), run, sizeof(run)));
 }
 
 /* Nothing fits: how many nodes would, from the advice of a plan on hi

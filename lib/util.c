@@ -642,6 +642,13 @@ mesh_gib_str_t mesh_gib_str(double bytes)
     return t;
 }
 
+mesh_pct_str_t mesh_pct_str(double fraction)
+{
+    mesh_pct_str_t t;
+    snprintf(t.s, sizeof(t.s), "%.3g%%", 100 * fraction);
+    return t;
+}
+
 /* ---- work bounded in time ---- */
 
 /* What the caller and the thread share until both are done with it:

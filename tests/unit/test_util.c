@@ -348,6 +348,18 @@ static void buf__empty_after_take_or_free(void **state)
 
 /* Bytes as policy check shows them: whole bytes under 1 KiB, else one
  * decimal of the largest binary unit, up to PiB. */
+/* A fraction someone gave is shown as given, to three digits. */
+static void pct_str__as_given(void **state)
+{
+    (void)state;
+    assert_string_equal(mesh_pct_str(0.125).s, "12.5%");
+    assert_string_equal(mesh_pct_str(0.05).s, "5%");
+    assert_string_equal(mesh_pct_str(0.07).s, "7%"); /* not 7.000000000000001 */
+    assert_string_equal(mesh_pct_str(0.3333).s, "33.3%");
+    assert_string_equal(mesh_pct_str(1.5).s, "150%");
+    assert_string_equal(mesh_pct_str(0).s, "0%");
+}
+
 static void format_bytes__units(void **state)
 {
     (void)state;
@@ -464,6 +476,7 @@ int main(void)
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(strlcpy__cut_inside_the_buffer),
+        cmocka_unit_test(pct_str__as_given),
         cmocka_unit_test(format_bytes__units),
         cmocka_unit_test(closest_name__typos_only),
         cmocka_unit_test(size__units__exact_bytes),
