@@ -120,6 +120,65 @@ static void amax_histories(terms_t *ts, const mesh_layout_t *l, double history, 
                TE "transformer_engine/common/recipe/__init__.py L253-256 (DelayedScaling)");
 }
 
+/* The gradient buffer Megatron-LM allocates under meshplan's exports, which
+ * is also what its data-parallel sync reduces: param_and_grad_buffer.py
+ * L924, grad_dtype = fp32 if grad_reduce_in_fp32 else the parameter's. */
+typedef struct grads {
+    const char *what, *cause, *unless;
+    double bytes;
+    int step_copy; /* 16-bit gradients the optimizer copies to fp32 for the step */
+} grads_t;
+
+static grads_t megatron_grads(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    int fp16 = m->precision == MESH_PREC_FP16, fsdp = l->zero >= 2;
+    if (!mixed(m))
+        return (grads_t){"fp32 gradients", NULL, NULL, 4, 0};
+    /* Megatron-FSDP's main gradients take the parameters' dtype unless
+     * told (megatron_fsdp/param_and_grad_buffer.py L2313-2322; arguments.py
+     * L3691 default auto): fp32 accumulation is asked for there */
+    if (m->grad_accum_dtype == MESH_PREC_FP32 && fsdp)
+        return (grads_t){"fp32 main gradients",
+                         fp16 ? "--accumulate-allreduce-grads-in-fp32 "
+                                "--megatron-fsdp-main-grads-dtype fp32"
+                              : "--megatron-fsdp-main-grads-dtype fp32",
+                         NULL, 4, 0};
+    if (m->grad_accum_dtype == MESH_PREC_FP32)
+        return fp16
+                   ? (grads_t){"fp32 gradients", "--accumulate-allreduce-grads-in-fp32", NULL, 4, 0}
+                   /* arguments.py L1214-1217 */
+                   : (grads_t){"fp32 main gradients", NULL, "--main-grads-dtype bf16", 4, 0};
+    /* fp16 gradients are copied to fp32 for the step (optimizer.py
+     * L1092-1100; distrib_optimizer.py L2790-2792 for the shard) */
+    if (fp16)
+        return (grads_t){"fp16 gradients", "--fp16", "--accumulate-allreduce-grads-in-fp32", 2, 1};
+    /* 2-byte main gradients need the precision-aware optimizer, which needs
+     * the distributed one (optimizer/__init__.py L1057-1060); without it
+     * --grad-reduce-in-bf16 keeps the buffer in bf16 (arguments.py L1213)
+     * and the optimizer steps on an fp32 copy (optimizer.py L1092-1100) */
+    if (l->zero < 1)
+        return (grads_t){"bf16 gradients", "--grad-reduce-in-bf16", NULL, 2, 1};
+    return (grads_t){"bf16 main gradients",
+                     fsdp ? "--megatron-fsdp-main-grads-dtype bf16"
+                          : "--use-precision-aware-optimizer --main-grads-dtype bf16",
+                     NULL, 2, 0};
+}
+
+/* The bytes a gradient takes in each framework's gradient buffer, which is
+ * what its data-parallel sync reduces: Megatron-LM's as above, DeepSpeed
+ * the model's 16-bit dtype (it accumulates in the model's dtype unless
+ * data_types says otherwise, engine.py L1492-1495, and meshplan never
+ * exports fp32 there), PyTorch fp32 (DDP's fp32 parameters, FSDP2's
+ * reduce_dtype). */
+static double grad_bytes(mesh_framework_t fw, const mesh_model_t *m, const mesh_layout_t *l)
+{
+    if (fw == MESH_FW_DEEPSPEED)
+        return mixed(m) ? 2 : 4;
+    if (fw == MESH_FW_TORCH)
+        return 4;
+    return megatron_grads(m, l).bytes;
+}
+
 static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
 {
     const mesh_model_t *m = ts->m;
@@ -148,34 +207,14 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
             fp8_copy_src);
     amax_histories(ts, l, 1, MESH_CAUSE_ARGS);
 
-    /* the gradient buffer: param_and_grad_buffer.py L924, grad_dtype =
-     * fp32 if grad_reduce_in_fp32 else the parameter's dtype */
-    const char *gsrc = MEG "megatron/core/distributed/param_and_grad_buffer.py L924, L1180-1192";
-    double g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
-    if (!mixed(m))
-        add(ts, "fp32 gradients", MESH_PART_GRADS, 4, 2, NULL, NULL, gsrc);
-    else if (fp16 && m->grad_accum_dtype == MESH_PREC_FP16)
-        add(ts, "fp16 gradients", MESH_PART_GRADS, 2, 2, "--fp16",
-            "--accumulate-allreduce-grads-in-fp32", gsrc);
-    else if (fp16)
-        add(ts, "fp32 gradients", MESH_PART_GRADS, 4, 2, "--accumulate-allreduce-grads-in-fp32",
-            NULL, gsrc);
-    else if (m->grad_accum_dtype == MESH_PREC_FP32 || l->zero < 1)
-        /* arguments.py L1214-1217; 2-byte main grads need the
-         * precision-aware optimizer, which needs the distributed one
-         * (optimizer/__init__.py L1057-1060): without it, fp32 */
-        add(ts, "fp32 main gradients", MESH_PART_GRADS, 4, 2, NULL, "--main-grads-dtype bf16",
-            gsrc);
-    else
-        add(ts, "bf16 main gradients", MESH_PART_GRADS, 2, 2,
-            l->zero >= 2 ? "--megatron-fsdp-main-grads-dtype bf16"
-                         : "--use-precision-aware-optimizer --main-grads-dtype bf16",
-            NULL, gsrc);
-    /* fp16 gradients are copied to fp32 for the step (optimizer.py
-     * L1092-1100; distrib_optimizer.py L2790-2792 for the shard) */
-    if (fp16 && m->grad_accum_dtype == MESH_PREC_FP16)
-        add(ts, "fp32 copy of the gradients for the step", MESH_PART_OPTIMIZER, 4, 1, "--fp16",
-            NULL, MEG "megatron/core/optimizer/distrib_optimizer.py L2790-2792");
+    const grads_t gr = megatron_grads(m, l);
+    add(ts, gr.what, MESH_PART_GRADS, gr.bytes, 2, gr.cause, gr.unless,
+        MEG "megatron/core/distributed/param_and_grad_buffer.py L924, L1180-1192");
+    if (gr.step_copy)
+        add(ts, "fp32 copy of the gradients for the step", MESH_PART_OPTIMIZER, 4, 1, gr.cause,
+            NULL,
+            l->zero >= 1 ? MEG "megatron/core/optimizer/distrib_optimizer.py L2790-2792"
+                         : MEG "megatron/core/optimizer/optimizer.py L1092-1100");
 
     mesh_term_t *t;
     if (mixed(m)) {
@@ -220,8 +259,8 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
     double unit = largest_unit(m, l, stage, 0);
     double w = mixed(m) ? 2 : 4; /* FP8 parameters: data and transpose, 2 bytes too */
     if (l->zero >= 2 && unit > 0)
-        add_buffer(ts, "one layer's unsharded gradients (Megatron-FSDP)", MESH_PART_GRADS, g * unit,
-                   MESH_CAUSE_ARGS, "--use-megatron-fsdp",
+        add_buffer(ts, "one layer's unsharded gradients (Megatron-FSDP)", MESH_PART_GRADS,
+                   gr.bytes * unit, MESH_CAUSE_ARGS, "--use-megatron-fsdp",
                    MEG "docs/user-guide/features/megatron_fsdp.md");
     if (l->zero == 3 && unit > 0)
         add_buffer(ts, "gathered layer and prefetched layer (Megatron-FSDP)", MESH_PART_WEIGHTS,
@@ -248,12 +287,11 @@ static void deepspeed(terms_t *ts, const mesh_layout_t *l, int stage)
     if (m->precision == MESH_PREC_FP8)
         add(ts, fp8_copy_what, MESH_PART_WEIGHTS, 2, MESH_UNSHARDED, NULL, NULL, fp8_copy_src);
     amax_histories(ts, l, 1024, MESH_CAUSE_DS_TOP);
-    /* DeepSpeed accumulates in the model's dtype unless data_types says
-     * otherwise (engine.py L1492-1495); meshplan never exports fp32 there,
-     * which ZeRO-0 refuses (engine.py L2021) and which switches ZeRO-1 to
-     * BF16_Optimizer's full fp32 buffer (engine.py L1994-1996) */
-    t = add(ts, mixed(m) ? "16-bit gradients" : "fp32 gradients", MESH_PART_GRADS, mixed(m) ? 2 : 4,
-            2, prec, NULL,
+    /* fp32 accumulation, never exported (grad_bytes), ZeRO-0 refuses
+     * (engine.py L2021) and it switches ZeRO-1 to BF16_Optimizer's full
+     * fp32 buffer (engine.py L1994-1996) */
+    t = add(ts, mixed(m) ? "16-bit gradients" : "fp32 gradients", MESH_PART_GRADS,
+            grad_bytes(MESH_FW_DEEPSPEED, m, l), 2, prec, NULL,
             DS "deepspeed/runtime/zero/stage_1_and_2.py L946-953, L1742-1754 (ZeRO-1 keeps "
                "them whole)");
     if (t)
@@ -318,7 +356,8 @@ static void torch(terms_t *ts, const mesh_layout_t *l, int stage)
     mesh_term_t *t[5];
     /* fp32 parameters are the master copy: sharded by FSDP2 (ZeRO-2/3) */
     t[0] = add(ts, "fp32 parameters", MESH_PART_WEIGHTS, 4, 2, NULL, NULL, src);
-    t[1] = add(ts, "fp32 gradients", MESH_PART_GRADS, 4, 2, NULL, NULL, src);
+    t[1] = add(ts, "fp32 gradients", MESH_PART_GRADS, grad_bytes(MESH_FW_TORCH, m, l), 2, NULL,
+               NULL, src);
     t[2] = add(ts, m->optimizer == MESH_OPT_SGD ? "SGD momentum" : "Adam moments (fp32)",
                MESH_PART_OPTIMIZER, m->optimizer == MESH_OPT_SGD ? 4 : 8, 1, NULL, NULL, src);
     for (int i = 0; i < 3; i++)
@@ -396,6 +435,18 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
     int z = zero >= 0 && zero <= 2 ? zero : 3;
     return mesh_term_bytes(&t[0], psi, d, z) + mesh_term_bytes(&t[1], psi, d, z) +
            mesh_term_bytes(&t[2], psi, d, z);
+}
+
+double mesh_grad_reduce_bytes(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    double most = 0;
+    for (int f = 0; f < nf; f++) {
+        double g = grad_bytes(fws[f], m, l);
+        most = g > most ? g : most;
+    }
+    return most;
 }
 
 int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])

@@ -351,11 +351,10 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
 {
     int d = l->dp * l->cp, edp = (int)mesh_layout_edp(l);
     /* bytes a weight and a gradient move, and optimizer bytes a parameter
-     * the step streams: the gradient buffer's dtype is what is reduced
-     * (Megatron-LM reduces fp32 main grads in fp32), the master weight and
-     * moments what Adam reads and writes */
+     * the step streams: the gradient buffer's dtype is what is reduced, the
+     * master weight and moments what Adam reads and writes */
     double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
-    double g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
+    double g = mesh_grad_reduce_bytes(m, l);
     double moments = m->optimizer == MESH_OPT_SGD ? 4 : l->moments == MESH_PREC_FP32 ? 8 : 4;
     double k = (w == 2 ? 4 : 0) + moments;
     if (m->finetune == MESH_FINETUNE_LORA) /* only the adapters train (lib/accounting.c) */

@@ -107,6 +107,12 @@ int mesh_submit_decide_within(long work, const struct mesh_policy *pol, const ch
                               const struct mesh_step *s, const struct mesh_submit_ask *ask,
                               struct mesh_submit *out);
 
+/* accounting.c: the bytes per gradient the data-parallel sync reduces, as
+ * the gradient buffer the framework allocates under meshplan's exports
+ * holds it; the most of the frameworks m is priced under (so lib/cost.c
+ * prices the wire as lib/accounting.c prices the memory). */
+double mesh_grad_reduce_bytes(const struct mesh_model *m, const struct mesh_layout *l);
+
 struct mesh_error;
 /* mesh_parse_double, whose errors give the value's unit after its range:
  * unit is appended as written (" seconds", ", a fraction"; NULL: none). */

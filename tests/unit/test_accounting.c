@@ -73,23 +73,25 @@ typedef struct oracle {
 
 /* Megatron-LM, dist_optimizer.md's table generalised by its own terms:
  * parameters p, gradient buffer g, fp32 main params 4 (mixed precision),
- * moments 2 x (4 or 2), and fp16's fp32 copy of the gradients 4.  The
+ * moments 2 x (4 or 2), and an fp32 copy of 16-bit gradients for the step
+ * 4: fp16's always, bf16's without the distributed optimizer.  The
  * distributed optimizer (ZeRO-1) shards the last three; Megatron-FSDP's
  * optim_grads (ZeRO-2) the gradients too, optim_grads_params (ZeRO-3)
  * everything. */
 static oracle_t megatron(const mesh_model_t *m, int zero, int moments16, int fp8_params)
 {
     int fp32 = m->precision == MESH_PREC_FP32, fp16 = m->precision == MESH_PREC_FP16;
-    /* 2-byte main grads need the precision-aware optimizer, which needs the
-     * distributed one (optimizer/__init__.py L1057-1060) */
-    double p = fp32 ? 4 : 2,
-           g = m->grad_accum_dtype == MESH_PREC_FP32 || (zero == 0 && !fp16) ? 4 : 2;
+    double p = fp32 ? 4 : 2, g = m->grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2;
     double te = m->precision == MESH_PREC_FP8 && !fp8_params ? 2 : 0;
+    /* 2-byte main grads are the precision-aware optimizer's, which needs
+     * the distributed one (optimizer/__init__.py L1057-1060); Float16Optimizer
+     * steps on main_grad.float() (optimizer.py L1092-1100) */
+    int copy = g == 2 && (fp16 || zero == 0);
     double opt = (fp32 ? 0 : 4) +
                  (m->optimizer == MESH_OPT_SGD ? 4
                   : moments16                  ? 4
                                                : 8) +
-                 (fp16 && g == 2 ? 4 : 0);
+                 (copy ? 4 : 0);
     oracle_t o = {p + g + te, opt};
     if (zero == 0)
         o = (oracle_t){p + g + opt + te, 0};
@@ -165,7 +167,8 @@ static const kase_t cases[] = {
     {"preset: llama2-7b\ntrain: {framework: megatron, precision: fp32}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
     /* 2-byte gradient buffers: 4 + 12/d (the seed's 16 unsharded); without
-     * the distributed optimizer Megatron-LM keeps fp32 main grads */
+     * the distributed optimizer, --grad-reduce-in-bf16 and an fp32 copy for
+     * the step: 20 */
     {"preset: llama2-7b\ntrain: {framework: megatron, grad_accum_dtype: bf16}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_MEGATRON, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: megatron, grad_accum_dtype: bf16}\n", "H100-SXM", 1,
@@ -428,6 +431,7 @@ static const grid_t grid[] = {
     {"preset: llama2-7b", "zero=1"},
     {"preset: llama2-7b", "zero=2"},
     {"preset: llama2-7b", "zero=3"},
+    {"preset: llama2-7b\ntrain: {grad_accum_dtype: bf16}", "zero=0"},
     {"preset: llama2-7b\ntrain: {grad_accum_dtype: bf16}", "zero=1"},
     {"preset: llama2-7b\ntrain: {grad_accum_dtype: bf16}", "zero=3"},
     {"preset: llama2-7b\ntrain: {precision: fp16}", "zero=0"},

@@ -445,6 +445,44 @@ static void cost__zero_stages_dp_comm(void **state)
     }
 }
 
+/* DP reduces what each framework's gradient buffer holds (lib/accounting.c):
+ * Megatron-LM the dtype the spec accumulates in (bf16 at ZeRO-0 by
+ * --grad-reduce-in-bf16), DeepSpeed the model's bf16 whatever the spec says
+ * (meshplan never exports fp32 accumulation to it), PyTorch fp32 (DDP's
+ * fp32 parameters, FSDP2's reduce_dtype); both frameworks planned for
+ * (auto): the slower.  The ZeRO-0 all-reduce over dp 8 on NVLink. */
+static void cost__dp_reduces_the_gradient_buffers_bytes(void **state)
+{
+    const struct {
+        const char *framework, *grads;
+        double bytes;
+    } cases[] = {
+        {"megatron", "fp32", 4},  {"megatron", "bf16", 2}, {"deepspeed", "fp32", 2},
+        {"deepspeed", "bf16", 2}, {"torch", "fp32", 4},    {"torch", "bf16", 4},
+        {"auto", "fp32", 4},      {"auto", "bf16", 2},
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    hand_t x = by_hand(&a, 1, 1, 0, 1);
+    double psi = psi_max(1, 1), d = 8;
+    for (int i = 0; i < N_OF(cases); i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof(yaml),
+                 "arch: {layers: 8, hidden: 128, heads: 8, kv_heads: 4, ffn: 320, vocab: 200, "
+                 "mlp: swiglu, tied_embeddings: false}\n"
+                 "train: {seq_len: 64, global_batch: 32, framework: %s, grad_accum_dtype: %s}\n",
+                 cases[i].framework, cases[i].grads);
+        mesh_model_t m = test_spec(yaml);
+        mesh_cost_t c =
+            cost_exact(&m, &a, "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off");
+        double ar =
+            2 * (d - 1) / d * cases[i].bytes * psi / a.gpu.link_bw + steps(8, 1) * STEP_LAT_LINK;
+        if (fabs(c.dp_comm_s - exposed(ar, 2 * 8 * x.fwd)) > 1e-9 * ar)
+            fail_msg("%s with %s gradients: dp %.9g s, want %.9g (%g bytes a gradient)",
+                     cases[i].framework, cases[i].grads, c.dp_comm_s, exposed(ar, 2 * 8 * x.fwd),
+                     cases[i].bytes);
+    }
+}
+
 /* Context parallelism: the K/V ring of cp - 1 passes per layer forward and
  * twice that backward, hidden behind the attention core where it fits, on
  * NVLink while tp x cp fits a node; the data-parallel group is dp x cp
@@ -709,6 +747,7 @@ int main(void)
         cmocka_unit_test(cost__pp_comm_across_nodes),
         cmocka_unit_test(cost__dp_comm_inside_and_across_nodes),
         cmocka_unit_test(cost__zero_stages_dp_comm),
+        cmocka_unit_test(cost__dp_reduces_the_gradient_buffers_bytes),
         cmocka_unit_test(cost__cp_ring_inside_and_across_nodes),
     };
     return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

@@ -522,7 +522,8 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
  *   arguments.py L1169-1170 asserts it);
  *   recompute: selective -> --recompute-granularity selective; full ->
  *   granularity full, method uniform, 1 layer; full:N -> method block, N;
- *   the precision (--bf16, --fp16) and what the gradients are kept in.
+ *   the precision (--bf16, --fp16) and what the gradients are kept in
+ *   (Megatron-FSDP told fp32, its own default being the parameters').
  * DeepSpeed: train_batch_size = micro * gradient_accumulation_steps * dp
  * (config.py _batch_assertion); the ZeRO stage; at stage 1 and more the
  * reduce bucket (500M, zero/config.py's default, pinned), at stage 3 the
@@ -576,6 +577,8 @@ static void check_case(const env_case_t *k, mesh_export_t mode, const long *rank
 #define FSDP_Z3                                                                                    \
     " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format "     \
     "fsdp_dtensor"
+/* Megatron-FSDP accumulates in the parameters' dtype unless told */
+#define FSDP_FP32 " --megatron-fsdp-main-grads-dtype fp32"
 /* the overlaps priced and exported (lib/overlap.c), in the table's order */
 #define OV_GR     " --overlap-grad-reduce"
 #define OV_PG     " --overlap-param-gather"
@@ -680,19 +683,22 @@ static void env__zero_stages(void **state)
         {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
          "tp=1,pp=1,dp=16,cp=1,zero=2,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 2, 1, 1, 0, 4,
          64, "full", "32",
-         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z2 " --recompute-granularity full --recompute-method "
-                                           "uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG,
+         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z2
+         " --recompute-granularity full --recompute-method "
+         "uniform --recompute-num-layers 1 --bf16" FSDP_FP32 OV_GR OV_PG,
          DS(64, 1, 4, DS_Z2) DS_BF16},
         {"preset: llama2-7b\ntrain: {global_batch: 64}\n", 2,
          "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", 1, 1, 16, 1, 3, 1, 1, 0, 4,
          64, "full", "32",
-         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z3 " --recompute-granularity full --recompute-method "
-                                           "uniform --recompute-num-layers 1 --bf16" OV_GR OV_PG,
+         MEG(1, 1, 1, 1, 64, 4096) FSDP_Z3
+         " --recompute-granularity full --recompute-method "
+         "uniform --recompute-num-layers 1 --bf16" FSDP_FP32 OV_GR OV_PG,
          DS(64, 1, 4, DS_Z3) DS_BF16},
         /* with TP and PP around the sharded optimizer */
         {SPEC_7B16, 2, "tp=2,pp=2,dp=4,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=on", 2, 1, 4, 2, 3,
          1, 1, 1, 4, 16, "none", "16,16",
-         MEG(2, 2, 1, 1, 16, 4096) " --sequence-parallel" FSDP_Z3 " --bf16" OV_GR OV_PG OV_TP,
+         MEG(2, 2, 1, 1, 16, 4096) " --sequence-parallel" FSDP_Z3
+                                   " --bf16" FSDP_FP32 OV_GR OV_PG OV_TP,
          DS(16, 1, 4, DS_Z3) DS_BF16},
     };
     for (size_t i = 0; i < sizeof(z) / sizeof(z[0]); i++)
@@ -778,7 +784,8 @@ static void env__uneven_pipelines(void **state)
         PP16_LAYERS,
         MEG405(8, 16, 1, 1, 2048,
                8192) " --sequence-parallel --decoder-first-pipeline-num-layers 7 "
-                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2 " --bf16" OV_GR OV_PG OV_TP,
+                     "--decoder-last-pipeline-num-layers 7" FSDP_Z2
+                     " --bf16" FSDP_FP32 OV_GR OV_PG OV_TP,
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 4);
     /* 31 layers over 4 stages: a deficit of 1, which the first stage takes
@@ -853,7 +860,7 @@ static void env__interleaved_pipelines(void **state)
         MEG405(8, 16, 1, 1, 2048,
                8192) " --sequence-parallel --num-layers-per-virtual-pipeline-stage "
                      "2 --account-for-embedding-in-pipeline-split "
-                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16" OV_GR OV_PG,
+                     "--account-for-loss-in-pipeline-split" FSDP_Z2 " --bf16" FSDP_FP32 OV_GR OV_PG,
         DS(2048, 1, 16, DS_Z2) DS_BF16};
     check_case(&k405, MESH_EXPORT_TORCH, some, 3);
     /* deficit 1: only the embedding does, (31 + 1) / (4 * 2) = 4 layers
@@ -1020,7 +1027,7 @@ static void env__megatron_model_flags(void **state)
     assert_megatron("preset: params-only\n", 2,
                     "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off",
                     "--attention-dropout 0 --hidden-dropout 0 " LAYOUT(1, 1, 1, 1, 512, 4096)
-                        FSDP_Z3 " --bf16" OV_GR OV_PG);
+                        FSDP_Z3 " --bf16" FSDP_FP32 OV_GR OV_PG);
 }
 
 static void env__topology_variables(void **state)

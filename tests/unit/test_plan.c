@@ -1680,8 +1680,8 @@ static mesh_alloc_t alloc_80e9(int nodes, int gpus)
 }
 
 #define PLAIN_DP_4                                                                                 \
-    "plain DP needs 118.6 GiB per GPU > 72.3 GiB usable (weights 13.0, grads 26.1, optimizer "     \
-    "78.2, activations 0.0, overhead 1.2 GiB at "                                                  \
+    "plain DP needs 131.6 GiB per GPU > 72.3 GiB usable (weights 13.0, grads 13.0, optimizer "     \
+    "104.3, activations 0.0, overhead 1.2 GiB at "                                                 \
     "tp=1,pp=1,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off)"
 
 static void reasons__simpler_family_refused_with_numbers(void **state)
@@ -1729,8 +1729,8 @@ static void advice__pinned_field_in_the_way(void **state)
     assert_int_equal(mesh_plan_reason_count(p), 2);
     assert_string_equal(mesh_plan_reason(p, 0),
                         "nothing fits: the closest layout "
-                        "(tp=1,pp=1,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off) needs 118.6 "
-                        "GiB per GPU > 72.3 GiB usable, short by 46.3 GiB");
+                        "(tp=1,pp=1,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off) needs 131.6 "
+                        "GiB per GPU > 72.3 GiB usable, short by 59.4 GiB");
     assert_string_equal(mesh_plan_reason(p, 1), PLAIN_DP_4);
     assert_int_equal(mesh_plan_advice_count(p), 1);
     assert_string_equal(mesh_plan_advice(p, 0),
@@ -1739,7 +1739,8 @@ static void advice__pinned_field_in_the_way(void **state)
     mesh_plan_destroy(p);
 }
 
-/* One GPU: 18 bytes a parameter + 1 GiB = 118.3 GiB, 46.1 short.  Two
+/* One GPU: 16 bytes a parameter + 1 GiB = 105.3 GiB, 33.0 short (ZeRO-1
+ * over the one replica: 2-byte main gradients, no fp32 copy of them).  Two
  * nodes fit under ZeRO-3 (16/2 bytes a parameter + 1.25 GiB = 53.4 GiB);
  * LoRA fits here: the base weights (13.0 GiB) and the context at least. */
 static void nothing_fits__exact_reasons_and_advice(void **state)
@@ -1750,39 +1751,48 @@ static void nothing_fits__exact_reasons_and_advice(void **state)
     mesh_plan_t *p = test_plan(&m, &a, "auto");
     assert_false(mesh_plan_fits(p));
     assert_false(mesh_plan_best(p)->fits);
-    assert_bytes(mesh_plan_best(p)->memory.total, 127073741824ULL);
-    const char *closest = "tp=1,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off";
-    char want[512];
+    assert_bytes(mesh_plan_best(p)->memory.total, 113073741824ULL);
+    const char *closest = "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    char want[1024];
     assert_int_equal(mesh_plan_reason_count(p), 2);
     snprintf(want, sizeof(want),
-             "nothing fits: the closest layout (%s) needs 118.3 GiB per GPU > 72.3 GiB usable, "
-             "short by 46.1 GiB",
+             "nothing fits: the closest layout (%s) needs 105.3 GiB per GPU > 72.3 GiB usable, "
+             "short by 33.0 GiB",
              closest);
     assert_string_equal(mesh_plan_reason(p, 0), want);
     snprintf(want, sizeof(want),
-             "plain DP needs 118.3 GiB per GPU > 72.3 GiB usable (weights 13.0, grads 26.1, "
+             "plain DP needs 105.3 GiB per GPU > 72.3 GiB usable (weights 13.0, grads 13.0, "
              "optimizer 78.2, activations 0.0, overhead 1.0 GiB at %s)",
              closest);
     assert_string_equal(mesh_plan_reason(p, 1), want);
-    assert_int_equal(mesh_plan_advice_count(p), 2);
+    assert_int_equal(mesh_plan_advice_count(p), 3);
     const char *nodes = "2 nodes (2 GPUs) would fit full training: "
                         "tp=1,pp=1,dp=2,cp=1,zero=3,vpp=1,mb=1,recompute=none,sp=off (53.4 GiB "
                         "per GPU)";
     assert_string_equal(mesh_plan_advice(p, 0), nodes);
+    /* the optimizer offloaded (fp32 master and moments, 12 bytes, on the
+     * host; 7e9 x 12 = 78.2 GiB, 131 GiB given the host's share) */
+    const char *offload =
+        "offloading the optimizer to host memory fits on these nodes with 131 GiB of it per node "
+        "(give the job --mem=131G, Slurm's G being GiB; meshplan --host-mem 131GiB): "
+        "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off,offload=optimizer, 27.1 GiB "
+        "per GPU";
+    assert_string_equal(mesh_plan_advice(p, 1), offload);
     const char *lora = "parameter-efficient fine-tuning fits on this allocation (set "
                        "train.finetune: lora): "
-                       "tp=1,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off, ";
-    const char *adv = mesh_plan_advice(p, 1);
+                       "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off, ";
+    const char *adv = mesh_plan_advice(p, 2);
     assert_int_equal(strncmp(adv, lora, strlen(lora)), 0);
     double gib = 0;
     assert_int_equal(sscanf(adv + strlen(lora), "%lf GiB per GPU", &gib), 1);
     assert_true(gib >= 14.0 && gib <= 72.3);
     /* the line the plugin and job_submit print */
     char buf[2048];
-    snprintf(want, sizeof(want),
-             "seed-7b does not fit on 1 x 1 generic GPUs: the closest layout (%s) needs 118.3 GiB "
-             "per GPU > 72.3 GiB usable\nwhat would fit: %s\nwhat would fit: %s",
-             closest, nodes, adv);
+    snprintf(
+        want, sizeof(want),
+        "seed-7b does not fit on 1 x 1 generic GPUs: the closest layout (%s) needs 105.3 GiB "
+        "per GPU > 72.3 GiB usable\nwhat would fit: %s\nwhat would fit: %s\nwhat would fit: %s",
+        closest, nodes, offload, adv);
     assert_string_equal(mesh_report_nofit(p, buf, sizeof(buf)), want);
     /* cut to the buffer, never past it */
     memset(buf, '#', sizeof(buf));
