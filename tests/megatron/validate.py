@@ -193,6 +193,10 @@ VARIANTS = [
     ("full", ["--mesh", "recompute=full"]),
     ("offload", ["--mesh", "offload=optimizer", "--host-mem", "2TiB"]),
     ("bf16-moments", ["--mesh", "moments=bf16"]),
+    # 2-byte gradients: the precision-aware optimizer's main grads from
+    # ZeRO-1 on, --grad-reduce-in-bf16 without it
+    ("bf16-grads", ["--set", "train.grad_accum_dtype=bf16"]),
+    ("bf16-grads-zero0", ["--set", "train.grad_accum_dtype=bf16", "--mesh", "zero=0"]),
 ]
 MOE_VARIANTS = [
     ("ep-fit", ["--mesh", "etp=1"]),
@@ -378,6 +382,19 @@ def validate(arguments, env, drop=None):
         sys.argv = saved_argv
 
 
+def reduced_dtype(args):
+    """The dtype of the gradient buffer Megatron-LM builds from the parsed
+    arguments, which its data-parallel sync reduces: Megatron-FSDP's main
+    grads (the parameters' when not given: megatron_fsdp/
+    param_and_grad_buffer.py L2313-2322), else fp32 when
+    accumulate_allreduce_grads_in_fp32 (grad_reduce_in_fp32, training.py
+    L2635), else the parameters' (param_and_grad_buffer.py L924)."""
+    import torch
+    if args.use_megatron_fsdp:
+        return args.megatron_fsdp_main_grads_dtype or args.params_dtype
+    return torch.float32 if args.accumulate_allreduce_grads_in_fp32 else args.params_dtype
+
+
 def config_refusal(arguments, args):
     """None when Megatron-LM builds its TransformerConfig from the parsed
     arguments, else where and why it refuses: the expert all-to-all
@@ -460,6 +477,14 @@ def main():
                 res.check(f"{preset}: Megatron-LM's TransformerConfig is the published model",
                           not bad, "; ".join(bad))
             a = args
+            if a.bf16:  # what meshplan prices the DP sync at: the spec's dtype
+                import torch
+                want = torch.bfloat16 if "train.grad_accum_dtype=bf16" in extra else torch.float32
+                got = reduced_dtype(a)
+                res.check(f"{task}: gradients reduced in {str(want)[6:]}", got == want,
+                          f"Megatron-LM reduces {got}")
+                if want == torch.bfloat16 and a.grad_reduce_in_bf16:
+                    kept.setdefault("--grad-reduce-in-bf16", (env, arch.copy()))
             if a.overlap_moe_expert_parallel_comm:  # its conditions are TransformerConfig's
                 why = config_refusal(arguments, a)
                 res.check(f"{task}: TransformerConfig with the expert all-to-all overlap",
@@ -490,6 +515,17 @@ def main():
         args, err = validate(arguments, env, drop=drop)
         res.check(f"without {drop}: Megatron-LM refuses ({err})", args is None,
                   f"{env['MESH_PLAN']} still passes without {drop}")
+    # and the gradient check can fail: without --grad-reduce-in-bf16 the
+    # ZeRO-0 plan's buffer is fp32 again, not the bf16 meshplan priced
+    if "--grad-reduce-in-bf16" not in kept:
+        res.check("a plan with --grad-reduce-in-bf16", False, "no plan above exports it")
+    else:
+        env, a = kept["--grad-reduce-in-bf16"]
+        arch.update(a)
+        args, err = validate(arguments, env, drop="--grad-reduce-in-bf16")
+        got = reduced_dtype(args) if args is not None else None
+        res.check(f"without --grad-reduce-in-bf16: Megatron-LM reduces in {got}",
+                  args is not None and str(got) == "torch.float32", err or "still bf16")
 
     # the overlap table's torch requirement is Megatron-LM's: told a torch one
     # release older, it refuses the plan that exports the overlap
