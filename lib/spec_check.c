@@ -268,6 +268,17 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.grad_accum_dtype: %s gradients under precision fp32 "
                               "would lose what fp32 training keeps; use fp32 or leave it out",
                               AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype));
+    /* a 16-bit gradient buffer is the parameters' dtype (Megatron-LM's
+     * param_and_grad_buffer.py L924 at d98e8a6; FP8 runs on bf16 ones):
+     * no framework accumulates bf16 gradients of fp16 parameters */
+    mesh_precision_t half = m->precision == MESH_PREC_FP16 ? MESH_PREC_FP16 : MESH_PREC_BF16;
+    if (m->grad_accum_dtype != MESH_PREC_FP32 && m->grad_accum_dtype != half)
+        return mesh_error_set(err,
+                              "%s: train.grad_accum_dtype: %s gradients under precision %s; the "
+                              "frameworks keep them in the parameters' %s or in fp32: use one of "
+                              "those",
+                              AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype),
+                              mesh_precision_name(m->precision), mesh_precision_name(half));
     /* a preset's recipe goes with the preset's fp8: a file that trains the
      * preset in another precision drops it (a key cannot be unset) */
     if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 &&

@@ -153,6 +153,12 @@ static void errors__name_key_and_line(void **state)
                  "only means something with precision: fp8");
     expect_error("params: 1e9\ntrain:\n  precision: fp32\n  grad_accum_dtype: bf16\n",
                  "train.grad_accum_dtype", "fp32");
+    expect_error("params: 1e9\ntrain:\n  precision: fp16\n  grad_accum_dtype: bf16\n",
+                 "bad.yaml:4: train.grad_accum_dtype: bf16 gradients under precision fp16; the "
+                 "frameworks keep them in the parameters' fp16 or in fp32: use one of those",
+                 "fp16 or in fp32");
+    expect_error("params: 1e9\ntrain:\n  precision: fp8\n  grad_accum_dtype: fp16\n",
+                 "train.grad_accum_dtype: fp16 gradients under precision fp8", "bf16 or in fp32");
     expect_error("params: 1e9\ntrain:\n  optimizer: sgd\n  optimizer_dtype: bf16\n",
                  "train.optimizer_dtype", "SGD");
     expect_error("params: 1e9\ntrain:\n  framework: deepspeed\n  optimizer_dtype: bf16\n",
@@ -507,16 +513,26 @@ static const doc_key_t doc_keys[] = {
     {"train", "fp8_recipe", PARAMS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "delayed",
      "train.fp8_recipe: only means something with precision: fp8 (precision is bf16)",
      AT(fp8_recipe, T_ENUM)},
-    /* default: fp32 under bf16 and fp8, fp16 under fp16 */
-    {"train", "grad_accum_dtype", PARAMS, "fp32", NULL, NULL, NULL, NULL, NULL, NULL,
-     "bf16 fp16 fp32", "fp8", "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32",
+    /* default: fp32 under bf16 and fp8, fp16 under fp16; the other
+     * 16-bit type is not the parameters' */
+    {"train", "grad_accum_dtype", PARAMS, "fp32", NULL, NULL, NULL, NULL, NULL, NULL, "bf16 fp32",
+     "fp8", "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32",
+     AT(grad_accum_dtype, T_ENUM)},
+    {"train", "grad_accum_dtype", PARAMS, "fp32", NULL, NULL, NULL, NULL, NULL, NULL, "", "fp16",
+     "train.grad_accum_dtype: {} gradients under precision bf16; the frameworks keep them in the "
+     "parameters' bf16 or in fp32: use one of those",
      AT(grad_accum_dtype, T_ENUM)},
     {"train", "grad_accum_dtype", PARAMS ", train.precision: fp16", "fp16", NULL, NULL, NULL, NULL,
-     NULL, NULL, "bf16 fp16 fp32", "int8",
-     "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32", AT(grad_accum_dtype, T_ENUM)},
+     NULL, NULL, "fp16 fp32", "int8", "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32",
+     AT(grad_accum_dtype, T_ENUM)},
+    {"train", "grad_accum_dtype", PARAMS ", train.precision: fp16", "fp16", NULL, NULL, NULL, NULL,
+     NULL, NULL, "", "bf16",
+     "train.grad_accum_dtype: {} gradients under precision fp16; the frameworks keep them in the "
+     "parameters' fp16 or in fp32: use one of those",
+     AT(grad_accum_dtype, T_ENUM)},
     {"train", "grad_accum_dtype", PARAMS ", train.precision: fp8", "fp32", NULL, NULL, NULL, NULL,
-     NULL, NULL, "bf16 fp16 fp32", "fp8",
-     "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32", AT(grad_accum_dtype, T_ENUM)},
+     NULL, NULL, "bf16 fp32", "fp8", "train.grad_accum_dtype: '{}' is not one of: bf16 fp16 fp32",
+     AT(grad_accum_dtype, T_ENUM)},
     {"train", "grad_accum_dtype", PARAMS ", train.precision: fp32", "fp32", NULL, NULL, NULL, NULL,
      NULL, NULL, "fp32", "bf16",
      "train.grad_accum_dtype: {} gradients under precision fp32 would lose what fp32 training "
