@@ -1288,6 +1288,10 @@ static void partition__errors(void **state)
     assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8",
                    "--partition", "gpu", NULL),
                "--partition gpu: the controller does not judge this job");
+    /* a one-letter name is named as given, not as "(none)" */
+    assert_bad(run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8",
+                   "--partition", "g", NULL),
+               "--partition g: the controller does not judge this job");
     assert_bad(run("env", "--model", "llama3-8b", ALLOC, "--partition", "gpu", NULL),
                "--partition: unknown option for env (an option of plan, check, size)");
     /* a partition the policy does not describe, where it describes some:

@@ -83,6 +83,20 @@ static void submit__partition_allocations(void **state)
     assert_int_equal(mesh_partition_alloc(&pol, "cpu", &s, &a, &err), -1);
 }
 
+/* A partition named with one letter is that partition, not the policy's
+ * default: "a" of A100-40GB refuses llama3-70b on one node, which the
+ * default's H200 would be asked about instead. */
+static void submit__partition_of_one_letter(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = parsed_policy("gpu: H200\nenforce: reject\npartitions:\n"
+                                      "  a: {gpu: A100-40GB}\n");
+    mesh_submit_t v;
+    assert_int_equal(judge(&pol, "llama3-70b", 1, "a", &v), MESH_VERDICT_REFUSE);
+    assert_string_equal(v.partition, "a");
+    assert_non_null(strstr(v.msg, "on 1 x 8 A100-40GB GPUs"));
+}
+
 /* A partition name one character longer than a policy entry's can be is
  * no entry's, not the entry named by all but its last character. */
 static void submit__partition_name_longer_than_any_entry_is_default(void **state)
@@ -183,6 +197,35 @@ static mesh_verdict_t decide_with(const mesh_policy_t *pol, const mesh_model_t *
         mesh_submit_cache_clear();
     return (mesh_verdict_t)mesh_submit_decide_within(work, pol, partitions, m, &pins, &s, &ask,
                                                      out);
+}
+
+/* Sizing in a partition of a one-letter name sizes on its GPU and holds
+ * the run to its MaxTime: "a" and "ab", both A100-40GB, give llama3-70b
+ * the same node count (min over 1-8), where the policy's default H200
+ * would need fewer, and a's hour chains the run. */
+static void size__partition_of_one_letter(void **state)
+{
+    (void)state;
+    mesh_policy_t pol =
+        parsed_policy("gpu: H200\nenforce: reject\ntime_limit: set\npartitions:\n"
+                      "  a: {gpu: A100-40GB, max_time: 1:00:00}\n  ab: {gpu: A100-40GB}\n");
+    mesh_model_t m = test_preset("llama3-70b");
+    m.tokens = 1e11;
+    mesh_submit_t one, two, dflt;
+    assert_int_equal(decide_with(&pol, &m, 1, 8, "min", "a", LONG_MAX, 0, &one), MESH_VERDICT_RUN);
+    assert_int_equal(decide_with(&pol, &m, 1, 8, "min", "ab", LONG_MAX, 0, &two), MESH_VERDICT_RUN);
+    assert_int_equal(decide_with(&pol, &m, 1, 8, "min", "", LONG_MAX, 0, &dflt), MESH_VERDICT_RUN);
+    assert_int_equal(one.nodes, two.nodes);
+    assert_true(dflt.nodes < one.nodes);
+    assert_non_null(strstr(one.note, "more than partition a's MaxTime 1:00:00"));
+    assert_null(strstr(two.note, "MaxTime"));
+    /* a range too wide to size is refused, and judged: the job is not let
+     * through as one the controller did not look at */
+    assert_int_equal(
+        decide_with(&pol, &m, 1, MESH_SUBMIT_SIZE_MAX + 1, "min", "ab", LONG_MAX, 0, &two),
+        MESH_VERDICT_REFUSE);
+    assert_int_equal(two.judged, 1);
+    assert_int_equal(two.about, MESH_SUBMIT_SIZE);
 }
 
 /* Where the budget suffices, the verdict is the unbounded one, to the word,
@@ -833,6 +876,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(submit__partition_allocations),
         cmocka_unit_test(submit__partition_gpu_of_one_letter),
+        cmocka_unit_test(submit__partition_of_one_letter),
+        cmocka_unit_test(size__partition_of_one_letter),
         cmocka_unit_test(submit__verdicts_and_words),
         cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),

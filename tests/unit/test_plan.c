@@ -2238,6 +2238,8 @@ static void plan__wrong_ep_one_line(void **state)
         {NULL, "ep=2,etp=16", "ep*etp = 2*16 is more than tp*cp*dp = 1*1*8 = 8"},
         /* the ep named, not the first zero the search tried with the moments */
         {NULL, "ep=8,tp=2,pp=2,moments=bf16", "ep*etp = 8*1 is more than tp*cp*dp = 2*1*2 = 4"},
+        /* an etp no stage can take: the etp named, on ep 1 where ep is free */
+        {NULL, "etp=3", "etp 3 must divide the experts' ffn 14336"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_layout_t pins = test_mesh(cases[i].mesh);

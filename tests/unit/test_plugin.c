@@ -913,6 +913,13 @@ static void assert_logged(const char *log, const char *effect, const char *names
 
 #define ALLOW "jobs that use meshplan's options are refused and the others run as usual"
 
+/* meshplan's options other than --model, each with a value it takes */
+static const struct {
+    const char *name, *value;
+} alone[] = {{"mesh", "tp=2"},     {"mesh-export", "mesh"},  {"mesh-bind", "none"},
+             {"mesh-size", "min"}, {"mesh-headroom", "0.1"}, {"mesh-from", "plan.json"},
+             {"mesh-keep", "tp"},  {"mesh-explain", NULL}};
+
 static void config__broken_refuses_only_meshplan_jobs(void **state)
 {
     for (size_t i = 0; i < sizeof(broken_configs) / sizeof(broken_configs[0]); i++) {
@@ -939,16 +946,17 @@ static void config__broken_refuses_only_meshplan_jobs(void **state)
             assert_non_null(strstr(mock.last_error, "--model: refused while meshplan's "
                                                     "configuration is broken"));
             assert_null(mock_getenv("CONTROL:MESHPLAN_REQUEST"));
-            /* so is one with another of meshplan's options */
-            assert_int_equal(init(c, args), 0);
-            assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
-            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
-            assert_non_null(strstr(mock.last_error, "--mesh-export: refused"));
-            /* and one that asks only how its tasks are bound */
-            assert_int_equal(init(c, args), 0);
-            assert_int_equal(mesh_test_option("mesh-bind", "none", 0), 0);
-            assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
-            assert_non_null(strstr(mock.last_error, "--mesh-bind: refused"));
+            /* so is one with any other of meshplan's options alone, down
+             * to one that asks only how its tasks are bound */
+            for (size_t o = 0; o < sizeof(alone) / sizeof(alone[0]); o++) {
+                char want[64];
+                assert_int_equal(init(c, args), 0);
+                assert_int_equal(mesh_test_option(alone[o].name, alone[o].value, 0), 0);
+                assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+                snprintf(want, sizeof(want), "--%s: refused", alone[o].name);
+                if (!strstr(mock.last_error, want))
+                    fail_msg("--%s alone: '%s'", alone[o].name, mock.last_error);
+            }
         }
         /* slurmstepd: init never fails (no node drained), and says it in slurmd's log */
         assert_int_equal(init(S_CTX_REMOTE, args), 0);

@@ -44,6 +44,15 @@ static void design_example__rank13(void **state)
     assert_group(&l, 13, MESH_AXIS_PP, (long[]){1, 5, 9, 13});
     assert_group(&l, 2, MESH_AXIS_PP, (long[]){2, 6, 10, 14});
     assert_group(&l, 13, MESH_AXIS_CP, (long[]){13});
+    /* a dense layout (ep, etp 0): one expert rank of one, the stage its
+     * expert-data group (ranks.h), rank 13 the stage's fourth */
+    assert_int_equal(mesh_axis_size(&l, MESH_AXIS_EP), 1);
+    assert_int_equal(mesh_axis_size(&l, MESH_AXIS_ETP), 1);
+    assert_int_equal(mesh_axis_size(&l, MESH_AXIS_EDP), 4);
+    assert_int_equal(c.ep, 0);
+    assert_int_equal(c.etp, 0);
+    assert_int_equal(c.edp, 1);
+    assert_group(&l, 13, MESH_AXIS_EDP, (long[]){12, 13, 14, 15});
 }
 
 static void context_parallel__order(void **state)

@@ -289,6 +289,9 @@ static void read__hostile_files(void **state)
     assert_error_has(read_error(big, sizeof(big) - 1), "larger than");
     assert_error_has(read_error("", 0), "empty");
     assert_error_has(read_error(" \n\t\n", 4), "saved.json: empty: expected meshplan plan --json");
+    /* a byte-order mark alone, or before blanks, is as empty */
+    assert_error_has(read_error("\xEF\xBB\xBF", 3), "saved.json: empty: ");
+    assert_error_has(read_error("\xEF\xBB\xBF\n", 4), "saved.json: empty: ");
     assert_error_has(read_error("# only a comment\n", 17), "no layout");
     /* the layout itself: tp=0, auto, incomplete, too many GPUs */
     const char *bad[][2] = {

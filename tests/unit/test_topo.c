@@ -358,8 +358,11 @@ static void gpus__processing_accelerators(void **state)
     assert_int_equal(system(cmd), 0);
     mesh_topo_t *t = load("/tmp", strrchr(path, '/') + 1);
     assert_int_equal(mesh_topo_gpu_count(t), 8);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(mesh_topo_gpu(t, i)->vendor_id, 0x1002);
         assert_int_equal(mesh_topo_gpu(t, i)->device_id, 0x74a1);
+        assert_int_equal(mesh_topo_gpu(t, i)->class_id, 0x1200); /* as topo.h documents it */
+    }
     mesh_alloc_t a;
     mesh_error_t err;
     mesh_policy_t pol;
