@@ -573,19 +573,21 @@ static int interleavings(search_t *s, const mesh_layout_t *l, int vpps[VPPS_MAX]
     return nv;
 }
 
-/* The ZeRO stages one replica tries: 1 where the spec asks for what only
- * Megatron-LM's distributed optimizer gives (16-bit main gradients or
- * moments: the precision-aware optimizer, optimizer/__init__.py
- * L1057-1060), else 0. */
-static int sole_replica_zero(const mesh_model_t *m)
+/* The ZeRO stages one replica tries: 1 where it can give what only a
+ * sharded optimizer gives, else 0: 16-bit main gradients or moments where
+ * the spec asks for them (Megatron-LM's precision-aware optimizer needs its
+ * distributed one, optimizer/__init__.py L1057-1060), and the optimizer
+ * offloaded where the host memory is known (the lever needs ZeRO >= 1). */
+static int sole_replica_zero(const search_t *s)
 {
+    const mesh_model_t *m = s->m;
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws), megatron = 0;
     for (int f = 0; f < nf; f++)
         megatron |= fws[f] == MESH_FW_MEGATRON;
     int sixteen = (m->grad_accum_dtype != MESH_PREC_FP32 && m->precision != MESH_PREC_FP16) ||
                   m->optimizer_dtype != MESH_PREC_FP32;
-    return megatron && sixteen;
+    return (megatron && sixteen) || s->a->host_memory > 0;
 }
 
 static void search_stage_options(search_t *s, mesh_layout_t *l)
@@ -602,7 +604,7 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
      * gathers whole layers, Megatron-FSDP's ZeRO-2 holds one layer's
      * unsharded gradients, DeepSpeed's ZeRO-1 a reduce bucket), so no stage
      * can stand for the others.  It stops at the first that fits. */
-    int zmax = (long)l->dp * l->cp > 1 ? 3 : sole_replica_zero(m), zeros[4], nz = 0;
+    int zmax = (long)l->dp * l->cp > 1 ? 3 : sole_replica_zero(s), zeros[4], nz = 0;
     if (p->zero != MESH_FREE) {
         zeros[nz++] = p->zero;
     } else if (s->first_fit_only) {

@@ -2222,6 +2222,30 @@ static void verdict__by_enforce(void **state)
 /* The planner's one-line errors for the ep a user pins (issue 14: a wrong
  * ep, not dividing the experts or larger than tp*cp*dp), and for pins that
  * leave nothing to try. */
+/* One replica takes the optimizer offload too: the lever needs ZeRO-1,
+ * which over one replica shards nothing but is what Megatron-LM's
+ * --optimizer-cpu-offload runs under.  Llama 3 70B at tp 8 on one node
+ * fits with it (2 TiB of host memory), and without host memory the same
+ * pins are refused. */
+static void plan__offload_over_one_replica(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    a.host_memory = 2199023255552.0;
+    mesh_plan_t *p = test_plan(&m, &a, "tp=8,offload=optimizer");
+    assert_true(mesh_plan_fits(p));
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    assert_int_equal(l->dp * l->cp, 1);
+    assert_int_equal(l->zero, 1);
+    assert_int_equal(l->offload, 1);
+    mesh_plan_destroy(p);
+    a.host_memory = 0;
+    p = test_plan(&m, &a, "tp=8");
+    assert_false(mesh_plan_fits(p));
+    mesh_plan_destroy(p);
+}
+
 static void plan__wrong_ep_one_line(void **state)
 {
     mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
@@ -2457,6 +2481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan__wrong_ep_one_line),
+        cmocka_unit_test(plan__offload_over_one_replica),
         cmocka_unit_test(plan__returns_all_its_memory),
         cmocka_unit_test(plan__deepseek_v3_ep_explained),
         cmocka_unit_test(plan__ep_search_past_non_divisors),
