@@ -304,8 +304,7 @@ static int recall(search_t *s, const mesh_layout_t *l0)
     mesh_layout_t l;
     if (!mesh_memo_find(s->known, l0, &was, &l))
         return -1;
-    if (was) {
-        c.memory.total = was->total;
+    if (was) { /* was->total is judged here; price() fills c where it is kept */
         c.memory.host = was->host;
         c.memory.capacity = mesh_policy_usable(s->assume, &s->a->gpu);
         if (!fits_in(s, was->total, &c.memory))

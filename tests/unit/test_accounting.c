@@ -546,6 +546,12 @@ static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_en
                 fail_msg("%s: term '%s' is the framework's default, but '%s' is exported: %s",
                          mesh_framework_name(exported[f]), t[i].what, t[i].unless, text);
             assert_non_null(t[i].source);
+            /* every term is named, by a name of its own (accounting.h) */
+            assert_true(t[i].what && t[i].what[0]);
+            for (int j = 0; j < i; j++)
+                if (t[j].part == t[i].part && strcmp(t[j].what, t[i].what) == 0)
+                    fail_msg("%s: two terms named '%s'", mesh_framework_name(exported[f]),
+                             t[i].what);
         }
         /* a flag without its term: every memory flag exported is caused by
          * a term of this layout, or is its ZeRO stage's */

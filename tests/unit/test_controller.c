@@ -296,6 +296,24 @@ static void budget__units_counted(void **state)
     assert_int_equal(v.work, 10 + 5 + 3 * (6 + 20));
 }
 
+/* A job naming one policy entry many times (a100 again and again, names
+ * the policy does not know, all `default`) is planned once per entry: the
+ * same work as naming each once, and the same refusal of them all. */
+static void budget__an_entry_named_again_planned_once(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_submit_t one, many;
+    assert_int_equal(judge(&pol, "llama3.1-405b", 1, "a100,zz", &one), MESH_VERDICT_REFUSE);
+    assert_int_equal(judge(&pol, "llama3.1-405b", 1, "a100,zz,a100,yy,a100,xx,zz", &many),
+                     MESH_VERDICT_REFUSE);
+    assert_true(one.work > 0);
+    assert_int_equal(many.work, one.work);
+    assert_int_equal(many.judged, 1);
+    const char *tail = "\n(it fits none of the 7 partitions the job names)";
+    assert_string_equal(many.msg + strlen(many.msg) - strlen(tail), tail);
+}
+
 /* A hostile spec: the same verdict (it fits nowhere, which the first-fit
  * search, within the budget, says), and the explanation says where its
  * share of the budget cut the advice, with the command that searches it in
@@ -881,6 +899,7 @@ int main(void)
         cmocka_unit_test(submit__verdicts_and_words),
         cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),
+        cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),
         cmocka_unit_test(budget__advice_share),

@@ -67,6 +67,17 @@ static void gpus__policy_marks_and_defines(void **state)
     }
     assert_non_null(strstr(text, "  GEMM\n"));
     free(text);
+    /* two it defines, the first of a one-letter name: both named, apart */
+    mesh_policy_init(&pol);
+    const char *two[] = {"gpu.X.pci=1234:5679",    "gpu.X.memory=24GiB",   "gpu.X.peak_tflops=100",
+                         "gpu.X.island=1",         "gpu.Y2.pci=1234:567a", "gpu.Y2.memory=24GiB",
+                         "gpu.Y2.peak_tflops=100", "gpu.Y2.island=1"};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(mesh_policy_set_arg(&pol, two[i], &err), 0);
+    text = mesh_listing_gpus(&pol.assume, 0);
+    if (!strstr(text, "the policy defines X, Y2 ("))
+        fail_msg("%s", text);
+    free(text);
     /* any one figure the policy sets, alone, is marked and the mark told */
     const char *one[] = {"memory=70GiB",  "peak_tflops=900", "hbm_bw=3TB/s", "link_bw=400GB/s",
                          "net_bw=50GB/s", "island=4",        "gemm_eff=0.7"};

@@ -73,6 +73,46 @@ static void state_bytes__precision_optimizer(void **state)
     assert_true(w == 2 && g < 0.1 && k < 0.2);
 }
 
+/* framework: auto keeps the states of the framework that holds the most
+ * (Megatron-LM's on a tie), its three parts together: over every precision,
+ * gradient and moment dtype, optimizer and fine-tuning, what auto gives is
+ * one framework's (w, g, k) whole, and no other's sum is larger. */
+static void state_bytes__auto_keeps_the_larger_whole(void **state)
+{
+    (void)state;
+    const mesh_precision_t precs[] = {MESH_PREC_BF16, MESH_PREC_FP16, MESH_PREC_FP32,
+                                      MESH_PREC_FP8};
+    const mesh_framework_t fws[] = {MESH_FW_MEGATRON, MESH_FW_DEEPSPEED};
+    int differ = 0;
+    for (int p = 0; p < 4; p++)
+        for (int gr = 0; gr < 4; gr++)
+            for (int mo = 0; mo < 3; mo++)
+                for (int o = 0; o < 3; o++)
+                    for (int ft = 0; ft < 2; ft++) {
+                        mesh_model_t m = test_preset("llama2-7b");
+                        m.precision = precs[p];
+                        m.grad_accum_dtype = precs[gr];
+                        m.optimizer_dtype = precs[mo];
+                        m.optimizer = (mesh_optimizer_t)o;
+                        m.finetune = ft ? MESH_FINETUNE_LORA : MESH_FINETUNE_FULL;
+                        double w, g, k, r[2][3];
+                        for (int f = 0; f < 2; f++) {
+                            m.framework = fws[f];
+                            mesh_state_bytes(&m, &r[f][0], &r[f][1], &r[f][2]);
+                        }
+                        double s0 = r[0][0] + r[0][1] + r[0][2], s1 = r[1][0] + r[1][1] + r[1][2];
+                        const double *best = s1 > s0 ? r[1] : r[0];
+                        differ += r[0][1] != r[1][1] && r[0][2] != r[1][2];
+                        m.framework = MESH_FW_AUTO;
+                        mesh_state_bytes(&m, &w, &g, &k);
+                        if (w != best[0] || g != best[1] || k != best[2])
+                            fail_msg("precision %d, gradients %d, moments %d, optimizer %d, "
+                                     "LoRA %d: auto %g+%g+%g, the larger %g+%g+%g",
+                                     p, gr, mo, o, ft, w, g, k, best[0], best[1], best[2]);
+                    }
+    assert_true(differ > 0);
+}
+
 /* GPT-3 175B at s 2048, b 1, h 12288, a 96, t 8, as Korthikanti et al.
  * assume it: MHA, GeLU, f = 4h, dropout, no FlashAttention. */
 static mesh_model_t gpt3_korthikanti(void)
@@ -1032,6 +1072,7 @@ int main(void)
         cmocka_unit_test(activations__tp_wider_than_kv_heads),
         cmocka_unit_test(zero__seed_7b),
         cmocka_unit_test(state_bytes__precision_optimizer),
+        cmocka_unit_test(state_bytes__auto_keeps_the_larger_whole),
         cmocka_unit_test(activations__korthikanti_table2),
         cmocka_unit_test(activations__flash_gqa_swiglu_dropout),
         cmocka_unit_test(activations__scores_under_context_parallelism),

@@ -3,6 +3,7 @@
  * Pictures: the simulated schedule against the bubble formula, and the
  * text and SVG views against the plan they draw.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <math.h>
@@ -126,6 +127,33 @@ static void text__big_allocations_summarised(void **state)
     t = mesh_picture_text(p, &o);
     assert_true(widest(t, &esc) <= 60 + 10); /* the rank map's node label is fixed */
     free(t);
+    mesh_plan_destroy(p);
+}
+
+/* A rank map wider than the terminal is cut to as many GPU columns as
+ * leave room for " ..." and no fewer: on 2048 nodes of 8 with cells of
+ * 14 ("16376:0.127.15"), each cut row is within the width and one more
+ * cell would not be. */
+static void text__rank_rows_cut_at_the_width(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3.1-405b", 2048, "tp=8,pp=16,dp=128,zero=2,vpp=4");
+    int cut = 0;
+    for (int width = 40; width <= 140; width++) {
+        mesh_picture_opts_t o = {.color = 0, .width = width};
+        char *t = mesh_picture_ranks(p, &o);
+        for (const char *l = t; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+            int n = (int)strcspn(l, "\n");
+            if (n < 4 || strncmp(l + n - 4, " ...", 4) != 0 || !isdigit((unsigned char)*l))
+                continue;
+            cut++;
+            /* node column of 4, cells of 14 and a space before each */
+            if (n > width || n + 15 <= width)
+                fail_msg("width %d: a cut row of %d: %.*s", width, n, n, l);
+        }
+        free(t);
+    }
+    assert_true(cut > 100);
     mesh_plan_destroy(p);
 }
 
@@ -1138,6 +1166,7 @@ int main(void)
         cmocka_unit_test(text__ranks_pipeline_memory),
         cmocka_unit_test(text__pipeline_painted_by_kind),
         cmocka_unit_test(text__big_allocations_summarised),
+        cmocka_unit_test(text__rank_rows_cut_at_the_width),
         cmocka_unit_test(text__sampled_nodes_named),
         cmocka_unit_test(text__memory_over_capacity),
         cmocka_unit_test(svg__self_contained),

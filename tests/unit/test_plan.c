@@ -915,33 +915,45 @@ static void headroom__roomier_as_a_search_afresh(void **state)
  * (lib/prune.c) are floors: given the whole search's best step as the
  * deadline, which every other layout of a shape must beat to be wanted,
  * the pruned search still finds that best, on dense models (one slot
- * memo for every interleaving) whose sweeps span several micro-batches. */
+ * memo for every interleaving, two under full:N) whose sweeps span several
+ * micro-batches, and on MoE models (a memo per interleaving). */
 static void prune__a_deadline_met_exactly_keeps_the_best(void **state)
 {
     (void)state;
     static const struct {
         const char *preset, *gpu;
         int nodes;
+        const char *mesh;
     } cases[] = {
-        {"llama3-8b", "H100-SXM", 1},      {"llama3-8b", "A100-80GB", 4},
-        {"llama2-13b", "H100-SXM", 2},     {"llama3-70b", "H100-SXM", 4},
-        {"llama3-70b", "A100-80GB", 8},    {"gpt3-175b", "H100-SXM", 16},
-        {"llama3.1-405b", "H100-SXM", 32},
+        {"llama3-8b", "H100-SXM", 1, "auto"},
+        {"llama3-8b", "A100-80GB", 4, "auto"},
+        {"llama2-13b", "H100-SXM", 2, "auto"},
+        {"llama3-70b", "H100-SXM", 4, "auto"},
+        {"llama3-70b", "A100-80GB", 8, "auto"},
+        {"gpt3-175b", "H100-SXM", 16, "auto"},
+        {"llama3.1-405b", "H100-SXM", 32, "auto"},
+        /* full recomputation of N layers, interleaved or not: two memos */
+        {"llama3-70b", "A100-80GB", 8, "recompute=full"},
+        {"gpt3-175b", "A100-80GB", 16, "recompute=full"},
+        /* MoE models and MTP layers: a memo per interleaving */
+        {"mixtral-8x7b", "H100-SXM", 4, "auto"},
+        {"qwen3-30b-a3b", "H100-SXM", 2, "auto"},
+        {"deepseek-v3", "H100-SXM", 32, "auto"},
     };
     for (int i = 0; i < MESH_ARRAY_LEN(cases); i++) {
         mesh_model_t m = test_preset(cases[i].preset);
         mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, 8);
         mesh_policy_t pol;
         mesh_policy_init(&pol);
-        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        mesh_plan_t *p = test_plan(&m, &a, cases[i].mesh);
         const mesh_candidate_t *b = mesh_plan_best(p);
-        mesh_layout_t pins = test_mesh("auto");
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
         mesh_candidate_t c;
         int rc = mesh_plan_choose(&m, &a, &pins, &pol.assume, b->cost.step_seconds, &c, NULL);
         char want[MESH_LAYOUT_STR_MAX], got[MESH_LAYOUT_STR_MAX];
         if (rc != MESH_CHOICE_FITS || memcmp(&c.layout, &b->layout, sizeof(c.layout)) != 0)
-            fail_msg("%s on %d %s: %d %s, the whole search's %s", cases[i].preset, cases[i].nodes,
-                     cases[i].gpu, rc,
+            fail_msg("%s on %d %s (%s): %d %s, the whole search's %s", cases[i].preset,
+                     cases[i].nodes, cases[i].gpu, cases[i].mesh, rc,
                      rc == MESH_CHOICE_FITS ? mesh_layout_format(&c.layout, got, sizeof(got)) : "-",
                      mesh_layout_format(&b->layout, want, sizeof(want)));
         mesh_plan_destroy(p);

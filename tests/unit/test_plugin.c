@@ -250,13 +250,20 @@ static void submit__restart_pins_and_travels(void **state)
     unsetenv("MESHPLAN_RESTART");
 }
 
+/* srun's local context for `model` under the policy's `extra` words, its
+ * options read: one step of `tasks` tasks over `nodes` nodes to judge. */
+static void srun_step(const char *model, const char *extra, int nodes, int tasks)
+{
+    assert_int_equal(init(S_CTX_LOCAL, extra), 0);
+    mesh_test_option("model", model, 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    mock.nnodes = nodes;
+    mock.total_tasks = tasks;
+}
+
 static void submit__srun_refuses_what_does_not_fit(void **state)
 {
-    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
-    mesh_test_option("model", "llama3.1-405b", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
-    mock.nnodes = 1;
-    mock.total_tasks = 8;
+    srun_step("llama3.1-405b", NULL, 1, 8);
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
     assert_non_null(strstr(mock.last_error, "what would fit"));
     /* uneven tasks per node */
@@ -265,11 +272,7 @@ static void submit__srun_refuses_what_does_not_fit(void **state)
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
     assert_non_null(strstr(mock.last_error, "same number of tasks"));
     /* enforce=warn lets it through */
-    assert_int_equal(init(S_CTX_LOCAL, "enforce=warn"), 0);
-    mesh_test_option("model", "llama3.1-405b", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
-    mock.nnodes = 1;
-    mock.total_tasks = 8;
+    srun_step("llama3.1-405b", "enforce=warn", 1, 8);
     mock.errors = 0;
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
     assert_int_equal(mock.errors, 0);
@@ -302,12 +305,8 @@ static void submit__srun_without_a_policy_gpu_leaves_it_to_the_nodes(void **stat
  * launcher takes the node's GPUs. */
 static void submit__srun_step_smaller_than_the_allocation(void **state)
 {
-    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
-    mesh_test_option("model", "llama3-8b", 0);
-    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
     setenv("SLURM_GPUS_ON_NODE", "8", 1);
-    mock.nnodes = 1;
-    mock.total_tasks = 4;
+    srun_step("llama3-8b", NULL, 1, 4);
     assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
     assert_int_equal(mock.errors, 0);
     unsetenv("SLURM_GPUS_ON_NODE");
@@ -376,6 +375,27 @@ static void topo_dir(char *dir, char *arg, size_t len, const char *const *names)
         assert_int_equal(system(cmd), 0);
     }
     snprintf(arg, len, "topology_xml=%s/%%n.xml", dir);
+}
+
+/* A step that fits only with the optimizer offloaded to the host (Llama 3
+ * 70B on one node of 8 H100s): where srun knows the job's memory
+ * (SLURM_MEM_PER_NODE) it judges, refusing 64 GiB and running 2 TiB;
+ * where it does not, the job's memory is the nodes' to see, and srun
+ * lets the step start. */
+static void submit__srun_leaves_an_offload_to_the_nodes(void **state)
+{
+    srun_step("llama3-70b", NULL, 1, 8);
+    unsetenv("SLURM_MEM_PER_NODE");
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    setenv("SLURM_MEM_PER_NODE", "65536", 1);
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "what would fit"));
+    mock.errors = 0;
+    setenv("SLURM_MEM_PER_NODE", "2097152", 1);
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    unsetenv("SLURM_MEM_PER_NODE");
 }
 
 static void rm_dir(const char *dir)
@@ -1040,6 +1060,7 @@ int main(void)
         cmocka_unit_test(submit__srun_without_a_policy_gpu_leaves_it_to_the_nodes),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(submit__srun_step_smaller_than_the_allocation),
+        cmocka_unit_test(submit__srun_leaves_an_offload_to_the_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(stepd__restart_says_what_changed),
         cmocka_unit_test(stepd__spec_changed_since_submit),

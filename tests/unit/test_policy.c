@@ -142,6 +142,17 @@ static void gpus__defined_by_pci_id(void **state)
     gpu_arg[strlen(gpu_arg) - 1] = '\0';
     assert_int_equal(mesh_policy_set_arg(&p, gpu_arg, &err), 0);
     assert_string_equal(p.assume.gpu, gpu_arg + 4);
+    /* a table's name that begins others is that GPU (A10, L4), a prefix of
+     * several names none: gpu= names the choices, as partitions' gpu: does */
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=a10", &err), 0);
+    assert_string_equal(p.assume.gpu, "A10");
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=L4", &err), 0);
+    assert_string_equal(p.assume.gpu, "L4");
+    assert_int_equal(mesh_policy_set_arg(&p, "gpu=H100", &err), -1);
+    assert_string_equal(err.msg, "gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), H100-PCIe "
+                                 "(80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); name one "
+                                 "(nvidia-smi --query-gpu=name prints yours)");
+    assert_string_equal(p.assume.gpu, "L4");
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H1000", &err), 0);
     assert_int_equal(p.assume.gpu_overrides[0].pci_vendor, 0x10de);
     assert_int_equal(p.assume.gpu_overrides[0].pci_device, 0x9999);

@@ -95,7 +95,8 @@ static void write_node(const char *path, int n)
 }
 
 /* MESH_TOPO_MAX_GPUS GPUs, the most a node may have: all of them read, and
- * a step of some of them keeps exactly those; one more is refused. */
+ * a step of some of them keeps exactly those, a step of all of them all;
+ * one more is refused. */
 static void select__on_a_node_of_the_most_gpus(void **state)
 {
     (void)state;
@@ -113,6 +114,25 @@ static void select__on_a_node_of_the_most_gpus(void **state)
     assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:10:00.0");
     assert_string_equal(mesh_topo_gpu(t, 1)->busid, "0000:19:00.0");
     assert_string_equal(mesh_topo_gpu(t, 2)->busid, "0000:4f:00.0");
+    mesh_topo_destroy(t);
+    /* a step of all of them: slurmstepd's selection keeps every one */
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    int all[MESH_TOPO_MAX_GPUS + 1];
+    for (int i = 0; i <= MESH_TOPO_MAX_GPUS; i++)
+        all[i] = MESH_TOPO_MAX_GPUS - 1 - i;
+    t = mesh_topo_load(path, &err);
+    mesh_topo_t *whole = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    assert_non_null(whole);
+    if (mesh_step_topology(&pol, t, all, MESH_TOPO_MAX_GPUS, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(mesh_topo_gpu_count(t), MESH_TOPO_MAX_GPUS);
+    for (int i = 0; i < MESH_TOPO_MAX_GPUS; i++)
+        assert_string_equal(mesh_topo_gpu(t, i)->busid, mesh_topo_gpu(whole, i)->busid);
+    mesh_topo_destroy(whole);
+    assert_int_equal(mesh_step_topology(&pol, t, all, MESH_TOPO_MAX_GPUS + 1, &err), -1);
+    assert_string_equal(err.msg, "more than 64 GPUs in the step");
     mesh_topo_destroy(t);
     write_node(path, MESH_TOPO_MAX_GPUS + 1);
     assert_null(mesh_topo_load(path, &err));
