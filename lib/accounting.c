@@ -449,6 +449,39 @@ double mesh_grad_reduce_bytes(const mesh_model_t *m, const mesh_layout_t *l)
     return most;
 }
 
+/* The bytes per parameter framework fw holds of model states over one
+ * replica at ZeRO stage `zero` with Adam moments in `moments` (nothing
+ * sharded: the terms' per-parameter bytes, buffers aside). */
+static double one_replica_states(const mesh_model_t *m, mesh_framework_t fw, int zero,
+                                 mesh_precision_t moments)
+{
+    mesh_layout_t l = {.tp = 1,
+                       .pp = 1,
+                       .dp = 1,
+                       .cp = 1,
+                       .zero = zero,
+                       .vpp = 1,
+                       .micro_batch = 1,
+                       .moments = moments};
+    mesh_term_t t[MESH_TERMS_MAX];
+    int n = mesh_state_terms(m, fw, &l, 0, t);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += t[i].per_param;
+    return sum;
+}
+
+int mesh_sole_replica_zero_saves(const mesh_model_t *m)
+{
+    mesh_framework_t fws[3];
+    int nf = mesh_frameworks_priced(m->framework, fws);
+    for (int f = 0; f < nf; f++)
+        if (one_replica_states(m, fws[f], 1, m->optimizer_dtype) <
+            one_replica_states(m, fws[f], 0, MESH_PREC_FP32))
+            return 1;
+    return 0;
+}
+
 int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])
 {
     if (fw != MESH_FW_AUTO) {

@@ -112,6 +112,13 @@ int mesh_submit_decide_within(long work, const struct mesh_policy *pol, const ch
  * holds it; the most of the frameworks m is priced under (so lib/cost.c
  * prices the wire as lib/accounting.c prices the memory). */
 double mesh_grad_reduce_bytes(const struct mesh_model *m, const struct mesh_layout *l);
+/* accounting.c: whether ZeRO-1 over one replica holds fewer bytes of
+ * model states than ZeRO-0 under some framework m is priced under: it
+ * shards nothing there, but Megatron-LM gives the spec's 16-bit main
+ * gradients and Adam moments only with its distributed optimizer
+ * (optimizer/__init__.py L1057-1060 at d98e8a6), the moments at the
+ * lever's 16 bits. */
+int mesh_sole_replica_zero_saves(const struct mesh_model *m);
 
 struct mesh_error;
 /* mesh_parse_double, whose errors give the value's unit after its range:

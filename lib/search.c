@@ -573,20 +573,12 @@ static int interleavings(search_t *s, const mesh_layout_t *l, int vpps[VPPS_MAX]
 }
 
 /* The ZeRO stages one replica tries: 1 where it can give what only a
- * sharded optimizer gives, else 0: 16-bit main gradients or moments where
- * the spec asks for them (Megatron-LM's precision-aware optimizer needs its
- * distributed one, optimizer/__init__.py L1057-1060), and the optimizer
- * offloaded where the host memory is known (the lever needs ZeRO >= 1). */
+ * sharded optimizer gives, else 0: fewer bytes of model states
+ * (lib/accounting.c), or the optimizer offloaded where the host memory is
+ * known (the lever needs ZeRO >= 1). */
 static int sole_replica_zero(const search_t *s)
 {
-    const mesh_model_t *m = s->m;
-    mesh_framework_t fws[3];
-    int nf = mesh_frameworks_priced(m->framework, fws), megatron = 0;
-    for (int f = 0; f < nf; f++)
-        megatron |= fws[f] == MESH_FW_MEGATRON;
-    int sixteen = (m->grad_accum_dtype != MESH_PREC_FP32 && m->precision != MESH_PREC_FP16) ||
-                  m->optimizer_dtype != MESH_PREC_FP32;
-    return (megatron && sixteen) || s->a->host_memory > 0;
+    return s->a->host_memory > 0 || mesh_sole_replica_zero_saves(s->m);
 }
 
 static void search_stage_options(search_t *s, mesh_layout_t *l)

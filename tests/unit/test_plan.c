@@ -2258,6 +2258,40 @@ static void plan__offload_over_one_replica(void **state)
     mesh_plan_destroy(p);
 }
 
+/* One replica takes ZeRO-1 for what only Megatron-LM's distributed
+ * optimizer gives: the spec's 16-bit Adam moments (fp32 gradients here),
+ * 2 + 4 + 4 + 4 = 14 bytes a parameter (7e9: 91.3 GiB) against ZeRO-0's
+ * fp32 moments, 18; FP8 parameters without their bf16 copy
+ * (--fp8-param-gather, arguments.py L1095-1097), 2 bytes of weights
+ * against 4; under fp32 moments and bf16, ZeRO-0, whose 18 is the same. */
+static void plan__sole_replica_takes_what_zero1_gives(void **state)
+{
+    (void)state;
+    mesh_model_t m = seed_7b();
+    m.grad_accum_dtype = MESH_PREC_FP32;
+    m.optimizer_dtype = MESH_PREC_BF16;
+    mesh_alloc_t a = alloc_80e9(1, 1);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    const mesh_candidate_t *c = mesh_plan_best(p);
+    assert_int_equal(c->layout.zero, 1);
+    assert_int_equal(c->layout.moments, MESH_PREC_BF16);
+    assert_true(fabs(c->memory.weights + c->memory.grads + c->memory.optimizer - 14 * 7e9) < 1e6);
+    mesh_plan_destroy(p);
+    m.optimizer_dtype = MESH_PREC_FP32;
+    m.precision = MESH_PREC_FP8;
+    p = test_plan(&m, &a, "auto");
+    c = mesh_plan_best(p);
+    assert_int_equal(c->layout.zero, 1);
+    assert_true(c->memory.weights < 2.1 * 7e9);
+    mesh_plan_destroy(p);
+    m.precision = MESH_PREC_BF16;
+    p = test_plan(&m, &a, "auto");
+    c = mesh_plan_best(p);
+    assert_int_equal(c->layout.zero, 0);
+    assert_true(fabs(c->memory.weights + c->memory.grads + c->memory.optimizer - 18 * 7e9) < 1e6);
+    mesh_plan_destroy(p);
+}
+
 static void plan__wrong_ep_one_line(void **state)
 {
     mesh_model_t m = test_preset("mixtral-8x7b"), d = test_preset("llama3-8b");
@@ -2494,6 +2528,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan__wrong_ep_one_line),
         cmocka_unit_test(plan__offload_over_one_replica),
+        cmocka_unit_test(plan__sole_replica_takes_what_zero1_gives),
         cmocka_unit_test(plan__returns_all_its_memory),
         cmocka_unit_test(plan__deepseek_v3_ep_explained),
         cmocka_unit_test(plan__ep_search_past_non_divisors),
