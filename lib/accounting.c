@@ -394,28 +394,39 @@ double mesh_term_bytes(const mesh_term_t *t, double psi, int d, int zero)
     return b + t->fixed;
 }
 
+/* The bytes per parameter framework fw holds of each part of the model
+ * states (weights, gradients, optimizer) over one replica at ZeRO stage
+ * `zero` with Adam moments in `moments`: nothing sharded, the terms'
+ * per-parameter bytes, buffers aside. */
+static void one_replica_parts(const mesh_model_t *m, mesh_framework_t fw, int zero,
+                              mesh_precision_t moments, double part[3])
+{
+    mesh_layout_t l = {.tp = 1,
+                       .pp = 1,
+                       .dp = 1,
+                       .cp = 1,
+                       .zero = zero,
+                       .vpp = 1,
+                       .micro_batch = 1,
+                       .moments = moments};
+    mesh_term_t t[MESH_TERMS_MAX];
+    int n = mesh_state_terms(m, fw, &l, 0, t);
+    part[0] = part[1] = part[2] = 0;
+    for (int i = 0; i < n; i++)
+        part[t[i].part] += t[i].per_param;
+}
+
 void mesh_state_bytes(const mesh_model_t *m, double *w, double *g, double *k)
 {
     /* the largest of the frameworks the model is priced under, unsharded */
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
-    /* zero 1 over one replica shards nothing, and lets Megatron-LM keep
-     * 2-byte main gradients where the spec asks for them */
-    mesh_layout_t l = {.tp = 1,
-                       .pp = 1,
-                       .dp = 1,
-                       .cp = 1,
-                       .zero = 1,
-                       .vpp = 1,
-                       .micro_batch = 1,
-                       .moments = m->optimizer_dtype};
     *w = *g = *k = 0;
     for (int f = 0; f < nf; f++) {
-        mesh_term_t t[MESH_TERMS_MAX];
-        double part[3] = {0, 0, 0};
-        int n = mesh_state_terms(m, fws[f], &l, 0, t);
-        for (int i = 0; i < n; i++)
-            part[t[i].part] += t[i].per_param;
+        /* zero 1 over one replica shards nothing, and lets Megatron-LM keep
+         * 2-byte main gradients where the spec asks for them */
+        double part[3];
+        one_replica_parts(m, fws[f], 1, m->optimizer_dtype, part);
         if (part[0] + part[1] + part[2] > *w + *g + *k) {
             *w = part[MESH_PART_WEIGHTS];
             *g = part[MESH_PART_GRADS];
@@ -450,25 +461,13 @@ double mesh_grad_reduce_bytes(const mesh_model_t *m, const mesh_layout_t *l)
 }
 
 /* The bytes per parameter framework fw holds of model states over one
- * replica at ZeRO stage `zero` with Adam moments in `moments` (nothing
- * sharded: the terms' per-parameter bytes, buffers aside). */
+ * replica (one_replica_parts, summed). */
 static double one_replica_states(const mesh_model_t *m, mesh_framework_t fw, int zero,
                                  mesh_precision_t moments)
 {
-    mesh_layout_t l = {.tp = 1,
-                       .pp = 1,
-                       .dp = 1,
-                       .cp = 1,
-                       .zero = zero,
-                       .vpp = 1,
-                       .micro_batch = 1,
-                       .moments = moments};
-    mesh_term_t t[MESH_TERMS_MAX];
-    int n = mesh_state_terms(m, fw, &l, 0, t);
-    double sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += t[i].per_param;
-    return sum;
+    double part[3];
+    one_replica_parts(m, fw, zero, moments, part);
+    return part[0] + part[1] + part[2];
 }
 
 int mesh_sole_replica_zero_saves(const mesh_model_t *m)
