@@ -179,17 +179,36 @@ static double grad_bytes(mesh_framework_t fw, const mesh_model_t *m, const mesh_
     return megatron_grads(m, l).bytes;
 }
 
+/* Whether Megatron-LM keeps the GEMM weights in FP8 (data and transpose)
+ * with no bf16 copy under meshplan's exports: --fp8-param-gather, which
+ * needs the distributed optimizer (arguments.py L1095-1097) and, with
+ * optimizer offload, the delayed recipe (L1889); not under MXFP8. */
+static int megatron_fp8_params(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return m->precision == MESH_PREC_FP8 && l->zero >= 1 && m->fp8_recipe != MESH_FP8_MXFP8 &&
+           (!l->offload || m->fp8_recipe == MESH_FP8_DELAYED);
+}
+
+/* The bytes a weight moves in each framework's data-parallel parameter
+ * all-gather, and the step writes: its parameter buffer's dtype.
+ * Megatron-LM gathers FP8 data under --fp8-param-gather (arguments.py
+ * L1093-1094: "perform the param all-gather in fp8"; the transpose is made
+ * after it); the others the 16-bit training dtype (DeepSpeed's
+ * params_16bit, FSDP2's param_dtype), or fp32. */
+static double param_bytes(mesh_framework_t fw, const mesh_model_t *m, const mesh_layout_t *l)
+{
+    if (!mixed(m))
+        return 4;
+    return fw == MESH_FW_MEGATRON && megatron_fp8_params(m, l) ? 1 : 2;
+}
+
 static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
 {
     const mesh_model_t *m = ts->m;
     int fp8 = m->precision == MESH_PREC_FP8;
     int fp16 = m->precision == MESH_PREC_FP16;
     const char *prec = fp16 ? "--fp16" : "--bf16"; /* FP8 runs on bf16 parameters */
-    /* --fp8-param-gather keeps the GEMM weights in FP8 (data and transpose)
-     * with no bf16 copy; it needs the distributed optimizer (arguments.py
-     * L1095-1097) and, with optimizer offload, the delayed recipe (L1889) */
-    int fp8_params = fp8 && l->zero >= 1 && m->fp8_recipe != MESH_FP8_MXFP8 &&
-                     (!l->offload || m->fp8_recipe == MESH_FP8_DELAYED);
+    int fp8_params = megatron_fp8_params(m, l);
 
     if (!mixed(m))
         add(ts, "fp32 parameters", MESH_PART_WEIGHTS, 4, 3, NULL, "--bf16",
@@ -256,7 +275,8 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
     /* Megatron-FSDP: ZeRO-2 keeps one layer's unsharded gradients before
      * their reduce-scatter; ZeRO-3 also gathers the current and the
      * prefetched layer's weights (docs/user-guide/features/megatron_fsdp.md) */
-    double unit = largest_unit(m, l, stage, 0);
+    /* (only ZeRO-2/3 hold a unit: the others need not count one) */
+    double unit = l->zero >= 2 ? largest_unit(m, l, stage, 0) : 0;
     double w = mixed(m) ? 2 : 4; /* FP8 parameters: data and transpose, 2 bytes too */
     if (l->zero >= 2 && unit > 0)
         add_buffer(ts, "one layer's unsharded gradients (Megatron-FSDP)", MESH_PART_GRADS,
@@ -368,7 +388,7 @@ static void torch(terms_t *ts, const mesh_layout_t *l, int stage)
             src);
     else if (z == 2) /* fp32: FSDP2 keeps the unsharded fp32 parameters to the backward */
         add(ts, "unsharded fp32 parameters", MESH_PART_WEIGHTS, 4, MESH_UNSHARDED, NULL, NULL, src);
-    double unit = largest_unit(m, l, stage, 0);
+    double unit = z == 3 ? largest_unit(m, l, stage, 0) : 0;
     if (z == 3 && unit > 0) /* current and prefetched unit, one unit's fp32 gradients */
         add_buffer(ts, "gathered unit and prefetched unit (FSDP2)", MESH_PART_WEIGHTS,
                    (2 * (mixed(m) ? 2 : 4) + 4) * unit, MESH_CAUSE_LAUNCHER, NULL, src);
@@ -448,15 +468,27 @@ double mesh_model_states(double psi, int d, int zero, double w, double g, double
            mesh_term_bytes(&t[2], psi, d, z);
 }
 
-double mesh_grad_reduce_bytes(const mesh_model_t *m, const mesh_layout_t *l)
+mesh_step_bytes_t mesh_step_bytes(const mesh_model_t *m, const mesh_layout_t *l)
 {
     mesh_framework_t fws[3];
     int nf = mesh_frameworks_priced(m->framework, fws);
-    double most = 0;
+    mesh_step_bytes_t most = {0, 0, 0};
     for (int f = 0; f < nf; f++) {
-        double g = grad_bytes(fws[f], m, l);
-        most = g > most ? g : most;
+        mesh_term_t t[MESH_TERMS_MAX];
+        int n = mesh_state_terms(m, fws[f], l, 0, t);
+        double states = 0, w = param_bytes(fws[f], m, l), g = grad_bytes(fws[f], m, l);
+        for (int i = 0; i < n; i++)
+            if (t[i].part == MESH_PART_OPTIMIZER && !t[i].host)
+                states += t[i].per_param;
+        /* PyTorch's fp32 parameters are its master weights (torch() above) */
+        if (fws[f] == MESH_FW_TORCH && mixed(m))
+            states += 4 * (m->finetune == MESH_FINETUNE_LORA ? MESH_LORA_ADAPTER_FRACTION : 1);
+        most.w = w > most.w ? w : most.w;
+        most.g = g > most.g ? g : most.g;
+        most.k = states > most.k ? states : most.k;
     }
+    if (m->finetune == MESH_FINETUNE_LORA) /* only the adapters' gradients (k is theirs already) */
+        most.g *= MESH_LORA_ADAPTER_FRACTION;
     return most;
 }
 

@@ -347,18 +347,13 @@ static double sync_exposed(const mesh_model_t *m, const mesh_layout_t *l, long m
  * synchronised and sharded over dp*cp, the experts' over the expert
  * data-parallel group (which spans the same stage block). */
 static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a, long mbs,
-                    double psi, double psi_e, double fwd_mb, double bwd_mb, mesh_cost_t *c)
+                    double psi, double psi_e, double fwd_mb, double bwd_mb,
+                    const mesh_step_bytes_t *step, mesh_cost_t *c)
 {
     int d = l->dp * l->cp, edp = (int)mesh_layout_edp(l);
     /* bytes a weight and a gradient move, and optimizer bytes a parameter
-     * the step streams: the gradient buffer's dtype is what is reduced, the
-     * master weight and moments what Adam reads and writes */
-    double w = m->precision == MESH_PREC_FP32 ? 4 : 2;
-    double g = mesh_grad_reduce_bytes(m, l);
-    double moments = m->optimizer == MESH_OPT_SGD ? 4 : l->moments == MESH_PREC_FP32 ? 8 : 4;
-    double k = (w == 2 ? 4 : 0) + moments;
-    if (m->finetune == MESH_FINETUNE_LORA) /* only the adapters train (lib/accounting.c) */
-        g *= MESH_LORA_ADAPTER_FRACTION, k *= MESH_LORA_ADAPTER_FRACTION;
+     * the step streams, as lib/accounting.c holds them */
+    double w = step->w, g = step->g, k = step->k;
     /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of tp */
     int cross = crosses_nodes((long)l->tp * l->cp * l->dp, a);
     double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
@@ -548,11 +543,12 @@ void mesh_cost_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mes
 {
     double psi_e;
     double psi = max_stage_params(m, l, &psi_e);
-    mesh_cost_priced(m, l, a, psi, psi_e, mesh_flops_per_token(m), out);
+    mesh_cost_priced(m, l, a, psi, psi_e, mesh_flops_per_token(m), NULL, out);
 }
 
 void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                      double psi, double psi_e, double flops_per_token, mesh_cost_t *out)
+                      double psi, double psi_e, double flops_per_token,
+                      const mesh_step_bytes_t *step, mesh_cost_t *out)
 {
     memset(out, 0, sizeof(*out));
     layer_time_t lt;
@@ -611,7 +607,8 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
     out->cp_comm_s = slots * cp;
     out->pp_comm_s = slots * pp;
     out->ep_comm_s = slots * ep;
-    dp_cost(m, l, a, mbs, psi, psi_e, fwd, 2 * fwd, out);
+    mesh_step_bytes_t own = step ? *step : mesh_step_bytes(m, l);
+    dp_cost(m, l, a, mbs, psi, psi_e, fwd, 2 * fwd, &own, out);
     mesh_calib_scale_cost(out, &a->gpu); /* the site's calibration, if any (lib/calib.c) */
     out->step_seconds = out->compute_s + out->tp_comm_s + out->cp_comm_s + out->pp_comm_s +
                         out->dp_comm_s + out->optimizer_s + out->ep_comm_s;

@@ -107,11 +107,21 @@ int mesh_submit_decide_within(long work, const struct mesh_policy *pol, const ch
                               const struct mesh_step *s, const struct mesh_submit_ask *ask,
                               struct mesh_submit *out);
 
-/* accounting.c: the bytes per gradient the data-parallel sync reduces, as
- * the gradient buffer the framework allocates under meshplan's exports
- * holds it; the most of the frameworks m is priced under (so lib/cost.c
- * prices the wire as lib/accounting.c prices the memory). */
-double mesh_grad_reduce_bytes(const struct mesh_model *m, const struct mesh_layout *l);
+/* accounting.c: the bytes per parameter of the model that the
+ * data-parallel sync and the optimizer step move, as the buffers the
+ * frameworks allocate under meshplan's exports hold them, each the most of
+ * the frameworks m is priced under (so lib/cost.c prices the wire and the
+ * step as lib/accounting.c prices the memory): w, a weight in the
+ * parameter all-gather (and the step's write); g, a gradient in the
+ * reduce; k, the optimizer states the step reads and writes on the GPU
+ * (the optimizer terms not held on the host: master weights, moments, an
+ * fp32 copy of the gradients).  They depend on the layout's ZeRO stage,
+ * offload and moments alone (as the planner's memo of the states' sums
+ * does). */
+typedef struct mesh_step_bytes {
+    double w, g, k;
+} mesh_step_bytes_t;
+mesh_step_bytes_t mesh_step_bytes(const struct mesh_model *m, const struct mesh_layout *l);
 /* accounting.c: whether ZeRO-1 over one replica holds fewer bytes of
  * model states than ZeRO-0 under some framework m is priced under: it
  * shards nothing there, but Megatron-LM gives the spec's 16-bit main
@@ -463,10 +473,11 @@ int mesh_plan_choose(const struct mesh_model *m, const struct mesh_alloc *a,
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most
  * already counted, and of them the experts' (the planner's, once per
- * shape), and the model's mesh_flops_per_token (once per search). */
+ * shape), the model's mesh_flops_per_token (once per search) and l's
+ * mesh_step_bytes (once per ZeRO stage and lever). */
 void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
                       const struct mesh_alloc *a, double psi_max, double psi_e_max,
-                      double flops_per_token, struct mesh_cost *out);
+                      double flops_per_token, const mesh_step_bytes_t *step, struct mesh_cost *out);
 
 /* LoRA trains adapters on every linear layer, well under 1% of a model's
  * parameters (rank 16 on a 70B model: about 0.1%): priced as 1% with full

@@ -146,6 +146,10 @@ typedef struct search {
      * was a fifth of the controller's sizing */
     mesh_states_sum_t sums[4][3][2];
     int memo_key[4];
+    /* mesh_step_bytes of each ZeRO stage, offload and moments (the key
+     * price() gives them), known where its bit of step_known is set */
+    mesh_step_bytes_t step_bytes[64];
+    unsigned long long step_known;
     /* the plain activations of the micro-batch last priced, which its
      * recomputations and levers share */
     mesh_plain_memo_t plain;
@@ -289,6 +293,9 @@ int mesh_divisors(long n, long hi, int *out);
 /* The micro-batch sizes of l's data-parallel size into s->batch_sizes: how
  * many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l);
+/* l's mesh_step_bytes, counted once per search for each ZeRO stage,
+ * offload and moments. */
+const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l);
 /* Whether no layout of shape l is wanted by a search for the choice alone. */
 int mesh_shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv);
 /* Whether a valid layout whose lever tries are tries[0..n-1] is wanted:

@@ -158,7 +158,8 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, slot_unit
         mesh_layout_t b = *l;
         b.micro_batch = s->batch_sizes[i];
         mesh_cost_t c;
-        mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, s->flops_per_token, &c);
+        mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
+                         mesh_search_step_bytes(s, &b), &c);
         mesh_spend_pricing(s, WORK_COST);
         e->seconds = slot_time(s->m, &b, &c) / (unit == PER_SAMPLE ? b.micro_batch : 1);
         e->layers = layers;
@@ -254,7 +255,8 @@ int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n)
             return 0;
     }
     mesh_cost_t c;
-    mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, s->flops_per_token, &c);
+    mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
+                     mesh_search_step_bytes(s, &l), &c);
     mesh_spend_pricing(s, WORK_COST);
     s->floor_layout = l;
     s->floor_cost = c;

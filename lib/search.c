@@ -118,6 +118,17 @@ static int fits_in(const search_t *s, double total, const mesh_memory_t *mem)
            (mem->host <= 0 || node_host <= MESH_HOST_USABLE * s->a->host_memory);
 }
 
+const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l)
+{
+    /* stages 0-3, offload 0-1, four dtypes: below 64 */
+    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    if (!(s->step_known >> key & 1)) {
+        s->step_bytes[key] = mesh_step_bytes(s->m, l);
+        s->step_known |= 1ULL << key;
+    }
+    return &s->step_bytes[key];
+}
+
 /* Price layout l into c: its memory, and whether it fits (fits_in). */
 static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
 {
@@ -316,7 +327,7 @@ static int recall(search_t *s, const mesh_layout_t *l0)
             if (!c.fits || c.memory.total != was->total)
                 return -1;
             mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                             &c.cost);
+                             mesh_search_step_bytes(s, &c.layout), &c.cost);
             mesh_spend_pricing(s, WORK_COST);
         }
     }
@@ -411,7 +422,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
             c.cost = s->floor_cost; /* the floor was its own cost */
         else
             mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                             &c.cost);
+                             mesh_search_step_bytes(s, &c.layout), &c.cost);
         mesh_spend_pricing(s, WORK_COST);
         add_fit(s, &c);
     }

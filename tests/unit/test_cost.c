@@ -483,6 +483,58 @@ static void cost__dp_reduces_the_gradient_buffers_bytes(void **state)
     }
 }
 
+/* The optimizer step streams what lib/accounting.c holds: Adam reads and
+ * writes the optimizer states on the GPU (k bytes a parameter), reads the
+ * gradient (g, its buffer's dtype) and writes the weight (w, the dtype the
+ * parameter all-gather moves), owned x (2k + g + w) over HBM's bandwidth:
+ * Megatron-LM's fp32 master and moments (12), with an fp32 copy of 16-bit
+ * gradients at ZeRO-0 (16), 16-bit moments (8), SGD's momentum (8), FP8
+ * parameters gathered in FP8 under the distributed optimizer (1 byte);
+ * DeepSpeed's fp32 gradient partition besides (16), which framework: auto
+ * prices as the larger; PyTorch's fp32 parameters, its master (12); under
+ * LoRA, the adapters' alone. */
+static void cost__optimizer_streams_the_accountings_states(void **state)
+{
+    const struct {
+        const char *train, *zero;
+        double k, g, w;
+    } cases[] = {
+        {"framework: megatron", "zero=1", 12, 4, 2},
+        {"framework: auto", "zero=1", 16, 4, 2},
+        {"framework: deepspeed", "zero=1", 16, 2, 2},
+        {"framework: torch", "zero=1", 12, 4, 2},
+        {"framework: megatron, grad_accum_dtype: bf16", "zero=1", 12, 2, 2},
+        {"framework: megatron, grad_accum_dtype: bf16", "zero=0", 16, 2, 2},
+        {"framework: megatron, optimizer_dtype: bf16", "zero=1,moments=bf16", 8, 4, 2},
+        {"framework: megatron, optimizer: sgd", "zero=1", 8, 4, 2},
+        {"framework: megatron, precision: fp8", "zero=1", 12, 4, 1},
+        {"framework: megatron, precision: fp8", "zero=0", 12, 4, 2},
+        {"framework: auto, precision: fp8", "zero=1", 16, 4, 2},
+        {"framework: megatron, precision: fp32", "zero=1", 8, 4, 4},
+        /* LoRA: the adapters' gradients and states, 1 % of the parameters */
+        {"framework: megatron, finetune: lora", "zero=1", 0.12, 0.04, 2},
+        {"framework: torch, finetune: lora", "zero=1", 0.12, 0.04, 2},
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (int i = 0; i < N_OF(cases); i++) {
+        char yaml[512], mesh[128];
+        snprintf(yaml, sizeof(yaml),
+                 "arch: {layers: 8, hidden: 128, heads: 8, kv_heads: 4, ffn: 320, vocab: 200, "
+                 "mlp: swiglu, tied_embeddings: false}\n"
+                 "train: {seq_len: 64, global_batch: 32, %s}\n",
+                 cases[i].train);
+        snprintf(mesh, sizeof(mesh), "tp=1,pp=1,dp=8,cp=1,%s,vpp=1,mb=1,recompute=none,sp=off",
+                 cases[i].zero);
+        mesh_model_t m = test_spec(yaml);
+        mesh_cost_t c = cost_exact(&m, &a, mesh);
+        double owned = psi_max(1, 1) / (strcmp(cases[i].zero, "zero=0") == 0 ? 1 : 8);
+        double want = owned * (2 * cases[i].k + cases[i].g + cases[i].w) / a.gpu.hbm_bw;
+        if (fabs(c.optimizer_s - want) > 1e-9 * want)
+            fail_msg("%s at %s: optimizer %.9g s, want %.9g (k %g, g %g, w %g)", cases[i].train,
+                     cases[i].zero, c.optimizer_s, want, cases[i].k, cases[i].g, cases[i].w);
+    }
+}
+
 /* Context parallelism: the K/V ring of cp - 1 passes per layer forward and
  * twice that backward, hidden behind the attention core where it fits, on
  * NVLink while tp x cp fits a node; the data-parallel group is dp x cp
@@ -748,6 +800,7 @@ int main(void)
         cmocka_unit_test(cost__dp_comm_inside_and_across_nodes),
         cmocka_unit_test(cost__zero_stages_dp_comm),
         cmocka_unit_test(cost__dp_reduces_the_gradient_buffers_bytes),
+        cmocka_unit_test(cost__optimizer_streams_the_accountings_states),
         cmocka_unit_test(cost__cp_ring_inside_and_across_nodes),
     };
     return cmocka_run_group_tests_name("cost", tests, NULL, NULL);
