@@ -798,10 +798,26 @@ static void logs__return_all_their_memory(void **state)
     test_gives_back(calib_work, "calibration");
 }
 
+/* The words a calibrated plan says of its calibration: the jobs, the file,
+ * and the median errors in whole percent (60 % and 8 %, not 59 or 7). */
+static void summary__jobs_file_and_percent(void **state)
+{
+    (void)state;
+    mesh_calib_gpu_t g = {.gpu = "H100-SXM", .jobs = 1, .err_before = 0.6, .err_after = 0.0751};
+    char buf[256];
+    assert_string_equal(mesh_calib_summary(&g, "/etc/slurm/cal.yaml", buf, sizeof(buf)),
+                        "calibrated on 1 job (/etc/slurm/cal.yaml), median step-time error "
+                        "before 60 %, after 8 %");
+    g.jobs = 37;
+    assert_string_equal(mesh_calib_summary(&g, NULL, buf, sizeof(buf)),
+                        "calibrated on 37 jobs, median step-time error before 60 %, after 8 %");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(planted__recovered_within_5_percent),
+        cmocka_unit_test(summary__jobs_file_and_percent),
         cmocka_unit_test(fit__memory_median_of_unsorted_jobs),
         cmocka_unit_test(file__round_trip_and_applied),
         cmocka_unit_test(file__applied_to_a_gpu_given_by_memory_alone),

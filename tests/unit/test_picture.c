@@ -429,6 +429,19 @@ static void text__pipeline_exact(void **state)
                            "idle; the odd model chunks in\n   capitals: forward A-J, backward "
                            "K-T\n");
     free(t);
+    /* its 42 slots fit a width of 52 (the stage's name takes 10) a slot
+     * a column, and one less squeezes them two a column */
+    o.width = 52;
+    t = mesh_picture_pipeline(p, &o);
+    assert_non_null(strstr(t, "\nstage 0   012ABC34..KK5LLDMMEaaFbb.cc.NN.OO.PPddeeff\n"));
+    free(t);
+    o.width = 51;
+    t = mesh_picture_pipeline(p, &o);
+    const char *row = strstr(t, "\nstage 0   ");
+    assert_non_null(row);
+    assert_int_equal(strcspn(row + 11, "\n"), 21);
+    free(t);
+    o.width = 100;
     mesh_plan_destroy(p);
     /* no pipeline: one line */
     a = test_alloc("H100-SXM", 1, 1);

@@ -156,6 +156,16 @@ static void gpus__defined_by_pci_id(void **state)
     assert_int_equal(mesh_policy_set_arg(&p, "gpu=H1000", &err), 0);
     assert_int_equal(p.assume.gpu_overrides[0].pci_vendor, 0x10de);
     assert_int_equal(p.assume.gpu_overrides[0].pci_device, 0x9999);
+    /* a key of 127 characters is read (and unknown), one of 128 is not a
+     * key at all: no buffer of the reader holds it */
+    char long_arg[160];
+    memset(long_arg, 'k', 128);
+    snprintf(long_arg + 128, sizeof(long_arg) - 128, "=1");
+    assert_int_equal(mesh_policy_set_arg(&p, long_arg, &err), -1);
+    assert_non_null(strstr(err.msg, "is not key=value"));
+    memmove(long_arg + 127, long_arg + 128, 3);
+    assert_int_equal(mesh_policy_set_arg(&p, long_arg, &err), -1);
+    assert_null(strstr(err.msg, "is not key=value"));
     assert_int_equal(mesh_policy_set_arg(&p, "bind=gpu", &err), 0);
     assert_true(p.launch.bind_gpu);
     assert_int_equal(mesh_policy_set_arg(&p, "bind=tight", &err), -1);

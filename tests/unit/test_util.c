@@ -218,13 +218,10 @@ static void count__not_whole_overflow_negative__refused(void **state)
             fail_msg("'%s' was read as %lld", bad[i], v);
     assert_int_equal(mesh_parse_count(NULL, "n", 0, 1, &v, &err), -1);
     /* overflow: past long long, past 2^64 on the way, and by the exponent */
-    const char *big[] = {"9223372036854775808",
-                         "-9223372036854775809",
-                         "99999999999999999999",
-                         "10000000Ti",
-                         "1e30",
-                         "1e99999",
-                         "18446744073709551616k"};
+    const char *big[] = {"9223372036854775808", "-9223372036854775809", "99999999999999999999",
+                         "10000000Ti", "1e30", "1e99999", "18446744073709551616k",
+                         /* the last factor 10 past 2^64 (1.9e18 x 10): not wrapped */
+                         "19e18", "2e19"};
     for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
         assert_int_equal(mesh_parse_count(big[i], "n", LLONG_MIN, LLONG_MAX, &v, &err), -1);
         if (!strstr(err.msg, "out of range"))
