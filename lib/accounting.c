@@ -274,8 +274,8 @@ static void megatron(terms_t *ts, const mesh_layout_t *l, int stage)
 
     /* Megatron-FSDP: ZeRO-2 keeps one layer's unsharded gradients before
      * their reduce-scatter; ZeRO-3 also gathers the current and the
-     * prefetched layer's weights (docs/user-guide/features/megatron_fsdp.md) */
-    /* (only ZeRO-2/3 hold a unit: the others need not count one) */
+     * prefetched layer's weights (docs/user-guide/features/megatron_fsdp.md);
+     * the other stages hold no unit, and need not count one */
     double unit = l->zero >= 2 ? largest_unit(m, l, stage, 0) : 0;
     double w = mixed(m) ? 2 : 4; /* FP8 parameters: data and transpose, 2 bytes too */
     if (l->zero >= 2 && unit > 0)
