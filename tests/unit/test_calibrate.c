@@ -272,6 +272,12 @@ static void file__round_trip_and_applied(void **state)
     char set[128];
     snprintf(set, sizeof(set), "calibration=%s", path);
     assert_int_equal(mesh_policy_set_arg(&pol, set, &err), 0);
+    /* calibration=none (an argument after the policy's) forgets it whole */
+    mesh_policy_t none = pol;
+    assert_int_equal(mesh_policy_set_arg(&none, "calibration=none", &err), 0);
+    mesh_calibration_t empty;
+    memset(&empty, 0, sizeof(empty));
+    assert_memory_equal(&none.assume.calibration, &empty, sizeof(empty));
     mesh_model_t m = test_preset("llama3-70b");
     mesh_alloc_t plain = test_alloc("H100-SXM", 8, 8), cal_a;
     assert_int_equal(mesh_policy_alloc(&pol.assume, "H100-SXM", 0, 0, 8, 8, &cal_a, &err), 0);

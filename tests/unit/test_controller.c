@@ -731,6 +731,19 @@ static mesh_verdict_t decide_as(unsigned uid, double now, const mesh_policy_t *p
     return mesh_submit_decide_for(uid, now, pol, "h100", m, &pins, &s, &ask, out);
 }
 
+/* Drain user uid's share at `now` with hostile specs of layers, layers - 1,
+ * ...: how many it took before one was judged within the floor (200: none). */
+static int drain(unsigned uid, double now, const mesh_policy_t *pol, int layers)
+{
+    mesh_submit_t v;
+    for (int i = 0; i < 200; i++) {
+        mesh_model_t m = hostile_of(layers - i);
+        if (decide_as(uid, now, pol, &m, &v), v.work <= MESH_SUBMIT_SHARE_FLOOR + 100)
+            return i;
+    }
+    return 200;
+}
+
 static const char spent[] = "(your recent submissions have spent your share of the controller's "
                             "work, so this one was judged within 5000 units: leave a second "
                             "between costly submissions, or run meshplan plan to judge it in "
@@ -823,6 +836,25 @@ static void share__a_loop_of_costly_specs_gets_the_floor(void **state)
     assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
 }
 
+/* A share refilled to exactly a whole budget is whole: drained to 0 by
+ * floors' judgements, WORK / RATE seconds later (0.5 s, exact in binary)
+ * a costly job is judged whole again. */
+static void share__exactly_a_whole_budget_is_whole(void **state)
+{
+    mesh_policy_t pol = site_policy("reject");
+    mesh_submit_t v;
+    mesh_submit_cache_clear();
+    assert_true(drain(11, 100.0, &pol, 20000) < 200);
+    for (int i = 0; i < MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_FLOOR + 1; i++) {
+        mesh_model_t m = hostile_of(19000 - i);
+        decide_as(11, 100.0, &pol, &m, &v);
+        assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    }
+    mesh_model_t m = hostile_of(18000);
+    decide_as(11, 100.0 + (double)MESH_SUBMIT_WORK / MESH_SUBMIT_SHARE_RATE, &pol, &m, &v);
+    assert_true(v.work > MESH_SUBMIT_SHARE_FLOOR + 100);
+}
+
 /* More users than the table keeps: each new one whole, the one seen
  * longest ago forgotten (and whole again); a clock that goes back or is
  * not a number refills nothing and breaks nothing. */
@@ -857,6 +889,11 @@ static void share__users_beyond_the_table(void **state)
     assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
     m = hostile_of(60001);
     decide_as(1, 0.0 / 0.0, &pol, &m, &v); /* not a number: the same */
+    assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
+    /* also for a user drained at time 0, which a broken clock reads as */
+    assert_true(drain(3, 0.0, &pol, 30000) < 200);
+    m = hostile_of(29000);
+    decide_as(3, 0.0 / 0.0, &pol, &m, &v);
     assert_true(v.work <= MESH_SUBMIT_SHARE_FLOOR + 100);
     /* a user first seen at a time that is not a number is refilled by a
      * later one */
@@ -912,6 +949,7 @@ int main(void)
         cmocka_unit_test(cache__threads),
         cmocka_unit_test(share__a_loop_of_costly_specs_gets_the_floor),
         cmocka_unit_test(share__users_beyond_the_table),
+        cmocka_unit_test(share__exactly_a_whole_budget_is_whole),
     };
     return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

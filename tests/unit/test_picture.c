@@ -118,6 +118,8 @@ static void text__big_allocations_summarised(void **state)
         lines++;
     assert_true(lines < 60);
     assert_true(widest(t, &esc) <= 100);
+    assert_non_null(strstr(t, "\n0    0:0.0.0 ")); /* the first two nodes */
+    assert_non_null(strstr(t, "\n1    8:0.1.0 "));
     assert_non_null(strstr(t, "\n128  1024:0.0.1 ")); /* the first node of stage 1 is shown */
     assert_non_null(strstr(t, "\n2047 16376:0.127.15 "));
     assert_non_null(strstr(t, "one column is 3 time slots"));

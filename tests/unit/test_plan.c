@@ -1967,6 +1967,16 @@ static void report__text__small_plan_exact(void **state)
     assert_null(strstr(t, "layers per stage"));
     free(t);
     mesh_plan_destroy(p);
+    /* one GPU that holds the model plainly: no reasons, and no heading for them */
+    mesh_model_t small = test_preset("llama3-8b");
+    a = test_alloc("B300", 1, 1);
+    p = test_plan(&small, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_reason_count(p), 0);
+    t = mesh_report_text(p);
+    assert_null(strstr(t, "Why "));
+    free(t);
+    mesh_plan_destroy(p);
 }
 
 /* Optimizer offload reaches the JSON, the canonical string and the text. */

@@ -61,6 +61,16 @@ static void decode__hostile_requests_refused(void **state)
         if (!strstr(err.msg, cases[i].needle))
             fail_msg("'%s': '%s' lacks '%s'", cases[i].req, err.msg, cases[i].needle);
     }
+    /* empty pins are no pins (as --mesh '' is): the spec after them is read */
+    {
+        mesh_model_t m;
+        mesh_layout_t pins, none = test_mesh("auto");
+        mesh_error_t err;
+        if (mesh_request_decode("1;;{name: x, params: 1e9}", &m, &pins, &err) < 0)
+            fail_msg("%s", err.msg);
+        assert_memory_equal(&pins, &none, sizeof(pins));
+        assert_string_equal(m.name, "x");
+    }
     /* oversized: refused without reading past the limit */
     char *big = malloc(3 * MESH_REQUEST_MAX);
     memset(big, 'a', 3 * MESH_REQUEST_MAX - 1);

@@ -284,7 +284,10 @@ static void read__hostile_files(void **state)
     const char bin[] = "\x7f"
                        "ELF\x02\x01\x01\x00\x00";
     assert_error_has(read_error(bin, sizeof(bin) - 1), "binary data");
-    assert_error_has(read_error("\xff\xfe\x01\x02 garbage", 12), "not text");
+    assert_error_has(read_error("\xff\xfe\x01\x02 garbage", 12), "not text (byte 0xff)");
+    /* a terminal's escape before a layout: its first byte is looked at too */
+    const char *esc = "\033tp=4,pp=4,dp=4,cp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on";
+    assert_error_has(read_error(esc, strlen(esc)), "saved.json:1: not text (byte 0x1b)");
     memset(big, ' ', sizeof(big) - 1);
     assert_error_has(read_error(big, sizeof(big) - 1), "larger than");
     assert_error_has(read_error("", 0), "empty");
