@@ -293,7 +293,7 @@ int mesh_divisors(long n, long hi, int *out);
 /* The micro-batch sizes of l's data-parallel size into s->batch_sizes: how
  * many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l);
-/* l's mesh_step_bytes, counted once per search for each ZeRO stage,
+/* prune.c: l's mesh_step_bytes, counted once per search for each ZeRO stage,
  * offload and moments. */
 const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l);
 /* Whether no layout of shape l is wanted by a search for the choice alone. */

@@ -67,6 +67,17 @@ int mesh_divisors(long n, long hi, int *out)
     return k;
 }
 
+const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l)
+{
+    /* stages 0-3, offload 0-1, four dtypes: below 64 */
+    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    if (!(s->step_known >> key & 1)) {
+        s->step_bytes[key] = mesh_step_bytes(s->m, l);
+        s->step_known |= 1ULL << key;
+    }
+    return &s->step_bytes[key];
+}
+
 /* The micro-batch sizes of l's data-parallel size (s->batch_sizes):
  * how many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l)

@@ -118,17 +118,6 @@ static int fits_in(const search_t *s, double total, const mesh_memory_t *mem)
            (mem->host <= 0 || node_host <= MESH_HOST_USABLE * s->a->host_memory);
 }
 
-const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l)
-{
-    /* stages 0-3, offload 0-1, four dtypes: below 64 */
-    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
-    if (!(s->step_known >> key & 1)) {
-        s->step_bytes[key] = mesh_step_bytes(s->m, l);
-        s->step_known |= 1ULL << key;
-    }
-    return &s->step_bytes[key];
-}
-
 /* Price layout l into c: its memory, and whether it fits (fits_in). */
 static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
 {
