@@ -293,6 +293,13 @@ int mesh_divisors(long n, long hi, int *out);
 /* The micro-batch sizes of l's data-parallel size into s->batch_sizes: how
  * many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l);
+/* The key of l's ZeRO stage, offload and moments, below 64 (stages 0-3,
+ * offload 0-1, four dtypes): what the states' sums and the step's bytes
+ * depend on, so what their memos are kept by. */
+static inline int mesh_lever_key(const mesh_layout_t *l)
+{
+    return (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+}
 /* prune.c: l's mesh_step_bytes, counted once per search for each ZeRO stage,
  * offload and moments. */
 const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l);

@@ -69,8 +69,7 @@ int mesh_divisors(long n, long hi, int *out)
 
 const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l)
 {
-    /* stages 0-3, offload 0-1, four dtypes: below 64 */
-    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    int key = mesh_lever_key(l);
     if (!(s->step_known >> key & 1)) {
         s->step_bytes[key] = mesh_step_bytes(s->m, l);
         s->step_known |= 1ULL << key;

@@ -124,7 +124,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     memset(c, 0, sizeof(*c));
     c->layout = *l;
     c->micro_batches = mesh_layout_micro_batches(l, s->m->global_batch);
-    int key = (l->zero * 2 + (l->offload == 1)) * 8 + (int)l->moments;
+    int key = mesh_lever_key(l);
     int slot = (l->offload == 1) * 2 + (l->moments != MESH_PREC_FP32);
     mesh_spend_pricing(s, WORK_MEMORY);
     if (key != s->memo_key[slot]) {
