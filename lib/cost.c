@@ -73,7 +73,7 @@ static double flops_per_token_moe(const mesh_model_t *m, double per_weight)
     double h = m->hidden, v = m->vocab, q, kv;
     mesh_model_attn_widths(m, &q, &kv);
     double matmul = mesh_model_active_params(m) - (m->tied_embeddings ? 0 : v * h) -
-                    (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0) + m->mtp_layers * v * h;
+                    (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h) + m->mtp_layers * v * h;
     double core = m->mla.kv_lora_rank ? 3.0 * m->seq_len * h * (q + kv) : 6.0 * m->seq_len * h * q;
     return per_weight * matmul + (double)(m->layers + m->mtp_layers) * core;
 }
@@ -91,7 +91,7 @@ double mesh_flops_per_token(const mesh_model_t *m)
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
      * the output layer is a matmul whether tied or not. */
     double matmul = m->params - (m->tied_embeddings ? 0 : v * h) -
-                    (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
+                    (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h);
     return per_weight * matmul + 6.0 * m->layers * m->seq_len * h;
 }
 
@@ -237,8 +237,8 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
         {h * q / t, h, 1},                /* output projection */
     };
     int n = m->mla.kv_lora_rank ? mla_gemms(m, l, gemm) : 2, mlp = n;
-    gemm[n++] = (gemm_t){h, (m->mlp == MESH_MLP_SWIGLU ? 2 : 1) * f / t, 1}; /* fc1 (gate+up) */
-    gemm[n++] = (gemm_t){f / t, h, 1};                                       /* fc2 */
+    gemm[n++] = (gemm_t){h, (1 + mesh_style(m)->gated) * f / t, 1}; /* fc1 (gate+up) */
+    gemm[n++] = (gemm_t){f / t, h, 1};                              /* fc2 */
     double flops = 0, bytes = 0;
     for (int i = 0; i < n; i++) {
         double fl = 2 * tokens * gemm[i].tok * gemm[i].k * gemm[i].n;
@@ -450,7 +450,7 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
 {
     const mesh_gpu_t *g = &a->gpu;
     double peak = gemm_rate(m, g), hbm = g->hbm_bw, h = m->hidden, t = l->tp;
-    double w = m->precision == MESH_PREC_FP32 ? 4 : 2, swiglu = m->mlp == MESH_MLP_SWIGLU;
+    double w = m->precision == MESH_PREC_FP32 ? 4 : 2, swiglu = mesh_style(m)->gated;
     double tokens = (double)l->micro_batch * m->seq_len / l->cp; /* the shared experts' */
     double own = mesh_moe_tokens(m, l), r = mesh_moe_received(m, l, own, m->moe_imbalance);
     double shared = (double)m->moe.shared_experts * m->moe.shared_ffn;

@@ -239,10 +239,10 @@ static void causes(const mesh_model_t *m, const mesh_layout_t *l, mesh_framework
 typedef void (*megatron_group_fn)(const mesh_model_t *, const mesh_layout_t *, mesh_buf_t *);
 
 /* The model, as the spec states it and as the memory model priced it
- * (doc/design.md, "Parameter counts"): mlp gelu is GPT-style (biases,
- * LayerNorm, learned positions), swiglu Llama-style (no biases, RMSNorm,
- * rotary positions).  Only stated facts: what a spec cannot say (the
- * tokenizer, biases beyond Qwen2's) is left to the user. */
+ * (doc/design.md, "Parameter counts"): its layer style (mesh_style: mlp
+ * gelu GPT's, swiglu Llama's, relu2 Nemotron-4's) says the activation,
+ * norms, biases and positions.  Only stated facts: what a spec cannot say
+ * (the tokenizer, biases beyond Qwen2's) is left to the user. */
 static void mg_network(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
 {
     if (!m->has_arch)
@@ -272,10 +272,18 @@ static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
 {
     if (!m->has_arch)
         return;
-    if (m->mlp == MESH_MLP_SWIGLU) /* biases are on by default (add_bias_linear) */
-        flag(b, "--swiglu --normalization RMSNorm --disable-bias-linear");
-    else
-        flag(b, "--normalization LayerNorm");
+    /* GeLU is Megatron-LM's default activation; squared ReLU is refused
+     * with the bias-GeLU fusion, which no biases turn off (arguments.py
+     * L1605-1606, argument_utils.py L314-322 at d98e8a6) */
+    static const char *const activation[] = {[MESH_MLP_GELU] = "",
+                                             [MESH_MLP_SWIGLU] = "--swiglu ",
+                                             [MESH_MLP_RELU2] = "--squared-relu "};
+    const mesh_style_t *s = mesh_style(m);
+    flag(b, "%s--normalization %s%s", activation[m->mlp],
+         s->norm_vectors == 1 ? "RMSNorm" : "LayerNorm",
+         s->zero_centered ? " --apply-layernorm-1p" : "");
+    if (!s->linear_bias) /* biases are on by default (add_bias_linear) */
+        flag(b, "--disable-bias-linear");
     if (m->norm_eps > 0)
         flag(b, "--norm-epsilon %g", m->norm_eps);
     (void)l;
@@ -290,17 +298,20 @@ static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
     if (!m->has_arch)
         return;
     /* required (arguments.py L822-826): the learned table has seq_len rows */
+    const mesh_style_t *s = mesh_style(m);
     flag(b, "--position-embedding-type %s --max-position-embeddings %d",
-         m->mlp == MESH_MLP_SWIGLU ? "rope" : "learned_absolute", m->seq_len);
+         s->rotary ? "rope" : "learned_absolute", m->seq_len);
     /* the rotary base and its scaling: Llama 3.1's, whose other constants
      * Megatron-LM fixes (low 1, high 4, original 8192: rotary_pos_embedding.py
      * _apply_scaling at d98e8a6), or under MLA YaRN, MLA's own rotary type
      * (MLATransformerConfig's rope_type, original context 4096) */
-    if (m->rope_theta > 0 && m->mlp == MESH_MLP_SWIGLU)
+    if (m->rope_theta > 0 && s->rotary)
         flag(b, "--rotary-base %d", m->rope_theta);
+    if (m->rotary_percent > 0 && s->rotary) /* Nemotron-4 rotates half of each head */
+        flag(b, "--rotary-percent %g", m->rotary_percent);
     if (m->rope_scaling > 0 && m->mla.kv_lora_rank)
         flag(b, "--rotary-scaling-factor %g", m->rope_scaling);
-    else if (m->rope_scaling > 0 && m->mlp == MESH_MLP_SWIGLU)
+    else if (m->rope_scaling > 0 && s->rotary)
         flag(b, "--use-rope-scaling --rope-scaling-factor %g", m->rope_scaling);
     flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
     if (!m->tied_embeddings)
@@ -461,7 +472,7 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
         /* a GeLU model's experts keep their biases, which Megatron-LM's
          * grouped experts (TEGroupedMLP) take only without the fused
          * bias-dropout (experts.py L205-207 at d98e8a6) */
-        if (m->mlp != MESH_MLP_SWIGLU)
+        if (mesh_style(m)->linear_bias)
             flag(b, "--no-bias-dropout-fusion");
         if (e->capacity_factor > 0)
             flag(b, "--moe-expert-capacity-factor %g", e->capacity_factor);

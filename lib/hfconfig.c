@@ -194,14 +194,22 @@ static void must_int(hf_t *h, const char *field, long long want, const char *why
         hf_fail(h, "%s: %s (meshplan's spec cannot describe it)", field, why);
 }
 
-/* The activation: SiLU-gated (SwiGLU), the Llama family's. */
-static void silu(hf_t *h, const char *field)
+/* The activation, the one the architecture's layer style has (absent:
+ * its class's default, the same): hf's name, the spec's mlp and its words. */
+static void activation(hf_t *h, const char *field, const char *hf, const char *mlp,
+                       const char *words)
 {
     json_t *v = field_of(h, field);
-    if (v && (!json_is_string(v) || strcmp(json_string_value(v), "silu") != 0))
-        hf_fail(h, "%s: only silu (SwiGLU) is described, not %s", field,
+    if (v && (!json_is_string(v) || strcmp(json_string_value(v), hf) != 0))
+        hf_fail(h, "%s: only %s (%s) is described, not %s", field, hf, words,
                 json_is_string(v) ? json_string_value(v) : type_name(v));
-    emit(h, field, "  ", "mlp", "swiglu");
+    emit(h, field, "  ", "mlp", "%s", mlp);
+}
+
+/* SiLU-gated (SwiGLU), the Llama family's and DeepSeek's. */
+static void silu(hf_t *h, const char *field)
+{
+    activation(h, field, "silu", "swiglu", "SwiGLU");
 }
 
 /* rope_scaling: Llama 3.1's ("llama3"), whose constants Megatron-LM fixes
@@ -271,15 +279,22 @@ typedef struct family {
     int sliding_window; /* 1: a window unless the file says null (MistralConfig's 4096) */
 } family_t;
 
-static void llama_like(hf_t *h, const family_t *f)
+/* The sizes of a model of grouped-query attention: absent, the KV heads
+ * and the head width are its class's defaults, kv_heads and head_dim. */
+static void gqa_sizes(hf_t *h, const char *kv_heads, const char *head_dim)
 {
     section(h, "", "arch");
     to_int(h, "num_hidden_layers", "  ", "layers", REQ);
     to_int(h, "hidden_size", "  ", "hidden", REQ);
     to_int(h, "num_attention_heads", "  ", "heads", REQ);
-    to_int(h, "num_key_value_heads", "  ", "kv_heads", f->kv_heads);
-    to_int(h, "head_dim", "  ", "head_dim", f->head_dim);
+    to_int(h, "num_key_value_heads", "  ", "kv_heads", kv_heads);
+    to_int(h, "head_dim", "  ", "head_dim", head_dim);
     to_int(h, "vocab_size", "  ", "vocab", REQ);
+}
+
+static void llama_like(hf_t *h, const family_t *f)
+{
+    gqa_sizes(h, f->kv_heads, f->head_dim);
     silu(h, "hidden_act");
     to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
     to_int(h, "rope_theta", "  ", "rope_theta", f->rope_theta);
@@ -474,6 +489,25 @@ static void read_deepseek_v3(hf_t *h)
         emit(h, "rope_scaling", "    ", "mscale_all_dim", "%.17g", json_number_value(ms));
 }
 
+/* Nemotron-4 (configuration_nemotron.py, modeling_nemotron.py): squared
+ * ReLU, LayerNorm1P (zero-centred, with a bias), no biases on the linear
+ * layers, rotary positions over partial_rotary_factor of each head (0.5
+ * by default); the other defaults are Megatron-LM's own (KV heads = heads,
+ * RoPE base 10000, epsilon 1e-5). */
+static void read_nemotron(hf_t *h)
+{
+    gqa_sizes(h, SAME, SAME);
+    to_int(h, "intermediate_size", "  ", "ffn", REQ);
+    activation(h, "hidden_act", "relu2", "relu2", "squared ReLU");
+    to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
+    to_int(h, "rope_theta", "  ", "rope_theta", SAME);
+    to_num(h, "partial_rotary_factor", "  ", "rotary_percent", "0.5");
+    to_num(h, "norm_eps", "  ", "norm_eps", SAME);
+    rope_scaling(h, 0);
+    must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
+    must_bool(h, "mlp_bias", 0, 0, "biases on the MLP");
+}
+
 /* GPT-OSS: what Megatron-LM and the spec cannot say is part of it. */
 static void read_gpt_oss(hf_t *h)
 {
@@ -493,6 +527,7 @@ static const struct architecture {
     {"Qwen3ForCausalLM", "qwen3", read_qwen3},
     {"Qwen3MoeForCausalLM", "qwen3_moe", read_qwen3_moe},
     {"DeepseekV3ForCausalLM", "deepseek_v3", read_deepseek_v3},
+    {"NemotronForCausalLM", "nemotron", read_nemotron},
     {"GptOssForCausalLM", "gpt_oss", read_gpt_oss},
 };
 

@@ -242,6 +242,21 @@ double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_l
 double mesh_moe_overlap_held(const struct mesh_model *m, const struct mesh_layout *l,
                              double imbalance);
 double mesh_tp_overlap_buffers(const struct mesh_model *m, const struct mesh_layout *l);
+/* What arch.mlp says of the whole layer besides its activation, one row a
+ * style (lib/params.c, doc/design.md "Parameter counts"): every count,
+ * memory term, cost and exported flag that differs between GPT-, Llama-
+ * and Nemotron-style layers asks this, never the mlp value itself. */
+typedef struct mesh_style {
+    const char *label; /* the text report's word: "GeLU", "SwiGLU", "squared ReLU" */
+    int gated;         /* the MLP's first matrix is two, gate and up (2f wide) */
+    int norm_vectors;  /* a norm's vectors of hidden: RMSNorm 1 (weight), LayerNorm 2 (+ bias) */
+    int linear_bias;   /* every linear layer has a bias (Megatron-LM's add_bias_linear) */
+    int rotary;        /* rotary positions; else a learned table of seq_len rows */
+    int zero_centered; /* LayerNorm's weight kept as an offset from 1 (--apply-layernorm-1p) */
+} mesh_style_t;
+const mesh_style_t *mesh_style(const struct mesh_model *m);
+/* A layer's two norms, and the final norm's: norm_vectors x hidden each. */
+double mesh_norm_params(const struct mesh_model *m);
 double mesh_mtp_extra(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 /* How many TP ranks share each KV head: tp / kv_heads where TP is wider

@@ -426,7 +426,7 @@ static int expert_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_erro
     /* a GeLU model keeps its linear layers' biases (no --disable-bias-linear),
      * and Megatron-LM builds a MoE layer's only at expert TP 1
      * (transformer_config.py L2612-2615 at d98e8a6) */
-    if (m->mlp != MESH_MLP_SWIGLU && l->etp > 1)
+    if (mesh_style(m)->linear_bias && l->etp > 1)
         return mesh_error_set(err,
                               "etp %d: Megatron-LM builds the biases of a GeLU model's experts "
                               "only with etp=1 (give etp=1)",

@@ -66,10 +66,11 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
     double replicated = 4 * sbh + 2 * lin * sbh + (masks ? 2 * sbh : 0);
     /* split by TP: Q (2sbh*q), K and V (2sbh*kv each), the attention
      * output that feeds the projection, and the MLP: GeLU keeps its input
-     * and output (2sbf each); fused SwiGLU keeps the 2f-wide fc1 output
-     * (4sbf) and its product; recomputing the MLP keeps only its input */
-    double mlp = m->mlp == MESH_MLP_SWIGLU ? 4 * s * b * f + lin * s * b * f
-                                           : 2 * s * b * f + lin * s * b * f;
+     * and output (2sbf each), squared ReLU its ReLU's output (which the
+     * square's backward reads too) and the square; fused SwiGLU keeps the
+     * 2f-wide fc1 output (4sbf) and its product; recomputing the MLP keeps
+     * only its input */
+    double mlp = (mesh_style(m)->gated ? 4 : 2) * s * b * f + lin * s * b * f;
     /* the attention output: the projection's input; under FP8 the
      * projection keeps an FP8 copy while the attention core keeps its
      * bf16 output for its own backward, unless the core is recomputed */
@@ -199,7 +200,7 @@ double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, 
     /* each copy received: the grouped fc1's input, its output (the weighted
      * SwiGLU's input, 2*fe wide; GeLU's fe), the fc2 input, and its fp32
      * routing probability */
-    double act = m->mlp == MESH_MLP_SWIGLU ? 4 * fe : 2 * fe;
+    double act = (mesh_style(m)->gated ? 4 : 2) * fe;
     double routed = mesh_moe_received(m, l, t, imbalance) * (lin * h + act + lin * fe + 4);
     /* the router's fp32 logits and scores (router.py), and the int32
      * permutation maps of each local copy, both ways; the aux loss that the
@@ -257,7 +258,7 @@ static double delayed_wgrad_grads(const mesh_model_t *m, const mesh_layout_t *l,
 {
     double h = m->hidden, fe = (double)m->moe.ffn / (l->etp > 0 ? l->etp : 1);
     double fs = (double)m->moe.shared_experts * m->moe.shared_ffn, q, kv;
-    double wide = m->mlp == MESH_MLP_SWIGLU ? 2 : 1;
+    double wide = 1 + mesh_style(m)->gated;
     mesh_model_attn_widths(m, &q, &kv);
     double sb = (double)m->seq_len / l->cp * l->micro_batch;
     double experts = mesh_moe_received(m, l, mesh_moe_tokens(m, l), imbalance) * (h + wide * fe);

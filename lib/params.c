@@ -24,19 +24,53 @@ void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
     *kv = (double)m->kv_heads * hd / m->hidden;
 }
 
-/* An MLP of width f: SwiGLU's gate, up and down (Llama, Mixtral, Qwen3,
- * DeepSeek-V3: modeling_*.py's MLP and expert classes, no biases); GeLU's
- * fc1 and fc2 with their biases. */
-static double mlp_params(const mesh_model_t *m, double f)
+/* The layer styles arch.mlp names, in mesh_mlp_t's order:
+ * - gelu, GPT's (Brown et al. 2020; Megatron-LM's defaults): LayerNorm,
+ *   a bias on every linear layer, learned positions;
+ * - swiglu, Llama's (modeling_llama.py, and Mixtral, Qwen, DeepSeek-V3):
+ *   RMSNorm, no biases, rotary positions;
+ * - relu2, Nemotron-4's (Parmar et al. 2024; transformers'
+ *   modeling_nemotron.py: NemotronLayerNorm1P with its bias, mlp_bias and
+ *   attention_bias false, partial rotary positions): squared ReLU, not
+ *   gated, LayerNorm kept zero-centred, no biases. */
+static const mesh_style_t styles[] = {
+    [MESH_MLP_GELU] = {"GeLU", 0, 2, 1, 0, 0},
+    [MESH_MLP_SWIGLU] = {"SwiGLU", 1, 1, 0, 1, 0},
+    [MESH_MLP_RELU2] = {"squared ReLU", 0, 2, 0, 1, 1},
+};
+
+const mesh_style_t *mesh_style(const mesh_model_t *m)
 {
-    double h = m->hidden;
-    return m->mlp == MESH_MLP_SWIGLU ? 3 * h * f : 2 * h * f + f + h;
+    return &styles[m->mlp];
 }
 
-/* A layer's two norms: RMSNorm a weight, LayerNorm a weight and a bias. */
+/* An MLP of width f: SwiGLU's gate, up and down (Llama, Mixtral, Qwen3,
+ * DeepSeek-V3: modeling_*.py's MLP and expert classes, no biases); GeLU's
+ * and squared ReLU's fc1 and fc2, with their biases where the style has. */
+static double mlp_params(const mesh_model_t *m, double f)
+{
+    const mesh_style_t *s = mesh_style(m);
+    double h = m->hidden;
+    return s->gated ? 3 * h * f : 2 * h * f + (s->linear_bias ? f + h : 0);
+}
+
+double mesh_norm_params(const mesh_model_t *m)
+{
+    return (double)mesh_style(m)->norm_vectors * m->hidden;
+}
+
+/* A layer's two norms. */
 static double norm_params(const mesh_model_t *m)
 {
-    return m->mlp == MESH_MLP_SWIGLU ? 2.0 * m->hidden : 4.0 * m->hidden;
+    return 2 * mesh_norm_params(m);
+}
+
+/* What the model holds besides its layers and embeddings: a GPT-style
+ * model's learned positions (s*h; Narayanan's formula, which the count
+ * follows, has no final-LayerNorm term), else the final norm. */
+static double tail_params(const mesh_model_t *m)
+{
+    return mesh_style(m)->rotary ? mesh_norm_params(m) : (double)m->seq_len * m->hidden;
 }
 
 /* Multi-head latent attention (DeepSeek-V3's modeling_deepseek.py
@@ -99,7 +133,7 @@ double mesh_model_expert_params(const mesh_model_t *m)
 
 double mesh_model_router_params(const mesh_model_t *m)
 {
-    return ((double)m->hidden + (m->mlp == MESH_MLP_SWIGLU ? 0 : 1)) * m->moe.experts;
+    return ((double)m->hidden + mesh_style(m)->linear_bias) * m->moe.experts;
 }
 
 /* A MoE layer without its routed experts: attention, norms, the router
@@ -144,9 +178,8 @@ static double active_from_arch(const mesh_model_t *m)
                             : mesh_model_layer_params(m);
     int moe_layers = mesh_model_moe_layers(m), dense = m->layers - moe_layers;
     double emb = v * h * (m->tied_embeddings ? 1 : 2);
-    double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
     return dense * mesh_model_layer_params(m) + moe_layers * moe_active +
-           m->mtp_layers * (moe_active + mesh_mtp_extra(m)) + emb + tail;
+           m->mtp_layers * (moe_active + mesh_mtp_extra(m)) + emb + tail_params(m);
 }
 
 double mesh_model_active_params(const mesh_model_t *m)
@@ -163,8 +196,9 @@ double mesh_model_layer_params(const mesh_model_t *m)
     if (m->mla.kv_lora_rank)
         return mla_params(m) + norm_params(m) + mlp_params(m, f);
     mesh_model_attn_widths(m, &q, &kv);
-    if (m->mlp == MESH_MLP_SWIGLU) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
-                                      RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too */
+    if (!mesh_style(m)->linear_bias) /* Llama: q,o h^2*q each, k,v h^2*kv each, gate/up/down, 2
+                                        RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too;
+                                        Nemotron fc1/fc2 and 2 LayerNorms */
         return 2 * h * h * q + 2 * h * h * kv + mlp_params(m, f) + norm_params(m) +
                qk_norm_params(m) + (m->qkv_bias ? h * q + 2 * h * kv : 0);
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
@@ -183,14 +217,8 @@ double mesh_model_params_from_arch(const mesh_model_t *m)
 {
     double h = m->hidden, v = m->vocab;
     double emb = v * h * (m->tied_embeddings ? 1 : 2);
-    if (m->moe.experts > 0 || m->mtp_layers) {
-        int moe_layers = mesh_model_moe_layers(m);
-        double tail = m->mlp == MESH_MLP_SWIGLU ? h : (double)m->seq_len * h;
-        return (m->layers - moe_layers) * mesh_model_layer_params(m) +
-               moe_layers * mesh_model_moe_layer_params(m) + mesh_model_mtp_params(m) + emb + tail;
-    }
-    if (m->mlp == MESH_MLP_SWIGLU) /* + final RMSNorm */
-        return m->layers * mesh_model_layer_params(m) + emb + h;
-    /* + learned positions (s*h); Narayanan's formula has no final-LayerNorm term */
-    return m->layers * mesh_model_layer_params(m) + emb + (double)m->seq_len * h;
+    int moe_layers = mesh_model_moe_layers(m);
+    return (m->layers - moe_layers) * mesh_model_layer_params(m) +
+           moe_layers * mesh_model_moe_layer_params(m) + mesh_model_mtp_params(m) + emb +
+           tail_params(m);
 }

@@ -89,7 +89,7 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                         mesh_noun(m->layers, "layer", "layers"), m->hidden, m->heads,
                         mesh_noun(m->heads, "head", "heads"), m->kv_heads,
                         mesh_noun(m->kv_heads, "head", "heads"), m->ffn, m->vocab,
-                        m->mlp == MESH_MLP_SWIGLU ? "SwiGLU" : "GeLU");
+                        mesh_style(m)->label);
     else
         mesh_buf_puts(b, " (no arch: model states only, no activations)");
     text_moe(b, m);

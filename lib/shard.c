@@ -18,7 +18,8 @@ double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
 {
     /* norms (and GPT's row-parallel biases) are replicated, matrices split;
      * so are MLA's down projections and the QK norms (mesh_attn_replicated) */
-    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + 2 * h;
+    double replicated =
+        2 * mesh_norm_params(m) + (mesh_style(m)->linear_bias ? 2.0 : 0) * m->hidden;
     replicated += mesh_attn_replicated(m);
     return (mesh_model_layer_params(m) - replicated) / tp + replicated;
 }
@@ -30,7 +31,8 @@ double mesh_layer_params_per_gpu(const mesh_model_t *m, int tp)
  * it has no shared experts: spec_check.c). */
 static double moe_base_per_gpu(const mesh_model_t *m, int tp)
 {
-    double h = m->hidden, replicated = m->mlp == MESH_MLP_SWIGLU ? 2 * h : 4 * h + h;
+    double replicated =
+        2 * mesh_norm_params(m) + (mesh_style(m)->linear_bias ? 1.0 : 0) * m->hidden;
     replicated += mesh_model_router_params(m) + mesh_attn_replicated(m);
     return (mesh_moe_layer_base(m) - replicated) / tp + replicated;
 }
@@ -84,7 +86,7 @@ void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, in
  * (MoE like the last) and projection split, their norms whole. */
 static double mtp_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    double norms = 1.5 * (m->mlp == MESH_MLP_SWIGLU ? 2.0 : 4.0) * m->hidden;
+    double norms = 3 * mesh_norm_params(m);
     return m->mtp_layers *
            (mesh_moe_layer_params_per_gpu(m, l) + (mesh_mtp_extra(m) - norms) / l->tp + norms);
 }
@@ -122,9 +124,9 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
 
     double p = stage_layer_params(m, l, stage);
     if (stage == 0)
-        p += emb + (m->mlp == MESH_MLP_GELU ? (double)m->seq_len * h : 0);
+        p += emb + (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h);
     if (stage == l->pp - 1) {
-        p += m->mlp == MESH_MLP_SWIGLU ? h : 2 * h; /* final norm */
+        p += mesh_norm_params(m); /* final norm */
         /* untied: the output layer; tied across stages: the last stage keeps
          * its own copy of the embedding, kept in sync by the embedding group */
         if (!m->tied_embeddings || l->pp > 1)

@@ -114,11 +114,11 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         moe->shared_ffn = moe->ffn;
     /* a GeLU model keeps its linear layers' biases, which Megatron-LM's
      * shared experts refuse (shared_experts.py L124-125 at d98e8a6) */
-    if (moe->shared_experts && in->m.mlp != MESH_MLP_SWIGLU)
+    if (moe->shared_experts && mesh_style(&in->m)->linear_bias)
         return mesh_error_set(err,
                               "%s: arch.moe.shared_experts: Megatron-LM builds shared experts "
                               "without biases, and a GeLU model keeps its biases (use mlp: "
-                              "swiglu, or no shared experts)",
+                              "swiglu or relu2, or no shared experts)",
                               AT(F_MOE_SHARED));
     if (moe->top_k > moe->experts)
         return mesh_error_set(err, "%s: arch.moe.top_k: %d is more than the %d experts",
@@ -183,8 +183,8 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
      * them alone has forgotten the rest (found by fuzzing the request) */
     int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
                       in->set[F_MTP] + in->set[F_ROPE_THETA] + in->set[F_ROPE_SCALING] +
-                      in->set[F_NORM_EPS] + in->set[F_QK_NORM] + in->set[F_QKV_BIAS] +
-                      any_set(in, "arch.moe") + any_set(in, "arch.mla");
+                      in->set[F_ROTARY_PCT] + in->set[F_NORM_EPS] + in->set[F_QK_NORM] +
+                      in->set[F_QKV_BIAS] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
@@ -196,8 +196,6 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               origin, missing);
     }
     m->has_arch = arch_keys == 4;
-    /* rotary positions are the Llama-style model's (mlp swiglu); GPT-style
-     * learns its positions */
     /* QK norms are counted as RMSNorms of Llama-style heads; MLA has its
      * latent norms instead, always */
     if (m->qk_norm && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
@@ -205,7 +203,7 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               in->set[F_MLA_KV] ? "MLA has its latent norms instead"
                                                 : "QK norms are described for mlp: swiglu only");
     /* GPT-style layers have every bias already; MLA's projections none */
-    if (m->qkv_bias && (m->mlp != MESH_MLP_SWIGLU || in->set[F_MLA_KV]))
+    if (m->qkv_bias && (mesh_style(m)->linear_bias || in->set[F_MLA_KV]))
         return mesh_error_set(err, "%s: arch.qkv_bias: %s: leave it out", AT(F_QKV_BIAS),
                               in->set[F_MLA_KV] ? "MLA's projections have no biases here"
                                                 : "mlp: gelu has every bias already");
@@ -214,13 +212,23 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: arch.mla.mscale_all_dim: only means something with YaRN "
                               "(give arch.rope_scaling, or leave it out)",
                               AT(F_MLA_MSCALE));
-    int rope = in->set[F_ROPE_THETA] ? F_ROPE_THETA : F_ROPE_SCALING;
-    /* (a preset's rotary base stays, unused, under a file's mlp: gelu) */
-    if (m->mlp != MESH_MLP_SWIGLU && in->set[rope] && !LATER(F_MLP, rope))
+    /* rotary positions are the Llama- and Nemotron-style models' (mlp
+     * swiglu, relu2); GPT-style learns its positions.  (A preset's rotary
+     * keys stay, unused, under a file's mlp: gelu.) */
+    int rope = in->set[F_ROPE_THETA]     ? F_ROPE_THETA
+               : in->set[F_ROPE_SCALING] ? F_ROPE_SCALING
+                                         : F_ROTARY_PCT;
+    if (!mesh_style(m)->rotary && in->set[rope] && !LATER(F_MLP, rope))
         return mesh_error_set(err,
-                              "%s: arch.%s: rotary positions are mlp: swiglu's (mlp: gelu learns "
-                              "its positions): leave it out, or use mlp: swiglu",
+                              "%s: arch.%s: rotary positions are mlp: swiglu's and relu2's (mlp: "
+                              "gelu learns its positions): leave it out, or use mlp: swiglu",
                               AT(rope), mesh_spec_keys[rope].name);
+    /* MLA rotates its own qk_rope_head_dim */
+    if (in->set[F_ROTARY_PCT] && in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.rotary_percent: MLA rotates arch.mla.qk_rope_head_dim of "
+                              "each head: leave rotary_percent out",
+                              AT(F_ROTARY_PCT));
     if (!m->has_arch && !in->set[F_PARAMS])
         return mesh_error_set(err, "%s: give arch (layers, hidden, heads, vocab) or params",
                               origin);

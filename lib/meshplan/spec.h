@@ -24,7 +24,9 @@ extern "C" {
 #define MESH_NAME_MAX       64
 #define MESH_SPEC_MAX_BYTES (64 * 1024) /* larger spec files are refused */
 
-typedef enum mesh_mlp { MESH_MLP_GELU, MESH_MLP_SWIGLU } mesh_mlp_t;
+/** arch.mlp: the MLP's activation, and with it the layer's style (lib/params.c,
+ * mesh_style()): GPT's, Llama's, or Nemotron-4's squared ReLU. */
+typedef enum mesh_mlp { MESH_MLP_GELU, MESH_MLP_SWIGLU, MESH_MLP_RELU2 } mesh_mlp_t;
 /** Training precision.  fp8 runs the GEMMs in FP8 through Transformer Engine
  * and keeps bf16 parameters and an fp32 master copy (mixed precision). */
 typedef enum mesh_precision {
@@ -151,8 +153,10 @@ typedef struct mesh_model {
      * 4*hidden) and vocabulary size */
     int layers, hidden, heads, kv_heads, ffn, vocab;
     int head_dim; /* width of each attention head; 0: hidden / heads (Qwen3 and GPT-OSS differ) */
-    mesh_mlp_t
-        mlp; /* gelu: GPT-style (biases, LayerNorm, learned positions); swiglu: Llama-style */
+    /* gelu: GPT-style (biases, LayerNorm, learned positions); swiglu:
+     * Llama-style (no biases, RMSNorm, rotary); relu2: Nemotron-style (no
+     * biases, zero-centred LayerNorm, rotary) */
+    mesh_mlp_t mlp;
     int tied_embeddings; /* 1: the output layer shares the input embedding's weights */
     double params;       /* parameter count: given, or computed from arch */
     /* train */
@@ -204,11 +208,13 @@ typedef struct mesh_model {
     long steps;
     /* what Megatron-LM must be told to build the published model where no
      * parameter count depends on it; 0: not given (the framework's default) */
-    int rope_theta;       /* arch.rope_theta: the rotary base (Megatron-LM's default 10000) */
-    double rope_scaling;  /* arch.rope_scaling: Llama 3.1's RoPE scaling factor, or MLA's YaRN
-                             factor; 0: none */
-    double norm_eps;      /* arch.norm_eps: the norms' epsilon (Megatron-LM's default 1e-5) */
-    mesh_router_t router; /* arch.moe's router keys */
+    int rope_theta;        /* arch.rope_theta: the rotary base (Megatron-LM's default 10000) */
+    double rope_scaling;   /* arch.rope_scaling: Llama 3.1's RoPE scaling factor, or MLA's YaRN
+                              factor; 0: none */
+    double norm_eps;       /* arch.norm_eps: the norms' epsilon (Megatron-LM's default 1e-5) */
+    double rotary_percent; /* arch.rotary_percent: the share of each head's width that is
+                              rotated (Nemotron-4: 0.5); 0: all of it */
+    mesh_router_t router;  /* arch.moe's router keys */
     /* arch.qk_norm: 1 when each head's queries and keys pass an RMSNorm of
      * head_dim weights before attention (Qwen3: q_norm, k_norm); counted in
      * the parameters, whole on every TP rank */

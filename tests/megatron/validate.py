@@ -165,6 +165,8 @@ PRESETS = {
     "qwen3-30b-a3b": [1, 4],
     "qwen3-235b-a22b": [16, 32],
     "deepseek-v3": [64, 128, 256],
+    "nemotron4-15b": [2, 8],
+    "nemotron4-340b": [32, 64],
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
@@ -211,7 +213,9 @@ MOE_VARIANTS = [
 # 235B-A22B, deepseek-ai/DeepSeek-V3; GPT-3 from Brown et al. 2020, Table 2.1,
 # with GPT-2's vocabulary and LayerNorm epsilon), written in Megatron-Core's
 # TransformerConfig terms (or the parsed arguments' where the config has no
-# such field).  The check builds Megatron-LM's own TransformerConfig from
+# such field).  Nemotron-4 (Parmar et al. 2024; the 340B report; transformers'
+# NemotronConfig defaults: relu2, partial_rotary_factor 0.5, LayerNorm1P, no
+# biases) as NeMo's own Nemotron-4 configuration builds it in Megatron-Core.  The check builds Megatron-LM's own TransformerConfig from
 # each preset's exported arguments and compares every field.
 LLAMA = dict(normalization="RMSNorm", gated_linear_unit=True, add_bias_linear=False,
              position_embedding_type="rope", untie_embeddings_and_output_weights=True,
@@ -229,6 +233,16 @@ def moe(experts, top_k, ffn, **more):
                 moe_router_score_function="softmax", moe_router_enable_expert_bias=False,
                 moe_router_num_groups=None, moe_router_group_topk=None,
                 moe_shared_expert_intermediate_size=None, **more)
+
+
+def nemotron4(layers, hidden, ffn, heads):
+    return dict(num_layers=layers, hidden_size=hidden, ffn_hidden_size=ffn,
+                num_attention_heads=heads, num_query_groups=8, kv_channels=hidden // heads,
+                normalization="LayerNorm", layernorm_zero_centered_gamma=True,
+                layernorm_epsilon=1e-5, gated_linear_unit=False, add_bias_linear=False,
+                activation_func="squared_relu", bias_activation_fusion=False,
+                position_embedding_type="rope", rotary_percent=0.5, rotary_base=10000,
+                untie_embeddings_and_output_weights=True, vocab=256000, num_moe_experts=None)
 
 
 PUBLISHED = {
@@ -273,6 +287,8 @@ PUBLISHED = {
         moe_shared_expert_intermediate_size=2048, moe_router_score_function="sigmoid",
         moe_router_enable_expert_bias=True, moe_router_num_groups=8, moe_router_group_topk=4,
         moe_router_topk_scaling_factor=2.5, mtp_num_layers=1),
+    "nemotron4-15b": nemotron4(32, 6144, 24576, 48),
+    "nemotron4-340b": nemotron4(96, 18432, 73728, 96),
 }
 
 
@@ -290,6 +306,8 @@ def config_mismatches(arguments, args, want, tp):
                 out.append(f"vocabulary: padded {got} for {value} at tp {tp}")
             continue
         got = getattr(cfg, field) if hasattr(cfg, field) else getattr(args, field)
+        if field == "activation_func":  # a function: compare its name
+            got = getattr(got, "__name__", got)
         if field == "moe_layer_freq" and isinstance(got, int):
             got = [1 if i % got == 0 else 0 for i in range(cfg.num_layers)]
         if got != value and not (isinstance(value, float) and isinstance(got, (int, float))

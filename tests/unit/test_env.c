@@ -1010,6 +1010,18 @@ static void env__megatron_model_flags(void **state)
                                        2048) " --sequence-parallel --use-distributed-optimizer "
                                              "--recompute-granularity selective "
                                              "--bf16" OV_GR OV_PG OV_TP);
+    /* Nemotron-4 15B: squared ReLU (not gated), LayerNorm kept
+     * zero-centred, no biases, rotary positions over half of each head */
+    assert_megatron(
+        "preset: nemotron4-15b\n", 2, "tp=4,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=4,recompute=none,sp=on",
+        "--num-layers 32 --hidden-size 6144 --ffn-hidden-size 24576 --num-attention-heads 48 "
+        "--group-query-attention --num-query-groups 8 --squared-relu --normalization LayerNorm "
+        "--apply-layernorm-1p --disable-bias-linear --norm-epsilon 1e-05 --position-embedding-type "
+        "rope --max-position-embeddings 4096 --rotary-base 10000 --rotary-percent 0.5 "
+        "--padded-vocab-size 256000 --untie-embeddings-and-output-weights --attention-dropout 0 "
+        "--hidden-dropout 0 " LAYOUT(4, 1, 1, 4, 1152,
+                                     4096) " --sequence-parallel --use-distributed-optimizer "
+                                           "--bf16" OV_GR OV_PG OV_TP);
     /* head_dim equal to hidden / heads is Megatron-LM's default: no
      * --kv-channels; attention scores stored: the unfused backend, which
      * stores them as priced; fp32: no precision flag */

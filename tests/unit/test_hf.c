@@ -111,6 +111,19 @@ static const char deepseek_v3[] =
     " \"transformers_version\": \"4.33.1\", \"use_cache\": true, \"v_head_dim\": 128,"
     " \"vocab_size\": 129280}";
 
+/* Nemotron-4 15B in Hugging Face's terms (NemotronConfig, as the
+ * family's config.json files write it: nvidia/Minitron-8B-Base's fields). */
+static const char nemotron4_15b[] =
+    "{\"architectures\": [\"NemotronForCausalLM\"], \"attention_bias\": false,"
+    " \"attention_dropout\": 0.0, \"bos_token_id\": 2, \"eos_token_id\": 3, \"head_dim\": 128,"
+    " \"hidden_act\": \"relu2\", \"hidden_size\": 6144, \"initializer_range\": 0.0134,"
+    " \"intermediate_size\": 24576, \"max_position_embeddings\": 4096, \"mlp_bias\": false,"
+    " \"model_type\": \"nemotron\", \"norm_eps\": 1e-05, \"num_attention_heads\": 48,"
+    " \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"partial_rotary_factor\": 0.5,"
+    " \"rope_scaling\": null, \"rope_theta\": 10000, \"tie_word_embeddings\": false,"
+    " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.44.0\", \"use_cache\": true,"
+    " \"vocab_size\": 256000}";
+
 /* Each config.json plans as its preset: the same parameters (and active
  * ones), the same layout on the allocation, the same Megatron-LM model. */
 static void config__plans_as_its_preset(void **state)
@@ -126,6 +139,7 @@ static void config__plans_as_its_preset(void **state)
         {"qwen3-30b-a3b", QWEN3_MOE(48, 2048, 32, 6144, 768), 4},
         {"qwen3-235b-a22b", QWEN3_MOE(94, 4096, 64, 12288, 1536), 32},
         {"deepseek-v3", deepseek_v3, 128},
+        {"nemotron4-15b", nemotron4_15b, 2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t p = test_preset(cases[i].preset), m;
@@ -157,6 +171,8 @@ static void config__plans_as_its_preset(void **state)
         assert_int_equal(m.rope_theta ? m.rope_theta : 10000, p.rope_theta);
         assert_true(m.rope_scaling == p.rope_scaling && m.norm_eps == p.norm_eps);
         assert_int_equal(m.qk_norm, p.qk_norm);
+        assert_int_equal(m.mlp, p.mlp);
+        assert_true(m.rotary_percent == p.rotary_percent);
         assert_int_equal(m.router.score, p.router.score);
         assert_int_equal(m.router.expert_bias, p.router.expert_bias);
         assert_int_equal(m.router.groups, p.router.groups);
@@ -286,6 +302,25 @@ static void config__published_counts(void **state)
     (void)state;
 }
 
+/* A Nemotron config's left-out fields are NemotronConfig's defaults: half
+ * of each head rotated, as many KV heads as heads, untied embeddings. */
+static void config__nemotron_defaults(void **state)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+    const char *path = write_config(
+        "nemo", "{\"model_type\": \"nemotron\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                "\"num_attention_heads\": 4, \"vocab_size\": 100, \"intermediate_size\": 128}");
+    if (load(path, NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.mlp, MESH_MLP_RELU2);
+    assert_true(m.rotary_percent == 0.5);
+    assert_int_equal(m.kv_heads, 4);
+    assert_int_equal(m.tied_embeddings, 0);
+    assert_int_equal(m.rope_theta, 0); /* Megatron-LM's 10000 */
+    (void)state;
+}
+
 /* What the spec cannot say, and JSON that is not a config, refused in one
  * line naming the field. */
 static void config__refused_naming_the_field(void **state)
@@ -364,6 +399,19 @@ static void config__refused_naming_the_field(void **state)
          "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
          "\"scoring_func\": \"sigmoid\\n    capacity_factor: 1.5\", \"topk_method\": \"greedy\"}",
          "scoring_func: only softmax or sigmoid is described"},
+        /* Nemotron: its squared ReLU only, no biases, a share of each head */
+        {"{\"architectures\": [\"NemotronForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"hidden_act\": \"gelu\"}",
+         "hidden_act: only relu2 (squared ReLU) is described, not gelu"},
+        {"{\"architectures\": [\"NemotronForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"mlp_bias\": true}",
+         "mlp_bias: biases on the MLP"},
+        {"{\"architectures\": [\"NemotronForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"partial_rotary_factor\": 0}",
+         "partial_rotary_factor: arch.rotary_percent: 0 is out of range"},
         {"{\"a\": 1, \"a\": 2}", "duplicate object key"},
         {"{\"vocab_size\": NaN}", "not valid JSON"},
         {"{\"vocab_size\": 1e999}", "real number overflow"},
@@ -454,6 +502,7 @@ int main(void)
         cmocka_unit_test(config__queries_not_compressed),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
+        cmocka_unit_test(config__nemotron_defaults),
     };
     return cmocka_run_group_tests_name("hf", tests, setup, teardown);
 }

@@ -121,12 +121,48 @@ static void params__gelu_moe__by_hand(void **state)
     assert_int_equal((uint64_t)mesh_model_active_params(&m), 65928);
 }
 
+/* Nemotron-style layers (mlp: relu2: squared ReLU, LayerNorm with its
+ * bias, no linear biases, rotary positions), by hand:
+ * - Nemotron-4 15B (hidden 6144, 48 heads, 8 KV heads of 128, ffn 24576,
+ *   vocab 256000 untied, 32 layers): Q and O 2*6144^2 = 75497472, K and V
+ *   2*6144*1024 = 12582912, fc1 and fc2 2*6144*24576 = 301989888, two
+ *   LayerNorms 4*6144 = 24576: 390094848 a layer; 32 of them, the two
+ *   embedding matrices 2*256000*6144 and the final LayerNorm 2*6144:
+ *   15,628,775,424 ("15.6B", the report's 3.2B embedding and 12.5B other);
+ * - Nemotron-4 340B (hidden 18432, 96 heads, ffn 73728, 96 layers):
+ *   341,029,195,776 ("341B");
+ * - a small one with MoE (hidden 64, 4 heads, ffn 128, vocab 100 tied, seq
+ *   32, 2 layers of 4 experts of ffn 32, one shared of 32): attention
+ *   4*64*64 = 16384, LayerNorms 256, router 64*4 = 256 (no bias), each
+ *   expert 2*64*32 = 4096: a MoE layer 16384 + 256 + 256 + 5*4096 = 37376;
+ *   total 2*37376 + 6400 + 128 = 81280; active (2 routed and the shared)
+ *   2*(16896 + 3*4096) + 6528 = 64896.  No positions: the GeLU model's
+ *   seq_len*h is not there. */
+static void params__nemotron_style__by_hand(void **state)
+{
+    mesh_model_t m = test_preset("nemotron4-15b");
+    assert_int_equal(m.mlp, MESH_MLP_RELU2);
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 390094848ULL);
+    assert_int_equal((uint64_t)m.params, 15628775424ULL);
+    m = test_preset("nemotron4-340b");
+    assert_int_equal((uint64_t)m.params, 341029195776ULL);
+    m = test_spec(
+        "arch: {layers: 2, hidden: 64, heads: 4, ffn: 128, vocab: 100, mlp: relu2, "
+        "tied_embeddings: true, moe: {experts: 4, top_k: 2, ffn: 32, shared_experts: 1}}\n"
+        "train: {seq_len: 32}\n");
+    assert_int_equal((uint64_t)mesh_model_moe_layer_params(&m), 37376);
+    assert_int_equal((uint64_t)m.params, 81280);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m), 64896);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
         cmocka_unit_test(params__gelu_moe__by_hand),
+        cmocka_unit_test(params__nemotron_style__by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,12 +170,37 @@ static void memory__stage_mix_and_heavy_stages(void **state)
     }
 }
 
+/* Nemotron-style layers (mlp: relu2) on one GPU, by hand: the two
+ * LayerNorms (weight and bias, 4h) whole on every TP rank, no row-parallel
+ * bias to keep whole, the rest split.  Nemotron-4 15B at tp 4:
+ * (390094848 - 24576) / 4 + 24576 = 97542144.  The small MoE of
+ * test_params (hidden 64, 4 experts of 32 and a shared one, tied vocab 100)
+ * at tp 2, ep 2: LayerNorms 256 and the router 256 whole, attention 16384
+ * and the shared expert 4096 halved: 10752, and 2 experts of 4096: 18944 a
+ * layer; the stage: 2 layers, the embedding 256*64/2 (100 padded to 256),
+ * no positions, the final LayerNorm 128: 46208. */
+static void memory__nemotron_style_by_hand(void **state)
+{
+    mesh_model_t m = test_preset("nemotron4-15b");
+    assert_int_equal((uint64_t)mesh_layer_params_per_gpu(&m, 4), 97542144ULL);
+    m = test_spec(
+        "arch: {layers: 2, hidden: 64, heads: 4, ffn: 128, vocab: 100, mlp: relu2, "
+        "tied_embeddings: true, moe: {experts: 4, top_k: 2, ffn: 32, shared_experts: 1}}\n"
+        "train: {seq_len: 32}\n");
+    mesh_layout_t l = test_layout("tp=2,pp=1,dp=4,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=on");
+    assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 18944);
+    assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 46208);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory__stage_params_by_hand),
         cmocka_unit_test(memory__qk_norms_whole_on_every_tp_rank),
         cmocka_unit_test(memory__gelu_moe_biases_by_hand),
+        cmocka_unit_test(memory__nemotron_style_by_hand),
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
     };

@@ -482,8 +482,8 @@ static const doc_key_t doc_keys[] = {
      "t.yaml: arch.vocab " ARCH_NEEDS, "1", "0", "16777216", "16777217",
      "arch.vocab: {} is out of range (allowed 1..16777216)", "128256", "big",
      "arch.vocab: '{}' is not an integer (expected 1..16777216" COUNTS, AT(vocab, T_INT)},
-    {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL, "gelu swiglu", "relu",
-     "arch.mlp: '{}' is not one of: gelu swiglu", AT(mlp, T_ENUM)},
+    {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL, "gelu swiglu relu2", "relu",
+     "arch.mlp: '{}' is not one of: gelu swiglu relu2", AT(mlp, T_ENUM)},
     {"arch", "tied_embeddings", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
      "sometimes", "arch.tied_embeddings: '{}' is not a boolean (use true or false)",
      AT(tied_embeddings, T_INT)},
@@ -577,6 +577,9 @@ static const doc_key_t doc_keys[] = {
     {"arch", "rope_scaling", ARCH, "none", NULL, "1", "0.999", "1000", "1000.5",
      "arch.rope_scaling: {} is out of range (allowed 1..1000) or none", "8", "big",
      "arch.rope_scaling: '{}' is not a number (expected 1..1000) or none", AT(rope_scaling, T_DBL)},
+    {"arch", "rotary_percent", ARCH, NULL, NULL, "0.01", "0.009", "1", "1.01",
+     "arch.rotary_percent: {} is out of range (allowed 0.01..1)", "0.5 0.25", "half",
+     "arch.rotary_percent: '{}' is not a number (expected 0.01..1)", AT(rotary_percent, T_DBL)},
     {"arch", "qk_norm", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
      "arch.qk_norm: '{}' is not a boolean (use true or false)", AT(qk_norm, T_INT)},
     {"arch", "qkv_bias", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "some",
@@ -975,9 +978,10 @@ static void arch__any_key_alone_needs_the_four(void **state)
 {
     (void)state;
     static const char *const alone[] = {
-        "kv_heads: 8",   "ffn: 11008",         "mlp: swiglu",       "tied_embeddings: true",
-        "mtp_layers: 1", "rope_theta: 500000", "rope_scaling: 8",   "norm_eps: 1e-5",
-        "qk_norm: true", "qkv_bias: true",     "moe: {experts: 8}", "mla: {kv_lora_rank: 512}"};
+        "kv_heads: 8",        "ffn: 11008",         "mlp: swiglu",       "tied_embeddings: true",
+        "mtp_layers: 1",      "rope_theta: 500000", "rope_scaling: 8",   "norm_eps: 1e-5",
+        "qk_norm: true",      "qkv_bias: true",     "moe: {experts: 8}", "mla: {kv_lora_rank: 512}",
+        "rotary_percent: 0.5"};
     char yaml[256];
     for (size_t i = 0; i < sizeof(alone) / sizeof(*alone); i++) {
         snprintf(yaml, sizeof(yaml), "params: 7e9\narch: {%s}\n", alone[i]);
@@ -1237,7 +1241,8 @@ static void overrides__refused_with_the_key(void **state)
         {"arch.seq_len=1",
          "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
          "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
-         "rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla); did you mean "
+         "rope_theta, rope_scaling, rotary_percent, qk_norm, qkv_bias, norm_eps, moe, mla); did "
+         "you mean "
          "train.seq_len?"},
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
                      "did you mean train.seq_len?"},
@@ -1322,8 +1327,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 15 arch, 13 arch.moe, 6 arch.mla, 18 train */
-    assert_int_equal(n, 54);
+    /* 3 top-level keys less preset, 16 arch, 13 arch.moe, 6 arch.mla, 18 train */
+    assert_int_equal(n, 55);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
@@ -1503,6 +1508,14 @@ static void spec__moe_mla_errors(void **state)
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    score: cosine\n", "arch.moe.score", "sigmoid");
     moe_error(MOE_ARCH "  mlp: gelu\n  rope_theta: 10000\n", "arch.rope_theta", "mlp: swiglu");
     moe_error(MOE_ARCH "  mlp: gelu\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
+    /* a share of each head rotated: only where positions are rotary, and
+     * not under MLA, which rotates qk_rope_head_dim */
+    moe_error(MOE_ARCH "  mlp: gelu\n  rotary_percent: 0.5\n", "arch.rotary_percent",
+              "swiglu's and relu2's");
+    moe_error(MOE_ARCH "  rotary_percent: 0.5\n  mla:\n    kv_lora_rank: 8\n",
+              "arch.rotary_percent", "qk_rope_head_dim");
+    moe_error(MOE_ARCH "  mlp: relu2\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
+    moe_error(MOE_ARCH "  mlp: relu2\n  mla:\n    kv_lora_rank: 8\n", "arch.mlp", "swiglu");
     moe_error(MOE_ARCH "  qk_norm: true\n  mla:\n    kv_lora_rank: 8\n", "arch.qk_norm",
               "latent norms");
     moe_error(MOE_ARCH "  moe: 4\n", "arch.moe", "expected a mapping");
@@ -1516,7 +1529,7 @@ static void spec__moe_mla_errors(void **state)
     moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
               "train.moe_imbalance", "out of range");
     moe_error(MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
-              "mtp_layers, rope_theta, rope_scaling, qk_norm, qkv_bias, norm_eps, moe, mla)");
+              "rope_theta, rope_scaling, rotary_percent, qk_norm, qkv_bias, norm_eps, moe, mla)");
     moe_error(MOE_ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
     moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
               "swiglu");
