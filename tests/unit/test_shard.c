@@ -191,6 +191,18 @@ static void memory__nemotron_style_by_hand(void **state)
                                   "recompute=none,sp=on");
     assert_int_equal((uint64_t)mesh_moe_layer_params_per_gpu(&m, &l), 18944);
     assert_int_equal((uint64_t)mesh_stage_params(&m, &l, 0), 46208);
+    /* without biases its experts split over expert TP as Llama's do, and
+     * the fused bias-dropout stays on */
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
+    mesh_error_t err;
+    l = test_layout("tp=2,pp=1,dp=2,cp=1,ep=2,etp=2,zero=1,vpp=1,mb=1,recompute=none,sp=on");
+    if (mesh_layout_check(&m, &a, &l, &err) < 0)
+        fail_msg("etp 2 refused: %s", err.msg);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    assert_null(strstr(args, "--no-bias-dropout-fusion"));
+    free(args);
+    mesh_plan_destroy(p);
     (void)state;
 }
 
