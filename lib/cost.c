@@ -28,6 +28,8 @@
  *   stage 2 reduce-scatters after every micro-batch's backward; stage 3
  *   also all-gathers the weights in every forward and backward: 1.5x the
  *   volume of DP, and m times over.  Only what compute cannot hide counts.
+ *   Across nodes a ring moves as many NICs' worth as its group has GPUs
+ *   in a node (ring_bw).
  * - The optimizer step streams its states through HBM once.
  */
 #include <string.h>
@@ -180,10 +182,38 @@ static int crosses_nodes(long span, const mesh_alloc_t *a)
     return (long)a->nodes * a->gpus_per_node > fabric && (span > fabric || fabric % span != 0);
 }
 
+/* What a ring collective moves a second per rank over a group of ranks
+ * `stride` apart in a block of `span` consecutive ranks: NVLink's rate
+ * inside a node (or fabric); across nodes NCCL gives the ring a channel
+ * on each member's NIC, so the node's members send at once, as many
+ * NICs' worth as the group has GPUs in a node (an all-reduce over whole
+ * H100 nodes: 8 x 50 GB/s, the ~370-400 GB/s bus bandwidth nccl-tests
+ * report there), at most NVLink's.  The tp groups of a node share its
+ * NICs, one each for a tp of the node's size. */
+static double ring_bw(long span, long stride, const mesh_alloc_t *a)
+{
+    if (!crosses_nodes(span, a))
+        return a->gpu.link_bw;
+    double nics = stride < a->gpus_per_node ? (double)(a->gpus_per_node / stride) : 1;
+    double bw = nics * a->gpu.net_bw;
+    return bw < a->gpu.link_bw ? bw : a->gpu.link_bw;
+}
+
+/* FP8 GEMMs with per-tensor scaling (every GPU without MXFP8: Hopper, Ada,
+ * AMD) sustain less of their peak than BF16 ones (their scaling's casts,
+ * transposes and amax reductions run beside them); Blackwell's
+ * block-scaled tensor cores are priced at the BF16 share.  0.85 is fitted
+ * on the 73 dense FP8 runs of H100 in the published Megatron runs
+ * (tools/fit/published.py --fit BUILD --fit-fp8, with ring_bw's wire:
+ * 70 within 15% and all within 25%, against 51 and 70 at 1). */
+#ifndef FP8_GEMM_EFF /* tools/fit/published.py --fit builds with -D */
+#define FP8_GEMM_EFF 0.85
+#endif
 /* FLOP/s a training step sustains in GEMMs. */
 static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
 {
-    return peak_of(m, g) * g->gemm_eff * SUSTAINED;
+    return peak_of(m, g) * g->gemm_eff * SUSTAINED *
+           (m->precision == MESH_PREC_FP8 && g->peak_fp8 > 0 && !g->fp8_blocks ? FP8_GEMM_EFF : 1);
 }
 
 /* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]. */
@@ -354,9 +384,12 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     /* bytes a weight and a gradient move, and optimizer bytes a parameter
      * the step streams, as lib/accounting.c holds them */
     double w = step->w, g = step->g, k = step->k;
-    /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of tp */
-    int cross = crosses_nodes((long)l->tp * l->cp * l->dp, a);
-    double bw = cross ? a->gpu.net_bw : a->gpu.link_bw;
+    /* the dp-cp group spans tp*cp*dp consecutive ranks over a stride of
+     * tp, the expert data-parallel group the same block over etp*ep */
+    long span = (long)l->tp * l->cp * l->dp;
+    int cross = crosses_nodes(span, a);
+    double bw = ring_bw(span, l->tp, a);
+    double ebw = ring_bw(span, (long)(l->etp > 0 ? l->etp : 1) * (l->ep > 0 ? l->ep : 1), a);
     double lat = cross ? STEP_LAT_NET : STEP_LAT_LINK;
     double owned;
     if (psi_e <= 0) {
@@ -365,7 +398,7 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
     } else {
         double dense = psi - psi_e;
         c->dp_comm_s = sync_exposed(m, l, mbs, d, dense, g, w, bw, lat, fwd_mb, bwd_mb) +
-                       sync_exposed(m, l, mbs, edp, psi_e, g, w, bw, lat, fwd_mb, bwd_mb);
+                       sync_exposed(m, l, mbs, edp, psi_e, g, w, ebw, lat, fwd_mb, bwd_mb);
         owned = (l->zero >= 1 && d > 1 ? dense / d : dense) +
                 (l->zero >= 1 && edp > 1 ? psi_e / edp : psi_e);
     }

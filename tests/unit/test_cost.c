@@ -381,31 +381,42 @@ static void cost__pp_comm_across_nodes(void **state)
 /* DP's gradient all-reduce (ZeRO-0: 2(d-1)/d of the fp32 gradients, one
  * bucket, hidden behind the backward, 2q layer forwards) stays on NVLink
  * while the dp group's tp x cp x dp consecutive ranks fit a node, up to
- * and including a full node, and crosses the network beyond. */
+ * and including a full node, and crosses the network beyond, on as many
+ * NICs at once as the group has GPUs in a node (8/tp: NCCL's rings leave
+ * the node on each), at most NVLink's rate. */
 static void cost__dp_comm_inside_and_across_nodes(void **state)
 {
     const struct {
         int nodes;
         const char *mesh;
-        int tp, pp, d, cross;
+        int tp, pp, d, cross, nics;
+        double net; /* the network per GPU, GB/s; 0: the table's */
     } cases[] = {
         /* 8 ranks of a node of 8: NVLink */
-        {1, "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 8, 0},
+        {1, "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 8, 0, 0, 0},
         /* tp 2 x dp 4 = 8 ranks of each stage's node: NVLink */
-        {2, "tp=2,pp=2,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 2, 4, 0},
-        /* 16 ranks over 2 nodes: the network */
-        {2, "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 16, 1},
-        /* stages of 6 ranks on nodes of 8: stage 1 (ranks 6-11) spans two */
-        {3, "tp=2,pp=4,dp=3,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 4, 3, 1},
+        {2, "tp=2,pp=2,dp=4,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 2, 4, 0, 0, 0},
+        /* 16 ranks over 2 nodes: the network, 8 NICs a node at once */
+        {2, "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 16, 1, 8, 0},
+        /* stages of 6 ranks on nodes of 8: stage 1 (ranks 6-11) spans two;
+         * its group, every second rank, 4 a node */
+        {3, "tp=2,pp=4,dp=3,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 2, 4, 3, 1, 4, 0},
+        /* tp 8: one rank of each group a node, one NIC */
+        {2, "tp=8,pp=1,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on", 8, 1, 2, 1, 1, 0},
+        /* 8 NICs of 100 GB/s: 800, more than NVLink's 450, which it stays at */
+        {2, "tp=1,pp=1,dp=16,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off", 1, 1, 16, 1, 8, 100},
     };
     for (int i = 0; i < N_OF(cases); i++) {
         mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
+        if (cases[i].net > 0)
+            a.gpu.net_bw = cases[i].net * 1e9;
         mesh_model_t m = tiny(48);
         mesh_cost_t c = cost_exact(&m, &a, cases[i].mesh);
         int d = cases[i].d, q = 8 / cases[i].pp;
         double psi = psi_max(cases[i].tp, cases[i].pp);
         hand_t x = by_hand(&a, cases[i].tp, 1, cases[i].tp > 1, 1);
-        double bw = cases[i].cross ? a.gpu.net_bw : a.gpu.link_bw;
+        double wire = cases[i].nics * a.gpu.net_bw;
+        double bw = !cases[i].cross ? a.gpu.link_bw : wire < a.gpu.link_bw ? wire : a.gpu.link_bw;
         double lat = cases[i].cross ? STEP_LAT_NET : STEP_LAT_LINK;
         double ar = 2.0 * (d - 1) / d * 4 * psi / bw + steps(d, 1) * lat;
         assert_near(c.dp_comm_s, exposed(ar, 2 * q * x.fwd));
@@ -558,13 +569,16 @@ static void cost__cp_ring_inside_and_across_nodes(void **state)
         hand_t x = by_hand(&a, tp, cp, 1, 1);
         double bw = cases[i].cross ? a.gpu.net_bw : a.gpu.link_bw;
         double lat = cases[i].cross ? STEP_LAT_NET : STEP_LAT_LINK;
-        /* cp - 1 passes of this rank's K and V blocks of s/cp tokens, bf16 */
+        /* cp - 1 passes of this rank's K and V blocks of s/cp tokens, bf16,
+         * rank to rank: one NIC */
         double ring = (cp - 1) * 2 * 2 * (SEQ / cp) * H * KV / tp / bw;
         assert_near(c.cp_comm_s,
                     cases[i].mbs * 8 * (exposed(ring, x.attn) + exposed(2 * ring, 2 * x.attn)));
         double psi = psi_max(tp, 1);
-        double rs = (d - 1.0) / d * 4 * psi / bw + steps(d, 0) * lat;
-        double ag = (d - 1.0) / d * 2 * psi / bw + steps(d, 0) * lat;
+        /* the dp-cp group's 8/tp ranks a node send on as many NICs */
+        double dbw = cases[i].cross ? 8 / tp * a.gpu.net_bw : bw;
+        double rs = (d - 1.0) / d * 4 * psi / dbw + steps(d, 0) * lat;
+        double ag = (d - 1.0) / d * 2 * psi / dbw + steps(d, 0) * lat;
         assert_near(c.dp_comm_s, exposed(rs, 2 * 8 * x.fwd) + exposed(ag, 8 * x.fwd));
         assert_near(c.optimizer_s, optimizer_by_hand(&a, psi / d));
         assert_near(c.compute_s, cases[i].mbs * (8 * 3 * x.fwd + 3 * x.logits));
@@ -750,9 +764,10 @@ static void cost__grouped_gemm_efficiency(void **state)
  * group, not dp*cp: Qwen3-30B-A3B on 2 nodes with EP 16 over the whole
  * dp 16 (edp 1) synchronises its dense parameters alone (ZeRO-1: a
  * reduce-scatter of the fp32 gradients and an all-gather of the bf16
- * weights over 16 ranks across nodes, in 40M-parameter buckets); with
- * EP 8 (edp 2) each rank's experts travel too.  The network made slow
- * (1 MB/s), compute hides next to none of it. */
+ * weights over 16 ranks across nodes, in 40M-parameter buckets, on the 8
+ * NICs of each node); with EP 8 (edp 2) each rank's experts travel too,
+ * over a group of one rank a node.  The network made slow (1 MB/s),
+ * compute hides next to none of it. */
 static void cost__expert_grads_over_edp(void **state)
 {
     mesh_model_t m = test_preset("qwen3-30b-a3b");
@@ -769,8 +784,8 @@ static void cost__expert_grads_over_edp(void **state)
     assert_true(dense == mesh_stage_params(&m, &l8, 0) - mesh_stage_expert_params(&m, &l8, 0));
     assert_true(mesh_stage_expert_params(&m, &l16, 0) > dense);
     double g = m.grad_accum_dtype == MESH_PREC_FP32 ? 4 : 2, buckets = (long)(dense / 40e6) + 1;
-    double rs = 15.0 / 16 * g * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
-    double ag = 15.0 / 16 * 2 * dense / a.gpu.net_bw + buckets * 15 * 6e-6;
+    double rs = 15.0 / 16 * g * dense / (8 * a.gpu.net_bw) + buckets * 15 * 6e-6;
+    double ag = 15.0 / 16 * 2 * dense / (8 * a.gpu.net_bw) + buckets * 15 * 6e-6;
     assert_true(c16.dp_comm_s <= (rs + ag) * (1 + 1e-9));
     assert_true(c16.dp_comm_s >= 0.99 * (rs + ag));
     assert_true(c8.dp_comm_s > 1.5 * c16.dp_comm_s);

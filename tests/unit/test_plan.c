@@ -860,7 +860,7 @@ static void headroom__roomier_as_a_search_afresh(void **state)
         {"deepseek-v3",
          "H100-SXM",
          32,
-         {"auto", "pp=4", "ep=8", "vpp=2", "recompute=full", "zero=3"}},
+         {"auto", "pp=4", "ep=8", "vpp=2", "recompute=full,zero=1", "zero=3"}},
         {"deepseek-v3", "B200", 12, {"auto", "zero=1,mb=1"}},
         {"qwen3-235b-a22b", "H100-SXM", 8, {"auto"}},
         {"mixtral-8x22b", "H100-SXM", 6, {"auto"}},

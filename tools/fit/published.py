@@ -23,14 +23,16 @@ Usage: published.py [--meshplan BIN] [--csv FILE] [--models-dir DIR] [-v]
            rows, MoE rows and MoE rows of the cited commit's release must
            reach DENSE, MOE and MOE_CURRENT (0-1); CMocka's result lines,
            exit 1 after a failure
-       published.py --fit BUILD_DIR [--fit-current]   search the MoE constants
+       published.py --fit BUILD_DIR [--fit-current | --fit-fp8]   search the MoE constants
            of lib/cost.c (GROUPED_GEMM_M0, GEMM_K0) on the MoE rows (those of
            the cited commit's release with --fit-current: what lib/cost.c uses),
            rebuilding BUILD_DIR (a configured build tree of this checkout,
            not the one you test with) with -D overrides, coordinate by
            coordinate, minimising the median |log(predicted/published)|
            plus the share of rows off by more than 15%; prints each trial
-           and the best.  Put the result in lib/cost.c by hand.
+           and the best.  With --fit-fp8, FP8_GEMM_EFF (Hopper's FP8 GEMMs'
+           share of their peak against BF16's) on the dense FP8 rows of
+           H100 and H800 instead.  Put the result in lib/cost.c by hand.
 Standard library only.
 """
 import argparse
@@ -179,9 +181,15 @@ FIT = [  # (macro, start, candidates as multiples of the current value)
     ("GROUPED_GEMM_M0", 1024.0, (0.125, 0.25, 0.5, 1, 2, 4)),
     ("GEMM_K0", 680.0, (0.25, 0.5, 1, 1.5, 2)),
 ]
+# --fit-fp8: Hopper's FP8 GEMMs' share of their peak against BF16's, on the
+# dense FP8 rows of GPUs without block-scaled FP8 (MoE rows carry the
+# grouped GEMMs' own constants; Blackwell's MXFP8 rows are priced at the
+# BF16 share)
+HOPPER = ("H100", "H800")
+FIT_FP8 = [("FP8_GEMM_EFF", 0.85, (0.9, 0.95, 1.05, 1.1, 1.18))]
 
 
-def moe_ratios(rows, meshplan, models):
+def ratios_of(rows, meshplan, models):
     out = []
     for row in rows:
         res = predict(row, meshplan, models)
@@ -196,9 +204,8 @@ def loss(ratios):
     return statistics.median(logs) + sum(abs(r - 1) > 0.15 for r in ratios) / len(ratios)
 
 
-def fit(build, rows, models):
-    import math
-    values = {name: start for name, start, _ in FIT}
+def fit(build, rows, models, space=FIT):
+    values = {name: start for name, start, _ in space}
     meshplan = os.path.join(build, "tools", "meshplan")
 
     def trial(vals):
@@ -206,13 +213,13 @@ def fit(build, rows, models):
         os.utime(os.path.join(TOP, "lib", "cost.c"))
         subprocess.run(["make", "-C", build, "-j2", "CPPFLAGS=" + flags], check=True,
                        capture_output=True)
-        r = moe_ratios(rows, meshplan, models)
-        print("%-70s loss %.3f  %s" % (flags, loss(r), summary("moe", r)), flush=True)
+        r = ratios_of(rows, meshplan, models)
+        print("%-70s loss %.3f  %s" % (flags, loss(r), summary("rows", r)), flush=True)
         return loss(r)
 
     best = trial(values)
     for _ in range(2):
-        for name, start, mults in FIT:
+        for name, start, mults in space:
             base = values[name]
             for k in mults:
                 if k == 1:
@@ -296,11 +303,17 @@ def main():
     ap.add_argument("--fit", metavar="BUILD_DIR")
     ap.add_argument("--fit-current", action="store_true",
                     help="fit on the rows of the cited commit's release only")
+    ap.add_argument("--fit-fp8", action="store_true",
+                    help="fit FP8_GEMM_EFF on the dense FP8 rows instead")
     ap.add_argument("--check", nargs=3, type=float, metavar=("DENSE", "MOE", "MOE_CURRENT"),
                     help="the test: shares within 15%% at least these (0-1); MOE_CURRENT "
                          "for the MoE rows of the cited commit's release")
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.csv, newline="")))
+    if a.fit and a.fit_fp8:
+        return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] not in MOE and
+                           r["precision"] == "FP8" and r["gpu"] in HOPPER], a.models_dir,
+                   FIT_FP8)
     if a.fit:
         return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] in MOE and
                            (current(r) or not a.fit_current)], a.models_dir)
