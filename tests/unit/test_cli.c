@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -1318,6 +1319,38 @@ static void partition__errors(void **state)
 
 #define SIZE_ALLOC "--gpus-per-node", "8", "--gpu", "H100-SXM", "--policy", "none"
 
+/* The seconds left before `date` that size's JSON reports (deadline.seconds)
+ * with TZ set to tz; -1 when there are none. */
+static long size_seconds_left(const char *tz, const char *date)
+{
+    char goal[64];
+    snprintf(goal, sizeof(goal), "by:%s", date);
+    run_env[0] = tz;
+    result_t *r = run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--goal", goal,
+                      "--set", "train.tokens=1e10", "--json", NULL);
+    const char *at = r->status == 0 ? strstr(r->out, "\"seconds\":") : NULL;
+    return at ? strtol(at + strlen("\"seconds\":"), NULL, 10) : -1;
+}
+
+/* A date in --goal by: is the user's local date: without --now, the clock
+ * is read in the local zone, so 14 hours east of UTC the same date is 14
+ * hours nearer (50,400 s, give or take the seconds between the runs). */
+static void size__deadline_on_the_local_clock(void **state)
+{
+    (void)state;
+    char date[16];
+    time_t later = time(NULL) + 3 * 86400;
+    struct tm tm;
+    assert_non_null(gmtime_r(&later, &tm));
+    strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+    /* POSIX zone strings: no tzdata needed (UTC0, and 14 hours east) */
+    long utc = size_seconds_left("TZ=UTC0", date), east = size_seconds_left("TZ=EAST-14", date);
+    if (utc < 0 || east < 0)
+        fail_msg("no deadline seconds (UTC %ld, UTC+14 %ld)", utc, east);
+    if (labs(utc - east - 14 * 3600) > 60)
+        fail_msg("UTC %ld s left, UTC+14 %ld: %ld apart, not 50400", utc, east, utc - east);
+}
+
 /* The table's row of `nodes` in size's text ("" when there is none). */
 static const char *size_row_of(const char *out, int nodes)
 {
@@ -1743,6 +1776,7 @@ int main(void)
         cmocka_unit_test(size__nothing_fits_exit_1),
         cmocka_unit_test(size__partition_info_from_stdin),
         cmocka_unit_test(size__bad_input_names_the_option),
+        cmocka_unit_test(size__deadline_on_the_local_clock),
         cmocka_unit_test(restart__plan_env_and_size),
         cmocka_unit_test(restart__bad_input_one_line),
         cmocka_unit_test(colour__only_where_it_shows),

@@ -454,6 +454,11 @@ static void layout__expert_rules(void **state)
     mesh_error_t err;
     if (mesh_layout_check(&m, &a, &ok, &err) < 0)
         fail_msg("%s", err.msg);
+    /* expert TP as wide as the island, the most it may be */
+    mesh_layout_t whole = test_layout("tp=8,pp=1,dp=2,cp=1,ep=2,etp=8,zero=1,vpp=1,mb=1,"
+                                      "recompute=none,sp=on");
+    if (mesh_layout_check(&m, &a, &whole, &err) < 0)
+        fail_msg("etp 8 on an island of 8: %s", err.msg);
     const char *rest = ",zero=1,vpp=1,mb=1,recompute=none";
     char mesh[160];
 #define MESH(fmt) (snprintf(mesh, sizeof(mesh), fmt "%s", rest), mesh)

@@ -1247,6 +1247,9 @@ static void overrides__refused_with_the_key(void **state)
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
                      "did you mean train.seq_len?"},
         {"train.seq_lne=1", "--set: unknown key 'seq_lne' in train (allowed: ..."},
+        /* the leaf names two keys: the nearer whole name, not the last */
+        {"arh.ffn=1", "--set: unknown key 'arh.ffn' (allowed: name, preset, params, arch, train); "
+                      "did you mean arch.ffn?"},
         {"colour.seq_len=1", "--set: unknown key 'colour.seq_len' (allowed: name, preset, params, "
                              "arch, train); did you mean train.seq_len?"},
         {"train.colour=blue", "--set: unknown key 'colour' in train (allowed: ..."},

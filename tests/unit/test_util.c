@@ -430,6 +430,29 @@ static void closest_name__typos_only(void **state)
     assert_null(mesh_closest_name("gpus-per-node-x-y", opts, 6));
 }
 
+/* mesh_typo_distance: one edit each for a letter dropped, added, changed
+ * or swapped with its neighbour, case ignored; 3 for anything further
+ * (what "did you mean" compares, with its thresholds on top). */
+static void typo_distance__each_edit_one(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *a, *b;
+        int want;
+    } cases[] = {
+        {"nodes", "nodes", 0},   {"NODES", "nodes", 0},   {"nodess", "nodes", 1}, /* dropped */
+        {"ab", "a", 1},          {"ndes", "nodes", 1},                            /* added */
+        {"nodez", "nodes", 1},   {"ndoes", "nodes", 1}, /* changed, swapped */
+        {"nodesxx", "nodes", 2}, {"xnodesx", "nodes", 2}, {"nodesxxx", "nodes", 3},
+        {"abc", "xyz", 3},       {"", "ab", 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        int got = mesh_typo_distance(cases[i].a, cases[i].b);
+        if (got != cases[i].want)
+            fail_msg("'%s' to '%s': %d edits, want %d", cases[i].a, cases[i].b, got, cases[i].want);
+    }
+}
+
 /* mesh_run_bounded: 0 when the work finished in time (its argument the
  * caller's again), -1 when it did not, the work then finishing on its own
  * thread and handing its argument to drop. */
@@ -476,6 +499,7 @@ int main(void)
         cmocka_unit_test(pct_str__as_given),
         cmocka_unit_test(format_bytes__units),
         cmocka_unit_test(closest_name__typos_only),
+        cmocka_unit_test(typo_distance__each_edit_one),
         cmocka_unit_test(size__units__exact_bytes),
         cmocka_unit_test(size__ambiguous_or_bad__named_error),
         cmocka_unit_test(bounded__in_time_zero_late_minus_one),
