@@ -75,7 +75,7 @@ static double flops_per_token_moe(const mesh_model_t *m, double per_weight)
     double h = m->hidden, v = m->vocab, q, kv;
     mesh_model_attn_widths(m, &q, &kv);
     double matmul = mesh_model_active_params(m) - (m->tied_embeddings ? 0 : v * h) -
-                    (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h) + m->mtp_layers * v * h;
+                    mesh_position_params(m) + m->mtp_layers * v * h;
     double core = m->mla.kv_lora_rank ? 3.0 * m->seq_len * h * (q + kv) : 6.0 * m->seq_len * h * q;
     return per_weight * matmul + (double)(m->layers + m->mtp_layers) * core;
 }
@@ -92,8 +92,7 @@ double mesh_flops_per_token(const mesh_model_t *m)
     double h = m->hidden, v = m->vocab;
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
      * the output layer is a matmul whether tied or not. */
-    double matmul = m->params - (m->tied_embeddings ? 0 : v * h) -
-                    (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h);
+    double matmul = m->params - (m->tied_embeddings ? 0 : v * h) - mesh_position_params(m);
     return per_weight * matmul + 6.0 * m->layers * m->seq_len * h;
 }
 
@@ -101,11 +100,16 @@ double mesh_flops_per_token(const mesh_model_t *m)
  * onwards); V100 has no TF32 and its fp32 is an eighth of its fp16.  FP8
  * runs the linear layers' GEMMs at the FP8 rate (Transformer Engine); the
  * attention core stays in bf16 (attn_peak). */
+static int runs_fp8(const mesh_model_t *m, const mesh_gpu_t *g)
+{
+    return m->precision == MESH_PREC_FP8 && g->peak_fp8 > 0;
+}
+
 static double peak_of(const mesh_model_t *m, const mesh_gpu_t *g)
 {
     if (m->precision == MESH_PREC_FP32)
         return g->peak_flops * (g->has_bf16 ? 0.5 : 0.125);
-    if (m->precision == MESH_PREC_FP8 && g->peak_fp8 > 0)
+    if (runs_fp8(m, g))
         return g->peak_fp8;
     return g->peak_flops;
 }
@@ -213,7 +217,7 @@ static double ring_bw(long span, long stride, const mesh_alloc_t *a)
 static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
 {
     return peak_of(m, g) * g->gemm_eff * SUSTAINED *
-           (m->precision == MESH_PREC_FP8 && g->peak_fp8 > 0 && !g->fp8_blocks ? FP8_GEMM_EFF : 1);
+           (runs_fp8(m, g) && !g->fp8_blocks ? FP8_GEMM_EFF : 1);
 }
 
 /* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]. */

@@ -257,6 +257,9 @@ typedef struct mesh_style {
 const mesh_style_t *mesh_style(const struct mesh_model *m);
 /* A layer's two norms, and the final norm's: norm_vectors x hidden each. */
 double mesh_norm_params(const struct mesh_model *m);
+/* A GPT-style model's learned position table, seq_len x hidden (a lookup,
+ * on the first stage); 0 with rotary positions. */
+double mesh_position_params(const struct mesh_model *m);
 double mesh_mtp_extra(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 /* How many TP ranks share each KV head: tp / kv_heads where TP is wider

@@ -65,12 +65,17 @@ static double norm_params(const mesh_model_t *m)
     return 2 * mesh_norm_params(m);
 }
 
+double mesh_position_params(const mesh_model_t *m)
+{
+    return mesh_style(m)->rotary ? 0 : (double)m->seq_len * m->hidden;
+}
+
 /* What the model holds besides its layers and embeddings: a GPT-style
- * model's learned positions (s*h; Narayanan's formula, which the count
- * follows, has no final-LayerNorm term), else the final norm. */
+ * model's learned positions (Narayanan's formula, which the count follows,
+ * has no final-LayerNorm term), else the final norm. */
 static double tail_params(const mesh_model_t *m)
 {
-    return mesh_style(m)->rotary ? mesh_norm_params(m) : (double)m->seq_len * m->hidden;
+    return mesh_style(m)->rotary ? mesh_norm_params(m) : mesh_position_params(m);
 }
 
 /* Multi-head latent attention (DeepSeek-V3's modeling_deepseek.py

@@ -124,7 +124,7 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
 
     double p = stage_layer_params(m, l, stage);
     if (stage == 0)
-        p += emb + (mesh_style(m)->rotary ? 0 : (double)m->seq_len * h);
+        p += emb + mesh_position_params(m);
     if (stage == l->pp - 1) {
         p += mesh_norm_params(m); /* final norm */
         /* untied: the output layer; tied across stages: the last stage keeps
