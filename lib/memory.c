@@ -107,21 +107,19 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
     return replicated / rep_div + (split + core) / tp;
 }
 
-/* Micro-batches (or interleaved chunks, counted in layers) in flight on a
- * stage under 1F1B: stage r of p holds min(p - r, m) micro-batches of its
- * layers; interleaved, its warm-up is 2(p-r-1) + (v-1)p chunks (Megatron-LM
- * schedules.py), plus the one in its steady state. */
-static double stage_layer_activations(const mesh_layout_t *l, long mbs, int layers, int stage)
+/* Micro-batches in flight on a stage under 1F1B (its layers' activations
+ * held at once, in micro-batches): stage r of p holds min(p - r, m) of
+ * them; interleaved, its warm-up is 2(p-r-1) + (v-1)p chunks of 1/v of
+ * its layers (Megatron-LM schedules.py), plus the one in its steady
+ * state. */
+static double stage_in_flight(const mesh_layout_t *l, long mbs, int stage)
 {
     int p = l->pp, v = l->vpp;
     if (v > 1) {
         double chunks = 2.0 * (p - stage - 1) + (double)(v - 1) * p + 1;
-        if (chunks > (double)mbs * v)
-            chunks = (double)mbs * v;
-        return chunks * layers / v;
+        return (chunks < (double)mbs * v ? chunks : (double)mbs * v) / v;
     }
-    long inflight = p - stage < mbs ? p - stage : mbs;
-    return (double)inflight * layers;
+    return p - stage < mbs ? p - stage : mbs;
 }
 
 static int groups_of(const mesh_layout_t *l)
@@ -399,7 +397,7 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
 {
     int layers = mesh_pp_stage_layers(m, l, stage);
     int sp = l->sequence_parallel == 1;
-    double in_flight = stage_layer_activations(l, mbs, layers, stage) / layers;
+    double in_flight = stage_in_flight(l, mbs, stage);
     /* what only MoE and MTP layers add; the layers full:N leaves alone, and
      * the one full recomputation is recomputing */
     double extra = 0, rest = la.none, recomputing = la.none;
@@ -490,17 +488,18 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
         double overhead = assume->overhead_context + comm + assume->fragmentation * act + ub;
+        /* the dense parameters' states, sharded over the dp-cp group, and
+         * the experts', over their own (divided once a stage: a pricing
+         * is asked for every layout searched) */
+        double dense = psi[i] - psi_e[i], dense_d = dense / d;
+        double experts_d = psi_e[i] > 0 ? psi_e[i] / edp : 0;
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < nf; f++) {
             const mesh_states_sum_t *c = &sums[f][mid];
             double part[4];
             for (int k = 0; k < 4; k++)
-                part[k] = c->whole[k] * psi[i] + c->shard[k] * psi[i] / d + c->fixed[k];
-            if (psi_e[i] > 0) /* the experts' states, sharded over their own group */
-                for (int k = 0; k < 4; k++)
-                    part[k] = c->whole[k] * (psi[i] - psi_e[i]) +
-                              c->shard[k] * (psi[i] - psi_e[i]) / d + c->whole_e[k] * psi_e[i] +
-                              c->shard_e[k] * psi_e[i] / edp + c->fixed[k];
+                part[k] = c->whole[k] * dense + c->shard[k] * dense_d + c->whole_e[k] * psi_e[i] +
+                          c->shard_e[k] * experts_d + c->fixed[k];
             double total = part[0] + part[1] + part[2] + act + overhead;
             host = part[3] > host ? part[3] : host;
             if ((i == 0 && f == 0) || total > out->total) {
