@@ -37,6 +37,14 @@ static const char hostile_wide[] = "name: hostile-wide\n"
                                    "arch: {layers: 65536, hidden: 65536, heads: 512, vocab: 128}\n"
                                    "train: {seq_len: 16777216, global_batch: 65536, "
                                    "steps: 1000000}\n";
+/* A mixture of experts as costly: 65,536 layers, the first 40,000 dense,
+ * whose stages' mix of dense and MoE layers a pinned pp or vpp makes
+ * every pricing ask of thousands of chunks and stages. */
+static const char hostile_moe[] = "name: hostile-moe\n"
+                                  "arch: {layers: 65536, hidden: 1024, heads: 1024, vocab: 128, "
+                                  "moe: {experts: 64, top_k: 2, ffn: 512, dense_layers: 40000}}\n"
+                                  "train: {seq_len: 16777216, global_batch: 1073741824, "
+                                  "tokens: 1e15}\n";
 static const char budget405[] = "preset: llama3.1-405b\ntrain: {tokens: 15e12}\n";
 static const char budget_v3[] = "preset: deepseek-v3\ntrain: {tokens: 14.8e12}\n";
 
@@ -58,6 +66,11 @@ static const bench_case_t cases[] = {
     {"hostile 64 nodes", hostile, NULL, 64, 0, NULL, POLICY_REJECT},
     {"hostile wide", hostile_wide, NULL, 16, 0, NULL, POLICY_REJECT},
     {"hostile sized", hostile, NULL, 1, 64, "efficient", POLICY_REJECT},
+    /* pinned interleavings of tens of thousands of chunks, and thousands
+     * of stages */
+    {"hostile vpp 24999", hostile, "pp=2,vpp=24999", 64, 0, NULL, POLICY_REJECT},
+    {"hostile moe vpp 4999", hostile_moe, "vpp=4999", 64, 0, NULL, POLICY_REJECT},
+    {"hostile moe pp 1024", hostile_moe, "pp=1024", 2048, 0, NULL, POLICY_REJECT},
     {"huge 405b 16384x8", budget405, NULL, 16384, 0, NULL, POLICY_REJECT},
     {"huge v3 2048x8", budget_v3, NULL, 2048, 0, NULL, POLICY_REJECT},
     {"refused 405b 1x8", budget405, NULL, 1, 0, NULL, POLICY_REJECT},

@@ -595,9 +595,7 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
      * layout whichever holds most */
     int q = m->has_arch ? (m->layers + l->pp - 1) / l->pp : 1;
     if (mesh_pp_explicit(m, l))
-        for (int s = q = 0; s < l->pp; s++)
-            if (mesh_pp_stage_layers(m, l, s) > q)
-                q = mesh_pp_stage_layers(m, l, s);
+        q = mesh_pp_fullest_layers(m, l);
 
     /* per micro-batch on the fullest stage: forward, backward (2x), recompute */
     /* full:N recomputes N of the stage's q layers */

@@ -379,6 +379,17 @@ int mesh_spec_preset_file(const char *file, char name[MESH_NAME_MAX]);
  * every enum's names once (lib/spec_keys.c). */
 int mesh_spec_choice_of(const char *dotted, const char *word);
 
+/* The layers of l's fullest stage (mesh_pp_stage_layers's most), found
+ * without asking every stage, which a user's pp may make thousands
+ * (lib/layout.c). */
+int mesh_pp_fullest_layers(const struct mesh_model *m, const struct mesh_layout *l);
+
+/* How many of m's first n layers stage `stage` holds under l's interleaved
+ * chunks (vpp > 1; chunk j on stage j mod pp), counted without walking the
+ * chunks, which a user's vpp may make tens of thousands (lib/layout.c). */
+int mesh_stage_first_layers(const struct mesh_model *m, const struct mesh_layout *l, int stage,
+                            int n);
+
 /* ---- the --mesh keys (lib/layout.c), the one table of a layout's fields ----
  *
  * Each row: the key, the int member of mesh_layout_t it pins, how its value

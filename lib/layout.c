@@ -319,26 +319,66 @@ int mesh_pp_explicit(const mesh_model_t *m, const mesh_layout_t *l)
     return m->has_arch && l->vpp > 1 && !mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp);
 }
 
-/* The explicit layout's units (mesh_pp_explicit): the embedding, the
- * layers, the MTP layers and the loss, in that order, spread over the
- * chunks; chunk j's count of them. */
-static int chunk_units(const mesh_model_t *m, const mesh_layout_t *l, int chunk)
+/* How l's interleaved chunks hold m's layers: chunk j of pp*vpp holds
+ * `base` layers, one more for j in 1..extra, less `first_short` in chunk 0
+ * (the embedding's place) and `last_short` in the last (the loss's, and
+ * the MTP layers').  Evenly (mesh_vpp_chunk_layers's chunks, the end ones
+ * a layer short where the end stages are), or the explicit layout's:
+ * the embedding, the layers, the MTP layers and the loss, in that order,
+ * as `units` spread over the chunks, the first ones after chunk 0 one
+ * more while the remainder lasts. */
+typedef struct chunking {
+    long chunks, base, extra; /* pp*vpp may pass INT_MAX in a layout the check refuses */
+    int first_short, last_short;
+} chunking_t;
+
+static chunking_t chunking(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    int chunks = l->pp * l->vpp, units = m->layers + 2 + m->mtp_layers;
-    int base = units / chunks, extra = units % chunks;
-    return base + (chunk >= 1 && chunk <= extra);
+    chunking_t c = {.chunks = (long)l->pp * l->vpp};
+    if (mesh_pp_explicit(m, l)) {
+        long units = m->layers + 2 + m->mtp_layers;
+        c.base = units / c.chunks;
+        c.extra = units % c.chunks;
+        c.first_short = 1;
+        c.last_short = 1 + m->mtp_layers;
+    } else {
+        int deficit = (m->layers + l->pp - 1) / l->pp * l->pp - m->layers;
+        c.base = mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp);
+        c.first_short = deficit >= 1;
+        c.last_short = deficit == 2;
+    }
+    return c;
+}
+
+/* Layers in chunks 0..j-1 (0 <= j <= chunks): what comes before chunk j. */
+static long chunks_before(const chunking_t *c, long j)
+{
+    long more = j - 1 < c->extra ? j - 1 : c->extra; /* chunks 1..j-1 within 1..extra */
+    return j * c->base + (more > 0 ? more : 0) - (j > 0 ? c->first_short : 0) -
+           (j == c->chunks ? c->last_short : 0);
+}
+
+/* Layers in the first k chunks stage s holds (chunks s, s + pp, ...,
+ * s + (k-1)pp), counted at once: a pricing asks it of every heavy stage,
+ * and a user's vpp may be in the tens of thousands. */
+static long stage_chunks(const chunking_t *c, int pp, int s, int k)
+{
+    if (k <= 0)
+        return 0;
+    /* those of them within 1..extra, which hold one more */
+    long lo = s == 0, hi = c->extra >= s ? (c->extra - s) / pp : -1;
+    long more = (hi < k - 1 ? hi : k - 1) - lo + 1;
+    return (long)k * c->base + (more > 0 ? more : 0) - (s == 0 ? c->first_short : 0) -
+           (s + (long)(k - 1) * pp == c->chunks - 1 ? c->last_short : 0);
 }
 
 int mesh_chunk_layers(const mesh_model_t *m, const mesh_layout_t *l, int chunk)
 {
-    int chunks = l->pp * l->vpp, last = chunk == chunks - 1;
+    long chunks = (long)l->pp * l->vpp;
     if (l->vpp <= 1 || chunk < 0 || chunk >= chunks || !m->has_arch)
         return -1;
-    if (mesh_pp_explicit(m, l))
-        return chunk_units(m, l, chunk) - (chunk == 0) - (last ? 1 + m->mtp_layers : 0);
-    int c = mesh_vpp_chunk_layers(m->layers, l->pp, l->vpp);
-    int deficit = (m->layers + l->pp - 1) / l->pp * l->pp - m->layers;
-    return c - (chunk == 0 && deficit >= 1) - (last && deficit == 2);
+    chunking_t c = chunking(m, l);
+    return (int)(chunks_before(&c, chunk + 1) - chunks_before(&c, chunk));
 }
 
 int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l, int stage)
@@ -348,10 +388,43 @@ int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l, int stag
     /* (most layouts do not interleave: asked for each one priced) */
     if (l->vpp <= 1 || !mesh_pp_explicit(m, l))
         return mesh_stage_layers(m->layers, l->pp, stage);
-    int n = 0;
-    for (int j = stage; j < l->pp * l->vpp; j += l->pp)
-        n += mesh_chunk_layers(m, l, j);
-    return n;
+    chunking_t c = chunking(m, l);
+    return (int)stage_chunks(&c, l->pp, stage, l->vpp);
+}
+
+int mesh_pp_fullest_layers(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    /* the middle stages hold as many layers (mesh_stage_layers), or under
+     * an explicit layout fewer extra chunks from stage 1 on (stage_chunks):
+     * the fullest is stage 1 or an end one */
+    int most = 0, ask[3] = {0, 1, l->pp - 1};
+    for (int i = 0; i < 3; i++)
+        if (ask[i] < l->pp && mesh_pp_stage_layers(m, l, ask[i]) > most)
+            most = mesh_pp_stage_layers(m, l, ask[i]);
+    return most;
+}
+
+int mesh_stage_first_layers(const mesh_model_t *m, const mesh_layout_t *l, int stage, int n)
+{
+    chunking_t c = chunking(m, l);
+    /* the stage's chunks hold the first n layers whole up to some k-th,
+     * that one in part, none after it (chunks hold the layers in order):
+     * the first chunk of the stage not whole within them, by bisection */
+    int lo = 0, hi = l->vpp;
+    while (lo < hi) {
+        int k = lo + (hi - lo) / 2;
+        if (chunks_before(&c, stage + (long)k * l->pp + 1) > n)
+            hi = k;
+        else
+            lo = k + 1;
+    }
+    long whole = stage_chunks(&c, l->pp, stage, lo), part = 0;
+    if (lo < l->vpp) {
+        long j = stage + (long)lo * l->pp;
+        long before = chunks_before(&c, j), len = chunks_before(&c, j + 1) - before;
+        part = n - before < 0 ? 0 : n - before > len ? len : n - before;
+    }
+    return (int)(whole + part);
 }
 
 void mesh_layer_split(int layers, int pp, int *out)
@@ -362,13 +435,16 @@ void mesh_layer_split(int layers, int pp, int *out)
 
 /* An explicit layout (mesh_pp_explicit) has room for every unit: at
  * least one a chunk, so that chunk 0 holds the embedding and every middle
- * chunk a layer, and the last chunk its MTP layers and the loss. */
+ * chunk a layer, and the last chunk its MTP layers and the loss.  Only the
+ * end chunks can come out short (chunking: a middle one holds as many
+ * units as chunk 0 or one more, all of them layers), so only they are
+ * asked: a user's vpp may be in the tens of thousands, and every layout
+ * searched is checked. */
 static int explicit_ok(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    for (int j = 0; j < l->pp * l->vpp; j++)
-        if (mesh_chunk_layers(m, l, j) < 0)
-            return 0;
-    return 1;
+    /* (chunk 0 has room only where there are no more chunks than units:
+     * pp*vpp - 1 is then an int) */
+    return mesh_chunk_layers(m, l, 0) >= 0 && mesh_chunk_layers(m, l, l->pp * l->vpp - 1) >= 0;
 }
 
 /* The expert layers' rules: Megatron-Core's expert rank generator

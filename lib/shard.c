@@ -69,13 +69,7 @@ void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, in
     } else {
         /* chunk j of the interleaved split sits on stage j mod pp
          * (mesh_chunk_layers) */
-        int chunks = l->pp * l->vpp;
-        for (int j = 0, start = 0; j < chunks; j++) {
-            int len = mesh_chunk_layers(m, l, j);
-            int here = nd - start < 0 ? 0 : nd - start > len ? len : nd - start;
-            d += j % l->pp == stage ? here : 0;
-            start += len;
-        }
+        d = mesh_stage_first_layers(m, l, stage, nd);
     }
     d = d < 0 ? 0 : d > layers ? layers : d;
     *dense = d;
@@ -148,17 +142,24 @@ int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[
     int n = mesh_heavy_stages(l->pp, out);
     if (!mesh_model_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
         return n;
-    for (int s = 1; s < l->pp - 1; s++) {
-        int dense, moe;
+    /* the first middle stage without a dense layer, by bisection: the
+     * stages hold the layers in order (each of their chunks a middle
+     * layer at least), so once a stage holds none of the first dense
+     * layers no later one does; pp may be in the thousands, and every
+     * layout priced asks this */
+    int lo = 1, hi = l->pp - 1;
+    while (lo < hi) {
+        int s = lo + (hi - lo) / 2, dense, moe;
         mesh_stage_mix(m, l, s, &dense, &moe);
-        if (dense == 0) {
-            if (s > 1) { /* stage 1 is listed already */
-                out[n] = out[n - 1];
-                out[n - 1] = s;
-                n++;
-            }
-            break;
-        }
+        if (dense == 0)
+            hi = s;
+        else
+            lo = s + 1;
+    }
+    if (lo > 1 && lo < l->pp - 1) { /* stage 1 is listed already */
+        out[n] = out[n - 1];
+        out[n - 1] = lo;
+        n++;
     }
     return n;
 }

@@ -1480,6 +1480,80 @@ static void split__explicit_layout__megatron_units(void **state)
                                  "do not fill the pp*vpp = 12 chunks (use fewer chunks)");
 }
 
+/* Walking stage s's chunks: the layers they hold, and of those how many
+ * are among the model's first n (the chunks hold the layers in order). */
+static void walk_stage(const mesh_model_t *m, const mesh_layout_t *l, int s, int n, int *held,
+                       int *first)
+{
+    *held = *first = 0;
+    for (int j = 0, start = 0; j < l->pp * l->vpp; j++) {
+        int len = mesh_chunk_layers(m, l, j);
+        if (j % l->pp == s) {
+            *held += len;
+            *first += n - start < 0 ? 0 : n - start > len ? len : n - start;
+        }
+        start += len;
+    }
+}
+
+/* A stage of an interleaved layout, even or explicit, holds what its
+ * chunks hold, and of the first n layers (a MoE model's dense ones) what
+ * its chunks hold of them, whatever the layers, MTP layers, pp and vpp:
+ * mesh_pp_stage_layers and mesh_stage_first_layers count them at once,
+ * not chunk by chunk, and mesh_pp_fullest_layers finds the fullest stage
+ * without asking them all; every split the check accepts. */
+static void split__interleaved_stages_are_their_chunks(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("arch: {layers: 9, hidden: 256, heads: 4, vocab: 1000}\n"
+                               "train: {global_batch: 64}\n");
+    mesh_layout_t l = test_layout("tp=1,pp=2,dp=1,cp=1,zero=0,vpp=2,mb=1,recompute=none");
+    int checked[2] = {0, 0};
+    for (m.mtp_layers = 0; m.mtp_layers <= 2; m.mtp_layers++)
+        for (m.layers = 1; m.layers <= 60; m.layers++)
+            for (l.pp = 2; l.pp <= 8; l.pp++)
+                for (l.vpp = 2; l.vpp <= 8; l.vpp++) {
+                    if (mesh_pp_explicit(&m, &l)
+                            ? mesh_chunk_layers(&m, &l, 0) < 0 ||
+                                  mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0
+                            : !mesh_vpp_chunk_layers(m.layers, l.pp, l.vpp))
+                        continue;
+                    checked[mesh_pp_explicit(&m, &l)]++;
+                    int most = 0;
+                    for (int s = 0; s < l.pp; s++)
+                        most = mesh_pp_stage_layers(&m, &l, s) > most
+                                   ? mesh_pp_stage_layers(&m, &l, s)
+                                   : most;
+                    if (mesh_pp_fullest_layers(&m, &l) != most)
+                        fail_msg("%d layers + %d MTP, pp %d, vpp %d: the fullest stage holds %d "
+                                 "layers, not %d",
+                                 m.layers, m.mtp_layers, l.pp, l.vpp, most,
+                                 mesh_pp_fullest_layers(&m, &l));
+                    for (int s = 0; s < l.pp; s++)
+                        for (int n = 0; n <= m.layers + 1; n++) {
+                            int held, first;
+                            walk_stage(&m, &l, s, n, &held, &first);
+                            if (mesh_pp_stage_layers(&m, &l, s) != held ||
+                                mesh_stage_first_layers(&m, &l, s, n) != first)
+                                fail_msg("%d layers + %d MTP, pp %d, vpp %d%s: stage %d holds %d "
+                                         "layers, %d of the first %d; its chunks %d, %d",
+                                         m.layers, m.mtp_layers, l.pp, l.vpp,
+                                         mesh_pp_explicit(&m, &l) ? " (explicit)" : "", s,
+                                         mesh_pp_stage_layers(&m, &l, s),
+                                         mesh_stage_first_layers(&m, &l, s, n), n, held, first);
+                        }
+                }
+    assert_true(checked[0] > 100 && checked[1] > 1000);
+    /* pp*vpp past INT_MAX (both pinned at their most): no room, refused,
+     * counted in long (the sanitizer build fails on an overflow) */
+    m.layers = 100000;
+    m.mtp_layers = 0;
+    l = test_layout("tp=1,pp=65536,dp=1,cp=1,zero=0,vpp=65536,mb=1,recompute=none");
+    assert_int_equal(mesh_chunk_layers(&m, &l, 0), -1);
+    mesh_alloc_t a = test_alloc("H100-SXM", 8192, 8);
+    assert_int_equal(mesh_layout_check(&m, &a, &l, NULL), -1);
+}
+
 /* Interleaving: layers per chunk, the end stages counting the embedding
  * and the loss as a layer where they hold one fewer. */
 static void vpp_chunk_layers__exact(void **state)
@@ -2584,6 +2658,7 @@ int main(void)
         cmocka_unit_test(layer_split__every_stage_exact),
         cmocka_unit_test(vpp_chunk_layers__exact),
         cmocka_unit_test(split__explicit_layout__megatron_units),
+        cmocka_unit_test(split__interleaved_stages_are_their_chunks),
         cmocka_unit_test(layout__world_batches_bubble),
         cmocka_unit_test(layout_check__each_rule__exact_message),
         cmocka_unit_test(reasons__simpler_family_refused_with_numbers),

@@ -170,6 +170,46 @@ static void memory__stage_mix_and_heavy_stages(void **state)
     }
 }
 
+/* The heavy stages of a MoE model with dense first layers list the first
+ * middle stage without a dense layer, as a walk over the stages finds it
+ * (mesh_heavy_stages_of bisects them): every split of up to 40 layers, 0
+ * to all of them dense, over up to 12 stages, plain and interleaved. */
+static void memory__heavy_stages_as_the_walk_finds_them(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("arch: {layers: 40, hidden: 64, heads: 4, vocab: 100, "
+                               "moe: {experts: 4, dense_layers: 3}}\n");
+    mesh_layout_t l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    int checked = 0, moved = 0;
+    for (m.layers = 4; m.layers <= 40; m.layers++)
+        for (m.moe.dense_layers = 1; m.moe.dense_layers < m.layers; m.moe.dense_layers++)
+            for (l.pp = 4; l.pp <= 12 && l.pp <= m.layers; l.pp++)
+                for (l.vpp = 1; l.vpp <= 3; l.vpp++) {
+                    if (mesh_stage_layers(m.layers, l.pp, 0) < 1 ||
+                        mesh_stage_layers(m.layers, l.pp, l.pp - 1) < 1 ||
+                        (l.vpp > 1 && !mesh_vpp_chunk_layers(m.layers, l.pp, l.vpp) &&
+                         (mesh_chunk_layers(&m, &l, 0) < 0 ||
+                          mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0)))
+                        continue;
+                    int walk = 0, dense, moe, stages[4];
+                    for (int s = 1; s < l.pp - 1 && !walk; s++) {
+                        mesh_stage_mix(&m, &l, s, &dense, &moe);
+                        walk = dense == 0 ? s : 0;
+                    }
+                    int n = mesh_heavy_stages_of(&m, &l, stages), found = 0;
+                    for (int i = 0; i < n; i++)
+                        found |= walk > 1 && stages[i] == walk;
+                    if (walk > 1 ? !found || n != 4 : n != 3)
+                        fail_msg("%d layers (%d dense), pp %d, vpp %d: the walk finds stage %d, "
+                                 "%d heavy stages listed",
+                                 m.layers, m.moe.dense_layers, l.pp, l.vpp, walk, n);
+                    checked++;
+                    moved += walk > 1;
+                }
+    assert_true(checked > 5000 && moved > 1000);
+}
+
 /* Nemotron-style layers (mlp: relu2) on one GPU, by hand: the two
  * LayerNorms (weight and bias, 4h) whole on every TP rank, no row-parallel
  * bias to keep whole, the rest split.  Nemotron-4 15B at tp 4:
@@ -215,6 +255,7 @@ int main(void)
         cmocka_unit_test(memory__nemotron_style_by_hand),
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
+        cmocka_unit_test(memory__heavy_stages_as_the_walk_finds_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
