@@ -45,6 +45,12 @@ static const char hostile_moe[] = "name: hostile-moe\n"
                                   "moe: {experts: 64, top_k: 2, ffn: 512, dense_layers: 40000}}\n"
                                   "train: {seq_len: 16777216, global_batch: 1073741824, "
                                   "tokens: 1e15}\n";
+/* 1,024 experts on 100,000 layers: many expert shapes, each costly. */
+static const char hostile_experts[] = "name: hostile-experts\n"
+                                      "arch: {layers: 100000, hidden: 64, heads: 1, vocab: 262144, "
+                                      "moe: {experts: 1024, top_k: 1, ffn: 2048, "
+                                      "dense_layers: 3980}}\n"
+                                      "train: {seq_len: 16777216, global_batch: 1024}\n";
 static const char budget405[] = "preset: llama3.1-405b\ntrain: {tokens: 15e12}\n";
 static const char budget_v3[] = "preset: deepseek-v3\ntrain: {tokens: 14.8e12}\n";
 
@@ -71,6 +77,8 @@ static const bench_case_t cases[] = {
     {"hostile vpp 24999", hostile, "pp=2,vpp=24999", 64, 0, NULL, POLICY_REJECT},
     {"hostile moe vpp 4999", hostile_moe, "vpp=4999", 64, 0, NULL, POLICY_REJECT},
     {"hostile moe pp 1024", hostile_moe, "pp=1024", 2048, 0, NULL, POLICY_REJECT},
+    /* 1,024 experts: many costly expert shapes */
+    {"hostile experts", hostile_experts, "tp=2", 2048, 0, NULL, POLICY_REJECT},
     {"huge 405b 16384x8", budget405, NULL, 16384, 0, NULL, POLICY_REJECT},
     {"huge v3 2048x8", budget_v3, NULL, 2048, 0, NULL, POLICY_REJECT},
     {"refused 405b 1x8", budget405, NULL, 1, 0, NULL, POLICY_REJECT},

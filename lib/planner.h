@@ -249,7 +249,14 @@ enum {
     WORK_MEMORY = 6,  /* price() */
     WORK_SUMS = 20,   /* mesh_states_sums: every framework's terms, twice */
     WORK_COST = 15,   /* mesh_cost_priced */
-    WORK_SHAPE = 10,  /* search_shape(): the heavy stages' parameters */
+    WORK_SHAPE = 10,  /* shape_params(): the heavy stages' parameters, once a shape (and
+                       * an interleaving, for a MoE model with dense layers) */
+    /* a mixture of experts' shape: its stages' dense and MoE layers, the
+     * experts' share and the first stage of experts only (callgrind:
+     * DeepSeek-V3's shapes 7,000 instructions each, a hostile spec's with
+     * 1,024 experts 8,000-10,000, a dense model's 2,000); at 10 such a
+     * spec's search on 2,048 nodes held the controller 26 ms */
+    WORK_SHAPE_MOE = 40,
 };
 
 /* Count n units of the search's work against its budget, if it has one:

@@ -662,6 +662,7 @@ static long min_l(long a, long b)
 static void shape_params(search_t *s, const mesh_layout_t *l)
 {
     int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
+    mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
     s->psi_max = s->psi_e_max = 0;
     for (int k = 0; k < n; k++) {
         s->psi[k] = mesh_stage_params(s->m, l, stages[k]);
@@ -699,7 +700,6 @@ static void search_shape(search_t *s, mesh_layout_t *l)
     long fitting = s->fitting;
     shape_params(s, l);
     s->shapes_searched++;
-    mesh_spend(s, WORK_SHAPE);
     search_stage_options(s, l);
     if (s->record && s->fitting == fitting && !mesh_search_done(s))
         mesh_memo_add(s->record, &key, NULL);

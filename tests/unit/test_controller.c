@@ -278,8 +278,9 @@ static void budget__same_verdict_where_it_suffices(void **state)
 }
 
 /* The units are those of lib/planner.h's table: a job whose first layout
- * fits costs the first-fit search one shape's parameters (10), one check
- * (5) and one pricing of its memory (6) with the states' sums (20). */
+ * fits costs the first-fit search one shape's parameters (10; a mixture of
+ * experts' 40), one check (5) and one pricing of its memory (6) with the
+ * states' sums (20). */
 static void budget__units_counted(void **state)
 {
     mesh_policy_t pol = site_policy("reject");
@@ -289,11 +290,11 @@ static void budget__units_counted(void **state)
     mesh_submit_t v;
     assert_int_equal(mesh_submit_judge(&pol, "h100", &m, &pins, &s, &v), MESH_VERDICT_RUN);
     assert_int_equal(v.work, 10 + 5 + 6 + 20);
-    /* a MoE model's pricings count three times */
+    /* a MoE model's pricings count three times, its shapes four */
     m = test_preset("mixtral-8x7b");
     s.nodes = 4;
     assert_int_equal(mesh_submit_judge(&pol, "h100", &m, &pins, &s, &v), MESH_VERDICT_RUN);
-    assert_int_equal(v.work, 10 + 5 + 3 * (6 + 20));
+    assert_int_equal(v.work, 40 + 5 + 3 * (6 + 20));
 }
 
 /* A job naming one policy entry many times (a100 again and again, names
