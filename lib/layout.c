@@ -328,15 +328,15 @@ int mesh_pp_explicit(const mesh_model_t *m, const mesh_layout_t *l)
  * as `units` spread over the chunks, the first ones after chunk 0 one
  * more while the remainder lasts. */
 typedef struct chunking {
-    long chunks, base, extra; /* pp*vpp may pass INT_MAX in a layout the check refuses */
+    long long chunks, base, extra; /* pp*vpp may pass 2^31 in a layout the check refuses */
     int first_short, last_short;
 } chunking_t;
 
 static chunking_t chunking(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    chunking_t c = {.chunks = (long)l->pp * l->vpp};
+    chunking_t c = {.chunks = (long long)l->pp * l->vpp};
     if (mesh_pp_explicit(m, l)) {
-        long units = m->layers + 2 + m->mtp_layers;
+        long long units = m->layers + 2 + m->mtp_layers;
         c.base = units / c.chunks;
         c.extra = units % c.chunks;
         c.first_short = 1;
@@ -351,9 +351,9 @@ static chunking_t chunking(const mesh_model_t *m, const mesh_layout_t *l)
 }
 
 /* Layers in chunks 0..j-1 (0 <= j <= chunks): what comes before chunk j. */
-static long chunks_before(const chunking_t *c, long j)
+static long long chunks_before(const chunking_t *c, long long j)
 {
-    long more = j - 1 < c->extra ? j - 1 : c->extra; /* chunks 1..j-1 within 1..extra */
+    long long more = j - 1 < c->extra ? j - 1 : c->extra; /* chunks 1..j-1 within 1..extra */
     return j * c->base + (more > 0 ? more : 0) - (j > 0 ? c->first_short : 0) -
            (j == c->chunks ? c->last_short : 0);
 }
@@ -361,20 +361,20 @@ static long chunks_before(const chunking_t *c, long j)
 /* Layers in the first k chunks stage s holds (chunks s, s + pp, ...,
  * s + (k-1)pp), counted at once: a pricing asks it of every heavy stage,
  * and a user's vpp may be in the tens of thousands. */
-static long stage_chunks(const chunking_t *c, int pp, int s, int k)
+static long long stage_chunks(const chunking_t *c, int pp, int s, int k)
 {
     if (k <= 0)
         return 0;
     /* those of them within 1..extra, which hold one more */
-    long lo = s == 0, hi = c->extra >= s ? (c->extra - s) / pp : -1;
-    long more = (hi < k - 1 ? hi : k - 1) - lo + 1;
-    return (long)k * c->base + (more > 0 ? more : 0) - (s == 0 ? c->first_short : 0) -
-           (s + (long)(k - 1) * pp == c->chunks - 1 ? c->last_short : 0);
+    long long lo = s == 0, hi = c->extra >= s ? (c->extra - s) / pp : -1;
+    long long more = (hi < k - 1 ? hi : k - 1) - lo + 1;
+    return k * c->base + (more > 0 ? more : 0) - (s == 0 ? c->first_short : 0) -
+           (s + (long long)(k - 1) * pp == c->chunks - 1 ? c->last_short : 0);
 }
 
 int mesh_chunk_layers(const mesh_model_t *m, const mesh_layout_t *l, int chunk)
 {
-    long chunks = (long)l->pp * l->vpp;
+    long long chunks = (long long)l->pp * l->vpp;
     if (l->vpp <= 1 || chunk < 0 || chunk >= chunks || !m->has_arch)
         return -1;
     chunking_t c = chunking(m, l);
@@ -413,15 +413,15 @@ int mesh_stage_first_layers(const mesh_model_t *m, const mesh_layout_t *l, int s
     int lo = 0, hi = l->vpp;
     while (lo < hi) {
         int k = lo + (hi - lo) / 2;
-        if (chunks_before(&c, stage + (long)k * l->pp + 1) > n)
+        if (chunks_before(&c, stage + (long long)k * l->pp + 1) > n)
             hi = k;
         else
             lo = k + 1;
     }
-    long whole = stage_chunks(&c, l->pp, stage, lo), part = 0;
+    long long whole = stage_chunks(&c, l->pp, stage, lo), part = 0;
     if (lo < l->vpp) {
-        long j = stage + (long)lo * l->pp;
-        long before = chunks_before(&c, j), len = chunks_before(&c, j + 1) - before;
+        long long j = stage + (long long)lo * l->pp;
+        long long before = chunks_before(&c, j), len = chunks_before(&c, j + 1) - before;
         part = n - before < 0 ? 0 : n - before > len ? len : n - before;
     }
     return (int)(whole + part);

@@ -127,6 +127,7 @@ typedef struct search {
     /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
      * of them the experts' */
     double psi[4], psi_e[4], psi_max, psi_e_max;
+    int psi_vpp;            /* the interleaving psi was counted at (shape_params) */
     double flops_per_token; /* the model's (mesh_flops_per_token) */
     /* in a micro-batch sweep, the fewest layers full recomputation needed
      * at the last size without levers: a larger micro-batch needs at least
@@ -242,20 +243,21 @@ struct mesh_plan {
  * checked, its memory priced, the states' sums that pricing recounts when
  * the ZeRO stage or a lever changes, a cost priced (evaluate's or a floor's),
  * a shape's parameters.  A mixture of experts' pricing counts three times (its
- * expert terms: 12-17 ns a unit at twice). */
+ * expert terms: 12-17 ns a unit at twice), and its shape's parameters four
+ * (WORK_SHAPE_MOE). */
 enum {
     WORK_INVALID = 1, /* consider(): a cheap test */
     WORK_CHECK = 5,   /* evaluate(): levers and mesh_layout_check */
     WORK_MEMORY = 6,  /* price() */
     WORK_SUMS = 20,   /* mesh_states_sums: every framework's terms, twice */
     WORK_COST = 15,   /* mesh_cost_priced */
-    WORK_SHAPE = 10,  /* shape_params(): the heavy stages' parameters, once a shape (and
-                       * an interleaving, for a MoE model with dense layers) */
+    WORK_SHAPE = 10,  /* shape_params(): the heavy stages' parameters */
     /* a mixture of experts' shape: its stages' dense and MoE layers, the
      * experts' share and the first stage of experts only (callgrind:
      * DeepSeek-V3's shapes 7,000 instructions each, a hostile spec's with
      * 1,024 experts 8,000-10,000, a dense model's 2,000); at 10 such a
-     * spec's search on 2,048 nodes held the controller 26 ms */
+     * spec's search on 2,048 nodes held the controller 26 ms.  Counted
+     * again wherever the interleaving changes, with dense first layers */
     WORK_SHAPE_MOE = 40,
 };
 

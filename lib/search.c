@@ -611,8 +611,11 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
             s->vpp_index = i;
-            if (m->moe.dense_layers && nv > 1)
-                shape_params(s, l); /* the dense layers follow the chunks */
+            /* the dense layers follow the chunks: the heavy stages'
+             * parameters are those of this interleaving, searched or
+             * pinned (search_shape counted them at vpp 1) */
+            if (m->moe.dense_layers && l->vpp != s->psi_vpp)
+                shape_params(s, l);
             s->plain_mb = 0;
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
                 /* without an arch there is nothing to recompute */
@@ -663,6 +666,7 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
 {
     int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
     mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
+    s->psi_vpp = l->vpp;
     s->psi_max = s->psi_e_max = 0;
     for (int k = 0; k < n; k++) {
         s->psi[k] = mesh_stage_params(s->m, l, stages[k]);

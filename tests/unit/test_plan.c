@@ -1480,6 +1480,33 @@ static void split__explicit_layout__megatron_units(void **state)
                                  "do not fill the pp*vpp = 12 chunks (use fewer chunks)");
 }
 
+/* A MoE model with dense first layers under a pinned interleaving: the
+ * search prices the plan's layout with the parameters of that
+ * interleaving, as mesh_memory_estimate prices it alone (the dense layers
+ * follow the chunks; the search once kept those of vpp 1 for a pinned
+ * vpp: 27.84 GB against 28.35 at pp=8,vpp=3), even and explicit. */
+static void memory__pinned_interleaving_priced_as_estimated(void **state)
+{
+    (void)state;
+    static const char *pins[] = {"pp=8,vpp=3", "pp=4,vpp=2", "pp=4", "pp=4,vpp=3"};
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_model_t m = test_spec("arch: {layers: 30, hidden: 1024, heads: 16, ffn: 4096, "
+                               "vocab: 32000, moe: {experts: 8, top_k: 2, ffn: 1024, "
+                               "dense_layers: 9}}\ntrain: {global_batch: 64}\n");
+    for (size_t i = 0; i < sizeof(pins) / sizeof(*pins); i++) {
+        mesh_plan_t *p = test_plan(&m, &a, pins[i]);
+        const mesh_candidate_t *c = mesh_plan_best(p);
+        mesh_memory_t alone;
+        mesh_memory_estimate(&m, &c->layout, &a, &pol.assume, &alone);
+        if (c->memory.total != alone.total)
+            fail_msg("%s: the plan prices %.0f bytes, its layout alone %.0f", pins[i],
+                     c->memory.total, alone.total);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* Walking stage s's chunks: the layers they hold, and of those how many
  * are among the model's first n (the chunks hold the layers in order). */
 static void walk_stage(const mesh_model_t *m, const mesh_layout_t *l, int s, int n, int *held,
@@ -1513,10 +1540,9 @@ static void split__interleaved_stages_are_their_chunks(void **state)
         for (m.layers = 1; m.layers <= 60; m.layers++)
             for (l.pp = 2; l.pp <= 8; l.pp++)
                 for (l.vpp = 2; l.vpp <= 8; l.vpp++) {
-                    if (mesh_pp_explicit(&m, &l)
-                            ? mesh_chunk_layers(&m, &l, 0) < 0 ||
-                                  mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0
-                            : !mesh_vpp_chunk_layers(m.layers, l.pp, l.vpp))
+                    if (mesh_pp_explicit(&m, &l) &&
+                        (mesh_chunk_layers(&m, &l, 0) < 0 ||
+                         mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0))
                         continue;
                     checked[mesh_pp_explicit(&m, &l)]++;
                     int most = 0;
@@ -1544,14 +1570,36 @@ static void split__interleaved_stages_are_their_chunks(void **state)
                         }
                 }
     assert_true(checked[0] > 100 && checked[1] > 1000);
-    /* pp*vpp past INT_MAX (both pinned at their most): no room, refused,
-     * counted in long (the sanitizer build fails on an overflow) */
+    /* and as large as a hostile spec pins them (the bench's cases) */
+    static const int big[][4] = {{100000, 2, 24999, 0}, {65536, 7, 1000, 2}, {99999, 64, 97, 1}};
+    static const int firsts[] = {0, 1, 3980, 40000, 65535, 99999};
+    for (size_t i = 0; i < sizeof(big) / sizeof(*big); i++) {
+        m.layers = big[i][0];
+        m.mtp_layers = big[i][3];
+        l.pp = big[i][1];
+        l.vpp = big[i][2];
+        assert_true(mesh_pp_explicit(&m, &l) && mesh_chunk_layers(&m, &l, 0) >= 0);
+        for (int s = 0; s < l.pp; s++)
+            for (size_t f = 0; f < sizeof(firsts) / sizeof(*firsts); f++) {
+                int held, first;
+                walk_stage(&m, &l, s, firsts[f], &held, &first);
+                assert_int_equal(mesh_pp_stage_layers(&m, &l, s), held);
+                assert_int_equal(mesh_stage_first_layers(&m, &l, s, firsts[f]), first);
+            }
+    }
+    /* pp*vpp past 2^31: no room, refused by the explicit layout's rule
+     * (the stages split the layers), counted in 64 bits (the sanitizer
+     * build fails on an overflow) */
     m.layers = 100000;
     m.mtp_layers = 0;
-    l = test_layout("tp=1,pp=65536,dp=1,cp=1,zero=0,vpp=65536,mb=1,recompute=none");
+    l = test_layout("tp=1,pp=50000,dp=1,cp=1,zero=0,vpp=65536,mb=1,recompute=none,sp=off");
     assert_int_equal(mesh_chunk_layers(&m, &l, 0), -1);
-    mesh_alloc_t a = test_alloc("H100-SXM", 8192, 8);
-    assert_int_equal(mesh_layout_check(&m, &a, &l, NULL), -1);
+    mesh_alloc_t a = test_alloc("H100-SXM", 6250, 8);
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_check(&m, &a, &l, &err), -1);
+    assert_string_equal(err.msg, "vpp 65536: layers 100000 (+1 for the embedding, +1 for the loss, "
+                                 "+0 MTP) do not fill the pp*vpp = 3276800000 chunks (use fewer "
+                                 "chunks)");
 }
 
 /* Interleaving: layers per chunk, the end stages counting the embedding
@@ -2659,6 +2707,7 @@ int main(void)
         cmocka_unit_test(vpp_chunk_layers__exact),
         cmocka_unit_test(split__explicit_layout__megatron_units),
         cmocka_unit_test(split__interleaved_stages_are_their_chunks),
+        cmocka_unit_test(memory__pinned_interleaving_priced_as_estimated),
         cmocka_unit_test(layout__world_batches_bubble),
         cmocka_unit_test(layout_check__each_rule__exact_message),
         cmocka_unit_test(reasons__simpler_family_refused_with_numbers),

@@ -172,8 +172,9 @@ static void memory__stage_mix_and_heavy_stages(void **state)
 
 /* The heavy stages of a MoE model with dense first layers list the first
  * middle stage without a dense layer, as a walk over the stages finds it
- * (mesh_heavy_stages_of bisects them): every split of up to 40 layers, 0
- * to all of them dense, over up to 12 stages, plain and interleaved. */
+ * (mesh_heavy_stages_of bisects them): every split of up to 40 layers and
+ * 1 MTP layer, 0 to all of them dense, over up to 12 stages, plain and
+ * interleaved. */
 static void memory__heavy_stages_as_the_walk_finds_them(void **state)
 {
     (void)state;
@@ -182,32 +183,34 @@ static void memory__heavy_stages_as_the_walk_finds_them(void **state)
     mesh_layout_t l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
     int checked = 0, moved = 0;
-    for (m.layers = 4; m.layers <= 40; m.layers++)
-        for (m.moe.dense_layers = 1; m.moe.dense_layers < m.layers; m.moe.dense_layers++)
-            for (l.pp = 4; l.pp <= 12 && l.pp <= m.layers; l.pp++)
-                for (l.vpp = 1; l.vpp <= 3; l.vpp++) {
-                    if (mesh_stage_layers(m.layers, l.pp, 0) < 1 ||
-                        mesh_stage_layers(m.layers, l.pp, l.pp - 1) < 1 ||
-                        (l.vpp > 1 && !mesh_vpp_chunk_layers(m.layers, l.pp, l.vpp) &&
-                         (mesh_chunk_layers(&m, &l, 0) < 0 ||
-                          mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0)))
-                        continue;
-                    int walk = 0, dense, moe, stages[4];
-                    for (int s = 1; s < l.pp - 1 && !walk; s++) {
-                        mesh_stage_mix(&m, &l, s, &dense, &moe);
-                        walk = dense == 0 ? s : 0;
+    for (int mtp = 0; mtp <= 1; mtp++)
+        for (m.layers = 4, m.mtp_layers = mtp; m.layers <= 40; m.layers++)
+            for (m.moe.dense_layers = 1; m.moe.dense_layers < m.layers; m.moe.dense_layers++)
+                for (l.pp = 4; l.pp <= 12 && l.pp <= m.layers; l.pp++)
+                    for (l.vpp = 1; l.vpp <= 3; l.vpp++) {
+                        if (mesh_stage_layers(m.layers, l.pp, 0) < 1 ||
+                            mesh_stage_layers(m.layers, l.pp, l.pp - 1) < 1 ||
+                            (l.vpp > 1 && !mesh_vpp_chunk_layers(m.layers, l.pp, l.vpp) &&
+                             (mesh_chunk_layers(&m, &l, 0) < 0 ||
+                              mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0)))
+                            continue;
+                        int walk = 0, dense, moe, stages[4];
+                        for (int s = 1; s < l.pp - 1 && !walk; s++) {
+                            mesh_stage_mix(&m, &l, s, &dense, &moe);
+                            walk = dense == 0 ? s : 0;
+                        }
+                        /* 0, 1, the walk's stage (beyond stage 1), pp-1 */
+                        int n = mesh_heavy_stages_of(&m, &l, stages);
+                        if (walk > 1 ? n != 4 || stages[2] != walk || stages[3] != l.pp - 1
+                                     : n != 3)
+                            fail_msg("%d layers (%d dense, %d MTP), pp %d, vpp %d: the walk finds "
+                                     "stage %d, %d heavy stages listed",
+                                     m.layers, m.moe.dense_layers, m.mtp_layers, l.pp, l.vpp, walk,
+                                     n);
+                        checked++;
+                        moved += walk > 1;
                     }
-                    int n = mesh_heavy_stages_of(&m, &l, stages), found = 0;
-                    for (int i = 0; i < n; i++)
-                        found |= walk > 1 && stages[i] == walk;
-                    if (walk > 1 ? !found || n != 4 : n != 3)
-                        fail_msg("%d layers (%d dense), pp %d, vpp %d: the walk finds stage %d, "
-                                 "%d heavy stages listed",
-                                 m.layers, m.moe.dense_layers, l.pp, l.vpp, walk, n);
-                    checked++;
-                    moved += walk > 1;
-                }
-    assert_true(checked > 5000 && moved > 1000);
+    assert_true(checked > 10000 && moved > 2000);
 }
 
 /* Nemotron-style layers (mlp: relu2) on one GPU, by hand: the two
