@@ -357,6 +357,11 @@ static void config__refused_naming_the_field(void **state)
          "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
          "\"intermediate_size\": 128, \"parallel_attn\": true}",
          "parallel_attn: not a field meshplan reads"},
+        /* transformers' per-layer attention kinds: a list, every one full */
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"layer_types\": \"full_attention\"}",
+         "layer_types: expected a list"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
          "\"hidden_size\": 64, \"num_attention_heads\": 0, \"vocab_size\": 100, "
          "\"intermediate_size\": 128}",
