@@ -540,6 +540,13 @@ typedef struct mesh_pct_str {
     char s[16]; /* "-1.23e+308%" at most */
 } mesh_pct_str_t;
 mesh_pct_str_t mesh_pct_str(double fraction);
+/* A duration as people read it, whole seconds rounded up: "4 d 7 h",
+ * "3 h 12 min", "45 min" (minutes rounded up), "12 s".  Served as
+ * mesh_gib_str is; seconds from 0 below 2^62. */
+typedef struct mesh_duration_str {
+    char s[48];
+} mesh_duration_str_t;
+mesh_duration_str_t mesh_duration_str(double seconds);
 
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 /* a macro's value as a string literal (MESH_STR(0.15) is "0.15") */

@@ -237,34 +237,19 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
     text_tight(b, p);
 }
 
-/* A duration as people read it: "4 d 7 h", "3 h 12 min", "45 min", "12 s". */
-static const char *duration(double t, char *out, size_t len)
-{
-    long s = mesh_ceil_long(t);
-    if (s >= 86400)
-        snprintf(out, len, "%ld d %ld h", s / 86400, s % 86400 / 3600);
-    else if (s >= 3600)
-        snprintf(out, len, "%ld h %ld min", s / 3600, s % 3600 / 60);
-    else if (s >= 60)
-        snprintf(out, len, "%ld min", (s + 59) / 60);
-    else
-        snprintf(out, len, "%ld s", s);
-    return out;
-}
-
 /* The run-time estimate's line, for a spec with a budget, and the time
  * limit it asks for with the policy's margin. */
 static void text_estimate(mesh_buf_t *b, const mesh_model_t *m, const mesh_cost_t *c, double margin)
 {
     mesh_estimate_t est;
-    char t[48], tok[32], limit[32];
+    char tok[32], limit[32];
     if (!mesh_size_estimate(m, c, &est))
         return;
     long minutes = mesh_size_limit_minutes(&est, margin);
     mesh_buf_printf(b,
                     "Estimated run %s (%ld s): %ld steps of %.3g s, %s tokens (%s); with the "
                     "%s margin (time_margin): --time=%s\n",
-                    duration(est.seconds, t, sizeof(t)), mesh_ceil_long(est.seconds), est.steps,
+                    mesh_duration_str(est.seconds).s, mesh_ceil_long(est.seconds), est.steps,
                     c->step_seconds, si(est.tokens, tok, sizeof(tok)),
                     m->steps ? "train.steps" : "train.tokens", mesh_pct_str(margin).s,
                     mesh_size_slurm_time(minutes, limit, sizeof(limit)));

@@ -649,6 +649,21 @@ mesh_pct_str_t mesh_pct_str(double fraction)
     return t;
 }
 
+mesh_duration_str_t mesh_duration_str(double seconds)
+{
+    mesh_duration_str_t t;
+    long s = mesh_ceil_long(seconds);
+    if (s >= 86400)
+        snprintf(t.s, sizeof(t.s), "%ld d %ld h", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        snprintf(t.s, sizeof(t.s), "%ld h %ld min", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(t.s, sizeof(t.s), "%ld min", (s + 59) / 60);
+    else
+        snprintf(t.s, sizeof(t.s), "%ld s", s);
+    return t;
+}
+
 /* ---- work bounded in time ---- */
 
 /* What the caller and the thread share until both are done with it:

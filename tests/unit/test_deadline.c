@@ -358,8 +358,20 @@ static void no_layout__rows_say_why(void **state)
         }
         mesh_size_destroy(s);
     }
-    mesh_size_t *s =
-        mesh_size_create(&m, &a, 1, 3, NULL, NULL, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
+    /* a prime batch, which of the micro-batches searched only those of one
+     * sample split: the rule named is still the one in the way, not the
+     * batch */
+    mesh_model_t odd = m;
+    odd.global_batch = 1009;
+    mesh_size_t *s = mesh_size_create(&odd, &a, 19, 19, NULL, NULL, MESH_SIZE_MIN, 0, &err);
+    assert_non_null(s);
+    assert_string_equal(s->rows[0].why,
+                        "no layout: 19 nodes x 8 GPUs = 152 GPUs: every split of the 152 GPUs "
+                        "whose dp divides global_batch 1009 breaks another rule, as "
+                        "tp=1,cp=2,pp=76,dp=1: pp 76 cannot split 80 layers with at least one "
+                        "per stage");
+    mesh_size_destroy(s);
+    s = mesh_size_create(&m, &a, 1, 3, NULL, NULL, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
     assert_non_null(s);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(s->rows[i].fits, 0);

@@ -247,6 +247,13 @@ static void submit__restart_pins_and_travels(void **state)
     assert_int_equal(restart_submit(0, NULL, "tp,pp"), 0);
     assert_true(strncmp(mock_getenv("CONTROL:MESHPLAN_REQUEST"), "1;tp=2,pp=1;{", 13) == 0);
     unsetenv("MESH_PLAN");
+    /* a new job from inside a restarted one, not itself a restart: the
+     * line the environment carries is not passed on to its nodes */
+    assert_int_equal(restart_submit(0, from, "tp,cp"), 0);
+    assert_non_null(getenv("MESHPLAN_RESTART"));
+    assert_int_equal(restart_submit(0, NULL, NULL), 0);
+    assert_null(getenv("MESHPLAN_RESTART"));
+    assert_true(strncmp(mock_getenv("CONTROL:MESHPLAN_REQUEST"), "1;auto;{", 8) == 0);
     unsetenv("MESHPLAN_RESTART");
 }
 

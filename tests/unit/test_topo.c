@@ -393,6 +393,39 @@ static void gpus__processing_accelerators(void **state)
     unlink(path);
 }
 
+/* A matrix is believed as it stands, even one that links GPU 0 alone (to
+ * an NVSwitch; NVML reporting the other GPUs' links down): the GPUs it
+ * leaves out are each an island of their own, not joined by the H100
+ * board's usual rule. The NVSwitch fixture with its matrix cut to those two. */
+static void islands__matrix_of_gpu_zero_alone(void **state)
+{
+    (void)state;
+    char from[1024], path[] = "/tmp/meshplan-topo-XXXXXX", xml[65536];
+    snprintf(from, sizeof(from), "%s/topologies/hgx-h100-nvswitch.xml", getenv("MESH_FIXTURES"));
+    FILE *in = fopen(from, "r");
+    assert_non_null(in);
+    size_t n = fread(xml, 1, sizeof(xml) - 1, in);
+    fclose(in);
+    xml[n] = '\0';
+    char *start = strstr(xml, "  <distances2hetero"), *end = strstr(xml, "</distances2hetero>");
+    assert_true(start && end && n < sizeof(xml) - 1);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    fprintf(out,
+            "%.*s  <distances2hetero nbobjs=\"2\" kind=\"25\" name=\"NVLinkBandwidth\">\n"
+            "    <indexes length=\"21\">OSDev:155 PCIDev:110 </indexes>\n"
+            "    <u64values length=\"30\">1000000 125000 125000 1000000 </u64values>\n  %s",
+            (int)(start - xml), xml, end);
+    assert_int_equal(fclose(out), 0);
+    mesh_topo_t *t = load("/tmp", strrchr(path, '/') + 1);
+    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7},
+           "NVLinkBandwidth");
+    assert_int_equal(mesh_topo_island_count(t), 8);
+    mesh_topo_destroy(t);
+    unlink(path);
+}
+
 static void live__this_machine(void **state)
 {
     /* whatever this machine has (CI machines have no GPU), discovery works */
@@ -547,6 +580,7 @@ int main(void)
         cmocka_unit_test(numa__gpu_under_both_nodes_has_none),
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(gpus__processing_accelerators),
+        cmocka_unit_test(islands__matrix_of_gpu_zero_alone),
         cmocka_unit_test(live__this_machine),
         cmocka_unit_test(timeout__null_err),
         cmocka_unit_test(timeout__bounded_save_writes_the_file),

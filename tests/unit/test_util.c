@@ -346,6 +346,35 @@ static void buf__empty_after_take_or_free(void **state)
 /* Bytes as policy check shows them: whole bytes under 1 KiB, else one
  * decimal of the largest binary unit, up to PiB. */
 /* A fraction someone gave is shown as given, to three digits. */
+/* Each unit from its first whole second: a run of exactly one day is
+ * "1 d 0 h", not "24 h 0 min"; minutes round up, fractions of a second too. */
+static void duration_str__units_at_their_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        double seconds;
+        const char *want;
+    } cases[] = {
+        {0, "0 s"},
+        {0.2, "1 s"},
+        {59, "59 s"},
+        {59.5, "1 min"},
+        {60, "1 min"},
+        {61, "2 min"},
+        {3599, "60 min"},
+        {3600, "1 h 0 min"},
+        {3659, "1 h 0 min"},
+        {86399, "23 h 59 min"},
+        {86400, "1 d 0 h"},
+        {86400 + 7 * 3600 + 1, "1 d 7 h"},
+        {400 * 86400.0, "400 d 0 h"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        if (strcmp(mesh_duration_str(cases[i].seconds).s, cases[i].want))
+            fail_msg("%g s: \"%s\", want \"%s\"", cases[i].seconds,
+                     mesh_duration_str(cases[i].seconds).s, cases[i].want);
+}
+
 static void pct_str__as_given(void **state)
 {
     (void)state;
@@ -496,6 +525,7 @@ int main(void)
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(strlcpy__cut_inside_the_buffer),
+        cmocka_unit_test(duration_str__units_at_their_edges),
         cmocka_unit_test(pct_str__as_given),
         cmocka_unit_test(format_bytes__units),
         cmocka_unit_test(closest_name__typos_only),
