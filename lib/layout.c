@@ -639,14 +639,12 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->recompute_layers < 0 || (l->recompute_layers > 0 && l->recompute != MESH_RECOMPUTE_FULL))
         return mesh_error_set(err, "recompute full:%d: layers per stage go with full only",
                               l->recompute_layers);
-    if (l->recompute_layers > 0 && m->has_arch &&
-        l->recompute_layers > mesh_stage_layers(m->layers, l->pp, 1 % l->pp))
+    int most = l->recompute_layers > 0 && m->has_arch ? mesh_pp_fullest_layers(m, l) : 0;
+    if (most && l->recompute_layers > most)
         return mesh_error_set(err,
                               "recompute full:%d: a stage of pp %d holds at most %d layers; use "
                               "full:%d or fewer (full recomputes them all)",
-                              l->recompute_layers, l->pp,
-                              mesh_stage_layers(m->layers, l->pp, 1 % l->pp),
-                              mesh_stage_layers(m->layers, l->pp, 1 % l->pp));
+                              l->recompute_layers, l->pp, most, most);
     if (l->recompute_modules < 0 || l->recompute_modules > MESH_RC_ALL ||
         (l->recompute_modules > 0 && l->recompute != MESH_RECOMPUTE_SELECTIVE))
         return mesh_error_set(err, "recompute modules go with selective only");

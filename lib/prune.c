@@ -14,7 +14,7 @@
 /* The layers of l's fullest stage a full:N recomputation can cover. */
 int mesh_most_layers(const search_t *s, const mesh_layout_t *l)
 {
-    return mesh_pp_stage_layers(s->m, l, 1 % l->pp);
+    return mesh_pp_fullest_layers(s->m, l);
 }
 
 /* The fewest layers per stage a planned full:N recomputation of l (of at
