@@ -551,6 +551,9 @@ static void errors__lead_to_the_key(void **state)
         {"partition=4", "policy); partition settings are partition.NAME.FIELD (e.g. "
                         "partition.gpu.gpu=H100-SXM)"},
         {"Reserve=0.1", "policy); did you mean reserve?"}, /* keys are lower case */
+        /* the first key of each table is meant like any other */
+        {"enforse=warn", "policy); did you mean enforce?"},
+        {"gpu.H100-SXM.pcci=10de:2330", "did you mean pci?"},
     };
     for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
         mesh_policy_init(&p);

@@ -211,8 +211,10 @@ static void count__not_whole_overflow_negative__refused(void **state)
     assert_string_equal(err.msg, "train.seq_len: '32kb' is not an integer (expected 1..16777216: "
                                  "digits, or a number with k, M, G or B, T (powers of 1000) or "
                                  "Ki, Mi, Gi, Ti (powers of 1024): 32k is 32000, 32Ki 32768)");
-    const char *bad[] = {"32m", "32 k", " 32", "k", "1kk", "0x10",
-                         "inf", "nan",  "1e",  "",  ".",   "32ki"};
+    const char *bad[] = {"32m", "32 k", " 32", "k", "1kk", "0x10", "inf", "nan", "1e", "", ".",
+                         "32ki",
+                         /* a sign is an exponent's only after its 'e' */
+                         "1+2", "3+3k", "1-2"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (mesh_parse_count(bad[i], "n", 0, LLONG_MAX, &v, &err) == 0)
             fail_msg("'%s' was read as %lld", bad[i], v);
