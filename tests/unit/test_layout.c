@@ -505,6 +505,25 @@ static void tp__splits_the_keys_and_values_columns(void **state)
     assert_non_null(strstr(err.msg, "tp 4 must divide the 2 keys and values of 9 each"));
 }
 
+/* A size pinned "auto" (MESH_AUTO) or left free (MESH_FREE) is the
+ * planner's, and stands as 1 in the pins-only check: a model of odd heads,
+ * layers, batch and experts takes "auto" for every size. */
+static void pins__auto_stands_as_one(void **state)
+{
+    (void)state;
+    mesh_model_t m =
+        test_spec("arch: {layers: 5, hidden: 40, heads: 5, ffn: 105, vocab: 1024, moe: {experts: "
+                  "5, top_k: 1, ffn: 35}}\ntrain: {seq_len: 1024, global_batch: 5}\n");
+    mesh_error_t err = {0};
+    static const char *const pins[] = {"tp=auto,pp=auto,cp=auto,dp=auto,mb=auto,ep=auto,etp=auto",
+                                       "auto"};
+    for (size_t i = 0; i < sizeof(pins) / sizeof(*pins); i++) {
+        mesh_layout_t l = test_mesh(pins[i]);
+        if (mesh_layout_check_pins(&m, &l, &err) < 0)
+            fail_msg("--mesh %s: %s", pins[i], err.msg);
+    }
+}
+
 /* Issue 27: sbatch --mesh=tp=3 (or ep=3 on Mixtral) went to the controller
  * where the CLI refuses it.  The pins-only check refuses exactly what no
  * allocation takes, in mesh_layout_check's words: each pin it refuses is
@@ -569,6 +588,7 @@ int main(void)
         cmocka_unit_test(mesh__format__parse_round_trip),
         cmocka_unit_test(mesh__format_pins__only_the_pinned),
         cmocka_unit_test(keys__one_table_for_every_use),
+        cmocka_unit_test(pins__auto_stands_as_one),
         cmocka_unit_test(pins__refused_before_any_allocation),
         cmocka_unit_test(layout__interleaved_micro_batches_multiple_of_pp),
     };
