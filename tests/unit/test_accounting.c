@@ -231,6 +231,10 @@ static const kase_t cases[] = {
     {"preset: llama3-70b\ntrain: {framework: megatron}\n", "H100-SXM", 1,
      "tp=8,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=on,offload=optimizer",
      MESH_FW_MEGATRON, 1, NULL},
+    /* and over 8 replicas: the host's shard of each, its gradient copy too */
+    {"preset: llama3-8b\ntrain: {framework: megatron}\n", "H100-SXM", 1,
+     "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off,offload=optimizer",
+     MESH_FW_MEGATRON, 1, NULL},
     /* DeepSpeed */
     {"preset: llama2-7b\ntrain: {framework: deepspeed}\n", "H100-SXM", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_DEEPSPEED, 0, NULL},
