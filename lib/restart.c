@@ -63,25 +63,28 @@ static int dim_find(const char *name)
     return -1;
 }
 
-/* "tp pp vpp cp dp ep etp zero": what the errors list. */
-static const char *dim_list(char *buf, size_t len)
+/* The names of the dimensions in `bits`, in the table's order, `sep`
+ * between them ("" for none). */
+static const char *dim_names(unsigned bits, const char *sep, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
-    for (int d = 0; d < MESH_DIM_COUNT && n < len; d++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", d ? " " : "", dim_name(d));
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (bits & MESH_DIM_BIT(d) && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? sep : "", dim_name(d));
     return buf;
+}
+
+/* "tp pp vpp cp dp ep etp zero": what the errors list. */
+static const char *dim_list(char *buf, size_t len)
+{
+    return dim_names(ALL_DIMS, " ", buf, len);
 }
 
 /* The names of a keep set, comma-separated, or "none". */
 static const char *keep_names(unsigned keep, char *buf, size_t len)
 {
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < MESH_DIM_COUNT; d++)
-        if (keep & MESH_DIM_BIT(d) && n < len)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", dim_name(d));
-    if (!buf[0])
+    if (!*dim_names(keep, ",", buf, len))
         snprintf(buf, len, "none");
     return buf;
 }
