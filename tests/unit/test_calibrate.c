@@ -540,6 +540,27 @@ static void logs__bad_ones_skipped(void **state)
     assert_int_equal(mesh_calib_add_log(c, "interleaved", all, strlen(all)), 1);
     assert_true(mesh_calib_job(c, 0)->peak == 50000.0 * 1048576);
     mesh_calib_destroy(c);
+    /* the memory's bound, 20 times the predicted 5e10 bytes each way:
+     * 2.5e9 and 1e12 bytes, in MiB exactly, are kept; a little beyond not */
+    static const struct {
+        const char *peak_mib;
+        int kept;
+    } peaks[] = {
+        {"2384.185791015625", 1}, {"953674.31640625", 1}, {"2384.18", 0}, {"953674.32", 0}};
+    for (size_t i = 0; i < sizeof(peaks) / sizeof(*peaks); i++) {
+        char report[256];
+        snprintf(report, sizeof(report),
+                 "[Rank 0] (after 30 iterations) memory (MB) | allocated: 1.00 | max allocated: "
+                 "%s | reserved: 2.00 | max reserved: 2.00\n",
+                 peaks[i].peak_mib);
+        char l1[512], l2[512], l3[512];
+        const char *lines[] = {it_line(l1, 512, 10, 100, 64, "9000.0"),
+                               it_line(l2, 512, 20, 100, 64, "3300.0"),
+                               it_line(l3, 512, 30, 100, 64, "3310.0"), report};
+        const char *got = verdict("peak", 1, lines, 4);
+        if (peaks[i].kept ? strcmp(got, "accepted") != 0 : !strstr(got, "absurd: peak"))
+            fail_msg("max allocated %s MiB: %s", peaks[i].peak_mib, got);
+    }
 }
 
 static void logs__hostile_records(void **state)
