@@ -140,7 +140,7 @@ static int store(int remote, const char *opt, const char *optarg, char *buf, siz
     for (size_t i = 0; i < n; i++)
         if (iscntrl((unsigned char)optarg[i]))
             return option_error(remote, opt, "control characters are not allowed");
-    memcpy(buf, optarg, n + 1);
+    snprintf(buf, len, "%s", optarg); /* whole: n < len */
     *have = 1;
     return 0;
 }

@@ -72,6 +72,17 @@ static void options__registered_and_checked(void **state)
     assert_int_equal(mesh_test_option("model", "\033[2Jllama3-8b", 0), -1);
     assert_non_null(strstr(mock.last_error, "--model: control characters are not allowed"));
     assert_int_equal(mesh_test_option("model", "llama3-8b\t", 0), -1);
+    /* a path of the most characters the option keeps is kept whole; one
+     * more is refused, saying how many */
+    char path[MESH_SPEC_ARG_MAX + 1];
+    memset(path, 'a', sizeof(path));
+    path[0] = '/', path[MESH_SPEC_ARG_MAX - 1] = '\0';
+    assert_int_equal(mesh_test_option("model", path, 0), 0);
+    assert_string_equal(mesh_plugin.model, path);
+    path[MESH_SPEC_ARG_MAX - 1] = 'a', path[MESH_SPEC_ARG_MAX] = '\0';
+    assert_int_equal(mesh_test_option("model", path, 0), -1);
+    assert_non_null(strstr(mock.last_error, "--model: give "));
+    assert_non_null(strstr(mock.last_error, "(at most 1023 characters)"));
     assert_int_equal(mesh_test_option("model", "llama3-8b", 0), 0);
     assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
     assert_int_equal(mesh_plugin_export_mode(), MESH_EXPORT_MESH);

@@ -33,6 +33,9 @@ static void fixture__hgx_h100(void **state)
     assert_int_equal(mesh_topo_numa_count(t), 2);
     assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:18:00.0");
     assert_string_equal(mesh_topo_gpu(t, 0)->cpus, "0-7,16-23");
+    /* NVML's devices carry no CUDA memory figure: none, 0 as topo.h says */
+    for (int i = 0; i < 8; i++)
+        assert_true(mesh_topo_gpu(t, i)->reported_mem == 0);
     assert_int_equal(alloc_island(t, 0, "H100-SXM"), 8);
     char sig[128];
     assert_string_equal(mesh_topo_signature(t, NULL, sig, sizeof(sig)), "8 x H100-SXM, islands 8");
