@@ -671,7 +671,10 @@ static void options__each_command_its_own(void **state)
                "--export: unknown option for plan (an option of env)");
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--svg", "x.svg", NULL),
                "--svg: unknown option for env (an option of plan, check, ranks, calibrate)");
-    assert_bad(run("gpus", "--model", "llama3-70b", NULL), "--model: unknown option for gpus");
+    /* the first option of the table too (whose it is: every planning
+     * command's) */
+    assert_bad(run("gpus", "--model", "llama3-70b", NULL),
+               "--model: unknown option for gpus (an option of plan, check, ranks, env, size)");
     assert_bad(run("topo", "--shell", NULL), "--shell: unknown option for topo (an option of env)");
     /* no abbreviations: --gpus is no --gpus-per-node */
     assert_bad(run("plan", "--model", "llama3-70b", "--nodes", "8", "--gpus", "8", "--gpu",

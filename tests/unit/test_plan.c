@@ -1545,6 +1545,14 @@ static void split__interleaved_stages_are_their_chunks(void **state)
                          mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0))
                         continue;
                     checked[mesh_pp_explicit(&m, &l)]++;
+                    /* the even split's end chunks have room too: the
+                     * check asks only that of either split */
+                    if (!mesh_pp_explicit(&m, &l) &&
+                        (mesh_chunk_layers(&m, &l, 0) < 0 ||
+                         mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0))
+                        fail_msg("%d layers + %d MTP, pp %d, vpp %d: an even split's end chunk "
+                                 "without room",
+                                 m.layers, m.mtp_layers, l.pp, l.vpp);
                     int most = 0;
                     for (int s = 0; s < l.pp; s++)
                         most = mesh_pp_stage_layers(&m, &l, s) > most
