@@ -139,6 +139,21 @@ static int judge(const drawn_t *d, const mesh_policy_t *pol, judged_t *out)
     return 0;
 }
 
+/* One judgement: its time, units and verdict, how to submit it, its spec. */
+static void print_case(const judged_t *j)
+{
+    char hi[48] = "";
+    if (j->d.size[0])
+        snprintf(hi, sizeof(hi), "-%d --mesh-size=%s", j->d.hi, j->d.size);
+    printf("%8.3f ms %7ld units %-6s  -N %d%s --mesh=%s\n    ", j->cpu * 1e3, j->work,
+           j->verdict == MESH_VERDICT_RUN    ? "RUN"
+           : j->verdict == MESH_VERDICT_WARN ? "WARN"
+                                             : "REFUSE",
+           j->d.nodes, hi, j->d.mesh[0] ? j->d.mesh : "auto");
+    for (const char *c = j->d.spec; *c; c++) /* the spec on one line */
+        fputs(*c == '\n' ? (c[1] ? " | " : "\n") : (char[]){*c, 0}, stdout);
+}
+
 static int slower(const void *a, const void *b)
 {
     return cmp(&((const judged_t *)b)->cpu, &((const judged_t *)a)->cpu);
@@ -159,6 +174,8 @@ int main(int argc, char **argv)
     judged_t *all = calloc((size_t)count, sizeof(*all));
     double *per_unit = calloc((size_t)count, sizeof(double));
     int n = 0, n_many = 0, unparsed = 0;
+    double most_per_unit = 0;
+    judged_t slowest_per_unit;
     for (int i = 0; i < count; i++) {
         drawn_t d;
         draw_case(&d);
@@ -168,8 +185,12 @@ int main(int argc, char **argv)
         }
         /* a judgement's fixed cost (parsing, the policy, the cache) is tens
          * of microseconds: per unit only where units are what it spent */
-        if (all[n].work >= MANY_UNITS)
-            per_unit[n_many++] = all[n].cpu / (double)all[n].work;
+        if (all[n].work >= MANY_UNITS) {
+            double u = all[n].cpu / (double)all[n].work;
+            per_unit[n_many++] = u;
+            if (u > most_per_unit)
+                most_per_unit = u, slowest_per_unit = all[n];
+        }
         n++;
     }
     qsort(all, (size_t)n, sizeof(*all), slower);
@@ -182,18 +203,11 @@ int main(int argc, char **argv)
                n_many, MANY_UNITS, per_unit[n_many / 2] * 1e9, per_unit[n_many * 9 / 10] * 1e9,
                per_unit[n_many - 1] * 1e9);
     printf("the %d slowest (CPU, best of %d):\n", n < SLOWEST ? n : SLOWEST, TRIES);
-    for (int i = 0; i < n && i < SLOWEST; i++) {
-        const judged_t *j = &all[i];
-        char hi[48] = "";
-        if (j->d.size[0])
-            snprintf(hi, sizeof(hi), "-%d --mesh-size=%s", j->d.hi, j->d.size);
-        printf("%8.3f ms %7ld units %-6s  -N %d%s --mesh=%s\n    ", j->cpu * 1e3, j->work,
-               j->verdict == MESH_VERDICT_RUN    ? "RUN"
-               : j->verdict == MESH_VERDICT_WARN ? "WARN"
-                                                 : "REFUSE",
-               j->d.nodes, hi, j->d.mesh[0] ? j->d.mesh : "auto");
-        for (const char *c = j->d.spec; *c; c++) /* the spec on one line */
-            fputs(*c == '\n' ? (c[1] ? " | " : "\n") : (char[]){*c, 0}, stdout);
+    for (int i = 0; i < n && i < SLOWEST; i++)
+        print_case(&all[i]);
+    if (n_many) {
+        printf("the slowest for its units (%.1f ns a unit):\n", most_per_unit * 1e9);
+        print_case(&slowest_per_unit);
     }
     free(all);
     free(per_unit);
