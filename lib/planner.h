@@ -259,6 +259,12 @@ enum {
      * spec's search on 2,048 nodes held the controller 26 ms.  Counted
      * again wherever the interleaving changes, with dense first layers */
     WORK_SHAPE_MOE = 40,
+    /* a search's first step, the divisors of its world by trial division
+     * up to the square root: a unit per WORK_DIVISIONS of them (a world of
+     * 2^22 GPUs, 2,048 divisions, 64 units).  Uncounted, a spec whose
+     * advice searched allocations of millions of GPUs spent 3 ms on 45,000
+     * units (make bench-submit-fuzz, seed 2) */
+    WORK_DIVISIONS = 32,
 };
 
 /* Count n units of the search's work against its budget, if it has one:

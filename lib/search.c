@@ -772,6 +772,17 @@ static void search_experts(search_t *s, mesh_layout_t *l)
     }
 }
 
+/* The divisors of n up to hi, ascending, into out: those of the nd
+ * divisors d of a multiple of n that divide n. */
+static int divisors_of(long n, long hi, const int *d, int nd, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < nd && d[i] <= hi; i++)
+        if (n % d[i] == 0)
+            out[k++] = d[i];
+    return k;
+}
+
 void mesh_search_run(search_t *s)
 {
     const mesh_layout_t *p = s->pins;
@@ -780,9 +791,20 @@ void mesh_search_run(search_t *s)
     long world = (long)a->nodes * a->gpus_per_node;
     mesh_layout_t l;
     range_t tp, cp;
-    int pps[DIVISORS_MAX];
+    int pps[DIVISORS_MAX], wd[DIVISORS_MAX];
     if (s->halted)
         return;
+    /* the stage counts of every (tp, cp) divide the world: its divisors,
+     * found once, not by trial division for each pair (a search of what
+     * would fit runs this on allocations of up to millions of GPUs) */
+    int nwd = 0;
+    if (p->pp == MESH_FREE) {
+        long root = 1; /* within twice the square root: what the divisions cost */
+        while (root * root < world)
+            root *= 2;
+        mesh_spend(s, root / WORK_DIVISIONS);
+        nwd = mesh_divisors(world, world, wd);
+    }
     FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
         if (tp.pin == MESH_FREE && (a->gpus_per_node % tp.v || a->island % tp.v ||
                                     m->heads % tp.v || (m->kv_heads % tp.v && tp.v % m->kv_heads)))
@@ -799,7 +821,7 @@ void mesh_search_run(search_t *s)
             if (p->pp != MESH_FREE)
                 pps[0] = p->pp;
             else
-                npp = mesh_divisors(rest, min_l(m->has_arch ? m->layers : 1, rest), pps);
+                npp = divisors_of(rest, min_l(m->has_arch ? m->layers : 1, rest), wd, nwd, pps);
             for (int i = 0; i < npp; i++) {
                 int pp = pps[i];
                 long mp = (long)tp.v * cp.v * pp;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "internal.h" /* mesh_submit_decide_within */
+#include "planner.h"  /* the work units' table */
 #include "testutil.h"
 
 static mesh_policy_t parsed_policy(const char *text)
@@ -295,6 +296,33 @@ static void budget__units_counted(void **state)
     s.nodes = 4;
     assert_int_equal(mesh_submit_judge(&pol, "h100", &m, &pins, &s, &v), MESH_VERDICT_RUN);
     assert_int_equal(v.work, 40 + 5 + 3 * (6 + 20));
+}
+
+/* A search's divisions of its world are work too: a model without an
+ * arch searches one stage count, so with pp free it spends what it spends
+ * with pp pinned to 1 and the divisions of its 524,288 GPUs (about the
+ * square root, 1,024, a unit per WORK_DIVISIONS) on top. */
+static void budget__divisions_counted(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_spec("name: po\nparams: 1e9\ntrain: {global_batch: 524288}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 65536, 8);
+    long spent[2];
+    const char *meshes[] = {"auto", "pp=1"};
+    for (int i = 0; i < 2; i++) {
+        mesh_work_t w = {.limit = 1000000000};
+        mesh_work_t *was = mesh_work_use(&w);
+        mesh_layout_t pins = test_mesh(meshes[i]);
+        mesh_error_t err;
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        mesh_work_use(was);
+        assert_non_null(p);
+        assert_int_equal(mesh_plan_best(p)->layout.dp, 524288);
+        mesh_plan_destroy(p);
+        spent[i] = w.spent;
+    }
+    assert_int_equal(spent[0] - spent[1], 1024 / WORK_DIVISIONS);
 }
 
 /* A job naming one policy entry many times (a100 again and again, names
@@ -937,6 +965,7 @@ int main(void)
         cmocka_unit_test(submit__verdicts_and_words),
         cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),
+        cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),
