@@ -433,9 +433,11 @@ void mesh_layer_split(int layers, int pp, int *out)
         out[i] = mesh_stage_layers(layers, pp, i);
 }
 
-/* An explicit layout (mesh_pp_explicit) has room for every unit: at
- * least one a chunk, so that chunk 0 holds the embedding and every middle
- * chunk a layer, and the last chunk its MTP layers and the loss.  Only the
+/* An interleaved layout, explicit (mesh_pp_explicit) or even, has room for
+ * every unit: at least one a chunk, so that chunk 0 holds the embedding and
+ * every middle chunk a layer, and the last chunk its MTP layers and the
+ * loss (an even split always has: its end chunks are a layer short of a
+ * chunk of at least one, test_plan checks every split).  Only the
  * end chunks can come out short (chunking: a middle one holds as many
  * units as chunk 0 or one more, all of them layers), so only they are
  * asked: a user's vpp may be in the tens of thousands, and every layout
@@ -639,6 +641,11 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->recompute_layers < 0 || (l->recompute_layers > 0 && l->recompute != MESH_RECOMPUTE_FULL))
         return mesh_error_set(err, "recompute full:%d: layers per stage go with full only",
                               l->recompute_layers);
+    if (l->recompute_layers > 0 && l->vpp > 1)
+        return mesh_error_set(err,
+                              "recompute full:%d: partial recomputation is priced per stage, "
+                              "without interleaving (vpp 1)",
+                              l->recompute_layers);
     int most = l->recompute_layers > 0 && m->has_arch ? mesh_pp_fullest_layers(m, l) : 0;
     if (most && l->recompute_layers > most)
         return mesh_error_set(err,
@@ -648,11 +655,6 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->recompute_modules < 0 || l->recompute_modules > MESH_RC_ALL ||
         (l->recompute_modules > 0 && l->recompute != MESH_RECOMPUTE_SELECTIVE))
         return mesh_error_set(err, "recompute modules go with selective only");
-    if (l->recompute_layers > 0 && l->vpp > 1)
-        return mesh_error_set(err,
-                              "recompute full:%d: partial recomputation is priced per stage, "
-                              "without interleaving (vpp 1)",
-                              l->recompute_layers);
     if (check_experts(m, a, l, err) < 0 || schedule_rules(m, l, err) < 0)
         return -1;
     return optimizer_rules(m, l, err);
