@@ -32,7 +32,9 @@
 static const char policy[] = "gpu: H100-SXM\nenforce: reject\ntime_limit: set\n"
                              "partitions:\n  gpu: {gpu: H100-SXM, nodes: 65536}\n";
 
-/* xorshift64*: the same draws from the same seed on every machine. */
+/* xorshift64*: the same draws from the same seed on every machine, each
+ * drawn in a statement of its own (the order a call's arguments are
+ * evaluated in is the compiler's). */
 static uint64_t state;
 static uint64_t draw(void)
 {
@@ -46,13 +48,41 @@ static long pick(const long *v, int n)
 #define PICK(...) pick((const long[]){__VA_ARGS__}, sizeof((long[]){__VA_ARGS__}) / sizeof(long))
 static int chance(double p)
 {
-    return (double)(draw() >> 11) / 9007199254740992.0 < p;
+    return (double)(draw() >> 11) * 0x1p-53 < p;
 }
 
 typedef struct drawn {
     char spec[512], mesh[96], size[16];
     int nodes, hi;
 } drawn_t;
+
+/* What a user may pin, into d->mesh ("" for none). */
+static void draw_pins(drawn_t *d)
+{
+#define VALUES(...) {__VA_ARGS__}, sizeof((long[]){__VA_ARGS__}) / sizeof(long)
+    static const struct {
+        const char *key;
+        double p;
+        long v[9];
+        size_t n;
+    } pins[] = {{"pp", 0.4, VALUES(2, 3, 4, 8, 16, 128, 1000, 1024, 4096)},
+                {"vpp", 0.4, VALUES(2, 3, 7, 100, 4999, 33333)},
+                {"tp", 0.2, VALUES(1, 2, 8)},
+                {"cp", 0.2, VALUES(1, 2, 64)}};
+#undef VALUES
+    size_t used = 0;
+    d->mesh[0] = '\0';
+    for (size_t i = 0; i < sizeof(pins) / sizeof(*pins); i++) {
+        if (!chance(pins[i].p))
+            continue;
+        long v = pick(pins[i].v, (int)pins[i].n);
+        int w = snprintf(d->mesh + used, sizeof(d->mesh) - used, "%s%s=%ld", used ? "," : "",
+                         pins[i].key, v);
+        if (w < 0 || (size_t)w >= sizeof(d->mesh) - used)
+            break; /* cannot happen: 4 pins are at most 30 characters */
+        used += (size_t)w;
+    }
+}
 
 /* A spec as hostile as the spec's limits allow, and what a user may pin. */
 static void draw_case(drawn_t *d)
@@ -61,37 +91,24 @@ static void draw_case(drawn_t *d)
     char arch[256], moe[128] = "", mtp[32] = "";
     if (chance(0.5)) {
         long experts = PICK(2, 8, 64, 256, 1024), top = PICK(1, 2, 8);
+        long ffn = PICK(64, 2048), dense = (long)(draw() % (uint64_t)layers);
         snprintf(moe, sizeof(moe), ", moe: {experts: %ld, top_k: %ld, ffn: %ld, dense_layers: %ld}",
-                 experts, top < experts ? top : experts, PICK(64, 2048),
-                 (long)(draw() % (uint64_t)layers));
+                 experts, top < experts ? top : experts, ffn, dense);
     }
-    if (chance(0.3))
-        snprintf(mtp, sizeof(mtp), ", mtp_layers: %ld", PICK(1, 2, 4));
+    if (chance(0.3)) {
+        long mtp_layers = PICK(1, 2, 4);
+        snprintf(mtp, sizeof(mtp), ", mtp_layers: %ld", mtp_layers);
+    }
+    long hidden = PICK(64, 1024, 4096, 65536), heads = PICK(1, 8, 64, 1024);
+    long vocab = PICK(128, 32000, 262144);
     snprintf(arch, sizeof(arch), "layers: %ld, hidden: %ld, heads: %ld, vocab: %ld%s%s", layers,
-             PICK(64, 1024, 4096, 65536), PICK(1, 8, 64, 1024), PICK(128, 32000, 262144), moe, mtp);
+             hidden, heads, vocab, moe, mtp);
+    long seq = PICK(1024, 8192, 131072, 16777216), batch = PICK(1, 64, 1024, 1048576, 1073741824);
+    int tokens = chance(0.5);
     snprintf(d->spec, sizeof(d->spec),
-             "name: fuzz\narch: {%s}\ntrain: {seq_len: %ld, global_batch: %ld%s}\n", arch,
-             PICK(1024, 8192, 131072, 16777216), PICK(1, 64, 1024, 1048576, 1073741824),
-             chance(0.5) ? ", tokens: 1e15" : "");
-    char *p = d->mesh;
-    size_t left = sizeof(d->mesh);
-    d->mesh[0] = '\0';
-    static const struct {
-        const char *key;
-        double p;
-        long v[9];
-        int n;
-    } pins[] = {{"pp", 0.4, {2, 3, 4, 8, 16, 128, 1000, 1024, 4096}, 9},
-                {"vpp", 0.4, {2, 3, 7, 100, 4999, 33333}, 6},
-                {"tp", 0.2, {1, 2, 8}, 3},
-                {"cp", 0.2, {1, 2, 64}, 3}};
-    for (size_t i = 0; i < sizeof(pins) / sizeof(*pins); i++) {
-        if (!chance(pins[i].p))
-            continue;
-        int w = snprintf(p, left, "%s%s=%ld", p == d->mesh ? "" : ",", pins[i].key,
-                         pick(pins[i].v, pins[i].n));
-        p += w, left -= (size_t)w;
-    }
+             "name: fuzz\narch: {%s}\ntrain: {seq_len: %ld, global_batch: %ld%s}\n", arch, seq,
+             batch, tokens ? ", tokens: 1e15" : "");
+    draw_pins(d);
     d->nodes = (int)PICK(1, 2, 16, 64, 512, 2048, 16384);
     d->hi = 0;
     d->size[0] = '\0';
@@ -170,12 +187,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fuzz_submit [SEED] [COUNT >= 1]\n");
         return 2;
     }
-    state = seed * 0x9E3779B97F4A7C15ULL + 1; /* never 0: xorshift's fixed point */
+    state = seed * 0x9E3779B97F4A7C15ULL + 1;
+    if (!state)
+        state = 1; /* xorshift's fixed point */
     judged_t *all = calloc((size_t)count, sizeof(*all));
     double *per_unit = calloc((size_t)count, sizeof(double));
+    if (!all || !per_unit) {
+        fprintf(stderr, "fuzz_submit: out of memory for %d judgements\n", count);
+        return 1;
+    }
     int n = 0, n_many = 0, unparsed = 0;
-    double most_per_unit = 0;
-    judged_t slowest_per_unit;
+    double most_per_unit = -1;
+    judged_t slowest_per_unit = {0};
     for (int i = 0; i < count; i++) {
         drawn_t d;
         draw_case(&d);
