@@ -773,7 +773,8 @@ static void search_experts(search_t *s, mesh_layout_t *l)
 }
 
 /* The divisors of n up to hi, ascending, into out: those of the nd
- * divisors d of a multiple of n that divide n. */
+ * divisors d of a multiple of n that divide n (all of them: a world of at
+ * most MAX_GPUS, 2^22, has a few hundred, under mesh_divisors' bound). */
 static int divisors_of(long n, long hi, const int *d, int nd, int *out)
 {
     int k = 0;

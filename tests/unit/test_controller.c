@@ -300,8 +300,9 @@ static void budget__units_counted(void **state)
 
 /* A search's divisions of its world are work too: a model without an
  * arch searches one stage count, so with pp free it spends what it spends
- * with pp pinned to 1 and the divisions of its 524,288 GPUs (about the
- * square root, 1,024, a unit per WORK_DIVISIONS) on top. */
+ * with pp pinned to 1 and the divisions of its 524,288 GPUs on top: the
+ * power of two at or above their square root (724), 1,024, a unit per
+ * WORK_DIVISIONS. */
 static void budget__divisions_counted(void **state)
 {
     (void)state;

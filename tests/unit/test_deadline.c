@@ -358,9 +358,9 @@ static void no_layout__rows_say_why(void **state)
         }
         mesh_size_destroy(s);
     }
-    /* a prime batch, which of the micro-batches searched only those of one
-     * sample split: the rule named is still the one in the way, not the
-     * batch */
+    /* a prime batch, which no micro-batch the search tries splits but one
+     * of a single sample: the rule named is still the one in the way, not
+     * the batch */
     mesh_model_t odd = m;
     odd.global_batch = 1009;
     mesh_size_t *s = mesh_size_create(&odd, &a, 19, 19, NULL, NULL, MESH_SIZE_MIN, 0, &err);

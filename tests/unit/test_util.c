@@ -345,11 +345,10 @@ static void buf__empty_after_take_or_free(void **state)
     free(s);
 }
 
-/* Bytes as policy check shows them: whole bytes under 1 KiB, else one
- * decimal of the largest binary unit, up to PiB. */
-/* A fraction someone gave is shown as given, to three digits. */
 /* Each unit from its first whole second: a run of exactly one day is
- * "1 d 0 h", not "24 h 0 min"; minutes round up, fractions of a second too. */
+ * "1 d 0 h", not "24 h 0 min"; under an hour minutes round up, beyond it
+ * the smaller unit is cut (3,659 s is "1 h 0 min"); a fraction of a second
+ * rounds up. */
 static void duration_str__units_at_their_edges(void **state)
 {
     (void)state;
@@ -377,6 +376,7 @@ static void duration_str__units_at_their_edges(void **state)
                      mesh_duration_str(cases[i].seconds).s, cases[i].want);
 }
 
+/* A fraction someone gave is shown as given, to three digits. */
 static void pct_str__as_given(void **state)
 {
     (void)state;
@@ -388,6 +388,8 @@ static void pct_str__as_given(void **state)
     assert_string_equal(mesh_pct_str(0).s, "0%");
 }
 
+/* Bytes as policy check shows them: whole bytes under 1 KiB, else one
+ * decimal of the largest binary unit, up to PiB. */
 static void format_bytes__units(void **state)
 {
     (void)state;
