@@ -541,8 +541,9 @@ typedef struct mesh_pct_str {
 } mesh_pct_str_t;
 mesh_pct_str_t mesh_pct_str(double fraction);
 /* A duration as people read it, whole seconds rounded up: "4 d 7 h",
- * "3 h 12 min", "45 min" (minutes rounded up), "12 s".  Served as
- * mesh_gib_str is; seconds from 0 below 2^62. */
+ * "3 h 12 min" (the smaller unit cut), "45 min" (under an hour, minutes
+ * rounded up), "12 s".  Served as mesh_gib_str is; seconds from 0 below
+ * 2^62. */
 typedef struct mesh_duration_str {
     char s[48];
 } mesh_duration_str_t;
