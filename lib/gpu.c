@@ -13,22 +13,22 @@
  *   H200 and B200 one 400G NDR per GPU; Frontier 4x200G per 8 MI250X GCDs).
  * peak_fp8: dense FP8 tensor-core FLOP/s from the same datasheets (H100 SXM,
  *   H800, H200, GH200 1979; H100 PCIe 1513; H100 NVL 1671; H20 296; B200 and
- *   B300 4500; GB200 5000; L40S 733; RTX 6000 Ada 728.5; L4 242.5; MI300X and
+ *   B300 4500; GB200 and GB300 5000; L40S 733; RTX 6000 Ada 728.5; L4 242.5; MI300X and
  *   MI325X 2615; MI355X 5000); 0 where the GPU has no FP8 (V100, A100, A10,
  *   A40).  Vendors quote "with sparsity" figures twice as large: halved here.
  *   mxfp8: Transformer Engine runs MXFP8 on compute capability 10.x only
  *   (transformer_engine/pytorch/quantization.py L162-168 at d0067d0): B200,
- *   B300 (10.3), GB200.
+ *   B300 (10.3), GB200, GB300 (10.3).
  * gemm_eff: best-shape bf16 GEMM throughput over peak, from public matmul
  *   benchmarks (stas00/ml-engineering "MAMF" tables); figures marked (est.)
- *   had no measurement and are estimates.  No table measures H20, B300, GB200,
+ *   had no measurement and are estimates.  No table measures H20, B300, GB200, GB300,
  *   MI355X, L4, RTX 6000 Ada, A10 or A40: each has the figure of its
  *   architecture's nearest measured or estimated part (H100 SXM, B200,
  *   MI325X, L40S, A100 PCIe rounded down for GDDR6), an estimate.
  * net_bw of the PCIe cards (L4, A10: 100G; A40, RTX 6000 Ada, L40S: 200G per
  *   GPU) is an estimate: no reference system sells them with a fabric.
  * Sources per figure are listed in doc/internals.md ("The GPU table"), and for
- * H20, B300, GB200, L40S, L4, RTX 6000 Ada, A10, A40 and MI355X next to their
+ * H20, B300, GB200, GB300, L40S, L4, RTX 6000 Ada, A10, A40 and MI355X next to their
  * rows.
  */
 #include <ctype.h>
@@ -102,6 +102,13 @@ static const mesh_gpu_t table[] = {
      * node (plan.c), so traffic between trays is priced at net_bw; nvidia-smi reports
      * 189471 MiB; CC 10.0 */
     {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 1},
+    /* GB300 NVL72 (https://www.nvidia.com/en-us/data-center/gb300-nvl72/: 72 Blackwell Ultra
+     * GPUs, bf16 360 and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s
+     * NVLink 5 per GPU across the 72; 8 TB/s HBM3e; one 800G ConnectX-8 per GPU); trays of 4
+     * as GB200's; CC 10.3.  Memory: 288 GB marketed, and reports disagree (284208 MiB in one
+     * tool's nvidia-smi fixture, 256703 MiB measured on driver 595.71.05): the lesser, so no
+     * plan counts memory a node may not have; hwloc's figure, where it has one, wins */
+    {"GB300",          NV,  {0x31c2},         256703 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  72, 0.75, 5000 * TF, 1},
     /* L40S datasheet (https://www.nvidia.com/en-us/data-center/l40s/) */
     {"L40S",           NV,  {0x26b9},         46068 * MiB,  362 * TF,   1, 864 * GBs,  32 * GBs,  25 * GBs,   1,  0.70, 733 * TF, 0},
     /* L4 datasheet (https://www.nvidia.com/en-us/data-center/l4/): 24 GB GDDR6 at 300 GB/s,
@@ -185,6 +192,7 @@ static const mesh_gpu_alias_t aliases[] = {
     {"NVIDIA B200",                 "B200",           0x2901}, /* drv, rp */
     {"NVIDIA B300 SXM6 AC",         "B300",           0x3182}, /* drv, rp */
     {"NVIDIA GB200",                "GB200",          0x2941}, /* drv */
+    {"NVIDIA GB300",                "GB300",          0x31c2}, /* drv */
     {"NVIDIA L40S",                 "L40S",           0x26b9}, /* drv, rp */
     {"NVIDIA L4",                   "L4",             0x27b8}, /* drv */
     {"NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada", 0x26b1}, /* drv, rp */

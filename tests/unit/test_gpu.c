@@ -94,6 +94,7 @@ static void table__datacenter_gpus_resolve_and_plan(void **state)
          0, "llama3-8b", 1},
         {"NVIDIA B300 SXM6 AC", "B300", 0x10de, 0x3182, 275040, 2250, 4500, 8, 1, "llama3-8b", 1},
         {"NVIDIA GB200", "GB200", 0x10de, 0x2941, 189471, 2500, 5000, 72, 1, "llama3-8b", 1},
+        {"NVIDIA GB300", "GB300", 0x10de, 0x31c2, 256703, 2500, 5000, 72, 1, "llama3-8b", 1},
         {"AMD Instinct MI325X OAM", "MI325X", 0x1002, 0x74a5, 262144, 1307, 2615, 8, 0, "llama3-8b",
          1},
         {"AMD Instinct MI355X OAM", "MI355X", 0x1002, 0x75a3, 294912, 2500, 5000, 8, 0, "llama3-8b",

@@ -563,13 +563,14 @@ static void errors__lead_to_the_key(void **state)
             fail_msg("%s: '%s' does not end '%s'", args[i].arg, err.msg, args[i].hint);
     }
     /* a GPU name in a partition: its line, one prefix */
-    pol_file_error("enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
-                   "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
-                   "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe "
-                   "P100-PCIe-12GB T4 "
-                   "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB A10 A40 H100-SXM H100-PCIe "
-                   "H100-NVL H800 H20 H200 GH200 B200 B300 GB200 L40S L4 RTX-6000-Ada MI50-32GB "
-                   "MI250X MI300X MI325X MI355X); did you mean H100-SXM?");
+    pol_file_error(
+        "enforce: warn\npartitions:\n  h100:\n    nodes: 4\n    gpu: H100-SMX\n",
+        "p.yaml:5: partition.h100.gpu: unknown GPU 'H100-SMX' (known: V100-16GB "
+        "V100-32GB V100-SXM3-32GB V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe "
+        "P100-PCIe-12GB T4 "
+        "A100-40GB A100-80GB A100-PCIe-40GB A100-PCIe-80GB A10 A40 H100-SXM H100-PCIe "
+        "H100-NVL H800 H20 H200 GH200 B200 B300 GB200 GB300 L40S L4 RTX-6000-Ada MI50-32GB "
+        "MI250X MI300X MI325X MI355X); did you mean H100-SXM?");
     pol_file_error("partitions:\n  h100: {gpu: H100}\n",
                    "p.yaml:2: partition.h100.gpu: 'H100' is 3 GPUs: H100-SXM (80 GiB, NVLink x8), "
                    "H100-PCIe (80 GiB, no NVLink), H100-NVL (94 GiB, NVLink x2); name one "
@@ -581,7 +582,7 @@ static void errors__lead_to_the_key(void **state)
         "p.yaml:2: gpu: unknown GPU 'X9' (known: V100-16GB V100-32GB V100-SXM3-32GB "
         "V100-PCIe-16GB V100-PCIe-32GB P100-SXM2 P100-PCIe P100-PCIe-12GB T4 A100-40GB A100-80GB "
         "A100-PCIe-40GB A100-PCIe-80GB A10 A40 H100-SXM H100-PCIe H100-NVL H800 H20 H200 GH200 "
-        "B200 B300 GB200 L40S L4 RTX-6000-Ada MI50-32GB MI250X MI300X MI325X MI355X)");
+        "B200 B300 GB200 GB300 L40S L4 RTX-6000-Ada MI50-32GB MI250X MI300X MI325X MI355X)");
     /* and in a GPU's own entry: the entry's line */
     pol_file_error("reserve: 0.1\ngpus:\n  H100-SXM: {net_bw: 25GB/s}\n  H100-SMX:\n    memory: "
                    "70GiB\n",

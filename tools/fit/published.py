@@ -60,7 +60,7 @@ PRESETS = {
 }
 # published GPU -> (meshplan GPU, GPUs per node)
 GPUS = {"H100": ("H100-SXM", 8), "H800": ("H800", 8), "B200": ("B200", 8),
-        "B300": ("B300", 8), "GB200": ("GB200", 4)}
+        "B300": ("B300", 8), "GB200": ("GB200", 4), "GB300": ("GB300", 4)}
 MOE = {"Mixtral-8x7B", "Mixtral-8x22B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "DeepSeek-V3"}
 RECIPES = {"MXFP8": "mxfp8", "current-scaling (per-tensor)": "tensorwise",
            "blockwise (1x128 activations, 128x128 weights)": "blockwise"}
