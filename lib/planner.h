@@ -318,6 +318,10 @@ static inline int mesh_lever_key(const mesh_layout_t *l)
 /* prune.c: l's mesh_step_bytes, counted once per search for each ZeRO stage,
  * offload and moments. */
 const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t *l);
+/* prune.c: l's step priced with the search's model, allocation and step
+ * bytes, and charged to its budget (WORK_COST): every pricing of a step in
+ * a search is this call. */
+void mesh_search_cost(search_t *s, const mesh_layout_t *l, mesh_cost_t *out);
 /* Whether no layout of shape l is wanted by a search for the choice alone. */
 int mesh_shape_unwanted(search_t *s, mesh_layout_t *l, const int *vpps, int nv);
 /* Whether a valid layout whose lever tries are tries[0..n-1] is wanted:

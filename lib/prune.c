@@ -77,6 +77,13 @@ const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t
     return &s->step_bytes[key];
 }
 
+void mesh_search_cost(search_t *s, const mesh_layout_t *l, mesh_cost_t *out)
+{
+    mesh_cost_priced(s->m, l, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
+                     mesh_search_step_bytes(s, l), out);
+    mesh_spend_pricing(s, WORK_COST);
+}
+
 /* The micro-batch sizes of l's data-parallel size (s->batch_sizes):
  * how many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l)
@@ -168,9 +175,7 @@ static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, slot_unit
         mesh_layout_t b = *l;
         b.micro_batch = s->batch_sizes[i];
         mesh_cost_t c;
-        mesh_cost_priced(s->m, &b, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                         mesh_search_step_bytes(s, &b), &c);
-        mesh_spend_pricing(s, WORK_COST);
+        mesh_search_cost(s, &b, &c);
         e->seconds = slot_time(s->m, &b, &c) / (unit == PER_SAMPLE ? b.micro_batch : 1);
         e->layers = layers;
         e->shape = s->shapes_searched;
@@ -265,9 +270,7 @@ int mesh_unwanted(search_t *s, const mesh_layout_t *tries, int n)
             return 0;
     }
     mesh_cost_t c;
-    mesh_cost_priced(s->m, &l, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                     mesh_search_step_bytes(s, &l), &c);
-    mesh_spend_pricing(s, WORK_COST);
+    mesh_search_cost(s, &l, &c);
     s->floor_layout = l;
     s->floor_cost = c;
     s->has_floor = 1;

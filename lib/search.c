@@ -315,9 +315,7 @@ static int recall(search_t *s, const mesh_layout_t *l0)
             price(s, &l, &c);
             if (!c.fits || c.memory.total != was->total)
                 return -1;
-            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                             mesh_search_step_bytes(s, &c.layout), &c.cost);
-            mesh_spend_pricing(s, WORK_COST);
+            mesh_search_cost(s, &c.layout, &c.cost);
         }
     }
     s->evaluated++;
@@ -410,9 +408,7 @@ static int evaluate(search_t *s, const mesh_layout_t *l0)
         if (s->has_floor && !memcmp(&s->floor_layout, &c.layout, sizeof(c.layout)))
             c.cost = s->floor_cost; /* the floor was its own cost */
         else
-            mesh_cost_priced(s->m, &c.layout, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                             mesh_search_step_bytes(s, &c.layout), &c.cost);
-        mesh_spend_pricing(s, WORK_COST);
+            mesh_search_cost(s, &c.layout, &c.cost);
         add_fit(s, &c);
     }
     /* what a search with less memory can take: too large, or fits it too */

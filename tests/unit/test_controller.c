@@ -298,6 +298,27 @@ static void budget__units_counted(void **state)
     assert_int_equal(v.work, 40 + 5 + 3 * (6 + 20));
 }
 
+/* A whole plan prices the step of each layout that fits (the first-fit
+ * search above does not): one pinned layout of Llama 3 8B that fits costs
+ * its shape, check and memory with the states' sums, and its pricing. */
+static void budget__plan_prices_what_fits(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_layout_t pins = test_mesh("tp=8,pp=1,dp=1,cp=1,mb=1,zero=1,recompute=none,vpp=1");
+    mesh_work_t w = {.limit = 1000000000};
+    mesh_work_t *was = mesh_work_use(&w);
+    mesh_error_t err;
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+    mesh_work_use(was);
+    assert_non_null(p);
+    assert_true(mesh_plan_best(p)->fits);
+    mesh_plan_destroy(p);
+    assert_int_equal(w.spent, WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST);
+}
+
 /* A search's divisions of its world are work too: a model without an
  * arch searches one stage count, so with pp free it spends what it spends
  * with pp pinned to 1 and the divisions of its 524,288 GPUs on top: the
@@ -967,6 +988,7 @@ int main(void)
         cmocka_unit_test(submit__partition_name_longer_than_any_entry_is_default),
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__divisions_counted),
+        cmocka_unit_test(budget__plan_prices_what_fits),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),
