@@ -217,7 +217,7 @@ static double ring_bw(long span, long stride, const mesh_alloc_t *a)
 static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
 {
     return peak_of(m, g) * g->gemm_eff * SUSTAINED *
-           (runs_fp8(m, g) && !g->fp8_blocks ? FP8_GEMM_EFF : 1);
+           (runs_fp8(m, g) && g->fp8_blocks < 2 ? FP8_GEMM_EFF : 1);
 }
 
 /* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]. */

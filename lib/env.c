@@ -527,7 +527,7 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
  * Megatron-FSDP (zero 2 and 3, mesh_zero_cause) refuses 1, so it gets
  * CUDA's own default, 8, over any 1 the job script set; TP or CP above 1
  * needs 1 before Blackwell, so that TP's communication kernels are queued
- * ahead of the GEMMs they overlap.  A GPU with MXFP8 (fp8_blocks) has
+ * ahead of the GEMMs they overlap.  A GPU with MXFP8 (fp8_blocks 2) has
  * compute capability 10 or more (lib/gpu.c); any other, an unknown one
  * included, is taken as older, and 1 is allowed on Blackwell too.  0:
  * Megatron-LM asks nothing (or the spec names another framework), and the
@@ -539,7 +539,7 @@ int mesh_megatron_max_connections(const mesh_model_t *m, const mesh_layout_t *l,
         return 0;
     if (l->zero >= 2)
         return 8;
-    if ((l->tp > 1 || l->cp > 1) && !gpu->fp8_blocks)
+    if ((l->tp > 1 || l->cp > 1) && gpu->fp8_blocks < 2)
         return 1;
     return 0;
 }

@@ -16,9 +16,12 @@
  *   B300 4500; GB200 and GB300 5000; L40S 733; RTX 6000 Ada 728.5; L4 242.5; MI300X and
  *   MI325X 2615; MI355X 5000); 0 where the GPU has no FP8 (V100, A100, A10,
  *   A40).  Vendors quote "with sparsity" figures twice as large: halved here.
- *   mxfp8: Transformer Engine runs MXFP8 on compute capability 10.x only
- *   (transformer_engine/pytorch/quantization.py L162-168 at d0067d0): B200,
- *   B300 (10.3), GB200, GB300 (10.3).
+ * blocks: the block-scaled FP8 recipes Transformer Engine runs
+ *   (transformer_engine/pytorch/quantization.py at d0067d0): 128-wide
+ *   blockwise scaling from compute capability 9.0 (L178-185: Hopper, H100,
+ *   H800, H20, H200, GH200: 1), MXFP8 on 10.x too (L162-168: B200, B300
+ *   (10.3), GB200, GB300 (10.3): 2); neither on Ada (8.9: L40S, L4, RTX 6000
+ *   Ada) nor on AMD, where ROCm's Transformer Engine refuses both: 0.
  * gemm_eff: best-shape bf16 GEMM throughput over peak, from public matmul
  *   benchmarks (stas00/ml-engineering "MAMF" tables); figures marked (est.)
  *   had no measurement and are estimates.  No table measures H20, B300, GB200, GB300,
@@ -55,7 +58,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const mesh_gpu_t table[] = {
-    /* name, vendor, PCI devices, memory, peak, bf16, hbm, link, net, island, gemm_eff, fp8, mxfp8 */
+    /* name, vendor, PCI devices, memory, peak, bf16, hbm, link, net, island, gemm_eff, fp8, blocks */
     {"V100-16GB",      NV,  {0x1db1},         16160 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 6.25 * GBs, 8,  0.80, 0, 0},
     {"V100-32GB",      NV,  {0x1db5},         32510 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 6.25 * GBs, 8,  0.80, 0, 0},
     {"V100-SXM3-32GB", NV,  {0x1db8},         32510 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 12.5 * GBs, 16, 0.80, 0, 0},
@@ -80,35 +83,35 @@ static const mesh_gpu_t table[] = {
      * bf16 149.7 dense (299.4 with sparsity), no FP8, PCIe Gen4, an NVLink bridge to one
      * other card at 112.5 GB/s both ways; nvidia-smi reports 46068 MiB */
     {"A40",            NV,  {0x2235},         46068 * MiB,  149.7 * TF, 1, 696 * GBs,  56.25 * GBs, 25 * GBs, 2,  0.80, 0, 0},
-    {"H100-SXM",       NV,  {0x2330},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
-    {"H100-PCIe",      NV,  {0x2331},         81559 * MiB,  756 * TF,   1, 2000 * GBs, 32 * GBs,  25 * GBs,   1,  0.66, 1513 * TF, 0},
-    {"H100-NVL",       NV,  {0x2321},         95830 * MiB,  835 * TF,   1, 3900 * GBs, 300 * GBs, 25 * GBs,   2,  0.60, 1671 * TF, 0},
-    {"H800",           NV,  {0x2324},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 200 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
+    {"H100-SXM",       NV,  {0x2330},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 1},
+    {"H100-PCIe",      NV,  {0x2331},         81559 * MiB,  756 * TF,   1, 2000 * GBs, 32 * GBs,  25 * GBs,   1,  0.66, 1513 * TF, 1},
+    {"H100-NVL",       NV,  {0x2321},         95830 * MiB,  835 * TF,   1, 3900 * GBs, 300 * GBs, 25 * GBs,   2,  0.60, 1671 * TF, 1},
+    {"H800",           NV,  {0x2324},         81559 * MiB,  989 * TF,   1, 3350 * GBs, 200 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 1},
     /* HGX H20 (NVIDIA H20 product brief, https://www.nvidia.com/en-us/data-center/h20/ as
      * reproduced by its resellers): 96 GB HBM3 at 4.0 TB/s, 148 bf16 / 296 fp8 dense, NVLink
      * 900 GB/s both ways; nvidia-smi reports 97871 MiB */
-    {"H20",            NV,  {0x2329},         97871 * MiB,  148 * TF,   1, 4000 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 296 * TF, 0},
-    {"H200",           NV,  {0x2335},         143771 * MiB, 989 * TF,   1, 4800 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 0},
-    {"GH200",          NV,  {0x2342, 0x2348}, 97871 * MiB,  989 * TF,   1, 4000 * GBs, 150 * GBs, 25 * GBs,   4,  0.83, 1979 * TF, 0},
-    {"B200",           NV,  {0x2901},         183359 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   8,  0.75, 4500 * TF, 1},
+    {"H20",            NV,  {0x2329},         97871 * MiB,  148 * TF,   1, 4000 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 296 * TF, 1},
+    {"H200",           NV,  {0x2335},         143771 * MiB, 989 * TF,   1, 4800 * GBs, 450 * GBs, 50 * GBs,   8,  0.80, 1979 * TF, 1},
+    {"GH200",          NV,  {0x2342, 0x2348}, 97871 * MiB,  989 * TF,   1, 4000 * GBs, 150 * GBs, 25 * GBs,   4,  0.83, 1979 * TF, 1},
+    {"B200",           NV,  {0x2901},         183359 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   8,  0.75, 4500 * TF, 2},
     /* HGX B300 (https://www.nvidia.com/en-us/data-center/hgx/: 8 GPUs, bf16 36 and fp8 72
      * PFLOPS with sparsity, so 2250 and 4500 dense each; NVLink 5 1.8 TB/s both ways; 8 TB/s
      * HBM3e); DGX B300: one 800G ConnectX-8 per GPU; nvidia-smi reports 275040 MiB; CC 10.3 */
-    {"B300",           NV,  {0x3182},         275040 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  8,  0.75, 4500 * TF, 1},
+    {"B300",           NV,  {0x3182},         275040 * MiB, 2250 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  8,  0.75, 4500 * TF, 2},
     /* GB200 NVL72 (https://www.nvidia.com/en-us/data-center/gb200-nvl72/: 72 GPUs, bf16 360
      * and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s NVLink 5 per
      * GPU across the 72; 8 TB/s HBM3e); a node is a compute tray of 4 GPUs with a 400G
      * ConnectX-7 each; the island of 72 spans trays, and the planner's island stops at the
      * node (plan.c), so traffic between trays is priced at net_bw; nvidia-smi reports
      * 189471 MiB; CC 10.0 */
-    {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 1},
+    {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 2},
     /* GB300 NVL72 (https://www.nvidia.com/en-us/data-center/gb300-nvl72/: 72 Blackwell Ultra
      * GPUs, bf16 360 and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s
      * NVLink 5 per GPU across the 72; 8 TB/s HBM3e; one 800G ConnectX-8 per GPU); trays of 4
      * as GB200's; CC 10.3.  Memory: 288 GB marketed, and reports disagree (284208 MiB in one
      * tool's nvidia-smi fixture, 256703 MiB measured on driver 595.71.05): the lesser, so no
      * plan counts memory a node may not have; hwloc's figure, where it has one, wins */
-    {"GB300",          NV,  {0x31c2},         256703 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  72, 0.75, 5000 * TF, 1},
+    {"GB300",          NV,  {0x31c2},         256703 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  72, 0.75, 5000 * TF, 2},
     /* L40S datasheet (https://www.nvidia.com/en-us/data-center/l40s/) */
     {"L40S",           NV,  {0x26b9},         46068 * MiB,  362 * TF,   1, 864 * GBs,  32 * GBs,  25 * GBs,   1,  0.70, 733 * TF, 0},
     /* L4 datasheet (https://www.nvidia.com/en-us/data-center/l4/): 24 GB GDDR6 at 300 GB/s,

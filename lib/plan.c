@@ -83,10 +83,19 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               "train.precision: %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
                               "and MI300 do); use precision: bf16",
                               a->gpu.name);
-    if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_MXFP8 && !a->gpu.fp8_blocks)
+    if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_MXFP8 && a->gpu.fp8_blocks < 2)
         return mesh_error_set(err,
                               "train.fp8_recipe: mxfp8 needs Blackwell (compute capability 10); "
-                              "%s runs delayed, tensorwise or blockwise",
+                              "%s runs %s",
+                              a->gpu.name,
+                              a->gpu.fp8_blocks ? "delayed, tensorwise or blockwise"
+                                                : "delayed or tensorwise");
+    if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_BLOCKWISE &&
+        a->gpu.fp8_blocks < 1)
+        return mesh_error_set(err,
+                              "train.fp8_recipe: blockwise needs Hopper or Blackwell (Transformer "
+                              "Engine's block-scaled GEMMs need compute capability 9.0); %s runs "
+                              "delayed or tensorwise",
                               a->gpu.name);
     return 0;
 }

@@ -31,7 +31,8 @@ typedef struct mesh_gpu {
     int island;      /* GPUs per all-to-all NVLink/XGMI domain in the usual node */
     double gemm_eff; /* fraction of peak_flops large GEMMs reach (cuBLAS/hipBLASLt) */
     double peak_fp8; /* dense FP8 tensor FLOP/s; 0: no FP8 (precision fp8 is refused) */
-    int fp8_blocks;  /* 1: MXFP8 block scaling too (Blackwell, sm_100) */
+    int fp8_blocks;  /* block-scaled FP8: 1 blockwise (Hopper, compute capability 9.0),
+                      * 2 MXFP8 too (Blackwell, 10.x); 0 neither (Ada, AMD) */
     /* the site's calibration of this model (the policy's calibration:,
      * lib/meshplan/calibrate.h): compute and exposed communication times
      * are divided by the first two, allocated memory multiplied by the

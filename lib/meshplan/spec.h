@@ -39,7 +39,7 @@ typedef enum mesh_precision {
 typedef enum mesh_fp8_recipe {
     MESH_FP8_DELAYED,    /* DelayedScaling: per-tensor, amax history (Hopper) */
     MESH_FP8_TENSORWISE, /* Float8CurrentScaling: per-tensor, current amax (Hopper) */
-    MESH_FP8_BLOCKWISE,  /* Float8BlockScaling: 128-wide blocks (Hopper) */
+    MESH_FP8_BLOCKWISE,  /* Float8BlockScaling: 128-wide blocks (Hopper, Blackwell) */
     MESH_FP8_MXFP8,      /* MXFP8BlockScaling: 32-wide blocks, needs Blackwell */
 } mesh_fp8_recipe_t;
 /** Whose accounting "fits" means: the framework that will run the job.  auto:

@@ -81,20 +81,20 @@ static void table__datacenter_gpus_resolve_and_plan(void **state)
         const char *smi, *name;
         unsigned vendor, pci;
         double mib, bf16, fp8; /* MiB reported, dense TFLOP/s */
-        int island, mxfp8;
+        int island, blocks;    /* block-scaled FP8: 1 blockwise, 2 MXFP8 too */
         const char *model;
         int nodes;
     } g[] = {
-        {"NVIDIA H20", "H20", 0x10de, 0x2329, 97871, 148, 296, 8, 0, "llama3-8b", 1},
+        {"NVIDIA H20", "H20", 0x10de, 0x2329, 97871, 148, 296, 8, 1, "llama3-8b", 1},
         {"NVIDIA L4", "L4", 0x10de, 0x27b8, 23034, 121, 242.5, 1, 0, "llama2-7b", 1},
         {"NVIDIA L40S", "L40S", 0x10de, 0x26b9, 46068, 362, 733, 1, 0, "llama3-8b", 1},
         {"NVIDIA A10", "A10", 0x10de, 0x2236, 23028, 125, 0, 1, 0, "llama2-7b", 1},
         {"NVIDIA A40", "A40", 0x10de, 0x2235, 46068, 149.7, 0, 2, 0, "llama3-8b", 1},
         {"NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada", 0x10de, 0x26b1, 49140, 364.2, 728.5, 1,
          0, "llama3-8b", 1},
-        {"NVIDIA B300 SXM6 AC", "B300", 0x10de, 0x3182, 275040, 2250, 4500, 8, 1, "llama3-8b", 1},
-        {"NVIDIA GB200", "GB200", 0x10de, 0x2941, 189471, 2500, 5000, 72, 1, "llama3-8b", 1},
-        {"NVIDIA GB300", "GB300", 0x10de, 0x31c2, 256703, 2500, 5000, 72, 1, "llama3-8b", 1},
+        {"NVIDIA B300 SXM6 AC", "B300", 0x10de, 0x3182, 275040, 2250, 4500, 8, 2, "llama3-8b", 1},
+        {"NVIDIA GB200", "GB200", 0x10de, 0x2941, 189471, 2500, 5000, 72, 2, "llama3-8b", 1},
+        {"NVIDIA GB300", "GB300", 0x10de, 0x31c2, 256703, 2500, 5000, 72, 2, "llama3-8b", 1},
         {"AMD Instinct MI325X OAM", "MI325X", 0x1002, 0x74a5, 262144, 1307, 2615, 8, 0, "llama3-8b",
          1},
         {"AMD Instinct MI355X OAM", "MI355X", 0x1002, 0x75a3, 294912, 2500, 5000, 8, 0, "llama3-8b",
@@ -110,7 +110,7 @@ static void table__datacenter_gpus_resolve_and_plan(void **state)
         assert_true(t->peak_flops == g[i].bf16 * 1e12 && t->has_bf16);
         assert_true(t->peak_fp8 == g[i].fp8 * 1e12);
         assert_int_equal(t->island, g[i].island);
-        assert_int_equal(t->fp8_blocks, g[i].mxfp8);
+        assert_int_equal(t->fp8_blocks, g[i].blocks);
         mesh_model_t m = test_preset(g[i].model);
         mesh_alloc_t a = test_alloc(g[i].smi, g[i].nodes, 8);
         mesh_plan_t *p = test_plan(&m, &a, "");
@@ -162,6 +162,47 @@ static void mxfp8__blackwell_only(void **state)
     mesh_plan_t *p = test_plan(&m, &a, "");
     assert_true(mesh_plan_fits(p));
     mesh_plan_destroy(p);
+}
+
+/* fp8_recipe: blockwise needs Transformer Engine's block-scaled GEMMs,
+ * compute capability 9.0 and up: refused on Ada (8.9) and AMD, whose
+ * Transformer Engine refuses it, with the recipes that run there; planned
+ * on Hopper and Blackwell. */
+static void blockwise__hopper_and_blackwell(void **state)
+{
+    (void)state;
+    mesh_model_t m =
+        test_spec("preset: llama3-8b\ntrain: {precision: fp8, fp8_recipe: blockwise}\n");
+    mesh_error_t err;
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    const char *refused[] = {"L40S", "RTX-6000-Ada", "MI300X"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        mesh_alloc_t a = test_alloc(refused[i], 2, 8);
+        mesh_layout_t pins = test_mesh("auto");
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        assert_null(p);
+        char want[200];
+        snprintf(want, sizeof(want),
+                 "train.fp8_recipe: blockwise needs Hopper or Blackwell (Transformer Engine's "
+                 "block-scaled GEMMs need compute capability 9.0); %s runs delayed or tensorwise",
+                 refused[i]);
+        assert_string_equal(err.msg, want);
+    }
+    const char *planned[] = {"H100-SXM", "H20", "B200"};
+    for (size_t i = 0; i < sizeof(planned) / sizeof(planned[0]); i++) {
+        mesh_alloc_t a = test_alloc(planned[i], 1, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "");
+        assert_true(mesh_plan_fits(p));
+        mesh_plan_destroy(p);
+    }
+    /* mxfp8 on Ada names the recipes Ada runs, not blockwise */
+    m = test_spec("preset: llama3-8b\ntrain: {precision: fp8, fp8_recipe: mxfp8}\n");
+    mesh_alloc_t a = test_alloc("L40S", 2, 8);
+    mesh_layout_t pins = test_mesh("auto");
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
+    assert_string_equal(err.msg, "train.fp8_recipe: mxfp8 needs Blackwell (compute capability 10); "
+                                 "L40S runs delayed or tensorwise");
 }
 
 /* A typo is offered only for a GPU of the same model: close names of other
@@ -254,6 +295,7 @@ int main(void)
         cmocka_unit_test(typo__every_product_name_mistyped),
         cmocka_unit_test(table__nvlink_one_direction),
         cmocka_unit_test(mxfp8__blackwell_only),
+        cmocka_unit_test(blockwise__hopper_and_blackwell),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }
