@@ -26,6 +26,7 @@
 /* plugin/job_submit/job_submit.c, as slurmctld looks it up */
 int init(void);
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg);
+int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg);
 
 char *slurm_xstrdup(const char *str);
 char *slurm_xstrdup(const char *str)
@@ -136,6 +137,8 @@ static void write_policy(const char *enforce)
 /* The job's --mem as slurmctld holds it (pn_min_memory): megabytes per
  * node, or per CPU with MEM_PER_CPU; NO_VAL64 when not given. */
 static uint64_t job_mem = NO_VAL64;
+/* 1: the job is an update (scontrol update, job_modify), not a submission */
+static int modifying;
 
 static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
                          const char *partition, char **msg)
@@ -159,7 +162,7 @@ static int controller_in(const char *model, const char *mesh, int nodes, const c
     d.spank_job_env = spank_env;
     d.spank_job_env_size = 1;
     *msg = NULL;
-    return job_submit(&d, 1000, msg);
+    return modifying ? job_modify(&d, NULL, 1000, msg) : job_submit(&d, 1000, msg);
 }
 
 static int controller(const char *model, int nodes, const char *gpus, char **msg)
@@ -285,6 +288,38 @@ static void reject__both_refuse_it_and_say_why(void **state)
 {
     does_not_fit("reject", MESH_ENFORCE_REJECT, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE,
                  "meshplan: error: ", 1, MESH_VERDICT_REFUSE);
+}
+
+/* An update of a job (scontrol update) that carries meshplan's request is
+ * judged as its submission was, in the same words; one without it (a new
+ * time limit, a hold) is left alone, unjudged. */
+static void modify__judged_as_submitted(void **state)
+{
+    (void)state;
+    char *submitted, *modified;
+    write_policy("reject");
+    int rc = controller("llama3.1-405b", 2, "gres/gpu:16", &submitted);
+    modifying = 1;
+    assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &modified), rc);
+    assert_int_equal(rc, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    assert_non_null(modified);
+    assert_string_equal(modified, submitted);
+    free(modified);
+    assert_int_equal(controller("llama3-8b", 2, "gres/gpu:16", &modified), SLURM_SUCCESS);
+    assert_null(modified);
+    modifying = 0;
+    free(submitted);
+    /* no request: untouched, whatever else the update says */
+    job_desc_msg_t d;
+    memset(&d, 0, sizeof(d));
+    d.min_nodes = 2;
+    d.time_limit = 60;
+    d.tres_per_job = (char *)"gres/gpu:16";
+    job_desc_msg_t was = d;
+    char *msg = NULL;
+    assert_int_equal(job_modify(&d, NULL, 1000, &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    assert_memory_equal(&d, &was, sizeof(d));
 }
 
 /* Every policy the controller (re)reads is logged with the meshplan that
@@ -1054,6 +1089,7 @@ int main(void)
         cmocka_unit_test(fits__both_run_it_silently),
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
+        cmocka_unit_test(modify__judged_as_submitted),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
         cmocka_unit_test(policy_reads__once_per_edit),
         cmocka_unit_test(policy_errors__follow_on_submit_error),
