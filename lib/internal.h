@@ -436,13 +436,16 @@ const char *mesh_layout_key_text(const struct mesh_layout *l, const mesh_layout_
                                  size_t len);
 
 /* The policy's values of their own shape (lib/policy_values.c): base is a
- * mesh_policy_t, or for pci a mesh_gpu_override_t. */
+ * mesh_policy_t, or for pci and fp8 a mesh_gpu_override_t. */
 int mesh_policy_read_steps(void *base, const char *key, const char *value, mesh_error_t *err);
 /* A steps= mask as the policy writes it ("regular,batch"), into buf[len]. */
 const char *mesh_policy_steps_text(unsigned mask, char *buf, size_t len);
 int mesh_policy_read_port_range(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_gpu_name(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err);
+/* gpu.NAME.fp8: yes or no, or the block-scaled recipes it runs (blockwise,
+ * mxfp8), into the override's fp8 (mesh_gpu_override_t) */
+int mesh_policy_read_fp8(void *base, const char *key, const char *value, mesh_error_t *err);
 int mesh_policy_read_calibration(void *base, const char *key, const char *value, mesh_error_t *err);
 
 /* The calibration's hooks (lib/calib.c): a resolved GPU takes its model's

@@ -607,11 +607,14 @@ void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu)
         else if (k->kind != K_INT && *(const double *)from > 0)
             *(double *)to = *(const double *)from;
     }
-    if (o && o->fp8 < 0) {
+    if (o && o->fp8 == MESH_GPU_FP8_NO) {
         gpu->peak_fp8 = 0;
         gpu->fp8_blocks = 0;
-    } else if (o && o->fp8 > 0 && gpu->peak_fp8 <= 0) {
-        gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
+    } else if (o && o->fp8 > 0) {
+        if (gpu->peak_fp8 <= 0)
+            gpu->peak_fp8 = FP8_PER_BF16 * gpu->peak_flops;
+        if (o->fp8 >= MESH_GPU_FP8_BLOCKWISE)
+            gpu->fp8_blocks = o->fp8 - MESH_GPU_FP8_YES;
     }
     mesh_calib_apply_gpu(&assume->calibration, gpu);
 }

@@ -130,8 +130,9 @@ const policy_key_t mesh_policy_gpu_fields[] = {
      .doc = "fraction of the peak large GEMMs reach"},
     {"island", K_INT, GPU(island), .min = 1, .max = 1024, TO(island),
      .doc = "GPUs per NVLink island"},
-    {"fp8", K_YESNO, GPU(fp8),
-     .doc = "it has FP8 tensor cores (a GPU the policy defines has none unless said)"},
+    {"fp8", K_CUSTOM, GPU(fp8), .read = mesh_policy_read_fp8,
+     .doc = "yes or no: it has FP8 tensor cores (a GPU the policy defines has none unless "
+            "said); blockwise or mxfp8: and the block-scaled recipes it runs"},
 };
 /* the figures an override replaces are numbers (double) or island (int) */
 _Static_assert(sizeof(((mesh_gpu_t *)0)->island) == sizeof(int), "island is an int");
@@ -214,7 +215,6 @@ int mesh_policy_read_key(void *base, const policy_key_t *k, const char *key, con
     void *dst = (char *)base + k->off;
     long long n;
     double v;
-    int yes;
     switch (k->kind) {
     case K_WORD: return mesh_policy_read_word(dst, k, key, value, err);
     case K_NUM:
@@ -228,11 +228,6 @@ int mesh_policy_read_key(void *base, const policy_key_t *k, const char *key, con
         if (mesh_parse_count(value, key, (long long)k->min, (long long)k->max, &n, err) < 0)
             return -1;
         *(int *)dst = (int)n;
-        return 0;
-    case K_YESNO:
-        if (mesh_parse_bool(value, key, &yes, err) < 0)
-            return -1;
-        *(int *)dst = yes ? 1 : -1;
         return 0;
     case K_PATH: return read_path(dst, k, key, value, err);
     case K_TEXT:
@@ -278,7 +273,6 @@ int mesh_policy_key_text(const mesh_policy_t *p, int i, const char **name, char 
         break;
     case K_INT: snprintf(buf, len, "%d", *(const int *)v); break;
     case K_RATE: snprintf(buf, len, "%.6gGB/s", *(const double *)v / 1e9); break;
-    case K_YESNO: snprintf(buf, len, "%s", *(const int *)v > 0 ? "yes" : "no"); break;
     case K_PATH:
     case K_TEXT: snprintf(buf, len, "%s", *(const char *)v ? (const char *)v : "(none)"); break;
     case K_CUSTOM: custom_text(p, k, buf, len); break;

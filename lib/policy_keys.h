@@ -18,7 +18,6 @@ enum kind {
     K_SIZE,   /* bytes in min..max; double */
     K_RATE,   /* bytes per second in min..max, the unit saying bits or bytes; double */
     K_INT,    /* a count in min..max (32, 1k, 2Ki: mesh_parse_count); int */
-    K_YESNO,  /* a boolean; int: 1 yes, -1 no, 0 not said */
     K_PATH,   /* an absolute path, or one of `words`; char[MESH_PATH_MAX] */
     K_TEXT,   /* a name, checked with the rest by mesh_policy_check; char[size] */
     K_CUSTOM, /* read(): values of their own shape */

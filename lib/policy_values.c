@@ -106,6 +106,22 @@ int mesh_policy_read_calibration(void *base, const char *key, const char *value,
     return mesh_calib_load(value, c, err) < 0 ? mesh_error_prefix(err, "%s", key) : 0;
 }
 
+int mesh_policy_read_fp8(void *base, const char *key, const char *value, mesh_error_t *err)
+{
+    mesh_gpu_override_t *o = base;
+    int yes;
+    mesh_error_t ignored;
+    if (strcasecmp(value, "blockwise") == 0 || strcasecmp(value, "mxfp8") == 0) {
+        o->fp8 = strcasecmp(value, "mxfp8") == 0 ? MESH_GPU_FP8_MXFP8 : MESH_GPU_FP8_BLOCKWISE;
+        return 0;
+    }
+    if (mesh_parse_bool(value, key, &yes, &ignored) < 0)
+        return mesh_error_set(err, "%s: '%.20s' is not one of yes, no, blockwise, mxfp8", key,
+                              value);
+    o->fp8 = yes ? MESH_GPU_FP8_YES : MESH_GPU_FP8_NO;
+    return 0;
+}
+
 int mesh_policy_read_pci(void *base, const char *key, const char *value, mesh_error_t *err)
 {
     mesh_gpu_override_t *o = base;

@@ -75,8 +75,16 @@ typedef struct mesh_gpu_override {
     double memory, peak_flops, hbm_bw, link_bw, net_bw, gemm_eff;
     int island;                      /* GPUs per NVLink island */
     unsigned pci_vendor, pci_device; /* gpu.NAME.pci: this PCI id is NAME */
-    int fp8; /* gpu.NAME.fp8: 1 it has FP8 tensor cores, -1 it has none, 0 not said */
+    int fp8;                         /* gpu.NAME.fp8: a mesh_gpu_fp8_t; 0 not said */
 } mesh_gpu_override_t;
+
+/** gpu.NAME.fp8: what an override says of a GPU's FP8 (0: nothing). */
+typedef enum mesh_gpu_fp8 {
+    MESH_GPU_FP8_NO = -1,       /* no FP8 tensor cores */
+    MESH_GPU_FP8_YES = 1,       /* FP8 tensor cores, block-scaled recipes as the table says */
+    MESH_GPU_FP8_BLOCKWISE = 2, /* and 128-wide blockwise scaling (fp8_blocks 1) */
+    MESH_GPU_FP8_MXFP8 = 3,     /* and MXFP8 too (fp8_blocks 2) */
+} mesh_gpu_fp8_t;
 
 /** What job_submit/meshplan assumes about a Slurm partition (the controller
  * sees no node's topology); zero fields fall back to the policy's own. */
@@ -332,7 +340,8 @@ MESH_API int mesh_policy_check(const mesh_policy_t *p, mesh_error_t *err);
  * gpu->name (matched case-insensitively) to *gpu: every nonzero figure of
  * the override replaces the GPU's; fp8 no takes FP8 away (peak_fp8 and
  * fp8_blocks 0), fp8 yes gives a GPU without FP8 an FP8 peak of twice its
- * bf16 peak and leaves one with FP8 as it is.
+ * bf16 peak and leaves one with FP8 as it is, and fp8 blockwise or mxfp8 do
+ * as yes and set the block-scaled recipes it runs (fp8_blocks 1 or 2).
  */
 MESH_API void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t *gpu);
 
