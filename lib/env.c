@@ -452,7 +452,11 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
  * all-to-all dispatcher and grouped GEMM are what the cost model prices
  * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
  * (moe_freq_type, arguments.py L327-350). */
-static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+/* The experts (and MLA and MTP, which MoE models have): grouped GEMMs from
+ * Ampere on (arguments.py L1378-1380 at d98e8a6 asks compute capability 8;
+ * before it Megatron-LM runs the experts one after another). */
+static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh_gpu_t *gpu,
+                       mesh_buf_t *b)
 {
     const mesh_moe_t *e = &m->moe;
     if (mesh_model_is_moe(m) && l->ep > 0) {
@@ -467,8 +471,8 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t
             flag(b, "--moe-layer-freq 1");
         flag(b,
              "--expert-model-parallel-size %d --expert-tensor-parallel-size %d "
-             "--moe-token-dispatcher-type alltoall --moe-grouped-gemm",
-             l->ep, l->etp);
+             "--moe-token-dispatcher-type alltoall%s",
+             l->ep, l->etp, gpu->has_bf16 ? " --moe-grouped-gemm" : "");
         /* a GeLU model's experts keep their biases, which Megatron-LM's
          * grouped experts (TEGroupedMLP) take only without the fused
          * bias-dropout (experts.py L205-207 at d98e8a6) */
@@ -508,18 +512,27 @@ static void mg_overlaps(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
 static const megatron_group_fn megatron_groups[] = {
     mg_network,  mg_attention,      mg_mlp_norm, mg_embedding, mg_regularization,
     mg_parallel, mg_pipeline_split, mg_zero,     mg_recompute, mg_states,
-    mg_fp8,      mg_experts,        mg_overlaps,
+    mg_fp8,
 };
 
-void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_t *b)
+/* Transformer Engine, Megatron-LM's default implementation of a layer, runs
+ * on Ampere and later (README.rst's hardware at d0067d0): the GPUs with
+ * bf16.  Before them the local implementation (the plan prices its
+ * attention unfused and TP's communication exposed: mesh_plan_create). */
+void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, const mesh_gpu_t *gpu,
+                        mesh_buf_t *b)
 {
+    if (!gpu->has_bf16)
+        flag(b, "--transformer-impl local");
     for (int i = 0; i < MESH_ARRAY_LEN(megatron_groups); i++)
         megatron_groups[i](m, l, b);
+    mg_experts(m, l, gpu, b);
+    mg_overlaps(m, l, b);
 }
 
 static void r_megatron(const ctx_t *x, mesh_buf_t *b)
 {
-    mesh_megatron_args(x->m, x->l, b);
+    mesh_megatron_args(x->m, x->l, &x->a->gpu, b);
 }
 
 /* CUDA_DEVICE_MAX_CONNECTIONS as Megatron-LM's validate_args() asks it

@@ -196,6 +196,7 @@ int mesh_run_bounded(void (*fn)(void *), void (*drop)(void *), void *arg, double
 
 struct mesh_model;
 struct mesh_layout;
+struct mesh_gpu;
 
 /* A Hugging Face config.json (len bytes of buf, named `origin` in errors)
  * as a spec document for lib/spec.c, named `name`, into doc (lib/hfconfig.c):
@@ -211,13 +212,14 @@ int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const c
  * the controller's request carries it. */
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
-/* Append Megatron-LM's command-line flags for model m under layout l to b
- * (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's Megatron-LM line. */
-void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l, mesh_buf_t *b);
+/* Append Megatron-LM's command-line flags for model m under layout l on
+ * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
+ * Megatron-LM line. */
+void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l,
+                        const struct mesh_gpu *gpu, mesh_buf_t *b);
 /* The CUDA_DEVICE_MAX_CONNECTIONS Megatron-LM needs for model m under
  * layout l on that GPU (lib/env.c), or 0 where it asks none: exported
  * beside MESH_MEGATRON_ARGS and printed with the plan's Megatron-LM line. */
-struct mesh_gpu;
 int mesh_megatron_max_connections(const struct mesh_model *m, const struct mesh_layout *l,
                                   const struct mesh_gpu *gpu);
 /* Parts of a model's layers (lib/spec.c) the per-GPU counts split apart:

@@ -61,6 +61,11 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               "mesh %s: %s has no experts; expert parallelism needs a MoE model "
                               "(arch.moe)",
                               pins->ep >= 0 ? "ep" : "etp", m->name);
+    if (pins && pins->tp_overlap_off == 0 && !a->gpu.has_bf16)
+        return mesh_error_set(err,
+                              "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, which "
+                              "needs Ampere or later (%s has no bf16); leave tp_overlap out",
+                              a->gpu.name);
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");
@@ -144,6 +149,21 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
     *out = *assume;
 }
 
+/* Before Ampere (no bf16) Transformer Engine does not run (README.rst's
+ * hardware at d0067d0), so Megatron-LM runs its local implementation
+ * (lib/env.c): its attention stores the scores, and TP's communication has
+ * no Userbuffers to overlap with (tp_overlap=on is refused: check_inputs).
+ * model's framework is the one the plan exports for. */
+static void before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_t *pin)
+{
+    if (a->gpu.has_bf16 ||
+        (model->framework != MESH_FW_AUTO && model->framework != MESH_FW_MEGATRON))
+        return;
+    model->flash_attention = 0;
+    if (pin->tp_overlap_off == MESH_FREE)
+        pin->tp_overlap_off = 1;
+}
+
 /* A plan's inputs as its search runs on them: search_inputs', the policy's
  * assumptions, and the model with the imbalance a MoE model is priced at
  * (the spec's, else the policy's), so that memory, cost, the digest and
@@ -162,6 +182,7 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         as->headroom = m->headroom;
     if (m->framework == MESH_FW_AUTO)
         model->framework = as->framework;
+    before_ampere(a, model, pin);
 }
 
 /* A search's inputs, as plan_inputs makes them. */
@@ -373,7 +394,11 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     search_inputs(m, a, pins, &alloc, &pin);
     search_t s;
     default_assumptions(assume, &as);
-    mesh_search_init(&s, &as, m, &alloc, &pin, 1);
+    mesh_model_t model = *m; /* as the plan prices it before Ampere */
+    if (m->framework == MESH_FW_AUTO)
+        model.framework = as.framework;
+    before_ampere(a, &model, &pin);
+    mesh_search_init(&s, &as, &model, &alloc, &pin, 1);
     mesh_search_run(&s);
     return s.found;
 }

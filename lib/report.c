@@ -115,8 +115,9 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                         mesh_gpu_default()->name);
 }
 
-/* TP's communication overlap, off in layout l of plan p: pinned so, or
- * turned off by the planner where its Userbuffers were what did not fit. */
+/* TP's communication overlap, off in layout l of plan p: on a GPU before
+ * Ampere (no Transformer Engine: mesh_plan_create), pinned so, or turned
+ * off by the planner where its Userbuffers were what did not fit. */
 static void tp_overlap_line(mesh_buf_t *b, const mesh_plan_t *p, const mesh_layout_t *l)
 {
     mesh_layout_t on = *l;
@@ -124,7 +125,12 @@ static void tp_overlap_line(mesh_buf_t *b, const mesh_plan_t *p, const mesh_layo
     double ub = mesh_tp_overlap_buffers(mesh_plan_model(p), &on);
     if (l->tp_overlap_off != 1 || ub <= 0)
         return;
-    if (mesh_plan_pins_of(p)->tp_overlap_off == 1)
+    if (!mesh_plan_alloc(p)->gpu.has_bf16)
+        mesh_buf_printf(b,
+                        "  tp_overlap: off: %s runs no Transformer Engine (Ampere and later), so "
+                        "TP's collectives are not hidden behind the GEMMs\n",
+                        mesh_plan_alloc(p)->gpu.name);
+    else if (mesh_plan_pins_of(p)->tp_overlap_off == 1)
         mesh_buf_puts(b, "  tp_overlap: off, as pinned: TP's collectives are not hidden behind "
                          "the GEMMs\n");
     else
@@ -330,7 +336,8 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
         return;
     mesh_buf_t args;
     mesh_buf_init(&args);
-    mesh_megatron_args(mesh_plan_model(p), &mesh_plan_best(p)->layout, &args);
+    mesh_megatron_args(mesh_plan_model(p), &mesh_plan_best(p)->layout, &mesh_plan_alloc(p)->gpu,
+                       &args);
     char *line = mesh_buf_take(&args);
     if (!line) {
         b->failed = 1;
@@ -744,7 +751,7 @@ char *mesh_report_json(const mesh_plan_t *p)
      * the closest) */
     mesh_buf_t args;
     mesh_buf_init(&args);
-    mesh_megatron_args(m, &best->layout, &args);
+    mesh_megatron_args(m, &best->layout, &mesh_plan_alloc(p)->gpu, &args);
     char *line = mesh_buf_take(&args);
     mesh_buf_puts(&b, ",\"megatron_args\":");
     if (line)

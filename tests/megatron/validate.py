@@ -37,7 +37,7 @@ Python 3.11, CPU only; Megatron-LM targets torch 2.x and Python 3.12):
 - The device: validate_args() asks the GPU for its architecture
   (get_device_arch_version() reads get_device_properties().major, and the
   FP8/FP4 checks get_device_capability()); both answer with the target GPU's
-  compute capability (A100 8.0, H100 9.0, B200 10.0).
+  compute capability (V100 7.0, A100 8.0, H100 9.0, B200 10.0).
 """
 import argparse
 import contextlib
@@ -90,7 +90,7 @@ def torch_required(path=OVERLAPS):
 
 
 # compute capability (major, minor) of each GPU the cases use
-ARCH = {"A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
+ARCH = {"V100-32GB": (7, 0), "A100-80GB": (8, 0), "H100-SXM": (9, 0), "B200": (10, 0)}
 
 
 class Placeholder:
@@ -151,7 +151,8 @@ def install_stubs(arch):
 
 # ---- the cases --------------------------------------------------------------
 # Per preset: node counts around its natural size (8 GPUs a node).  Every case
-# is tried on H100 and the variants below; A100 and B200 on the middle count.
+# is tried on H100 and the variants below; A100, B200 and (in fp16) V100 on
+# the middle count.
 PRESETS = {
     "llama2-7b": [1, 2, 4],
     "llama2-13b": [1, 4],
@@ -343,6 +344,11 @@ def cases():
                 if gpu.startswith("A100") and vname == "fp8":
                     continue  # no FP8 on Ampere: meshplan refuses it
                 yield f"{preset}/{mid}x{gpu}/{vname}", preset, mid, gpu, extra
+        # before Ampere, in fp16 (no bf16): Megatron-LM's local implementation
+        for vname, extra in (("fp16", []), ("fp16-megatron", VARIANTS[1][1]),
+                             ("fp16-zero2", VARIANTS[4][1]), ("fp16-tp2", ["--mesh", "tp=2"])):
+            yield (f"{preset}/{mid}xV100/{vname}", preset, mid, "V100-32GB",
+                   ["--set", "train.precision=fp16"] + extra)
     for name, path in SPECS.items():
         for n in SPEC_NODES:
             for vname, extra in VARIANTS + MOE_VARIANTS:

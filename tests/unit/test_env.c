@@ -958,6 +958,53 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
 /* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
  * least the spec takes): left out, Megatron-LM would build the model on its
  * own default base, 10000. */
+/* Before Ampere (V100: no bf16) Transformer Engine does not run:
+ * Megatron-LM's local implementation, its experts one after another (no
+ * grouped GEMM below compute capability 8), its attention unfused and so
+ * priced, and no TP overlap (pinned on, refused); from Ampere on, none of
+ * that. */
+static void env__local_implementation_before_ampere(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *spec;
+        int local;
+    } runs[] = {
+        {"V100-32GB", "preset: mixtral-8x7b\ntrain: {precision: fp16}\n", 1},
+        {"V100-32GB", "preset: llama2-7b\ntrain: {precision: fp16}\n", 1},
+        {"A100-80GB", "preset: mixtral-8x7b\n", 0},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        mesh_model_t m = test_spec(runs[i].spec);
+        mesh_alloc_t a = test_alloc(runs[i].gpu, 8, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "tp=2");
+        char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+        int moe = mesh_model_is_moe(&m);
+        assert_int_equal(strstr(args, "--transformer-impl local") != NULL, runs[i].local);
+        assert_int_equal(strstr(args, "--attention-backend unfused") != NULL, runs[i].local);
+        assert_int_equal(strstr(args, "--tp-comm-overlap") == NULL, runs[i].local);
+        assert_int_equal(strstr(args, "--moe-grouped-gemm") != NULL, moe && !runs[i].local);
+        assert_int_equal(mesh_plan_model(p)->flash_attention, !runs[i].local);
+        char *text = mesh_report_text(p); /* and the plan says why TP is not overlapped */
+        char why[128];
+        snprintf(why, sizeof(why), "tp_overlap: off: %s runs no Transformer Engine", runs[i].gpu);
+        assert_int_equal(strstr(text, why) != NULL, runs[i].local);
+        free(text);
+        free(args);
+        mesh_plan_destroy(p);
+    }
+    mesh_model_t m = test_spec("preset: llama2-7b\ntrain: {precision: fp16}\n");
+    mesh_alloc_t a = test_alloc("V100-32GB", 8, 8);
+    mesh_layout_t pins = test_mesh("tp=2,tp_overlap=on");
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
+    assert_string_equal(err.msg, "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, "
+                                 "which needs Ampere or later (V100-32GB has no bf16); leave "
+                                 "tp_overlap out");
+}
+
 static void env__rotary_base_from_the_least_theta(void **state)
 {
     (void)state;
@@ -1277,6 +1324,7 @@ int main(void)
         cmocka_unit_test(env__recompute_modules_as_words),
         cmocka_unit_test(torch_mode__rank13),
         cmocka_unit_test(max_connections__blackwell_and_other_frameworks),
+        cmocka_unit_test(env__local_implementation_before_ampere),
         cmocka_unit_test(batch_mode__layout_only),
         cmocka_unit_test(torchrun_mode__one_launcher_per_node),
         cmocka_unit_test(huge_groups__compact),
