@@ -412,6 +412,26 @@ static void file__bad_ones_refused(void **state)
         }
         unlink(path);
     }
+    /* the step-time errors it reports: 0 to 1,000 (a thousandfold), both
+     * ends read, one past refused */
+    static const struct {
+        const char *yaml;
+        int ok;
+    } errs[] = {{"gpus:\n  A: {error_before: 1000, error_after: 1000}\n", 1},
+                {"gpus:\n  A: {error_before: 0, error_after: 0}\n", 1},
+                {"gpus:\n  A: {error_after: 1000.5}\n", 0},
+                {"gpus:\n  A: {error_before: 1000.5}\n", 0}};
+    for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+        mesh_calibration_t cal;
+        mesh_error_t err;
+        const char *path = write_tmp(errs[i].yaml);
+        int rc = mesh_calib_load(path, &cal, &err);
+        if ((rc == 0) != errs[i].ok)
+            fail_msg("%s: %s", errs[i].yaml, rc == 0 ? "read" : err.msg);
+        if (errs[i].ok)
+            assert_true(cal.gpus[0].err_after == cal.gpus[0].err_before);
+        unlink(path);
+    }
 }
 
 /* ---- bad logs: skipped with a reason, never a crash ---- */

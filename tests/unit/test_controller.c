@@ -319,6 +319,27 @@ static void budget__plan_prices_what_fits(void **state)
     assert_int_equal(w.spent, WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST);
 }
 
+/* A part of the budget holds at most its cap, down to a cap of one unit;
+ * a cap of none leaves the whole budget in use. */
+static void budget__parts_capped(void **state)
+{
+    (void)state;
+    mesh_work_t w = {.limit = 100, .spent = 10}, part;
+    mesh_work_t *was = mesh_work_use(&w);
+    static const long caps[][2] = {{1, 1}, {50, 50}, {500, 90}};
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+        mesh_work_t *whole = mesh_work_part(&part, caps[i][0]);
+        assert_ptr_equal(whole, &w);
+        assert_ptr_equal(mesh_work_current(), &part);
+        assert_int_equal(part.limit, caps[i][1]);
+        mesh_work_join(whole, &part);
+        assert_ptr_equal(mesh_work_current(), &w);
+    }
+    assert_ptr_equal(mesh_work_part(&part, 0), &w);
+    assert_ptr_equal(mesh_work_current(), &w);
+    mesh_work_use(was);
+}
+
 /* A search's divisions of its world are work too: a model without an
  * arch searches one stage count, so with pp free it spends what it spends
  * with pp pinned to 1 and the divisions of its 524,288 GPUs on top: the
@@ -989,6 +1010,7 @@ int main(void)
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__plan_prices_what_fits),
+        cmocka_unit_test(budget__parts_capped),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
         cmocka_unit_test(budget__hostile_stops_and_says_so),

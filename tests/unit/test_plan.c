@@ -2225,6 +2225,18 @@ static void report__moe_line_counts_the_leading_dense_layers(void **state)
         free(t);
         mesh_plan_destroy(p);
     }
+    /* and on that line, the latent attention and the MTP layers after the
+     * experts, each after a "; " (DeepSeek-V3's) */
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    char *t = mesh_report_text(p);
+    const char *line = strstr(t, "\n         MoE: 256 experts");
+    assert_non_null(line);
+    assert_non_null(strstr(line, ", dropless; latent attention (q rank 1536, kv rank 512); 1 MTP "
+                                 "layer ("));
+    free(t);
+    mesh_plan_destroy(p);
 }
 
 /* The columns of the first flag on a wrapped line at c: after its two
