@@ -451,10 +451,10 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
  * transformer_config.py, at d98e8a6): nothing for a dense model.  The
  * all-to-all dispatcher and grouped GEMM are what the cost model prices
  * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
- * (moe_freq_type, arguments.py L327-350). */
-/* The experts (and MLA and MTP, which MoE models have): grouped GEMMs from
- * Ampere on (arguments.py L1378-1380 at d98e8a6 asks compute capability 8;
- * before it Megatron-LM runs the experts one after another). */
+ * (moe_freq_type, arguments.py L327-350).  Grouped GEMMs only from Ampere
+ * on (arguments.py L1378-1380 asks compute capability 8): before it
+ * Megatron-LM runs the experts one after another, which the cost model
+ * still prices as grouped. */
 static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh_gpu_t *gpu,
                        mesh_buf_t *b)
 {

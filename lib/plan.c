@@ -66,6 +66,12 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, which "
                               "needs Ampere or later (%s has no bf16); leave tp_overlap out",
                               a->gpu.name);
+    if (pins && pins->cp > 1 && !a->gpu.has_bf16)
+        return mesh_error_set(
+            err,
+            "mesh cp=%d: before Ampere (%s has no bf16) Megatron-LM runs its local "
+            "attention, which has no context parallelism; leave cp out",
+            pins->cp, a->gpu.name);
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");
@@ -151,17 +157,20 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
 
 /* Before Ampere (no bf16) Transformer Engine does not run (README.rst's
  * hardware at d0067d0), so Megatron-LM runs its local implementation
- * (lib/env.c): its attention stores the scores, and TP's communication has
- * no Userbuffers to overlap with (tp_overlap=on is refused: check_inputs).
- * model's framework is the one the plan exports for. */
+ * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is always
+ * exported): its attention stores the scores and has no context
+ * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
+ * communication has no Userbuffers to overlap with (pinned otherwise,
+ * refused: check_inputs). */
 static void before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_t *pin)
 {
-    if (a->gpu.has_bf16 ||
-        (model->framework != MESH_FW_AUTO && model->framework != MESH_FW_MEGATRON))
+    if (a->gpu.has_bf16)
         return;
     model->flash_attention = 0;
     if (pin->tp_overlap_off == MESH_FREE)
         pin->tp_overlap_off = 1;
+    if (pin->cp == MESH_FREE)
+        pin->cp = 1;
 }
 
 /* A plan's inputs as its search runs on them: search_inputs', the policy's
@@ -395,8 +404,6 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     search_t s;
     default_assumptions(assume, &as);
     mesh_model_t model = *m; /* as the plan prices it before Ampere */
-    if (m->framework == MESH_FW_AUTO)
-        model.framework = as.framework;
     before_ampere(a, &model, &pin);
     mesh_search_init(&s, &as, &model, &alloc, &pin, 1);
     mesh_search_run(&s);

@@ -283,11 +283,13 @@ static int surely_invalid(const search_t *s, const mesh_layout_t *l)
 }
 
 /* Note that c, which fits, needs no recomputation and no lever at its
- * micro-batch (plain_mb). */
+ * micro-batch (plain_mb); TP's overlap pinned off (as before Ampere) is no
+ * lever, since every layout has it. */
 static void note_plain(search_t *s, const mesh_candidate_t *c)
 {
     if (c->layout.recompute == MESH_RECOMPUTE_NONE && !c->layout.offload &&
-        c->layout.moments == MESH_PREC_FP32 && !c->layout.tp_overlap_off &&
+        c->layout.moments == MESH_PREC_FP32 &&
+        (!c->layout.tp_overlap_off || s->pins->tp_overlap_off == 1) &&
         c->layout.micro_batch > s->plain_mb)
         s->plain_mb = c->layout.micro_batch;
 }

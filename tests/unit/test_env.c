@@ -955,9 +955,6 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
     mesh_plan_destroy(p);
 }
 
-/* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
- * least the spec takes): left out, Megatron-LM would build the model on its
- * own default base, 10000. */
 /* Before Ampere (V100: no bf16) Transformer Engine does not run:
  * Megatron-LM's local implementation, its experts one after another (no
  * grouped GEMM below compute capability 8), its attention unfused and so
@@ -1003,8 +1000,23 @@ static void env__local_implementation_before_ampere(void **state)
     assert_string_equal(err.msg, "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, "
                                  "which needs Ampere or later (V100-32GB has no bf16); leave "
                                  "tp_overlap out");
+    /* nor context parallelism, which the local attention has not; left
+     * free, a long sequence is planned without it */
+    pins = test_mesh("cp=2");
+    assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
+    assert_string_equal(err.msg, "mesh cp=2: before Ampere (V100-32GB has no bf16) Megatron-LM "
+                                 "runs its local attention, which has no context parallelism; "
+                                 "leave cp out");
+    m = test_spec("preset: llama2-7b\ntrain: {precision: fp16, seq_len: 32768, global_batch: "
+                  "64}\n");
+    mesh_plan_t *p = test_plan(&m, &a, "");
+    assert_int_equal(mesh_plan_best(p)->layout.cp, 1);
+    mesh_plan_destroy(p);
 }
 
+/* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
+ * least the spec takes): left out, Megatron-LM would build the model on its
+ * own default base, 10000. */
 static void env__rotary_base_from_the_least_theta(void **state)
 {
     (void)state;
