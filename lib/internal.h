@@ -197,6 +197,7 @@ int mesh_run_bounded(void (*fn)(void *), void (*drop)(void *), void *arg, double
 struct mesh_model;
 struct mesh_layout;
 struct mesh_gpu;
+struct mesh_alloc;
 
 /* A Hugging Face config.json (len bytes of buf, named `origin` in errors)
  * as a spec document for lib/spec.c, named `name`, into doc (lib/hfconfig.c):
@@ -212,6 +213,11 @@ int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const c
  * the controller's request carries it. */
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
+/* What a plan on allocation a holds before Ampere (lib/layout.c): model
+ * priced without FlashAttention, TP's overlap and cp pinned off where pin
+ * leaves them free; nothing from Ampere on. */
+void mesh_before_ampere(const struct mesh_alloc *a, struct mesh_model *model,
+                        struct mesh_layout *pin);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
  * Megatron-LM line. */

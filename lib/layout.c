@@ -694,3 +694,22 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
     mesh_buf_free(&b);
     return buf;
 }
+
+/* Before Ampere (no bf16) Transformer Engine does not run (README.rst's
+ * hardware at d0067d0), so Megatron-LM runs its local implementation
+ * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is always
+ * exported): its attention stores the scores and has no context
+ * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
+ * communication has no Userbuffers to overlap with (pinned otherwise,
+ * refused: plan.c's check_inputs).  Here, below the plan and its advice,
+ * which both keep to it. */
+void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_t *pin)
+{
+    if (a->gpu.has_bf16)
+        return;
+    model->flash_attention = 0;
+    if (pin->tp_overlap_off == MESH_FREE)
+        pin->tp_overlap_off = 1;
+    if (pin->cp == MESH_FREE)
+        pin->cp = 1;
+}

@@ -155,24 +155,6 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
     *out = *assume;
 }
 
-/* Before Ampere (no bf16) Transformer Engine does not run (README.rst's
- * hardware at d0067d0), so Megatron-LM runs its local implementation
- * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is always
- * exported): its attention stores the scores and has no context
- * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
- * communication has no Userbuffers to overlap with (pinned otherwise,
- * refused: check_inputs). */
-static void before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_t *pin)
-{
-    if (a->gpu.has_bf16)
-        return;
-    model->flash_attention = 0;
-    if (pin->tp_overlap_off == MESH_FREE)
-        pin->tp_overlap_off = 1;
-    if (pin->cp == MESH_FREE)
-        pin->cp = 1;
-}
-
 /* A plan's inputs as its search runs on them: search_inputs', the policy's
  * assumptions, and the model with the imbalance a MoE model is priced at
  * (the spec's, else the policy's), so that memory, cost, the digest and
@@ -191,7 +173,7 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         as->headroom = m->headroom;
     if (m->framework == MESH_FW_AUTO)
         model->framework = as->framework;
-    before_ampere(a, model, pin);
+    mesh_before_ampere(a, model, pin);
 }
 
 /* A search's inputs, as plan_inputs makes them. */
@@ -404,7 +386,7 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     search_t s;
     default_assumptions(assume, &as);
     mesh_model_t model = *m; /* as the plan prices it before Ampere */
-    before_ampere(a, &model, &pin);
+    mesh_before_ampere(a, &model, &pin);
     mesh_search_init(&s, &as, &model, &alloc, &pin, 1);
     mesh_search_run(&s);
     return s.found;

@@ -1012,6 +1012,22 @@ static void env__local_implementation_before_ampere(void **state)
     mesh_plan_t *p = test_plan(&m, &a, "");
     assert_int_equal(mesh_plan_best(p)->layout.cp, 1);
     mesh_plan_destroy(p);
+    /* and what would fit, where nothing does, is such a layout too */
+    m = test_spec("preset: llama3-70b\ntrain: {precision: fp16, seq_len: 16384}\n");
+    a = test_alloc("V100-32GB", 2, 8);
+    p = test_plan(&m, &a, "");
+    assert_false(mesh_plan_fits(p));
+    int advised = 0;
+    for (int i = 0; i < mesh_plan_advice_count(p); i++) {
+        const mesh_advice_t *r = mesh_plan_advice_record(p, i);
+        if (r->kind != MESH_ADVICE_NODES)
+            continue;
+        advised++;
+        assert_int_equal(r->candidate.layout.cp, 1);
+        assert_int_equal(r->candidate.layout.tp_overlap_off, 1);
+    }
+    assert_int_equal(advised, 1);
+    mesh_plan_destroy(p);
 }
 
 /* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
