@@ -526,7 +526,7 @@ void mesh_megatron_args(const mesh_model_t *m, const mesh_layout_t *l, const mes
         flag(b, "--transformer-impl local");
     for (int i = 0; i < MESH_ARRAY_LEN(megatron_groups); i++)
         megatron_groups[i](m, l, b);
-    mg_experts(m, l, gpu, b);
+    mg_experts(m, l, gpu, b); /* after the table, in its order: the one that asks the GPU */
     mg_overlaps(m, l, b);
 }
 

@@ -313,10 +313,9 @@ static void advise(mesh_plan_t *p)
                 a->value = mesh_layout_value(&c.layout, k);
             }
         }
-    mesh_layout_t none; /* but what the GPU itself rules out */
+    mesh_layout_t none; /* but what the GPU itself rules out (p->model is so already) */
     mesh_layout_unpin(&none);
-    mesh_model_t scratch = p->model; /* p->model is so already */
-    mesh_before_ampere(&p->alloc, &scratch, &none);
+    mesh_before_ampere(&p->alloc, NULL, &none);
     int fits = fits_on(p, &p->model, &none, 0, &c);
     if (advice_halted(p))
         return;

@@ -214,10 +214,13 @@ int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const c
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
 /* What a plan on allocation a holds before Ampere (lib/layout.c): model
- * priced without FlashAttention, TP's overlap and cp pinned off where pin
- * leaves them free; nothing from Ampere on. */
+ * (unless NULL) priced without FlashAttention, TP's overlap and cp pinned
+ * off where pin leaves them free; nothing from Ampere on.  The check
+ * refuses pins (NULL: none) that ask for either: 0, or -1 with err. */
 void mesh_before_ampere(const struct mesh_alloc *a, struct mesh_model *model,
                         struct mesh_layout *pin);
+int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layout *pins,
+                             struct mesh_error *err);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
  * Megatron-LM line. */

@@ -700,14 +700,32 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
  * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is always
  * exported): its attention stores the scores and has no context
  * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
- * communication has no Userbuffers to overlap with (pinned otherwise,
- * refused: plan.c's check_inputs).  Here, below the plan and its advice,
- * which both keep to it. */
+ * communication has no Userbuffers to overlap with.  Here, below the plan
+ * and its advice, which both keep to it: pins that ask otherwise are
+ * refused, free ones pinned so. */
+int mesh_before_ampere_check(const mesh_alloc_t *a, const mesh_layout_t *pins, mesh_error_t *err)
+{
+    if (a->gpu.has_bf16 || !pins)
+        return 0;
+    if (pins->tp_overlap_off == 0)
+        return mesh_error_set(err,
+                              "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, which "
+                              "needs Ampere or later (%s has no bf16); leave tp_overlap out",
+                              a->gpu.name);
+    if (pins->cp > 1)
+        return mesh_error_set(err,
+                              "mesh cp=%d: before Ampere (%s has no bf16) Megatron-LM runs its "
+                              "local attention, which has no context parallelism; leave cp out",
+                              pins->cp, a->gpu.name);
+    return 0;
+}
+
 void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_t *pin)
 {
     if (a->gpu.has_bf16)
         return;
-    model->flash_attention = 0;
+    if (model)
+        model->flash_attention = 0;
     if (pin->tp_overlap_off == MESH_FREE)
         pin->tp_overlap_off = 1;
     if (pin->cp == MESH_FREE)

@@ -61,17 +61,8 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               "mesh %s: %s has no experts; expert parallelism needs a MoE model "
                               "(arch.moe)",
                               pins->ep >= 0 ? "ep" : "etp", m->name);
-    if (pins && pins->tp_overlap_off == 0 && !a->gpu.has_bf16)
-        return mesh_error_set(err,
-                              "mesh tp_overlap=on: TP's overlap runs in Transformer Engine, which "
-                              "needs Ampere or later (%s has no bf16); leave tp_overlap out",
-                              a->gpu.name);
-    if (pins && pins->cp > 1 && !a->gpu.has_bf16)
-        return mesh_error_set(
-            err,
-            "mesh cp=%d: before Ampere (%s has no bf16) Megatron-LM runs its local "
-            "attention, which has no context parallelism; leave cp out",
-            pins->cp, a->gpu.name);
+    if (mesh_before_ampere_check(a, pins, err) < 0)
+        return -1;
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");

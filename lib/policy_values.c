@@ -111,14 +111,15 @@ int mesh_policy_read_fp8(void *base, const char *key, const char *value, mesh_er
     mesh_gpu_override_t *o = base;
     int yes;
     mesh_error_t ignored;
-    if (strcasecmp(value, "blockwise") == 0 || strcasecmp(value, "mxfp8") == 0) {
-        o->fp8 = strcasecmp(value, "mxfp8") == 0 ? MESH_GPU_FP8_MXFP8 : MESH_GPU_FP8_BLOCKWISE;
-        return 0;
-    }
-    if (mesh_parse_bool(value, key, &yes, &ignored) < 0)
+    if (strcasecmp(value, "blockwise") == 0)
+        o->fp8 = MESH_GPU_FP8_BLOCKWISE;
+    else if (strcasecmp(value, "mxfp8") == 0)
+        o->fp8 = MESH_GPU_FP8_MXFP8;
+    else if (mesh_parse_bool(value, key, &yes, &ignored) == 0)
+        o->fp8 = yes ? MESH_GPU_FP8_YES : MESH_GPU_FP8_NO;
+    else
         return mesh_error_set(err, "%s: '%.20s' is not one of yes, no, blockwise, mxfp8", key,
                               value);
-    o->fp8 = yes ? MESH_GPU_FP8_YES : MESH_GPU_FP8_NO;
     return 0;
 }
 
