@@ -32,6 +32,7 @@
  *   in a node (ring_bw).
  * - The optimizer step streams its states through HBM once.
  */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -463,18 +464,42 @@ static void dp_cost(const mesh_model_t *m, const mesh_layout_t *l, const mesh_al
 #define GEMM_K0 680.0
 #endif
 
+/* The share of the copies bound for other nodes that DeepEP sends over
+ * the network (lib/overlap.c): a token crosses to a node once for all its
+ * copies there.  k copies spread evenly over g nodes reach g(1 - (1 -
+ * 1/g)^k) of them, against k copies sent one by one; group-limited routing
+ * whose groups each lie on one node (arch.moe.groups a multiple of the
+ * nodes: DeepSeek-V3's node-limited routing) keeps a token to group_top_k
+ * of them (DeepSeek-V3 technical report, arXiv:2412.19437, 2.1.2 and 3.2.2). */
+static double deepep_share(const mesh_model_t *m, double nodes)
+{
+    double g = nodes, k = m->moe.top_k;
+    const mesh_router_t *r = &m->router;
+    if (r->groups > 0 && r->group_top_k > 0 && r->group_top_k < g && r->groups % (int)g == 0)
+        g = r->group_top_k;
+    return g * (1 - pow(1 - 1 / g, k)) / k;
+}
+
 /* Seconds of one all-to-all in which the busiest rank receives `bytes`
  * (and sends as much): the part from its EP peers on its NVLink island
- * and the part from other nodes move at once, each at its link's rate. */
-static double all_to_all(double bytes, const mesh_layout_t *l, const mesh_alloc_t *a)
+ * and the part from other nodes move at once, each at its link's rate.
+ * DeepEP sends fewer copies across nodes and forwards them on over NVLink
+ * to the island's other GPUs (its nodes are islands of 8: lib/layout.c). */
+static double all_to_all(double bytes, const mesh_model_t *m, const mesh_layout_t *l,
+                         const mesh_alloc_t *a)
 {
     if (l->ep <= 1)
         return 0;
+    int deepep = mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP);
     long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
-    long island = nvlink_fabric(a) > a->gpus_per_node ? nvlink_fabric(a) : a->island;
+    long island = nvlink_fabric(a) > a->gpus_per_node && !deepep ? nvlink_fabric(a) : a->island;
     double near = span <= island ? l->ep : (double)island / l->etp;
     near = near < 1 ? 1 : near;
     double on = bytes * (near - 1) / l->ep, off = bytes * (l->ep - near) / l->ep;
+    if (deepep && off > 0) {
+        on += off * (near - 1) / near;
+        off *= deepep_share(m, l->ep / near);
+    }
     double t_on = on / a->gpu.link_bw, t_off = off / a->gpu.net_bw;
     return (t_on > t_off ? t_on : t_off) + (off > 0 ? STEP_LAT_NET : STEP_LAT_LINK);
 }
@@ -513,10 +538,13 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
         dense->fwd - dense->mlp_fwd + shared_s + experts_s + KERNELS_PER_LAYER / 2 * KERNEL_GAP_S;
     moe->mlp_fwd = 0; /* "mlp" recomputes no MoE layer */
     /* dispatch and combine: the copies before the expert TP gather, h wide;
-     * under FP8 the dispatch sends them in FP8 (Megatron-LM's MoE guide,
-     * "FP8 Training": half the dispatch volume), the combine in bf16 */
+     * under FP8 the all-to-all dispatch sends them in FP8 (Megatron-LM's MoE
+     * guide, "FP8 Training": half the dispatch volume), DeepEP's in bf16
+     * (fused_a2a.py hands it the layer's bf16 input), the combine in bf16 */
     double copies = h * r / l->etp, lin = m->precision == MESH_PREC_FP8 ? 1 : ACT_BYTES;
-    *comm = all_to_all(lin * copies, l, a) + all_to_all(ACT_BYTES * copies, l, a) +
+    if (mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP))
+        lin = ACT_BYTES;
+    *comm = all_to_all(lin * copies, m, l, a) + all_to_all(ACT_BYTES * copies, m, l, a) +
             2 * collective(ACT_BYTES * h * r, l->etp, g->link_bw, STEP_LAT_LINK, 0, 1);
 }
 

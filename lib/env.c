@@ -449,7 +449,8 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
 /* The flags of a MoE model's experts and layout, MLA and MTP
  * (megatron/training/arguments.py and the MoE and MLA configs of
  * transformer_config.py, at d98e8a6): nothing for a dense model.  The
- * all-to-all dispatcher and grouped GEMM are what the cost model prices
+ * all-to-all dispatcher (or the flex one on DeepEP, where the plan runs
+ * it) and grouped GEMM are what the cost model prices
  * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
  * (moe_freq_type, arguments.py L327-350).  Grouped GEMMs only from Ampere
  * on (arguments.py L1378-1380 asks compute capability 8): before it
@@ -469,10 +470,12 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh
             flag(b, "--moe-layer-freq ([0]*%d+[1]*%d)", e->dense_layers, mesh_model_moe_layers(m));
         else
             flag(b, "--moe-layer-freq 1");
-        flag(b,
-             "--expert-model-parallel-size %d --expert-tensor-parallel-size %d "
-             "--moe-token-dispatcher-type alltoall%s",
-             l->ep, l->etp, gpu->has_bf16 ? " --moe-grouped-gemm" : "");
+        flag(b, "--expert-model-parallel-size %d --expert-tensor-parallel-size %d%s%s", l->ep,
+             l->etp,
+             /* the flex dispatcher's flags are its row's (lib/overlap.c) */
+             mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP) ? ""
+                                                        : " --moe-token-dispatcher-type alltoall",
+             gpu->has_bf16 ? " --moe-grouped-gemm" : "");
         /* a GeLU model's experts keep their biases, which Megatron-LM's
          * grouped experts (TEGroupedMLP) take only without the fused
          * bias-dropout (experts.py L205-207 at d98e8a6) */

@@ -221,6 +221,14 @@ void mesh_before_ampere(const struct mesh_alloc *a, struct mesh_model *model,
                         struct mesh_layout *pin);
 int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layout *pins,
                              struct mesh_error *err);
+/* The MoE token dispatcher a plan on allocation a runs (lib/layout.c):
+ * the check refuses a model that asks for DeepEP (train.dispatcher) where
+ * its kernels do not run (0, or -1 with err); resolve makes a dispatcher
+ * left to the site (auto) DeepEP where site (the policy's dispatcher=) is
+ * 1 and they run, and leaves it otherwise. */
+int mesh_dispatcher_check(const struct mesh_model *m, const struct mesh_alloc *a,
+                          struct mesh_error *err);
+void mesh_dispatcher_resolve(const struct mesh_alloc *a, int site, struct mesh_model *model);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
  * Megatron-LM line. */
@@ -249,10 +257,11 @@ double mesh_moe_dispatch_buffers(const struct mesh_model *m, const struct mesh_l
 /* What the exported overlaps hold (lib/memory.c, lib/overlap.c), 0 where
  * the layout does not run them: the expert all-to-all overlap, on a stage
  * with MoE layers where one micro-batch's backward meets another's
- * forward; TP's Userbuffers, once per GPU. */
+ * forward; TP's Userbuffers and DeepEP's buffers, once per GPU. */
 double mesh_moe_overlap_held(const struct mesh_model *m, const struct mesh_layout *l,
                              double imbalance);
 double mesh_tp_overlap_buffers(const struct mesh_model *m, const struct mesh_layout *l);
+double mesh_deepep_buffers(const struct mesh_model *m, const struct mesh_layout *l);
 /* What arch.mlp says of the whole layer besides its activation, one row a
  * style (lib/params.c, doc/design.md "Parameter counts"): every count,
  * memory term, cost and exported flag that differs between GPT-, Llama-
@@ -304,6 +313,7 @@ typedef enum mesh_overlap_id {
     MESH_OVERLAP_TP,           /* TP collectives pipelined with the GEMMs */
     MESH_OVERLAP_CP_RING,      /* CP's K/V ring behind the attention core */
     MESH_OVERLAP_MOE_A2A,      /* EP dispatch and combine behind other micro-batches */
+    MESH_OVERLAP_DEEPEP,       /* the flex dispatcher on DeepEP: one copy a node */
     MESH_OVERLAP_COUNT
 } mesh_overlap_id_t;
 typedef struct mesh_overlap {
@@ -324,6 +334,14 @@ const mesh_overlap_t *mesh_overlap_row(mesh_overlap_id_t id);
 /* Whether layout l of model m runs (and exports, and is priced with) the
  * overlap `id`. */
 int mesh_overlap_on(const mesh_model_t *m, const struct mesh_layout *l, mesh_overlap_id_t id);
+/* DeepEP's tuned configuration for a group of `ranks` (the tp_ep group,
+ * etp x ep), as its buffers are sized: NULL where DeepEP has none. */
+typedef struct mesh_deepep_config {
+    int ranks;
+    int nvl_recv;  /* num_max_nvl_chunked_recv_tokens, dispatch and combine alike */
+    int rdma_recv; /* num_max_rdma_chunked_recv_tokens, aligned, the larger; 0: one node */
+} mesh_deepep_config_t;
+const mesh_deepep_config_t *mesh_deepep_config(long ranks);
 
 struct mesh_alloc;
 struct mesh_assumptions;

@@ -731,3 +731,33 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
     if (pin->cp == MESH_FREE)
         pin->cp = 1;
 }
+
+/* Megatron-LM's flex dispatcher on DeepEP (lib/overlap.c) runs DeepEP's
+ * V1 kernels (moe/fused_a2a.py at d98e8a6): Hopper or later NVIDIA GPUs
+ * (DeepEP's README, "Requirements"; fp8_blocks records compute capability
+ * 9.0 and later, and ROCm has neither) in nodes of NUM_MAX_NVL_PEERS = 8
+ * GPUs all on NVLink: beyond a node each GPU exchanges with the GPU of the
+ * same index on every other node (deepseek-ai/DeepEP@030cdf0
+ * csrc/config.hpp: ranks of a group beyond 8 come in whole nodes of 8). */
+static int deepep_runs(const mesh_alloc_t *a)
+{
+    return a->gpu.fp8_blocks >= 1 && a->gpus_per_node == 8 && a->island == 8;
+}
+
+int mesh_dispatcher_check(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
+{
+    if (!mesh_model_is_moe(m) || m->dispatcher != MESH_DISPATCHER_DEEPEP || deepep_runs(a))
+        return 0;
+    return mesh_error_set(err,
+                          "train.dispatcher: deepep: DeepEP runs on Hopper or later GPUs in nodes "
+                          "of 8 on NVLink, and these are %d %s a node on NVLink islands of %d; "
+                          "use alltoall",
+                          a->gpus_per_node, a->gpu.name, a->island);
+}
+
+void mesh_dispatcher_resolve(const mesh_alloc_t *a, int site, mesh_model_t *model)
+{
+    if (mesh_model_is_moe(model) && model->dispatcher == MESH_DISPATCHER_AUTO && site == 1 &&
+        deepep_runs(a))
+        model->dispatcher = MESH_DISPATCHER_DEEPEP;
+}

@@ -16,6 +16,7 @@
  * masks.  With the paper's own assumptions (MHA, GeLU, f = 4h, dropout, no
  * FlashAttention) every Table 2 row comes out exactly.
  */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -308,6 +309,33 @@ double mesh_tp_overlap_buffers(const mesh_model_t *m, const mesh_layout_t *l)
     return rows * m->hidden * (8 * gathered + 4 * 2);
 }
 
+/* DeepEP's buffers, once per GPU: Megatron-LM sizes them with DeepEP's own
+ * hints for the tp_ep group's configuration (fused_a2a.py get_buffer at
+ * d98e8a6), at 20 SMs (token_dispatcher.py L1287-1292), for bf16 tokens h
+ * wide.  deepseek-ai/DeepEP@030cdf0 csrc/config.hpp: per channel (half the
+ * SMs) and NVLink peer, the receive tokens' data, 8 bytes of source
+ * metadata, 128 top-k indices (8 bytes) and weights (4) and 128 scales
+ * (4), and some counters; beyond a node, per channel and node, twice
+ * (sending and receiving) as much again with 16 bytes more, and 1 MiB;
+ * each rounded up to 128 bytes. */
+double mesh_deepep_buffers(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    long ranks = (long)l->etp * l->ep;
+    const mesh_deepep_config_t *c = mesh_deepep_config(ranks);
+    if (!c || !mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP))
+        return 0;
+    double channels = 20 / 2, hidden = 2.0 * m->hidden, per_token = 8 + 128 * (8 + 4 + 4);
+    double nvl_ranks = ranks < 8 ? ranks : 8, rdma_ranks = ranks > 8 ? ranks / 8 : 1;
+    double nvl =
+        channels * nvl_ranks * ((2 * rdma_ranks + 3) * 4 + c->nvl_recv * (hidden + per_token));
+    double rdma = 0;
+    if (ranks > 8)
+        rdma = channels * rdma_ranks *
+                   ((8 * 2 + 2) * 2 * 4 + c->rdma_recv * 2 * (hidden + per_token + 16)) +
+               1048576;
+    return ceil(nvl / 128) * 128 + ceil(rdma / 128) * 128;
+}
+
 /* The activations of one layer without recomputation, dense and MoE,
  * from *plain where it holds l's (kept there otherwise). */
 static void plain_activations(const mesh_model_t *m, const mesh_layout_t *l, double imbalance,
@@ -482,7 +510,8 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
     if (m->has_arch)
         la = layer_activations(m, l, mesh_moe_imbalance(m, assume), plain);
-    double ub = mesh_tp_overlap_buffers(m, l); /* once per GPU, whatever its stage */
+    /* once per GPU, whatever its stage */
+    double ub = mesh_tp_overlap_buffers(m, l) + mesh_deepep_buffers(m, l);
     double comm = assume->overhead_comm * groups_of(l);
     for (int i = 0; i < n; i++) {
         int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;

@@ -68,6 +68,35 @@ static int a2a_overlap(const mesh_model_t *m, const mesh_layout_t *l)
            m->precision != MESH_PREC_FP32 && m->mtp_layers <= 1;
 }
 
+/* DeepEP's tuned configurations, which its buffers are sized from
+ * (deepseek-ai/DeepEP@04b06f7 deep_ep/buffer.py get_dispatch_config and
+ * get_combine_config: a group size not listed is refused there).  The NVLink
+ * receive tokens are the same in both; the RDMA receive tokens are each
+ * config's 128 aligned up to its send chunk (csrc/config.hpp's Config),
+ * the larger of dispatch's and combine's. */
+static const mesh_deepep_config_t deepep_configs[] = {
+    {2, 256, 0},    {4, 256, 0},    {8, 256, 0},     {16, 288, 140},  {24, 288, 140},
+    {32, 288, 140}, {64, 288, 140}, {128, 560, 132}, {144, 720, 132}, {160, 720, 132},
+};
+
+const mesh_deepep_config_t *mesh_deepep_config(long ranks)
+{
+    for (size_t i = 0; i < MESH_ARRAY_LEN(deepep_configs); i++)
+        if (deepep_configs[i].ranks == ranks)
+            return &deepep_configs[i];
+    return NULL;
+}
+
+/* The flex dispatcher on DeepEP where the plan runs it (train.dispatcher,
+ * or the policy's dispatcher= on an allocation DeepEP runs on: lib/layout.c)
+ * and DeepEP has a configuration for the tp_ep group; it asserts tp x ep > 1
+ * (token_dispatcher.py L1835-1836). */
+static int deepep(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return mesh_model_is_moe(m) && m->dispatcher == MESH_DISPATCHER_DEEPEP && l->ep > 1 &&
+           mesh_deepep_config((long)l->etp * l->ep) != NULL;
+}
+
 static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
     {MESH_OVERLAP_GRAD_REDUCE, "--overlap-grad-reduce", has_dp, "dp*cp > 1 (any ZeRO stage)", NULL,
      "the gradients' all-reduce or reduce-scatter runs bucket by bucket behind the backward "
@@ -112,6 +141,21 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      "activations)",
      MEG "megatron/core/models/gpt/fine_grained_callables.py, "
          "megatron/core/pipeline_parallel/combined_1f1b.py"},
+    {MESH_OVERLAP_DEEPEP, "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep",
+     deepep,
+     "ep > 1 with an etp x ep group DeepEP has a configuration for (2, 4, 8, 16, 24, 32, 64, "
+     "128, 144 or 160 ranks: deep_ep/buffer.py), Hopper or later GPUs in nodes of 8 on NVLink, "
+     "and the spec's train.dispatcher deepep, or the policy's dispatcher=deepep where the spec "
+     "leaves it auto (transformer_config.py L1743-1762)",
+     "DeepEP (deepseek-ai/DeepEP, the V1 Buffer API) installed beside Megatron-LM",
+     "each token crosses to another node once for all its experts there, then NVLink takes it "
+     "to each (DeepEP's internode dispatch; the combine sums a node's copies before they "
+     "cross): the network part of the all-to-all falls to the nodes a token reaches over its "
+     "copies there; it dispatches bf16 activations, not FP8 (fused_a2a.py)",
+     "DeepEP's NVLink and RDMA buffers at 20 SMs (csrc/config.hpp size hints; "
+     "mesh_deepep_buffers, in the overhead)",
+     MEG "megatron/core/transformer/moe/token_dispatcher.py (MoEFlexTokenDispatcher), "
+         "megatron/core/transformer/moe/fused_a2a.py"},
 };
 
 const mesh_overlap_t *mesh_overlap_row(mesh_overlap_id_t id)

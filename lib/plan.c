@@ -63,6 +63,8 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               pins->ep >= 0 ? "ep" : "etp", m->name);
     if (mesh_before_ampere_check(a, pins, err) < 0)
         return -1;
+    if (mesh_dispatcher_check(m, a, err) < 0)
+        return -1;
     if (pins && pins->offload == 1 && a->host_memory <= 0)
         return mesh_error_set(err, "offload=optimizer: the nodes' host memory is unknown (give the "
                                    "job --mem, or meshplan --host-mem SIZE)");
@@ -164,6 +166,7 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         as->headroom = m->headroom;
     if (m->framework == MESH_FW_AUTO)
         model->framework = as->framework;
+    mesh_dispatcher_resolve(a, as->dispatcher, model);
     mesh_before_ampere(a, model, pin);
 }
 
@@ -376,7 +379,8 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     search_inputs(m, a, pins, &alloc, &pin);
     search_t s;
     default_assumptions(assume, &as);
-    mesh_model_t model = *m; /* as the plan prices it before Ampere */
+    mesh_model_t model = *m; /* as the plan prices it: its dispatcher, before Ampere */
+    mesh_dispatcher_resolve(a, as.dispatcher, &model);
     mesh_before_ampere(a, &model, &pin);
     mesh_search_init(&s, &as, &model, &alloc, &pin, 1);
     mesh_search_run(&s);

@@ -31,6 +31,8 @@ static const char *const topology_error_words[] = {"fail", "fallback", NULL};
 static const char *const submit_error_words[] = {"allow", "reject", NULL};
 static const char *const topology_xml_words[] = {"none", NULL};
 static const char *const time_limit_words[] = {"off", "warn", "set", "reject", NULL};
+/* dispatcher=: the spec's train.dispatcher words less auto, in its order */
+static const char *const dispatcher_words[] = {"alltoall", "deepep", NULL};
 _Static_assert(sizeof(mesh_time_limit_t) == sizeof(int), "word keys are ints");
 
 /* framework=: a name of the spec's train.framework, its one table */
@@ -108,6 +110,9 @@ const policy_key_t mesh_policy_top_keys[] = {
      .doc = "the framework a spec's framework: auto means"},
     {"calibration", K_CUSTOM, POL(assume.calibration), .read = mesh_policy_read_calibration,
      .dflt = "none", .doc = "meshplan calibrate's file: the site's correction factors"},
+    {"dispatcher", K_WORD, POL(assume.dispatcher), .words = dispatcher_words, .dflt = "alltoall",
+     .doc = "the MoE token dispatcher a spec's dispatcher: auto means (deepep: the site has "
+            "DeepEP)"},
 };
 
 /* gpu.NAME.FIELD: an override of the GPU table, or a GPU of the admin's. */

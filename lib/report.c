@@ -290,9 +290,14 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     "%.3g s, DP/ZeRO exposed %.3g s, optimizer %.3g s\n",
                     c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
                     c->dp_comm_s, c->optimizer_s);
-    if (mesh_plan_best(p)->layout.ep > 0)
-        mesh_buf_printf(b, "  EP all-to-all %.3g s (token dispatch and combine, not overlapped)\n",
-                        c->ep_comm_s);
+    const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    if (l->ep > 0) /* the dispatcher and overlap the flags turn on (lib/overlap.c) */
+        mesh_buf_printf(
+            b, "  EP all-to-all %.3g s (%stoken dispatch and combine, %s)\n", c->ep_comm_s,
+            mesh_overlap_on(mesh_plan_model(p), l, MESH_OVERLAP_DEEPEP) ? "DeepEP's " : "",
+            mesh_overlap_on(mesh_plan_model(p), l, MESH_OVERLAP_MOE_A2A)
+                ? "the part another micro-batch's compute leaves exposed"
+                : "not overlapped");
     const mesh_calib_gpu_t *cal = calibration_of(p);
     char sum[400];
     if (cal)
@@ -513,7 +518,9 @@ static void json_candidate(mesh_buf_t *b, const mesh_candidate_t *c, const mesh_
                     k->compute_s, k->tp_comm_s, k->cp_comm_s, k->pp_comm_s, k->dp_comm_s,
                     k->optimizer_s);
     if (c->layout.ep > 0) /* a MoE layout's: a dense one's object reads as it always did */
-        mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g", k->ep_comm_s);
+        mesh_buf_printf(b, ",\"ep_comm_seconds\":%.6g,\"ep_dispatcher\":\"%s\"", k->ep_comm_s,
+                        mesh_overlap_on(m, &c->layout, MESH_OVERLAP_DEEPEP) ? "deepep"
+                                                                            : "alltoall");
     if (mesh_size_estimate(m, k, &est)) /* a spec with a budget's: additive keys */
         mesh_buf_printf(b,
                         ",\"steps\":%ld,\"tokens\":%.17g,\"estimated_seconds\":%.6g,"

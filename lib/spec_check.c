@@ -314,6 +314,11 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.ep_overlap: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
                               AT(F_EP_OVERLAP));
+    if (in->set[F_DISPATCHER] && !m->moe.experts)
+        return mesh_error_set(err,
+                              "%s: train.dispatcher: only means something for a MoE model "
+                              "(give arch.moe, or leave it out)",
+                              AT(F_DISPATCHER));
     if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
         return mesh_error_set(err,
                               "%s: train.moe_imbalance: only means something for a MoE model "

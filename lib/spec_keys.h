@@ -142,7 +142,9 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_TOKENS, "train", "tokens", K_COUNT, tokens, 1, 1e18, NULL, NO_AUTO, BUDGET)                \
     X(F_STEPS, "train", "steps", K_INT, steps, 1, 1e15, NULL, NO_AUTO, BUDGET)                     \
     X(F_EP_OVERLAP, "train", "ep_overlap", K_ENUM, ep_overlap, 0, 0, CH("on", "off"), NO_AUTO,     \
-      WHEN_SET)
+      WHEN_SET)                                                                                    \
+    X(F_DISPATCHER, "train", "dispatcher", K_ENUM, dispatcher, 0, 0,                               \
+      CH("auto", "alltoall", "deepep"), NO_AUTO, WHEN_SET)
 
 /* The field ids: a key's index in the table. */
 #define FIELD_ID(id, ...) id,

@@ -129,6 +129,10 @@ typedef struct mesh_assumptions {
     /* calibration=: the site's correction factors, read from the file it
      * names (n 0: none); applied to every GPU the policy resolves */
     mesh_calibration_t calibration;
+    /* the MoE token dispatcher a spec's dispatcher: auto means
+     * (dispatcher=): 0 Megatron-LM's alltoall, 1 its flex dispatcher on
+     * DeepEP, where the site has installed DeepEP */
+    int dispatcher;
 } mesh_assumptions_t;
 
 /** What the SPANK plugin does with a plan: its launch settings. */

@@ -195,6 +195,15 @@ typedef struct mesh_model {
     int ep_overlap;
 #define MESH_EP_OVERLAP_ON  0
 #define MESH_EP_OVERLAP_OFF 1
+    /* train.dispatcher: the MoE token dispatcher.  AUTO: the policy's
+     * dispatcher= (a plan writes DEEPEP here where the site has DeepEP and
+     * the allocation runs it, else leaves AUTO: the all-to-all);
+     * ALLTOALL: Megatron-LM's alltoall; DEEPEP: its flex dispatcher on
+     * DeepEP's kernels (lib/overlap.c) */
+    int dispatcher;
+#define MESH_DISPATCHER_AUTO     0
+#define MESH_DISPATCHER_ALLTOALL 1
+#define MESH_DISPATCHER_DEEPEP   2
     /* train.headroom: the fraction of the usable GPU memory a plan must
      * leave free, for what no model counts (allocator growth, a longer
      * batch, a library upgrade); 0: none asked.  A plan keeps the larger of

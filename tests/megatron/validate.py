@@ -204,6 +204,9 @@ VARIANTS = [
 MOE_VARIANTS = [
     ("ep-fit", ["--mesh", "etp=1"]),
     ("etp2", ["--mesh", "etp=2"]),
+    # the flex dispatcher on DeepEP (lib/overlap.c), where the plan runs it
+    ("deepep", ["--set", "train.dispatcher=deepep"]),
+    ("deepep-etp2", ["--set", "train.dispatcher=deepep", "--mesh", "etp=2"]),
 ]
 
 
@@ -524,6 +527,12 @@ def main():
                 kept.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", (env, arch.copy()))
             if a.use_megatron_fsdp:
                 kept.setdefault("--ckpt-format", (env, arch.copy()))
+            if a.moe_token_dispatcher_type == "flex":  # DeepEP's checks are TransformerConfig's
+                why = config_refusal(arguments, a)
+                res.check(f"{task}: TransformerConfig with the flex dispatcher on DeepEP",
+                          why is None and a.moe_flex_dispatcher_backend == "deepep",
+                          why or a.moe_flex_dispatcher_backend)
+                kept.setdefault("flex", (env, arch.copy()))
 
     # Every plan above passed with its exports; removing one requirement must
     # make Megatron-LM refuse it, or the check above proves nothing.
@@ -550,6 +559,11 @@ def main():
         got = reduced_dtype(args) if args is not None else None
         res.check(f"without --grad-reduce-in-bf16: Megatron-LM reduces in {got}",
                   args is not None and str(got) == "torch.float32", err or "still bf16")
+
+    # where a spec asks for DeepEP and it runs, some plan exports it (each one's
+    # flags were validated above, and the flex dispatcher priced alike)
+    res.check("a plan with the flex dispatcher on DeepEP", "flex" in kept,
+              "no plan above exports it")
 
     # the overlap table's torch requirement is Megatron-LM's: told a torch one
     # release older, it refuses the plan that exports the overlap

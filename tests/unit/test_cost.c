@@ -732,6 +732,38 @@ static void cost__dispatch_inside_and_across_nodes(void **state)
     assert_true(moe_cost_of(&d, 2, none).ep_comm_s == 0);
 }
 
+/* DeepEP (train.dispatcher: deepep) sends a token across to a node once
+ * for all its copies there, and NVLink takes them on.  Qwen3-30B-A3B's 8
+ * copies over EP 16 on 2 nodes reach 2(1 - 1/2^8) = 1.992 nodes, against 8
+ * copies sent one by one: the network part falls to 0.249 of the
+ * all-to-all's, and still sets its time (NVLink carries 7/16 + 7/16 of
+ * the copies at 9 times the rate).  DeepSeek-V3's node-limited routing
+ * (8 groups, 4 per token) over EP 64 on 8 nodes keeps a token to 4:
+ * 4(1 - (3/4)^8)/8 = 0.450, and DeepEP dispatches bf16 where the
+ * all-to-all sends FP8: 0.450 x 4/3 of its time.  Inside a node nothing
+ * changes. */
+static void cost__deepep_one_copy_a_node(void **state)
+{
+    const char *rest = ",zero=1,vpp=1,mb=1,recompute=none,sp=off";
+    char far[160], near[160];
+    snprintf(far, sizeof(far), "tp=1,pp=1,dp=16,cp=1,ep=16,etp=1%s", rest);
+    snprintf(near, sizeof(near), "tp=1,pp=1,dp=16,cp=1,ep=8,etp=1%s", rest);
+    mesh_model_t a2a = test_spec("preset: qwen3-30b-a3b\ntrain: {ep_overlap: off}\n");
+    mesh_model_t dep =
+        test_spec("preset: qwen3-30b-a3b\ntrain: {ep_overlap: off, dispatcher: deepep}\n");
+    double r = moe_cost_of(&dep, 2, far).ep_comm_s / moe_cost_of(&a2a, 2, far).ep_comm_s;
+    assert_true(r > 0.245 && r < 0.255);
+    assert_true(moe_cost_of(&dep, 2, near).ep_comm_s == moe_cost_of(&a2a, 2, near).ep_comm_s);
+    assert_true(moe_cost_of(&dep, 2, far).compute_s == moe_cost_of(&a2a, 2, far).compute_s);
+    mesh_model_t v3 = test_spec("preset: deepseek-v3\ntrain: {ep_overlap: off}\n");
+    mesh_model_t v3d =
+        test_spec("preset: deepseek-v3\ntrain: {ep_overlap: off, dispatcher: deepep}\n");
+    snprintf(far, sizeof(far), "tp=1,pp=1,dp=64,cp=1,ep=64,etp=1%s", rest);
+    r = moe_cost_of(&v3d, 8, far).ep_comm_s / moe_cost_of(&v3, 8, far).ep_comm_s;
+    double want = 4 * (1 - pow(0.75, 8)) / 8 * 4 / 3;
+    assert_true(r > 0.98 * want && r < 1.02 * want);
+}
+
 /* Grouped GEMMs lose to dense ones when each expert gets few tokens
  * (M/(M + 1024) of the dense rate, M tokens per expert): two models alike
  * but for their experts, 8 or 64 of the same width, 2 per token: the same
@@ -796,6 +828,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cost__flops_per_token_active),
         cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
+        cmocka_unit_test(cost__deepep_one_copy_a_node),
         cmocka_unit_test(cost__grouped_gemm_efficiency),
         cmocka_unit_test(cost__fp8_attention_core_in_bf16),
         cmocka_unit_test(cost__expert_grads_over_edp),

@@ -1223,6 +1223,71 @@ static void env__moe_overlap_where_megatron_allows_it(void **state)
     assert_true(c_off.compute_s == c_on.compute_s);
 }
 
+/* The dispatcher Megatron-LM is told to use for Mixtral (8 experts) on
+ * `nodes` x `gpn` `gpu`, under `mesh`, with train.dispatcher `spec` and the
+ * policy's dispatcher= `site`: "flex" (on DeepEP), "alltoall", or the
+ * plan's error. */
+static const char *dispatcher_of(const char *gpu, int nodes, int gpn, const char *spec,
+                                 const char *site, const char *mesh, mesh_error_t *err)
+{
+    char yaml[128];
+    snprintf(yaml, sizeof(yaml), "preset: mixtral-8x7b\ntrain: {dispatcher: %s}\n", spec);
+    mesh_model_t m = test_spec(yaml);
+    mesh_alloc_t a = test_alloc(gpu, nodes, gpn);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    if (mesh_policy_set(&pol, "dispatcher", site, err) < 0)
+        fail_msg("%s", err->msg);
+    mesh_layout_t pins = test_mesh(mesh);
+    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, err);
+    if (!p)
+        return err->msg;
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    const char *flex = " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep";
+    const char *all = " --moe-token-dispatcher-type alltoall";
+    const char *which = strstr(args, flex) && !strstr(args, all)   ? "flex"
+                        : strstr(args, all) && !strstr(args, flex) ? "alltoall"
+                                                                   : "both or neither";
+    /* the report says which, and the text too */
+    char *json = mesh_report_json(p), *text = mesh_report_text(p);
+    int deep = strcmp(which, "flex") == 0;
+    if (!strstr(json, deep ? "\"ep_dispatcher\":\"deepep\"" : "\"ep_dispatcher\":\"alltoall\"") ||
+        (strstr(text, "(DeepEP's token dispatch and combine") != NULL) != deep)
+        which = "another in the report";
+    free(json);
+    free(text);
+    free(args);
+    mesh_plan_destroy(p);
+    return which;
+}
+
+/* DeepEP (lib/overlap.c): the flex dispatcher is exported where the spec
+ * or the site asks for it and DeepEP runs: Hopper or later, nodes of 8 on
+ * NVLink, and an expert group DeepEP has a configuration for. */
+static void env__deepep_where_asked_and_it_runs(void **state)
+{
+    (void)state;
+    mesh_error_t err;
+    const char *ep8 = "tp=1,pp=1,ep=8,recompute=none", *ep4 = "tp=2,pp=1,ep=4,etp=2,recompute=none";
+    assert_string_equal(dispatcher_of("H100-SXM", 2, 8, "deepep", "alltoall", ep8, &err), "flex");
+    assert_string_equal(dispatcher_of("H100-SXM", 2, 8, "auto", "deepep", ep8, &err), "flex");
+    assert_string_equal(dispatcher_of("B200", 2, 8, "auto", "deepep", ep4, &err), "flex");
+    /* the site's default, or the spec's own choice, keeps the all-to-all */
+    assert_string_equal(dispatcher_of("H100-SXM", 2, 8, "auto", "alltoall", ep8, &err), "alltoall");
+    assert_string_equal(dispatcher_of("H100-SXM", 2, 8, "alltoall", "deepep", ep8, &err),
+                        "alltoall");
+    /* the site's DeepEP where it does not run: the all-to-all, quietly */
+    assert_string_equal(dispatcher_of("A100-80GB", 2, 8, "auto", "deepep", ep8, &err), "alltoall");
+    assert_string_equal(dispatcher_of("GB200", 4, 4, "auto", "deepep", ep8, &err), "alltoall");
+    /* asked for by the spec where it does not run: refused, saying why */
+    assert_string_equal(dispatcher_of("A100-80GB", 2, 8, "deepep", "alltoall", ep8, &err),
+                        "train.dispatcher: deepep: DeepEP runs on Hopper or later GPUs in nodes "
+                        "of 8 on NVLink, and these are 8 A100-80GB a node on NVLink islands of 8; "
+                        "use alltoall");
+    assert_non_null(strstr(dispatcher_of("GB200", 4, 4, "deepep", "alltoall", ep8, &err),
+                           "these are 4 GB200 a node"));
+}
+
 static const char *const expert_vars[] = {"MESH_EP_SIZE",  "MESH_EP_RANK",  "MESH_EP_GROUP",
                                           "MESH_ETP_SIZE", "MESH_ETP_RANK", "MESH_ETP_GROUP",
                                           "MESH_EDP_GROUP"};
@@ -1348,6 +1413,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(env__moe_overlap_where_megatron_allows_it),
+        cmocka_unit_test(env__deepep_where_asked_and_it_runs),
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(env__recompute_modules_as_words),
         cmocka_unit_test(torch_mode__rank13),

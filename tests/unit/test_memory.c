@@ -1005,6 +1005,90 @@ static void memory__tp_overlap_buffers(void **state)
     assert_true(mesh_tp_overlap_buffers(&m, &l) == 0);
 }
 
+/* DeepEP's buffers, once per GPU, from deepseek-ai/DeepEP@030cdf0
+ * csrc/config.hpp's hints at 20 SMs (10 channels) for bf16 tokens of
+ * hidden 64 (128 bytes); a token's slot also holds 8 bytes of source
+ * metadata and 128 top-k indices (8), weights (4) and scales (4), 2056
+ * bytes.  EP 16 over 2 nodes (DeepEP's 16-rank configuration: 288 NVLink
+ * and 140 RDMA receive tokens): per channel and NVLink peer (8) the
+ * counters (2 x 2 + 3) x 4 and 288 slots, per channel and node (2) the
+ * counters (8 x 2 + 2) x 2 x 4 and 140 slots twice with 16 bytes more,
+ * and 1 MiB, each rounded up to 128 bytes.  EP 8 in a node: 256 slots and
+ * no RDMA buffer.  None with the all-to-all, or for a group of 12, which
+ * DeepEP has no configuration for. */
+static void memory__deepep_buffers_by_hand(void **state)
+{
+    const char *arch = "arch: {layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 100,\n"
+                       "       moe: {experts: 48, top_k: 2, ffn: 128}}\n";
+    char yaml[256];
+    snprintf(yaml, sizeof(yaml), "%strain: {seq_len: 128, global_batch: 96, dispatcher: deepep}\n",
+             arch);
+    mesh_model_t m = test_spec(yaml);
+    mesh_layout_t l16 = test_layout("tp=1,pp=1,dp=16,cp=1,ep=16,etp=1,zero=1,vpp=1,mb=1,"
+                                    "recompute=none,sp=off");
+    double nvl = ceil(10.0 * 8 * ((2 * 2 + 3) * 4 + 288 * (128 + 2056)) / 128) * 128;
+    double rdma =
+        ceil((10.0 * 2 * ((8 * 2 + 2) * 2 * 4 + 140 * 2 * (128 + 2056 + 16)) + 1048576) / 128) *
+        128;
+    assert_bytes(mesh_deepep_buffers(&m, &l16), nvl + rdma);
+    assert_bytes(nvl + rdma, 50321664.0 + 13371520.0); /* the arithmetic, written out */
+    mesh_layout_t l8 = test_layout("tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                   "recompute=none,sp=off");
+    assert_bytes(mesh_deepep_buffers(&m, &l8),
+                 ceil(10.0 * 8 * ((2 * 1 + 3) * 4 + 256 * (128 + 2056)) / 128) * 128);
+    mesh_layout_t l12 = test_layout("tp=1,pp=1,dp=12,cp=1,ep=12,etp=1,zero=1,vpp=1,mb=1,"
+                                    "recompute=none,sp=off");
+    assert_true(mesh_deepep_buffers(&m, &l12) == 0);
+    assert_false(mesh_overlap_on(&m, &l12, MESH_OVERLAP_DEEPEP)); /* nor exported, nor priced */
+    assert_true(mesh_overlap_on(&m, &l16, MESH_OVERLAP_DEEPEP));
+    m.dispatcher = MESH_DISPATCHER_ALLTOALL;
+    assert_true(mesh_deepep_buffers(&m, &l16) == 0);
+    /* and they are in the overhead of the plan's memory */
+    mesh_model_t plain = m, deep = m;
+    deep.dispatcher = MESH_DISPATCHER_DEEPEP;
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_memory_t with, without;
+    mesh_memory_estimate(&deep, &l16, &a, &pol.assume, &with);
+    mesh_memory_estimate(&plain, &l16, &a, &pol.assume, &without);
+    assert_bytes(with.overhead - without.overhead, nvl + rdma);
+}
+
+/* Where DeepEP runs (lib/layout.c): Hopper or later, nodes of exactly 8
+ * GPUs, all 8 on NVLink.  A spec that asks for it elsewhere is refused; a
+ * site's default leaves the all-to-all there. */
+static void memory__deepep_runs_on_nodes_of_8(void **state)
+{
+    mesh_model_t m = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: deepep}\n");
+    mesh_model_t site = test_preset("mixtral-8x7b");
+    mesh_alloc_t ok = test_alloc("H100-SXM", 2, 8);
+    mesh_error_t err;
+    assert_int_equal(mesh_dispatcher_check(&m, &ok, &err), 0);
+    mesh_dispatcher_resolve(&ok, 1, &site);
+    assert_int_equal(site.dispatcher, MESH_DISPATCHER_DEEPEP);
+    mesh_alloc_t bad[3] = {ok, ok, ok};
+    bad[0].gpu.fp8_blocks = 0; /* before Hopper */
+    bad[1].gpus_per_node = bad[1].island = 16;
+    bad[2].island = 4;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mesh_dispatcher_check(&m, &bad[i], &err), -1);
+        site = test_preset("mixtral-8x7b");
+        mesh_dispatcher_resolve(&bad[i], 1, &site);
+        assert_int_equal(site.dispatcher, MESH_DISPATCHER_AUTO);
+    }
+    /* the site without DeepEP, a spec's own all-to-all, a dense model: kept */
+    site = test_preset("mixtral-8x7b");
+    mesh_dispatcher_resolve(&ok, 0, &site);
+    assert_int_equal(site.dispatcher, MESH_DISPATCHER_AUTO);
+    mesh_model_t own = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: alltoall}\n");
+    mesh_dispatcher_resolve(&ok, 1, &own);
+    assert_int_equal(own.dispatcher, MESH_DISPATCHER_ALLTOALL);
+    mesh_model_t dense = test_preset("llama3-8b");
+    mesh_dispatcher_resolve(&ok, 1, &dense);
+    assert_int_equal(dense.dispatcher, MESH_DISPATCHER_AUTO);
+}
+
 /* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)
  * and 8 (values), q_lora 16, kv_lora 8, seq 128, no TP.  Replicated: the
  * norms' inputs 4sbh, the attention and MLP inputs 4sbh, the compressed
@@ -1088,6 +1172,8 @@ int main(void)
         cmocka_unit_test(states__zero2_middle_stage_buffer_is_a_layer),
         cmocka_unit_test(activations__every_recompute_mode),
         cmocka_unit_test(activations__korthikanti_closed_forms),
+        cmocka_unit_test(memory__deepep_buffers_by_hand),
+        cmocka_unit_test(memory__deepep_runs_on_nodes_of_8),
         cmocka_unit_test(activations__1f1b_in_flight),
         cmocka_unit_test(activations__interleaved_in_flight_and_cap),
         cmocka_unit_test(weights__logits_and_tied_copy_on_the_last_stage),

@@ -2537,6 +2537,7 @@ static void plan__deepseek_v3_ep_explained(void **state)
     char *json = mesh_report_json(p);
     assert_non_null(strstr(json, "\"kind\":\"experts\""));
     assert_non_null(strstr(json, "\"ep_comm_seconds\":"));
+    assert_non_null(strstr(json, "\"ep_dispatcher\":\"alltoall\""));
     assert_non_null(strstr(json, "\"active_params\":"));
     free(json);
     /* FP8: the MFU says which peak it is of, and gives the bf16 one beside it */

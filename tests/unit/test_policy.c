@@ -560,7 +560,7 @@ static void errors__lead_to_the_key(void **state)
     assert_non_null(strstr(err.msg, "p.yaml:1: unknown policy key 'partitons' (keys: enforce "));
     assert_non_null(
         strstr(err.msg, " on_config_error moe_imbalance time_limit time_margin headroom framework "
-                        "calibration "
+                        "calibration dispatcher "
                         "gpus: "
                         "partitions:); did you mean the "
                         "section partitions: (partitions: {NAME: {FIELD: VALUE}})?"));
@@ -961,6 +961,8 @@ static const pol_key_t pol_keys[] = {
      0},
     {"framework", "auto", NULL, NULL, NULL, NULL, NULL, NULL, "auto megatron deepspeed torch",
      "nemo", "framework: '{}' is not one of auto, megatron, deepspeed, torch", 0},
+    {"dispatcher", "alltoall", NULL, NULL, NULL, NULL, NULL, NULL, "alltoall deepep", "flex",
+     "dispatcher: '{}' is not one of alltoall, deepep", 0},
     /* a file is read as the key is: tests/unit/test_calibrate reads one */
     {"calibration", "none", NULL, NULL, NULL, NULL, NULL, NULL, "none", "cal.yaml",
      "calibration: 'cal.yaml' must be an absolute path (meshplan calibrate -o)", 0},
@@ -1157,7 +1159,8 @@ static void keys__documented_defaults(void **state)
             fail_msg("%s: the default is not the documented %s", pol_keys[i].key, pol_keys[i].dflt);
         checked++;
     }
-    assert_int_equal(checked, 22); /* with headroom's, framework's and calibration's rows */
+    assert_int_equal(checked,
+                     23); /* with headroom's, framework's, calibration's and dispatcher's rows */
     /* and the values meshplan-policy(5) gives */
     assert_int_equal(init.enforce, MESH_ENFORCE_REJECT);
     assert_true(init.assume.reserve == 0.03);

@@ -599,6 +599,12 @@ static const doc_key_t doc_keys[] = {
     {"train", "ep_overlap", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "off",
      "train.ep_overlap: only means something for a MoE model (give arch.moe, or leave it out)",
      AT(ep_overlap, T_ENUM)},
+    {"train", "dispatcher", ARCH ", arch.moe: {experts: 4}", "auto", NULL, NULL, NULL, NULL, NULL,
+     NULL, "alltoall deepep", "nccl", "train.dispatcher: '{}' is not one of: auto alltoall deepep",
+     AT(dispatcher, T_ENUM)},
+    {"train", "dispatcher", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "deepep",
+     "train.dispatcher: only means something for a MoE model (give arch.moe, or leave it out)",
+     AT(dispatcher, T_ENUM)},
     {"train", "headroom", PARAMS, "0", NULL, "0", "-0.01", "0.9", "0.91",
      "train.headroom: {} is out of range (allowed 0..0.9)", "0.05 0.5", "lots",
      "train.headroom: '{}' is not a number (expected 0..0.9)", AT(headroom, T_DBL)},
@@ -1330,8 +1336,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 16 arch, 13 arch.moe, 6 arch.mla, 18 train */
-    assert_int_equal(n, 55);
+    /* 3 top-level keys less preset, 16 arch, 13 arch.moe, 6 arch.mla, 19 train */
+    assert_int_equal(n, 56);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");

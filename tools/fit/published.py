@@ -133,6 +133,8 @@ def command(row, meshplan, models):
         # off for all: of the recipes, only the MXFP8 ones at the docs' commit
         # turn it on (doc/design.md, "Against the published Megatron runs")
         cmd += ["--set", "train.moe_imbalance=1", "--set", "train.ep_overlap=off"]
+    if row["name"] in MOE and "DeepEP" in row["source"]:  # the flex dispatcher on DeepEP
+        cmd += ["--set", "train.dispatcher=deepep"]
     if row["name"] in MOE and "token-drop" in row["source"]:  # capacity 1, padded
         cmd += ["--set", "arch.moe.capacity_factor=1"]
     if row["name"] == "DeepSeek-V3":
