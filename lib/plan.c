@@ -366,23 +366,17 @@ static int choose_known(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
 int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                        const mesh_assumptions_t *assume)
 {
-    mesh_assumptions_t as;
+    /* the plan's own inputs (its framework, headroom, dispatcher and what
+     * the GPU rules out), so that a yes here is the plan's yes; the
+     * first-fit search leaves out only layouts that need more memory than
+     * one it tries (larger micro-batches, interleaving, no recomputation
+     * and the weaker recomputations), so its answer is the plan's */
+    plan_in_t in;
     mesh_error_t err;
-    if (check_inputs(m, a, pins, &err) < 0)
+    if (checked_inputs(m, a, pins, assume, &in, &err) < 0)
         return 0;
-    /* the first-fit search leaves out only layouts that need more memory
-     * than one it tries (larger micro-batches, interleaving, no
-     * recomputation and the weaker recomputations), so its answer is the
-     * plan's */
-    mesh_alloc_t alloc;
-    mesh_layout_t pin;
-    search_inputs(m, a, pins, &alloc, &pin);
     search_t s;
-    default_assumptions(assume, &as);
-    mesh_model_t model = *m; /* as the plan prices it: its dispatcher, before Ampere */
-    mesh_dispatcher_resolve(a, as.dispatcher, &model);
-    mesh_before_ampere(a, &model, &pin);
-    mesh_search_init(&s, &as, &model, &alloc, &pin, 1);
+    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
     mesh_search_run(&s);
     return s.found;
 }

@@ -1104,6 +1104,51 @@ static void near_tie__rule_holds_over_presets(void **state)
                  simpler);
 }
 
+/* ... and from the plan's own inputs: the spec's train.headroom (Llama 3
+ * 8B on 4 H100 fits, but not with half the memory kept free: the
+ * controller once said it fit, and the nodes refused it at launch), the
+ * site's framework= and dispatcher=. */
+static void any_fits__from_the_plans_inputs(void **state)
+{
+    (void)state;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 4);
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {headroom: 0.5}\n");
+    mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
+    assert_non_null(p);
+    assert_false(mesh_plan_fits(p));
+    mesh_plan_destroy(p);
+    assert_false(mesh_plan_any_fits(&m, &a, NULL, &pol.assume));
+    m.headroom = 0;
+    assert_true(mesh_plan_any_fits(&m, &a, NULL, &pol.assume));
+    /* a site of Megatron-LM with DeepEP, and specs asking for room */
+    if (mesh_policy_set(&pol, "framework", "megatron", &err) < 0 ||
+        mesh_policy_set(&pol, "dispatcher", "deepep", &err) < 0)
+        fail_msg("%s", err.msg);
+    const char *models[] = {"llama3-8b", "llama3-70b", "mixtral-8x7b", "qwen3-30b-a3b"};
+    const int shapes[][2] = {{1, 2}, {1, 4}, {1, 8}, {2, 8}, {4, 8}};
+    const double rooms[] = {0, 0.1, 0.3};
+    int fit = 0, not = 0;
+    for (size_t mi = 0; mi < sizeof(models) / sizeof(*models); mi++)
+        for (size_t si = 0; si < sizeof(shapes) / sizeof(*shapes); si++)
+            for (size_t ri = 0; ri < sizeof(rooms) / sizeof(*rooms); ri++) {
+                mesh_model_t s = test_preset(models[mi]);
+                s.headroom = rooms[ri];
+                mesh_alloc_t at = test_alloc("H100-SXM", shapes[si][0], shapes[si][1]);
+                p = mesh_plan_create(&s, &at, NULL, &pol.assume, &err);
+                int want = p ? mesh_plan_fits(p) : 0;
+                mesh_plan_destroy(p);
+                if (mesh_plan_any_fits(&s, &at, NULL, &pol.assume) != want)
+                    fail_msg("%s on %d x %d H100 with headroom %g: the plan says %d", models[mi],
+                             shapes[si][0], shapes[si][1], rooms[ri], want);
+                fit += want;
+                not += !want;
+            }
+    assert_true(fit > 5 && not > 5);
+}
+
 /* The controller's quick answer is the plan's own verdict, over presets,
  * allocations, GPUs and pins (fitting and not, valid and not). */
 static void any_fits__agrees_with_the_plan(void **state)
@@ -2716,6 +2761,7 @@ int main(void)
         cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
+        cmocka_unit_test(any_fits__from_the_plans_inputs),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
         cmocka_unit_test(any_fits__fp8_selective_at_its_strongest),
         cmocka_unit_test(micro_batch_one_of_a_huge_batch),
