@@ -739,9 +739,16 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
  * GPUs all on NVLink: beyond a node each GPU exchanges with the GPU of the
  * same index on every other node (deepseek-ai/DeepEP@030cdf0
  * csrc/config.hpp: ranks of a group beyond 8 come in whole nodes of 8). */
+static int node_island(const mesh_alloc_t *a)
+{
+    return a->island < a->gpus_per_node ? a->island : a->gpus_per_node;
+}
+
+/* (an island wider than the node, as --nvlink may say, is the node's 8
+ * to DeepEP, as it is once the plan has clamped it) */
 static int deepep_runs(const mesh_alloc_t *a)
 {
-    return a->gpu.fp8_blocks >= 1 && a->gpus_per_node == 8 && a->island == 8;
+    return a->gpu.fp8_blocks >= 1 && a->gpus_per_node == 8 && node_island(a) == 8;
 }
 
 int mesh_dispatcher_check(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
@@ -752,12 +759,15 @@ int mesh_dispatcher_check(const mesh_model_t *m, const mesh_alloc_t *a, mesh_err
                           "train.dispatcher: deepep: DeepEP runs on Hopper or later GPUs in nodes "
                           "of 8 on NVLink, and these are %d %s a node on NVLink islands of %d; "
                           "use alltoall",
-                          a->gpus_per_node, a->gpu.name, a->island);
+                          a->gpus_per_node, a->gpu.name, node_island(a));
 }
 
+/* Megatron-LM's flags carry it: a DeepSpeed or PyTorch job does not get it
+ * from the site (framework already resolved: plan_inputs) */
 void mesh_dispatcher_resolve(const mesh_alloc_t *a, int site, mesh_model_t *model)
 {
     if (mesh_model_is_moe(model) && model->dispatcher == MESH_DISPATCHER_AUTO && site == 1 &&
+        (model->framework == MESH_FW_AUTO || model->framework == MESH_FW_MEGATRON) &&
         deepep_runs(a))
         model->dispatcher = MESH_DISPATCHER_DEEPEP;
 }

@@ -317,12 +317,15 @@ double mesh_tp_overlap_buffers(const mesh_model_t *m, const mesh_layout_t *l)
  * metadata, 128 top-k indices (8 bytes) and weights (4) and 128 scales
  * (4), and some counters; beyond a node, per channel and node, twice
  * (sending and receiving) as much again with 16 bytes more, and 1 MiB;
- * each rounded up to 128 bytes. */
+ * each rounded up to 128 bytes; and its 32 MiB workspace (csrc/kernels/
+ * configs.cuh NUM_WORKSPACE_BYTES, allocated by the Buffer: deep_ep.cpp). */
 double mesh_deepep_buffers(const mesh_model_t *m, const mesh_layout_t *l)
 {
+    if (!mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP)) /* first: it is asked of every pricing */
+        return 0;
     long ranks = (long)l->etp * l->ep;
     const mesh_deepep_config_t *c = mesh_deepep_config(ranks);
-    if (!c || !mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP))
+    if (!c) /* the row asks for one: never so, but slurmctld must not crash on it */
         return 0;
     double channels = 20 / 2, hidden = 2.0 * m->hidden, per_token = 8 + 128 * (8 + 4 + 4);
     double nvl_ranks = ranks < 8 ? ranks : 8, rdma_ranks = ranks > 8 ? ranks / 8 : 1;
@@ -333,7 +336,7 @@ double mesh_deepep_buffers(const mesh_model_t *m, const mesh_layout_t *l)
         rdma = channels * rdma_ranks *
                    ((8 * 2 + 2) * 2 * 4 + c->rdma_recv * 2 * (hidden + per_token + 16)) +
                1048576;
-    return ceil(nvl / 128) * 128 + ceil(rdma / 128) * 128;
+    return ceil(nvl / 128) * 128 + ceil(rdma / 128) * 128 + 32.0 * 1024 * 1024;
 }
 
 /* The activations of one layer without recomputation, dense and MoE,

@@ -141,7 +141,12 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      "activations)",
      MEG "megatron/core/models/gpt/fine_grained_callables.py, "
          "megatron/core/pipeline_parallel/combined_1f1b.py"},
-    {MESH_OVERLAP_DEEPEP, "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep",
+    /* DeepEP takes fp32 routing probabilities: without --moe-router-dtype
+     * fp32 Megatron-LM casts them and warns at every dispatch
+     * (token_dispatcher.py L1312-1318) */
+    {MESH_OVERLAP_DEEPEP,
+     "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-router-dtype "
+     "fp32",
      deepep,
      "ep > 1 with an etp x ep group DeepEP has a configuration for (2, 4, 8, 16, 24, 32, 64, "
      "128, 144 or 160 ranks: deep_ep/buffer.py), Hopper or later GPUs in nodes of 8 on NVLink, "

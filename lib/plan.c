@@ -168,6 +168,16 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         model->framework = as->framework;
     mesh_dispatcher_resolve(a, as->dispatcher, model);
     mesh_before_ampere(a, model, pin);
+    /* the site's DeepEP only where some layout fits with its buffers:
+     * elsewhere the all-to-all, which needs none (as TP's overlap is turned
+     * off where its Userbuffers are what does not fit) */
+    if (model->dispatcher == MESH_DISPATCHER_DEEPEP && m->dispatcher == MESH_DISPATCHER_AUTO) {
+        search_t s;
+        mesh_search_init(&s, as, model, alloc, pin, 1);
+        mesh_search_run(&s);
+        if (!s.found)
+            model->dispatcher = MESH_DISPATCHER_AUTO;
+    }
 }
 
 /* A search's inputs, as plan_inputs makes them. */

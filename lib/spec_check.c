@@ -319,6 +319,13 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.dispatcher: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
                               AT(F_DISPATCHER));
+    if (m->dispatcher == MESH_DISPATCHER_DEEPEP &&
+        (m->framework == MESH_FW_DEEPSPEED || m->framework == MESH_FW_TORCH))
+        return mesh_error_set(err,
+                              "%s: train.dispatcher: deepep is Megatron-LM's flex dispatcher, and "
+                              "the framework is %s (use framework: megatron, or leave the "
+                              "dispatcher out)",
+                              AT(F_DISPATCHER), mesh_framework_name(m->framework));
     if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
         return mesh_error_set(err,
                               "%s: train.moe_imbalance: only means something for a MoE model "

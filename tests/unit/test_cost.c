@@ -762,6 +762,19 @@ static void cost__deepep_one_copy_a_node(void **state)
     r = moe_cost_of(&v3d, 8, far).ep_comm_s / moe_cost_of(&v3, 8, far).ep_comm_s;
     double want = 4 * (1 - pow(0.75, 8)) / 8 * 4 / 3;
     assert_true(r > 0.98 * want && r < 1.02 * want);
+    /* what crosses once is forwarded over NVLink: with a network as fast
+     * as NVLink, Qwen3's busiest rank moves 7/16 + 8/16 x 7/8 of the copies
+     * over NVLink with DeepEP, against the 8/16 the network's part takes
+     * with the all-to-all: 1.75 times as long */
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    a.gpu.net_bw = a.gpu.link_bw;
+    mesh_layout_t l = test_layout("tp=1,pp=1,dp=16,cp=1,ep=16,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    mesh_cost_t cd, ca;
+    mesh_cost_estimate(&dep, &l, &a, &cd);
+    mesh_cost_estimate(&a2a, &l, &a, &ca);
+    r = cd.ep_comm_s / ca.ep_comm_s;
+    assert_true(r > 1.7 && r < 1.8);
 }
 
 /* Grouped GEMMs lose to dense ones when each expert gets few tokens

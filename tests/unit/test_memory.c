@@ -1013,7 +1013,8 @@ static void memory__tp_overlap_buffers(void **state)
  * and 140 RDMA receive tokens): per channel and NVLink peer (8) the
  * counters (2 x 2 + 3) x 4 and 288 slots, per channel and node (2) the
  * counters (8 x 2 + 2) x 2 x 4 and 140 slots twice with 16 bytes more,
- * and 1 MiB, each rounded up to 128 bytes.  EP 8 in a node: 256 slots and
+ * and 1 MiB, each rounded up to 128 bytes, and a workspace of 32 MiB.  EP
+ * 8 in a node: 256 slots and
  * no RDMA buffer.  None with the all-to-all, or for a group of 12, which
  * DeepEP has no configuration for. */
 static void memory__deepep_buffers_by_hand(void **state)
@@ -1030,12 +1031,13 @@ static void memory__deepep_buffers_by_hand(void **state)
     double rdma =
         ceil((10.0 * 2 * ((8 * 2 + 2) * 2 * 4 + 140 * 2 * (128 + 2056 + 16)) + 1048576) / 128) *
         128;
-    assert_bytes(mesh_deepep_buffers(&m, &l16), nvl + rdma);
+    double workspace = 32 * 1048576.0;
+    assert_bytes(mesh_deepep_buffers(&m, &l16), nvl + rdma + workspace);
     assert_bytes(nvl + rdma, 50321664.0 + 13371520.0); /* the arithmetic, written out */
     mesh_layout_t l8 = test_layout("tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
                                    "recompute=none,sp=off");
     assert_bytes(mesh_deepep_buffers(&m, &l8),
-                 ceil(10.0 * 8 * ((2 * 1 + 3) * 4 + 256 * (128 + 2056)) / 128) * 128);
+                 ceil(10.0 * 8 * ((2 * 1 + 3) * 4 + 256 * (128 + 2056)) / 128) * 128 + workspace);
     mesh_layout_t l12 = test_layout("tp=1,pp=1,dp=12,cp=1,ep=12,etp=1,zero=1,vpp=1,mb=1,"
                                     "recompute=none,sp=off");
     assert_true(mesh_deepep_buffers(&m, &l12) == 0);
@@ -1052,7 +1054,7 @@ static void memory__deepep_buffers_by_hand(void **state)
     mesh_memory_t with, without;
     mesh_memory_estimate(&deep, &l16, &a, &pol.assume, &with);
     mesh_memory_estimate(&plain, &l16, &a, &pol.assume, &without);
-    assert_bytes(with.overhead - without.overhead, nvl + rdma);
+    assert_bytes(with.overhead - without.overhead, nvl + rdma + workspace);
 }
 
 /* Where DeepEP runs (lib/layout.c): Hopper or later, nodes of exactly 8
@@ -1067,11 +1069,12 @@ static void memory__deepep_runs_on_nodes_of_8(void **state)
     assert_int_equal(mesh_dispatcher_check(&m, &ok, &err), 0);
     mesh_dispatcher_resolve(&ok, 1, &site);
     assert_int_equal(site.dispatcher, MESH_DISPATCHER_DEEPEP);
-    mesh_alloc_t bad[3] = {ok, ok, ok};
+    mesh_alloc_t bad[4] = {ok, ok, ok, ok};
     bad[0].gpu.fp8_blocks = 0; /* before Hopper */
     bad[1].gpus_per_node = bad[1].island = 16;
     bad[2].island = 4;
-    for (int i = 0; i < 3; i++) {
+    bad[3].gpus_per_node = 16; /* two islands of 8 a node */
+    for (int i = 0; i < 4; i++) {
         assert_int_equal(mesh_dispatcher_check(&m, &bad[i], &err), -1);
         site = test_preset("mixtral-8x7b");
         mesh_dispatcher_resolve(&bad[i], 1, &site);
@@ -1087,6 +1090,17 @@ static void memory__deepep_runs_on_nodes_of_8(void **state)
     mesh_model_t dense = test_preset("llama3-8b");
     mesh_dispatcher_resolve(&ok, 1, &dense);
     assert_int_equal(dense.dispatcher, MESH_DISPATCHER_AUTO);
+    /* nor a DeepSpeed job (only Megatron-LM's flags carry it) */
+    mesh_model_t ds = test_spec("preset: mixtral-8x7b\ntrain: {framework: deepspeed}\n");
+    mesh_dispatcher_resolve(&ok, 1, &ds);
+    assert_int_equal(ds.dispatcher, MESH_DISPATCHER_AUTO);
+    ds.framework = MESH_FW_MEGATRON;
+    mesh_dispatcher_resolve(&ok, 1, &ds);
+    assert_int_equal(ds.dispatcher, MESH_DISPATCHER_DEEPEP);
+    /* an island the job says is wider than the node is the node's 8 */
+    mesh_alloc_t wide = ok;
+    wide.island = 16;
+    assert_int_equal(mesh_dispatcher_check(&m, &wide, &err), 0);
 }
 
 /* MLA's activations by hand: hidden 64, 4 heads of 8 + 4 (queries, keys)

@@ -1149,6 +1149,47 @@ static void any_fits__from_the_plans_inputs(void **state)
     assert_true(fit > 5 && not > 5);
 }
 
+/* The site's DeepEP only where a layout fits with its buffers: Mixtral on
+ * two nodes of 8 H100 at EP 8, asking for as much headroom as still fits
+ * with the all-to-all but not with DeepEP's buffers, gets the all-to-all
+ * from a DeepEP site, and fits; a spec that asks for DeepEP does not. */
+static void plan__site_deepep_only_where_it_fits(void **state)
+{
+    (void)state;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (mesh_policy_set(&pol, "dispatcher", "deepep", &err) < 0)
+        fail_msg("%s", err.msg);
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    mesh_model_t own = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: deepep}\n");
+    mesh_model_t all = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: alltoall}\n");
+    mesh_layout_t ep8 = test_mesh("ep=8");
+    double room = -1;
+    for (int i = 0; i < 900 && room < 0; i++) {
+        own.headroom = all.headroom = i / 1000.0;
+        if (mesh_plan_any_fits(&all, &a, &ep8, &pol.assume) &&
+            !mesh_plan_any_fits(&own, &a, &ep8, &pol.assume))
+            room = i / 1000.0;
+    }
+    if (room < 0)
+        fail_msg("no headroom where only the all-to-all fits: the case tests nothing");
+    mesh_model_t site = test_spec("preset: mixtral-8x7b\n");
+    site.headroom = room;
+    assert_true(mesh_plan_any_fits(&site, &a, &ep8, &pol.assume));
+    mesh_plan_t *p = mesh_plan_create(&site, &a, &ep8, &pol.assume, &err);
+    assert_non_null(p);
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_model(p)->dispatcher, MESH_DISPATCHER_AUTO);
+    mesh_plan_destroy(p);
+    /* with a little more room free it still gets DeepEP */
+    site.headroom = room - 0.01;
+    p = mesh_plan_create(&site, &a, &ep8, &pol.assume, &err);
+    assert_non_null(p);
+    assert_int_equal(mesh_plan_model(p)->dispatcher, MESH_DISPATCHER_DEEPEP);
+    mesh_plan_destroy(p);
+}
+
 /* The controller's quick answer is the plan's own verdict, over presets,
  * allocations, GPUs and pins (fitting and not, valid and not). */
 static void any_fits__agrees_with_the_plan(void **state)
@@ -2762,6 +2803,7 @@ int main(void)
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(any_fits__from_the_plans_inputs),
+        cmocka_unit_test(plan__site_deepep_only_where_it_fits),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
         cmocka_unit_test(any_fits__fp8_selective_at_its_strongest),
         cmocka_unit_test(micro_batch_one_of_a_huge_batch),
