@@ -322,6 +322,31 @@ static void modify__judged_as_submitted(void **state)
     assert_memory_equal(&d, &was, sizeof(d));
 }
 
+/* A job without meshplan's request is not judged: accepted at once, and
+ * its debug line says no work was spent on it (the hostile-load benchmark
+ * adds these up). */
+static void plain__not_judged_and_said_so(void **state)
+{
+    (void)state;
+    write_policy("reject");
+    job_desc_msg_t d;
+    memset(&d, 0, sizeof(d));
+    d.min_nodes = 2;
+    d.tres_per_job = (char *)"gres/gpu:16";
+    char *msg = NULL;
+    debugged[0] = '\0';
+    assert_int_equal(job_submit(&d, 1000, &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    char said[16] = "";
+    double ms = -1;
+    long work = -1;
+    if (sscanf(debugged, "job_submit/meshplan: uid 1000 judged in %lf ms: %15[a-z] (%ld work units",
+               &ms, said, &work) != 3)
+        fail_msg("the debug line: \"%s\"", debugged);
+    assert_string_equal(said, "accepted");
+    assert_int_equal(work, 0);
+}
+
 /* Every policy the controller (re)reads is logged with the meshplan that
  * reads it: after an upgrade, slurmctld's log says whether it runs the new
  * one. */
@@ -1090,6 +1115,7 @@ int main(void)
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test(modify__judged_as_submitted),
+        cmocka_unit_test(plain__not_judged_and_said_so),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
         cmocka_unit_test(policy_reads__once_per_edit),
         cmocka_unit_test(policy_errors__follow_on_submit_error),
