@@ -151,14 +151,15 @@ static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
      "ep > 1 with an etp x ep group DeepEP has a configuration for (2, 4, 8, 16, 24, 32, 64, "
      "128, 144 or 160 ranks: deep_ep/buffer.py), Hopper or later GPUs in nodes of 8 on NVLink, "
      "and the spec's train.dispatcher deepep, or the policy's dispatcher=deepep where the spec "
-     "leaves it auto (transformer_config.py L1743-1762)",
+     "leaves it auto, the job is Megatron-LM's and a layout fits with DeepEP's buffers "
+     "(transformer_config.py L1743-1762)",
      "DeepEP (deepseek-ai/DeepEP, the V1 Buffer API) installed beside Megatron-LM",
      "each token crosses to another node once for all its experts there, then NVLink takes it "
      "to each (DeepEP's internode dispatch; the combine sums a node's copies before they "
      "cross): the network part of the all-to-all falls to the nodes a token reaches over its "
      "copies there; it dispatches bf16 activations, not FP8 (fused_a2a.py)",
-     "DeepEP's NVLink and RDMA buffers at 20 SMs (csrc/config.hpp size hints; "
-     "mesh_deepep_buffers, in the overhead)",
+     "DeepEP's NVLink and RDMA buffers at 20 SMs (csrc/config.hpp size hints) and its 32 MiB "
+     "workspace (mesh_deepep_buffers, in the overhead)",
      MEG "megatron/core/transformer/moe/token_dispatcher.py (MoEFlexTokenDispatcher), "
          "megatron/core/transformer/moe/fused_a2a.py"},
 };
