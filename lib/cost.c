@@ -483,14 +483,14 @@ static double deepep_share(const mesh_model_t *m, double nodes)
 /* Seconds of one all-to-all in which the busiest rank receives `bytes`
  * (and sends as much): the part from its EP peers on its NVLink island
  * and the part from other nodes move at once, each at its link's rate.
- * DeepEP sends fewer copies across nodes and forwards them on over NVLink
- * to the island's other GPUs (its nodes are islands of 8: lib/layout.c). */
+ * DeepEP (deepep: its row of lib/overlap.c is on) sends fewer copies
+ * across nodes and forwards them on over NVLink to the island's other GPUs
+ * (its nodes are islands of 8: lib/layout.c). */
 static double all_to_all(double bytes, const mesh_model_t *m, const mesh_layout_t *l,
-                         const mesh_alloc_t *a)
+                         const mesh_alloc_t *a, int deepep)
 {
     if (l->ep <= 1)
         return 0;
-    int deepep = mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP);
     long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
     long island = nvlink_fabric(a) > a->gpus_per_node && !deepep ? nvlink_fabric(a) : a->island;
     double near = span <= island ? l->ep : (double)island / l->etp;
@@ -542,9 +542,11 @@ static void moe_forward(const mesh_model_t *m, const mesh_layout_t *l, const mes
      * guide, "FP8 Training": half the dispatch volume), DeepEP's in bf16
      * (fused_a2a.py hands it the layer's bf16 input), the combine in bf16 */
     double copies = h * r / l->etp, lin = m->precision == MESH_PREC_FP8 ? 1 : ACT_BYTES;
-    if (mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP))
+    int deepep = mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP);
+    if (deepep)
         lin = ACT_BYTES;
-    *comm = all_to_all(lin * copies, m, l, a) + all_to_all(ACT_BYTES * copies, m, l, a) +
+    *comm = all_to_all(lin * copies, m, l, a, deepep) +
+            all_to_all(ACT_BYTES * copies, m, l, a, deepep) +
             2 * collective(ACT_BYTES * h * r, l->etp, g->link_bw, STEP_LAT_LINK, 0, 1);
 }
 

@@ -148,13 +148,32 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
     *out = *assume;
 }
 
+/* The site's DeepEP (its dispatcher=, the spec's auto) only where some
+ * layout fits with its buffers: elsewhere the all-to-all, which needs none
+ * (as TP's overlap is turned off where its Userbuffers are what does not
+ * fit).  1 when the first-fit search found a layout that fits with it. */
+static int site_deepep_fits(const mesh_model_t *m, const mesh_alloc_t *alloc,
+                            const mesh_layout_t *pin, const mesh_assumptions_t *as,
+                            mesh_model_t *model)
+{
+    if (model->dispatcher != MESH_DISPATCHER_DEEPEP || m->dispatcher != MESH_DISPATCHER_AUTO)
+        return 0;
+    search_t s;
+    mesh_search_init(&s, as, model, alloc, pin, 1);
+    mesh_search_run(&s);
+    if (!s.found)
+        model->dispatcher = MESH_DISPATCHER_AUTO;
+    return s.found;
+}
+
 /* A plan's inputs as its search runs on them: search_inputs', the policy's
  * assumptions, and the model with the imbalance a MoE model is priced at
  * (the spec's, else the policy's), so that memory, cost, the digest and
- * the report agree. */
-static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                        const mesh_assumptions_t *assume, mesh_model_t *model, mesh_alloc_t *alloc,
-                        mesh_layout_t *pin, mesh_assumptions_t *as)
+ * the report agree.  1 when a layout is already known to fit them (the
+ * site's DeepEP was tried: the first-fit search need not run again). */
+static int plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                       const mesh_assumptions_t *assume, mesh_model_t *model, mesh_alloc_t *alloc,
+                       mesh_layout_t *pin, mesh_assumptions_t *as)
 {
     *model = *m;
     search_inputs(m, a, pins, alloc, pin);
@@ -168,24 +187,17 @@ static void plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         model->framework = as->framework;
     mesh_dispatcher_resolve(a, as->dispatcher, model);
     mesh_before_ampere(a, model, pin);
-    /* the site's DeepEP only where some layout fits with its buffers:
-     * elsewhere the all-to-all, which needs none (as TP's overlap is turned
-     * off where its Userbuffers are what does not fit) */
-    if (model->dispatcher == MESH_DISPATCHER_DEEPEP && m->dispatcher == MESH_DISPATCHER_AUTO) {
-        search_t s;
-        mesh_search_init(&s, as, model, alloc, pin, 1);
-        mesh_search_run(&s);
-        if (!s.found)
-            model->dispatcher = MESH_DISPATCHER_AUTO;
-    }
+    return site_deepep_fits(m, alloc, pin, as, model);
 }
 
-/* A search's inputs, as plan_inputs makes them. */
+/* A search's inputs, as plan_inputs makes them, and whether a layout is
+ * known to fit them. */
 typedef struct plan_in {
     mesh_model_t model;
     mesh_alloc_t alloc;
     mesh_layout_t pin;
     mesh_assumptions_t as;
+    int fits;
 } plan_in_t;
 
 /* The inputs checked (check_inputs), then made into *in.  0, or -1 with err. */
@@ -194,7 +206,7 @@ static int checked_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
 {
     if (check_inputs(m, a, pins, err) < 0)
         return -1;
-    plan_inputs(m, a, pins, assume, &in->model, &in->alloc, &in->pin, &in->as);
+    in->fits = plan_inputs(m, a, pins, assume, &in->model, &in->alloc, &in->pin, &in->as);
     return 0;
 }
 
@@ -280,7 +292,7 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;
-    plan_inputs(m, a, pins, assume, &p->model, &p->alloc, &p->pins, &p->assume);
+    (void)plan_inputs(m, a, pins, assume, &p->model, &p->alloc, &p->pins, &p->assume);
 
     search_t s;
     layout_memo_t found = {0};
@@ -385,6 +397,8 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     mesh_error_t err;
     if (checked_inputs(m, a, pins, assume, &in, &err) < 0)
         return 0;
+    if (in.fits)
+        return 1;
     search_t s;
     mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
     mesh_search_run(&s);
@@ -397,6 +411,8 @@ int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a, const mes
     plan_in_t in;
     if (checked_inputs(m, a, pins, assume, &in, err) < 0)
         return -2;
+    if (in.fits)
+        return 1;
     search_t s;
     mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
     mesh_search_run(&s);
