@@ -76,9 +76,12 @@ def current(row):
     (d98e8a6, 2026-08-22): NeMo containers 26.06 and later, Megatron-Core
     main or dev of 2026-05 (ModelZoo); older releases ran the same layouts
     up to 1.6x slower (Qwen3-30B-A3B on 8 GB200: 26.04 26,112 tokens/s a
-    GPU, 26.06 40,706)."""
+    GPU, 26.06 40,706).  The ModelZoo rows write their date two ways,
+    "(ModelZoo commit e865051, 2026-05)" and "ModelZoo commit e865051
+    (2026-05)": both are of that generation."""
     v = row["version"]
-    return bool(re.search(r"NeMo container 26\.(0[6-9]|1[0-2])|\(ModelZoo commit \w+, 2026-0[5-9]\)", v))
+    return bool(re.search(r"NeMo container 26\.(0[6-9]|1[0-2])|"
+                          r"ModelZoo commit \w+,? \(?2026-0[5-9]", v))
 
 
 def why_not(row):
@@ -189,6 +192,10 @@ FIT = [  # (macro, start, candidates as multiples of the current value)
 # BF16 share)
 HOPPER = ("H100", "H800")
 FIT_FP8 = [("FP8_GEMM_EFF", 0.85, (0.9, 0.95, 1.05, 1.1, 1.18))]
+# --fit-gpu GB300: the sustained share of the datasheet's peak of a GPU no
+# public GEMM benchmark measures (lib/gpu.c's table gives it its nearest
+# relative's), on every describable row of that GPU, dense and MoE
+FIT_GPU = {"GB300": [("GB300_GEMM_EFF", 0.75, (0.9, 0.95, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3))]}
 
 
 def ratios_of(rows, meshplan, models):
@@ -212,7 +219,8 @@ def fit(build, rows, models, space=FIT):
 
     def trial(vals):
         flags = " ".join("-D%s=%.6g" % (k, v) for k, v in vals.items())
-        os.utime(os.path.join(TOP, "lib", "cost.c"))
+        for src in ("cost.c", "gpu.c"):
+            os.utime(os.path.join(TOP, "lib", src))
         subprocess.run(["make", "-C", build, "-j2", "CPPFLAGS=" + flags], check=True,
                        capture_output=True)
         r = ratios_of(rows, meshplan, models)
@@ -307,11 +315,16 @@ def main():
                     help="fit on the rows of the cited commit's release only")
     ap.add_argument("--fit-fp8", action="store_true",
                     help="fit FP8_GEMM_EFF on the dense FP8 rows instead")
+    ap.add_argument("--fit-gpu", choices=sorted(FIT_GPU),
+                    help="fit that GPU's GEMM share on its rows instead")
     ap.add_argument("--check", nargs=3, type=float, metavar=("DENSE", "MOE", "MOE_CURRENT"),
                     help="the test: shares within 15%% at least these (0-1); MOE_CURRENT "
                          "for the MoE rows of the cited commit's release")
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.csv, newline="")))
+    if a.fit and a.fit_gpu:
+        return fit(a.fit, [r for r in rows if not why_not(r) and r["gpu"] == a.fit_gpu],
+                   a.models_dir, FIT_GPU[a.fit_gpu])
     if a.fit and a.fit_fp8:
         return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] not in MOE and
                            r["precision"] == "FP8" and r["gpu"] in HOPPER], a.models_dir,
