@@ -81,6 +81,14 @@ mesh_work_t *mesh_work_part(mesh_work_t *part, long cap);
  * budget (stopped there too at its limit), which is in use again.  A part
  * stopped at its own cap leaves the whole one going. */
 void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part);
+/* The budget whose spent counts what this thread does next: the one in use,
+ * or, with none, *counter, made a budget that never stops a search (so the
+ * CLI's plans count their work as the controller's judgements do, and show
+ * it).  The caller reads spent before and after, then calls
+ * mesh_work_uncount(counter). */
+mesh_work_t *mesh_work_counted(mesh_work_t *counter);
+/* Ends mesh_work_counted: *counter is no longer in use, if it was. */
+void mesh_work_uncount(const mesh_work_t *counter);
 /* Whether this thread's budget has stopped a search (0 with none in use). */
 int mesh_work_stopped(void);
 /* The limit of this thread's budget (0: none in use), for messages. */

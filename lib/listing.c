@@ -470,6 +470,7 @@ static void size_json(mesh_buf_t *b, const mesh_size_t *sz, const mesh_model_t *
     mesh_buf_json_string(b, sz->reason);
     mesh_buf_puts(b, ",\"would_fit\":");
     mesh_buf_printf(b, sz->would_fit ? "%d" : "null", sz->would_fit);
+    mesh_buf_printf(b, ",\"work\":%ld", sz->work);
     size_run_json(b, sz, m, job);
     mesh_buf_puts(b, "}\n");
 }

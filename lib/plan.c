@@ -283,9 +283,9 @@ static void tight(mesh_plan_t *p, const mesh_model_t *m, const mesh_alloc_t *a,
     }
 }
 
-mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
-                              const mesh_layout_t *pins, const mesh_assumptions_t *assume,
-                              mesh_error_t *err)
+static mesh_plan_t *plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
+                                const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                mesh_error_t *err)
 {
     if (check_inputs(m, a, pins, err) < 0)
         return NULL;
@@ -338,6 +338,21 @@ mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
     mesh_memo_free(&found);
     mesh_render_lines(p);
     digest(p);
+    return p;
+}
+
+/* The plan, and the work units it cost, counted as the controller's budget
+ * counts them whether a budget limits them or not (plan --json shows them). */
+mesh_plan_t *mesh_plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
+                              const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                              mesh_error_t *err)
+{
+    mesh_work_t counter, *w = mesh_work_counted(&counter);
+    long before = w->spent;
+    mesh_plan_t *p = plan_create(m, a, pins, assume, err);
+    if (p)
+        p->work = w->spent - before;
+    mesh_work_uncount(&counter);
     return p;
 }
 
@@ -481,6 +496,11 @@ int mesh_plan_tight(const mesh_plan_t *p, const mesh_candidate_t **roomier)
 const mesh_reason_t *mesh_plan_near_tie(const mesh_plan_t *p)
 {
     return p->has_near_tie ? &p->near_tie : NULL;
+}
+
+long mesh_plan_work(const mesh_plan_t *p)
+{
+    return p->work;
 }
 
 int mesh_plan_advice_count(const mesh_plan_t *p)

@@ -231,6 +231,7 @@ struct mesh_plan {
     mesh_candidate_t roomier;
     char advice_lines[LINES_MAX][LINE_LEN];
     long evaluated;
+    long work; /* the work units its searches spent (internal.h, mesh_work_t) */
     /* the work budget stopped its search (1) or its advice (2); 0: neither */
     int halted;
     char digest[17];

@@ -739,8 +739,8 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_puts(&b, "]");
     json_strings(&b, "reasons", mesh_plan_reason_count(p), mesh_plan_reason, p);
     json_strings(&b, "advice", mesh_plan_advice_count(p), mesh_plan_advice, p);
-    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld", mesh_plan_digest(p),
-                    mesh_plan_evaluated(p));
+    mesh_buf_printf(&b, ",\"digest\":\"%s\",\"evaluated\":%ld,\"work\":%ld", mesh_plan_digest(p),
+                    mesh_plan_evaluated(p), mesh_plan_work(p));
     const mesh_calib_gpu_t *cal = calibration_of(p);
     if (cal) { /* a calibrated plan's: an additive key */
         char sum[400];

@@ -432,9 +432,9 @@ static int check_deadline(const mesh_model_t *m, const mesh_size_aim_t *aim, mes
     return 0;
 }
 
-mesh_size_t *mesh_size_create_aim(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
-                                  const mesh_layout_t *pins, const mesh_assumptions_t *assume,
-                                  const mesh_size_aim_t *aim, unsigned flags, mesh_error_t *err)
+static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
+                                const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                const mesh_size_aim_t *aim, unsigned flags, mesh_error_t *err)
 {
     mesh_size_goal_t goal = aim->goal;
     if (lo < 1 || lo > hi)
@@ -472,6 +472,20 @@ mesh_size_t *mesh_size_create_aim(const mesh_model_t *m, const mesh_alloc_t *a, 
         say_late(s, m);
     else if (say_why_not(s, m, a, pins, assume, err) < 0)
         return mesh_size_destroy(s), NULL;
+    return s;
+}
+
+/* The sizing, and the work units it cost (as mesh_plan_create counts a plan's). */
+mesh_size_t *mesh_size_create_aim(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
+                                  const mesh_layout_t *pins, const mesh_assumptions_t *assume,
+                                  const mesh_size_aim_t *aim, unsigned flags, mesh_error_t *err)
+{
+    mesh_work_t counter, *w = mesh_work_counted(&counter);
+    long before = w->spent;
+    mesh_size_t *s = size_create(m, a, lo, hi, pins, assume, aim, flags, err);
+    if (s)
+        s->work = w->spent - before;
+    mesh_work_uncount(&counter);
     return s;
 }
 

@@ -3,6 +3,7 @@
  * The work budget (internal.h, mesh_work_t): the one this thread's
  * searches count against, and the parts a judgement cuts it into.
  */
+#include <limits.h>
 #include <stddef.h>
 
 #include "internal.h"
@@ -43,6 +44,20 @@ void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part)
     if (whole->spent >= whole->limit)
         whole->stopped = 1;
     work_in_use = whole;
+}
+
+mesh_work_t *mesh_work_counted(mesh_work_t *counter)
+{
+    if (work_in_use)
+        return work_in_use;
+    *counter = (mesh_work_t){LONG_MAX, 0, 0, 0, 0};
+    return work_in_use = counter;
+}
+
+void mesh_work_uncount(const mesh_work_t *counter)
+{
+    if (work_in_use == counter)
+        work_in_use = NULL;
 }
 
 int mesh_work_stopped(void)

@@ -150,6 +150,15 @@ MESH_API const char *mesh_plan_advice(const mesh_plan_t *p, int i);
 MESH_API long mesh_plan_evaluated(const mesh_plan_t *p);
 
 /**
+ * The units of planning work the plan cost: the unit of the controller's
+ * work budget (one a layout considered, one or more a pricing of its memory
+ * or step; doc/design.md, "Work budget"), counted whether a budget limits
+ * the plan or not.  What a plan's search costs, for admins sizing that
+ * budget and for tests of the search's own work.
+ */
+MESH_API long mesh_plan_work(const mesh_plan_t *p);
+
+/**
  * Whether the chosen layout is tight: 1 when it fits and needs more than
  * MESH_PLAN_FULL of the usable memory before headroom (mesh_policy_usable
  * with none: a plan leaving the headroom asked is not tight), else 0.  When

@@ -91,6 +91,9 @@ typedef struct mesh_size {
     /* MESH_SIZE_DEADLINE and no count's run ends in time: the row of the
      * shortest run (what would come closest); else -1 */
     int fastest;
+    /* the units of planning work the sizing spent, as the controller's work
+     * budget counts them (doc/design.md, "Work budget") */
+    long work;
 } mesh_size_t;
 
 /**

@@ -319,6 +319,37 @@ static void budget__plan_prices_what_fits(void **state)
     assert_int_equal(w.spent, WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST);
 }
 
+/* A plan and a sizing count their own work, the same with a budget in use
+ * (part of it already spent) as without one (plan --json's "work"), and
+ * leave no counter of theirs in use. */
+static void budget__plan_and_size_count_their_own_work(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_layout_t pins = test_mesh("tp=8,pp=1,dp=1,cp=1,mb=1,zero=1,recompute=none,vpp=1");
+    mesh_error_t err;
+    long own = WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST;
+    mesh_work_t w = {.limit = 1000000000, .spent = 1000};
+    for (int budget = 0; budget < 2; budget++) {
+        mesh_work_t *was = mesh_work_use(budget ? &w : NULL);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        assert_non_null(p);
+        assert_int_equal(mesh_plan_work(p), own);
+        mesh_plan_destroy(p);
+        mesh_size_t *sz =
+            mesh_size_create(&m, &a, 1, 2, &pins, &pol.assume, MESH_SIZE_MIN, 0, &err);
+        assert_non_null(sz);
+        assert_true(sz->work >= own);
+        assert_ptr_equal(mesh_work_current(), budget ? &w : NULL);
+        if (budget)
+            assert_int_equal(w.spent, 1000 + own + sz->work);
+        mesh_size_destroy(sz);
+        mesh_work_use(was);
+    }
+}
+
 /* A part of the budget holds at most its cap, down to a cap of one unit;
  * a cap of none leaves the whole budget in use. */
 static void budget__parts_capped(void **state)
@@ -1010,6 +1041,7 @@ int main(void)
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__plan_prices_what_fits),
+        cmocka_unit_test(budget__plan_and_size_count_their_own_work),
         cmocka_unit_test(budget__parts_capped),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
