@@ -149,6 +149,28 @@ static void first_partition(const mesh_policy_t *pol, const char *list, mesh_sub
     out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
 }
 
+char *mesh_submit_json(const mesh_submit_t *v)
+{
+    const char *verdict = v->verdict == MESH_VERDICT_RUN    ? "run"
+                          : v->verdict == MESH_VERDICT_WARN ? "warn"
+                                                            : "refuse";
+    mesh_buf_t b;
+    mesh_buf_init(&b);
+    mesh_buf_printf(&b, "{\"verdict\":\"%s\",\"judged\":%s,\"partition\":", verdict,
+                    v->judged ? "true" : "false");
+    if (v->partition[0])
+        mesh_buf_json_string(&b, v->partition);
+    else
+        mesh_buf_puts(&b, "null");
+    mesh_buf_puts(&b, ",\"message\":");
+    if (v->msg[0])
+        mesh_buf_json_string(&b, v->msg);
+    else
+        mesh_buf_puts(&b, "null");
+    mesh_buf_printf(&b, ",\"work\":%ld}", v->work);
+    return mesh_buf_take(&b);
+}
+
 /* mesh_submit_judge, under the work budget in use. */
 static mesh_verdict_t judge_fit(const mesh_policy_t *pol, const char *partitions,
                                 const mesh_model_t *m, const mesh_layout_t *pins,

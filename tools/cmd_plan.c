@@ -38,33 +38,39 @@ static int write_svg(const char *path, const mesh_plan_t *p)
     return ok ? 0 : bad("--svg: cannot write %s: %s", path, strerror(saved));
 }
 
-/* plan --json with the restart's object added as "restart", last (the
- * report is one object ending in "}\n"). */
-static char *json_with_restart(const options_t *o, const mesh_plan_t *p, char *json)
+/* A --json report with the object value added as key, last (the report is
+ * one object ending in "}\n"); both are freed, NULL when either is. */
+static char *json_with(char *json, const char *key, char *value)
 {
-    char *restart = json ? mesh_restart_json(&o->restart, p) : NULL, *out = NULL;
-    char *end = json ? strrchr(json, '}') : NULL;
-    if (restart && end) {
+    char *out = NULL, *end = json ? strrchr(json, '}') : NULL;
+    if (value && end) {
         *end = '\0';
-        size_t n = strlen(json) + strlen(restart) + 16;
+        size_t n = strlen(json) + strlen(key) + strlen(value) + 16;
         if ((out = malloc(n)))
-            snprintf(out, n, "%s,\"restart\":%s}\n", json, restart);
+            snprintf(out, n, "%s,\"%s\":%s}\n", json, key, value);
     }
     free(json);
-    free(restart);
+    free(value);
     return out;
 }
 
 /* The report asked for: plan's and check's the explained plan (with the
  * restart's section and the pictures, as the plugin shows it), ranks' the
- * rank map with the pictures; or JSON (a restart's object added). */
-static int print_report(const options_t *o, const mesh_plan_t *p, report_fn text, report_fn json)
+ * rank map with the pictures; or JSON (a restart's object added as
+ * "restart", the controller's judgement of --partition as "controller"). */
+static int print_report(const options_t *o, const mesh_plan_t *p, const mesh_submit_t *verdict,
+                        report_fn text, report_fn json)
 {
     const mesh_restart_t *restart = o->have_restart ? &o->restart : NULL;
     mesh_picture_opts_t po = picture_opts();
-    if (o->json)
-        return print_owned(restart && text == mesh_report_text ? json_with_restart(o, p, json(p))
-                                                               : json(p));
+    if (o->json) {
+        char *out = json(p);
+        if (out && restart && text == mesh_report_text)
+            out = json_with(out, "restart", mesh_restart_json(restart, p));
+        if (out && o->partition)
+            out = json_with(out, "controller", mesh_submit_json(verdict));
+        return print_owned(out);
+    }
     if (text == mesh_report_text)
         return print_owned(mesh_report_explained(p, restart, o->no_pictures ? NULL : &po));
     int rc = print_owned(text(p));
@@ -89,7 +95,7 @@ int report(const options_t *o, report_fn text, report_fn json, int explain)
     if (o->svg)
         rc = write_svg(o->svg, p);
     if (rc == 0 && !svg_only)
-        rc = print_report(o, p, text, json);
+        rc = print_report(o, p, &verdict, text, json);
     if (rc == 0 && explain && !mesh_plan_fits(p)) {
         char msg[4096];
         say_lines("", mesh_report_nofit(p, msg, sizeof(msg)));

@@ -203,6 +203,16 @@ MESH_API mesh_verdict_t mesh_submit_judge(const mesh_policy_t *pol, const char *
                                           const mesh_step_t *s, mesh_submit_t *out);
 
 /**
+ * A judgement as one JSON object, for a front end's --json (`meshplan plan
+ * --partition --json` adds it as "controller"): {"verdict": "run", "warn"
+ * or "refuse", "judged": true or false, "partition": the deciding partition
+ * as the job wrote it (null: none named), "message": msg (null when empty),
+ * "work": the work units it took}.  Returns a string to free(), or NULL
+ * when out of memory.  v must not be NULL.
+ */
+MESH_API char *mesh_submit_json(const mesh_submit_t *v);
+
+/**
  * Everything job_submit/meshplan decides about a job at submission: its
  * node count when it asks to be sized, whether it fits, and its time limit.
  * The same inputs as mesh_submit_judge, plus *ask; into *out (cleared
