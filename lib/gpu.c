@@ -60,7 +60,8 @@
  * 1.2 kW, and Blackwell Ultra's doubled softmax rate).  0.94 (GB200's 0.75 x
  * 1.25) is fitted on its 28 rows of tests/fixtures/published_throughput_dev.csv,
  * dense and MoE (tools/fit/published.py --fit BUILD --fit-gpu GB300, 2026-12-04:
- * 22 within 15% against 9 at 0.75; median 0.93x against 0.82x). */
+ * the search's 0.9375, rounded; 22 within 15% against 9 at 0.75; median 0.93x
+ * against 0.82x). */
 #ifndef GB300_GEMM_EFF /* tools/fit/published.py --fit-gpu GB300 builds with -D */
 #define GB300_GEMM_EFF 0.94
 #endif

@@ -67,7 +67,8 @@ typedef struct mesh_work {
     int cut; /* a part of it (mesh_work_part) reached its own limit: something was cut short */
 } mesh_work_t;
 
-/* The budget this thread's searches count against (NULL: none). */
+/* The budget this thread's searches count against (NULL: none; inside a
+ * plan or sizing made without a budget, mesh_work_counted's counter). */
 mesh_work_t *mesh_work_current(void);
 /* Count the searches this thread runs against w from now on (NULL: none);
  * returns the budget in use before, to be put back with another call. */
@@ -82,16 +83,20 @@ mesh_work_t *mesh_work_part(mesh_work_t *part, long cap);
  * stopped at its own cap leaves the whole one going. */
 void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part);
 /* The budget whose spent counts what this thread does next: the one in use,
- * or, with none, *counter, made a budget that never stops a search (so the
+ * or, with none, *counter, made a budget that no search reaches (so the
  * CLI's plans count their work as the controller's judgements do, and show
- * it).  The caller reads spent before and after, then calls
- * mesh_work_uncount(counter). */
+ * it).  The counter has no advice cap, so that mesh_advise takes no part of
+ * it (mesh_work_part with cap 0), and a limit of LONG_MAX / 2, which its
+ * spent cannot overflow on its way to: a 32-bit long reaches it after
+ * about 20 s of planning, which then stops as at any budget.  The caller
+ * reads spent before and after, then calls mesh_work_uncount(counter). */
 mesh_work_t *mesh_work_counted(mesh_work_t *counter);
 /* Ends mesh_work_counted: *counter is no longer in use, if it was. */
 void mesh_work_uncount(const mesh_work_t *counter);
 /* Whether this thread's budget has stopped a search (0 with none in use). */
 int mesh_work_stopped(void);
-/* The limit of this thread's budget (0: none in use), for messages. */
+/* The limit of this thread's budget (0: none in use; LONG_MAX / 2 inside a
+ * plan or sizing made without one), for messages. */
 long mesh_work_limit(void);
 /* Its advice cap (mesh_work_t's advice; 0: none, or none in use). */
 long mesh_work_advice(void);

@@ -50,7 +50,8 @@ mesh_work_t *mesh_work_counted(mesh_work_t *counter)
 {
     if (work_in_use)
         return work_in_use;
-    *counter = (mesh_work_t){LONG_MAX, 0, 0, 0, 0};
+    *counter =
+        (mesh_work_t){LONG_MAX / 2, 0, 0, 0, 0}; /* no advice cap: mesh_advise takes no part */
     return work_in_use = counter;
 }
 

@@ -73,10 +73,12 @@ typedef struct mesh_submit {
      * why, the time limit set, a limit far from the estimate), lines
      * joined by '\n', without a front end's prefix; "" when nothing. */
     char note[MESH_SUBMIT_MSG_MAX];
-    /** The work units the judgement took (MESH_SUBMIT_WORK at most), for
-     * the log: one per layout considered and one per pricing of a layout's
-     * memory or cost.  A verdict from the cache keeps the count it was
-     * first judged with. */
+    /** The work units the judgement took (MESH_SUBMIT_WORK, and the step
+     * that reached it, at most), for the log and mesh_submit_json: one per
+     * layout considered and one per pricing of a layout's memory or cost.
+     * Set by mesh_submit_judge too, unlike the fields above it from
+     * `about`.  A verdict from the cache keeps the count it was first
+     * judged with. */
     long work;
     /** 1: the verdict was kept from an earlier judgement of the same
      * submission under the same policy (mesh_submit_decide); 0: judged now. */
