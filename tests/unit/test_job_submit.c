@@ -13,6 +13,7 @@
  * The plugin is linked in with what slurmctld would give it: xstrdup and
  * the log functions, stubbed here.
  */
+#include <math.h>
 #include <pthread.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -775,26 +776,32 @@ static void size__bad_ranges_refused(void **state)
 }
 
 /* The number after key in the JSON a shell command line prints. */
-static long json_number(const char *line, const char *key)
+static double json_number(const char *line, const char *key)
 {
     static char out[65536];
     shell(line, out, sizeof(out));
     const char *k = strstr(out, key);
     if (!k)
         fail_msg("no %s in: %s", key, out);
-    return atol(k + strlen(key));
+    return strtod(k + strlen(key), NULL);
 }
 
-/* The limit that covers the run: `meshplan plan --json`'s, for the spec
- * with a budget of `tokens`. */
-static long cli_limit(const char *model, int nodes, double tokens)
+/* A figure of the run of `meshplan plan --json` (its first `key`: the
+ * chosen layout's), for the spec with a budget of `tokens`. */
+static double cli_run(const char *model, int nodes, double tokens, const char *key)
 {
     char line[1024];
     snprintf(line, sizeof(line),
              "'%s' plan --model %s --nodes %d --gpus-per-node 8 --partition gpu --set "
              "train.tokens=%.0f --policy '%s' --json 2>/dev/null",
              getenv("MESHPLAN"), model, nodes, tokens, policy_path);
-    return json_number(line, "\"time_limit_minutes\":");
+    return json_number(line, key);
+}
+
+/* The limit that covers the run: `meshplan plan --json`'s. */
+static long cli_limit(const char *model, int nodes, double tokens)
+{
+    return (long)cli_run(model, nodes, tokens, "\"time_limit_minutes\":");
 }
 
 /* time_limit=: a limit set where none is given, a short one warned about
@@ -889,11 +896,15 @@ static void max_time__chained_jobs(void **state)
     assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", NO_VAL, &d, &msg), 0);
     assert_int_equal(d.time_limit, (need + jobs - 1) / jobs);
     assert_true(d.time_limit <= 2880);
-    char says[256];
+    char says[256], t_est[32];
+    /* the run as meshplan plan estimates it, without the margin */
+    double seconds = cli_run("llama3-8b", 2, tokens, "\"estimated_seconds\":");
+    long steps = (long)cli_run("llama3-8b", 2, tokens, "\"steps\":");
+    mesh_size_slurm_time((long)ceil(seconds / 60), t_est, sizeof(t_est));
     snprintf(says, sizeof(says),
-             "more than partition gpu's MaxTime 2-00:00:00 with the 15%% "
-             "margin: it takes %d chained jobs of --time=",
-             jobs);
+             "the run is estimated at %s (%ld steps), more than partition gpu's MaxTime "
+             "2-00:00:00 with the 15%% margin: it takes %d chained jobs of --time=",
+             t_est, steps, jobs);
     if (!msg || !strstr(msg, says))
         fail_msg("'%s' does not say '%s'", msg, says);
     snprintf(says, sizeof(says),
