@@ -577,22 +577,34 @@ int mesh_spec_is_path(const char *spec)
            (n > 4 && strcmp(spec + n - 4, ".yml") == 0) || is_json(spec);
 }
 
+/* Into name, the name of the folder `path` is in (".../Meta-Llama-3-8B/
+ * config.json"), where it is a valid preset name; else name is left as it
+ * is.  Only the folder's own name is read, whatever the path's length. */
+static void folder_name(const char *path, char name[MESH_NAME_MAX])
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return;
+    const char *base = slash;
+    while (base > path && base[-1] != '/')
+        base--;
+    /* a byte more than a name may have: a longer folder's is cut to a
+     * length mesh_spec_valid_preset_name refuses */
+    char folder[MESH_NAME_MAX + 1];
+    snprintf(folder, sizeof(folder), "%.*s", (int)(slash - base), base);
+    if (mesh_spec_valid_preset_name(folder))
+        mesh_strlcpy(name, folder, MESH_NAME_MAX);
+}
+
 /* A Hugging Face config.json at `path`, translated (lib/hfconfig.c) and read
- * as a spec document with the overrides; named after its folder
- * (".../Meta-Llama-3-8B/config.json"), else "hf-model".  An error in the
- * translated document names the config's field it came from. */
+ * as a spec document with the overrides; named after its folder, else
+ * "hf-model".  An error in the translated document names the config's
+ * field it came from. */
 static int parse_hf(const char *buf, size_t len, const char *path, const overrides_t *ov,
                     mesh_model_t *out, mesh_error_t *err)
 {
-    char name[MESH_NAME_MAX] = "hf-model", dir[PATH_LEN];
-    const char *slash = strrchr(path, '/');
-    if (slash && (size_t)(slash - path) < sizeof(dir)) {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-        const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-        if (mesh_spec_valid_preset_name(base))
-            mesh_strlcpy(name, base, sizeof(name));
-    }
+    char name[MESH_NAME_MAX] = "hf-model";
+    folder_name(path, name);
     const char *fields[MESH_HF_FIELDS_MAX];
     int lines = 0;
     mesh_buf_t doc;

@@ -229,6 +229,26 @@ static void size__partition_of_one_letter(void **state)
     assert_int_equal(two.about, MESH_SUBMIT_SIZE);
 }
 
+/* --mesh-size with one count (-N 2, as Slurm gives it with or without a
+ * maximum) has nothing to size: judged as it is, and told so. */
+static void size__one_count_judged_as_it_is(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    static const int his[] = {0, 2};
+    for (size_t i = 0; i < sizeof(his) / sizeof(his[0]); i++) {
+        mesh_submit_t v;
+        assert_int_equal(decide_with(&pol, &m, 2, his[i], "min", "h100", LONG_MAX, 0, &v),
+                         MESH_VERDICT_RUN);
+        assert_int_equal(v.judged, 1);
+        assert_int_equal(v.nodes, 0); /* not narrowed */
+        if (!strstr(v.note, "--mesh-size=min: the job asks for 2 nodes, so there is nothing to "
+                            "size (give a range, as -N 1-2)"))
+            fail_msg("hi %d: '%s'", his[i], v.note);
+    }
+}
+
 /* Where the budget suffices, the verdict is the unbounded one, to the word,
  * and took the same work. */
 static void budget__same_verdict_where_it_suffices(void **state)
@@ -1041,6 +1061,7 @@ int main(void)
         cmocka_unit_test(budget__units_counted),
         cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__plan_prices_what_fits),
+        cmocka_unit_test(size__one_count_judged_as_it_is),
         cmocka_unit_test(budget__plan_and_size_count_their_own_work),
         cmocka_unit_test(budget__parts_capped),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),

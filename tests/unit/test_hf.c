@@ -186,6 +186,41 @@ static void config__plans_as_its_preset(void **state)
 /* Fields that change nothing meshplan prices are passed over, not refused
  * as unknown: Mixtral's router_jitter_noise (a training regularizer, which
  * MixtralConfig writes with its default 0.0). */
+/* The model is named after its folder whatever the path's length (a folder
+ * nested past 1,024 characters too), where the folder's name is a preset
+ * name (at most 63 characters, of the preset names' letters); else
+ * "hf-model". */
+static void config__named_after_its_folder(void **state)
+{
+    (void)state;
+    char deep[1400], path[1500], name63[64], name64[65];
+    int n = snprintf(deep, sizeof(deep), "%s", dir);
+    while (n < 1100) { /* folders of 200 characters, 1,100 and more in all */
+        n += snprintf(deep + n, sizeof(deep) - (size_t)n, "/%0200d", 0);
+        assert_int_equal(mkdir(deep, 0700), 0);
+    }
+    memset(name63, 'a', 63);
+    name63[63] = '\0';
+    memset(name64, 'b', 64);
+    name64[64] = '\0';
+    static const char *const want[] = {"Llama-3-8B", NULL, "hf-model", "hf-model"};
+    const char *folders[] = {"Llama-3-8B", name63, name64, "bad name"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", deep, folders[i]);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/%s/config.json", deep, folders[i]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(llama3_8b, f);
+        assert_int_equal(fclose(f), 0);
+        mesh_model_t m;
+        mesh_error_t err;
+        if (load(path, NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", folders[i], err.msg);
+        assert_string_equal(m.name, want[i] ? want[i] : name63);
+    }
+}
+
 static void config__regularizer_passed_over(void **state)
 {
     (void)state;
@@ -502,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config__plans_as_its_preset),
         cmocka_unit_test(config__returns_all_its_memory),
+        cmocka_unit_test(config__named_after_its_folder),
         cmocka_unit_test(config__regularizer_passed_over),
         cmocka_unit_test(config__yarn_without_mscale_all_dim),
         cmocka_unit_test(config__queries_not_compressed),

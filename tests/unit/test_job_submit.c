@@ -763,6 +763,16 @@ static void size__bad_ranges_refused(void **state)
     assert_int_equal(job_submit(&d, 1000, &msg), SLURM_ERROR);
     assert_non_null(strstr(msg, "give tasks per node (--ntasks-per-node), not a total"));
     free(msg);
+    /* nor does a total of GPUs (sbatch --gpus=16: tres_per_job) */
+    assert_int_equal(submit("llama3-8b", 0, 1, 4, "min", "gpu", NO_VAL, &d, &msg), 0);
+    free(msg);
+    d.min_nodes = 1;
+    d.max_nodes = 4;
+    d.tres_per_job = (char *)"gres/gpu:16";
+    msg = NULL;
+    assert_int_equal(job_submit(&d, 1000, &msg), SLURM_ERROR);
+    assert_non_null(strstr(msg, "give GPUs per node (--gpus-per-node), not a total (--gpus)"));
+    free(msg);
     /* a partition whose GPU the policy does not name cannot be sized */
     FILE *f = fopen(policy_path, "w");
     assert_non_null(f);
