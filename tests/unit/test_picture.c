@@ -299,6 +299,31 @@ static void svg__pipeline_filled_exactly_shows_every_slot(void **state)
     }
 }
 
+/* A pipeline's rows are 16 px high up to 32 stages, where a stage's name
+ * and its units' numbers fit, and 6 px beyond, so that hundreds of stages
+ * still make a picture one can scroll. */
+static void svg__pipeline_rows_thin_past_32_stages(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3.1-405b");
+    for (int pp = 32; pp <= 33; pp++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", pp, 8);
+        char pins[64];
+        snprintf(pins, sizeof(pins), "tp=8,pp=%d,dp=1,vpp=1,mb=1", pp);
+        mesh_plan_t *p = test_plan(&m, &a, pins);
+        char *svg = mesh_picture_svg(p);
+        int rows16 = 0, rows6 = 0;
+        for (const char *s = svg; (s = strstr(s, "height=\"")); s++) {
+            rows16 += strncmp(s, "height=\"16\"", 11) == 0;
+            rows6 += strncmp(s, "height=\"6\"", 10) == 0;
+        }
+        if (pp == 32 ? rows16 < 32 || rows6 : rows6 < 33 || rows16)
+            fail_msg("pp %d: %d rows of 16 px, %d of 6", pp, rows16, rows6);
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void svg__self_contained(void **state)
 {
     mesh_plan_t *p = plan("llama3-70b", 4, "tp=4,pp=4,mb=1");
@@ -1187,6 +1212,7 @@ int main(void)
         cmocka_unit_test(svg__self_contained),
         cmocka_unit_test(svg__rank_map_row_filled_exactly_shows_every_gpu),
         cmocka_unit_test(svg__pipeline_filled_exactly_shows_every_slot),
+        cmocka_unit_test(svg__pipeline_rows_thin_past_32_stages),
         cmocka_unit_test(text__pipeline_exact),
         cmocka_unit_test(text__memory_exact),
         cmocka_unit_test(text__ranks_with_cp_exact),

@@ -1156,7 +1156,7 @@ static void overrides__every_key_checked_as_in_a_file(void **state)
 static void presets__count_follows_a_changed_arch(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256];
+    char dir[] = "/tmp/meshplan-spec-XXXXXX", path[256], moe_path[256];
     write_preset(dir, "counted",
                  "params: 1.234e9\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
                  "  ffn: 4096\n  vocab: 32000\n",
@@ -1169,16 +1169,29 @@ static void presets__count_follows_a_changed_arch(void **state)
         {"preset: counted\ntrain: {seq_len: 4096}\n", 1.234e9},
         {"preset: counted\narch: {kv_heads: 4}\n", 0},
         {"preset: counted\nparams: 5e9\narch: {kv_heads: 4}\n", 5e9},
+        /* a key of arch.moe changes the arch too */
+        {"preset: counted-moe\ntrain: {seq_len: 4096}\n", 2.345e9},
+        {"preset: counted-moe\narch: {moe: {experts: 16}}\n", 0},
+        {"preset: counted-moe\narch: {moe: {top_k: 1}}\n", 0},
     };
+    static const char moe[] = "params: 2.345e9\narch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n"
+                              "  ffn: 4096\n  vocab: 32000\n  moe: {experts: 8, top_k: 2, ffn: "
+                              "1024}\n";
+    snprintf(moe_path, sizeof(moe_path), "%s/counted-moe.yaml", dir);
+    FILE *f = fopen(moe_path, "w");
+    assert_non_null(f);
+    fputs(moe, f);
+    assert_int_equal(fclose(f), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t m;
         mesh_error_t err;
         if (mesh_spec_parse(cases[i].yaml, strlen(cases[i].yaml), "x.yaml", &d, &m, &err) < 0)
             fail_msg("%s", err.msg);
         double want = cases[i].params ? cases[i].params : mesh_model_params_from_arch(&m);
-        if (m.params != want || (!cases[i].params && m.params == 1.234e9))
+        if (m.params != want || (!cases[i].params && (m.params == 1.234e9 || m.params == 2.345e9)))
             fail_msg("%s: %.6g parameters, want %.6g", cases[i].yaml, m.params, want);
     }
+    unlink(moe_path);
     unlink(path);
     rmdir(dir);
 }
