@@ -76,9 +76,8 @@ typedef struct mesh_submit {
     /** The work units the judgement took (MESH_SUBMIT_WORK, and the step
      * that reached it, at most), for the log and mesh_submit_json: one per
      * layout considered and one per pricing of a layout's memory or cost.
-     * Set by mesh_submit_judge too, unlike the fields above it from
-     * `about`.  A verdict from the cache keeps the count it was first
-     * judged with. */
+     * mesh_submit_judge sets it too (it leaves `about` to `note` alone).
+     * A verdict from the cache keeps the count it was first judged with. */
     long work;
     /** 1: the verdict was kept from an earlier judgement of the same
      * submission under the same policy (mesh_submit_decide); 0: judged now. */

@@ -7,6 +7,7 @@
  * count where meshplan has no preset; what the spec cannot say is refused
  * naming the field; hostile JSON is refused, never read as something else.
  */
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,6 +220,17 @@ static void config__named_after_its_folder(void **state)
             fail_msg("%s: %s", folders[i], err.msg);
         assert_string_equal(m.name, want[i] ? want[i] : name63);
     }
+    /* a path relative to the working directory, as a user types it */
+    char cwd[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(deep), 0);
+    mesh_model_t m;
+    mesh_error_t err;
+    int rc = load("Llama-3-8B/config.json", NULL, 0, &m, &err);
+    assert_int_equal(chdir(cwd), 0);
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(m.name, "Llama-3-8B");
 }
 
 static void config__regularizer_passed_over(void **state)
