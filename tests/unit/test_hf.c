@@ -184,9 +184,6 @@ static void config__plans_as_its_preset(void **state)
     (void)state;
 }
 
-/* Fields that change nothing meshplan prices are passed over, not refused
- * as unknown: Mixtral's router_jitter_noise (a training regularizer, which
- * MixtralConfig writes with its default 0.0). */
 /* The model is named after its folder whatever the path's length (a folder
  * nested past 1,024 characters too), where the folder's name is a preset
  * name (at most 63 characters, of the preset names' letters); else
@@ -233,6 +230,9 @@ static void config__named_after_its_folder(void **state)
     assert_string_equal(m.name, "Llama-3-8B");
 }
 
+/* Fields that change nothing meshplan prices are passed over, not refused
+ * as unknown: Mixtral's router_jitter_noise (a training regularizer, which
+ * MixtralConfig writes with its default 0.0). */
 static void config__regularizer_passed_over(void **state)
 {
     (void)state;
