@@ -320,29 +320,11 @@ static void budget__units_counted(void **state)
 
 /* A whole plan prices the step of each layout that fits (the first-fit
  * search above does not): one pinned layout of Llama 3 8B that fits costs
- * its shape, check and memory with the states' sums, and its pricing. */
-static void budget__plan_prices_what_fits(void **state)
-{
-    (void)state;
-    mesh_policy_t pol = site_policy("reject");
-    mesh_model_t m = test_preset("llama3-8b");
-    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
-    mesh_layout_t pins = test_mesh("tp=8,pp=1,dp=1,cp=1,mb=1,zero=1,recompute=none,vpp=1");
-    mesh_work_t w = {.limit = 1000000000};
-    mesh_work_t *was = mesh_work_use(&w);
-    mesh_error_t err;
-    mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
-    mesh_work_use(was);
-    assert_non_null(p);
-    assert_true(mesh_plan_best(p)->fits);
-    mesh_plan_destroy(p);
-    assert_int_equal(w.spent, WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST);
-}
-
-/* A plan and a sizing count their own work, the same with a budget in use
- * (part of it already spent) as without one (plan --json's "work"), and
+ * its shape, check and memory with the states' sums, and its pricing.  A
+ * plan and a sizing count their own work, the same without a budget in use
+ * (plan --json's "work"), with a fresh one and with one partly spent, and
  * leave no counter of theirs in use. */
-static void budget__plan_and_size_count_their_own_work(void **state)
+static void budget__plan_prices_what_fits(void **state)
 {
     (void)state;
     mesh_policy_t pol = site_policy("reject");
@@ -351,20 +333,24 @@ static void budget__plan_and_size_count_their_own_work(void **state)
     mesh_layout_t pins = test_mesh("tp=8,pp=1,dp=1,cp=1,mb=1,zero=1,recompute=none,vpp=1");
     mesh_error_t err;
     long own = WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST;
-    mesh_work_t w = {.limit = 1000000000, .spent = 1000};
-    for (int budget = 0; budget < 2; budget++) {
-        mesh_work_t *was = mesh_work_use(budget ? &w : NULL);
+    static const long before[] = {-1, 0, 1000}; /* -1: no budget in use */
+    for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+        mesh_work_t w = {.limit = 1000000000, .spent = before[i] > 0 ? before[i] : 0};
+        mesh_work_t *in_use = before[i] < 0 ? NULL : &w, *was = mesh_work_use(in_use);
         mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
         assert_non_null(p);
+        assert_true(mesh_plan_best(p)->fits);
         assert_int_equal(mesh_plan_work(p), own);
         mesh_plan_destroy(p);
+        if (in_use)
+            assert_int_equal(w.spent, before[i] + own);
         mesh_size_t *sz =
             mesh_size_create(&m, &a, 1, 2, &pins, &pol.assume, MESH_SIZE_MIN, 0, &err);
         assert_non_null(sz);
         assert_true(sz->work >= own);
-        assert_ptr_equal(mesh_work_current(), budget ? &w : NULL);
-        if (budget)
-            assert_int_equal(w.spent, 1000 + own + sz->work);
+        assert_ptr_equal(mesh_work_current(), in_use);
+        if (in_use)
+            assert_int_equal(w.spent, before[i] + own + sz->work);
         mesh_size_destroy(sz);
         mesh_work_use(was);
     }
@@ -1062,7 +1048,6 @@ int main(void)
         cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__plan_prices_what_fits),
         cmocka_unit_test(size__one_count_judged_as_it_is),
-        cmocka_unit_test(budget__plan_and_size_count_their_own_work),
         cmocka_unit_test(budget__parts_capped),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),
