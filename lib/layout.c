@@ -297,9 +297,7 @@ double mesh_pipeline_bubble(int pp, int vpp, long micro_batches)
 int mesh_stage_layers(int layers, int pp, int stage)
 {
     int q = (layers + pp - 1) / pp, deficit = q * pp - layers;
-    if (pp == 1)
-        return layers;
-    if (stage == 0)
+    if (stage == 0) /* pp == 1 too: q is every layer and nothing is short */
         return q - (deficit + 1) / 2;
     if (stage == pp - 1)
         return q - deficit / 2;
