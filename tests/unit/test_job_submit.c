@@ -68,8 +68,9 @@ void slurm_error(const char *fmt, ...)
     va_end(ap);
 }
 
-/* what the plugin logged last at debug level: its judgement's line */
-static char debugged[2048];
+/* what the plugin logged last at debug level: its judgement's line; and
+ * every debug line of the last submission, one after another */
+static char debugged[2048], debug_lines[8192];
 
 void slurm_debug(const char *fmt, ...)
 {
@@ -77,6 +78,8 @@ void slurm_debug(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(debugged, sizeof(debugged), fmt, ap);
     va_end(ap);
+    size_t n = strlen(debug_lines);
+    snprintf(debug_lines + n, sizeof(debug_lines) - n, "%s\n", debugged);
 }
 
 static double monotonic_ms(void)
@@ -98,6 +101,9 @@ static void assert_judged(const char *verdict, double within)
                &ms, said, &work) != 3)
         fail_msg("the judgement's debug line: \"%s\"", debugged);
     assert_string_equal(said, verdict);
+    /* judged, so never said to be let through unjudged */
+    if (strstr(debug_lines, "not judged"))
+        fail_msg("a judged job's debug lines: \"%s\"", debug_lines);
     if (ms < 0 || ms > within)
         fail_msg("judged in %g ms, logged; %g ms seen", ms, within);
     assert_true(work > 0);
@@ -163,6 +169,7 @@ static int controller_in(const char *model, const char *mesh, int nodes, const c
     d.spank_job_env = spank_env;
     d.spank_job_env_size = 1;
     *msg = NULL;
+    debug_lines[0] = '\0';
     return modifying ? job_modify(&d, NULL, 1000, msg) : job_submit(&d, 1000, msg);
 }
 
@@ -593,6 +600,8 @@ static void partitions__unjudged(void **state)
     assert_int_equal(controller_in("llama3.1-405b", NULL, 1, "gres/gpu:8", "cpu", &msg),
                      SLURM_SUCCESS);
     assert_null(msg);
+    assert_non_null(strstr(debug_lines, "job_submit/meshplan: uid 1000: partition cpu: "));
+    assert_non_null(strstr(debug_lines, ": not judged\n"));
     assert_int_equal(cli_partition("llama3.1-405b", NULL, 1, 8, "cpu", out, sizeof(out)), 2);
     assert_non_null(
         strstr(out, "meshplan: --partition cpu: the controller does not judge this job"));

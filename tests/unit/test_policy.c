@@ -105,6 +105,13 @@ static void args__errors_name_the_key(void **state)
         if (!strstr(err.msg, cases[i].needle))
             fail_msg("'%s': '%s' lacks '%s'", cases[i].arg, err.msg, cases[i].needle);
     }
+    /* a family's key without NAME or FIELD: the key first, then how to write it */
+    mesh_policy_t p;
+    mesh_error_t err;
+    mesh_policy_init(&p);
+    assert_int_equal(mesh_policy_set_arg(&p, "partition.nodes=4", &err), -1);
+    assert_string_equal(err.msg, "partition.nodes: partition settings are partition.NAME.FIELD "
+                                 "(e.g. partition.gpu.gpu=H100-SXM)");
 }
 
 static void gpus__defined_by_pci_id(void **state)

@@ -85,6 +85,14 @@ static void files__regular_and_bounded(void **state)
     assert_non_null(buf);
     assert_int_equal(n, 6);
     free(buf);
+    /* the limit itself is allowed: a file of exactly cap bytes is read
+     * whole, one byte more is refused */
+    buf = mesh_read_regular_file(path, "spec", 6, &n, &err);
+    assert_non_null(buf);
+    assert_int_equal(n, 6);
+    assert_string_equal(buf, "abcdef");
+    free(buf);
+    assert_null(mesh_read_regular_file(path, "spec", 5, &n, &err));
     assert_null(mesh_read_regular_file(path, "spec", 3, &n, &err)); /* larger than the bound */
     char want[MESH_ERROR_MAX];
     snprintf(want, sizeof(want), "spec '%s' is larger than the 3-byte limit", path);
