@@ -355,6 +355,116 @@ static void plain__not_judged_and_said_so(void **state)
     assert_int_equal(work, 0);
 }
 
+/* A job carrying `request` as meshplan's request (NULL: llama3-8b's, as
+ * sbatch --model=llama3-8b records it) on one node with `gpus` in
+ * tres_per_job, `socket` in tres_per_socket and `tpn` tasks per node (0:
+ * not given); *msg holds what another plugin said first (NULL: nothing). */
+static int submit_request(const char *request, const char *gpus, const char *socket, int tpn,
+                          char **msg)
+{
+    static char env[MESH_REQUEST_MAX + 64];
+    char req[MESH_REQUEST_MAX];
+    if (!request) {
+        mesh_model_t m = test_preset("llama3-8b");
+        mesh_layout_t pins = test_mesh("auto");
+        mesh_error_t err;
+        if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+            fail_msg("%s", err.msg);
+        request = req;
+    }
+    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, request);
+    char *spank_env[] = {env};
+    job_desc_msg_t d;
+    memset(&d, 0, sizeof(d));
+    d.min_nodes = 1;
+    d.num_tasks = NO_VAL;
+    d.ntasks_per_node = tpn ? (uint16_t)tpn : NO_VAL16;
+    d.pn_min_memory = NO_VAL64;
+    d.tres_per_job = (char *)gpus;
+    d.tres_per_socket = (char *)socket;
+    d.spank_job_env = spank_env;
+    d.spank_job_env_size = 1;
+    return job_submit(&d, 1000, msg);
+}
+
+/* What sbatch recorded, read before anything is planned: a request too
+ * long, of another meshplan's format, or unreadable; a job shaped unlike
+ * meshplan's plans; GPUs only per socket; enforce=off. Each answered in
+ * one line that says what to do, none planned, none a crash. */
+static void request__read_before_planning(void **state)
+{
+    (void)state;
+    char *msg = NULL, big[MESH_REQUEST_MAX + 8], want[256];
+    write_policy("reject");
+    /* too long: refused, naming the variable and the way to submit */
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(submit_request(big, "gres/gpu:8", NULL, 0, &msg), SLURM_ERROR);
+    snprintf(want, sizeof(want),
+             "meshplan: %s is larger than %d bytes: submit with meshplan's own sbatch/srun "
+             "options",
+             MESH_REQUEST_ENV, MESH_REQUEST_MAX);
+    assert_string_equal(msg, want);
+    free(msg);
+    /* another meshplan's format (a rolling upgrade): let through, said so */
+    msg = NULL;
+    assert_int_equal(submit_request("9;tp=8", "gres/gpu:8", NULL, 0, &msg), SLURM_SUCCESS);
+    snprintf(want, sizeof(want),
+             "meshplan: this controller reads request format %d, not the job's (9;tp=8): not "
+             "judged at submission",
+             MESH_REQUEST_VERSION);
+    assert_string_equal(msg, want);
+    free(msg);
+    msg = NULL;
+    assert_int_equal(submit_request("", "gres/gpu:8", NULL, 0, &msg), SLURM_SUCCESS);
+    assert_non_null(strstr(msg, "not the job's (): not judged"));
+    free(msg);
+    /* this format, but not a request: refused, saying how to submit */
+    char bad[32];
+    snprintf(bad, sizeof(bad), "%d;garbage", MESH_REQUEST_VERSION);
+    msg = NULL;
+    assert_int_equal(submit_request(bad, "gres/gpu:8", NULL, 0, &msg), SLURM_ERROR);
+    assert_non_null(msg);
+    assert_true(strncmp(msg, "meshplan: ", 10) == 0);
+    assert_non_null(strstr(msg, " (submit with meshplan's own --model option)"));
+    free(msg);
+    /* 4 tasks on 8 GPUs a node: refused under reject, warned under warn */
+    msg = NULL;
+    assert_int_equal(submit_request(NULL, "gres/gpu:8", NULL, 4, &msg), SLURM_ERROR);
+    assert_string_equal(msg, "meshplan: 4 tasks per node but 8 GPUs per node: meshplan plans one "
+                             "GPU per task (or one torchrun per node)");
+    free(msg);
+    /* no GPUs at all */
+    msg = NULL;
+    assert_int_equal(submit_request(NULL, NULL, NULL, 0, &msg), SLURM_ERROR);
+    assert_non_null(strstr(msg, "the job requests no GPUs (give --gpus-per-node=N)"));
+    free(msg);
+    /* GPUs per socket: left to the nodes, which know their sockets */
+    msg = NULL;
+    assert_int_equal(submit_request(NULL, NULL, "gres/gpu:4", 0, &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    write_policy("warn");
+    msg = NULL;
+    assert_int_equal(submit_request(NULL, "gres/gpu:8", NULL, 4, &msg), SLURM_SUCCESS);
+    assert_non_null(strstr(msg, "4 tasks per node but 8 GPUs per node"));
+    free(msg);
+    /* another plugin spoke first: its message stays, meshplan's is logged */
+    char *first = strdup("another plugin's word");
+    msg = first;
+    assert_int_equal(submit_request(NULL, "gres/gpu:8", NULL, 4, &msg), SLURM_SUCCESS);
+    assert_ptr_equal(msg, first);
+    assert_string_equal(msg, "another plugin's word");
+    free(first);
+    assert_non_null(strstr(logged, "job_submit/meshplan: meshplan: 4 tasks per node but 8 GPUs"));
+    /* enforce=off: nothing judged, a 405B on one node included */
+    write_policy("off");
+    msg = NULL;
+    assert_int_equal(controller("llama3.1-405b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+    assert_null(msg);
+    assert_int_equal(submit_request("9;tp=8", "gres/gpu:8", NULL, 0, &msg), SLURM_SUCCESS);
+    assert_null(msg);
+}
+
 /* Every policy the controller (re)reads is logged with the meshplan that
  * reads it: after an upgrade, slurmctld's log says whether it runs the new
  * one. */
@@ -1146,6 +1256,7 @@ int main(void)
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test(modify__judged_as_submitted),
         cmocka_unit_test(plain__not_judged_and_said_so),
+        cmocka_unit_test(request__read_before_planning),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
         cmocka_unit_test(policy_reads__once_per_edit),
         cmocka_unit_test(policy_errors__follow_on_submit_error),
