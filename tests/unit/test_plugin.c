@@ -456,6 +456,12 @@ static void submit__srun_refuses_mixed_nodes(void **state)
     rm_dir(dir);
 }
 
+static int slurm_task_init(int unused)
+{
+    (void)unused;
+    return slurm_spank_task_init(NULL, 0, NULL);
+}
+
 static void stepd__task_gets_its_variables(void **state)
 {
     assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
@@ -472,6 +478,90 @@ static void stepd__task_gets_its_variables(void **state)
     assert_string_equal(mock_getenv("MESH_TP_GROUP"), "10,11");
     assert_string_equal(mock_getenv("MESH_TP_SIZE"), "2");
     assert_int_equal(mock.errors, 0);
+}
+
+/* What fn(arg) writes on standard error, the plugin's channel to the user
+ * (srun's terminal, the job's log); the caller frees it. */
+static char *stderr_of(int (*fn)(int), int arg, int *rc)
+{
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0 && dup2(fileno(tmp), STDERR_FILENO) >= 0);
+    *rc = fn(arg);
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    long n = ftell(tmp);
+    char *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+    assert_non_null(text);
+    rewind(tmp);
+    assert_int_equal(fread(text, 1, (size_t)(n > 0 ? n : 0), tmp), (size_t)(n > 0 ? n : 0));
+    fclose(tmp);
+    return text;
+}
+
+static int local_user_init(int unused)
+{
+    (void)unused;
+    return slurm_spank_local_user_init(NULL, 0, NULL);
+}
+
+/* --mesh-explain: srun prints the explained plan; the step's first task
+ * prints it only when the nodes made another plan than srun's, and always
+ * the one-line record `meshplan calibrate` reads, with the plan's digest;
+ * no other task prints anything, and nothing is printed without it. */
+static void explain__srun_then_the_first_task(void **state)
+{
+    int rc;
+    srun_step("llama3-8b", NULL, 1, 8);
+    mesh_test_option("mesh-explain", NULL, 0);
+    unsetenv(MESH_SUBMIT_PLAN_ENV);
+    char *out = stderr_of(local_user_init, 0, &rc);
+    assert_int_equal(rc, 0);
+    assert_true(strncmp(out, "meshplan: explained plan\n", 25) == 0);
+    assert_non_null(strstr(out, "Layout (fits)"));
+    free(out);
+    char digest[64], record[128];
+    assert_non_null(getenv(MESH_SUBMIT_PLAN_ENV));
+    snprintf(digest, sizeof(digest), "%s", getenv(MESH_SUBMIT_PLAN_ENV));
+    unsetenv(MESH_SUBMIT_PLAN_ENV);
+    snprintf(record, sizeof(record), "%s{\"version\":1,\"digest\":\"%s\",", MESH_CALIB_RECORD,
+             digest);
+    for (int same = 0; same <= 2; same++) {
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        if (same < 2)
+            mesh_test_option("mesh-explain", NULL, 1);
+        mock_step(0, 1, 0, 8);
+        if (same)
+            mock_setenv(MESH_SUBMIT_PLAN_ENV, digest); /* what srun exported */
+        out = stderr_of(run_step, 0, &rc);
+        assert_int_equal(rc, 0);
+        assert_int_equal(mock.errors, 0);
+        if (same == 2) { /* no --mesh-explain */
+            assert_string_equal(out, "");
+        } else {
+            const char *rec = strstr(out, MESH_CALIB_RECORD);
+            if (!rec || strncmp(rec, record, strlen(record)) != 0)
+                fail_msg("task 0's record: \"%s\", wanted \"%s...\"", out, record);
+            assert_non_null(strchr(rec, '\n'));
+            assert_string_equal(strchr(rec, '\n'), "\n"); /* one line, the last */
+            if (same)                                     /* srun printed this plan: not again */
+                assert_ptr_equal(rec, out);
+            else
+                assert_true(strncmp(out, "meshplan: explained plan (made on the nodes)\n", 45) ==
+                                0 &&
+                            strstr(out, "Layout (fits)") && strstr(out, "Layout (fits)") < rec);
+        }
+        free(out);
+        mock.task_id = 1; /* the step's other tasks print nothing */
+        out = stderr_of(slurm_task_init, 0, &rc);
+        assert_int_equal(rc, 0);
+        assert_string_equal(out, "");
+        free(out);
+    }
 }
 
 /* A restart on the nodes: the line sbatch carried pins what it keeps, and
@@ -1082,6 +1172,7 @@ int main(void)
         cmocka_unit_test(submit__srun_step_smaller_than_the_allocation),
         cmocka_unit_test(submit__srun_leaves_an_offload_to_the_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
+        cmocka_unit_test(explain__srun_then_the_first_task),
         cmocka_unit_test(stepd__restart_says_what_changed),
         cmocka_unit_test(stepd__spec_changed_since_submit),
         cmocka_unit_test(spec__carried_with_the_job),
