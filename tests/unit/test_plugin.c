@@ -88,6 +88,16 @@ static void options__registered_and_checked(void **state)
     assert_int_equal(mesh_test_option("model", "llama3-8b", 0), 0);
     assert_int_equal(mesh_test_option("mesh-export", "mesh", 0), 0);
     assert_int_equal(mesh_plugin_export_mode(), MESH_EXPORT_MESH);
+    /* --mesh-bind: gpu or none, over the policy's launch.bind_gpu */
+    int policy_bind = mesh_plugin_bind();
+    assert_int_equal(mesh_test_option("mesh-bind", policy_bind ? "none" : "gpu", 0), 0);
+    assert_int_equal(mesh_plugin_bind(), !policy_bind);
+    assert_int_equal(mesh_test_option("mesh-bind", policy_bind ? "gpu" : "none", 0), 0);
+    assert_int_equal(mesh_plugin_bind(), policy_bind);
+    assert_int_equal(mesh_test_option("mesh-bind", "cores", 0), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-bind"));
+    assert_non_null(strstr(mock.last_error, "use gpu or none"));
+    assert_int_equal(mesh_test_option("mesh-bind", NULL, 0), -1);
 }
 
 /* A date is read on the user's clock, ahead of UTC or behind it: on a
@@ -1024,6 +1034,10 @@ static const struct {
     const char *args, *names;
 } broken_configs[] = {
     {"resrve=0.05", "plugstack.conf: unknown policy key 'resrve'"},
+    /* every key good alone, the whole wrong: a GPU the table does not know
+     * defined without its PCI id (mesh_policy_check) */
+    {"gpu.H1000.memory=1GB", "plugstack.conf: gpu.H1000.pci: missing: a GPU the policy defines "
+                             "needs .pci"},
     {"policy=/nonexistent/meshplan.yaml",
      "cannot open policy '/nonexistent/meshplan.yaml': No such file or directory"},
 };
