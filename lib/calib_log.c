@@ -36,9 +36,9 @@
 
 struct mesh_calib {
     mesh_calib_job_t *jobs;
-    int n_jobs, cap_jobs;
+    int n_jobs, n_skips;
+    size_t cap_jobs, cap_skips; /* mesh_grow's */
     char **skips;
-    int n_skips, cap_skips;
 };
 
 /* What one log has given so far. */
@@ -49,7 +49,8 @@ typedef struct log_state {
     long last_iter;
     int warm;   /* the next iteration line is a warm-up interval */
     double *ms; /* elapsed ms of the lines used */
-    int n_ms, cap_ms;
+    int n_ms;
+    size_t cap_ms;
     char reason[200]; /* why it is skipped; "": not (yet) */
 } log_state_t;
 
@@ -251,14 +252,10 @@ static int read_iteration(log_state_t *s, const char *l, size_t n, long line)
     }
     if (s->n_ms == ITER_MAX_LINES)
         return 0;
-    if (s->n_ms == s->cap_ms) {
-        int cap = s->cap_ms ? 2 * s->cap_ms : 64;
-        double *m = realloc(s->ms, (size_t)cap * sizeof(*m));
-        if (!m)
-            return skip(s, "out of memory");
-        s->ms = m;
-        s->cap_ms = cap;
-    }
+    double *m = mesh_grow(s->ms, &s->cap_ms, (size_t)s->n_ms, sizeof(*m), 64);
+    if (!m)
+        return skip(s, "out of memory");
+    s->ms = m;
     s->ms[s->n_ms++] = ms / 1000;
     return 0;
 }
@@ -325,14 +322,10 @@ static int finish(log_state_t *s)
 
 static int add_skip(mesh_calib_t *c, const char *name, const char *reason)
 {
-    if (c->n_skips == c->cap_skips) {
-        int cap = c->cap_skips ? 2 * c->cap_skips : 16;
-        char **s = realloc(c->skips, (size_t)cap * sizeof(*s));
-        if (!s)
-            return -1;
-        c->skips = s;
-        c->cap_skips = cap;
-    }
+    char **s = mesh_grow(c->skips, &c->cap_skips, (size_t)c->n_skips, sizeof(*s), 16);
+    if (!s)
+        return -1;
+    c->skips = s;
     size_t len = strlen(name) + strlen(reason) + 3;
     char *line = malloc(len);
     if (!line)
@@ -344,14 +337,10 @@ static int add_skip(mesh_calib_t *c, const char *name, const char *reason)
 
 static int add_job(mesh_calib_t *c, const mesh_calib_job_t *j)
 {
-    if (c->n_jobs == c->cap_jobs) {
-        int cap = c->cap_jobs ? 2 * c->cap_jobs : 16;
-        mesh_calib_job_t *n = realloc(c->jobs, (size_t)cap * sizeof(*n));
-        if (!n)
-            return -1;
-        c->jobs = n;
-        c->cap_jobs = cap;
-    }
+    mesh_calib_job_t *n = mesh_grow(c->jobs, &c->cap_jobs, (size_t)c->n_jobs, sizeof(*n), 16);
+    if (!n)
+        return -1;
+    c->jobs = n;
     c->jobs[c->n_jobs++] = *j;
     return 1;
 }

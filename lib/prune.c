@@ -344,14 +344,10 @@ static int room_for(memo_blocks_t *b, size_t k, size_t each)
 {
     if (k % MEMO_BLOCK || k / MEMO_BLOCK < b->n)
         return 0;
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 16;
-        void **v = realloc(b->block, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        b->block = v;
-        b->cap = cap;
-    }
+    void **v = mesh_grow(b->block, &b->cap, b->n, sizeof(*v), 16);
+    if (!v)
+        return -1;
+    b->block = v;
     if (!(b->block[b->n] = malloc(MEMO_BLOCK * each)))
         return -1;
     b->n++;

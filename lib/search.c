@@ -74,16 +74,12 @@ static void add_fit(search_t *s, const mesh_candidate_t *c)
     } else if (!keeps_fit(s, t)) {
         return;
     }
-    if (s->n_fits == s->cap_fits) {
-        size_t cap = s->cap_fits ? 2 * s->cap_fits : 64;
-        mesh_candidate_t *f = realloc(s->fits, cap * sizeof(*f));
-        if (!f) {
-            s->oom = 1;
-            return;
-        }
-        s->fits = f;
-        s->cap_fits = cap;
+    mesh_candidate_t *f = mesh_grow(s->fits, &s->cap_fits, s->n_fits, sizeof(*f), 64);
+    if (!f) {
+        s->oom = 1;
+        return;
     }
+    s->fits = f;
     s->fits[s->n_fits++] = *c;
 }
 

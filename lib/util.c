@@ -139,6 +139,19 @@ int mesh_typo_of(const char *word, const char *name)
     return (size_t)d * 3 < strlen(name) + 1 ? d : 3;
 }
 
+void *mesh_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return items;
+    size_t want = *cap ? 2 * *cap : first;
+    if (want < *cap || want > SIZE_MAX / size) /* doubling past what a size_t counts */
+        return NULL;
+    void *grown = realloc(items, want * size);
+    if (grown)
+        *cap = want;
+    return grown;
+}
+
 void mesh_buf_init(mesh_buf_t *b)
 {
     memset(b, 0, sizeof(*b));

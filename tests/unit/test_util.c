@@ -328,6 +328,41 @@ static void format_si__three_digits(void **state)
 
 /* The growable string: taken or freed, it is empty again, so that an
  * error path may free it twice or build another string in it. */
+/* mesh_grow: the same array while there is room, then twice the room
+ * (first: `first` items), the items kept; an array too large for a size_t
+ * to count refused, and left as it was. */
+static void grow__doubles_when_full(void **state)
+{
+    (void)state;
+    size_t cap = 0;
+    long *a = NULL;
+    for (size_t n = 0; n < 100; n++) {
+        size_t was = cap;
+        long *g = mesh_grow(a, &cap, n, sizeof(*a), 16);
+        assert_non_null(g);
+        if (n < was) {
+            assert_ptr_equal(g, a);
+            assert_int_equal(cap, was);
+        } else {
+            assert_int_equal(cap, was ? 2 * was : 16);
+        }
+        a = g;
+        a[n] = (long)n * 7;
+    }
+    assert_int_equal(cap, 128); /* 16, 32, 64, 128 */
+    for (size_t n = 0; n < 100; n++)
+        assert_int_equal(a[n], (long)n * 7);
+    free(a);
+    char one = 'x', *big = &one;
+    size_t huge = SIZE_MAX / 2 + 1;
+    assert_null(mesh_grow(big, &huge, huge, 1, 16)); /* twice would wrap */
+    assert_int_equal(huge, SIZE_MAX / 2 + 1);
+    size_t many = SIZE_MAX / 64;
+    assert_null(mesh_grow(big, &many, many, 64, 16)); /* twice as many bytes as a size_t counts */
+    assert_int_equal(many, SIZE_MAX / 64);
+    assert_int_equal(one, 'x');
+}
+
 static void buf__empty_after_take_or_free(void **state)
 {
     (void)state;
@@ -526,6 +561,7 @@ static void bounded__in_time_zero_late_minus_one(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grow__doubles_when_full),
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(strlcpy__cut_inside_the_buffer),
