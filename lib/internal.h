@@ -31,7 +31,8 @@ void mesh_buf_free(mesh_buf_t *b);
 /* The array `items` (room for *cap items of `size` bytes, n of them in use)
  * with room for one more: itself while n < *cap, else reallocated to twice
  * *cap items (`first` when it has none) and *cap updated.  NULL when out of
- * memory, the array and *cap left as they were (the caller still frees it). */
+ * memory, the array and *cap left as they were (the caller still frees it).
+ * size and first are more than 0. */
 void *mesh_grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
 
 /* The noun that agrees with a count: one for exactly 1, many for any other

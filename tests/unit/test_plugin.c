@@ -466,9 +466,10 @@ static void submit__srun_refuses_mixed_nodes(void **state)
     rm_dir(dir);
 }
 
-static int slurm_task_init(int unused)
+/* slurmstepd's task_init for local task `task` (user_init ran before). */
+static int slurm_task_init(int task)
 {
-    (void)unused;
+    mock.task_id = task;
     return slurm_spank_task_init(NULL, 0, NULL);
 }
 
@@ -491,7 +492,8 @@ static void stepd__task_gets_its_variables(void **state)
 }
 
 /* What fn(arg) writes on standard error, the plugin's channel to the user
- * (srun's terminal, the job's log); the caller frees it. */
+ * (srun's terminal, the job's log); the caller frees it.  fn asserts
+ * nothing: a failed assertion inside would leave stderr redirected. */
 static char *stderr_of(int (*fn)(int), int arg, int *rc)
 {
     FILE *tmp = tmpfile();
@@ -503,6 +505,7 @@ static char *stderr_of(int (*fn)(int), int arg, int *rc)
     fflush(stderr);
     assert_true(dup2(saved, STDERR_FILENO) >= 0);
     close(saved);
+    assert_int_equal(fseek(tmp, 0, SEEK_END), 0);
     long n = ftell(tmp);
     char *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
     assert_non_null(text);
@@ -526,7 +529,7 @@ static void explain__srun_then_the_first_task(void **state)
 {
     int rc;
     srun_step("llama3-8b", NULL, 1, 8);
-    mesh_test_option("mesh-explain", NULL, 0);
+    assert_int_equal(mesh_test_option("mesh-explain", NULL, 0), 0);
     unsetenv(MESH_SUBMIT_PLAN_ENV);
     char *out = stderr_of(local_user_init, 0, &rc);
     assert_int_equal(rc, 0);
@@ -543,11 +546,12 @@ static void explain__srun_then_the_first_task(void **state)
         assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
         mesh_test_option("model", "llama3-8b", 1);
         if (same < 2)
-            mesh_test_option("mesh-explain", NULL, 1);
+            assert_int_equal(mesh_test_option("mesh-explain", NULL, 1), 0);
         mock_step(0, 1, 0, 8);
         if (same)
-            mock_setenv(MESH_SUBMIT_PLAN_ENV, digest); /* what srun exported */
-        out = stderr_of(run_step, 0, &rc);
+            mock_setenv(MESH_SUBMIT_PLAN_ENV, digest);             /* what srun exported */
+        assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0); /* never fails */
+        out = stderr_of(slurm_task_init, 0, &rc);
         assert_int_equal(rc, 0);
         assert_int_equal(mock.errors, 0);
         if (same == 2) { /* no --mesh-explain */
@@ -566,8 +570,7 @@ static void explain__srun_then_the_first_task(void **state)
                             strstr(out, "Layout (fits)") && strstr(out, "Layout (fits)") < rec);
         }
         free(out);
-        mock.task_id = 1; /* the step's other tasks print nothing */
-        out = stderr_of(slurm_task_init, 0, &rc);
+        out = stderr_of(slurm_task_init, 1, &rc); /* the step's other tasks print nothing */
         assert_int_equal(rc, 0);
         assert_string_equal(out, "");
         free(out);

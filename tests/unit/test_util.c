@@ -326,8 +326,6 @@ static void format_si__three_digits(void **state)
     assert_string_equal(mesh_format_si(3.602e6, tiny, sizeof(tiny)), "3.6");
 }
 
-/* The growable string: taken or freed, it is empty again, so that an
- * error path may free it twice or build another string in it. */
 /* mesh_grow: the same array while there is room, then twice the room
  * (first: `first` items), the items kept; an array too large for a size_t
  * to count refused, and left as it was. */
@@ -353,15 +351,23 @@ static void grow__doubles_when_full(void **state)
     for (size_t n = 0; n < 100; n++)
         assert_int_equal(a[n], (long)n * 7);
     free(a);
-    char one = 'x', *big = &one;
-    size_t huge = SIZE_MAX / 2 + 1;
-    assert_null(mesh_grow(big, &huge, huge, 1, 16)); /* twice would wrap */
-    assert_int_equal(huge, SIZE_MAX / 2 + 1);
-    size_t many = SIZE_MAX / 64;
-    assert_null(mesh_grow(big, &many, many, 64, 16)); /* twice as many bytes as a size_t counts */
-    assert_int_equal(many, SIZE_MAX / 64);
-    assert_int_equal(one, 'x');
+    /* counts whose doubling, or its bytes, wrap to a small size: refused,
+     * not a few bytes allocated for them */
+    char *big = malloc(1);
+    assert_non_null(big);
+    *big = 'x';
+    size_t huge = SIZE_MAX / 2 + 2; /* twice is 2 */
+    assert_null(mesh_grow(big, &huge, huge, 1, 16));
+    assert_int_equal(huge, SIZE_MAX / 2 + 2);
+    size_t many = SIZE_MAX / 128 + 2; /* twice, times 64 bytes, is 128 bytes */
+    assert_null(mesh_grow(big, &many, many, 64, 16));
+    assert_int_equal(many, SIZE_MAX / 128 + 2);
+    assert_int_equal(*big, 'x');
+    free(big);
 }
+
+/* The growable string: taken or freed, it is empty again, so that an
+ * error path may free it twice or build another string in it. */
 
 static void buf__empty_after_take_or_free(void **state)
 {
