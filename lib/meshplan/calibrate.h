@@ -113,6 +113,8 @@ MESH_API void mesh_calib_destroy(mesh_calib_t *c);
  */
 MESH_API int mesh_calib_add_log(mesh_calib_t *c, const char *name, const char *buf, size_t len);
 
+/** The jobs read, job i of them (NULL past the count).  A NULL set (one
+ * mesh_calib_create could not make) holds no jobs and no skipped logs. */
 MESH_API int mesh_calib_job_count(const mesh_calib_t *c);
 MESH_API const mesh_calib_job_t *mesh_calib_job(const mesh_calib_t *c, int i);
 /** Skipped logs: "NAME: reason", one each. */

@@ -847,6 +847,31 @@ static void logs__return_all_their_memory(void **state)
 
 /* The words a calibrated plan says of its calibration: the jobs, the file,
  * and the median errors in whole percent (60 % and 8 %, not 59 or 7). */
+/* A set's jobs and skipped logs, counted and indexed: none past the count
+ * or before 0, none in a NULL set (mesh_calib_create out of memory). */
+static void set__counted_and_indexed(void **state)
+{
+    (void)state;
+    assert_int_equal(mesh_calib_job_count(NULL), 0);
+    assert_int_equal(mesh_calib_skip_count(NULL), 0);
+    assert_null(mesh_calib_job(NULL, 0));
+    assert_null(mesh_calib_skip(NULL, 0));
+    mesh_calib_t *c = mesh_calib_create();
+    assert_non_null(c);
+    const double truth[] = {1, 1, 1};
+    true_job(c, "llama3-8b", "H100-SXM", 2, "auto", truth);
+    assert_int_equal(mesh_calib_add_log(c, "empty.log", "", 0), 0);
+    assert_int_equal(mesh_calib_job_count(c), 1);
+    assert_int_equal(mesh_calib_skip_count(c), 1);
+    assert_non_null(mesh_calib_job(c, 0));
+    assert_null(mesh_calib_job(c, 1));
+    assert_null(mesh_calib_job(c, -1));
+    assert_true(strncmp(mesh_calib_skip(c, 0), "empty.log: ", 11) == 0);
+    assert_null(mesh_calib_skip(c, 1));
+    assert_null(mesh_calib_skip(c, -1));
+    mesh_calib_destroy(c);
+}
+
 static void summary__jobs_file_and_percent(void **state)
 {
     (void)state;
@@ -865,6 +890,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(planted__recovered_within_5_percent),
         cmocka_unit_test(summary__jobs_file_and_percent),
+        cmocka_unit_test(set__counted_and_indexed),
         cmocka_unit_test(fit__memory_median_of_unsorted_jobs),
         cmocka_unit_test(file__round_trip_and_applied),
         cmocka_unit_test(file__applied_to_a_gpu_given_by_memory_alone),

@@ -665,6 +665,12 @@ static void cache__hits_and_misses(void **state)
     decide_with(&copy, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b);
     assert_int_equal(b.cached, 1);
     assert_ptr_equal(b.entry, mesh_policy_partition(&copy, "a100"));
+    /* the policy's first entry (h100) too, kept as itself, not as none */
+    decide_with(&pol, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 0, &a);
+    decide_with(&copy, &m, 1, 0, NULL, "h100", MESH_SUBMIT_WORK, 1, &b);
+    assert_int_equal(b.cached, 1);
+    assert_ptr_equal(a.entry, mesh_policy_partition(&pol, "h100"));
+    assert_ptr_equal(b.entry, mesh_policy_partition(&copy, "h100"));
     /* an edited policy (in place, as job_submit/meshplan rereads it) */
     pol.enforce = MESH_ENFORCE_WARN;
     assert_int_equal(decide_with(&pol, &m, 1, 0, NULL, "a100", MESH_SUBMIT_WORK, 1, &b),
