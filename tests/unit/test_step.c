@@ -454,6 +454,13 @@ static void step_topology__select_and_file(void **state)
     assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:ba:00.0");
     int none = 9;
     assert_int_equal(mesh_step_topology(&pol, t, &none, 1, &err), -1);
+    /* down to one GPU, where a position past it is refused as anywhere */
+    int second = 1;
+    assert_int_equal(mesh_step_topology(&pol, t, &second, 1, &err), 0);
+    assert_int_equal(mesh_topo_gpu_count(t), 1);
+    assert_string_equal(mesh_topo_gpu(t, 0)->busid, "0000:db:00.0"); /* position 7's */
+    assert_int_equal(mesh_step_topology(&pol, t, &second, 1, &err), -1);
+    assert_int_equal(mesh_topo_gpu_count(t), 1);
     mesh_topo_destroy(t);
     /* gpu_order=minor: Slurm's indices are /dev minors, which the NVIDIA
      * driver maps to bus ids; without the driver (this machine) refused */
