@@ -8,7 +8,10 @@
  * RUNS repeated ones (a job array, a user resubmitting: answered from the
  * cache).  Targets: worst first submission <= 2 ms, repeated <= 50 us.
  * Run with `make bench-submit`; `make bench-submit-cluster` times sbatch
- * itself on the test cluster.
+ * itself on the test cluster.  `bench/bench_submit [RUNS [CASE]]` runs
+ * one case alone (its name as printed), without the loop of hostile
+ * specs, for a profiler (valgrind --tool=callgrind
+ * --toggle-collect=bench_case counts that case's instructions).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,13 +252,21 @@ int main(int argc, char **argv)
         runs = 1;
     printf("mesh_submit_decide, %d first and %d repeated submissions each (budget %ld units):\n",
            runs, runs, MESH_SUBMIT_WORK);
+    const char *only = argc > 2 ? argv[2] : NULL;
+    int ran = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        rc |= bench_case(&cases[i], runs, &w);
+        if (!only || strcmp(only, cases[i].name) == 0)
+            rc |= bench_case(&cases[i], runs, &w), ran++;
+    if (!ran) {
+        fprintf(stderr, "bench_submit: no case named '%s'\n", only);
+        return 2;
+    }
     printf("worst first submission: %.3f ms waited, %.3f ms of CPU (target <= %g ms)\n"
            "repeated submission: worst median %.1f us, worst %.1f us waited, %.1f us of CPU "
            "(target <= %g us)\n",
            w.first * 1e3, w.first_cpu * 1e3, WORST_MS, w.again_median * 1e6, w.again * 1e6,
            w.again_cpu * 1e6, REPEATED_US);
-    bench_loop();
+    if (!only)
+        bench_loop();
     return rc;
 }
