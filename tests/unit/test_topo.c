@@ -396,14 +396,11 @@ static void gpus__processing_accelerators(void **state)
     unlink(path);
 }
 
-/* A matrix is believed as it stands, even one that links GPU 0 alone (to
- * an NVSwitch; NVML reporting the other GPUs' links down): the GPUs it
- * leaves out are each an island of their own, not joined by the H100
- * board's usual rule. The NVSwitch fixture with its matrix cut to those two. */
-static void islands__matrix_of_gpu_zero_alone(void **state)
+/* The NVSwitch fixture with its NVLink matrix cut to two objects, `pair`
+ * (hwloc's indexes, "OSDev:155 PCIDev:110"), linked both ways. */
+static mesh_topo_t *load_pair_matrix(const char *pair, char *path)
 {
-    (void)state;
-    char from[1024], path[] = "/tmp/meshplan-topo-XXXXXX", xml[65536];
+    char from[1024], xml[65536];
     snprintf(from, sizeof(from), "%s/topologies/hgx-h100-nvswitch.xml", getenv("MESH_FIXTURES"));
     FILE *in = fopen(from, "r");
     assert_non_null(in);
@@ -417,14 +414,40 @@ static void islands__matrix_of_gpu_zero_alone(void **state)
     FILE *out = fdopen(fd, "w");
     fprintf(out,
             "%.*s  <distances2hetero nbobjs=\"2\" kind=\"25\" name=\"NVLinkBandwidth\">\n"
-            "    <indexes length=\"21\">OSDev:155 PCIDev:110 </indexes>\n"
+            "    <indexes length=\"%zu\">%s </indexes>\n"
             "    <u64values length=\"30\">1000000 125000 125000 1000000 </u64values>\n  %s",
-            (int)(start - xml), xml, end);
+            (int)(start - xml), xml, strlen(pair) + 1, pair, end);
     assert_int_equal(fclose(out), 0);
-    mesh_topo_t *t = load("/tmp", strrchr(path, '/') + 1);
+    return load("/tmp", strrchr(path, '/') + 1);
+}
+
+/* A matrix is believed as it stands, even one that links GPU 0 alone (to
+ * an NVSwitch; NVML reporting the other GPUs' links down): the GPUs it
+ * leaves out are each an island of their own, not joined by the H100
+ * board's usual rule. */
+static void islands__matrix_of_gpu_zero_alone(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshplan-topo-XXXXXX";
+    mesh_topo_t *t = load_pair_matrix("OSDev:155 PCIDev:110", path);
     expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7},
            "NVLinkBandwidth");
     assert_int_equal(mesh_topo_island_count(t), 8);
+    mesh_topo_destroy(t);
+    unlink(path);
+}
+
+/* The matrix's first object linked to its second, both GPUs: one island,
+ * found from either end of the link (the union-find looks at every pair,
+ * the first object's included). */
+static void islands__matrix_links_gpu_zero_to_gpu_one(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshplan-topo-XXXXXX";
+    mesh_topo_t *t = load_pair_matrix("OSDev:155 OSDev:156", path);
+    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 0, 1, 2, 3, 4, 5, 6},
+           "NVLinkBandwidth");
+    assert_int_equal(mesh_topo_island_count(t), 7);
     mesh_topo_destroy(t);
     unlink(path);
 }
@@ -584,6 +607,7 @@ int main(void)
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(gpus__processing_accelerators),
         cmocka_unit_test(islands__matrix_of_gpu_zero_alone),
+        cmocka_unit_test(islands__matrix_links_gpu_zero_to_gpu_one),
         cmocka_unit_test(live__this_machine),
         cmocka_unit_test(timeout__null_err),
         cmocka_unit_test(timeout__bounded_save_writes_the_file),
