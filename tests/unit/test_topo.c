@@ -424,32 +424,27 @@ static mesh_topo_t *load_pair_matrix(const char *pair, char *path)
 /* A matrix is believed as it stands, even one that links GPU 0 alone (to
  * an NVSwitch; NVML reporting the other GPUs' links down): the GPUs it
  * leaves out are each an island of their own, not joined by the H100
- * board's usual rule. */
-static void islands__matrix_of_gpu_zero_alone(void **state)
+ * board's usual rule.  And one whose first object, GPU 0, links to GPU 1:
+ * one island, found from either end of the link (the union-find looks at
+ * every pair, the first object's included). */
+static void islands__matrix_as_it_stands(void **state)
 {
     (void)state;
-    char path[] = "/tmp/meshplan-topo-XXXXXX";
-    mesh_topo_t *t = load_pair_matrix("OSDev:155 PCIDev:110", path);
-    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 1, 2, 3, 4, 5, 6, 7},
-           "NVLinkBandwidth");
-    assert_int_equal(mesh_topo_island_count(t), 8);
-    mesh_topo_destroy(t);
-    unlink(path);
-}
-
-/* The matrix's first object linked to its second, both GPUs: one island,
- * found from either end of the link (the union-find looks at every pair,
- * the first object's included). */
-static void islands__matrix_links_gpu_zero_to_gpu_one(void **state)
-{
-    (void)state;
-    char path[] = "/tmp/meshplan-topo-XXXXXX";
-    mesh_topo_t *t = load_pair_matrix("OSDev:155 OSDev:156", path);
-    expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, (int[]){0, 0, 1, 2, 3, 4, 5, 6},
-           "NVLinkBandwidth");
-    assert_int_equal(mesh_topo_island_count(t), 7);
-    mesh_topo_destroy(t);
-    unlink(path);
+    static const struct {
+        const char *pair;
+        int island[8], count;
+    } cases[] = {
+        {"OSDev:155 PCIDev:110", {0, 1, 2, 3, 4, 5, 6, 7}, 8},
+        {"OSDev:155 OSDev:156", {0, 0, 1, 2, 3, 4, 5, 6}, 7},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[] = "/tmp/meshplan-topo-XXXXXX";
+        mesh_topo_t *t = load_pair_matrix(cases[i].pair, path);
+        expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, cases[i].island, "NVLinkBandwidth");
+        assert_int_equal(mesh_topo_island_count(t), cases[i].count);
+        mesh_topo_destroy(t);
+        unlink(path);
+    }
 }
 
 static void live__this_machine(void **state)
@@ -606,8 +601,7 @@ int main(void)
         cmocka_unit_test(numa__gpu_under_both_nodes_has_none),
         cmocka_unit_test(minors__map_to_bus_order),
         cmocka_unit_test(gpus__processing_accelerators),
-        cmocka_unit_test(islands__matrix_of_gpu_zero_alone),
-        cmocka_unit_test(islands__matrix_links_gpu_zero_to_gpu_one),
+        cmocka_unit_test(islands__matrix_as_it_stands),
         cmocka_unit_test(live__this_machine),
         cmocka_unit_test(timeout__null_err),
         cmocka_unit_test(timeout__bounded_save_writes_the_file),
