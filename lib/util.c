@@ -441,16 +441,23 @@ static const struct {
     {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", MESH_GiB}, {"TiB", 1099511627776.0},
 };
 
+/* The bytes of s that are its number, before a unit: "80e" + "GB"?  The
+ * exponent marker belongs to the number only if a digit follows. */
+static size_t number_span(const char *s)
+{
+    size_t n = strspn(s, "0123456789.eE+");
+    while (n > 0 && (s[n - 1] == 'e' || s[n - 1] == 'E'))
+        n--;
+    return n;
+}
+
 int mesh_parse_size(const char *s, const char *what, double min, double max, double *out,
                     mesh_error_t *err)
 {
     char show[48], num[64];
     if (!s || !*s)
         return mesh_error_set(err, "%s: empty size (write e.g. 80GB or 80GiB)", what);
-    size_t n = strspn(s, "0123456789.eE+");
-    /* "80e" + "GB"? The exponent marker belongs to the number only if a digit follows. */
-    while (n > 0 && (s[n - 1] == 'e' || s[n - 1] == 'E'))
-        n--;
+    size_t n = number_span(s);
     if (n == 0 || n >= sizeof(num))
         return mesh_error_set(err, "%s: '%s' is not a size (write e.g. 80GB or 80GiB)", what,
                               shown(s, show, sizeof(show)));
@@ -549,9 +556,7 @@ int mesh_parse_bandwidth(const char *s, const char *what, double min, double max
     char show[48], num[64], bits[32];
     if (!s || !*s)
         return mesh_error_set(err, "%s: empty bandwidth (write " RATE_FORMS ")", what);
-    size_t n = strspn(s, "0123456789.eE+");
-    while (n > 0 && (s[n - 1] == 'e' || s[n - 1] == 'E'))
-        n--;
+    size_t n = number_span(s);
     double v;
     mesh_error_t e2;
     if (n > 0 && n < sizeof(num))

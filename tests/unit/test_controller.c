@@ -356,6 +356,33 @@ static void budget__plan_prices_what_fits(void **state)
     }
 }
 
+/* A budget spent to its last unit by the searches before stops the next
+ * one before its first unit; one unit left lets it start (and stop past
+ * the limit, as every search stops). */
+static void budget__spent_to_the_unit_searches_nothing(void **state)
+{
+    (void)state;
+    mesh_policy_t pol = site_policy("reject");
+    mesh_model_t m = test_preset("llama3-8b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_error_t err;
+    for (long left = 0; left <= 1; left++) {
+        mesh_work_t w = {.limit = 1000, .spent = 1000 - left};
+        mesh_work_t *was = mesh_work_use(&w);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
+        mesh_work_use(was);
+        assert_int_equal(w.stopped, 1);
+        if (left)
+            assert_true(w.spent > 1000);
+        else
+            assert_int_equal(w.spent, 1000);
+        if (p) {
+            assert_int_equal(mesh_plan_work(p), w.spent - (1000 - left));
+            mesh_plan_destroy(p);
+        }
+    }
+}
+
 /* A part of the budget holds at most its cap, down to a cap of one unit;
  * a cap of none leaves the whole budget in use. */
 static void budget__parts_capped(void **state)
@@ -1054,6 +1081,7 @@ int main(void)
         cmocka_unit_test(budget__divisions_counted),
         cmocka_unit_test(budget__plan_prices_what_fits),
         cmocka_unit_test(size__one_count_judged_as_it_is),
+        cmocka_unit_test(budget__spent_to_the_unit_searches_nothing),
         cmocka_unit_test(budget__parts_capped),
         cmocka_unit_test(budget__an_entry_named_again_planned_once),
         cmocka_unit_test(budget__same_verdict_where_it_suffices),

@@ -47,6 +47,12 @@ static void size__ambiguous_or_bad__named_error(void **state)
     assert_int_equal(mesh_parse_size("-5GB", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_int_equal(mesh_parse_size("80XB", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_non_null(strstr(err.msg, "unknown unit"));
+    /* an 'e' with no digit after it is the unit's, not an exponent's:
+     * the number is 80 and the unit unknown, not "80e" a bad number */
+    assert_int_equal(mesh_parse_size("80eGB", "gpu_mem", 0, 1e15, &v, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown unit in '80eGB'"));
+    assert_int_equal(mesh_parse_size("8E", "gpu_mem", 0, 1e15, &v, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown unit in '8E'"));
     assert_int_equal(mesh_parse_size("", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_int_equal(mesh_parse_size("1e400GB", "gpu_mem", 0, 1e15, &v, &err), -1);
     assert_int_equal(mesh_parse_size("2TB", "gpu_mem", 0, 1e12, &v, &err), -1);
@@ -281,6 +287,9 @@ static void bandwidth__ambiguous__both_readings(void **state)
         {"50gB/s", NULL}, /* the prefix any case, the quantum as written: this one is */
         {"50XB/s", "net_bw: unknown unit in '50XB/s' (write GB/s or Gb/s (bytes or bits per "
                    "second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
+        /* an 'e' with no digit after it is the unit's, as in sizes */
+        {"50eGB/s", "net_bw: unknown unit in '50eGB/s' (write GB/s or Gb/s (bytes or bits per "
+                    "second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
         {"fast", "net_bw: 'fast' is not a bandwidth (write e.g. GB/s or Gb/s (bytes or bits per "
                  "second; also MB/s TB/s Mb/s Tb/s Gbit/s GByte/s GiB/s))"},
         {"-5GB/s", NULL},
