@@ -30,6 +30,7 @@ static void tres__counts(void **state)
         {"", 0},
         {"cpu=4", 0},
         {"gres/gpus:3", 0}, /* not "gpu" */
+        {"gresxgpu:4", 0},  /* "gres" without its ':' or '/': another name, not gres' gpu */
         {"gres/gpu:4", 4},
         {"gres:gpu:8", 8},
         {"gpu:2", 2},

@@ -397,8 +397,8 @@ static void gpus__processing_accelerators(void **state)
 }
 
 /* The NVSwitch fixture with its NVLink matrix cut to two objects, `pair`
- * (hwloc's indexes, "OSDev:155 PCIDev:110"), linked both ways. */
-static mesh_topo_t *load_pair_matrix(const char *pair, char *path)
+ * (hwloc's indexes, "OSDev:155 PCIDev:110"), of bandwidths `values`. */
+static mesh_topo_t *load_pair_matrix(const char *pair, const char *values, char *path)
 {
     char from[1024], xml[65536];
     snprintf(from, sizeof(from), "%s/topologies/hgx-h100-nvswitch.xml", getenv("MESH_FIXTURES"));
@@ -415,8 +415,8 @@ static mesh_topo_t *load_pair_matrix(const char *pair, char *path)
     fprintf(out,
             "%.*s  <distances2hetero nbobjs=\"2\" kind=\"25\" name=\"NVLinkBandwidth\">\n"
             "    <indexes length=\"%zu\">%s </indexes>\n"
-            "    <u64values length=\"30\">1000000 125000 125000 1000000 </u64values>\n  %s",
-            (int)(start - xml), xml, strlen(pair) + 1, pair, end);
+            "    <u64values length=\"%zu\">%s </u64values>\n  %s",
+            (int)(start - xml), xml, strlen(pair) + 1, pair, strlen(values) + 1, values, end);
     assert_int_equal(fclose(out), 0);
     return load("/tmp", strrchr(path, '/') + 1);
 }
@@ -430,17 +430,23 @@ static mesh_topo_t *load_pair_matrix(const char *pair, char *path)
 static void islands__matrix_as_it_stands(void **state)
 {
     (void)state;
+    static const char linked[] = "1000000 125000 125000 1000000";
     static const struct {
-        const char *pair;
+        const char *pair, *values;
         int island[8], count;
+        const char *links;
     } cases[] = {
-        {"OSDev:155 PCIDev:110", {0, 1, 2, 3, 4, 5, 6, 7}, 8},
-        {"OSDev:155 OSDev:156", {0, 0, 1, 2, 3, 4, 5, 6}, 7},
+        {"OSDev:155 PCIDev:110", linked, {0, 1, 2, 3, 4, 5, 6, 7}, 8, "NVLinkBandwidth"},
+        {"OSDev:155 OSDev:156", linked, {0, 0, 1, 2, 3, 4, 5, 6}, 7, "NVLinkBandwidth"},
+        /* any bandwidth above 0 is a link, 1 MB/s too */
+        {"OSDev:155 OSDev:156", "1 1 1 1", {0, 0, 1, 2, 3, 4, 5, 6}, 7, "NVLinkBandwidth"},
+        /* no GPU in it: nothing to believe, the H100 board's rule stands */
+        {"PCIDev:110 PCIDev:111", linked, {0, 0, 0, 0, 0, 0, 0, 0}, 1, "rule"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char path[] = "/tmp/meshplan-topo-XXXXXX";
-        mesh_topo_t *t = load_pair_matrix(cases[i].pair, path);
-        expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, cases[i].island, "NVLinkBandwidth");
+        mesh_topo_t *t = load_pair_matrix(cases[i].pair, cases[i].values, path);
+        expect(t, 8, 0x2330, (int[]){0, 0, 0, 0, 1, 1, 1, 1}, cases[i].island, cases[i].links);
         assert_int_equal(mesh_topo_island_count(t), cases[i].count);
         mesh_topo_destroy(t);
         unlink(path);

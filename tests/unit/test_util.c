@@ -255,7 +255,7 @@ static void bandwidth__units__exact_bytes_per_second(void **state)
         {"800Mb/s", 100e6},    {"100MB/s", 100e6},
         {"25 GB/s", 25e9},     {"25GiB/s", 25.0 * 1073741824.0},
         {"200gbit/s", 25e9},   {"1e9B/s", 1e9},
-        {"8b/s", 1},
+        {"8b/s", 1},           {"0.5GB/s", 0.5e9}, /* a number under 1 before its unit */
     };
     mesh_error_t err;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
