@@ -147,30 +147,48 @@ static uint64_t job_mem = NO_VAL64;
 /* 1: the job is an update (scontrol update, job_modify), not a submission */
 static int modifying;
 
-static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
-                         const char *partition, char **msg)
+/* The request sbatch --model=MODEL [--mesh=MESH] records, into req. */
+static const char *encoded(const char *model, const char *mesh, char *req)
 {
-    char env[MESH_REQUEST_MAX + 32], req[MESH_REQUEST_MAX];
     mesh_model_t m = test_preset(model);
     mesh_layout_t pins = test_mesh(mesh ? mesh : "auto");
     mesh_error_t err;
-    if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+    if (mesh_request_encode(&m, &pins, req, MESH_REQUEST_MAX, &err) < 0)
         fail_msg("%s", err.msg);
-    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, req);
+    return req;
+}
+
+/* A job carrying `request` as meshplan's request on `nodes` nodes with
+ * `gpus` in tres_per_job, `socket` in tres_per_socket, `tpn` tasks per
+ * node (0: not given) and `partition`, submitted (or updated, when
+ * `modifying`); *msg holds what another plugin said first (NULL: nothing). */
+static int submit_raw(const char *request, int nodes, const char *gpus, const char *socket, int tpn,
+                      const char *partition, char **msg)
+{
+    char env[MESH_REQUEST_MAX + 64]; /* its own per thread (threads__*) */
+    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, request);
     char *spank_env[] = {env};
     job_desc_msg_t d;
     memset(&d, 0, sizeof(d)); /* what slurm_init_job_desc_msg leaves unset */
     d.min_nodes = (uint32_t)nodes;
     d.num_tasks = NO_VAL;
-    d.ntasks_per_node = NO_VAL16;
+    d.ntasks_per_node = tpn ? (uint16_t)tpn : NO_VAL16;
     d.pn_min_memory = job_mem;
     d.tres_per_job = (char *)gpus;
+    d.tres_per_socket = (char *)socket;
     d.partition = (char *)partition;
     d.spank_job_env = spank_env;
     d.spank_job_env_size = 1;
-    *msg = NULL;
     debug_lines[0] = '\0';
     return modifying ? job_modify(&d, NULL, 1000, msg) : job_submit(&d, 1000, msg);
+}
+
+static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
+                         const char *partition, char **msg)
+{
+    char req[MESH_REQUEST_MAX];
+    *msg = NULL;
+    return submit_raw(encoded(model, mesh, req), nodes, gpus, NULL, 0, partition, msg);
 }
 
 static int controller(const char *model, int nodes, const char *gpus, char **msg)
@@ -355,36 +373,13 @@ static void plain__not_judged_and_said_so(void **state)
     assert_int_equal(work, 0);
 }
 
-/* A job carrying `request` as meshplan's request (NULL: llama3-8b's, as
- * sbatch --model=llama3-8b records it) on one node with `gpus` in
- * tres_per_job, `socket` in tres_per_socket and `tpn` tasks per node (0:
- * not given); *msg holds what another plugin said first (NULL: nothing). */
+/* submit_raw on one node, `request` NULL: llama3-8b's. */
 static int submit_request(const char *request, const char *gpus, const char *socket, int tpn,
                           char **msg)
 {
-    static char env[MESH_REQUEST_MAX + 64];
     char req[MESH_REQUEST_MAX];
-    if (!request) {
-        mesh_model_t m = test_preset("llama3-8b");
-        mesh_layout_t pins = test_mesh("auto");
-        mesh_error_t err;
-        if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
-            fail_msg("%s", err.msg);
-        request = req;
-    }
-    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, request);
-    char *spank_env[] = {env};
-    job_desc_msg_t d;
-    memset(&d, 0, sizeof(d));
-    d.min_nodes = 1;
-    d.num_tasks = NO_VAL;
-    d.ntasks_per_node = tpn ? (uint16_t)tpn : NO_VAL16;
-    d.pn_min_memory = NO_VAL64;
-    d.tres_per_job = (char *)gpus;
-    d.tres_per_socket = (char *)socket;
-    d.spank_job_env = spank_env;
-    d.spank_job_env_size = 1;
-    return job_submit(&d, 1000, msg);
+    return submit_raw(request ? request : encoded("llama3-8b", NULL, req), 1, gpus, socket, tpn,
+                      NULL, msg);
 }
 
 /* What sbatch recorded, read before anything is planned: a request too
