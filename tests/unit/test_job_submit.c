@@ -158,6 +158,48 @@ static const char *encoded(const char *model, const char *mesh, char *req)
     return req;
 }
 
+/* A job as sbatch sends it: meshplan's request, --mesh-size's goal (NULL:
+ * not given), the nodes (lo-hi; 0: not given), tasks per node (0: not
+ * given), the GPUs asked per job, node or socket (NULL: not), the
+ * partition (NULL: none) and the time limit (minutes, NO_VAL: none; 0 as
+ * a job_desc_msg_t left zeroed has it); the memory is job_mem. */
+typedef struct job_ask {
+    const char *request, *goal;
+    int lo, hi, tpn;
+    const char *per_job, *per_node, *per_socket, *partition;
+    uint32_t time_limit;
+} job_ask_t;
+
+/* Job a into *d, submitted (or updated, when `modifying`): the
+ * controller's return code; *msg holds what it hands back (NULL: nothing;
+ * what another plugin said first where the caller set it), *d the job as
+ * the controller leaves it, to be submitted again.  The environment the
+ * job carries is the thread's own (threads__*) until its next job. */
+static int submit_job(const job_ask_t *a, job_desc_msg_t *d, char **msg)
+{
+    static _Thread_local char env[MESH_REQUEST_MAX + 64], size[64];
+    static _Thread_local char *spank_env[2];
+    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, a->request);
+    snprintf(size, sizeof(size), "%s=%s", MESH_SIZE_ENV, a->goal ? a->goal : "");
+    spank_env[0] = env;
+    spank_env[1] = size;
+    memset(d, 0, sizeof(*d)); /* what slurm_init_job_desc_msg leaves unset */
+    d->min_nodes = a->lo ? (uint32_t)a->lo : NO_VAL;
+    d->max_nodes = a->hi ? (uint32_t)a->hi : NO_VAL;
+    d->num_tasks = NO_VAL;
+    d->ntasks_per_node = a->tpn ? (uint16_t)a->tpn : NO_VAL16;
+    d->pn_min_memory = job_mem;
+    d->time_limit = a->time_limit;
+    d->tres_per_job = (char *)a->per_job;
+    d->tres_per_node = (char *)a->per_node;
+    d->tres_per_socket = (char *)a->per_socket;
+    d->partition = (char *)a->partition;
+    d->spank_job_env = spank_env;
+    d->spank_job_env_size = a->goal ? 2 : 1;
+    debug_lines[0] = '\0';
+    return modifying ? job_modify(d, NULL, 1000, msg) : job_submit(d, 1000, msg);
+}
+
 /* A job carrying `request` as meshplan's request on `nodes` nodes with
  * `gpus` in tres_per_job, `socket` in tres_per_socket, `tpn` tasks per
  * node (0: not given) and `partition`, submitted (or updated, when
@@ -165,22 +207,14 @@ static const char *encoded(const char *model, const char *mesh, char *req)
 static int submit_raw(const char *request, int nodes, const char *gpus, const char *socket, int tpn,
                       const char *partition, char **msg)
 {
-    char env[MESH_REQUEST_MAX + 64]; /* its own per thread (threads__*) */
-    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, request);
-    char *spank_env[] = {env};
+    job_ask_t a = {.request = request,
+                   .lo = nodes,
+                   .tpn = tpn,
+                   .per_job = gpus,
+                   .per_socket = socket,
+                   .partition = partition};
     job_desc_msg_t d;
-    memset(&d, 0, sizeof(d)); /* what slurm_init_job_desc_msg leaves unset */
-    d.min_nodes = (uint32_t)nodes;
-    d.num_tasks = NO_VAL;
-    d.ntasks_per_node = tpn ? (uint16_t)tpn : NO_VAL16;
-    d.pn_min_memory = job_mem;
-    d.tres_per_job = (char *)gpus;
-    d.tres_per_socket = (char *)socket;
-    d.partition = (char *)partition;
-    d.spank_job_env = spank_env;
-    d.spank_job_env_size = 1;
-    debug_lines[0] = '\0';
-    return modifying ? job_modify(&d, NULL, 1000, msg) : job_submit(&d, 1000, msg);
+    return submit_job(&a, &d, msg);
 }
 
 static int controller_in(const char *model, const char *mesh, int nodes, const char *gpus,
@@ -722,31 +756,22 @@ static void partitions__unjudged(void **state)
 static int submit_model(mesh_model_t m, double tokens, int lo, int hi, const char *goal,
                         const char *partition, uint32_t time_limit, job_desc_msg_t *d, char **msg)
 {
-    static char env[MESH_REQUEST_MAX + 32], size[64];
     char req[MESH_REQUEST_MAX];
-    static char *spank_env[2];
     mesh_layout_t pins = test_mesh("auto");
     mesh_error_t err;
     m.tokens = tokens;
     if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
         fail_msg("%s", err.msg);
-    snprintf(env, sizeof(env), "%s=%s", MESH_REQUEST_ENV, req);
-    snprintf(size, sizeof(size), "%s=%s", MESH_SIZE_ENV, goal ? goal : "");
-    spank_env[0] = env;
-    spank_env[1] = size;
-    memset(d, 0, sizeof(*d));
-    d->min_nodes = lo ? (uint32_t)lo : NO_VAL;
-    d->max_nodes = hi ? (uint32_t)hi : NO_VAL;
-    d->num_tasks = NO_VAL;
-    d->ntasks_per_node = 8;
-    d->pn_min_memory = NO_VAL64;
-    d->time_limit = time_limit;
-    d->tres_per_node = "gres/gpu:8";
-    d->partition = (char *)partition;
-    d->spank_job_env = spank_env;
-    d->spank_job_env_size = goal ? 2 : 1;
+    job_ask_t a = {.request = req,
+                   .goal = goal,
+                   .lo = lo,
+                   .hi = hi,
+                   .tpn = 8,
+                   .per_node = "gres/gpu:8",
+                   .partition = partition,
+                   .time_limit = time_limit};
     *msg = NULL;
-    return job_submit(d, 1000, msg);
+    return submit_job(&a, d, msg);
 }
 
 static int submit(const char *model, double tokens, int lo, int hi, const char *goal,
