@@ -921,7 +921,7 @@ static void prune__a_deadline_met_exactly_keeps_the_best(void **state)
 {
     (void)state;
     static const struct {
-        const char *preset, *gpu;
+        const char *preset, *gpu; /* a preset's name, or a spec */
         int nodes;
         const char *mesh;
     } cases[] = {
@@ -935,13 +935,19 @@ static void prune__a_deadline_met_exactly_keeps_the_best(void **state)
         /* full recomputation of N layers, interleaved or not: two memos */
         {"llama3-70b", "A100-80GB", 8, "recompute=full"},
         {"gpt3-175b", "A100-80GB", 16, "recompute=full"},
+        /* an interleaving pinned: the floor has its bubble; twice as
+         * large, that of no interleaving, is above the step where a
+         * replica runs few micro-batches (8 in the second) */
+        {"llama3.1-405b", "H100-SXM", 32, "pp=8,vpp=2"},
+        {"preset: llama3-70b\ntrain: {global_batch: 32}\n", "H100-SXM", 8, "vpp=2"},
         /* MoE models and MTP layers: a memo per interleaving */
         {"mixtral-8x7b", "H100-SXM", 4, "auto"},
         {"qwen3-30b-a3b", "H100-SXM", 2, "auto"},
         {"deepseek-v3", "H100-SXM", 32, "auto"},
     };
     for (int i = 0; i < MESH_ARRAY_LEN(cases); i++) {
-        mesh_model_t m = test_preset(cases[i].preset);
+        mesh_model_t m = strchr(cases[i].preset, ':') ? test_spec(cases[i].preset)
+                                                      : test_preset(cases[i].preset);
         mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, 8);
         mesh_policy_t pol;
         mesh_policy_init(&pol);
