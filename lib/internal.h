@@ -366,21 +366,23 @@ const mesh_deepep_config_t *mesh_deepep_config(long ranks);
 struct mesh_alloc;
 struct mesh_assumptions;
 struct mesh_memory;
-/* A framework's model-state terms summed per memory part (weights, grads,
- * optimizer, host): per parameter kept whole, per parameter sharded over
- * the dp-cp group, and fixed buffers. */
-typedef struct mesh_states_sum {
-    double whole[4], shard[4], fixed[4];
-    /* a MoE model's expert parameters: sharded over the expert data-parallel
-     * group (mesh_layout_edp) instead */
-    double whole_e[4], shard_e[4];
-} mesh_states_sum_t;
+/* The model states of the heavy stages (as mesh_heavy_stages_of lists
+ * them) under each framework priced (mesh_frameworks_priced): bytes per
+ * GPU of each memory part, weights, grads, optimizer and host (the
+ * optimizer offloaded), in part[stage][framework][part].  They depend on
+ * the layout's shape, ZeRO stage and levers, not on its micro-batch or
+ * recomputation. */
+typedef struct mesh_states_parts {
+    int n, nf;
+    int stage[4];
+    mesh_framework_t fw[3];
+    double part[4][3][4];
+} mesh_states_parts_t;
 
-/* The sums of each framework priced (up to 3), for the end stages [0] and
- * the middle ones [1]: they depend on the layout's shape, ZeRO stage and
- * levers, not on its micro-batch or recomputation. */
-void mesh_states_sums(const struct mesh_model *m, const struct mesh_layout *l,
-                      mesh_states_sum_t sums[3][2]);
+/* The states' parts of layout l of model m, from the parameters of its
+ * heavy stages psi (of which psi_e are a MoE model's experts'). */
+void mesh_states_parts(const struct mesh_model *m, const struct mesh_layout *l, const double psi[4],
+                       const double psi_e[4], mesh_states_parts_t *out);
 
 /* One layer's activations without recomputation, a dense and a MoE
  * layer's, which every recomputation and lever of a micro-batch share:
@@ -392,15 +394,13 @@ typedef struct mesh_plain_memo {
     double dense, moe;
 } mesh_plain_memo_t;
 
-/* mesh_memory_estimate from parts already counted: the parameters of the
- * heavy stages (as mesh_heavy_stages_of lists them), of which psi_e are a
- * MoE model's experts', and the states' sums.  The planner counts them
- * once per shape and ZeRO stage instead of once per layout it prices, and
- * keeps the plain activations in *plain (NULL: none kept). */
+/* mesh_memory_estimate from the states' parts already counted
+ * (mesh_states_parts).  The planner counts them once per shape, ZeRO stage
+ * and levers instead of once per layout it prices, and keeps the plain
+ * activations in *plain (NULL: none kept). */
 void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
                         const struct mesh_alloc *a, const struct mesh_assumptions *assume,
-                        const double psi[4], const double psi_e[4],
-                        const mesh_states_sum_t sums[3][2], mesh_plain_memo_t *plain,
+                        const mesh_states_parts_t *states, mesh_plain_memo_t *plain,
                         struct mesh_memory *out);
 
 /* The heavy stages of model m under layout l: mesh_heavy_stages', and for

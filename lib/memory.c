@@ -456,11 +456,21 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
     return act + extra;
 }
 
+/* One framework's model-state terms summed per memory part (weights,
+ * grads, optimizer, host): per parameter kept whole, per parameter sharded
+ * over the dp-cp group, and fixed buffers. */
+typedef struct states_sum {
+    double whole[4], shard[4], fixed[4];
+    /* a MoE model's expert parameters: sharded over the expert data-parallel
+     * group (mesh_layout_edp) instead */
+    double whole_e[4], shard_e[4];
+} states_sum_t;
+
 /* One framework's terms summed per memory part (weights, grads, optimizer,
  * host): bytes per parameter kept whole and sharded over the dp-cp group,
  * and fixed buffers.  A stage's states are then whole*psi + shard*psi/d +
  * fixed. */
-static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, mesh_states_sum_t *out)
+static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, states_sum_t *out)
 {
     int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
     /* and a MoE model's experts over the expert data-parallel group
@@ -482,32 +492,43 @@ static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, mesh_
     }
 }
 
-void mesh_states_sums(const mesh_model_t *m, const mesh_layout_t *l, mesh_states_sum_t sums[3][2])
+void mesh_states_parts(const mesh_model_t *m, const mesh_layout_t *l, const double psi[4],
+                       const double psi_e[4], mesh_states_parts_t *out)
 {
-    mesh_framework_t fws[3];
-    int nf = mesh_frameworks_priced(m->framework, fws);
+    double d = (double)l->dp * l->cp, edp = (double)mesh_layout_edp(l);
+    states_sum_t sums[3][2];
+    out->n = mesh_heavy_stages_of(m, l, out->stage);
+    out->nf = mesh_frameworks_priced(m->framework, out->fw);
     /* A framework's terms differ between stages only in the gathered units
      * of ZeRO-2/3, larger where a stage holds the embedding or the output
      * layer: one set for the end stages, one for the middle ones. */
-    for (int f = 0; f < nf; f++)
+    for (int f = 0; f < out->nf; f++)
         for (int mid = 0; mid < 2; mid++) {
             mesh_term_t t[MESH_TERMS_MAX];
             if (mid && (l->pp <= 2 || l->zero < 2))
                 sums[f][1] = sums[f][0];
             else
-                sum_terms(t, mesh_state_terms(m, fws[f], l, mid, t), l, &sums[f][mid]);
+                sum_terms(t, mesh_state_terms(m, out->fw[f], l, mid, t), l, &sums[f][mid]);
         }
+    for (int i = 0; i < out->n; i++) {
+        int mid = out->stage[i] != 0 && out->stage[i] != l->pp - 1;
+        /* the dense parameters' states, sharded over the dp-cp group, and
+         * the experts', over their own */
+        double dense = psi[i] - psi_e[i], experts_d = psi_e[i] > 0 ? psi_e[i] / edp : 0;
+        for (int f = 0; f < out->nf; f++) {
+            const states_sum_t *c = &sums[f][mid];
+            for (int k = 0; k < 4; k++)
+                out->part[i][f][k] = c->whole[k] * dense + c->shard[k] * (dense / d) +
+                                     c->whole_e[k] * psi_e[i] + c->shard_e[k] * experts_d +
+                                     c->fixed[k];
+        }
+    }
 }
 
 void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
-                        const mesh_assumptions_t *assume, const double psi[4],
-                        const double psi_e[4], const mesh_states_sum_t sums[3][2],
+                        const mesh_assumptions_t *assume, const mesh_states_parts_t *states,
                         mesh_plain_memo_t *plain, mesh_memory_t *out)
 {
-    int stages[4], n = mesh_heavy_stages_of(m, l, stages), d = l->dp * l->cp;
-    double edp = (double)mesh_layout_edp(l);
-    mesh_framework_t fws[3];
-    int nf = mesh_frameworks_priced(m->framework, fws);
     double host = 0; /* the most any stage needs under any framework */
     layer_act_t la = {0};
     long mbs = mesh_layout_micro_batches(l, m->global_batch);
@@ -516,28 +537,19 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     /* once per GPU, whatever its stage */
     double ub = mesh_tp_overlap_buffers(m, l) + mesh_deepep_buffers(m, l);
     double comm = assume->overhead_comm * groups_of(l);
-    for (int i = 0; i < n; i++) {
-        int stage = stages[i], mid = stage != 0 && stage != l->pp - 1;
+    for (int i = 0; i < states->n; i++) {
+        int stage = states->stage[i];
         double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
         double overhead = assume->overhead_context + comm + assume->fragmentation * act + ub;
-        /* the dense parameters' states, sharded over the dp-cp group, and
-         * the experts', over their own (divided once a stage: a pricing
-         * is asked for every layout searched) */
-        double dense = psi[i] - psi_e[i], dense_d = dense / d;
-        double experts_d = psi_e[i] > 0 ? psi_e[i] / edp : 0;
         /* auto: the framework whose accounting needs the most sets the bound */
-        for (int f = 0; f < nf; f++) {
-            const mesh_states_sum_t *c = &sums[f][mid];
-            double part[4];
-            for (int k = 0; k < 4; k++)
-                part[k] = c->whole[k] * dense + c->shard[k] * dense_d + c->whole_e[k] * psi_e[i] +
-                          c->shard_e[k] * experts_d + c->fixed[k];
+        for (int f = 0; f < states->nf; f++) {
+            const double *part = states->part[i][f];
             double total = part[0] + part[1] + part[2] + act + overhead;
             host = part[3] > host ? part[3] : host;
             if ((i == 0 && f == 0) || total > out->total) {
                 memset(out, 0, sizeof(*out));
                 out->stage = stage;
-                out->framework = fws[f];
+                out->framework = states->fw[f];
                 out->weights = part[MESH_PART_WEIGHTS];
                 out->grads = part[MESH_PART_GRADS];
                 out->optimizer = part[MESH_PART_OPTIMIZER];
@@ -558,13 +570,13 @@ void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const m
 {
     int stages[4], n = mesh_heavy_stages_of(m, l, stages);
     double psi[4], psi_e[4];
-    mesh_states_sum_t sums[3][2];
+    mesh_states_parts_t states;
     for (int i = 0; i < n; i++) {
         psi[i] = mesh_stage_params(m, l, stages[i]);
         psi_e[i] = mesh_stage_expert_params(m, l, stages[i]);
     }
-    mesh_states_sums(m, l, sums);
-    mesh_memory_priced(m, l, a, assume, psi, psi_e, sums, NULL, out);
+    mesh_states_parts(m, l, psi, psi_e, &states);
+    mesh_memory_priced(m, l, a, assume, &states, NULL, out);
 }
 
 /* ---- the parts of mesh_memory_t, for the reports ---- */

@@ -140,12 +140,13 @@ typedef struct search {
     int n_batch_sizes, batch_dp, batch_sizes[MB_MAX];
     /* the shape searched leaves a pipeline stage without a layer */
     int split_invalid;
-    /* the states' sums of the shape searched, for one ZeRO stage per lever
-     * setting (slot: offload, 16-bit moments), and the key they are of
-     * (zero, offload, moments; -1: none yet): a layout that needs the
-     * levers tries them in turn, and counting the sums again at each turn
-     * was a fifth of the controller's sizing */
-    mesh_states_sum_t sums[4][3][2];
+    /* the states' parts of the shape searched, for one ZeRO stage per
+     * lever setting (slot: offload, 16-bit moments), and the key they are
+     * of (zero, offload, moments; -1: none yet): a layout that needs the
+     * levers tries them in turn, and counting the frameworks' terms again
+     * at each turn was a fifth of the controller's sizing; every
+     * micro-batch and recomputation of a sweep prices the same parts */
+    mesh_states_parts_t states[4];
     int memo_key[4];
     /* mesh_step_bytes of each ZeRO stage, offload and moments (the key
      * price() gives them), known where its bit of step_known is set */
@@ -241,7 +242,7 @@ struct mesh_plan {
  * about its time: one unit is about 10 ns of a 2 GHz core (measured with
  * `make bench-submit`'s cases, 2026-12-01: 10-11 ns for dense models).  A
  * layout found invalid without its check (surely_invalid), a layout
- * checked, its memory priced, the states' sums that pricing recounts when
+ * checked, its memory priced, the states' parts that pricing recounts when
  * the ZeRO stage or a lever changes, a cost priced (evaluate's or a floor's),
  * a shape's parameters.  A mixture of experts' pricing counts three times (its
  * expert terms: 12-17 ns a unit at twice), and its shape's parameters four
@@ -250,7 +251,7 @@ enum {
     WORK_INVALID = 1, /* consider(): a cheap test */
     WORK_CHECK = 5,   /* evaluate(): levers and mesh_layout_check */
     WORK_MEMORY = 6,  /* price() */
-    WORK_SUMS = 20,   /* mesh_states_sums: every framework's terms, twice */
+    WORK_STATES = 20, /* mesh_states_parts: every framework's terms, twice */
     WORK_COST = 15,   /* mesh_cost_priced */
     WORK_SHAPE = 10,  /* shape_params(): the heavy stages' parameters */
     /* a mixture of experts' shape: its stages' dense and MoE layers, the
@@ -310,7 +311,7 @@ int mesh_divisors(long n, long hi, int *out);
  * many, 0 when the replicas cannot share the global batch evenly. */
 int mesh_batch_list(search_t *s, const mesh_layout_t *l);
 /* The key of l's ZeRO stage, offload and moments, below 64 (stages 0-3,
- * offload 0-1, four dtypes): what the states' sums and the step's bytes
+ * offload 0-1, four dtypes): what the states' parts and the step's bytes
  * depend on, so what their memos are kept by. */
 static inline int mesh_lever_key(const mesh_layout_t *l)
 {

@@ -97,8 +97,8 @@ static void note_family(search_t *s, const mesh_candidate_t *c)
     }
 }
 
-/* Forget the states' sums price() keeps: they are one shape's. */
-static void forget_sums(search_t *s)
+/* Forget the states' parts price() keeps: they are one shape's. */
+static void forget_states(search_t *s)
 {
     for (int i = 0; i < MESH_ARRAY_LEN(s->memo_key); i++)
         s->memo_key[i] = -1;
@@ -124,12 +124,11 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     int slot = (l->offload == 1) * 2 + (l->moments != MESH_PREC_FP32);
     mesh_spend_pricing(s, WORK_MEMORY);
     if (key != s->memo_key[slot]) {
-        mesh_states_sums(s->m, l, s->sums[slot]);
-        mesh_spend_pricing(s, WORK_SUMS);
+        mesh_states_parts(s->m, l, s->psi, s->psi_e, &s->states[slot]);
+        mesh_spend_pricing(s, WORK_STATES);
         s->memo_key[slot] = key;
     }
-    mesh_memory_priced(s->m, l, s->a, s->assume, s->psi, s->psi_e, s->sums[slot], &s->plain,
-                       &c->memory);
+    mesh_memory_priced(s->m, l, s->a, s->assume, &s->states[slot], &s->plain, &c->memory);
     c->fits = fits_in(s, c->memory.total, &c->memory);
 }
 
@@ -670,7 +669,7 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
             s->psi_e_max = s->psi_e[k];
         }
     }
-    forget_sums(s);
+    forget_states(s);
 }
 
 /* One (tp, cp, pp, dp, ep, etp) shape: its heavy stages' parameters, then
@@ -882,7 +881,7 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
     s->pins = pins;
     s->first_fit_only = first_fit_only;
     s->flops_per_token = mesh_flops_per_token(m);
-    forget_sums(s);
+    forget_states(s);
     s->work = mesh_work_current();
     if (s->work && s->work->spent >= s->work->limit)
         s->halted = s->work->stopped = 1; /* spent by the searches before */

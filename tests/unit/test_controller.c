@@ -332,7 +332,7 @@ static void budget__plan_prices_what_fits(void **state)
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
     mesh_layout_t pins = test_mesh("tp=8,pp=1,dp=1,cp=1,mb=1,zero=1,recompute=none,vpp=1");
     mesh_error_t err;
-    long own = WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_SUMS + WORK_COST;
+    long own = WORK_SHAPE + WORK_CHECK + WORK_MEMORY + WORK_STATES + WORK_COST;
     static const long before[] = {-1, 0, 1000}; /* -1: no budget in use */
     for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
         mesh_work_t w = {.limit = 1000000000, .spent = before[i] > 0 ? before[i] : 0};
