@@ -442,9 +442,9 @@ void mesh_layer_split(int layers, int pp, int *out)
  * searched is checked. */
 static int explicit_ok(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    /* (chunk 0 has room only where there are no more chunks than units:
-     * pp*vpp - 1 is then an int) */
-    return mesh_chunk_layers(m, l, 0) >= 0 && mesh_chunk_layers(m, l, l->pp * l->vpp - 1) >= 0;
+    chunking_t c = chunking(m, l); /* as mesh_chunk_layers, counted once for both */
+    return chunks_before(&c, 1) - chunks_before(&c, 0) >= 0 &&
+           chunks_before(&c, c.chunks) - chunks_before(&c, c.chunks - 1) >= 0;
 }
 
 /* The expert layers' rules: Megatron-Core's expert rank generator
