@@ -113,7 +113,8 @@ static void error__long_user_input_is_cut(void **state)
 }
 
 /* A prefix goes before the message with ": ", the whole cut to a
- * message's length: the message's end first, then the prefix's. */
+ * message's length (the message's end first, then the prefix's) and kept
+ * to one line. */
 static void error__prefix_before_the_message_cut_at_its_end(void **state)
 {
     (void)state;
@@ -133,6 +134,11 @@ static void error__prefix_before_the_message_cut_at_its_end(void **state)
                          len + 11 < MESH_ERROR_MAX ? len + 11 : MESH_ERROR_MAX - 1);
     }
     mesh_error_prefix(NULL, "x"); /* no error wanted: nothing written */
+    /* a prefix of the user's (a file's name) stays on the message's line,
+     * its controls shown as '?' as the message's own are */
+    mesh_error_set(&err, "no such file");
+    mesh_error_prefix(&err, "--from %s", "a\nb\x1b[31m\xc2\x85.json");
+    assert_string_equal(err.msg, "--from a?b?[31m??.json: no such file");
 }
 
 /* A value of more than 40 characters is quoted as its first 40 and "...",
