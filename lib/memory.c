@@ -466,10 +466,8 @@ typedef struct states_sum {
     double whole_e[4], shard_e[4];
 } states_sum_t;
 
-/* One framework's terms summed per memory part (weights, grads, optimizer,
- * host): bytes per parameter kept whole and sharded over the dp-cp group,
- * and fixed buffers.  A stage's states are then whole*psi + shard*psi/d +
- * fixed. */
+/* Terms t[0..n) of one framework summed into *out: a stage's states are
+ * then whole*psi + shard*psi/d + fixed. */
 static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, states_sum_t *out)
 {
     int d = l->dp * l->cp; /* Megatron shards the optimizer over the dp-cp group */
