@@ -127,7 +127,7 @@ typedef struct search {
     /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
      * of them the experts' */
     double psi[4], psi_e[4], psi_max, psi_e_max;
-    int psi_vpp;            /* the interleaving psi was counted at (shape_params) */
+    int psi_vpp;            /* the interleaving psi was counted at (params_vpp) */
     double flops_per_token; /* the model's (mesh_flops_per_token) */
     /* in a micro-batch sweep, the fewest layers full recomputation needed
      * at the last size without levers: a larger micro-batch needs at least

@@ -523,6 +523,15 @@ static void search_batches(search_t *s, mesh_layout_t *l)
 
 static void shape_params(search_t *s, const mesh_layout_t *l);
 
+/* The interleaving the heavy stages' parameters depend on: l's where its
+ * chunks move layers between stages (an explicit layout, spread unevenly;
+ * a MoE model's dense first layers, which follow the chunks), else none
+ * (1: every even interleaving gives each stage the layers of vpp 1). */
+static int params_vpp(const mesh_model_t *m, const mesh_layout_t *l)
+{
+    return m->moe.dense_layers || mesh_pp_explicit(m, l) ? l->vpp : 1;
+}
+
 /* Whether some micro-batch size of shape l (batch_list) gives a
  * micro-batch count that is a multiple of its stages, as interleaving
  * needs (surely_invalid). */
@@ -604,10 +613,10 @@ static void search_stage_options(search_t *s, mesh_layout_t *l)
         for (int i = 0; i < nv; i++) {
             l->vpp = vpps[i];
             s->vpp_index = i;
-            /* the dense layers follow the chunks: the heavy stages'
-             * parameters are those of this interleaving, searched or
-             * pinned (search_shape counted them at vpp 1) */
-            if (m->moe.dense_layers && l->vpp != s->psi_vpp)
+            /* the heavy stages' parameters are those of this
+             * interleaving, searched or pinned (search_shape counted them
+             * at vpp 1) */
+            if (params_vpp(m, l) != s->psi_vpp)
                 shape_params(s, l);
             s->plain_mb = 0;
             FOR_RANGE (rc, (int)p->recompute, MESH_RECOMPUTE_NONE, MESH_RECOMPUTE_FULL) {
@@ -653,13 +662,12 @@ static long min_l(long a, long b)
 }
 
 /* The parameters of the heavy stages of the shape l (its tp, cp, pp, dp,
- * ep, etp and, for a MoE model with dense layers, vpp: interleaving moves
- * those between stages). */
+ * ep, etp and the interleaving they depend on, params_vpp). */
 static void shape_params(search_t *s, const mesh_layout_t *l)
 {
     int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
     mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
-    s->psi_vpp = l->vpp;
+    s->psi_vpp = params_vpp(s->m, l);
     s->psi_max = s->psi_e_max = 0;
     for (int k = 0; k < n; k++) {
         s->psi[k] = mesh_stage_params(s->m, l, stages[k]);

@@ -1572,11 +1572,13 @@ static void split__explicit_layout__megatron_units(void **state)
                                  "do not fill the pp*vpp = 12 chunks (use fewer chunks)");
 }
 
-/* A MoE model with dense first layers under a pinned interleaving: the
- * search prices the plan's layout with the parameters of that
- * interleaving, as mesh_memory_estimate prices it alone (the dense layers
- * follow the chunks; the search once kept those of vpp 1 for a pinned
- * vpp: 27.84 GB against 28.35 at pp=8,vpp=3), even and explicit. */
+/* A MoE model with dense first layers, and a dense model, under a pinned
+ * interleaving: the search prices the plan's layout with the parameters
+ * of that interleaving, as mesh_memory_estimate prices it alone (the dense
+ * layers follow the chunks, and an explicit layout spreads the layers
+ * unevenly; the search once kept those of vpp 1 for a pinned vpp: 27.84 GB
+ * against 28.35 at pp=8,vpp=3 for the first, and for the second, 80
+ * layers at pp=8,vpp=3, 42.49 GB against 42.82), even and explicit. */
 static void memory__pinned_interleaving_priced_as_estimated(void **state)
 {
     (void)state;
@@ -1584,16 +1586,19 @@ static void memory__pinned_interleaving_priced_as_estimated(void **state)
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
-    mesh_model_t m = test_spec("arch: {layers: 30, hidden: 1024, heads: 16, ffn: 4096, "
-                               "vocab: 32000, moe: {experts: 8, top_k: 2, ffn: 1024, "
-                               "dense_layers: 9}}\ntrain: {global_batch: 64}\n");
-    for (size_t i = 0; i < sizeof(pins) / sizeof(*pins); i++) {
-        mesh_plan_t *p = test_plan(&m, &a, pins[i]);
+    mesh_model_t moe = test_spec("arch: {layers: 30, hidden: 1024, heads: 16, ffn: 4096, "
+                                 "vocab: 32000, moe: {experts: 8, top_k: 2, ffn: 1024, "
+                                 "dense_layers: 9}}\ntrain: {global_batch: 64}\n");
+    mesh_model_t dense = test_spec("arch: {layers: 80, hidden: 1024, heads: 16, ffn: 4096, "
+                                   "vocab: 32000}\ntrain: {global_batch: 64}\n");
+    for (size_t i = 0; i < 2 * sizeof(pins) / sizeof(*pins); i++) {
+        mesh_model_t m = i % 2 ? dense : moe;
+        mesh_plan_t *p = test_plan(&m, &a, pins[i / 2]);
         const mesh_candidate_t *c = mesh_plan_best(p);
         mesh_memory_t alone;
         mesh_memory_estimate(&m, &c->layout, &a, &pol.assume, &alone);
         if (c->memory.total != alone.total)
-            fail_msg("%s: the plan prices %.0f bytes, its layout alone %.0f", pins[i],
+            fail_msg("%s: the plan prices %.0f bytes, its layout alone %.0f", pins[i / 2],
                      c->memory.total, alone.total);
         mesh_plan_destroy(p);
     }
