@@ -334,17 +334,11 @@ static double logits_forward(const mesh_model_t *m, const mesh_layout_t *l, cons
  * and of them the experts' in *experts. */
 static double max_stage_params(const mesh_model_t *m, const mesh_layout_t *l, double *experts)
 {
-    double most = 0;
-    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
-    *experts = 0;
-    for (int i = 0; i < n; i++) {
-        double p = mesh_stage_params(m, l, stages[i]);
-        if (p > most) {
-            most = p;
-            *experts = mesh_stage_expert_params(m, l, stages[i]);
-        }
-    }
-    return most;
+    mesh_heavy_t h;
+    mesh_heavy_count(m, l, &h);
+    int most = mesh_heavy_most(&h);
+    *experts = h.psi_e[most];
+    return h.psi[most];
 }
 
 /* The data-parallel collectives of psi parameters over a group of d ranks

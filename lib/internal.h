@@ -366,23 +366,40 @@ const mesh_deepep_config_t *mesh_deepep_config(long ranks);
 struct mesh_alloc;
 struct mesh_assumptions;
 struct mesh_memory;
-/* The model states of the heavy stages (as mesh_heavy_stages_of lists
- * them) under each framework priced (mesh_frameworks_priced): bytes per
- * GPU of each memory part, weights, grads, optimizer and host (the
- * optimizer offloaded), in part[stage][framework][part].  They depend on
- * the layout's shape, ZeRO stage and levers, not on its micro-batch or
- * recomputation. */
+/* The heavy stages of a layout (mesh_heavy_stages_of) with what its
+ * memory and cost read of each: its layers, its parameters psi and of
+ * them a MoE model's experts' psi_e.  They depend on the layout's shape
+ * and, where its chunks move layers between stages, its interleaving; not
+ * on its levers, micro-batch or recomputation, so the planner counts them
+ * once per shape. */
+typedef struct mesh_heavy {
+    int n;
+    int stage[4], layers[4];
+    double psi[4], psi_e[4];
+} mesh_heavy_t;
+/* shard.c: the heavy stages of model m under layout l. */
+void mesh_heavy_count(const struct mesh_model *m, const struct mesh_layout *l, mesh_heavy_t *out);
+/* shard.c: which of h's stages has the most parameters (the first of
+ * equals; 0 when h has none): the rank whose DP traffic and optimizer
+ * step a step waits for. */
+int mesh_heavy_most(const mesh_heavy_t *h);
+
+/* The model states of the heavy stages under each framework priced
+ * (mesh_frameworks_priced): bytes per GPU of each memory part, weights,
+ * grads, optimizer and host (the optimizer offloaded), in
+ * part[stage][framework][part], with each stage's place and layers.  They
+ * depend on the layout's shape, ZeRO stage and levers, not on its
+ * micro-batch or recomputation. */
 typedef struct mesh_states_parts {
     int n, nf;
-    int stage[4];
+    int stage[4], layers[4];
     mesh_framework_t fw[3];
     double part[4][3][4];
 } mesh_states_parts_t;
 
-/* The states' parts of layout l of model m, from the parameters of its
- * heavy stages psi (of which psi_e are a MoE model's experts'). */
-void mesh_states_parts(const struct mesh_model *m, const struct mesh_layout *l, const double psi[4],
-                       const double psi_e[4], mesh_states_parts_t *out);
+/* The states' parts of layout l of model m, whose heavy stages are h. */
+void mesh_states_parts(const struct mesh_model *m, const struct mesh_layout *l,
+                       const mesh_heavy_t *h, mesh_states_parts_t *out);
 
 /* One layer's activations without recomputation, a dense and a MoE
  * layer's, which every recomputation and lever of a micro-batch share:

@@ -420,13 +420,13 @@ static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer
     return extra;
 }
 
-/* Activations of one stage: its layers' for every micro-batch in flight
+/* Activations of one stage, which holds `layers` layers
+ * (mesh_pp_stage_layers): its layers' for every micro-batch in flight
  * (recompute full:N stores only the inputs of N of them), the token ids,
  * the logits, and the layer being recomputed. */
 static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, layer_act_t la,
-                                long mbs, int stage)
+                                long mbs, int stage, int layers)
 {
-    int layers = mesh_pp_stage_layers(m, l, stage);
     int sp = l->sequence_parallel == 1;
     double in_flight = stage_in_flight(l, mbs, stage);
     /* what only MoE and MTP layers add; the layers full:N leaves alone, and
@@ -490,12 +490,14 @@ static void sum_terms(const mesh_term_t *t, int n, const mesh_layout_t *l, state
     }
 }
 
-void mesh_states_parts(const mesh_model_t *m, const mesh_layout_t *l, const double psi[4],
-                       const double psi_e[4], mesh_states_parts_t *out)
+void mesh_states_parts(const mesh_model_t *m, const mesh_layout_t *l, const mesh_heavy_t *h,
+                       mesh_states_parts_t *out)
 {
     double d = (double)l->dp * l->cp, edp = (double)mesh_layout_edp(l);
     states_sum_t sums[3][2];
-    out->n = mesh_heavy_stages_of(m, l, out->stage);
+    out->n = h->n;
+    memcpy(out->stage, h->stage, sizeof(out->stage));
+    memcpy(out->layers, h->layers, sizeof(out->layers));
     out->nf = mesh_frameworks_priced(m->framework, out->fw);
     /* A framework's terms differ between stages only in the gathered units
      * of ZeRO-2/3, larger where a stage holds the embedding or the output
@@ -512,12 +514,13 @@ void mesh_states_parts(const mesh_model_t *m, const mesh_layout_t *l, const doub
         int mid = out->stage[i] != 0 && out->stage[i] != l->pp - 1;
         /* the dense parameters' states, sharded over the dp-cp group, and
          * the experts', over their own */
-        double dense = psi[i] - psi_e[i], experts_d = psi_e[i] > 0 ? psi_e[i] / edp : 0;
+        double psi = h->psi[i], psi_e = h->psi_e[i];
+        double dense = psi - psi_e, experts_d = psi_e > 0 ? psi_e / edp : 0;
         for (int f = 0; f < out->nf; f++) {
             const states_sum_t *c = &sums[f][mid];
             for (int k = 0; k < 4; k++)
                 out->part[i][f][k] = c->whole[k] * dense + c->shard[k] * (dense / d) +
-                                     c->whole_e[k] * psi_e[i] + c->shard_e[k] * experts_d +
+                                     c->whole_e[k] * psi_e + c->shard_e[k] * experts_d +
                                      c->fixed[k];
         }
     }
@@ -537,7 +540,7 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
     double comm = assume->overhead_comm * groups_of(l);
     for (int i = 0; i < states->n; i++) {
         int stage = states->stage[i];
-        double act = m->has_arch ? stage_activations(m, l, la, mbs, stage) : 0;
+        double act = m->has_arch ? stage_activations(m, l, la, mbs, stage, states->layers[i]) : 0;
         double overhead = assume->overhead_context + comm + assume->fragmentation * act + ub;
         /* auto: the framework whose accounting needs the most sets the bound */
         for (int f = 0; f < states->nf; f++) {
@@ -566,14 +569,10 @@ void mesh_memory_priced(const mesh_model_t *m, const mesh_layout_t *l, const mes
 void mesh_memory_estimate(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                           const mesh_assumptions_t *assume, mesh_memory_t *out)
 {
-    int stages[4], n = mesh_heavy_stages_of(m, l, stages);
-    double psi[4], psi_e[4];
+    mesh_heavy_t heavy;
     mesh_states_parts_t states;
-    for (int i = 0; i < n; i++) {
-        psi[i] = mesh_stage_params(m, l, stages[i]);
-        psi_e[i] = mesh_stage_expert_params(m, l, stages[i]);
-    }
-    mesh_states_parts(m, l, psi, psi_e, &states);
+    mesh_heavy_count(m, l, &heavy);
+    mesh_states_parts(m, l, &heavy, &states);
     mesh_memory_priced(m, l, a, assume, &states, NULL, out);
 }
 

@@ -124,10 +124,11 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    /* parameters of the heavy stages of the (tp, pp, ep, etp) searched, and
-     * of them the experts' */
-    double psi[4], psi_e[4], psi_max, psi_e_max;
-    int psi_vpp;            /* the interleaving psi was counted at (params_vpp) */
+    /* the heavy stages of the shape searched, and the parameters of the
+     * one with the most, of them the experts' */
+    mesh_heavy_t heavy;
+    double psi_max, psi_e_max;
+    int psi_vpp;            /* the interleaving heavy was counted at (params_vpp) */
     double flops_per_token; /* the model's (mesh_flops_per_token) */
     /* in a micro-batch sweep, the fewest layers full recomputation needed
      * at the last size without levers: a larger micro-batch needs at least

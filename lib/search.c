@@ -124,7 +124,7 @@ static void price(search_t *s, const mesh_layout_t *l, mesh_candidate_t *c)
     int slot = (l->offload == 1) * 2 + (l->moments != MESH_PREC_FP32);
     mesh_spend_pricing(s, WORK_MEMORY);
     if (key != s->memo_key[slot]) {
-        mesh_states_parts(s->m, l, s->psi, s->psi_e, &s->states[slot]);
+        mesh_states_parts(s->m, l, &s->heavy, &s->states[slot]);
         mesh_spend_pricing(s, WORK_STATES);
         s->memo_key[slot] = key;
     }
@@ -665,18 +665,12 @@ static long min_l(long a, long b)
  * ep, etp and the interleaving they depend on, params_vpp). */
 static void shape_params(search_t *s, const mesh_layout_t *l)
 {
-    int stages[4], n = mesh_heavy_stages_of(s->m, l, stages);
     mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
+    mesh_heavy_count(s->m, l, &s->heavy);
     s->psi_vpp = params_vpp(s->m, l);
-    s->psi_max = s->psi_e_max = 0;
-    for (int k = 0; k < n; k++) {
-        s->psi[k] = mesh_stage_params(s->m, l, stages[k]);
-        s->psi_e[k] = mesh_stage_expert_params(s->m, l, stages[k]);
-        if (s->psi[k] > s->psi_max) {
-            s->psi_max = s->psi[k];
-            s->psi_e_max = s->psi_e[k];
-        }
-    }
+    int most = mesh_heavy_most(&s->heavy);
+    s->psi_max = s->heavy.psi[most];
+    s->psi_e_max = s->heavy.psi_e[most];
     forget_states(s);
 }
 

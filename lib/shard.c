@@ -163,3 +163,22 @@ int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[
     }
     return n;
 }
+
+void mesh_heavy_count(const mesh_model_t *m, const mesh_layout_t *l, mesh_heavy_t *out)
+{
+    out->n = mesh_heavy_stages_of(m, l, out->stage);
+    for (int i = 0; i < out->n; i++) {
+        out->layers[i] = mesh_pp_stage_layers(m, l, out->stage[i]);
+        out->psi[i] = mesh_stage_params(m, l, out->stage[i]);
+        out->psi_e[i] = mesh_stage_expert_params(m, l, out->stage[i]);
+    }
+}
+
+int mesh_heavy_most(const mesh_heavy_t *h)
+{
+    int most = 0;
+    for (int i = 1; i < h->n; i++)
+        if (h->psi[i] > h->psi[most])
+            most = i;
+    return most;
+}
