@@ -147,6 +147,16 @@ static uint64_t job_mem = NO_VAL64;
 /* 1: the job is an update (scontrol update, job_modify), not a submission */
 static int modifying;
 
+/* A test's teardown: the next job is a plain submission without --mem,
+ * whether the test that set otherwise passed or failed half-way. */
+static int plain_job(void **state)
+{
+    (void)state;
+    job_mem = NO_VAL64;
+    modifying = 0;
+    return 0;
+}
+
 /* The request sbatch --model=MODEL [--mesh=MESH] records, into req. */
 static const char *encoded(const char *model, const char *mesh, char *req)
 {
@@ -631,7 +641,7 @@ static void memory__mem_per_node_for_offload(void **state)
     assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     free(msg);
-    job_mem = NO_VAL64;
+    job_mem = NO_VAL64; /* no --mem: nothing known of the host */
     assert_int_equal(controller("llama3-70b", 1, "gres/gpu:8", &msg),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     free(msg);
@@ -1274,13 +1284,13 @@ int main(void)
         cmocka_unit_test(fits__both_run_it_silently),
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
-        cmocka_unit_test(modify__judged_as_submitted),
+        cmocka_unit_test_teardown(modify__judged_as_submitted, plain_job),
         cmocka_unit_test(plain__not_judged_and_said_so),
         cmocka_unit_test(request__read_before_planning),
         cmocka_unit_test(init__logs_which_meshplan_reads_the_policy),
         cmocka_unit_test(policy_reads__once_per_edit),
         cmocka_unit_test(policy_errors__follow_on_submit_error),
-        cmocka_unit_test(memory__mem_per_node_for_offload),
+        cmocka_unit_test_teardown(memory__mem_per_node_for_offload, plain_job),
         cmocka_unit_test(partitions__controller_and_cli_agree),
         cmocka_unit_test(partitions__unjudged),
         cmocka_unit_test(size__narrowed_to_the_cli_choice),
