@@ -85,15 +85,29 @@ static double mtp_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
            (mesh_moe_layer_params_per_gpu(m, l) + (mesh_mtp_extra(m) - norms) / l->tp + norms);
 }
 
-double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+/* What the arch's counts are multiplied by: a count given in the spec
+ * wins over the arch's (1 where the arch counts none).  Counting the arch
+ * is most of a stage's count: asked once for all the heavy stages. */
+static double spec_scale(const mesh_model_t *m)
+{
+    double from_arch = mesh_model_params_from_arch(m);
+    return from_arch > 0 ? m->params / from_arch : 1;
+}
+
+/* mesh_stage_expert_params, the arch's counts multiplied by scale. */
+static double stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage,
+                                  double scale)
 {
     if (!m->has_arch || !mesh_model_is_moe(m))
         return 0;
     int dense, moe;
     mesh_stage_mix(m, l, stage, &dense, &moe);
-    double p = (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l);
-    double from_arch = mesh_model_params_from_arch(m);
-    return from_arch > 0 ? p * (m->params / from_arch) : p;
+    return (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l) * scale;
+}
+
+double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    return stage_expert_params(m, l, stage, m->has_arch ? spec_scale(m) : 1);
 }
 
 /* The stage's layers per GPU: as many dense ones, or for a model with
@@ -109,7 +123,8 @@ static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, 
            (stage == l->pp - 1 ? mtp_per_gpu(m, l) : 0);
 }
 
-double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+/* mesh_stage_params, the arch's counts multiplied by scale. */
+static double stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage, double scale)
 {
     if (!m->has_arch)
         return m->params;
@@ -132,9 +147,12 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
         if (m->mtp_layers && l->pp > 1)
             p += emb;
     }
-    /* A count given in the spec wins over the arch's: scale to it. */
-    double from_arch = mesh_model_params_from_arch(m);
-    return from_arch > 0 ? p * (m->params / from_arch) : p;
+    return p * scale;
+}
+
+double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
+{
+    return stage_params(m, l, stage, m->has_arch ? spec_scale(m) : 1);
 }
 
 int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
@@ -166,11 +184,12 @@ int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[
 
 void mesh_heavy_count(const mesh_model_t *m, const mesh_layout_t *l, mesh_heavy_t *out)
 {
+    double scale = m->has_arch ? spec_scale(m) : 1;
     out->n = mesh_heavy_stages_of(m, l, out->stage);
     for (int i = 0; i < out->n; i++) {
         out->layers[i] = mesh_pp_stage_layers(m, l, out->stage[i]);
-        out->psi[i] = mesh_stage_params(m, l, out->stage[i]);
-        out->psi_e[i] = mesh_stage_expert_params(m, l, out->stage[i]);
+        out->psi[i] = stage_params(m, l, out->stage[i], scale);
+        out->psi_e[i] = stage_expert_params(m, l, out->stage[i], scale);
     }
 }
 

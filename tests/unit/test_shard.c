@@ -34,6 +34,38 @@ static void memory__stage_params_by_hand(void **state)
     assert_true(mesh_stage_expert_params(&d, &l, 0) == 0);
 }
 
+/* A parameter count the spec gives wins over its arch's: every stage's
+ * parameters, and of them the experts', scale by the same factor, and the
+ * heavy stages the planner counts at once (mesh_heavy_count) are those
+ * stages', layers and all, with the count given or not. */
+static void memory__a_given_count_scales_every_stage(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec(moe_small());
+    char twice[1024];
+    snprintf(twice, sizeof(twice), "%sparams: %.17g\n", moe_small(), 2 * m.params);
+    mesh_model_t t = test_spec(twice);
+    mesh_layout_t l = test_layout("tp=1,pp=3,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    for (int stage = 0; stage < 3; stage++) {
+        assert_true(mesh_stage_params(&t, &l, stage) == 2 * mesh_stage_params(&m, &l, stage));
+        assert_true(mesh_stage_expert_params(&t, &l, stage) ==
+                    2 * mesh_stage_expert_params(&m, &l, stage));
+    }
+    const mesh_model_t *both[] = {&m, &t};
+    for (int k = 0; k < 2; k++) {
+        mesh_heavy_t h;
+        mesh_heavy_count(both[k], &l, &h);
+        assert_int_equal(h.n, 3);
+        for (int i = 0; i < h.n; i++) {
+            assert_int_equal(h.layers[i], mesh_pp_stage_layers(both[k], &l, h.stage[i]));
+            assert_true(h.psi[i] == mesh_stage_params(both[k], &l, h.stage[i]));
+            assert_true(h.psi_e[i] == mesh_stage_expert_params(both[k], &l, h.stage[i]));
+            assert_true(h.psi_e[i] > 0 || h.stage[i] == 0); /* stage 0: the dense layer */
+        }
+    }
+}
+
 /* A GeLU MoE keeps its biases, as Megatron-LM builds them (no
  * --disable-bias-linear), by hand for hidden 64, 4 heads and 4 experts of
  * width 32: attention 3*64*64 + 192 (QKV) + 64*64 + 64 (proj) = 16640;
@@ -253,6 +285,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory__stage_params_by_hand),
+        cmocka_unit_test(memory__a_given_count_scales_every_stage),
         cmocka_unit_test(memory__qk_norms_whole_on_every_tp_rank),
         cmocka_unit_test(memory__gelu_moe_biases_by_hand),
         cmocka_unit_test(memory__nemotron_style_by_hand),
