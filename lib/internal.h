@@ -371,7 +371,7 @@ struct mesh_memory;
  * them a MoE model's experts' psi_e.  They depend on the layout's shape
  * and, where its chunks move layers between stages, its interleaving; not
  * on its levers, micro-batch or recomputation, so the planner counts them
- * once per shape. */
+ * once per shape and interleaving that moves layers. */
 typedef struct mesh_heavy {
     int n;
     int stage[4], layers[4];
@@ -380,16 +380,17 @@ typedef struct mesh_heavy {
 /* shard.c: the heavy stages of model m under layout l. */
 void mesh_heavy_count(const struct mesh_model *m, const struct mesh_layout *l, mesh_heavy_t *out);
 /* shard.c: which of h's stages has the most parameters (the first of
- * equals; 0 when h has none): the rank whose DP traffic and optimizer
- * step a step waits for. */
+ * equals; h lists stage 0 at least): the rank whose DP traffic and
+ * optimizer step a step waits for. */
 int mesh_heavy_most(const mesh_heavy_t *h);
 
 /* The model states of the heavy stages under each framework priced
  * (mesh_frameworks_priced): bytes per GPU of each memory part, weights,
  * grads, optimizer and host (the optimizer offloaded), in
  * part[stage][framework][part], with each stage's place and layers.  They
- * depend on the layout's shape, ZeRO stage and levers, not on its
- * micro-batch or recomputation. */
+ * depend on the layout's shape, ZeRO stage and levers and, through its
+ * heavy stages, its interleaving; not on its micro-batch or
+ * recomputation. */
 typedef struct mesh_states_parts {
     int n, nf;
     int stage[4], layers[4];

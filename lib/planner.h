@@ -124,8 +124,8 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    /* the heavy stages of the shape searched, and the parameters of the
-     * one with the most, of them the experts' */
+    /* the heavy stages of the shape searched at psi_vpp, and the
+     * parameters of the one with the most, of them the experts' */
     mesh_heavy_t heavy;
     double psi_max, psi_e_max;
     int psi_vpp;            /* the interleaving heavy was counted at (params_vpp) */

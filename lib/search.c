@@ -97,7 +97,8 @@ static void note_family(search_t *s, const mesh_candidate_t *c)
     }
 }
 
-/* Forget the states' parts price() keeps: they are one shape's. */
+/* Forget the states' parts price() keeps: they are one shape's, at one
+ * interleaving that moves layers (params_vpp). */
 static void forget_states(search_t *s)
 {
     for (int i = 0; i < MESH_ARRAY_LEN(s->memo_key); i++)

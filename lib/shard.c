@@ -107,7 +107,9 @@ static double stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l,
 
 double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
-    return stage_expert_params(m, l, stage, m->has_arch ? spec_scale(m) : 1);
+    if (!m->has_arch || !mesh_model_is_moe(m)) /* no experts: the arch is not counted */
+        return 0;
+    return stage_expert_params(m, l, stage, spec_scale(m));
 }
 
 /* The stage's layers per GPU: as many dense ones, or for a model with

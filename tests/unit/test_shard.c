@@ -2,7 +2,7 @@
 /*
  * lib/shard.c: the parameters one GPU of a pipeline stage holds under a layout, by hand.
  */
-#include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of */
+#include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of, mesh_heavy_count */
 #include "moeutil.h"
 
 /* ---- mixture of experts, MLA and MTP ---- */
@@ -42,9 +42,7 @@ static void memory__a_given_count_scales_every_stage(void **state)
 {
     (void)state;
     mesh_model_t m = test_spec(moe_small());
-    char twice[1024];
-    snprintf(twice, sizeof(twice), "%sparams: %.17g\n", moe_small(), 2 * m.params);
-    mesh_model_t t = test_spec(twice);
+    mesh_model_t t = test_specf("%sparams: %.17g\n", moe_small(), 2 * m.params);
     mesh_layout_t l = test_layout("tp=1,pp=3,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
                                   "recompute=none,sp=off");
     for (int stage = 0; stage < 3; stage++) {
