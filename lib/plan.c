@@ -400,6 +400,20 @@ static int choose_known(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
     return rc;
 }
 
+/* The first-fit search of in (mesh_plan_any_fits): 1 if some layout
+ * fits; 0 if a layout it tries is valid, but none fits; MESH_FIT_UNTOLD if
+ * none it tries is valid (it counts only what it tries: whether any layout
+ * is valid is the second search's of mesh_plan_fit_status). */
+static int first_fit(const plan_in_t *in)
+{
+    if (in->fits)
+        return 1;
+    search_t s;
+    mesh_search_init(&s, &in->as, &in->model, &in->alloc, &in->pin, 1);
+    mesh_search_run(&s);
+    return s.found || s.valid > 0 ? s.found : MESH_FIT_UNTOLD;
+}
+
 int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                        const mesh_assumptions_t *assume)
 {
@@ -410,32 +424,22 @@ int mesh_plan_any_fits(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
      * and the weaker recomputations), so its answer is the plan's */
     plan_in_t in;
     mesh_error_t err;
-    if (checked_inputs(m, a, pins, assume, &in, &err) < 0)
-        return 0;
-    if (in.fits)
-        return 1;
-    search_t s;
-    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
-    mesh_search_run(&s);
-    return s.found;
+    return checked_inputs(m, a, pins, assume, &in, &err) == 0 && first_fit(&in) == 1;
 }
 
-int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                         const mesh_assumptions_t *assume, mesh_error_t *err)
+int mesh_plan_fit_first(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        const mesh_assumptions_t *assume, mesh_error_t *err)
 {
     plan_in_t in;
-    if (checked_inputs(m, a, pins, assume, &in, err) < 0)
-        return -2;
-    if (in.fits)
-        return 1;
+    return checked_inputs(m, a, pins, assume, &in, err) < 0 ? -2 : first_fit(&in);
+}
+
+/* The search of in that keeps the invalid layouts: 0 if one is valid; -1
+ * with err set to why none is; -2 with err set when memory runs out. */
+static int any_valid(const plan_in_t *in, const mesh_alloc_t *a, mesh_error_t *err)
+{
     search_t s;
-    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 1);
-    mesh_search_run(&s);
-    if (s.found || s.valid > 0)
-        return s.found;
-    /* the first-fit search counts only what it tries: the search that
-     * keeps the invalid layouts says whether any is valid, and why not */
-    mesh_search_init(&s, &in.as, &in.model, &in.alloc, &in.pin, 0);
+    mesh_search_init(&s, &in->as, &in->model, &in->alloc, &in->pin, 0);
     mesh_search_run(&s);
     free(s.fits);
     if (s.oom)
@@ -444,6 +448,23 @@ int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a, const mes
         return 0;
     why_none_valid(&s, a, err);
     return -1;
+}
+
+int mesh_plan_fit_untold(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                         const mesh_assumptions_t *assume, mesh_error_t *err)
+{
+    plan_in_t in;
+    return checked_inputs(m, a, pins, assume, &in, err) < 0 ? -2 : any_valid(&in, a, err);
+}
+
+int mesh_plan_fit_status(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                         const mesh_assumptions_t *assume, mesh_error_t *err)
+{
+    plan_in_t in;
+    if (checked_inputs(m, a, pins, assume, &in, err) < 0)
+        return -2;
+    int rc = first_fit(&in);
+    return rc == MESH_FIT_UNTOLD ? any_valid(&in, a, err) : rc;
 }
 
 void mesh_plan_destroy(mesh_plan_t *p)

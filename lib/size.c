@@ -5,8 +5,9 @@
  * (mesh_plan_choose, no explanation); the cost is in the counts that fit,
  * so those that do not are told apart by mesh_plan_fit_status, which stops
  * at the first fitting layout and prices none (and says whether any layout
- * is valid), and a count that cannot be chosen is searched only until that
- * shows (a deadline on its step; doc/design.md, "Sizing").  A deadline
+ * is valid: a search of every layout, which only a table or a reason asks),
+ * and a count that cannot be chosen is searched only until that shows (a
+ * deadline on its step; doc/design.md, "Sizing").  A deadline
  * goal, the chain of jobs a partition's MaxTime cuts a run into and
  * scontrol's MaxTime are here too: they are the sizing's questions of time.
  */
@@ -101,6 +102,20 @@ static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *n
                  on->nodes);
 }
 
+/* Row r, where nothing fits and the sizing did not ask why (no_layout -1),
+ * told: whether any layout is valid, and the reason.  0, or -1 with err. */
+static int tell_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
+                    const mesh_layout_t *pins, const mesh_assumptions_t *assume, mesh_error_t *err)
+{
+    mesh_alloc_t on = *a;
+    on.nodes = r->nodes;
+    mesh_error_t why;
+    int status = mesh_plan_fit_untold(m, &on, pins, assume, &why);
+    if (status == -2)
+        return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
+    return say_no_fit(r, &on, status < 0 ? why.msg : NULL), 0;
+}
+
 /* Plan row r's count: whether a layout fits and, if one does, the plan's
  * choice.  deadline > 0: only a choice whose step is at most that many
  * seconds is wanted; fits -1 when there is none.  search_first: run the
@@ -108,11 +123,13 @@ static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *n
  * it spares where the deadline leaves the count out, at the cost of a
  * longer search where nothing fits (the caller's guess: something fit on
  * the count before).  Either way a count is planned only where something
- * fits by mesh_plan_any_fits.  *fit: whether something is known to fit.
- * 0, or -1 with err set when the plan cannot be made. */
+ * fits by mesh_plan_any_fits.  tell: say why nothing fits (else, where no
+ * layout the first-fit search tries is valid, no_layout -1: tell_row).
+ * *fit: whether something is known to fit.  0, or -1 with err set when
+ * the plan cannot be made. */
 static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
                     const mesh_layout_t *pins, const mesh_assumptions_t *assume, double deadline,
-                    int search_first, int *fit, mesh_error_t *err)
+                    int search_first, int tell, int *fit, mesh_error_t *err)
 {
     mesh_alloc_t on = *a;
     on.nodes = r->nodes;
@@ -125,12 +142,20 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
         return 0;
     }
     mesh_error_t why;
-    int status = mesh_plan_fit_status(m, &on, pins, assume, &why);
+    int status = mesh_plan_fit_first(m, &on, pins, assume, &why);
     if (status == -2)
         return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
     *fit = status == 1;
+    if (status == MESH_FIT_UNTOLD) {
+        r->fits = 0;
+        r->no_layout = -1;
+        snprintf(r->why, sizeof(r->why),
+                 "none of the layouts the quick search tries is valid; whether any is was not "
+                 "asked (meshplan size says)");
+        return tell ? tell_row(r, m, a, pins, assume, err) : 0;
+    }
     if (!*fit) /* not priced: nothing on this count would be chosen */
-        return say_no_fit(r, &on, status < 0 ? why.msg : NULL), 0;
+        return say_no_fit(r, &on, NULL), 0;
     /* not searched yet, or failed: with the error wanted */
     if (rc < 0)
         rc = mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, err);
@@ -183,7 +208,7 @@ static int rank_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *
                 s->rows[k].fits = -1;
             return 0;
         }
-        if (size_row(r, m, a, pins, assume, deadline(s, r, m, a, best), fit, &fit, err) < 0)
+        if (size_row(r, m, a, pins, assume, deadline(s, r, m, a, best), fit, 0, &fit, err) < 0)
             return -1;
         if (r->fits != 1)
             continue;
@@ -225,7 +250,7 @@ static int deadline_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc
 {
     for (int k = 0; k < s->n_rows; k++) {
         int fit;
-        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, &fit, err) < 0)
+        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
             return -1;
         if (!(flags & MESH_SIZE_TABLE) && in_time(s, &s->rows[k], m)) {
             for (int j = k + 1; j < s->n_rows; j++)
@@ -248,7 +273,7 @@ static int plan_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *
         return rank_rows(s, m, a, pins, assume, err);
     for (int k = 0; k < s->n_rows; k++) {
         int fit;
-        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, &fit, err) < 0)
+        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
             return -1;
         if (s->rows[k].fits && !(flags & MESH_SIZE_TABLE)) { /* MIN: the first that fits */
             for (int j = k + 1; j < s->n_rows; j++)
@@ -379,8 +404,12 @@ static int say_why_not(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t
 {
     mesh_alloc_t on = *a;
     int k = s->n_rows - 1;
-    while (k >= 0 && s->rows[k].no_layout)
-        k--; /* the advice needs layouts: the largest count that has some */
+    for (; k >= 0; k--) { /* the advice needs layouts: the largest count that has some */
+        if (s->rows[k].no_layout < 0 && tell_row(&s->rows[k], m, a, pins, assume, err) < 0)
+            return -1;
+        if (!s->rows[k].no_layout)
+            break;
+    }
     if (k < 0) {
         snprintf(s->reason, sizeof(s->reason),
                  "no count of %d-%d nodes has a valid layout (each count says why)", s->lo, s->hi);

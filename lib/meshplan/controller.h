@@ -109,7 +109,7 @@ typedef struct mesh_submit_ask {
  * estimate together.  A count, not a clock, so that the same submission
  * always gets the same verdict.  Most jobs take far less (Llama 3.1 405B
  * on 16,384 GPUs with its estimate: 7,600; sized over 1-64 nodes for min:
- * 27,000, for fastest: 115,000); a spec that would take more (100,000
+ * 31,000, for fastest: 62,000); a spec that would take more (100,000
  * layers, 16M-token sequences) stops there, and the verdict says so
  * (mesh_submit_decide, doc/design.md "Work budget"). */
 #define MESH_SUBMIT_WORK 130000L

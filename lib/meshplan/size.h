@@ -65,10 +65,13 @@ typedef struct mesh_size_row {
     double tokens_per_gpu_hour; /* best.cost.tokens_per_sec * 3600 / GPUs; 0 when it does not fit */
     /* fits 0: 1 when no valid layout exists on this count at all (its
      * GPUs do not split into the model's rules: mesh_plan_fit_status), 0
-     * when layouts exist but none fits in memory */
+     * when layouts exist but none fits in memory; -1 (only without
+     * MESH_SIZE_TABLE) when the sizing did not ask: none of the layouts
+     * the quick search tries is valid, and the choice needs no reason */
     int no_layout;
     /* fits 0: why, one line ("no layout: 19 nodes x 8 GPUs = 152 GPUs:
-     * ..." or "no layout fits in memory ..."); else "" */
+     * ..." or "no layout fits in memory ..."; no_layout -1: that it was
+     * not asked); else "" */
     char why[MESH_SIZE_WHY_MAX];
 } mesh_size_row_t;
 
@@ -143,10 +146,11 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  * ignored; every other field is each count's), with pins and assume as
  * mesh_plan_create takes them, and pick a count by goal.  Counts on which
  * no layout fits are found by mesh_plan_fit_status and not priced, each
- * with its why (no layout at all, or none that fits in memory); when no
- * count fits, one more plan on the largest count that has layouts says
- * how many nodes would (mesh_size_t's would_fit).  m, a, pins and assume
- * are not kept.
+ * with its why (no layout at all, or none that fits in memory; without
+ * MESH_SIZE_TABLE, where none of the layouts the quick search tries is
+ * valid, not asked: no_layout -1); when no count fits, one more plan on
+ * the largest count that has layouts says how many nodes would
+ * (mesh_size_t's would_fit).  m, a, pins and assume are not kept.
  *
  * flags: MESH_SIZE_TABLE prices every count that fits (the CLI's table);
  * 0 plans only what the choice needs (the controller's question), with the
