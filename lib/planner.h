@@ -124,10 +124,10 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    /* the heavy stages of the shape searched at psi_vpp, and the
-     * parameters of the one with the most, of them the experts' */
+    /* the heavy stages of the shape searched at psi_vpp, and which holds
+     * the most parameters (the cost's rank: mesh_heavy_most) */
     mesh_heavy_t heavy;
-    double psi_max, psi_e_max;
+    int most;
     int psi_vpp;            /* the interleaving heavy was counted at (params_vpp) */
     double flops_per_token; /* the model's (mesh_flops_per_token) */
     /* in a micro-batch sweep, the fewest layers full recomputation needed

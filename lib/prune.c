@@ -79,8 +79,8 @@ const mesh_step_bytes_t *mesh_search_step_bytes(search_t *s, const mesh_layout_t
 
 void mesh_search_cost(search_t *s, const mesh_layout_t *l, mesh_cost_t *out)
 {
-    mesh_cost_priced(s->m, l, s->a, s->psi_max, s->psi_e_max, s->flops_per_token,
-                     mesh_search_step_bytes(s, l), out);
+    mesh_cost_priced(s->m, l, s->a, s->heavy.psi[s->most], s->heavy.psi_e[s->most],
+                     s->flops_per_token, mesh_search_step_bytes(s, l), out);
     mesh_spend_pricing(s, WORK_COST);
 }
 

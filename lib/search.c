@@ -669,9 +669,7 @@ static void shape_params(search_t *s, const mesh_layout_t *l)
     mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
     mesh_heavy_count(s->m, l, &s->heavy);
     s->psi_vpp = params_vpp(s->m, l);
-    int most = mesh_heavy_most(&s->heavy);
-    s->psi_max = s->heavy.psi[most];
-    s->psi_e_max = s->heavy.psi_e[most];
+    s->most = mesh_heavy_most(&s->heavy);
     forget_states(s);
 }
 

@@ -94,12 +94,17 @@ static double spec_scale(const mesh_model_t *m)
     return from_arch > 0 ? m->params / from_arch : 1;
 }
 
-/* mesh_stage_expert_params, the arch's counts multiplied by scale. */
+/* Whether m has routed experts to count (the arch describes them). */
+static int has_experts(const mesh_model_t *m)
+{
+    return m->has_arch && mesh_model_is_moe(m);
+}
+
+/* mesh_stage_expert_params of a model with experts, the arch's counts
+ * multiplied by scale. */
 static double stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage,
                                   double scale)
 {
-    if (!m->has_arch || !mesh_model_is_moe(m))
-        return 0;
     int dense, moe;
     mesh_stage_mix(m, l, stage, &dense, &moe);
     return (moe + (stage == l->pp - 1 ? m->mtp_layers : 0)) * experts_per_gpu(m, l) * scale;
@@ -107,9 +112,8 @@ static double stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l,
 
 double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
-    if (!m->has_arch || !mesh_model_is_moe(m)) /* no experts: the arch is not counted */
-        return 0;
-    return stage_expert_params(m, l, stage, spec_scale(m));
+    /* no experts: the arch is not counted */
+    return has_experts(m) ? stage_expert_params(m, l, stage, spec_scale(m)) : 0;
 }
 
 /* The stage's layers per GPU: as many dense ones, or for a model with
@@ -187,11 +191,12 @@ int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[
 void mesh_heavy_count(const mesh_model_t *m, const mesh_layout_t *l, mesh_heavy_t *out)
 {
     double scale = m->has_arch ? spec_scale(m) : 1;
+    int experts = has_experts(m);
     out->n = mesh_heavy_stages_of(m, l, out->stage);
     for (int i = 0; i < out->n; i++) {
         out->layers[i] = mesh_pp_stage_layers(m, l, out->stage[i]);
         out->psi[i] = stage_params(m, l, out->stage[i], scale);
-        out->psi_e[i] = stage_expert_params(m, l, out->stage[i], scale);
+        out->psi_e[i] = experts ? stage_expert_params(m, l, out->stage[i], scale) : 0;
     }
 }
 
