@@ -573,16 +573,16 @@ int mesh_plan_choose(const struct mesh_model *m, const struct mesh_alloc *a,
  * reason where nothing fits (the controller's sizing).  fit_first: 1, 0
  * and -2 as mesh_plan_fit_status says; MESH_FIT_UNTOLD where none of the
  * layouts its first search tries is valid, which leaves untold whether any
- * layout is.  fit_untold, asked then: 0 if one is, -1 (err: why none is)
- * or -2 as mesh_plan_fit_status says.  It searches every layout: half of
- * the work of a 405B's fastest sizing over 1-64 nodes. */
+ * layout is.  any_valid, asked then: 0 if one is, -1 (err: why none is)
+ * or -2 as mesh_plan_fit_status says.  It searches every layout, so it
+ * costs more than the first search by far (doc/design.md, "Sizing"). */
 #define MESH_FIT_UNTOLD 2
 int mesh_plan_fit_first(const struct mesh_model *m, const struct mesh_alloc *a,
                         const struct mesh_layout *pins, const struct mesh_assumptions *assume,
                         struct mesh_error *err);
-int mesh_plan_fit_untold(const struct mesh_model *m, const struct mesh_alloc *a,
-                         const struct mesh_layout *pins, const struct mesh_assumptions *assume,
-                         struct mesh_error *err);
+int mesh_plan_any_valid(const struct mesh_model *m, const struct mesh_alloc *a,
+                        const struct mesh_layout *pins, const struct mesh_assumptions *assume,
+                        struct mesh_error *err);
 
 struct mesh_cost;
 /* mesh_cost_estimate with the parameters of the rank holding the most

@@ -399,8 +399,11 @@ static void size_row_json(mesh_buf_t *b, const mesh_size_t *sz, int i, const mes
     mesh_estimate_t est;
     mesh_buf_printf(b, "%s{\"nodes\":%d,\"fits\":%s", i ? "," : "", r->nodes,
                     r->fits == 1 ? "true" : "false");
-    if (r->fits == 0) { /* why (additive): no layout at all, or none that fits */
-        mesh_buf_printf(b, ",\"no_layout\":%s,\"reason\":", r->no_layout ? "true" : "false");
+    if (r->fits == 0) { /* why (additive): no layout at all, or none that fits (null: not asked) */
+        mesh_buf_printf(b, ",\"no_layout\":%s,\"reason\":",
+                        r->no_layout < 0 ? "null"
+                        : r->no_layout   ? "true"
+                                         : "false");
         mesh_buf_json_string(b, r->why);
     }
     if (r->fits == 1)

@@ -403,7 +403,7 @@ static int choose_known(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
 /* The first-fit search of in (mesh_plan_any_fits): 1 if some layout
  * fits; 0 if a layout it tries is valid, but none fits; MESH_FIT_UNTOLD if
  * none it tries is valid (it counts only what it tries: whether any layout
- * is valid is the second search's of mesh_plan_fit_status). */
+ * is valid, mesh_plan_fit_status's second search says: any_valid). */
 static int first_fit(const plan_in_t *in)
 {
     if (in->fits)
@@ -450,8 +450,8 @@ static int any_valid(const plan_in_t *in, const mesh_alloc_t *a, mesh_error_t *e
     return -1;
 }
 
-int mesh_plan_fit_untold(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                         const mesh_assumptions_t *assume, mesh_error_t *err)
+int mesh_plan_any_valid(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
+                        const mesh_assumptions_t *assume, mesh_error_t *err)
 {
     plan_in_t in;
     return checked_inputs(m, a, pins, assume, &in, err) < 0 ? -2 : any_valid(&in, a, err);

@@ -124,8 +124,9 @@ typedef struct search {
      * no recomputation and no lever: recomputing at that size or below
      * only costs time, so it is not evaluated */
     int plain_mb;
-    /* the heavy stages of the shape searched at psi_vpp, and which holds
-     * the most parameters (the cost's rank: mesh_heavy_most) */
+    /* the heavy stages of the shape searched at psi_vpp, and the index in
+     * heavy's arrays (not a stage number) of the one with the most
+     * parameters, whose rank the cost prices (mesh_heavy_most) */
     mesh_heavy_t heavy;
     int most;
     int psi_vpp;            /* the interleaving heavy was counted at (params_vpp) */

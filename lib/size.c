@@ -3,11 +3,12 @@
  * Sizing (see size.h): every node count of a range planned, one picked by a
  * goal.  The counts are independent plans, each the choice alone
  * (mesh_plan_choose, no explanation); the cost is in the counts that fit,
- * so those that do not are told apart by mesh_plan_fit_status, which stops
- * at the first fitting layout and prices none (and says whether any layout
- * is valid: a search of every layout, which only a table or a reason asks),
- * and a count that cannot be chosen is searched only until that shows (a
- * deadline on its step; doc/design.md, "Sizing").  A deadline
+ * so those that do not are told apart by a first-fit search, which stops
+ * at the first fitting layout and prices none (mesh_plan_fit_first; where
+ * none of its layouts is valid, whether any is takes a search of every
+ * layout, which only a table or the reason of a sizing where nothing fits
+ * asks: tell_row), and a count that cannot be chosen is searched only
+ * until that shows (a deadline on its step; doc/design.md, "Sizing").  A deadline
  * goal, the chain of jobs a partition's MaxTime cuts a run into and
  * scontrol's MaxTime are here too: they are the sizing's questions of time.
  */
@@ -110,7 +111,7 @@ static int tell_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
     mesh_alloc_t on = *a;
     on.nodes = r->nodes;
     mesh_error_t why;
-    int status = mesh_plan_fit_untold(m, &on, pins, assume, &why);
+    int status = mesh_plan_any_valid(m, &on, pins, assume, &why);
     if (status == -2)
         return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
     return say_no_fit(r, &on, status < 0 ? why.msg : NULL), 0;
@@ -150,8 +151,8 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
         r->fits = 0;
         r->no_layout = -1;
         snprintf(r->why, sizeof(r->why),
-                 "none of the layouts the quick search tries is valid; whether any is was not "
-                 "asked (meshplan size says)");
+                 "none of the layouts the first-fit search tries is valid; not asked whether "
+                 "any layout is (meshplan size says)");
         return tell ? tell_row(r, m, a, pins, assume, err) : 0;
     }
     if (!*fit) /* not priced: nothing on this count would be chosen */

@@ -67,7 +67,9 @@ typedef struct mesh_size_row {
      * GPUs do not split into the model's rules: mesh_plan_fit_status), 0
      * when layouts exist but none fits in memory; -1 (only without
      * MESH_SIZE_TABLE) when the sizing did not ask: none of the layouts
-     * the quick search tries is valid, and the choice needs no reason */
+     * mesh_plan_any_fits' first-fit search tries is valid, and the choice
+     * needs no reason (where nothing fits, the rows are asked from hi down
+     * to the first with layouts, whose plan gives would_fit) */
     int no_layout;
     /* fits 0: why, one line ("no layout: 19 nodes x 8 GPUs = 152 GPUs:
      * ..." or "no layout fits in memory ..."; no_layout -1: that it was
@@ -147,7 +149,7 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  * mesh_plan_create takes them, and pick a count by goal.  Counts on which
  * no layout fits are found by mesh_plan_fit_status and not priced, each
  * with its why (no layout at all, or none that fits in memory; without
- * MESH_SIZE_TABLE, where none of the layouts the quick search tries is
+ * MESH_SIZE_TABLE, where none of the layouts mesh_plan_any_fits tries is
  * valid, not asked: no_layout -1); when no count fits, one more plan on
  * the largest count that has layouts says how many nodes would
  * (mesh_size_t's would_fit).  m, a, pins and assume are not kept.

@@ -285,6 +285,38 @@ static void size__deadline_as_json(void **state)
     mesh_size_destroy(sz);
 }
 
+/* A sizing without its table (the controller's) leaves untold whether a
+ * count it passed over has any valid layout: its JSON says null there, not
+ * true or false; the table's says which. */
+static void size__untold_rows_as_json(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3.1-405b");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_error_t err;
+    int nulls[2] = {0, 0};
+    for (unsigned flags = 0; flags <= MESH_SIZE_TABLE; flags += MESH_SIZE_TABLE) {
+        mesh_size_t *sz =
+            mesh_size_create(&m, &a, 1, 64, NULL, NULL, MESH_SIZE_FASTEST, flags, &err);
+        assert_non_null(sz);
+        json_t *j = parsed(mesh_listing_size(sz, &m, &a, NULL, NULL, NULL, 1));
+        json_t *rows = json_object_get(j, "rows");
+        assert_int_equal(json_array_size(rows), 64);
+        for (int i = 0; i < 64; i++) {
+            json_t *nl = json_object_get(json_array_get(rows, (size_t)i), "no_layout");
+            assert_int_equal(nl != NULL, sz->rows[i].fits == 0);
+            if (json_is_null(nl))
+                nulls[flags]++;
+            else if (nl)
+                assert_int_equal(json_is_true(nl), sz->rows[i].no_layout);
+        }
+        json_decref(j);
+        mesh_size_destroy(sz);
+    }
+    assert_true(nulls[0] > 0);
+    assert_int_equal(nulls[MESH_SIZE_TABLE], 0);
+}
+
 /* A partition whose MaxTime is a single minute (as a debug partition may
  * have): the run's line names that limit, and the run is cut into as many
  * chained one-minute jobs as the minutes it needs. */
@@ -328,6 +360,7 @@ int main(void)
         cmocka_unit_test(topo__fixture_as_json),
         cmocka_unit_test(size__none_fits_says_what_would),
         cmocka_unit_test(size__deadline_as_json),
+        cmocka_unit_test(size__untold_rows_as_json),
         cmocka_unit_test(size__a_one_minute_max_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

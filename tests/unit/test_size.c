@@ -191,7 +191,7 @@ static void size__counts_told_only_where_asked(void **state)
             if (r->fits != 0)
                 continue;
             assert_int_equal(w->fits, 0);
-            if (r->no_layout < 0) { /* here the quick search is right: none valid */
+            if (r->no_layout < 0) { /* here the first-fit search is right: none valid */
                 untold++;
                 assert_int_equal(w->no_layout, 1);
                 assert_non_null(strstr(r->why, "not asked"));
