@@ -228,6 +228,10 @@ static void job_shape__what_the_controller_reads(void **state)
     s = job_ok((mesh_job_counts_t){.tres_per_job = "gres/gpu:8"});
     assert_int_equal(s.nodes, 1);
     assert_int_equal(s.gpus_per_node, 8);
+    /* --gpus=1: a one-GPU job is a job (a fine-tune, a test) */
+    s = job_ok((mesh_job_counts_t){.tres_per_job = "gres/gpu:1"});
+    assert_int_equal(s.nodes, 1);
+    assert_int_equal(s.gpus_per_node, 1);
     /* -n4 --ntasks-per-node=8: fewer tasks than a node holds, one node */
     s = job_ok((mesh_job_counts_t){.tasks = 4, .tasks_per_node = 8, .tres_per_node = "gpu:8"});
     assert_int_equal(s.nodes, 1);
@@ -248,6 +252,8 @@ static void job_shape__refusals(void **state)
 {
     assert_string_equal(job_error((mesh_job_counts_t){.nodes = 3, .tres_per_job = "gres/gpu:16"}),
                         "--gpus=16 does not split evenly over 3 nodes: give --gpus-per-node");
+    assert_string_equal(job_error((mesh_job_counts_t){.nodes = 2, .tres_per_job = "gres/gpu:1"}),
+                        "--gpus=1 does not split evenly over 2 nodes: give --gpus-per-node");
     assert_string_equal(job_error((mesh_job_counts_t){.tres_per_node = "gres/gpu:-1"}),
                         "cannot read the job's GPU request");
     assert_string_equal(job_error((mesh_job_counts_t){.tres_per_task = "gres/gpu:99999999"}),
