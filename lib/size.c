@@ -103,6 +103,17 @@ static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *n
                  on->nodes);
 }
 
+/* Row r, where nothing the first-fit search tries is valid, left untold:
+ * whether any layout is was not asked (tell_row asks). */
+static void say_untold(mesh_size_row_t *r)
+{
+    r->fits = 0;
+    r->no_layout = -1;
+    snprintf(r->why, sizeof(r->why),
+             "none of the layouts the first-fit search tries is valid; not asked whether any "
+             "layout is (meshplan size says)");
+}
+
 /* Row r, where nothing fits and the sizing did not ask why (no_layout -1),
  * told: whether any layout is valid, and the reason.  0, or -1 with err. */
 static int tell_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
@@ -147,14 +158,8 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
     if (status == -2)
         return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
     *fit = status == 1;
-    if (status == MESH_FIT_UNTOLD) {
-        r->fits = 0;
-        r->no_layout = -1;
-        snprintf(r->why, sizeof(r->why),
-                 "none of the layouts the first-fit search tries is valid; not asked whether "
-                 "any layout is (meshplan size says)");
-        return tell ? tell_row(r, m, a, pins, assume, err) : 0;
-    }
+    if (status == MESH_FIT_UNTOLD)
+        return tell ? tell_row(r, m, a, pins, assume, err) : (say_untold(r), 0);
     if (!*fit) /* not priced: nothing on this count would be chosen */
         return say_no_fit(r, &on, NULL), 0;
     /* not searched yet, or failed: with the error wanted */

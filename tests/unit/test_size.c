@@ -141,7 +141,7 @@ static void size__pruned_search_chooses_as_the_table(void **state)
         }
 }
 
-/* Without the table, a count on which none of the layouts the quick
+/* Without the table, a count on which none of the layouts the first-fit
  * search tries is valid is left untold (the search of every layout that
  * says whether any is valid, and why not, was half of the controller's
  * work sizing 405B for speed over 1-64 nodes), unless the choice's reason
@@ -160,7 +160,7 @@ static void size__counts_told_only_where_asked(void **state)
         {"llama3.1-405b", "", 1, 24, MESH_SIZE_MIN},
         {"llama3.1-405b", "pp=2", 1, 3, MESH_SIZE_MIN},
         {"llama3-70b", "", 1, 16, MESH_SIZE_EFFICIENT},
-        {"llama3.1-405b", "", 1, 24, MESH_SIZE_DEADLINE}, /* 23 nodes: no layout */
+        {"llama3.1-405b", "", 1, 24, MESH_SIZE_DEADLINE}, /* the table's 23 nodes: no layout */
     };
     int untold = 0;
     for (int k = 0; k < MESH_ARRAY_LEN(cases); k++) {
