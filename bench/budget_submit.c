@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What a work budget costs honest jobs: every shipped preset judged as
+ * job_submit/meshplan judges it (mesh_submit_decide), on three GPUs, with
+ * and without host memory, on 1 to 256 nodes and sized for each goal over
+ * five ranges, once without a budget, once with MESH_SUBMIT_WORK and once
+ * with the budget asked about.
+ *
+ *     make bench-submit-budget [BUDGET=N]
+ *
+ * prints how much work the judgements need, how many MESH_SUBMIT_WORK
+ * and BUDGET stop, and how many verdicts BUDGET changes against
+ * MESH_SUBMIT_WORK, by what the user loses or gains: a judgement (the job
+ * let through for the nodes to judge), a narrowing, a time limit, a
+ * refusal's explanation or advice.  `-v` lists each.  The budget bounds
+ * the controller's time (make bench-submit); this is the other side of
+ * that trade.  Not part of make check: it is a survey, not a test.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "meshplan.h"
+
+#define UNBOUNDED   100000000L /* more than any preset's judgement takes */
+#define PRESETS_MAX 64
+
+static const char *const gpus[] = {"H100-SXM", "A100-80GB", "H200"};
+static const int nodes[] = {1, 2, 4, 8, 16, 64, 256};
+static const int ranges[][2] = {{1, 8}, {1, 16}, {1, 64}, {2, 16}, {1, 256}};
+static const char *const goals[] = {"min", "fastest", "efficient"};
+
+/* What a user loses (or gains) where two budgets' verdicts differ, in the
+ * order a difference is put under the first that applies. */
+enum { JUDGED, NARROWED, ESTIMATED, VERDICT, WORDS, KINDS };
+static const char *const kind_names[KINDS] = {
+    "whether it is judged (else the nodes judge it)", "the node count a sizing narrows to",
+    "the time limit (the run's estimate)", "the verdict", "a refusal's explanation or advice"};
+
+typedef struct job {
+    char preset[64];
+    const char *gpu, *goal; /* goal NULL: not sized */
+    int lo, hi, host;
+} job_t;
+
+/* A message with the budget's own figures (the budget and its shares,
+ * which it names where it stopped: whole numbers only) made '#', so that
+ * two budgets' messages compare by what they say of the job. */
+static void plain_words(const char *msg, long budget, char *out, size_t len)
+{
+    char figures[3][24];
+    snprintf(figures[0], sizeof(figures[0]), "%ld", budget);
+    snprintf(figures[1], sizeof(figures[1]), "%ld", budget / MESH_SUBMIT_EXPLAIN_SHARE);
+    snprintf(figures[2], sizeof(figures[2]), "%ld", budget / MESH_SUBMIT_ADVICE_SHARE);
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 1 < len;) {
+        int skipped = 0;
+        for (int f = 0; f < 3 && !skipped && (p == msg || !isdigit((unsigned char)p[-1])); f++) {
+            size_t n = strlen(figures[f]);
+            if (!strncmp(p, figures[f], n) && !isdigit((unsigned char)p[n])) {
+                p += n, skipped = 1;
+                out[o++] = '#';
+            }
+        }
+        if (!skipped)
+            out[o++] = *p++;
+    }
+    out[o] = '\0';
+}
+
+/* Job j's verdict within `budget` units into *v.  0, or -1 said. */
+static int judge(const job_t *j, long budget, mesh_submit_t *v)
+{
+    char spec[128], pol[256];
+    mesh_spec_dirs_t dirs = {{getenv("MESH_MODELS_DIR"), NULL, NULL, NULL}};
+    mesh_model_t m;
+    mesh_layout_t pins;
+    mesh_policy_t p;
+    mesh_step_t s = {0};
+    mesh_submit_ask_t ask = {0};
+    mesh_error_t err;
+    snprintf(spec, sizeof(spec), "preset: %s\ntrain: {tokens: 1e12}\n", j->preset);
+    snprintf(pol, sizeof(pol),
+             "gpu: %s\nenforce: reject\ntime_limit: set\npartitions:\n"
+             "  gpu: {gpu: %s, nodes: 65536}\n",
+             j->gpu, j->gpu);
+    mesh_policy_init(&p);
+    if (mesh_policy_parse(&p, pol, strlen(pol), "budget.yaml", &err) < 0 ||
+        mesh_spec_parse(spec, strlen(spec), j->preset, &dirs, &m, &err) < 0 ||
+        mesh_layout_parse("auto", &pins, &err) < 0 ||
+        (j->goal && mesh_size_aim_parse(j->goal, 0, &ask.aim, &err) < 0)) {
+        fprintf(stderr, "budget_submit: %s: %s\n", j->preset, err.msg);
+        return -1;
+    }
+    s.nodes = j->lo;
+    s.gpus_per_node = 8;
+    s.host_memory = j->host ? 2048.0 * 1073741824 : 0;
+    ask.size = j->goal != NULL;
+    ask.nodes_lo = j->lo;
+    ask.nodes_hi = j->hi;
+    mesh_submit_cache_clear(); /* each budget judges afresh */
+    mesh_submit_decide_within(budget, &p, "gpu", &m, &pins, &s, &ask, v);
+    return 0;
+}
+
+/* Which of the kinds tells verdict b (within budget bb) from a (within
+ * ba); -1: they say the same. */
+static int difference(const mesh_submit_t *a, long ba, const mesh_submit_t *b, long bb)
+{
+    if (a->judged != b->judged)
+        return JUDGED;
+    if (a->nodes != b->nodes)
+        return NARROWED;
+    if ((a->estimate > 0) != (b->estimate > 0) || a->time_limit != b->time_limit)
+        return ESTIMATED;
+    if (a->verdict != b->verdict)
+        return VERDICT;
+    char wa[MESH_SUBMIT_MSG_MAX], wb[MESH_SUBMIT_MSG_MAX];
+    plain_words(a->verdict == MESH_VERDICT_RUN ? a->note : a->msg, ba, wa, sizeof(wa));
+    plain_words(b->verdict == MESH_VERDICT_RUN ? b->note : b->msg, bb, wb, sizeof(wb));
+    return strcmp(wa, wb) ? WORDS : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* The presets of MESH_MODELS_DIR into names, sorted: how many, -1 said. */
+static int presets(char names[PRESETS_MAX][64])
+{
+    const char *dir = getenv("MESH_MODELS_DIR");
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) {
+        fprintf(stderr, "budget_submit: set MESH_MODELS_DIR to the presets (etc/models)\n");
+        return -1;
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < PRESETS_MAX;) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && len < 64 && !strcmp(e->d_name + len - 5, ".yaml"))
+            snprintf(names[n++], 64, "%.*s", (int)(len - 5), e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), by_name);
+    return n;
+}
+
+static void say_job(const job_t *j, const char *what)
+{
+    printf("  %s on %s, %s host memory, ", j->preset, j->gpu, j->host ? "2 TiB" : "no");
+    if (j->goal)
+        printf("sized %s over %d-%d nodes", j->goal, j->lo, j->hi);
+    else
+        printf("%d nodes", j->lo);
+    printf(": %s\n", what);
+}
+
+typedef struct tally {
+    long jobs, over_work, over_budget, changed[KINDS];
+} tally_t;
+
+/* Job j judged without a budget, within MESH_SUBMIT_WORK and within
+ * `budget`, counted into *t.  0, or -1 said. */
+static int survey(const job_t *j, long budget, int verbose, tally_t *t)
+{
+    mesh_submit_t free_, now, asked;
+    if (judge(j, UNBOUNDED, &free_) < 0 || judge(j, MESH_SUBMIT_WORK, &now) < 0 ||
+        judge(j, budget, &asked) < 0)
+        return -1;
+    t->jobs++;
+    t->over_work += free_.work > MESH_SUBMIT_WORK;
+    t->over_budget += free_.work > budget;
+    int k = difference(&now, MESH_SUBMIT_WORK, &asked, budget);
+    if (k < 0)
+        return 0;
+    t->changed[k]++;
+    if (verbose) {
+        char what[96];
+        snprintf(what, sizeof(what), "%s (%ld units unbounded)", kind_names[k], free_.work);
+        say_job(j, what);
+    }
+    return 0;
+}
+
+/* Every judgement of one preset on one GPU, with host memory or none. */
+static int survey_preset(const char *preset, const char *gpu, int host, long budget, int verbose,
+                         tally_t *t)
+{
+    job_t j = {"", gpu, NULL, 0, 0, host};
+    snprintf(j.preset, sizeof(j.preset), "%.63s", preset);
+    for (int k = 0; k < MESH_ARRAY_LEN(nodes); k++) {
+        j.lo = nodes[k];
+        if (survey(&j, budget, verbose, t) < 0)
+            return -1;
+    }
+    for (int k = 0; k < MESH_ARRAY_LEN(goals); k++)
+        for (int r = 0; r < MESH_ARRAY_LEN(ranges); r++) {
+            job_t sized = j;
+            sized.goal = goals[k];
+            sized.lo = ranges[r][0];
+            sized.hi = ranges[r][1];
+            if (survey(&sized, budget, verbose, t) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int verbose = argc > 1 && !strcmp(argv[1], "-v");
+    long budget = argc > 1 + verbose ? atol(argv[1 + verbose]) : MESH_SUBMIT_WORK * 3 / 4;
+    char names[PRESETS_MAX][64];
+    int n = presets(names);
+    if (n < 0 || budget <= 0) {
+        fprintf(stderr, "usage: budget_submit [-v] [BUDGET]\n");
+        return 2;
+    }
+    tally_t t = {0};
+    for (int g = 0; g < MESH_ARRAY_LEN(gpus); g++)
+        for (int p = 0; p < n; p++)
+            for (int host = 0; host < 2; host++)
+                if (survey_preset(names[p], gpus[g], host, budget, verbose, &t) < 0)
+                    return 1;
+    printf("%ld judgements (%d presets x %d GPUs x host memory or none; %d node counts, "
+           "%d goals x %d ranges)\n"
+           "need more than MESH_SUBMIT_WORK (%ld units): %ld; more than %ld: %ld\n"
+           "verdicts that differ within %ld units against %ld (%ld stops sooner), by what:\n",
+           t.jobs, n, MESH_ARRAY_LEN(gpus), MESH_ARRAY_LEN(nodes), MESH_ARRAY_LEN(goals),
+           MESH_ARRAY_LEN(ranges), MESH_SUBMIT_WORK, t.over_work, budget, t.over_budget, budget,
+           MESH_SUBMIT_WORK, budget < MESH_SUBMIT_WORK ? budget : MESH_SUBMIT_WORK);
+    for (int k = 0; k < KINDS; k++)
+        printf("  %-50s %4ld\n", kind_names[k], t.changed[k]);
+    return 0;
+}
