@@ -88,6 +88,32 @@ int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi
     return 0;
 }
 
+/* What every count of a sizing is planned from: the model, the
+ * allocation (each row's with its own node count: on_row), the pins and
+ * the planner's assumptions. */
+typedef struct sizing_in {
+    const mesh_model_t *m;
+    const mesh_alloc_t *a;
+    const mesh_layout_t *pins;
+    const mesh_assumptions_t *assume;
+} sizing_in_t;
+
+/* The allocation of row r's count. */
+static mesh_alloc_t on_row(const sizing_in_t *in, const mesh_size_row_t *r)
+{
+    mesh_alloc_t on = *in->a;
+    on.nodes = r->nodes;
+    return on;
+}
+
+/* A search's error `why` on row r's count, as the sizing's: -1. */
+static int row_error(const mesh_size_row_t *r, const mesh_error_t *why, mesh_error_t *err)
+{
+    if (err)
+        *err = *why;
+    return mesh_error_prefix(err, "on %d nodes", r->nodes);
+}
+
 /* Why nothing fits row r's count, allocation *on: no_layout (the reason
  * the planner gives) or, NULL, layouts that exist but do not fit. */
 static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *no_layout)
@@ -116,15 +142,13 @@ static void say_untold(mesh_size_row_t *r)
 
 /* Row r, where nothing fits and the sizing did not ask why (no_layout -1),
  * told: whether any layout is valid, and the reason.  0, or -1 with err. */
-static int tell_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
-                    const mesh_layout_t *pins, const mesh_assumptions_t *assume, mesh_error_t *err)
+static int tell_row(mesh_size_row_t *r, const sizing_in_t *in, mesh_error_t *err)
 {
-    mesh_alloc_t on = *a;
-    on.nodes = r->nodes;
+    mesh_alloc_t on = on_row(in, r);
     mesh_error_t why;
-    int status = mesh_plan_any_valid(m, &on, pins, assume, &why);
+    int status = mesh_plan_any_valid(in->m, &on, in->pins, in->assume, &why);
     if (status == -2)
-        return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
+        return row_error(r, &why, err);
     return say_no_fit(r, &on, status < 0 ? why.msg : NULL), 0;
 }
 
@@ -139,14 +163,12 @@ static int tell_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
  * layout the first-fit search tries is valid, no_layout -1: tell_row).
  * *fit: whether something is known to fit.  0, or -1 with err set when
  * the plan cannot be made. */
-static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_t *a,
-                    const mesh_layout_t *pins, const mesh_assumptions_t *assume, double deadline,
-                    int search_first, int tell, int *fit, mesh_error_t *err)
+static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, int search_first,
+                    int tell, int *fit, mesh_error_t *err)
 {
-    mesh_alloc_t on = *a;
-    on.nodes = r->nodes;
+    mesh_alloc_t on = on_row(in, r);
     int rc = search_first && deadline > 0
-                 ? mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, NULL)
+                 ? mesh_plan_choose(in->m, &on, in->pins, in->assume, deadline, &r->best, NULL)
                  : -1;
     if (rc == MESH_CHOICE_SLOWER || rc == MESH_CHOICE_LATE) {
         r->fits = -1;
@@ -154,17 +176,17 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
         return 0;
     }
     mesh_error_t why;
-    int status = mesh_plan_fit_first(m, &on, pins, assume, &why);
+    int status = mesh_plan_fit_first(in->m, &on, in->pins, in->assume, &why);
     if (status == -2)
-        return *err = why, mesh_error_prefix(err, "on %d nodes", r->nodes);
+        return row_error(r, &why, err);
     *fit = status == 1;
     if (status == MESH_FIT_UNTOLD)
-        return tell ? tell_row(r, m, a, pins, assume, err) : (say_untold(r), 0);
+        return tell ? tell_row(r, in, err) : (say_untold(r), 0);
     if (!*fit) /* not priced: nothing on this count would be chosen */
         return say_no_fit(r, &on, NULL), 0;
     /* not searched yet, or failed: with the error wanted */
     if (rc < 0)
-        rc = mesh_plan_choose(m, &on, pins, assume, deadline, &r->best, err);
+        rc = mesh_plan_choose(in->m, &on, in->pins, in->assume, deadline, &r->best, err);
     if (rc < 0)
         return mesh_error_prefix(err, "on %d nodes", r->nodes);
     r->fits = rc == MESH_CHOICE_FITS ? 1 : rc == MESH_CHOICE_NONE ? 0 : -1;
@@ -181,13 +203,13 @@ static int size_row(mesh_size_row_t *r, const mesh_model_t *m, const mesh_alloc_
  * step * 3600 / (T * N).  0 (none) while nothing is priced.  A count
  * whose fastest layout is slower can be neither: the plan's choice is no
  * faster than its fastest layout, and the best only gets better. */
-static double deadline(const mesh_size_t *s, const mesh_size_row_t *r, const mesh_model_t *m,
-                       const mesh_alloc_t *a, double best)
+static double deadline(const mesh_size_t *s, const mesh_size_row_t *r, const sizing_in_t *in,
+                       double best)
 {
     if (best <= 0)
         return 0;
-    double tokens = (double)m->global_batch * m->seq_len,
-           gpus = (double)r->nodes * a->gpus_per_node;
+    double tokens = (double)in->m->global_batch * in->m->seq_len,
+           gpus = (double)r->nodes * in->a->gpus_per_node;
     double limit = s->goal == MESH_SIZE_FASTEST
                        ? best + best * MESH_PLAN_TIE
                        : tokens * 3600.0 / (gpus * (best - best * MESH_PLAN_TIE));
@@ -202,8 +224,7 @@ static double deadline(const mesh_size_t *s, const mesh_size_row_t *r, const mes
  * FLOPs per step and peak on every count); below the count where that
  * bound passes the shortest step (and its tie), no count can be chosen,
  * and none is planned.  0, or -1 with err set. */
-static int rank_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
-                     const mesh_layout_t *pins, const mesh_assumptions_t *assume, mesh_error_t *err)
+static int rank_rows(mesh_size_t *s, const sizing_in_t *in, mesh_error_t *err)
 {
     int fastest = s->goal == MESH_SIZE_FASTEST, fit = 0;
     double work = 0, shortest = 0, best = 0;
@@ -214,7 +235,7 @@ static int rank_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *
                 s->rows[k].fits = -1;
             return 0;
         }
-        if (size_row(r, m, a, pins, assume, deadline(s, r, m, a, best), fit, 0, &fit, err) < 0)
+        if (size_row(r, in, deadline(s, r, in, best), fit, 0, &fit, err) < 0)
             return -1;
         if (r->fits != 1)
             continue;
@@ -250,15 +271,13 @@ static int in_time(const mesh_size_t *s, const mesh_size_row_t *r, const mesh_mo
 /* MESH_SIZE_DEADLINE's rows, from lo up: with MESH_SIZE_TABLE all of them,
  * else up to the first in time (the choice), the rest fits -1.  0, or -1
  * with err set. */
-static int deadline_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
-                         const mesh_layout_t *pins, const mesh_assumptions_t *assume,
-                         unsigned flags, mesh_error_t *err)
+static int deadline_rows(mesh_size_t *s, const sizing_in_t *in, unsigned flags, mesh_error_t *err)
 {
     for (int k = 0; k < s->n_rows; k++) {
         int fit;
-        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
+        if (size_row(&s->rows[k], in, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
             return -1;
-        if (!(flags & MESH_SIZE_TABLE) && in_time(s, &s->rows[k], m)) {
+        if (!(flags & MESH_SIZE_TABLE) && in_time(s, &s->rows[k], in->m)) {
             for (int j = k + 1; j < s->n_rows; j++)
                 s->rows[j].fits = -1;
             return 0;
@@ -269,17 +288,15 @@ static int deadline_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc
 
 /* Plan the rows the sizing needs (see mesh_size_create's flags); the rows
  * it leaves out get fits -1.  0, or -1 with err set. */
-static int plan_rows(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
-                     const mesh_layout_t *pins, const mesh_assumptions_t *assume, unsigned flags,
-                     mesh_error_t *err)
+static int plan_rows(mesh_size_t *s, const sizing_in_t *in, unsigned flags, mesh_error_t *err)
 {
     if (s->goal == MESH_SIZE_DEADLINE)
-        return deadline_rows(s, m, a, pins, assume, flags, err);
+        return deadline_rows(s, in, flags, err);
     if (!(flags & MESH_SIZE_TABLE) && s->goal != MESH_SIZE_MIN)
-        return rank_rows(s, m, a, pins, assume, err);
+        return rank_rows(s, in, err);
     for (int k = 0; k < s->n_rows; k++) {
         int fit;
-        if (size_row(&s->rows[k], m, a, pins, assume, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
+        if (size_row(&s->rows[k], in, 0, 0, flags & MESH_SIZE_TABLE, &fit, err) < 0)
             return -1;
         if (s->rows[k].fits && !(flags & MESH_SIZE_TABLE)) { /* MIN: the first that fits */
             for (int j = k + 1; j < s->n_rows; j++)
@@ -404,14 +421,11 @@ static void say_late(mesh_size_t *s, const mesh_model_t *m)
 
 /* Nothing fits: how many nodes would, from the advice of a plan on hi
  * nodes (which also says whether the inputs are bad).  0, or -1 with err. */
-static int say_why_not(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t *a,
-                       const mesh_layout_t *pins, const mesh_assumptions_t *assume,
-                       mesh_error_t *err)
+static int say_why_not(mesh_size_t *s, const sizing_in_t *in, mesh_error_t *err)
 {
-    mesh_alloc_t on = *a;
     int k = s->n_rows - 1;
     for (; k >= 0; k--) { /* the advice needs layouts: the largest count that has some */
-        if (s->rows[k].no_layout < 0 && tell_row(&s->rows[k], m, a, pins, assume, err) < 0)
+        if (s->rows[k].no_layout < 0 && tell_row(&s->rows[k], in, err) < 0)
             return -1;
         if (!s->rows[k].no_layout)
             break;
@@ -421,8 +435,8 @@ static int say_why_not(mesh_size_t *s, const mesh_model_t *m, const mesh_alloc_t
                  "no count of %d-%d nodes has a valid layout (each count says why)", s->lo, s->hi);
         return 0;
     }
-    on.nodes = s->rows[k].nodes;
-    mesh_plan_t *p = mesh_plan_create(m, &on, pins, assume, err);
+    mesh_alloc_t on = on_row(in, &s->rows[k]);
+    mesh_plan_t *p = mesh_plan_create(in->m, &on, in->pins, in->assume, err);
     if (!p)
         return mesh_error_prefix(err, "on %d nodes", on.nodes);
     for (int i = 0; i < mesh_plan_advice_count(p); i++) {
@@ -498,14 +512,15 @@ static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, in
     s->n_rows = hi - lo + 1;
     for (int i = 0; i < s->n_rows; i++)
         s->rows[i].nodes = lo + i;
-    if (plan_rows(s, m, a, pins, assume, flags, err) < 0)
+    const sizing_in_t in = {m, a, pins, assume};
+    if (plan_rows(s, &in, flags, err) < 0)
         return mesh_size_destroy(s), NULL;
     s->chosen = choose(s, m);
     if (s->chosen >= 0)
         say_why(s, m);
     else if (s->fastest >= 0)
         say_late(s, m);
-    else if (say_why_not(s, m, a, pins, assume, err) < 0)
+    else if (say_why_not(s, &in, err) < 0)
         return mesh_size_destroy(s), NULL;
     return s;
 }
