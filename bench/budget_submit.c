@@ -8,13 +8,13 @@
  *
  *     make bench-submit-budget [BUDGET=N]
  *
- * prints how much work the judgements need, how many MESH_SUBMIT_WORK
- * and BUDGET stop, and how many verdicts BUDGET changes against
- * MESH_SUBMIT_WORK, by what the user loses or gains: a judgement (the job
- * let through for the nodes to judge), a narrowing, a time limit, a
- * refusal's explanation or advice.  `-v` lists each.  The budget bounds
- * the controller's time (make bench-submit); this is the other side of
- * that trade.  Not part of make check: it is a survey, not a test.
+ * prints how many judgements need more work than MESH_SUBMIT_WORK and
+ * than BUDGET, and how many verdicts differ between the two budgets, by
+ * what the smaller one gives up: a sized job's narrowing or a plain job's
+ * judgement (either let through for the nodes to judge), a time limit,
+ * the verdict, a refusal's explanation or advice.  `-v` lists each.
+ * The budget bounds the controller's time (make bench-submit); this is
+ * the other side of that trade.  Not part of make check: it is a survey, not a test.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -33,12 +33,15 @@ static const int nodes[] = {1, 2, 4, 8, 16, 64, 256};
 static const int ranges[][2] = {{1, 8}, {1, 16}, {1, 64}, {2, 16}, {1, 256}};
 static const char *const goals[] = {"min", "fastest", "efficient"};
 
-/* What a user loses (or gains) where two budgets' verdicts differ, in the
- * order a difference is put under the first that applies. */
-enum { JUDGED, NARROWED, ESTIMATED, VERDICT, WORDS, KINDS };
-static const char *const kind_names[KINDS] = {
-    "whether it is judged (else the nodes judge it)", "the node count a sizing narrows to",
-    "the time limit (the run's estimate)", "the verdict", "a refusal's explanation or advice"};
+/* What the smaller of two budgets gives up where their verdicts differ,
+ * in the order a difference is put under the first that applies (a sizing
+ * the budget stops is let through unjudged, not narrowed). */
+enum { NARROWED, JUDGED, ESTIMATED, VERDICT, WORDS, KINDS };
+static const char *const kind_names[] = {"a sized job's narrowing (else let through un-narrowed)",
+                                         "a plain job's judgement (else let through unjudged)",
+                                         "a time limit (the run's estimate)", "the verdict",
+                                         "a refusal's explanation or advice"};
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == KINDS, "a name for each kind");
 
 typedef struct job {
     char preset[64];
@@ -57,16 +60,19 @@ static void plain_words(const char *msg, long budget, char *out, size_t len)
     snprintf(figures[2], sizeof(figures[2]), "%ld", budget / MESH_SUBMIT_ADVICE_SHARE);
     size_t o = 0;
     for (const char *p = msg; *p && o + 1 < len;) {
-        int skipped = 0;
-        for (int f = 0; f < 3 && !skipped && (p == msg || !isdigit((unsigned char)p[-1])); f++) {
-            size_t n = strlen(figures[f]);
-            if (!strncmp(p, figures[f], n) && !isdigit((unsigned char)p[n])) {
-                p += n, skipped = 1;
-                out[o++] = '#';
-            }
+        size_t n = 0;
+        int starts = p == msg || !isdigit((unsigned char)p[-1]); /* a number's first digit */
+        for (int f = 0; f < 3 && starts && n == 0; f++) {
+            size_t k = strlen(figures[f]);
+            if (!strncmp(p, figures[f], k) && !isdigit((unsigned char)p[k]))
+                n = k;
         }
-        if (!skipped)
+        if (n > 0) {
+            out[o++] = '#';
+            p += n;
+        } else {
             out[o++] = *p++;
+        }
     }
     out[o] = '\0';
 }
@@ -101,19 +107,18 @@ static int judge(const job_t *j, long budget, mesh_submit_t *v)
     ask.size = j->goal != NULL;
     ask.nodes_lo = j->lo;
     ask.nodes_hi = j->hi;
-    mesh_submit_cache_clear(); /* each budget judges afresh */
+    mesh_submit_cache_clear(); /* judged afresh, not the verdict kept for this budget */
     mesh_submit_decide_within(budget, &p, "gpu", &m, &pins, &s, &ask, v);
     return 0;
 }
 
-/* Which of the kinds tells verdict b (within budget bb) from a (within
- * ba); -1: they say the same. */
-static int difference(const mesh_submit_t *a, long ba, const mesh_submit_t *b, long bb)
+/* Which of the kinds tells job j's verdict b (within budget bb) from a
+ * (within ba); -1: they say the same. */
+static int difference(const job_t *j, const mesh_submit_t *a, long ba, const mesh_submit_t *b,
+                      long bb)
 {
-    if (a->judged != b->judged)
-        return JUDGED;
-    if (a->nodes != b->nodes)
-        return NARROWED;
+    if (a->judged != b->judged || a->nodes != b->nodes)
+        return j->goal ? NARROWED : JUDGED;
     if ((a->estimate > 0) != (b->estimate > 0) || a->time_limit != b->time_limit)
         return ESTIMATED;
     if (a->verdict != b->verdict)
@@ -155,12 +160,12 @@ static void say_job(const job_t *j, const char *what)
     if (j->goal)
         printf("sized %s over %d-%d nodes", j->goal, j->lo, j->hi);
     else
-        printf("%d nodes", j->lo);
+        printf("%d node%s", j->lo, j->lo == 1 ? "" : "s");
     printf(": %s\n", what);
 }
 
 typedef struct tally {
-    long jobs, over_work, over_budget, changed[KINDS];
+    long jobs, sized, over_work, over_budget, changed[KINDS];
 } tally_t;
 
 /* Job j judged without a budget, within MESH_SUBMIT_WORK and within
@@ -172,14 +177,15 @@ static int survey(const job_t *j, long budget, int verbose, tally_t *t)
         judge(j, budget, &asked) < 0)
         return -1;
     t->jobs++;
+    t->sized += j->goal != NULL;
     t->over_work += free_.work > MESH_SUBMIT_WORK;
     t->over_budget += free_.work > budget;
-    int k = difference(&now, MESH_SUBMIT_WORK, &asked, budget);
+    int k = difference(j, &now, MESH_SUBMIT_WORK, &asked, budget);
     if (k < 0)
         return 0;
     t->changed[k]++;
     if (verbose) {
-        char what[96];
+        char what[128];
         snprintf(what, sizeof(what), "%s (%ld units unbounded)", kind_names[k], free_.work);
         say_job(j, what);
     }
@@ -209,30 +215,46 @@ static int survey_preset(const char *preset, const char *gpu, int host, long bud
     return 0;
 }
 
+/* The budget argument: a whole number of units, or (none given) three
+ * quarters of MESH_SUBMIT_WORK; -1 for anything else. */
+static long budget_arg(const char *arg)
+{
+    if (!arg)
+        return MESH_SUBMIT_WORK * 3 / 4;
+    char *end;
+    long v = strtol(arg, &end, 10);
+    return end != arg && *end == '\0' && v > 0 && v <= UNBOUNDED ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
     int verbose = argc > 1 && !strcmp(argv[1], "-v");
-    long budget = argc > 1 + verbose ? atol(argv[1 + verbose]) : MESH_SUBMIT_WORK * 3 / 4;
+    long budget = budget_arg(argc > 1 + verbose ? argv[1 + verbose] : NULL);
     char names[PRESETS_MAX][64];
-    int n = presets(names);
-    if (n < 0 || budget <= 0) {
-        fprintf(stderr, "usage: budget_submit [-v] [BUDGET]\n");
+    if (budget < 0) {
+        fprintf(stderr, "usage: budget_submit [-v] [BUDGET]: BUDGET a whole number of work "
+                        "units, 1 to 100000000\n");
         return 2;
     }
+    int n = presets(names);
+    if (n < 0)
+        return 2;
     tally_t t = {0};
     for (int g = 0; g < MESH_ARRAY_LEN(gpus); g++)
         for (int p = 0; p < n; p++)
             for (int host = 0; host < 2; host++)
                 if (survey_preset(names[p], gpus[g], host, budget, verbose, &t) < 0)
                     return 1;
-    printf("%ld judgements (%d presets x %d GPUs x host memory or none; %d node counts, "
-           "%d goals x %d ranges)\n"
+    long lo = budget < MESH_SUBMIT_WORK ? budget : MESH_SUBMIT_WORK;
+    long hi = budget < MESH_SUBMIT_WORK ? MESH_SUBMIT_WORK : budget;
+    printf("%ld judgements, %ld plain and %ld sized (%d presets x %d GPUs x host memory or none; "
+           "%d node counts, %d goals x %d ranges)\n"
            "need more than MESH_SUBMIT_WORK (%ld units): %ld; more than %ld: %ld\n"
-           "verdicts that differ within %ld units against %ld (%ld stops sooner), by what:\n",
-           t.jobs, n, MESH_ARRAY_LEN(gpus), MESH_ARRAY_LEN(nodes), MESH_ARRAY_LEN(goals),
-           MESH_ARRAY_LEN(ranges), MESH_SUBMIT_WORK, t.over_work, budget, t.over_budget, budget,
-           MESH_SUBMIT_WORK, budget < MESH_SUBMIT_WORK ? budget : MESH_SUBMIT_WORK);
+           "what %ld units give up against %ld, where their verdicts differ:\n",
+           t.jobs, t.jobs - t.sized, t.sized, n, MESH_ARRAY_LEN(gpus), MESH_ARRAY_LEN(nodes),
+           MESH_ARRAY_LEN(goals), MESH_ARRAY_LEN(ranges), MESH_SUBMIT_WORK, t.over_work, budget,
+           t.over_budget, lo, hi);
     for (int k = 0; k < KINDS; k++)
-        printf("  %-50s %4ld\n", kind_names[k], t.changed[k]);
+        printf("  %-56s %4ld\n", kind_names[k], t.changed[k]);
     return 0;
 }
