@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "moeutil.h"
 #include "testutil.h"
 
@@ -1367,6 +1368,22 @@ static void overrides__key_names(void **state)
     assert_null(mesh_spec_key_closest(NULL));
 }
 
+/* A key's choice asked by its dotted name, as the policy's framework= and
+ * a pin's moments= ask it: the spec's own table answers, and a key the
+ * table does not hold (looked for past its last entry, the search would
+ * read beyond the table) or a word not among its choices is -1. */
+static void choices__asked_by_dotted_name(void **state)
+{
+    assert_int_equal(mesh_spec_choice_of("train.framework", "deepspeed"), MESH_FW_DEEPSPEED);
+    assert_int_equal(mesh_spec_choice_of("train.framework", "Megatron"), MESH_FW_MEGATRON);
+    assert_int_equal(mesh_spec_choice_of("train.optimizer_dtype", "bf16"), MESH_PREC_BF16);
+    assert_int_equal(mesh_spec_choice_of("train.framework", "jax"), -1);
+    assert_int_equal(mesh_spec_choice_of("train.nosuch", "megatron"), -1);
+    assert_int_equal(mesh_spec_choice_of("train", "megatron"), -1);
+    assert_int_equal(mesh_spec_choice_of("framework", "megatron"), -1);
+    assert_int_equal(mesh_spec_choice_of("", ""), -1);
+}
+
 /* A recomputed module set's name, and how it is cut: every set whole in
  * 24 bytes; in fewer, the names that fit, each whole (spec.h), never the
  * first letters of the next. */
@@ -1661,6 +1678,7 @@ int main(void)
         cmocka_unit_test(overrides__on_a_preset_and_a_file),
         cmocka_unit_test(overrides__refused_with_the_key),
         cmocka_unit_test(overrides__key_names),
+        cmocka_unit_test(choices__asked_by_dotted_name),
         cmocka_unit_test(recompute_modules__named_whole_or_left_out),
         cmocka_unit_test(counts__suffixes_in_files_and_overrides),
     };
