@@ -854,6 +854,32 @@ static void text_extent(const element_t *t, double *left, double *right)
 
 #define MAX_ELEMENTS 20000
 
+/* No two texts of els[0..n-1] drawn over each other: a line's box is its
+ * extent across and, down, an em above its baseline to a fifth below
+ * (a hair's overlap allowed for the rounding). `what` names the picture. */
+static void assert_texts_apart(const element_t *els, int n, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        if (!els[i].text || !els[i].body[0])
+            continue;
+        double l1, r1;
+        text_extent(&els[i], &l1, &r1);
+        for (int k = i + 1; k < n; k++) {
+            if (!els[k].text || !els[k].body[0])
+                continue;
+            double l2, r2;
+            text_extent(&els[k], &l2, &r2);
+            double across = (r1 < r2 ? r1 : r2) - (l1 > l2 ? l1 : l2);
+            double top1 = els[i].y - els[i].size, top2 = els[k].y - els[k].size;
+            double bottom1 = els[i].y + els[i].size / 5, bottom2 = els[k].y + els[k].size / 5;
+            double down = (bottom1 < bottom2 ? bottom1 : bottom2) - (top1 > top2 ? top1 : top2);
+            if (across > 0.5 && down > 0.5)
+                fail_msg("%s: \"%s\" at (%.0f, %.0f) is drawn over \"%s\" at (%.0f, %.0f)", what,
+                         els[i].body, els[i].x, els[i].y, els[k].body, els[k].x, els[k].y);
+        }
+    }
+}
+
 /* The SVG of shown[i], its size, and its elements (malloc'd). */
 static char *svg_of(int i, double *width, double *height, element_t **els, int *n)
 {
@@ -870,9 +896,9 @@ static char *svg_of(int i, double *width, double *height, element_t **els, int *
     return svg;
 }
 
-/* No text under 11 px, none past the canvas (a long title is wrapped), no
- * line of wrapped text beginning or ending with the blank it broke at, and
- * the canvas of a sane size. */
+/* No text under 11 px, none past the canvas (a long title is wrapped) or
+ * drawn over another, no line of wrapped text beginning or ending with the
+ * blank it broke at, and the canvas of a sane size. */
 static void svg__text_legible_and_inside(void **state)
 {
     (void)state;
@@ -902,6 +928,9 @@ static void svg__text_legible_and_inside(void **state)
                          shown[i].model, shown[i].nodes, t->body, left, right, t->y, width, height);
         }
         assert_true(texts > 10);
+        char what[96];
+        snprintf(what, sizeof(what), "%s on %d", shown[i].model, shown[i].nodes);
+        assert_texts_apart(els, n, what);
         free(els);
         free(svg);
     }
@@ -1116,6 +1145,7 @@ static void svg__long_timeline_cut_not_slivers(void **state)
         dots += els[k].text && strcmp(els[k].body, "...") == 0;
     }
     assert_non_null(strstr(svg, "shown: the first "));
+    assert_texts_apart(els, n, "llama3.1-405b pp=16,vpp=4 on 128"); /* the note too */
     assert_int_equal(dots, mesh_plan_best(p)->layout.pp);
     /* no unit reaches into the gap its "..." stands in, 36 px wide */
     double gap = -1;
