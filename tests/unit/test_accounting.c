@@ -249,6 +249,9 @@ static const kase_t cases[] = {
      "tp=1,pp=1,dp=8,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_DEEPSPEED, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: deepspeed, precision: fp32}\n", "A100-80GB", 1,
      "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_DEEPSPEED, 0, NULL},
+    /* SGD keeps one fp32 momentum where Adam keeps two moments */
+    {"preset: llama2-7b\ntrain: {framework: deepspeed, optimizer: sgd}\n", "H100-SXM", 1,
+     "tp=1,pp=1,dp=8,cp=1,zero=1,vpp=1,mb=1,recompute=full,sp=off", MESH_FW_DEEPSPEED, 0, NULL},
     {"preset: llama3-8b\ntrain: {framework: deepspeed}\n", "H100-SXM", 1,
      "tp=2,pp=2,dp=2,cp=1,zero=2,vpp=1,mb=1,recompute=none,sp=on", MESH_FW_DEEPSPEED, 0, NULL},
     {"preset: llama2-7b\ntrain: {framework: deepspeed}\n", "H100-SXM", 1,
