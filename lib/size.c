@@ -106,12 +106,13 @@ static mesh_alloc_t on_row(const sizing_in_t *in, const mesh_size_row_t *r)
     return on;
 }
 
-/* A search's error `why` on row r's count, as the sizing's: -1. */
+/* A search's error on row r's count, as the sizing's: *why (NULL: err
+ * holds it already) prefixed with the count.  -1. */
 static int row_error(const mesh_size_row_t *r, const mesh_error_t *why, mesh_error_t *err)
 {
-    if (err)
+    if (err && why)
         *err = *why;
-    return mesh_error_prefix(err, "on %d nodes", r->nodes);
+    return mesh_error_prefix(err, "on %d node%s", r->nodes, r->nodes == 1 ? "" : "s");
 }
 
 /* Why nothing fits row r's count, allocation *on: no_layout (the reason
@@ -130,7 +131,7 @@ static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *n
 }
 
 /* Row r, where nothing the first-fit search tries is valid, left untold:
- * whether any layout is was not asked (tell_row asks). */
+ * whether any layout is valid was not asked (tell_row asks). */
 static void say_untold(mesh_size_row_t *r)
 {
     r->fits = 0;
@@ -188,7 +189,7 @@ static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, 
     if (rc < 0)
         rc = mesh_plan_choose(in->m, &on, in->pins, in->assume, deadline, &r->best, err);
     if (rc < 0)
-        return mesh_error_prefix(err, "on %d nodes", r->nodes);
+        return row_error(r, NULL, err);
     r->fits = rc == MESH_CHOICE_FITS ? 1 : rc == MESH_CHOICE_NONE ? 0 : -1;
     if (r->fits == 1)
         r->tokens_per_gpu_hour =
@@ -438,7 +439,7 @@ static int say_why_not(mesh_size_t *s, const sizing_in_t *in, mesh_error_t *err)
     mesh_alloc_t on = on_row(in, &s->rows[k]);
     mesh_plan_t *p = mesh_plan_create(in->m, &on, in->pins, in->assume, err);
     if (!p)
-        return mesh_error_prefix(err, "on %d nodes", on.nodes);
+        return row_error(&s->rows[k], NULL, err);
     for (int i = 0; i < mesh_plan_advice_count(p); i++) {
         const mesh_advice_t *adv = mesh_plan_advice_record(p, i);
         if (adv->kind == MESH_ADVICE_NODES)

@@ -256,6 +256,13 @@ static void size__bad_input(void **state)
     assert_null(
         mesh_size_create(&m, &a, 1, MESH_SIZE_ROWS_MAX + 1, NULL, NULL, MESH_SIZE_MIN, 0, &err));
     assert_null(mesh_size_create(&m, &a, 1, 2, NULL, NULL, (mesh_size_goal_t)7, 0, &err));
+    /* inputs no count can be planned from: the first count's error, named */
+    mesh_alloc_t blind = a;
+    blind.gpu.memory = 0;
+    assert_null(mesh_size_create(&m, &blind, 1, 4, NULL, NULL, MESH_SIZE_MIN, 0, &err));
+    assert_non_null(strstr(err.msg, "on 1 node: gpu memory unknown"));
+    assert_null(mesh_size_create(&m, &blind, 2, 4, NULL, NULL, MESH_SIZE_FASTEST, 0, &err));
+    assert_non_null(strstr(err.msg, "on 4 nodes: gpu memory unknown"));
     mesh_size_goal_t g;
     assert_int_equal(mesh_size_goal_parse("fastest", &g, &err), 0);
     assert_int_equal(g, MESH_SIZE_FASTEST);
