@@ -165,25 +165,15 @@ static double exposed(double comm, double window)
     return comm - hidden + OVERLAP_TAX * hidden;
 }
 
-/* GPUs on one NVLink fabric: a node's, or where the table's island is
- * larger than a node (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch
- * fabric) and no smaller island was given, the whole trays it holds. */
-static long nvlink_fabric(const mesh_alloc_t *a)
-{
-    if (a->gpu.island > a->gpus_per_node && a->island == a->gpus_per_node)
-        return (long)a->gpu.island / a->gpus_per_node * a->gpus_per_node;
-    return a->gpus_per_node;
-}
-
 /* Whether a group of `span` consecutive ranks, groups aligned on multiples
  * of span (a TP-CP block, a stage's dp-cp group, the whole pipeline), has
  * one straddling two nodes.  Ranks fill the nodes in order, so one does
  * when there is more than one node and the span is larger than a node or
  * does not divide it (a stage of 6 on nodes of 8: ranks 6-11); a node is
- * the NVLink fabric where that spans nodes (nvlink_fabric). */
+ * the NVLink fabric where that spans nodes (mesh_nvlink_fabric). */
 static int crosses_nodes(long span, const mesh_alloc_t *a)
 {
-    long fabric = nvlink_fabric(a);
+    long fabric = mesh_nvlink_fabric(a);
     return (long)a->nodes * a->gpus_per_node > fabric && (span > fabric || fabric % span != 0);
 }
 
@@ -486,7 +476,8 @@ static double all_to_all(double bytes, const mesh_model_t *m, const mesh_layout_
     if (l->ep <= 1)
         return 0;
     long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
-    long island = nvlink_fabric(a) > a->gpus_per_node && !deepep ? nvlink_fabric(a) : a->island;
+    long island =
+        mesh_nvlink_fabric(a) > a->gpus_per_node && !deepep ? mesh_nvlink_fabric(a) : a->island;
     double near = span <= island ? l->ep : (double)island / l->etp;
     near = near < 1 ? 1 : near;
     double on = bytes * (near - 1) / l->ep, off = bytes * (l->ep - near) / l->ep;

@@ -71,7 +71,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const mesh_gpu_t table[] = {
-    /* name, vendor, PCI devices, memory, peak, bf16, hbm, link, net, island, gemm_eff, fp8, blocks */
+    /* name, vendor, PCI devices, memory, peak, bf16, hbm, link, net, island, gemm_eff, fp8, blocks,
+     * tray (0 where left out) */
     {"V100-16GB",      NV,  {0x1db1},         16160 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 6.25 * GBs, 8,  0.80, 0, 0},
     {"V100-32GB",      NV,  {0x1db5},         32510 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 6.25 * GBs, 8,  0.80, 0, 0},
     {"V100-SXM3-32GB", NV,  {0x1db8},         32510 * MiB,  125 * TF,   0, 900 * GBs,  150 * GBs, 12.5 * GBs, 16, 0.80, 0, 0},
@@ -114,17 +115,17 @@ static const mesh_gpu_t table[] = {
     /* GB200 NVL72 (https://www.nvidia.com/en-us/data-center/gb200-nvl72/: 72 GPUs, bf16 360
      * and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s NVLink 5 per
      * GPU across the 72; 8 TB/s HBM3e); a node is a compute tray of 4 GPUs with a 400G
-     * ConnectX-7 each; the island of 72 spans trays, and the planner's island stops at the
-     * node (plan.c), so traffic between trays is priced at net_bw; nvidia-smi reports
-     * 189471 MiB; CC 10.0 */
-    {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 2},
+     * ConnectX-7 each; the island of 72 spans trays, so a job on whole trays has NVLink
+     * between them (mesh_nvlink_fabric: TP may span trays, and traffic between trays is
+     * priced at link_bw); nvidia-smi reports 189471 MiB; CC 10.0 */
+    {"GB200",          NV,  {0x2941},         189471 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 50 * GBs,   72, 0.75, 5000 * TF, 2, 4},
     /* GB300 NVL72 (https://www.nvidia.com/en-us/data-center/gb300-nvl72/: 72 Blackwell Ultra
      * GPUs, bf16 360 and fp8 720 PFLOPS with sparsity, so 2500 and 5000 dense each; 1.8 TB/s
      * NVLink 5 per GPU across the 72; 8 TB/s HBM3e; one 800G ConnectX-8 per GPU); trays of 4
      * as GB200's; CC 10.3.  Memory: 288 GB marketed, and reports disagree (284208 MiB in one
      * tool's nvidia-smi fixture, 256703 MiB measured on driver 595.71.05): the lesser, so no
      * plan counts memory a node may not have; hwloc's figure, where it has one, wins */
-    {"GB300",          NV,  {0x31c2},         256703 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  72, GB300_GEMM_EFF, 5000 * TF, 2},
+    {"GB300",          NV,  {0x31c2},         256703 * MiB, 2500 * TF,  1, 8000 * GBs, 900 * GBs, 100 * GBs,  72, GB300_GEMM_EFF, 5000 * TF, 2, 4},
     /* L40S datasheet (https://www.nvidia.com/en-us/data-center/l40s/) */
     {"L40S",           NV,  {0x26b9},         46068 * MiB,  362 * TF,   1, 864 * GBs,  32 * GBs,  25 * GBs,   1,  0.70, 733 * TF, 0},
     /* L4 datasheet (https://www.nvidia.com/en-us/data-center/l4/): 24 GB GDDR6 at 300 GB/s,

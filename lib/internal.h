@@ -233,6 +233,16 @@ int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const c
  * the controller's request carries it. */
 void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
 
+/* GPUs on one NVLink fabric (lib/layout.c): a node's, or the GPU's whole
+ * island where it spans nodes and the job holds whole trays of it with no
+ * smaller island given (GB200 NVL72: 72 over trays of 4). */
+long mesh_nvlink_fabric(const struct mesh_alloc *a);
+/* Whether a TP group of tp ranks is on NVLink (lib/layout.c): tp divides
+ * the island and the node, or is whole trays dividing the fabric. */
+int mesh_tp_on_nvlink(const struct mesh_alloc *a, long tp);
+/* The largest tp mesh_tp_on_nvlink may accept on a. */
+long mesh_tp_reach(const struct mesh_alloc *a);
+
 /* What a plan on allocation a holds before Ampere (lib/layout.c): model
  * (unless NULL) priced without FlashAttention, TP's overlap and cp pinned
  * off where pin leaves them free; nothing from Ampere on.  The check

@@ -142,6 +142,10 @@ int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double 
     out->nodes = nodes;
     out->gpus_per_node = gpus_per_node;
     out->island = island > 0 ? island : out->gpu.island;
+    /* an island given smaller than the GPU's is where its NVLink stops:
+     * --nvlink 4 on GB200 keeps TP to the tray (mesh_nvlink_fabric) */
+    if (island > 0 && island < out->gpu.island)
+        out->gpu.island = island;
     if (out->island > gpus_per_node)
         out->island = gpus_per_node;
     return 0;

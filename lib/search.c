@@ -800,9 +800,9 @@ void mesh_search_run(search_t *s)
         mesh_spend(s, root / WORK_DIVISIONS);
         nwd = mesh_divisors(world, world, wd);
     }
-    FOR_RANGE (tp, p->tp, 1, m->has_arch ? a->island : 1) {
-        if (tp.pin == MESH_FREE && (a->gpus_per_node % tp.v || a->island % tp.v ||
-                                    m->heads % tp.v || (m->kv_heads % tp.v && tp.v % m->kv_heads)))
+    FOR_RANGE (tp, p->tp, 1, m->has_arch ? (int)mesh_tp_reach(a) : 1) {
+        if (tp.pin == MESH_FREE && (!mesh_tp_on_nvlink(a, tp.v) || m->heads % tp.v ||
+                                    (m->kv_heads % tp.v && tp.v % m->kv_heads)))
             continue;
         /* context parallelism for long sequences only: 4K tokens or more per
          * rank, powers of two, no more ranks than there are */

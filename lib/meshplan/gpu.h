@@ -33,6 +33,9 @@ typedef struct mesh_gpu {
     double peak_fp8; /* dense FP8 tensor FLOP/s; 0: no FP8 (precision fp8 is refused) */
     int fp8_blocks;  /* block-scaled FP8: 1 blockwise (Hopper, compute capability 9.0),
                       * 2 MXFP8 too (Blackwell, 10.x); 0 neither (Ada, AMD) */
+    int tray;        /* GPUs per node of a product whose island spans nodes (GB200 and
+                      * GB300 NVL72: trays of 4 on a 72-GPU fabric); 0: the island is
+                      * inside a node */
     /* the site's calibration of this model (the policy's calibration:,
      * lib/meshplan/calibrate.h): compute and exposed communication times
      * are divided by the first two, allocated memory multiplied by the

@@ -228,7 +228,8 @@ MESH_API int mesh_pp_stage_layers(const mesh_model_t *m, const mesh_layout_t *l,
 /**
  * Check that a complete layout (no MESH_FREE or MESH_AUTO field) is valid
  * for this model and allocation: divisibility, TP inside one NVLink island
- * and one node, batch arithmetic, interleaving rules, and which levers go
+ * and one node (or whole trays of a fabric that spans nodes: GB200 NVL72),
+ * batch arithmetic, interleaving rules, and which levers go
  * together; for a MoE model, ep and etp of at least 1, ep*etp dividing
  * tp*cp*dp, ep the experts, etp the experts' width and the island, and
  * sequence parallelism under TP; for a dense one, ep and etp 0 or 1.

@@ -355,7 +355,9 @@ MESH_API void mesh_policy_apply_gpu(const mesh_assumptions_t *assume, mesh_gpu_t
  * policy's gpu=, else a "generic" GPU with the default GPU's speeds, which
  * needs gpu_mem or the policy's gpu_mem=); the policy's gpu.NAME.*
  * overrides apply; `gpu_mem` (bytes, 0: none) and `island` (0: the GPU's
- * own) override last, and the island is capped at gpus_per_node.  The policy's gpu_mem= serves the
+ * own) override last, and the island is capped at gpus_per_node (one
+ * smaller than the GPU's is the GPU's too, so it also stops an NVLink
+ * fabric across trays: mesh_layout_check).  The policy's gpu_mem= serves the
  * generic GPU only.  nodes and gpus_per_node are copied unchecked (mesh_plan_create checks them);
  * host_memory is left 0.  Returns 0, or -1 with err on an unknown GPU or
  * no memory size at all.

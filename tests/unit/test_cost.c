@@ -384,6 +384,34 @@ static void cost__pp_comm_across_nodes(void **state)
  * and including a full node, and crosses the network beyond, on as many
  * NICs at once as the group has GPUs in a node (8/tp: NCCL's rings leave
  * the node on each), at most NVLink's rate. */
+/* NVLink spans nodes only on a product that says so (the GPU table's tray:
+ * GB200 and GB300 NVL72), for a job on its whole trays with no smaller
+ * island given: 8 H100 ranks over 2 nodes of 4 reduce over the network
+ * (the table's island of 8 is one HGX node, not two half ones), 8 GB200
+ * ranks over 2 trays over NVLink, as TP across the trays does. */
+static void cost__nvlink_fabric_spans_trays_only_on_nvl72(void **state)
+{
+    (void)state;
+    mesh_model_t m = tiny(48);
+    const char *dp8 = "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off";
+    mesh_alloc_t one = test_alloc("H100-SXM", 1, 8), halves = test_alloc("H100-SXM", 2, 4);
+    double inside = cost_exact(&m, &one, dp8).dp_comm_s;
+    assert_true(cost_exact(&m, &halves, dp8).dp_comm_s > 2 * inside);
+    mesh_alloc_t trays = test_alloc("GB200", 2, 4), kept = trays;
+    kept.island = 2; /* the admin's island: NVLink stops inside the tray */
+    double fabric = cost_exact(&m, &trays, dp8).dp_comm_s;
+    assert_true(cost_exact(&m, &kept, dp8).dp_comm_s > 2 * fabric);
+    /* TP over both trays: priced as over a node of 8 of the same GPU */
+    mesh_alloc_t node = trays;
+    node.nodes = 1;
+    node.gpus_per_node = node.island = 8;
+    node.gpu.tray = 0;
+    const char *tp8 = "tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
+    mesh_cost_t over = cost_exact(&m, &trays, tp8), in = cost_exact(&m, &node, tp8);
+    assert_true(over.tp_comm_s > 0);
+    assert_near(over.step_seconds, in.step_seconds);
+}
+
 static void cost__dp_comm_inside_and_across_nodes(void **state)
 {
     const struct {
@@ -859,6 +887,7 @@ int main(void)
         cmocka_unit_test(cost__tp_comm_and_recomputation),
         cmocka_unit_test(cost__pp_comm_across_nodes),
         cmocka_unit_test(cost__dp_comm_inside_and_across_nodes),
+        cmocka_unit_test(cost__nvlink_fabric_spans_trays_only_on_nvl72),
         cmocka_unit_test(cost__zero_stages_dp_comm),
         cmocka_unit_test(cost__dp_reduces_the_gradient_buffers_bytes),
         cmocka_unit_test(cost__optimizer_streams_the_accountings_states),

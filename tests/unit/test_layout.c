@@ -397,6 +397,51 @@ static void check_refused(const mesh_model_t *m, int nodes, const char *mesh, co
         fail_msg("%s: '%s' lacks '%s'", mesh, err.msg, want);
 }
 
+/* TP spans trays where NVLink does (GB200 NVL72: 72 GPUs over trays of 4;
+ * NVIDIA ran Nemotron-4 340B at TP 8 on them): whole trays dividing the
+ * fabric, and nowhere else, each refusal naming its rule. */
+static void layout__tp_across_trays_of_one_fabric(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("nemotron4-340b"); /* 96 heads, 8 KV heads */
+    const struct {
+        const char *gpu;
+        int nodes, gpn, island;  /* island: the admin's or --nvlink's; 0: the table's */
+        const char *mesh, *want; /* want: NULL where it is valid */
+    } cases[] = {
+        {"GB200", 8, 4, 0, "tp=8,pp=4,dp=1", NULL},
+        {"GB200", 8, 4, 0, "tp=2,pp=4,dp=4", NULL},
+        {"GB300", 8, 4, 0, "tp=8,pp=2,dp=2", NULL},
+        {"GB200", 8, 4, 0, "tp=16,pp=2,dp=1",
+         "tp 16 must divide a tray's 4 GPUs or be whole trays dividing the NVLink fabric of 72"},
+        {"GB200", 12, 4, 0, "tp=6,pp=8,dp=1", "tp 6 must divide a tray's 4 GPUs"},
+        {"GB200", 8, 4, 2, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 2 GPUs"},
+        {"GB200", 8, 4, 4, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 4 GPUs"},
+        {"GB200", 8, 4, 72, "tp=8,pp=4,dp=1", NULL},
+        {"GB200", 16, 2, 0, "tp=4,pp=8,dp=1", "tp 4 must divide the NVLink island of 2 GPUs"},
+        {"H100-SXM", 8, 4, 0, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 4 GPUs"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_policy_t pol;
+        mesh_alloc_t a;
+        mesh_error_t err;
+        mesh_policy_init(&pol);
+        if (mesh_policy_alloc(&pol.assume, cases[i].gpu, 0, cases[i].island, cases[i].nodes,
+                              cases[i].gpn, &a, &err) < 0)
+            fail_msg("%s", err.msg);
+        char mesh[160];
+        snprintf(mesh, sizeof(mesh), "%s,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on",
+                 cases[i].mesh);
+        mesh_layout_t l = test_layout(mesh);
+        int rc = mesh_layout_check(&m, &a, &l, &err);
+        if (!cases[i].want && rc < 0)
+            fail_msg("%s on %s x %d: %s", mesh, cases[i].gpu, cases[i].gpn, err.msg);
+        if (cases[i].want && (rc == 0 || !strstr(err.msg, cases[i].want)))
+            fail_msg("%s on %s x %d: '%s' lacks '%s'", mesh, cases[i].gpu, cases[i].gpn,
+                     rc ? err.msg : "accepted", cases[i].want);
+    }
+}
+
 /* Megatron-LM's interleaved schedule runs micro-batches in groups of pp
  * (schedules.py: "number of microbatches must be a multiple of pipeline
  * parallel size when using interleaved schedule"): llama3-8b, pp 4 x vpp 2
@@ -591,6 +636,7 @@ int main(void)
         cmocka_unit_test(pins__auto_stands_as_one),
         cmocka_unit_test(pins__refused_before_any_allocation),
         cmocka_unit_test(layout__interleaved_micro_batches_multiple_of_pp),
+        cmocka_unit_test(layout__tp_across_trays_of_one_fabric),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -443,6 +443,30 @@ static void params_only__plans_dp_and_zero(void **state)
     mesh_plan_destroy(p);
 }
 
+/* The search reaches across GB200 trays where the fabric does: Nemotron-4
+ * 340B on 64 trays of 4 takes TP 8 over two trays, as NVIDIA ran it
+ * (tests/fixtures/published_throughput_dev.csv: TP 8 PP 4 VPP 12), where
+ * TP stopped at the tray's 4 before (TP 4 PP 8, 1,164 TFLOP/s a GPU
+ * predicted against 1,237); the same GPUs with NVLink kept to the tray
+ * (an island of 4 given) keep TP to it. */
+static void search__tp_across_trays_on_nvl72(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("nemotron4-340b");
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_error_t err;
+    for (int kept = 0; kept <= 1; kept++) {
+        mesh_alloc_t a = test_alloc("GB200", 64, 4);
+        a.gpu.island = kept ? 4 : a.gpu.island; /* gpu.GB200.island: 4 in a policy */
+        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
+        if (!p)
+            fail_msg("%s", err.msg);
+        assert_int_equal(mesh_plan_best(p)->layout.tp, kept ? 4 : 8);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void inputs__refused(void **state)
 {
     mesh_model_t m = test_preset("llama2-7b");
@@ -2843,6 +2867,7 @@ int main(void)
         cmocka_unit_test(report__moe_line_counts_the_leading_dense_layers),
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
+        cmocka_unit_test(search__tp_across_trays_on_nvl72),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
