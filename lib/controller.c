@@ -36,7 +36,9 @@ int mesh_partition_alloc(const mesh_policy_t *pol, const char *name, const mesh_
 /* The CLI's options for allocation a's GPU, into buf[len]: --gpu NAME, or
  * --gpu-mem for one a partition gives by memory alone (MESH_GPU_GENERIC),
  * and --gpu-mem and --nvlink where the partition gives other than the
- * GPU's own. */
+ * GPU's own (an island it gives below the GPU's lowers the GPU's too:
+ * nvlink: 4 on GB200 keeps TP to the tray, where the table's 4 a node
+ * does not, so the island the GPU was given is the one said). */
 static void gpu_words(const mesh_alloc_t *a, char *buf, size_t len)
 {
     int generic = strcmp(a->gpu.name, MESH_GPU_GENERIC) == 0;
@@ -46,8 +48,9 @@ static void gpu_words(const mesh_alloc_t *a, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "%s--gpu-mem %gGiB", n ? " " : "",
                       a->gpu.memory / MESH_GiB);
     int island = own && own->island < a->gpus_per_node ? own->island : a->gpus_per_node;
-    if (n >= 0 && (size_t)n < len && own && a->island != island)
-        snprintf(buf + n, len - (size_t)n, " --nvlink %d", a->island);
+    int lowered = own && a->gpu.island != own->island;
+    if (n >= 0 && (size_t)n < len && own && (lowered || a->island != island))
+        snprintf(buf + n, len - (size_t)n, " --nvlink %d", lowered ? a->gpu.island : a->island);
 }
 
 /* The line a refusal ends with when the budget cut its advice short: the

@@ -510,6 +510,63 @@ static int expert_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_erro
     return 0;
 }
 
+/* A product whose NVLink spans nodes (the GPU table's tray: GB200 and
+ * GB300 NVL72, 18 trays of 4 GPUs on one NVLink switch fabric) gives a job
+ * on whole trays NVLink between them, as NVIDIA's own runs use it (TP 8 on
+ * trays of 4: Nemotron-4 340B in tests/fixtures/published_throughput_dev.csv);
+ * an island no larger than the tray (the policy's gpu.GB200.island=4,
+ * or --nvlink 4: mesh_policy_alloc) keeps it to the node.  Trays pair in
+ * rank order, so a group of whole trays dividing the fabric stays in one
+ * rack when the job's nodes come in whole racks or in multiples of the
+ * group (Slurm's topology/block, --segment). */
+long mesh_nvlink_fabric(const mesh_alloc_t *a)
+{
+    const mesh_gpu_t *g = &a->gpu;
+    if (g->tray > 0 && a->gpus_per_node == g->tray && a->island == a->gpus_per_node &&
+        g->island > a->gpus_per_node)
+        return (long)g->island / a->gpus_per_node * a->gpus_per_node;
+    return a->gpus_per_node;
+}
+
+/* A TP (or expert TP) group of tp consecutive ranks is on NVLink: inside
+ * the island and the node as everywhere, or whole trays of the fabric,
+ * aligned so that no group straddles two racks of it. */
+int mesh_tp_on_nvlink(const mesh_alloc_t *a, long tp)
+{
+    long fabric = mesh_nvlink_fabric(a), node = a->gpus_per_node;
+    if (tp < 1)
+        return 0;
+    if (tp <= a->island && a->island % tp == 0 && node % tp == 0)
+        return 1;
+    return fabric > node && tp % node == 0 && fabric % tp == 0;
+}
+
+/* The search's bound for tp: the fabric where TP may span trays. */
+long mesh_tp_reach(const mesh_alloc_t *a)
+{
+    long fabric = mesh_nvlink_fabric(a);
+    return fabric > a->gpus_per_node ? fabric : a->island;
+}
+
+/* mesh_tp_on_nvlink's refusal of a group `name` of v ranks, naming the
+ * rule it breaks and why the group needs NVLink. */
+static int nvlink_rule(const mesh_alloc_t *a, const char *name, long v, const char *why,
+                       mesh_error_t *err)
+{
+    if (mesh_tp_on_nvlink(a, v))
+        return 0;
+    if (mesh_nvlink_fabric(a) > a->gpus_per_node)
+        return mesh_error_set(err,
+                              "%s %ld must divide a tray's %d GPUs or be whole trays dividing "
+                              "the NVLink fabric of %ld GPUs (%s)",
+                              name, v, a->gpus_per_node, mesh_nvlink_fabric(a), why);
+    if (v > a->island || a->island % v)
+        return mesh_error_set(err, "%s %ld must divide the NVLink island of %d GPUs (%s)", name, v,
+                              a->island, why);
+    return mesh_error_set(err, "%s %ld must divide the %d GPUs per node", name, v,
+                          a->gpus_per_node);
+}
+
 static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                          mesh_error_t *err)
 {
@@ -532,11 +589,8 @@ static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mes
                               "re-partition each stage's ranks)",
                               l->ep, l->etp, experts > stage ? "is more than" : "must divide",
                               l->tp, l->cp, l->dp, stage);
-    if (l->etp > a->island || a->island % l->etp || a->gpus_per_node % l->etp)
-        return mesh_error_set(err,
-                              "etp %d must divide the NVLink island of %d GPUs (expert TP "
-                              "gathers tokens in every MoE layer)",
-                              l->etp, a->island);
+    if (nvlink_rule(a, "etp", l->etp, "expert TP gathers tokens in every MoE layer", err) < 0)
+        return -1;
     if (m->moe.shared_experts && ((long)m->moe.shared_experts * m->moe.shared_ffn) % l->tp)
         return mesh_error_set(err, "tp %d must divide the shared experts' width %ld", l->tp,
                               (long)m->moe.shared_experts * m->moe.shared_ffn);
@@ -605,64 +659,14 @@ static int optimizer_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_e
     return 0;
 }
 
-/* A product whose NVLink spans nodes (the GPU table's tray: GB200 and
- * GB300 NVL72, 18 trays of 4 GPUs on one NVLink switch fabric) gives a job
- * on whole trays NVLink between them, as NVIDIA's own runs use it (TP 8 on
- * trays of 4: Nemotron-4 340B in tests/fixtures/published_throughput_dev.csv);
- * an island no larger than the tray (the policy's gpu.GB200.island: 4,
- * or --nvlink 4: mesh_policy_alloc) keeps it to the node.  Trays pair in
- * rank order, so a group of whole trays dividing the fabric stays in one
- * rack when the job's nodes come in whole racks or in multiples of the
- * group (Slurm's topology/block, --segment). */
-long mesh_nvlink_fabric(const mesh_alloc_t *a)
-{
-    const mesh_gpu_t *g = &a->gpu;
-    if (g->tray > 0 && a->gpus_per_node == g->tray && a->island == a->gpus_per_node &&
-        g->island > a->gpus_per_node)
-        return (long)g->island / a->gpus_per_node * a->gpus_per_node;
-    return a->gpus_per_node;
-}
-
-int mesh_tp_on_nvlink(const mesh_alloc_t *a, long tp)
-{
-    long fabric = mesh_nvlink_fabric(a), node = a->gpus_per_node;
-    if (tp <= a->island && a->island % tp == 0 && node % tp == 0)
-        return 1;
-    return fabric > node && tp % node == 0 && fabric % tp == 0;
-}
-
-long mesh_tp_reach(const mesh_alloc_t *a)
-{
-    long fabric = mesh_nvlink_fabric(a);
-    return fabric > a->gpus_per_node ? fabric : a->island;
-}
-
-/* mesh_tp_on_nvlink's refusal, naming the rule tp breaks. */
-static int tp_rule(const mesh_alloc_t *a, int tp, mesh_error_t *err)
-{
-    if (mesh_tp_on_nvlink(a, tp))
-        return 0;
-    if (mesh_nvlink_fabric(a) > a->gpus_per_node)
-        return mesh_error_set(err,
-                              "tp %d must divide a tray's %d GPUs or be whole trays dividing the "
-                              "NVLink fabric of %ld GPUs (TP exchanges activations in every "
-                              "layer and needs NVLink)",
-                              tp, a->gpus_per_node, mesh_nvlink_fabric(a));
-    if (tp > a->island || a->island % tp)
-        return mesh_error_set(err,
-                              "tp %d must divide the NVLink island of %d GPUs (TP exchanges "
-                              "activations in every layer and needs NVLink)",
-                              tp, a->island);
-    return mesh_error_set(err, "tp %d must divide the %d GPUs per node", tp, a->gpus_per_node);
-}
-
 int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                       mesh_error_t *err)
 {
     if (l->tp < 1 || l->pp < 1 || l->dp < 1 || l->cp < 1 || l->vpp < 1 || l->micro_batch < 1)
         return mesh_error_set(err, "every size must be at least 1");
     /* each dimension on its own first, so that a bad pin is named as such */
-    if (tp_rule(a, l->tp, err) < 0)
+    if (nvlink_rule(a, "tp", l->tp, "TP exchanges activations in every layer and needs NVLink",
+                    err) < 0)
         return -1;
     if (model_shape(m, l, err) < 0)
         return -1;

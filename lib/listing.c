@@ -49,10 +49,10 @@ static void gpu_json(mesh_buf_t *b, const mesh_gpu_t *g, int origin, const int s
     mesh_buf_json_string(b, g->name);
     mesh_buf_printf(b,
                     ",\"memory\":%.0f,\"peak_flops\":%.6g,\"bf16\":%s,\"hbm_bw\":%.6g,"
-                    "\"link_bw\":%.6g,\"net_bw\":%.6g,\"island\":%d,\"gemm_eff\":%.3g,"
-                    "\"source\":\"%s\",\"policy_sets\":[",
+                    "\"link_bw\":%.6g,\"net_bw\":%.6g,\"island\":%d,\"tray\":%d,"
+                    "\"gemm_eff\":%.3g,\"source\":\"%s\",\"policy_sets\":[",
                     g->memory, g->peak_flops, g->has_bf16 ? "true" : "false", g->hbm_bw, g->link_bw,
-                    g->net_bw, g->island, g->gemm_eff,
+                    g->net_bw, g->island, g->tray, g->gemm_eff,
                     origin == MESH_GPU_DEFINED ? "policy" : "table");
     for (int k = 0, n = 0; k < GPU_FIGURES; k++)
         if (set[k])

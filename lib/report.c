@@ -104,10 +104,14 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     m->flash_attention ? ", FlashAttention" : "");
     mesh_buf_printf(b,
                     "on       %d %s x %d %s %s (%ld in all), %s GiB each, %s GiB "
-                    "usable, NVLink island %d\n",
+                    "usable, NVLink island %d",
                     a->nodes, mesh_noun(a->nodes, "node", "nodes"), a->gpus_per_node, a->gpu.name,
                     mesh_noun(a->gpus_per_node, "GPU", "GPUs"), (long)a->nodes * a->gpus_per_node,
                     mesh_gib_str(a->gpu.memory).s, mesh_gib_str(mem->capacity).s, a->island);
+    /* TP may span the trays of a fabric (mesh_tp_on_nvlink): say so */
+    if (mesh_nvlink_fabric(a) > a->gpus_per_node)
+        mesh_buf_printf(b, " on a fabric of %ld across trays", mesh_nvlink_fabric(a));
+    mesh_buf_puts(b, "\n");
     if (strcmp(a->gpu.name, MESH_GPU_GENERIC) == 0)
         mesh_buf_printf(b,
                         "         (a generic GPU: speeds of %s assumed; --gpu NAME is "

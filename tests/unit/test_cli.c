@@ -579,9 +579,10 @@ static void gpus__as_the_policy_makes_them(void **state)
     r = run("gpus", "--policy", path, "--json", NULL);
     assert_int_equal(r->status, 0);
     assert_json(r->out);
-    assert_non_null(strstr(r->out, "\"net_bw\":2.5e+10,\"island\":8,\"gemm_eff\":0.8,\"source\":"
-                                   "\"table\",\"policy_sets\":[\"memory\",\"net_bw\"],\"aliases\":"
-                                   "[\"NVIDIA H100 80GB HBM3\",\"H100 SXM5 80GB\"]}"));
+    assert_non_null(strstr(r->out,
+                           "\"net_bw\":2.5e+10,\"island\":8,\"tray\":0,\"gemm_eff\":0.8,\"source\":"
+                           "\"table\",\"policy_sets\":[\"memory\",\"net_bw\"],\"aliases\":"
+                           "[\"NVIDIA H100 80GB HBM3\",\"H100 SXM5 80GB\"]}"));
     assert_non_null(strstr(r->out, "{\"name\":\"X1\",\"memory\":68719476736,"));
     assert_non_null(strstr(r->out, "\"source\":\"policy\",\"policy_sets\":[\"memory\","
                                    "\"peak_flops\",\"island\"],\"aliases\":[]}]"));

@@ -543,6 +543,19 @@ static void budget__advice_share(void **state)
     assert_int_equal(mesh_policy_parse(&bare, by_mem, strlen(by_mem), "lab.yaml", &err), 0);
     mesh_submit_decide_within(MESH_SUBMIT_WORK, &bare, "lab", &m, &pins, &s, &ask, &v);
     assert_non_null(strstr(v.msg, "--gpus-per-node 8 --gpu-mem 24GiB --mesh zero=3"));
+    /* a GB200 partition keeping TP to the tray (nvlink: 4, the tray's own
+     * size, which the table's island of 72 would span): said, so the
+     * login node's search keeps it there too */
+    static const char trays[] = "enforce: reject\npartitions:\n  nvl: {gpu: GB200, nvlink: 4}\n";
+    mesh_policy_t gb;
+    mesh_policy_init(&gb);
+    assert_int_equal(mesh_policy_parse(&gb, trays, strlen(trays), "nvl.yaml", &err), 0);
+    mesh_step_t tray = {.nodes = 1, .gpus_per_node = 4};
+    m = test_preset("deepseek-v3");
+    pins = test_mesh("auto");
+    mesh_submit_decide_within(MESH_SUBMIT_WORK, &gb, "nvl", &m, &pins, &tray, &ask, &v);
+    if (!strstr(v.msg, "--gpus-per-node 4 --gpu GB200 --nvlink 4 "))
+        fail_msg("%s", v.msg);
     /* a dense refusal's advice is within its share: whole */
     m = test_preset("llama3.1-405b");
     pins = test_mesh("auto");

@@ -384,34 +384,6 @@ static void cost__pp_comm_across_nodes(void **state)
  * and including a full node, and crosses the network beyond, on as many
  * NICs at once as the group has GPUs in a node (8/tp: NCCL's rings leave
  * the node on each), at most NVLink's rate. */
-/* NVLink spans nodes only on a product that says so (the GPU table's tray:
- * GB200 and GB300 NVL72), for a job on its whole trays with no smaller
- * island given: 8 H100 ranks over 2 nodes of 4 reduce over the network
- * (the table's island of 8 is one HGX node, not two half ones), 8 GB200
- * ranks over 2 trays over NVLink, as TP across the trays does. */
-static void cost__nvlink_fabric_spans_trays_only_on_nvl72(void **state)
-{
-    (void)state;
-    mesh_model_t m = tiny(48);
-    const char *dp8 = "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off";
-    mesh_alloc_t one = test_alloc("H100-SXM", 1, 8), halves = test_alloc("H100-SXM", 2, 4);
-    double inside = cost_exact(&m, &one, dp8).dp_comm_s;
-    assert_true(cost_exact(&m, &halves, dp8).dp_comm_s > 2 * inside);
-    mesh_alloc_t trays = test_alloc("GB200", 2, 4), kept = trays;
-    kept.island = 2; /* the admin's island: NVLink stops inside the tray */
-    double fabric = cost_exact(&m, &trays, dp8).dp_comm_s;
-    assert_true(cost_exact(&m, &kept, dp8).dp_comm_s > 2 * fabric);
-    /* TP over both trays: priced as over a node of 8 of the same GPU */
-    mesh_alloc_t node = trays;
-    node.nodes = 1;
-    node.gpus_per_node = node.island = 8;
-    node.gpu.tray = 0;
-    const char *tp8 = "tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
-    mesh_cost_t over = cost_exact(&m, &trays, tp8), in = cost_exact(&m, &node, tp8);
-    assert_true(over.tp_comm_s > 0);
-    assert_near(over.step_seconds, in.step_seconds);
-}
-
 static void cost__dp_comm_inside_and_across_nodes(void **state)
 {
     const struct {
@@ -450,6 +422,29 @@ static void cost__dp_comm_inside_and_across_nodes(void **state)
         assert_near(c.dp_comm_s, exposed(ar, 2 * q * x.fwd));
         assert_near(c.optimizer_s, optimizer_by_hand(&a, psi));
     }
+}
+
+/* NVLink spans nodes only on a product that says so (the GPU table's tray:
+ * GB200 and GB300 NVL72), for a job on its whole trays with no smaller
+ * island given: 8 H100 ranks over 2 nodes of 4 reduce over the network
+ * (the table's island of 8 is one HGX node, not two half ones), 8 GB200
+ * ranks over 2 trays over NVLink, and the pipeline's sends between them. */
+static void cost__nvlink_fabric_spans_trays_only_on_nvl72(void **state)
+{
+    (void)state;
+    mesh_model_t m = tiny(48);
+    const char *dp8 = "tp=1,pp=1,dp=8,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off";
+    mesh_alloc_t one = test_alloc("H100-SXM", 1, 8), halves = test_alloc("H100-SXM", 2, 4);
+    double inside = cost_exact(&m, &one, dp8).dp_comm_s;
+    assert_true(cost_exact(&m, &halves, dp8).dp_comm_s > 2 * inside);
+    mesh_alloc_t trays = test_alloc("GB200", 2, 4), kept = trays;
+    kept.island = 2; /* the admin's island: NVLink stops inside the tray */
+    double fabric = cost_exact(&m, &trays, dp8).dp_comm_s;
+    assert_true(cost_exact(&m, &kept, dp8).dp_comm_s > 2 * fabric);
+    /* the pipeline's sends between the trays too, where the fabric spans them */
+    const char *pp2 = "tp=2,pp=2,dp=2,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
+    double sends = cost_exact(&m, &trays, pp2).pp_comm_s;
+    assert_true(sends > 0 && cost_exact(&m, &kept, pp2).pp_comm_s > 2 * sends);
 }
 
 /* ZeRO's collectives over dp 8 on NVLink, m = 4 micro-batches (ZeRO

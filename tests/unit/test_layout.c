@@ -418,6 +418,8 @@ static void layout__tp_across_trays_of_one_fabric(void **state)
         {"GB200", 8, 4, 2, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 2 GPUs"},
         {"GB200", 8, 4, 4, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 4 GPUs"},
         {"GB200", 8, 4, 72, "tp=8,pp=4,dp=1", NULL},
+        {"GB200", 8, 4, 8, "tp=8,pp=4,dp=1", NULL},
+        {"GB200", 8, 4, 8, "tp=16,pp=2,dp=1", "or be whole trays dividing the NVLink fabric of 8"},
         {"GB200", 16, 2, 0, "tp=4,pp=8,dp=1", "tp 4 must divide the NVLink island of 2 GPUs"},
         {"H100-SXM", 8, 4, 0, "tp=8,pp=4,dp=1", "tp 8 must divide the NVLink island of 4 GPUs"},
     };

@@ -448,7 +448,7 @@ static void params_only__plans_dp_and_zero(void **state)
  * (tests/fixtures/published_throughput_dev.csv: TP 8 PP 4 VPP 12), where
  * TP stopped at the tray's 4 before (TP 4 PP 8, 1,164 TFLOP/s a GPU
  * predicted against 1,237); the same GPUs with NVLink kept to the tray
- * (an island of 4 given) keep TP to it. */
+ * (the policy's gpu.GB200.island=4) keep TP to it. */
 static void search__tp_across_trays_on_nvl72(void **state)
 {
     (void)state;
@@ -457,12 +457,18 @@ static void search__tp_across_trays_on_nvl72(void **state)
     mesh_policy_init(&pol);
     mesh_error_t err;
     for (int kept = 0; kept <= 1; kept++) {
-        mesh_alloc_t a = test_alloc("GB200", 64, 4);
-        a.gpu.island = kept ? 4 : a.gpu.island; /* gpu.GB200.island: 4 in a policy */
+        mesh_alloc_t a;
+        if (kept && mesh_policy_set_arg(&pol, "gpu.GB200.island=4", &err) < 0)
+            fail_msg("%s", err.msg);
+        if (mesh_policy_alloc(&pol.assume, "GB200", 0, 0, 64, 4, &a, &err) < 0)
+            fail_msg("%s", err.msg);
         mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
         if (!p)
             fail_msg("%s", err.msg);
         assert_int_equal(mesh_plan_best(p)->layout.tp, kept ? 4 : 8);
+        char *t = mesh_report_text(p); /* and the report says where TP may go */
+        assert_true(!strstr(t, "NVLink island 4 on a fabric of 72 across trays\n") == kept);
+        free(t);
         mesh_plan_destroy(p);
     }
 }
