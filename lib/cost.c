@@ -476,8 +476,7 @@ static double all_to_all(double bytes, const mesh_model_t *m, const mesh_layout_
     if (l->ep <= 1)
         return 0;
     long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
-    long island =
-        mesh_nvlink_fabric(a) > a->gpus_per_node && !deepep ? mesh_nvlink_fabric(a) : a->island;
+    long island = mesh_ep_reach(a, deepep);
     double near = span <= island ? l->ep : (double)island / l->etp;
     near = near < 1 ? 1 : near;
     double on = bytes * (near - 1) / l->ep, off = bytes * (l->ep - near) / l->ep;

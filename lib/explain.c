@@ -51,12 +51,16 @@ void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *s
     }
 }
 
-/* The nodes one expert-parallel group of l spans: ep ranks at stride etp,
- * etp*ep consecutive ranks in all. */
-static int ep_nodes(const mesh_layout_t *l, const mesh_alloc_t *a)
+/* Into r, the nodes one expert-parallel group of model m's layout l spans
+ * (ep ranks at stride etp, etp*ep consecutive ranks in all), and whether
+ * they are trays of one NVLink fabric, as its all-to-all is priced. */
+static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
+                     mesh_reason_t *r)
 {
-    long span = (long)l->ep * (l->etp > 0 ? l->etp : 1);
-    return span <= a->gpus_per_node ? 1 : (int)((span + a->gpus_per_node - 1) / a->gpus_per_node);
+    long span = (long)l->ep * (l->etp > 0 ? l->etp : 1), gpn = a->gpus_per_node;
+    r->ep_nodes = span <= gpn ? 1 : (int)((span + gpn - 1) / gpn);
+    r->ep_fabric =
+        span > gpn && span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
 }
 
 /* The plan's shape at expert-parallel size ep, everything else planned:
@@ -112,10 +116,12 @@ void mesh_explain_experts(mesh_plan_t *p)
     r->chosen = 1;
     r->candidate = p->best;
     r->best_seconds = p->best.cost.step_seconds;
-    r->ep_nodes = ep_nodes(b, &p->alloc);
+    ep_nodes(&p->model, b, &p->alloc, r);
     long stage = (long)b->tp * b->cp * b->dp / b->etp;
     int eps[DIVISORS_MAX], n = mesh_divisors(p->model.moe.experts, stage, eps), pick[4], np = 0;
     int smaller = 0, larger = 0, inside = 0;
+    /* how far an all-to-all stays on NVLink (across trays of a fabric too) */
+    long reach = mesh_ep_reach(&p->alloc, mesh_overlap_on(&p->model, b, MESH_OVERLAP_DEEPEP));
     for (int i = 0; i < n; i++) {
         if (stage % eps[i] || eps[i] == b->ep)
             continue;
@@ -123,13 +129,13 @@ void mesh_explain_experts(mesh_plan_t *p)
             smaller = eps[i]; /* the largest below */
         else if (!larger)
             larger = eps[i]; /* the smallest above */
-        if (eps[i] < b->ep && (long)eps[i] * b->etp <= p->alloc.island)
+        if (eps[i] < b->ep && (long)eps[i] * b->etp <= reach)
             inside = eps[i]; /* the largest below that stays on NVLink */
     }
     if (b->ep > 1)
         pick[np++] = 1;
     /* an EP across nodes answers "why not inside one?" with the largest that is */
-    if (inside > 1 && inside != smaller && (long)b->ep * b->etp > p->alloc.island)
+    if (inside > 1 && inside != smaller && (long)b->ep * b->etp > reach)
         pick[np++] = inside;
     if (smaller > 1)
         pick[np++] = smaller;
@@ -143,7 +149,7 @@ void mesh_explain_experts(mesh_plan_t *p)
             return;
         r->candidate = c;
         r->best_seconds = p->best.cost.step_seconds;
-        r->ep_nodes = ep_nodes(&c.layout, &p->alloc);
+        ep_nodes(&p->model, &c.layout, &p->alloc, r);
         mesh_strlcpy(r->rule, rule, sizeof(r->rule));
     }
 }
@@ -454,17 +460,34 @@ static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
                  100 * MESH_PLAN_TIE);
 }
 
-/* Where an EP group of the record's layout runs: "inside one node" or
- * "across N nodes (all-to-all over the network)". */
+/* Where an EP group of the record's layout runs: "inside one node",
+ * "across N trays of one NVLink fabric" or "across N nodes (all-to-all
+ * over the network)". */
 static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
 {
     if (r->candidate.layout.ep <= 1)
         snprintf(buf, len, "no expert parallelism: every expert on every GPU");
     else if (r->ep_nodes <= 1)
         snprintf(buf, len, "inside one node, on NVLink");
+    else if (r->ep_fabric)
+        snprintf(buf, len, "across %d trays of one NVLink fabric", r->ep_nodes);
     else
         snprintf(buf, len, "across %d nodes, all-to-all over the network", r->ep_nodes);
     return buf;
+}
+
+/* Why the plan did not take an EP that is faster (the record r's): a
+ * near-tie (MESH_PLAN_TIE) may go to the simpler layout; and the search tries EP across the
+ * network only where none on NVLink fits this shape (search_experts:
+ * Megatron-LM's MoE guide, "Guideline 2"), so an EP across nodes may be
+ * faster than the one it took. */
+static const char *faster_why(const mesh_reason_t *r)
+{
+    if (r->candidate.cost.step_seconds >= r->best_seconds * (1 - MESH_PLAN_TIE))
+        return ", within 1%: a near-tie";
+    if (r->ep_nodes > 1 && !r->ep_fabric)
+        return "; the search tries EP across the network only where none on NVLink fits";
+    return "";
 }
 
 /* A MoE plan's expert parallelism: its own, and each other EP tried. */
@@ -481,6 +504,14 @@ static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
                  ep_where(r, where, sizeof(where)));
     else if (r->rule[0])
         snprintf(buf, len, "EP %d is not possible here: %s", l->ep, r->rule);
+    else if (c->fits && c->cost.step_seconds < r->best_seconds)
+        snprintf(buf, len,
+                 "EP %d (%s) fits (%s of %s GiB) and its best step is %.1f%% faster (%.3g s vs "
+                 "%.3g s: %s)%s",
+                 l->ep, ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
+                 mesh_gib_str(mm->capacity).s, 100 * (1 - c->cost.step_seconds / r->best_seconds),
+                 c->cost.step_seconds, r->best_seconds, mesh_layout_format(l, canon, sizeof(canon)),
+                 faster_why(r));
     else if (c->fits)
         snprintf(buf, len,
                  "EP %d (%s) fits (%s of %s GiB) but its best step is %.0f%% slower (%.3g s vs "

@@ -242,6 +242,9 @@ long mesh_nvlink_fabric(const struct mesh_alloc *a);
 int mesh_tp_on_nvlink(const struct mesh_alloc *a, long tp);
 /* The largest tp mesh_tp_on_nvlink may accept on a. */
 long mesh_tp_reach(const struct mesh_alloc *a);
+/* The GPUs an EP all-to-all reaches over NVLink (lib/layout.c): the fabric
+ * across trays, or the island (always the island under DeepEP: deepep). */
+long mesh_ep_reach(const struct mesh_alloc *a, int deepep);
 
 /* What a plan on allocation a holds before Ampere (lib/layout.c): model
  * (unless NULL) priced without FlashAttention, TP's overlap and cp pinned

@@ -548,6 +548,15 @@ long mesh_tp_reach(const mesh_alloc_t *a)
     return fabric > a->gpus_per_node ? fabric : a->island;
 }
 
+/* The GPUs an expert-parallel all-to-all reaches over NVLink: the fabric
+ * across trays, but not for DeepEP, whose kernels take each node of 8 for
+ * an island (deepep: its row of lib/overlap.c is on). */
+long mesh_ep_reach(const mesh_alloc_t *a, int deepep)
+{
+    long fabric = mesh_nvlink_fabric(a);
+    return fabric > a->gpus_per_node && !deepep ? fabric : a->island;
+}
+
 /* mesh_tp_on_nvlink's refusal of a group `name` of v ranks, naming the
  * rule it breaks and why the group needs NVLink. */
 static int nvlink_rule(const mesh_alloc_t *a, const char *name, long v, const char *why,

@@ -589,8 +589,9 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
         mesh_buf_printf(b, ",\"best_need\":%.0f,\"decided_by\":\"%s\"", r->best_bytes,
                         tie_rules[r->tie]);
     if (experts)
-        mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d", r->chosen ? "true" : "false",
-                        r->candidate.layout.ep, r->ep_nodes);
+        mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d,\"ep_fabric\":%s",
+                        r->chosen ? "true" : "false", r->candidate.layout.ep, r->ep_nodes,
+                        r->ep_fabric ? "true" : "false");
     if (line) {
         mesh_buf_puts(b, ",\"line\":");
         mesh_buf_json_string(b, line);

@@ -742,7 +742,10 @@ static void search_experts(search_t *s, mesh_layout_t *l)
             continue;
         }
         int n = mesh_divisors(m->moe.experts, min_l(m->moe.experts, stage / l->etp), eps), near = 0;
-        while (near < n && (long)eps[near] * l->etp <= s->a->island)
+        /* NVLink's reach: a GB200 fabric's trays too (DeepEP, which keeps
+         * it to the node, runs only on nodes of 8, never on trays) */
+        long reach = mesh_ep_reach(s->a, 0);
+        while (near < n && (long)eps[near] * l->etp <= reach)
             near++;
         /* inside an island, the largest EP first */
         for (int j = near - 1, tried = 0; j >= 0 && !mesh_search_done(s); j--) {

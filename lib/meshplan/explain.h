@@ -90,8 +90,10 @@ typedef struct mesh_reason {
     double best_bytes;         /* NEAR_TIE: the chosen layout's memory.total */
     mesh_tie_rule_t tie;       /* NEAR_TIE: the rule that decided */
     /* EXPERTS: 1 for the plan's own EP (candidate: the plan's layout), and
-     * the nodes one expert-parallel group of candidate.layout spans */
-    int chosen, ep_nodes;
+     * the nodes one expert-parallel group of candidate.layout spans, and
+     * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),
+     * its all-to-all on NVLink */
+    int chosen, ep_nodes, ep_fabric;
 } mesh_reason_t;
 
 /** What would fit, when the plan does not. */

@@ -443,6 +443,24 @@ static void params_only__plans_dp_and_zero(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Model m planned on `trays` GB200 trays of 4, its NVLink over the rack's
+ * fabric, or kept to the tray by the policy's gpu.GB200.island=4. */
+static mesh_plan_t *plan_on_trays(const mesh_model_t *m, int trays, int kept)
+{
+    mesh_policy_t pol;
+    mesh_alloc_t a;
+    mesh_error_t err;
+    mesh_policy_init(&pol);
+    if (kept && mesh_policy_set_arg(&pol, "gpu.GB200.island=4", &err) < 0)
+        fail_msg("%s", err.msg);
+    if (mesh_policy_alloc(&pol.assume, "GB200", 0, 0, trays, 4, &a, &err) < 0)
+        fail_msg("%s", err.msg);
+    mesh_plan_t *p = mesh_plan_create(m, &a, NULL, &pol.assume, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    return p;
+}
+
 /* The search reaches across GB200 trays where the fabric does: Nemotron-4
  * 340B on 64 trays of 4 takes TP 8 over two trays, as NVIDIA ran it
  * (tests/fixtures/published_throughput_dev.csv: TP 8 PP 4 VPP 12), where
@@ -453,21 +471,72 @@ static void search__tp_across_trays_on_nvl72(void **state)
 {
     (void)state;
     mesh_model_t m = test_preset("nemotron4-340b");
-    mesh_policy_t pol;
-    mesh_policy_init(&pol);
-    mesh_error_t err;
     for (int kept = 0; kept <= 1; kept++) {
-        mesh_alloc_t a;
-        if (kept && mesh_policy_set_arg(&pol, "gpu.GB200.island=4", &err) < 0)
-            fail_msg("%s", err.msg);
-        if (mesh_policy_alloc(&pol.assume, "GB200", 0, 0, 64, 4, &a, &err) < 0)
-            fail_msg("%s", err.msg);
-        mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);
-        if (!p)
-            fail_msg("%s", err.msg);
+        mesh_plan_t *p = plan_on_trays(&m, 64, kept);
         assert_int_equal(mesh_plan_best(p)->layout.tp, kept ? 4 : 8);
         char *t = mesh_report_text(p); /* and the report says where TP may go */
         assert_true(!strstr(t, "NVLink island 4 on a fabric of 72 across trays\n") == kept);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* So does the expert parallelism, which the search tries inside NVLink
+ * first (Megatron-LM's MoE guide, "Guideline 2"): Qwen3-30B-A3B on 4
+ * GB200 trays takes EP 16 over the four (4.63 s a step predicted), where
+ * NVLink kept to the tray gives EP 4 (5.59 s), and the explanation says
+ * where each group's all-to-all runs, as it is priced. */
+static void search__ep_across_trays_on_nvl72(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    for (int kept = 0; kept <= 1; kept++) {
+        mesh_plan_t *p = plan_on_trays(&m, 4, kept);
+        assert_int_equal(mesh_plan_best(p)->layout.ep, kept ? 4 : 16);
+        char *t = mesh_report_text(p);
+        const char *want = kept ? "EP 8 (across 2 nodes, all-to-all over the network)"
+                                : "EP 8 (across 2 trays of one NVLink fabric)";
+        if (!strstr(t, want))
+            fail_msg("'%s' not in:\n%s", want, t);
+        /* "why not inside NVLink?" is asked only of an EP beyond it */
+        assert_true(kept || !strstr(t, "EP 4 ("));
+        free(t);
+        t = mesh_report_json(p); /* the chosen EP 16's record, as the text says */
+        assert_true(!strstr(t, "\"ep\":16,\"ep_nodes\":4,\"ep_fabric\":true") == kept);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* An EP the plan did not take though its best step is faster says why,
+ * not "-5% slower": Qwen3-30B-A3B on 2 H100 nodes keeps EP 8 on NVLink
+ * where EP 16 across the two would be 4.9% faster (the search's rule);
+ * on 16 GB200 trays EP 32 (ZeRO-1) is 0.1% faster than the plain-DP EP 64
+ * taken (a near-tie, which goes to the simpler layout). */
+static void explain__a_faster_ep_said_so(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    const struct {
+        const char *gpu;
+        int nodes, gpn;
+        const char *want;
+    } cases[] = {
+        {"H100-SXM", 2, 8,
+         "EP 16 (across 2 nodes, all-to-all over the network) fits (72.9 of 77.3 GiB) and its "
+         "best step is 4.9% faster (12.7 s vs 13.3 s: "},
+        {"H100-SXM", 2, 8,
+         "; the search tries EP across the network only where none on NVLink "
+         "fits\n"},
+        {"GB200", 16, 4, "EP 32 (across 8 trays of one NVLink fabric) fits"},
+        {"GB200", 16, 4, "sp=off), within 1%: a near-tie\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, cases[i].gpn);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        char *t = mesh_report_text(p);
+        if (!strstr(t, cases[i].want) || strstr(t, " step is -"))
+            fail_msg("'%s' not in:\n%s", cases[i].want, t);
         free(t);
         mesh_plan_destroy(p);
     }
@@ -2874,6 +2943,8 @@ int main(void)
         cmocka_unit_test(report__ranks_design_example),
         cmocka_unit_test(zero__planned_over_the_cp_group),
         cmocka_unit_test(search__tp_across_trays_on_nvl72),
+        cmocka_unit_test(search__ep_across_trays_on_nvl72),
+        cmocka_unit_test(explain__a_faster_ep_said_so),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
