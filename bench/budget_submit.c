@@ -28,7 +28,15 @@
 #define UNBOUNDED   100000000L /* more than any preset's judgement takes */
 #define PRESETS_MAX 64
 
-static const char *const gpus[] = {"H100-SXM", "A100-80GB", "H200"};
+#define GPUS_MAX 8
+
+/* A partition's GPUs: the model, a node's count, and an NVLink island
+ * the partition gives (0: the GPU's own). */
+typedef struct gpu_arg {
+    char name[32];
+    int per_node, island;
+} gpu_arg_t;
+static const gpu_arg_t default_gpus[] = {{"H100-SXM", 8, 0}, {"A100-80GB", 8, 0}, {"H200", 8, 0}};
 static const int nodes[] = {1, 2, 4, 8, 16, 64, 256};
 static const int ranges[][2] = {{1, 8}, {1, 16}, {1, 64}, {2, 16}, {1, 256}};
 static const char *const goals[] = {"min", "fastest", "efficient"};
@@ -45,7 +53,8 @@ _Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == KINDS, "a name for 
 
 typedef struct job {
     char preset[64];
-    const char *gpu, *goal; /* goal NULL: not sized */
+    const gpu_arg_t *gpu;
+    const char *goal; /* goal NULL: not sized */
     int lo, hi, host;
 } job_t;
 
@@ -80,7 +89,7 @@ static void plain_words(const char *msg, long budget, char *out, size_t len)
 /* Job j's verdict within `budget` units into *v.  0, or -1 said. */
 static int judge(const job_t *j, long budget, mesh_submit_t *v)
 {
-    char spec[128], pol[256];
+    char spec[128], pol[256], island[32] = "";
     mesh_spec_dirs_t dirs = {{getenv("MESH_MODELS_DIR"), NULL, NULL, NULL}};
     mesh_model_t m;
     mesh_layout_t pins;
@@ -89,10 +98,12 @@ static int judge(const job_t *j, long budget, mesh_submit_t *v)
     mesh_submit_ask_t ask = {0};
     mesh_error_t err;
     snprintf(spec, sizeof(spec), "preset: %s\ntrain: {tokens: 1e12}\n", j->preset);
+    if (j->gpu->island)
+        snprintf(island, sizeof(island), ", nvlink: %d", j->gpu->island);
     snprintf(pol, sizeof(pol),
              "gpu: %s\nenforce: reject\ntime_limit: set\npartitions:\n"
-             "  gpu: {gpu: %s, nodes: 65536}\n",
-             j->gpu, j->gpu);
+             "  gpu: {gpu: %s, nodes: 65536%s}\n",
+             j->gpu->name, j->gpu->name, island);
     mesh_policy_init(&p);
     if (mesh_policy_parse(&p, pol, strlen(pol), "budget.yaml", &err) < 0 ||
         mesh_spec_parse(spec, strlen(spec), j->preset, &dirs, &m, &err) < 0 ||
@@ -102,7 +113,7 @@ static int judge(const job_t *j, long budget, mesh_submit_t *v)
         return -1;
     }
     s.nodes = j->lo;
-    s.gpus_per_node = 8;
+    s.gpus_per_node = j->gpu->per_node;
     s.host_memory = j->host ? 2048.0 * 1073741824 : 0;
     ask.size = j->goal != NULL;
     ask.nodes_lo = j->lo;
@@ -156,7 +167,8 @@ static int presets(char names[PRESETS_MAX][64])
 
 static void say_job(const job_t *j, const char *what)
 {
-    printf("  %s on %s, %s host memory, ", j->preset, j->gpu, j->host ? "2 TiB" : "no");
+    printf("  %s on %s x %d, %s host memory, ", j->preset, j->gpu->name, j->gpu->per_node,
+           j->host ? "2 TiB" : "no");
     if (j->goal)
         printf("sized %s over %d-%d nodes", j->goal, j->lo, j->hi);
     else
@@ -193,8 +205,8 @@ static int survey(const job_t *j, long budget, int verbose, tally_t *t)
 }
 
 /* Every judgement of one preset on one GPU, with host memory or none. */
-static int survey_preset(const char *preset, const char *gpu, int host, long budget, int verbose,
-                         tally_t *t)
+static int survey_preset(const char *preset, const gpu_arg_t *gpu, int host, long budget,
+                         int verbose, tally_t *t)
 {
     job_t j = {"", gpu, NULL, 0, 0, host};
     snprintf(j.preset, sizeof(j.preset), "%.63s", preset);
@@ -215,6 +227,29 @@ static int survey_preset(const char *preset, const char *gpu, int host, long bud
     return 0;
 }
 
+/* A GPU argument, NAME[:PER_NODE[:NVLINK]] (GB200:4, or GB200:4:4 for a
+ * partition that keeps NVLink to the tray), into *g; -1 for a malformed
+ * one (the name is checked where the policy reads it). */
+static int gpu_arg(const char *arg, gpu_arg_t *g)
+{
+    size_t n = strcspn(arg, ":");
+    long v[2] = {8, 0}; /* per node, island */
+    const char *at = arg + n;
+    for (int i = 0; i < 2 && *at == ':'; i++) {
+        char *end;
+        v[i] = strtol(at + 1, &end, 10);
+        if (end == at + 1 || v[i] < 1 || v[i] > 1024)
+            return -1;
+        at = end;
+    }
+    if (n == 0 || n >= sizeof(g->name) || *at)
+        return -1;
+    snprintf(g->name, sizeof(g->name), "%.*s", (int)n, arg);
+    g->per_node = (int)v[0];
+    g->island = (int)v[1];
+    return 0;
+}
+
 /* The budget argument: a whole number of units, or (none given) three
  * quarters of MESH_SUBMIT_WORK; -1 for anything else. */
 static long budget_arg(const char *arg)
@@ -228,22 +263,34 @@ static long budget_arg(const char *arg)
 
 int main(int argc, char **argv)
 {
-    int verbose = argc > 1 && !strcmp(argv[1], "-v");
+    int verbose = argc > 1 && !strcmp(argv[1], "-v"), n_gpus = 0;
     long budget = budget_arg(argc > 1 + verbose ? argv[1 + verbose] : NULL);
     char names[PRESETS_MAX][64];
+    gpu_arg_t gpus[GPUS_MAX];
+    for (int i = 2 + verbose; budget >= 0 && i < argc; i++)
+        if (n_gpus == GPUS_MAX || gpu_arg(argv[i], &gpus[n_gpus++]) < 0)
+            budget = -1;
     if (budget < 0) {
-        fprintf(stderr, "usage: budget_submit [-v] [BUDGET]: BUDGET a whole number of work "
-                        "units, 1 to 100000000\n");
+        fprintf(stderr,
+                "usage: budget_submit [-v] [BUDGET [GPU[:PER_NODE[:NVLINK]]...]]: BUDGET "
+                "a whole number of work units, 1 to 100000000; at most %d GPUs "
+                "(default: H100-SXM:8 A100-80GB:8 H200:8)\n",
+                GPUS_MAX);
         return 2;
     }
+    if (n_gpus == 0) /* the defaults */
+        while (n_gpus < MESH_ARRAY_LEN(default_gpus)) {
+            gpus[n_gpus] = default_gpus[n_gpus];
+            n_gpus++;
+        }
     int n = presets(names);
     if (n < 0)
         return 2;
     tally_t t = {0};
-    for (int g = 0; g < MESH_ARRAY_LEN(gpus); g++)
+    for (int g = 0; g < n_gpus; g++)
         for (int p = 0; p < n; p++)
             for (int host = 0; host < 2; host++)
-                if (survey_preset(names[p], gpus[g], host, budget, verbose, &t) < 0)
+                if (survey_preset(names[p], &gpus[g], host, budget, verbose, &t) < 0)
                     return 1;
     long lo = budget < MESH_SUBMIT_WORK ? budget : MESH_SUBMIT_WORK;
     long hi = budget < MESH_SUBMIT_WORK ? MESH_SUBMIT_WORK : budget;
@@ -251,7 +298,7 @@ int main(int argc, char **argv)
            "%d node counts, %d goals x %d ranges)\n"
            "need more than MESH_SUBMIT_WORK (%ld units): %ld; more than %ld: %ld\n"
            "what %ld units give up against %ld, where their verdicts differ:\n",
-           t.jobs, t.jobs - t.sized, t.sized, n, MESH_ARRAY_LEN(gpus), MESH_ARRAY_LEN(nodes),
+           t.jobs, t.jobs - t.sized, t.sized, n, n_gpus, MESH_ARRAY_LEN(nodes),
            MESH_ARRAY_LEN(goals), MESH_ARRAY_LEN(ranges), MESH_SUBMIT_WORK, t.over_work, budget,
            t.over_budget, lo, hi);
     for (int k = 0; k < KINDS; k++)
