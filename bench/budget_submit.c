@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What a work budget costs honest jobs: every shipped preset judged as
- * job_submit/meshplan judges it (mesh_submit_decide), on three GPUs, with
- * and without host memory, on 1 to 256 nodes and sized for each goal over
- * five ranges, once without a budget, once with MESH_SUBMIT_WORK and once
- * with the budget asked about.
+ * job_submit/meshplan judges it (mesh_submit_decide), on three GPUs (or
+ * the partitions GPUS gives: GPU[:PER_NODE[:NVLINK]], PER_NODE 8 where
+ * left out), with and without host memory, on 1 to 256 nodes and sized
+ * for each goal over five ranges, once without a budget, once with
+ * MESH_SUBMIT_WORK and once with the budget asked about.
  *
- *     make bench-submit-budget [BUDGET=N]
+ *     make bench-submit-budget [BUDGET=N [GPUS="GB200:4 GB200:4:4"]]
  *
  * prints how many judgements need more work than MESH_SUBMIT_WORK and
  * than BUDGET, and how many verdicts differ between the two budgets, by
