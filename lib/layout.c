@@ -553,8 +553,7 @@ long mesh_tp_reach(const mesh_alloc_t *a)
  * an island (deepep: its row of lib/overlap.c is on). */
 long mesh_ep_reach(const mesh_alloc_t *a, int deepep)
 {
-    long fabric = mesh_nvlink_fabric(a);
-    return fabric > a->gpus_per_node && !deepep ? fabric : a->island;
+    return deepep ? a->island : mesh_tp_reach(a);
 }
 
 /* mesh_tp_on_nvlink's refusal of a group `name` of v ranks, naming the
