@@ -63,6 +63,33 @@ static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_a
         span > gpn && span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
 }
 
+/* Whether the all-to-all of the EP record r runs on NVLink: inside a node
+ * or across trays of one fabric. */
+static int ep_on_nvlink(const mesh_reason_t *r)
+{
+    return r->ep_nodes <= 1 || r->ep_fabric;
+}
+
+/* Why the plan (its own EP's record, own) did not take the EP of record r,
+ * whose best step is faster.  The search's rules first: they say why it
+ * never tried r's EP (search_experts: EP across the network only where
+ * none on NVLink fits the shape, and there the smallest that fits); an EP
+ * it tried lost to a near-tie, the plan being within MESH_PLAN_TIE of the
+ * fastest it priced (mesh_near_tie_choice). */
+mesh_ep_untaken_t mesh_ep_untaken(const mesh_reason_t *own, const mesh_reason_t *r)
+{
+    const mesh_candidate_t *c = &r->candidate;
+    if (!c->fits || r->rule[0] || c->cost.step_seconds >= r->best_seconds)
+        return MESH_EP_UNTAKEN_NONE;
+    if (!ep_on_nvlink(r) && ep_on_nvlink(own))
+        return MESH_EP_UNTAKEN_NVLINK_FIRST;
+    if (!ep_on_nvlink(r) && c->layout.ep > own->candidate.layout.ep)
+        return MESH_EP_UNTAKEN_SMALLEST_ACROSS;
+    if (c->cost.step_seconds * (1 + MESH_PLAN_TIE) >= r->best_seconds)
+        return MESH_EP_UNTAKEN_NEAR_TIE;
+    return MESH_EP_UNTAKEN_NONE;
+}
+
 /* The plan's shape at expert-parallel size ep, everything else planned:
  * its fastest fitting layout into *out (1), or its least memory (0), or
  * the rule that refuses it, into rule (-1). */
@@ -110,7 +137,7 @@ void mesh_explain_experts(mesh_plan_t *p)
     const mesh_layout_t *b = &p->best.layout;
     if (p->pins.ep != MESH_FREE && p->pins.ep != MESH_AUTO)
         return; /* pinned: nothing was chosen */
-    mesh_reason_t *r = mesh_add_reason(p, MESH_REASON_EXPERTS, mesh_family_of(b));
+    mesh_reason_t *r = mesh_add_reason(p, MESH_REASON_EXPERTS, mesh_family_of(b)), *own = r;
     if (!r)
         return;
     r->chosen = 1;
@@ -151,6 +178,7 @@ void mesh_explain_experts(mesh_plan_t *p)
         r->best_seconds = p->best.cost.step_seconds;
         ep_nodes(&p->model, &c.layout, &p->alloc, r);
         mesh_strlcpy(r->rule, rule, sizeof(r->rule));
+        r->untaken = mesh_ep_untaken(own, r);
     }
 }
 
@@ -476,18 +504,17 @@ static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
     return buf;
 }
 
-/* Why the plan did not take an EP that is faster (the record r's): a
- * near-tie (MESH_PLAN_TIE) may go to the simpler layout; and the search tries EP across the
- * network only where none on NVLink fits this shape (search_experts:
- * Megatron-LM's MoE guide, "Guideline 2"), so an EP across nodes may be
- * faster than the one it took. */
+/* Why the plan did not take an EP that is faster (the record r's). */
 static const char *faster_why(const mesh_reason_t *r)
 {
-    if (r->candidate.cost.step_seconds >= r->best_seconds * (1 - MESH_PLAN_TIE))
-        return ", within 1%: a near-tie";
-    if (r->ep_nodes > 1 && !r->ep_fabric)
+    switch (r->untaken) {
+    case MESH_EP_UNTAKEN_NEAR_TIE: return ", within 1%: a near-tie";
+    case MESH_EP_UNTAKEN_NVLINK_FIRST:
         return "; the search tries EP across the network only where none on NVLink fits";
-    return "";
+    case MESH_EP_UNTAKEN_SMALLEST_ACROSS:
+        return "; across the network the search takes the smallest EP that fits";
+    default: return "";
+    }
 }
 
 /* A MoE plan's expert parallelism: its own, and each other EP tried. */

@@ -550,10 +550,13 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 static const char *const reason_kinds[] = {"slower", "memory",   "rule",   "pinned",
                                            "no_fit", "near_tie", "experts"};
 static const char *const tie_rules[] = {"simpler", "headroom"};
+static const char *const untaken_words[] = {"", "near_tie", "nvlink_first", "smallest_across"};
 static const char *const advice_kinds[] = {"unpin", "unpin_all",  "nodes",  "out_of_reach",
                                            "lora",  "lora_nodes", "offload"};
 _Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_EXPERTS + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
+_Static_assert(MESH_ARRAY_LEN(untaken_words) == MESH_EP_UNTAKEN_SMALLEST_ACROSS + 1,
+               "a name per reason an EP was not taken");
 _Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_OFFLOAD + 1, "a name per advice kind");
 
 /* A record's priced layout: the layout, its memory, and its need against
@@ -592,6 +595,8 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
         mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d,\"ep_fabric\":%s",
                         r->chosen ? "true" : "false", r->candidate.layout.ep, r->ep_nodes,
                         r->ep_fabric ? "true" : "false");
+    if (experts && r->untaken != MESH_EP_UNTAKEN_NONE)
+        mesh_buf_printf(b, ",\"untaken\":\"%s\"", untaken_words[r->untaken]);
     if (line) {
         mesh_buf_puts(b, ",\"line\":");
         mesh_buf_json_string(b, line);

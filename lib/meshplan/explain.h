@@ -71,6 +71,21 @@ typedef enum mesh_tie_rule {
     MESH_TIE_HEADROOM,
 } mesh_tie_rule_t;
 
+/** Why the plan did not take another EP whose best step is faster
+ * (MESH_REASON_EXPERTS, a record that fits and is faster). */
+typedef enum mesh_ep_untaken {
+    /** not faster, or no reason known */
+    MESH_EP_UNTAKEN_NONE,
+    /** within MESH_PLAN_TIE of the chosen layout: the near-tie rule chose */
+    MESH_EP_UNTAKEN_NEAR_TIE,
+    /** across the network, where the plan's EP stays on NVLink: the search
+     * tries EP across nodes only where none on NVLink fits the shape */
+    MESH_EP_UNTAKEN_NVLINK_FIRST,
+    /** across the network, larger than the plan's, which is across the
+     * network too: the search takes the smallest EP there that fits */
+    MESH_EP_UNTAKEN_SMALLEST_ACROSS,
+} mesh_ep_untaken_t;
+
 /** One reason, the record behind mesh_plan_reason's line of the same index. */
 typedef struct mesh_reason {
     mesh_reason_kind_t kind;
@@ -94,6 +109,8 @@ typedef struct mesh_reason {
      * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),
      * its all-to-all on NVLink */
     int chosen, ep_nodes, ep_fabric;
+    /* EXPERTS, another EP that fits and is faster: why the plan did not take it */
+    mesh_ep_untaken_t untaken;
 } mesh_reason_t;
 
 /** What would fit, when the plan does not. */

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "internal.h" /* mesh_gib_str */
+#include "planner.h"  /* mesh_ep_untaken */
 
 #define GiB 1073741824.0
 
@@ -698,6 +699,68 @@ static void runners_up__columns_aligned(void **state)
 
 /* ---- the size formatter ---- */
 
+/* An EP record of ep ranks over `nodes` nodes (trays of one NVLink fabric
+ * where fabric), fitting at step seconds, against the plan's best. */
+static mesh_reason_t ep_record(int ep, int nodes, int fabric, double step, double best)
+{
+    mesh_reason_t r;
+    memset(&r, 0, sizeof(r));
+    r.kind = MESH_REASON_EXPERTS;
+    r.candidate.layout.ep = ep;
+    r.candidate.fits = 1;
+    r.candidate.cost.step_seconds = step;
+    r.best_seconds = best;
+    r.ep_nodes = nodes;
+    r.ep_fabric = fabric;
+    return r;
+}
+
+/* Why a faster EP was not taken, the search's rules before the near-tie:
+ * an EP on NVLink (inside a node or over a fabric's trays) is tried before
+ * any across the network, and across it the smallest that fits; an EP the
+ * search tried loses only to a near-tie (within MESH_PLAN_TIE), so a
+ * faster one it could not have tried (the budget) gets no reason. */
+static void untaken__the_rules_before_the_near_tie(void **state)
+{
+    (void)state;
+    const struct {
+        int own_ep, own_nodes, own_fabric, ep, nodes, fabric;
+        double step;
+        mesh_ep_untaken_t want;
+    } cases[] = {
+        {8, 1, 0, 16, 2, 0, 99.7, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* 0.3% faster, untried */
+        {8, 1, 0, 16, 2, 0, 80, MESH_EP_UNTAKEN_NVLINK_FIRST},
+        {64, 16, 1, 128, 32, 0, 80, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* the fabric is NVLink */
+        {32, 4, 0, 64, 8, 0, 93, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
+        {32, 4, 0, 64, 8, 0, 99.5, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
+        {64, 16, 1, 32, 8, 1, 99.9, MESH_EP_UNTAKEN_NEAR_TIE},
+        {4, 1, 0, 8, 2, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE}, /* over trays: tried */
+        {16, 4, 1, 32, 8, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE},
+        {8, 1, 0, 4, 1, 0, 99.5, MESH_EP_UNTAKEN_NEAR_TIE},
+        {16, 2, 0, 8, 1, 0, 99.5, MESH_EP_UNTAKEN_NEAR_TIE},
+        {8, 1, 0, 4, 1, 0, 95, MESH_EP_UNTAKEN_NONE}, /* tried and 5% faster: not the rules' */
+        {4, 1, 0, 8, 2, 1, 90, MESH_EP_UNTAKEN_NONE},
+        {8, 1, 0, 16, 2, 0, 100, MESH_EP_UNTAKEN_NONE}, /* not faster */
+        {8, 1, 0, 16, 2, 0, 120, MESH_EP_UNTAKEN_NONE},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_reason_t own =
+            ep_record(cases[i].own_ep, cases[i].own_nodes, cases[i].own_fabric, 100, 100);
+        own.chosen = 1;
+        mesh_reason_t r =
+            ep_record(cases[i].ep, cases[i].nodes, cases[i].fabric, cases[i].step, 100);
+        if (mesh_ep_untaken(&own, &r) != cases[i].want)
+            fail_msg("case %zu: %d, not %d", i, (int)mesh_ep_untaken(&own, &r), (int)cases[i].want);
+    }
+    /* neither an EP that does not fit nor one the rules refuse */
+    mesh_reason_t own = ep_record(8, 1, 0, 100, 100), r = ep_record(16, 2, 0, 80, 100);
+    r.candidate.fits = 0;
+    assert_int_equal(mesh_ep_untaken(&own, &r), MESH_EP_UNTAKEN_NONE);
+    r = ep_record(16, 2, 0, 80, 100);
+    snprintf(r.rule, sizeof(r.rule), "ep 16 must divide 12");
+    assert_int_equal(mesh_ep_untaken(&own, &r), MESH_EP_UNTAKEN_NONE);
+}
+
 static void gib_str__one_decimal(void **state)
 {
     assert_string_equal(mesh_gib_str(77.6e9).s, "72.3");
@@ -732,6 +795,7 @@ int main(void)
         cmocka_unit_test(memory_parts__table),
         cmocka_unit_test(memory_parts__drive_the_reports),
         cmocka_unit_test(runners_up__columns_aligned),
+        cmocka_unit_test(untaken__the_rules_before_the_near_tie),
         cmocka_unit_test(gib_str__one_decimal),
     };
     return cmocka_run_group_tests_name("explain", tests, NULL, NULL);

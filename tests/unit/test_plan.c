@@ -475,7 +475,8 @@ static void search__tp_across_trays_on_nvl72(void **state)
         mesh_plan_t *p = plan_on_trays(&m, 64, kept);
         assert_int_equal(mesh_plan_best(p)->layout.tp, kept ? 4 : 8);
         char *t = mesh_report_text(p); /* and the report says where TP may go */
-        assert_true(!strstr(t, "NVLink island 4 on a fabric of 72 across trays\n") == kept);
+        assert_true((strstr(t, "NVLink island 4 on a fabric of 72 across trays\n") == NULL) ==
+                    kept);
         free(t);
         mesh_plan_destroy(p);
     }
@@ -502,7 +503,7 @@ static void search__ep_across_trays_on_nvl72(void **state)
         assert_true(kept || !strstr(t, "EP 4 ("));
         free(t);
         t = mesh_report_json(p); /* the chosen EP 16's record, as the text says */
-        assert_true(!strstr(t, "\"ep\":16,\"ep_nodes\":4,\"ep_fabric\":true") == kept);
+        assert_true((strstr(t, "\"ep\":16,\"ep_nodes\":4,\"ep_fabric\":true") == NULL) == kept);
         free(t);
         mesh_plan_destroy(p);
     }
@@ -516,28 +517,52 @@ static void search__ep_across_trays_on_nvl72(void **state)
 static void explain__a_faster_ep_said_so(void **state)
 {
     (void)state;
-    mesh_model_t m = test_preset("qwen3-30b-a3b");
+    /* the search's rules come before the near-tie: EP 16 across the
+     * network on 32 H100 nodes is 0.3% faster, but never tried where EP 8
+     * on NVLink fits; with tp=1,pp=4 pinned, DeepSeek-V3's EP 32 is the
+     * smallest across the network that fits, and EP 64 is never tried */
     const struct {
-        const char *gpu;
+        const char *model, *gpu;
         int nodes, gpn;
-        const char *want;
+        const char *mesh, *want, *untaken;
     } cases[] = {
-        {"H100-SXM", 2, 8,
+        {"qwen3-30b-a3b", "H100-SXM", 2, 8, "auto",
          "EP 16 (across 2 nodes, all-to-all over the network) fits (72.9 of 77.3 GiB) and its "
-         "best step is 4.9% faster (12.7 s vs 13.3 s: "},
-        {"H100-SXM", 2, 8,
+         "best step is 4.9% faster (12.7 s vs 13.3 s: ",
+         "nvlink_first"},
+        {"qwen3-30b-a3b", "H100-SXM", 2, 8, "auto",
          "; the search tries EP across the network only where none on NVLink "
-         "fits\n"},
-        {"GB200", 16, 4, "EP 32 (across 8 trays of one NVLink fabric) fits"},
-        {"GB200", 16, 4, "sp=off), within 1%: a near-tie\n"},
+         "fits\n",
+         "nvlink_first"},
+        {"qwen3-30b-a3b", "H100-SXM", 32, 8, "auto",
+         "best step is 0.3% faster (0.774 s vs 0.776 s: tp=1,pp=1,dp=256,cp=1,ep=16,etp=1,zero=2,"
+         "vpp=1,mb=2,recompute=none,sp=off); the search tries EP across the network only where "
+         "none on NVLink fits\n",
+         "nvlink_first"},
+        {"qwen3-30b-a3b", "GB200", 16, 4, "auto",
+         "EP 32 (across 8 trays of one NVLink fabric) fits", "near_tie"},
+        {"qwen3-30b-a3b", "GB200", 16, 4, "auto", "sp=off), within 1%: a near-tie\n", "near_tie"},
+        {"deepseek-v3", "H100-SXM", 64, 8, "tp=1,pp=4",
+         "EP 64 (across 8 nodes, all-to-all over the network) fits (73.1 of 77.3 GiB) and its best "
+         "step is 7.2% faster (172 s vs 186 s: tp=1,pp=4,dp=128,cp=1,ep=64,etp=1,zero=3,vpp=1,mb=1,"
+         "recompute=full:12,sp=off); across the network the search takes the smallest EP that "
+         "fits\n",
+         "smallest_across"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_model_t m = test_preset(cases[i].model);
         mesh_alloc_t a = test_alloc(cases[i].gpu, cases[i].nodes, cases[i].gpn);
-        mesh_plan_t *p = test_plan(&m, &a, "auto");
-        char *t = mesh_report_text(p);
+        mesh_plan_t *p = test_plan(&m, &a, cases[i].mesh);
+        char *t = mesh_report_text(p), *j = mesh_report_json(p), want[64];
         if (!strstr(t, cases[i].want) || strstr(t, " step is -"))
             fail_msg("'%s' not in:\n%s", cases[i].want, t);
+        /* the JSON's record names the same reason, and only one record has one */
+        snprintf(want, sizeof(want), "\"untaken\":\"%s\"", cases[i].untaken);
+        const char *at = strstr(j, want);
+        if (!at || strstr(at + 1, "\"untaken\""))
+            fail_msg("case %zu: one %s wanted in:\n%s", i, want, j);
         free(t);
+        free(j);
         mesh_plan_destroy(p);
     }
 }
