@@ -63,29 +63,33 @@ static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_a
         span > gpn && span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
 }
 
-/* Whether the all-to-all of the EP record r runs on NVLink: inside a node
- * or across trays of one fabric. */
-static int ep_on_nvlink(const mesh_reason_t *r)
+/* Whether record r's EP group (ep ranks at stride etp) is within `reach`
+ * GPUs, search_experts' bound for an EP on NVLink (mesh_ep_reach). */
+static int ep_within(const mesh_reason_t *r, long reach)
 {
-    return r->ep_nodes <= 1 || r->ep_fabric;
+    const mesh_layout_t *l = &r->candidate.layout;
+    return (long)l->ep * (l->etp > 0 ? l->etp : 1) <= reach;
 }
 
 /* Why the plan (its own EP's record, own) did not take the EP of record r,
- * whose best step is faster.  The search's rules first: they say why it
- * never tried r's EP (search_experts: EP across the network only where
- * none on NVLink fits the shape, and there the smallest that fits); an EP
- * it tried lost to a near-tie, the plan being within MESH_PLAN_TIE of the
- * fastest it priced (mesh_near_tie_choice). */
-mesh_ep_untaken_t mesh_ep_untaken(const mesh_reason_t *own, const mesh_reason_t *r)
+ * whose best step is faster, reach being the GPUs search_experts counts as
+ * on NVLink.  The search's rules first: they say why it never tried r's EP
+ * (EP beyond the reach only where none within it fits the shape, and
+ * there the smallest that fits).  An EP within the reach, as the plan's
+ * is, was tried and lost to a near-tie, the plan being within
+ * MESH_PLAN_TIE of the fastest the search priced (mesh_near_tie_choice).
+ * Any other faster EP the search would have taken: no reason is known. */
+mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach)
 {
     const mesh_candidate_t *c = &r->candidate;
+    int near = ep_within(r, reach), own_near = ep_within(own, reach);
     if (!c->fits || r->rule[0] || c->cost.step_seconds >= r->best_seconds)
         return MESH_EP_UNTAKEN_NONE;
-    if (!ep_on_nvlink(r) && ep_on_nvlink(own))
+    if (!near && own_near)
         return MESH_EP_UNTAKEN_NVLINK_FIRST;
-    if (!ep_on_nvlink(r) && c->layout.ep > own->candidate.layout.ep)
+    if (!near && c->layout.ep > own->candidate.layout.ep)
         return MESH_EP_UNTAKEN_SMALLEST_ACROSS;
-    if (c->cost.step_seconds * (1 + MESH_PLAN_TIE) >= r->best_seconds)
+    if (near && own_near && c->cost.step_seconds * (1 + MESH_PLAN_TIE) >= r->best_seconds)
         return MESH_EP_UNTAKEN_NEAR_TIE;
     return MESH_EP_UNTAKEN_NONE;
 }
@@ -178,7 +182,7 @@ void mesh_explain_experts(mesh_plan_t *p)
         r->best_seconds = p->best.cost.step_seconds;
         ep_nodes(&p->model, &c.layout, &p->alloc, r);
         mesh_strlcpy(r->rule, rule, sizeof(r->rule));
-        r->untaken = mesh_ep_untaken(own, r);
+        r->untaken = mesh_ep_why_untaken(own, r, mesh_ep_reach(&p->alloc, 0));
     }
 }
 

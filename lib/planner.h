@@ -378,8 +378,9 @@ mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_fam
 void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *st);
 /* Why this EP: the plan's own record, and other EPs' at its shape. */
 void mesh_explain_experts(mesh_plan_t *p);
-/* Why the plan, whose own EP record is `own`, did not take the EP of record r. */
-mesh_ep_untaken_t mesh_ep_untaken(const mesh_reason_t *own, const mesh_reason_t *r);
+/* Why the plan, whose own EP record is `own`, did not take the faster EP of
+ * record r, reach being the GPUs the EP search counts as on NVLink. */
+mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach);
 /* When the choice is slower by the model than the fastest, which rule decided. */
 void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below);
 /* What would fit, for a plan where nothing does. */
