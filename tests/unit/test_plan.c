@@ -478,6 +478,12 @@ static void search__tp_across_trays_on_nvl72(void **state)
         assert_true((strstr(t, "NVLink island 4 on a fabric of 72 across trays\n") == NULL) ==
                     kept);
         free(t);
+        t = mesh_report_json(p); /* and so does the JSON's allocation */
+        const char *want =
+            kept ? "\"island\":4,\"nvlink_fabric\":null," : "\"island\":4,\"nvlink_fabric\":72,";
+        if (!strstr(t, want))
+            fail_msg("'%s' not in:\n%s", want, t);
+        free(t);
         mesh_plan_destroy(p);
     }
 }
@@ -2202,7 +2208,8 @@ static void report__json__small_plan_exact(void **state)
         "\"precision\":\"bf16\",\"fp8_recipe\":\"none\",\"grad_accum_dtype\":\"bf16\","
         "\"optimizer_dtype\":\"fp32\",\"framework\":\"megatron\",\"finetune\":\"full\"},"
         "\"allocation\":{\"nodes\":1,\"gpus_per_node\":4,\"gpus\":4,\"gpu\":\"generic\","
-        "\"gpu_memory\":80000000000,\"island\":4,\"host_memory\":0},\"fits\":true,"
+        "\"gpu_memory\":80000000000,\"island\":4,\"nvlink_fabric\":null,\"host_memory\":0},"
+        "\"fits\":true,"
         "\"layout\":{\"tp\":1,\"pp\":1,\"dp\":4,\"cp\":1,\"zero\":3,\"vpp\":1,\"micro_batch\":2,"
         "\"micro_batches\":8,\"global_batch\":64,\"recompute\":\"none\",\"recompute_layers\":0,"
         "\"sequence_parallel\":false,\"offload\":\"none\",\"moments\":\"fp32\","
