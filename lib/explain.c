@@ -52,15 +52,16 @@ void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *s
 }
 
 /* Into r, the nodes one expert-parallel group of model m's layout l spans
- * (ep ranks at stride etp, etp*ep consecutive ranks in all), and whether
- * they are trays of one NVLink fabric, as its all-to-all is priced. */
+ * (ep ranks at stride etp, etp*ep consecutive ranks in all), whether it is
+ * within NVLink's reach and whether across trays of one NVLink fabric, as
+ * its all-to-all is priced (cost.c's all_to_all). */
 static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                      mesh_reason_t *r)
 {
     long span = (long)l->ep * (l->etp > 0 ? l->etp : 1), gpn = a->gpus_per_node;
     r->ep_nodes = span <= gpn ? 1 : (int)((span + gpn - 1) / gpn);
-    r->ep_fabric =
-        span > gpn && span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
+    r->ep_nvlink = span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
+    r->ep_fabric = span > gpn && r->ep_nvlink;
 }
 
 /* Whether record r's EP group (ep ranks at stride etp) is within `reach`
@@ -492,15 +493,19 @@ static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
                  100 * MESH_PLAN_TIE);
 }
 
-/* Where an EP group of the record's layout runs: "inside one node",
- * "across N trays of one NVLink fabric" or "across N nodes (all-to-all
- * over the network)". */
+/* Where an EP group of the record's layout runs: "inside one node, on
+ * NVLink" or beyond its island (its all-to-all priced at the network's
+ * rate, as cost.c's all_to_all does: PCIe GPUs have no NVLink), "across N
+ * trays of one NVLink fabric" or "across N nodes (all-to-all over the
+ * network)". */
 static const char *ep_where(const mesh_reason_t *r, char *buf, size_t len)
 {
     if (r->candidate.layout.ep <= 1)
         snprintf(buf, len, "no expert parallelism: every expert on every GPU");
-    else if (r->ep_nodes <= 1)
+    else if (r->ep_nodes <= 1 && r->ep_nvlink)
         snprintf(buf, len, "inside one node, on NVLink");
+    else if (r->ep_nodes <= 1)
+        snprintf(buf, len, "inside one node, beyond its NVLink island");
     else if (r->ep_fabric)
         snprintf(buf, len, "across %d trays of one NVLink fabric", r->ep_nodes);
     else

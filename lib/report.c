@@ -601,9 +601,11 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
         mesh_buf_printf(b, ",\"best_need\":%.0f,\"decided_by\":\"%s\"", r->best_bytes,
                         tie_rules[r->tie]);
     if (experts)
-        mesh_buf_printf(b, ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d,\"ep_fabric\":%s",
+        mesh_buf_printf(b,
+                        ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d,\"ep_fabric\":%s,"
+                        "\"ep_nvlink\":%s",
                         r->chosen ? "true" : "false", r->candidate.layout.ep, r->ep_nodes,
-                        r->ep_fabric ? "true" : "false");
+                        r->ep_fabric ? "true" : "false", r->ep_nvlink ? "true" : "false");
     if (experts && r->untaken != MESH_EP_UNTAKEN_NONE)
         mesh_buf_printf(b, ",\"untaken\":\"%s\"", untaken_words[r->untaken]);
     if (line) {

@@ -107,8 +107,10 @@ typedef struct mesh_reason {
     /* EXPERTS: 1 for the plan's own EP (candidate: the plan's layout), and
      * the nodes one expert-parallel group of candidate.layout spans, and
      * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),
-     * its all-to-all on NVLink */
-    int chosen, ep_nodes, ep_fabric;
+     * its all-to-all on NVLink; ep_nvlink: 1 where the group is within
+     * NVLink's reach, its all-to-all priced on NVLink (0 inside a node
+     * beyond a smaller island: PCIe GPUs, H100 NVL's pairs) */
+    int chosen, ep_nodes, ep_fabric, ep_nvlink;
     /* EXPERTS, another EP that fits and is faster: why the plan did not take it */
     mesh_ep_untaken_t untaken;
 } mesh_reason_t;

@@ -573,6 +573,35 @@ static void explain__a_faster_ep_said_so(void **state)
     }
 }
 
+/* An EP group inside one node but beyond a smaller NVLink island (PCIe
+ * GPUs have none: an island of 1) is priced at the network's rate, and
+ * said so; within H100 NVL's pairs it is on NVLink. */
+static void explain__ep_beyond_a_smaller_island(void **state)
+{
+    (void)state;
+    const struct {
+        const char *model, *gpu, *want, *json;
+    } cases[] = {
+        {"qwen3-30b-a3b", "A100-PCIe-80GB", "EP 2 (inside one node, beyond its NVLink island) fits",
+         "\"ep\":2,\"ep_nodes\":1,\"ep_fabric\":false,\"ep_nvlink\":false"},
+        {"mixtral-8x7b", "H100-NVL", "EP 2 (inside one node, on NVLink) fits",
+         "\"ep\":2,\"ep_nodes\":1,\"ep_fabric\":false,\"ep_nvlink\":true"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_model_t m = test_preset(cases[i].model);
+        mesh_alloc_t a = test_alloc(cases[i].gpu, 4, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "auto");
+        char *t = mesh_report_text(p), *j = mesh_report_json(p);
+        if (!strstr(t, cases[i].want))
+            fail_msg("'%s' not in:\n%s", cases[i].want, t);
+        if (!strstr(j, cases[i].json))
+            fail_msg("'%s' not in:\n%s", cases[i].json, j);
+        free(t);
+        free(j);
+        mesh_plan_destroy(p);
+    }
+}
+
 static void inputs__refused(void **state)
 {
     mesh_model_t m = test_preset("llama2-7b");
@@ -2977,6 +3006,7 @@ int main(void)
         cmocka_unit_test(search__tp_across_trays_on_nvl72),
         cmocka_unit_test(search__ep_across_trays_on_nvl72),
         cmocka_unit_test(explain__a_faster_ep_said_so),
+        cmocka_unit_test(explain__ep_beyond_a_smaller_island),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
