@@ -183,6 +183,8 @@ void mesh_explain_experts(mesh_plan_t *p)
         r->best_seconds = p->best.cost.step_seconds;
         ep_nodes(&p->model, &c.layout, &p->alloc, r);
         mesh_strlcpy(r->rule, rule, sizeof(r->rule));
+        /* the search's bound (DeepEP's, the island, is the same: it runs only
+         * on nodes of 8 with an island of 8, where no fabric spans trays) */
         r->untaken = mesh_ep_why_untaken(own, r, mesh_ep_reach(&p->alloc, 0));
     }
 }
@@ -519,9 +521,9 @@ static const char *faster_why(const mesh_reason_t *r)
     switch (r->untaken) {
     case MESH_EP_UNTAKEN_NEAR_TIE: return ", within 1%: a near-tie";
     case MESH_EP_UNTAKEN_NVLINK_FIRST:
-        return "; the search tries EP across the network only where none on NVLink fits";
+        return "; the search tries EP beyond NVLink's reach only where none within it fits";
     case MESH_EP_UNTAKEN_SMALLEST_ACROSS:
-        return "; across the network the search takes the smallest EP that fits";
+        return "; beyond NVLink's reach the search takes the smallest EP that fits";
     default: return "";
     }
 }

@@ -72,17 +72,19 @@ typedef enum mesh_tie_rule {
 } mesh_tie_rule_t;
 
 /** Why the plan did not take another EP whose best step is faster
- * (MESH_REASON_EXPERTS, a record that fits and is faster). */
+ * (MESH_REASON_EXPERTS, a record that fits and is faster), judged by the
+ * EP search's own bound for NVLink: a node's island, or the fabric across
+ * GB200/GB300 trays. */
 typedef enum mesh_ep_untaken {
-    /** not faster, or no reason known */
+    /** not faster, or no reason known (an EP the search would have taken) */
     MESH_EP_UNTAKEN_NONE,
     /** within MESH_PLAN_TIE of the chosen layout: the near-tie rule chose */
     MESH_EP_UNTAKEN_NEAR_TIE,
-    /** across the network, where the plan's EP stays on NVLink: the search
-     * tries EP across nodes only where none on NVLink fits the shape */
+    /** beyond NVLink's reach, where the plan's EP is within it: the search
+     * tries EP beyond it only where none within it fits the shape */
     MESH_EP_UNTAKEN_NVLINK_FIRST,
-    /** across the network, larger than the plan's, which is across the
-     * network too: the search takes the smallest EP there that fits */
+    /** beyond NVLink's reach and larger than the plan's, which is beyond
+     * it too: the search takes the smallest EP there that fits */
     MESH_EP_UNTAKEN_SMALLEST_ACROSS,
 } mesh_ep_untaken_t;
 
@@ -108,8 +110,9 @@ typedef struct mesh_reason {
      * the nodes one expert-parallel group of candidate.layout spans, and
      * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),
      * its all-to-all on NVLink; ep_nvlink: 1 where the group is within
-     * NVLink's reach, its all-to-all priced on NVLink (0 inside a node
-     * beyond a smaller island: PCIe GPUs, H100 NVL's pairs) */
+     * NVLink's reach, its all-to-all priced on NVLink, 0 otherwise (across
+     * the network, or inside a node beyond a smaller island: PCIe GPUs,
+     * H100 NVL's pairs, --nvlink 4); EP 1 has no all-to-all and reads 1 */
     int chosen, ep_nodes, ep_fabric, ep_nvlink;
     /* EXPERTS, another EP that fits and is faster: why the plan did not take it */
     mesh_ep_untaken_t untaken;

@@ -526,7 +526,9 @@ static void explain__a_faster_ep_said_so(void **state)
     /* the search's rules come before the near-tie: EP 16 across the
      * network on 32 H100 nodes is 0.3% faster, but never tried where EP 8
      * on NVLink fits; with tp=1,pp=4 pinned, DeepSeek-V3's EP 32 is the
-     * smallest across the network that fits, and EP 64 is never tried */
+     * smallest across the network that fits, and EP 64 is never tried;
+     * on H100-PCIe nodes (no NVLink: an island of 1) EP 2 inside a node is
+     * already beyond NVLink's reach, never tried while EP 1 fits */
     const struct {
         const char *model, *gpu;
         int nodes, gpn;
@@ -537,13 +539,13 @@ static void explain__a_faster_ep_said_so(void **state)
          "best step is 4.9% faster (12.7 s vs 13.3 s: ",
          "nvlink_first"},
         {"qwen3-30b-a3b", "H100-SXM", 2, 8, "auto",
-         "; the search tries EP across the network only where none on NVLink "
+         "; the search tries EP beyond NVLink's reach only where none within it "
          "fits\n",
          "nvlink_first"},
         {"qwen3-30b-a3b", "H100-SXM", 32, 8, "auto",
          "best step is 0.3% faster (0.774 s vs 0.776 s: tp=1,pp=1,dp=256,cp=1,ep=16,etp=1,zero=2,"
-         "vpp=1,mb=2,recompute=none,sp=off); the search tries EP across the network only where "
-         "none on NVLink fits\n",
+         "vpp=1,mb=2,recompute=none,sp=off); the search tries EP beyond NVLink's reach only where "
+         "none within it fits\n",
          "nvlink_first"},
         {"qwen3-30b-a3b", "GB200", 16, 4, "auto",
          "EP 32 (across 8 trays of one NVLink fabric) fits", "near_tie"},
@@ -551,9 +553,15 @@ static void explain__a_faster_ep_said_so(void **state)
         {"deepseek-v3", "H100-SXM", 64, 8, "tp=1,pp=4",
          "EP 64 (across 8 nodes, all-to-all over the network) fits (73.1 of 77.3 GiB) and its best "
          "step is 7.2% faster (172 s vs 186 s: tp=1,pp=4,dp=128,cp=1,ep=64,etp=1,zero=3,vpp=1,mb=1,"
-         "recompute=full:12,sp=off); across the network the search takes the smallest EP that "
+         "recompute=full:12,sp=off); beyond NVLink's reach the search takes the smallest EP that "
          "fits\n",
          "smallest_across"},
+        {"mixtral-8x7b", "H100-PCIe", 8, 8, "auto",
+         "EP 2 (inside one node, beyond its NVLink island) fits (75.6 of 77.3 GiB) and its best "
+         "step is 12.3% faster (8.22 s vs 9.38 s: tp=1,pp=8,dp=8,cp=1,ep=2,etp=1,zero=1,vpp=4,mb=1,"
+         "recompute=none,sp=off); the search tries EP beyond NVLink's reach only where none "
+         "within it fits\n",
+         "nvlink_first"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_model_t m = test_preset(cases[i].model);
