@@ -26,8 +26,8 @@ sites.  What: the operators people get wrong, one per mutant:
 Not: comments and strings (masked before matching), asserts and log-only
 lines, the size of an array in a declaration (a buffer one byte larger is
 no bug), ++/-- (a flipped loop counter only hangs), the strings of a
-strcmp() tested only for equality (they commute), the arguments of calloc()
-and of a minimum or maximum (they commute too), statements that only
+strcmp() tested only for equality (they commute), the arguments of calloc(),
+of a minimum or maximum and of the two name tests (they commute too), statements that only
 free memory or a handle (a leak: memcheck's and ASan's), and any mutant the
 compiler objects to: each is compiled alone (gcc -fsyntax-only with
 -Wall -Wextra -Wconversion) and dropped, and another drawn, when it does
@@ -156,8 +156,11 @@ PARAM = re.compile(r"^(const\s+|struct\s+|enum\s+|unsigned\s+)*[A-Za-z_]\w*\s*[\
 # matter only where the result is ordered (< 0, > 0, or returned as is).
 COMPARE = {"strcmp", "strncmp", "strcasecmp", "strncasecmp", "memcmp"}
 # Calls whose two arguments commute whatever is done with the result: calloc
-# (count and size: the same bytes) and a minimum or a maximum.
-SYMMETRIC = {"calloc", "fmin", "fmax", "fminf", "fmaxf", "min_l", "max_l"}
+# (count and size: the same bytes), a minimum or a maximum, and the two
+# tests of one name (gpu.c's mesh_gpu_same_name, policy.c's same_key: each
+# a strcmp(...) == 0 of both sides, since seed 51205, which drew both).
+SYMMETRIC = {"calloc", "fmin", "fmax", "fminf", "fmaxf", "min_l", "max_l", "mesh_gpu_same_name",
+             "same_key"}
 ORDERED = re.compile(r"\s*(<|>|;)")
 NUMBER = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 

@@ -342,6 +342,25 @@ static void submit__srun_step_smaller_than_the_allocation(void **state)
     unsetenv("SLURM_GPUS_ON_NODE");
 }
 
+/* A torchrun launcher (one task a node) whose srun has no
+ * SLURM_GPUS_ON_NODE: srun cannot tell how many GPUs the launcher gets, so
+ * it leaves the judgement to slurmstepd, even of a model that fits no
+ * node; given the node's 8 GPUs, it judges, and refuses what does not fit. */
+static void submit__srun_torchrun_without_gpus_leaves_it_to_the_nodes(void **state)
+{
+    unsetenv("SLURM_GPUS_ON_NODE");
+    srun_step("llama3.1-405b", "export=torchrun", 1, 1);
+    unsetenv("MESHPLAN_SUBMIT_PLAN");
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), 0);
+    assert_int_equal(mock.errors, 0);
+    assert_null(getenv("MESHPLAN_SUBMIT_PLAN"));
+    setenv("SLURM_GPUS_ON_NODE", "8", 1);
+    srun_step("llama3.1-405b", "export=torchrun", 1, 1);
+    assert_int_equal(slurm_spank_local_user_init(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "what would fit"));
+    unsetenv("SLURM_GPUS_ON_NODE");
+}
+
 /* slurmstepd: user_init then task_init for local task `task`. */
 static int run_step(int task)
 {
@@ -1187,6 +1206,7 @@ int main(void)
         cmocka_unit_test(submit__srun_without_a_policy_gpu_leaves_it_to_the_nodes),
         cmocka_unit_test(submit__srun_refuses_mixed_nodes),
         cmocka_unit_test(submit__srun_step_smaller_than_the_allocation),
+        cmocka_unit_test(submit__srun_torchrun_without_gpus_leaves_it_to_the_nodes),
         cmocka_unit_test(submit__srun_leaves_an_offload_to_the_nodes),
         cmocka_unit_test(stepd__task_gets_its_variables),
         cmocka_unit_test(explain__srun_then_the_first_task),
