@@ -237,6 +237,9 @@ void mesh_spec_write(const struct mesh_model *m, mesh_buf_t *b);
  * island where it spans nodes and the job holds whole trays of it with no
  * smaller island given (GB200 NVL72: 72 over trays of 4). */
 long mesh_nvlink_fabric(const struct mesh_alloc *a);
+/* That fabric where it spans trays (GB200 NVL72: 72), 0 where NVLink stays
+ * inside a node (lib/layout.c). */
+long mesh_fabric_across_trays(const struct mesh_alloc *a);
 /* Whether a TP group of tp ranks is on NVLink (lib/layout.c): tp divides
  * the island and the node, or is whole trays dividing the fabric. */
 int mesh_tp_on_nvlink(const struct mesh_alloc *a, long tp);

@@ -528,24 +528,30 @@ long mesh_nvlink_fabric(const mesh_alloc_t *a)
     return a->gpus_per_node;
 }
 
+long mesh_fabric_across_trays(const mesh_alloc_t *a)
+{
+    long fabric = mesh_nvlink_fabric(a);
+    return fabric > a->gpus_per_node ? fabric : 0;
+}
+
 /* A TP (or expert TP) group of tp consecutive ranks is on NVLink: inside
  * the island and the node as everywhere, or whole trays of the fabric,
  * aligned so that no group straddles two racks of it. */
 int mesh_tp_on_nvlink(const mesh_alloc_t *a, long tp)
 {
-    long fabric = mesh_nvlink_fabric(a), node = a->gpus_per_node;
+    long fabric = mesh_fabric_across_trays(a), node = a->gpus_per_node;
     if (tp < 1)
         return 0;
     if (tp <= a->island && a->island % tp == 0 && node % tp == 0)
         return 1;
-    return fabric > node && tp % node == 0 && fabric % tp == 0;
+    return fabric && tp % node == 0 && fabric % tp == 0;
 }
 
 /* The search's bound for tp: the fabric where TP may span trays. */
 long mesh_tp_reach(const mesh_alloc_t *a)
 {
-    long fabric = mesh_nvlink_fabric(a);
-    return fabric > a->gpus_per_node ? fabric : a->island;
+    long fabric = mesh_fabric_across_trays(a);
+    return fabric ? fabric : a->island;
 }
 
 /* The GPUs an expert-parallel all-to-all reaches over NVLink: the fabric
@@ -563,11 +569,11 @@ static int nvlink_rule(const mesh_alloc_t *a, const char *name, long v, const ch
 {
     if (mesh_tp_on_nvlink(a, v))
         return 0;
-    if (mesh_nvlink_fabric(a) > a->gpus_per_node)
+    if (mesh_fabric_across_trays(a))
         return mesh_error_set(err,
                               "%s %ld must divide a tray's %d GPUs or be whole trays dividing "
                               "the NVLink fabric of %ld GPUs (%s)",
-                              name, v, a->gpus_per_node, mesh_nvlink_fabric(a), why);
+                              name, v, a->gpus_per_node, mesh_fabric_across_trays(a), why);
     if (v > a->island || a->island % v)
         return mesh_error_set(err, "%s %ld must divide the NVLink island of %d GPUs (%s)", name, v,
                               a->island, why);

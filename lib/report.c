@@ -75,15 +75,6 @@ static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
                         si(mesh_model_mtp_params(m), s1, sizeof(s1)));
 }
 
-/* The GPUs of the NVLink fabric that TP and EP may span across trays
- * (mesh_nvlink_fabric), or 0 where NVLink stays inside a node: the text's
- * allocation line and the JSON's allocation say the same. */
-static long fabric_across_trays(const mesh_alloc_t *a)
-{
-    long fabric = mesh_nvlink_fabric(a);
-    return fabric > a->gpus_per_node ? fabric : 0;
-}
-
 static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
 {
     const mesh_model_t *m = mesh_plan_model(p);
@@ -118,8 +109,8 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     mesh_noun(a->gpus_per_node, "GPU", "GPUs"), (long)a->nodes * a->gpus_per_node,
                     mesh_gib_str(a->gpu.memory).s, mesh_gib_str(mem->capacity).s, a->island);
     /* TP may span the trays of a fabric (mesh_tp_on_nvlink): say so */
-    if (fabric_across_trays(a))
-        mesh_buf_printf(b, " on a fabric of %ld across trays", fabric_across_trays(a));
+    if (mesh_fabric_across_trays(a))
+        mesh_buf_printf(b, " on a fabric of %ld across trays", mesh_fabric_across_trays(a));
     mesh_buf_puts(b, "\n");
     if (strcmp(a->gpu.name, MESH_GPU_GENERIC) == 0)
         mesh_buf_printf(b,
@@ -747,8 +738,8 @@ char *mesh_report_json(const mesh_plan_t *p)
     mesh_buf_json_string(&b, a->gpu.name);
     mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d,\"nvlink_fabric\":", a->gpu.memory,
                     a->island);
-    if (fabric_across_trays(a))
-        mesh_buf_printf(&b, "%ld", fabric_across_trays(a));
+    if (mesh_fabric_across_trays(a))
+        mesh_buf_printf(&b, "%ld", mesh_fabric_across_trays(a));
     else
         mesh_buf_puts(&b, "null");
     mesh_buf_printf(&b, ",\"host_memory\":%.0f},", a->host_memory);
