@@ -475,7 +475,7 @@ static double all_to_all(double bytes, const mesh_model_t *m, const mesh_layout_
 {
     if (l->ep <= 1)
         return 0;
-    long span = (long)l->etp * l->ep; /* the EP group: ep ranks at stride etp */
+    long span = mesh_ep_span(l);
     long island = mesh_ep_reach(a, deepep);
     double near = span <= island ? l->ep : (double)island / l->etp;
     near = near < 1 ? 1 : near;

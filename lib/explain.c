@@ -51,20 +51,13 @@ void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *s
     }
 }
 
-/* The ranks one expert-parallel group of l spans: ep ranks at stride etp,
- * etp*ep consecutive ranks in all (as cost.c's all_to_all counts them). */
-static long ep_span(const mesh_layout_t *l)
-{
-    return (long)l->ep * (l->etp > 0 ? l->etp : 1);
-}
-
 /* Into r, the nodes an EP group of model m's layout l spans, whether it is
  * within NVLink's reach and whether across trays of one NVLink fabric, as
  * its all-to-all is priced. */
 static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_alloc_t *a,
                      mesh_reason_t *r)
 {
-    long span = ep_span(l), gpn = a->gpus_per_node;
+    long span = mesh_ep_span(l), gpn = a->gpus_per_node;
     r->ep_nodes = span <= gpn ? 1 : (int)((span + gpn - 1) / gpn);
     r->ep_nvlink = span <= mesh_ep_reach(a, mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP));
     r->ep_fabric = span > gpn && r->ep_nvlink;
@@ -74,7 +67,7 @@ static void ep_nodes(const mesh_model_t *m, const mesh_layout_t *l, const mesh_a
  * bound for an EP on NVLink (mesh_ep_reach). */
 static int ep_within(const mesh_reason_t *r, long reach)
 {
-    return ep_span(&r->candidate.layout) <= reach;
+    return mesh_ep_span(&r->candidate.layout) <= reach;
 }
 
 /* Why the plan (its own EP's record, own) did not take the EP of record r,

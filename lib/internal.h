@@ -245,6 +245,8 @@ long mesh_fabric_across_trays(const struct mesh_alloc *a);
 int mesh_tp_on_nvlink(const struct mesh_alloc *a, long tp);
 /* The largest tp mesh_tp_on_nvlink may accept on a. */
 long mesh_tp_reach(const struct mesh_alloc *a);
+/* The consecutive ranks one EP group of l spans (lib/layout.c): etp*ep. */
+long mesh_ep_span(const struct mesh_layout *l);
 /* The GPUs an EP all-to-all reaches over NVLink (lib/layout.c): the fabric
  * across trays, or the island (always the island under DeepEP: deepep). */
 long mesh_ep_reach(const struct mesh_alloc *a, int deepep);

@@ -554,6 +554,13 @@ long mesh_tp_reach(const mesh_alloc_t *a)
     return fabric ? fabric : a->island;
 }
 
+/* The ranks one expert-parallel group of l spans: ep ranks at stride etp,
+ * etp*ep consecutive ranks in all. */
+long mesh_ep_span(const mesh_layout_t *l)
+{
+    return (long)(l->ep > 0 ? l->ep : 1) * (l->etp > 0 ? l->etp : 1);
+}
+
 /* The GPUs an expert-parallel all-to-all reaches over NVLink: the fabric
  * across trays, but not for DeepEP, whose kernels take each node of 8 for
  * an island (deepep: its row of lib/overlap.c is on). */
@@ -596,7 +603,7 @@ static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mes
         return mesh_error_set(err, "ep and etp must be at least 1 for a MoE model");
     if (expert_rules(m, l, err) < 0)
         return -1;
-    long stage = (long)l->tp * l->cp * l->dp, experts = (long)l->ep * l->etp;
+    long stage = (long)l->tp * l->cp * l->dp, experts = mesh_ep_span(l);
     if (stage % experts)
         return mesh_error_set(err,
                               "ep*etp = %d*%d %s tp*cp*dp = %d*%d*%d = %ld (the expert layers "

@@ -323,7 +323,7 @@ double mesh_deepep_buffers(const mesh_model_t *m, const mesh_layout_t *l)
 {
     if (!mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP)) /* first: it is asked of every pricing */
         return 0;
-    long ranks = (long)l->etp * l->ep;
+    long ranks = mesh_ep_span(l);
     const mesh_deepep_config_t *c = mesh_deepep_config(ranks);
     if (!c) /* the row asks for one: never so, but slurmctld must not crash on it */
         return 0;

@@ -94,7 +94,7 @@ const mesh_deepep_config_t *mesh_deepep_config(long ranks)
 static int deepep(const mesh_model_t *m, const mesh_layout_t *l)
 {
     return mesh_model_is_moe(m) && m->dispatcher == MESH_DISPATCHER_DEEPEP && l->ep > 1 &&
-           mesh_deepep_config((long)l->etp * l->ep) != NULL;
+           mesh_deepep_config(mesh_ep_span(l)) != NULL;
 }
 
 static const mesh_overlap_t overlaps[MESH_OVERLAP_COUNT] = {
