@@ -26,17 +26,75 @@ mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_fam
     return r;
 }
 
+/* Whether some TP of 2 to reach on a's NVLink divides m's heads (its KV
+ * heads aside). */
+static int heads_split(const mesh_model_t *m, const mesh_alloc_t *a, long reach)
+{
+    for (long tp = 2; tp <= reach; tp++)
+        if (mesh_tp_on_nvlink(a, tp) && m->heads % tp == 0)
+            return 1;
+    return 0;
+}
+
+/* Into why (len bytes), the search's bounds that leave family TP (TP or CP
+ * without PP) out on p's allocation, whatever is pinned: 1, or 0 where
+ * the search tries some layout of it (its emptiness is then the pins').
+ * PCIe GPUs on sequences under 8K tokens were told the pins excluded it.
+ * For a model with layers (a model of parameters alone has no family but
+ * DP's, so this one is never explained). */
+static int tp_family_untried(const mesh_plan_t *p, char *why, size_t len)
+{
+    const mesh_model_t *m = &p->model;
+    const mesh_alloc_t *a = &p->alloc;
+    long world = (long)a->nodes * a->gpus_per_node, reach = mesh_search_tp_max(m, a);
+    long cmax = mesh_search_cp_max(m, world);
+    for (long tp = 2; tp <= reach; tp++)
+        if (world % tp == 0 && mesh_search_tries_tp(m, a, (int)tp))
+            return 0;
+    for (long cp = 2; cp <= cmax; cp *= 2) /* the search's CPs are powers of two */
+        if (world % cp == 0)
+            return 0;
+    char tp_why[160], cp_why[160];
+    if (reach <= 1)
+        snprintf(tp_why, sizeof(tp_why),
+                 "TP needs NVLink, which joins no two of these GPUs (an island of %d)", a->island);
+    else if (!heads_split(m, a, reach))
+        snprintf(tp_why, sizeof(tp_why), "no TP of 2 to %ld (NVLink's reach) divides the %d heads",
+                 reach, m->heads);
+    else
+        snprintf(tp_why, sizeof(tp_why),
+                 "no TP of 2 to %ld (NVLink's reach) divides the %d heads and divides or is a "
+                 "multiple of the %d KV heads",
+                 reach, m->heads, m->kv_heads);
+    if (m->seq_len < MESH_CP_MIN_SEQ)
+        snprintf(cp_why, sizeof(cp_why),
+                 ", and CP is tried only for sequences of %d tokens or more (these are %ld)",
+                 MESH_CP_MIN_SEQ, (long)m->seq_len);
+    else
+        snprintf(cp_why, sizeof(cp_why), ", and no CP divides the %ld GPUs (CP is a power of two)",
+                 world);
+    snprintf(why, len, "%s%s", tp_why, cp_why);
+    return 1;
+}
+
 /* Why family f, simpler than the choice (or any, when nothing fits), was
- * not chosen: its best fit, its least memory, a rule, or the pins. */
+ * not chosen: its best fit, its least memory, a rule, the search's bounds
+ * or the pins. */
 void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *st)
 {
-    mesh_reason_kind_t kind = st->has_fit       ? MESH_REASON_SLOWER
-                              : st->has_min     ? MESH_REASON_MEMORY
-                              : st->has_invalid ? MESH_REASON_RULE
-                                                : MESH_REASON_PINNED;
+    char untried[MESH_ERROR_MAX];
+    mesh_reason_kind_t kind =
+        st->has_fit       ? MESH_REASON_SLOWER
+        : st->has_min     ? MESH_REASON_MEMORY
+        : st->has_invalid ? MESH_REASON_RULE
+        : f == MESH_FAMILY_TP && p->model.has_arch && tp_family_untried(p, untried, sizeof(untried))
+            ? MESH_REASON_UNTRIED
+            : MESH_REASON_PINNED;
     mesh_reason_t *r = mesh_add_reason(p, kind, f);
     if (!r)
         return;
+    if (kind == MESH_REASON_UNTRIED)
+        mesh_strlcpy(r->rule, untried, sizeof(r->rule));
     if (kind == MESH_REASON_SLOWER) {
         r->candidate = st->fit;
         r->best_seconds = p->best.cost.step_seconds;
@@ -600,6 +658,7 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     case MESH_REASON_PINNED:
         snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
         break;
+    case MESH_REASON_UNTRIED: snprintf(buf, len, "%s is not tried here: %s", name, r->rule); break;
     case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
     case MESH_REASON_NO_FIT:
         if (c->layout.offload && mm->total <= mm->capacity) { /* the host is what is short */

@@ -360,6 +360,17 @@ void mesh_search_init(search_t *s, const mesh_assumptions_t *assume, const mesh_
                       const mesh_alloc_t *a, const mesh_layout_t *pins, int first_fit_only);
 /* Run it: s->fits, s->shapes, s->fam, s->closest...; the caller frees s->fits. */
 void mesh_search_run(search_t *s);
+/* The largest free tp the search tries on m and a. */
+long mesh_search_tp_max(const mesh_model_t *m, const mesh_alloc_t *a);
+/* Whether the search tries a free tp on m and a: within NVLink's reach
+ * (mesh_tp_on_nvlink), dividing the heads, and the KV heads or a multiple
+ * of them. */
+int mesh_search_tries_tp(const mesh_model_t *m, const mesh_alloc_t *a, int tp);
+/* The shortest sequence the search tries context parallelism for. */
+#define MESH_CP_MIN_SEQ 8192
+/* The largest free cp the search tries on m with `ranks` left to it after
+ * TP (1: none). */
+long mesh_search_cp_max(const mesh_model_t *m, long ranks);
 /* A pinned layout completed with neutral values, to explain why it is invalid. */
 mesh_layout_t mesh_representative(const mesh_layout_t *p, long world);
 /* Memory used, as a fraction of the usable memory it is held against. */

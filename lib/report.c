@@ -547,13 +547,13 @@ static void json_strings(mesh_buf_t *b, const char *key, int n,
 }
 
 /* The records' kinds as the JSON names them, in the enums' order. */
-static const char *const reason_kinds[] = {"slower", "memory",   "rule",   "pinned",
-                                           "no_fit", "near_tie", "experts"};
+static const char *const reason_kinds[] = {"slower", "memory",   "rule",    "pinned",
+                                           "no_fit", "near_tie", "experts", "untried"};
 static const char *const tie_rules[] = {"simpler", "headroom"};
 static const char *const untaken_words[] = {"", "near_tie", "nvlink_first", "smallest_across"};
 static const char *const advice_kinds[] = {"unpin", "unpin_all",  "nodes",  "out_of_reach",
                                            "lora",  "lora_nodes", "offload"};
-_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_EXPERTS + 1, "a name per reason kind");
+_Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_UNTRIED + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
 _Static_assert(MESH_ARRAY_LEN(untaken_words) == MESH_EP_UNTAKEN_SMALLEST_ACROSS + 1,
                "a name per reason an EP was not taken");
@@ -579,6 +579,9 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
     if (r->kind == MESH_REASON_RULE || (experts && r->rule[0])) {
         mesh_buf_puts(b, ",\"layout\":");
         json_layout(b, &r->candidate, global_batch);
+        mesh_buf_puts(b, ",\"rule\":");
+        mesh_buf_json_string(b, r->rule);
+    } else if (r->kind == MESH_REASON_UNTRIED) {
         mesh_buf_puts(b, ",\"rule\":");
         mesh_buf_json_string(b, r->rule);
     } else if (r->kind != MESH_REASON_PINNED) {

@@ -781,6 +781,25 @@ static int divisors_of(long n, long hi, const int *d, int nd, int *out)
     return k;
 }
 
+long mesh_search_tp_max(const mesh_model_t *m, const mesh_alloc_t *a)
+{
+    /* a model of parameters alone has no layers to split */
+    return m->has_arch ? mesh_tp_reach(a) : 1;
+}
+
+int mesh_search_tries_tp(const mesh_model_t *m, const mesh_alloc_t *a, int tp)
+{
+    return mesh_tp_on_nvlink(a, tp) && m->heads % tp == 0 &&
+           (m->kv_heads % tp == 0 || tp % m->kv_heads == 0);
+}
+
+long mesh_search_cp_max(const mesh_model_t *m, long ranks)
+{
+    /* context parallelism for long sequences only: 4K tokens or more per
+     * rank, no more ranks than there are */
+    return m->has_arch && m->seq_len >= MESH_CP_MIN_SEQ ? min_l(m->seq_len / 4096, ranks) : 1;
+}
+
 void mesh_search_run(search_t *s)
 {
     const mesh_layout_t *p = s->pins;
@@ -803,14 +822,11 @@ void mesh_search_run(search_t *s)
         mesh_spend(s, root / WORK_DIVISIONS);
         nwd = mesh_divisors(world, world, wd);
     }
-    FOR_RANGE (tp, p->tp, 1, m->has_arch ? (int)mesh_tp_reach(a) : 1) {
-        if (tp.pin == MESH_FREE && (!mesh_tp_on_nvlink(a, tp.v) || m->heads % tp.v ||
-                                    (m->kv_heads % tp.v && tp.v % m->kv_heads)))
+    FOR_RANGE (tp, p->tp, 1, (int)mesh_search_tp_max(m, a)) {
+        if (tp.pin == MESH_FREE && !mesh_search_tries_tp(m, a, tp.v))
             continue;
-        /* context parallelism for long sequences only: 4K tokens or more per
-         * rank, powers of two, no more ranks than there are */
-        long cmax = m->has_arch && m->seq_len >= 8192 ? min_l(m->seq_len / 4096, world / tp.v) : 1;
-        FOR_RANGE (cp, p->cp, 1, (int)cmax) {
+        FOR_RANGE (cp, p->cp, 1, (int)mesh_search_cp_max(m, world / tp.v)) {
+            /* powers of two */
             if (cp.pin == MESH_FREE && (cp.v & (cp.v - 1)))
                 continue;
             long rest = world / ((long)tp.v * cp.v);

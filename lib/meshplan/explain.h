@@ -59,6 +59,10 @@ typedef enum mesh_reason_kind {
      * outcomes as SLOWER (candidate fits), MEMORY (it does not) or RULE
      * (rule set) */
     MESH_REASON_EXPERTS,
+    /** the search tries none of its layouts on this allocation, whatever
+     * is pinned: `rule` says which of the search's bounds leave them out
+     * (TP without NVLink, CP for short sequences) */
+    MESH_REASON_UNTRIED,
 } mesh_reason_kind_t;
 
 /** Which near-tie rule decided (MESH_REASON_NEAR_TIE). */
@@ -97,15 +101,17 @@ typedef struct mesh_reason {
     /* SLOWER: the family's fastest fitting layout, priced (memory and
      * cost); MEMORY: its layout needing the least memory (memory priced,
      * cost not: zero); NO_FIT: the closest layout, mesh_plan_best's copy;
-     * RULE: only .layout, the layout refused, and .micro_batches; PINNED:
-     * all zero; NEAR_TIE: the fastest near-tie, priced.  Where
+     * RULE: only .layout, the layout refused, and .micro_batches; PINNED
+     * and UNTRIED: all zero; NEAR_TIE: the fastest near-tie, priced.  Where
      * priced, memory.total is the need and memory.capacity the usable
      * memory it is held against (bytes per GPU). */
     mesh_candidate_t candidate;
-    double best_seconds;       /* SLOWER, NEAR_TIE, EXPERTS: the chosen layout's step time */
-    char rule[MESH_ERROR_MAX]; /* RULE, EXPERTS: mesh_layout_check's message for candidate.layout */
-    double best_bytes;         /* NEAR_TIE: the chosen layout's memory.total */
-    mesh_tie_rule_t tie;       /* NEAR_TIE: the rule that decided */
+    double best_seconds; /* SLOWER, NEAR_TIE, EXPERTS: the chosen layout's step time */
+    /* RULE, EXPERTS: mesh_layout_check's message for candidate.layout;
+     * UNTRIED: the search's bounds that leave the family out */
+    char rule[MESH_ERROR_MAX];
+    double best_bytes;   /* NEAR_TIE: the chosen layout's memory.total */
+    mesh_tie_rule_t tie; /* NEAR_TIE: the rule that decided */
     /* EXPERTS: 1 for the plan's own EP (candidate: the plan's layout), and
      * the nodes one expert-parallel group of candidate.layout spans, and
      * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),

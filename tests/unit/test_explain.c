@@ -180,6 +180,77 @@ static void reason__pinned(void **state)
     done(p);
 }
 
+/* A family the search never tries, whatever is pinned, says which of its
+ * bounds leave it out, not that the pins did: TP/CP without PP on PCIe
+ * GPUs (no NVLink) for 4K-token sequences, or on NVLink where no TP
+ * divides the heads; where the search would try TP, the pins excluded it. */
+static void reason__untried_by_the_search(void **state)
+{
+    static const char pcie[] =
+        "TP/CP without PP (+ DP/ZeRO) is not tried here: TP needs NVLink, which joins no two of "
+        "these GPUs (an island of 1), and CP is tried only for sequences of 8192 tokens or more "
+        "(these are 4096)";
+    mesh_model_t m = test_preset("llama2-13b");
+    mesh_alloc_t a = test_alloc("H100-PCIe", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_family_of(&mesh_plan_best(p)->layout), MESH_FAMILY_PP);
+    const mesh_reason_t *r = mesh_plan_reason_record(p, MESH_FAMILY_TP);
+    const mesh_candidate_t none = {0};
+    assert_int_equal(r->kind, MESH_REASON_UNTRIED);
+    assert_int_equal(r->family, MESH_FAMILY_TP);
+    assert_memory_equal(&r->candidate, &none, sizeof(none));
+    assert_string_equal(mesh_plan_reason(p, MESH_FAMILY_TP), pcie);
+    char *j = mesh_report_json(p);
+    assert_non_null(strstr(j, "{\"kind\":\"untried\",\"family\":\"tp\",\"rule\":\"TP needs NVLink, "
+                              "which joins no two of these GPUs (an island of 1), and CP is "
+                              "tried only for sequences of 8192 tokens or more (these are "
+                              "4096)\"}"));
+    free(j);
+    done(p);
+
+    /* 8K tokens: CP 2 is tried, and pinned off it is the pins' */
+    m = test_preset("llama3-8b");
+    p = test_plan(&m, &a, "pp=2");
+    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
+    done(p);
+    /* but not on 3 GPUs: the search's CPs are powers of two */
+    m = test_specf("name: l48\narch: {layers: 48, hidden: 2048, heads: 32, ffn: 14336, "
+                   "vocab: 32000}\ntrain: {seq_len: 8192, global_batch: 48}\n");
+    a = test_alloc("H100-PCIe", 3, 1);
+    p = test_plan(&m, &a, "pp=3");
+    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
+                        "TP needs NVLink, which joins no two of these GPUs (an island of 1), and "
+                        "no CP divides the 3 GPUs (CP is a power of two)");
+    done(p);
+
+    /* NVLink, 25 heads: no TP of 2 to 8 divides them; 40 heads do (TP 2) */
+    m = test_specf("name: h25\narch: {layers: 80, hidden: 5000, heads: 25, ffn: 13824, "
+                   "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
+    a = test_alloc("H100-SXM", 2, 8);
+    p = test_plan(&m, &a, "pp=2");
+    assert_string_equal(mesh_plan_reason(p, MESH_FAMILY_TP),
+                        "TP/CP without PP (+ DP/ZeRO) is not tried here: no TP of 2 to 8 "
+                        "(NVLink's reach) divides the 25 heads, and CP is tried only for "
+                        "sequences of 8192 tokens or more (these are 4096)");
+    done(p);
+    m = test_specf("name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 8, "
+                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
+    p = test_plan(&m, &a, "pp=2,tp=1");
+    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
+    done(p);
+    /* 40 heads in 5 KV groups: TP 2, 4 and 8 divide the heads but none
+     * divides 5 or is a multiple of it */
+    m = test_specf("name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 5, "
+                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
+    p = test_plan(&m, &a, "pp=2");
+    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
+                        "no TP of 2 to 8 (NVLink's reach) divides the 40 heads and divides or is "
+                        "a multiple of the 5 KV heads, and CP is tried only for sequences of "
+                        "8192 tokens or more (these are 4096)");
+    done(p);
+}
+
 /* Seed 7B on one GPU: nothing fits.  The closest, ZeRO-1 over the one
  * replica (2-byte main gradients, no fp32 copy), needs 16 bytes a
  * parameter plus 1 GiB (no communicator); two nodes fit under ZeRO-3 (8
@@ -784,6 +855,7 @@ int main(void)
         cmocka_unit_test(reason__slower),
         cmocka_unit_test(reason__rule),
         cmocka_unit_test(reason__pinned),
+        cmocka_unit_test(reason__untried_by_the_search),
         cmocka_unit_test(no_fit__nodes_and_lora),
         cmocka_unit_test(no_fit__out_of_reach_and_lora_nodes),
         cmocka_unit_test(no_fit__offload_with_host_memory),
