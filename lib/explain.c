@@ -26,46 +26,62 @@ mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_fam
     return r;
 }
 
-/* Whether some TP of 2 to reach on a's NVLink divides m's heads (its KV
- * heads aside). */
-static int heads_split(const mesh_model_t *m, const mesh_alloc_t *a, long reach)
+/* Into list (len bytes), the TPs above 1 that NVLink allows on p's
+ * allocation and that divide its GPUs, as "2, 4, 8"; of them, into *heads
+ * those dividing the heads.  Returns how many. */
+static int nvlink_tps(const mesh_plan_t *p, char *list, size_t len, int *heads)
 {
-    for (long tp = 2; tp <= reach; tp++)
-        if (mesh_tp_on_nvlink(a, tp) && m->heads % tp == 0)
-            return 1;
-    return 0;
+    long world = (long)p->alloc.nodes * p->alloc.gpus_per_node;
+    long reach = mesh_search_tp_max(&p->model, &p->alloc);
+    size_t at = 0;
+    int n = 0;
+    list[0] = '\0';
+    *heads = 0;
+    for (long tp = 2; tp <= reach; tp++) {
+        if (!mesh_tp_on_nvlink(&p->alloc, tp) || world % tp)
+            continue;
+        *heads += p->model.heads % tp == 0;
+        int k = snprintf(list + at, len - at, "%s%ld", n++ ? ", " : "", tp);
+        at = k > 0 && (size_t)k < len - at ? at + (size_t)k : at;
+    }
+    return n;
 }
 
 /* Into why (len bytes), the search's bounds that leave family TP (TP or CP
- * without PP) out on p's allocation, whatever is pinned: 1, or 0 where
- * the search tries some layout of it (its emptiness is then the pins').
- * PCIe GPUs on sequences under 8K tokens were told the pins excluded it.
- * For a model with layers (a model of parameters alone has no family but
- * DP's, so this one is never explained). */
+ * without PP) out on p's allocation: 1, or 0 where the search tries some
+ * layout of it, or a pinned tp or cp above 1 (which the search takes as
+ * given), so that its emptiness is the pins'.  PCIe GPUs on sequences
+ * under 8K tokens were told the pins excluded it.  For a model with layers
+ * (a model of parameters alone has no family but DP's, so this one is
+ * never explained). */
 static int tp_family_untried(const mesh_plan_t *p, char *why, size_t len)
 {
     const mesh_model_t *m = &p->model;
     const mesh_alloc_t *a = &p->alloc;
-    long world = (long)a->nodes * a->gpus_per_node, reach = mesh_search_tp_max(m, a);
-    long cmax = mesh_search_cp_max(m, world);
-    for (long tp = 2; tp <= reach; tp++)
+    long world = (long)a->nodes * a->gpus_per_node, cmax = mesh_search_cp_max(m, world);
+    if (p->pins.tp > 1 || p->pins.cp > 1) /* pinned (MESH_FREE is -1) */
+        return 0;
+    for (long tp = 2; tp <= mesh_search_tp_max(m, a); tp++)
         if (world % tp == 0 && mesh_search_tries_tp(m, a, (int)tp))
             return 0;
     for (long cp = 2; cp <= cmax; cp *= 2) /* the search's CPs are powers of two */
         if (world % cp == 0)
             return 0;
-    char tp_why[160], cp_why[160];
-    if (reach <= 1)
+    char tps[96], tp_why[256], cp_why[128];
+    int heads, n = nvlink_tps(p, tps, sizeof(tps), &heads);
+    if (n == 0 && a->island <= 1 && !mesh_fabric_across_trays(a))
         snprintf(tp_why, sizeof(tp_why),
                  "TP needs NVLink, which joins no two of these GPUs (an island of %d)", a->island);
-    else if (!heads_split(m, a, reach))
-        snprintf(tp_why, sizeof(tp_why), "no TP of 2 to %ld (NVLink's reach) divides the %d heads",
-                 reach, m->heads);
+    else if (n == 0)
+        snprintf(tp_why, sizeof(tp_why), "no TP that NVLink allows divides the %ld GPUs", world);
+    else if (heads == 0)
+        snprintf(tp_why, sizeof(tp_why), "no TP that NVLink allows here (%s) divides the %d heads",
+                 tps, m->heads);
     else
         snprintf(tp_why, sizeof(tp_why),
-                 "no TP of 2 to %ld (NVLink's reach) divides the %d heads and divides or is a "
-                 "multiple of the %d KV heads",
-                 reach, m->heads, m->kv_heads);
+                 "no TP that NVLink allows here (%s) divides the %d heads and also divides, or "
+                 "is a multiple of, the %d KV heads",
+                 tps, m->heads, m->kv_heads);
     if (m->seq_len < MESH_CP_MIN_SEQ)
         snprintf(cp_why, sizeof(cp_why),
                  ", and CP is tried only for sequences of %d tokens or more (these are %ld)",

@@ -59,9 +59,10 @@ typedef enum mesh_reason_kind {
      * outcomes as SLOWER (candidate fits), MEMORY (it does not) or RULE
      * (rule set) */
     MESH_REASON_EXPERTS,
-    /** the search tries none of its layouts on this allocation, whatever
-     * is pinned: `rule` says which of the search's bounds leave them out
-     * (TP without NVLink, CP for short sequences) */
+    /** the search's own bounds leave out every layout of it on this
+     * allocation, no tp or cp above 1 being pinned (the search takes a
+     * pinned one as given): `rule` says which (TP without NVLink or whose
+     * heads no TP NVLink allows divides, CP for short sequences) */
     MESH_REASON_UNTRIED,
 } mesh_reason_kind_t;
 

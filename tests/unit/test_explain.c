@@ -209,6 +209,12 @@ static void reason__untried_by_the_search(void **state)
     free(j);
     done(p);
 
+    /* cp pinned to 2: the search takes it as given, and the pinned pp
+     * excludes the family */
+    p = test_plan(&m, &a, "cp=2,pp=2");
+    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
+    done(p);
+
     /* 8K tokens: CP 2 is tried, and pinned off it is the pins' */
     m = test_preset("llama3-8b");
     p = test_plan(&m, &a, "pp=2");
@@ -224,14 +230,15 @@ static void reason__untried_by_the_search(void **state)
                         "no CP divides the 3 GPUs (CP is a power of two)");
     done(p);
 
-    /* NVLink, 25 heads: no TP of 2 to 8 divides them; 40 heads do (TP 2) */
-    m = test_specf("name: h25\narch: {layers: 80, hidden: 5000, heads: 25, ffn: 13824, "
-                   "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
+    /* NVLink, 25 heads in one KV group: no TP NVLink allows divides them
+     * (TP 5 does, off NVLink); 40 heads do (TP 2) */
+    m = test_specf("name: h25\narch: {layers: 80, hidden: 5000, heads: 25, kv_heads: 1, "
+                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
     a = test_alloc("H100-SXM", 2, 8);
     p = test_plan(&m, &a, "pp=2");
     assert_string_equal(mesh_plan_reason(p, MESH_FAMILY_TP),
-                        "TP/CP without PP (+ DP/ZeRO) is not tried here: no TP of 2 to 8 "
-                        "(NVLink's reach) divides the 25 heads, and CP is tried only for "
+                        "TP/CP without PP (+ DP/ZeRO) is not tried here: no TP that NVLink "
+                        "allows here (2, 4, 8) divides the 25 heads, and CP is tried only for "
                         "sequences of 8192 tokens or more (these are 4096)");
     done(p);
     m = test_specf("name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 8, "
@@ -245,9 +252,20 @@ static void reason__untried_by_the_search(void **state)
                    "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
     p = test_plan(&m, &a, "pp=2");
     assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
-                        "no TP of 2 to 8 (NVLink's reach) divides the 40 heads and divides or is "
-                        "a multiple of the 5 KV heads, and CP is tried only for sequences of "
-                        "8192 tokens or more (these are 4096)");
+                        "no TP that NVLink allows here (2, 4, 8) divides the 40 heads and also "
+                        "divides, or is a multiple of, the 5 KV heads, and CP is tried only for "
+                        "sequences of 8192 tokens or more (these are 4096)");
+    done(p);
+    /* on GB200 trays, TP spans them: 24 heads in 3 KV groups on 2 trays of
+     * 4, where TP 12 and 24 would suit them but do not divide 8 GPUs */
+    m = test_specf("name: h24\narch: {layers: 80, hidden: 4608, heads: 24, kv_heads: 3, "
+                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
+    a = test_alloc("GB200", 2, 4);
+    p = test_plan(&m, &a, "pp=2");
+    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
+                        "no TP that NVLink allows here (2, 4, 8) divides the 24 heads and also "
+                        "divides, or is a multiple of, the 3 KV heads, and CP is tried only for "
+                        "sequences of 8192 tokens or more (these are 4096)");
     done(p);
 }
 
