@@ -209,64 +209,62 @@ static void reason__untried_by_the_search(void **state)
     free(j);
     done(p);
 
-    /* cp pinned to 2: the search takes it as given, and the pinned pp
-     * excludes the family */
-    p = test_plan(&m, &a, "cp=2,pp=2");
-    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
-    done(p);
-
-    /* 8K tokens: CP 2 is tried, and pinned off it is the pins' */
-    m = test_preset("llama3-8b");
-    p = test_plan(&m, &a, "pp=2");
-    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
-    done(p);
-    /* but not on 3 GPUs: the search's CPs are powers of two */
-    m = test_specf("name: l48\narch: {layers: 48, hidden: 2048, heads: 32, ffn: 14336, "
-                   "vocab: 32000}\ntrain: {seq_len: 8192, global_batch: 48}\n");
-    a = test_alloc("H100-PCIe", 3, 1);
-    p = test_plan(&m, &a, "pp=3");
-    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
-                        "TP needs NVLink, which joins no two of these GPUs (an island of 1), and "
-                        "no CP divides the 3 GPUs (CP is a power of two)");
-    done(p);
-
-    /* NVLink, 25 heads in one KV group: no TP NVLink allows divides them
-     * (TP 5 does, off NVLink); 40 heads do (TP 2) */
-    m = test_specf("name: h25\narch: {layers: 80, hidden: 5000, heads: 25, kv_heads: 1, "
-                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
-    a = test_alloc("H100-SXM", 2, 8);
-    p = test_plan(&m, &a, "pp=2");
-    assert_string_equal(mesh_plan_reason(p, MESH_FAMILY_TP),
-                        "TP/CP without PP (+ DP/ZeRO) is not tried here: no TP that NVLink "
-                        "allows here (2, 4, 8) divides the 25 heads, and CP is tried only for "
-                        "sequences of 8192 tokens or more (these are 4096)");
-    done(p);
-    m = test_specf("name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 8, "
-                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
-    p = test_plan(&m, &a, "pp=2,tp=1");
-    assert_int_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->kind, MESH_REASON_PINNED);
-    done(p);
-    /* 40 heads in 5 KV groups: TP 2, 4 and 8 divide the heads but none
-     * divides 5 or is a multiple of it */
-    m = test_specf("name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 5, "
-                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
-    p = test_plan(&m, &a, "pp=2");
-    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
-                        "no TP that NVLink allows here (2, 4, 8) divides the 40 heads and also "
-                        "divides, or is a multiple of, the 5 KV heads, and CP is tried only for "
-                        "sequences of 8192 tokens or more (these are 4096)");
-    done(p);
-    /* on GB200 trays, TP spans them: 24 heads in 3 KV groups on 2 trays of
-     * 4, where TP 12 and 24 would suit them but do not divide 8 GPUs */
-    m = test_specf("name: h24\narch: {layers: 80, hidden: 4608, heads: 24, kv_heads: 3, "
-                   "ffn: 13824, vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n");
-    a = test_alloc("GB200", 2, 4);
-    p = test_plan(&m, &a, "pp=2");
-    assert_string_equal(mesh_plan_reason_record(p, MESH_FAMILY_TP)->rule,
-                        "no TP that NVLink allows here (2, 4, 8) divides the 24 heads and also "
-                        "divides, or is a multiple of, the 3 KV heads, and CP is tried only for "
-                        "sequences of 8192 tokens or more (these are 4096)");
-    done(p);
+    /* Where a tp or cp above 1 is pinned, or the search tries one, an
+     * empty family is the pins' doing (rule ""): cp pinned to 2, which
+     * the search takes as given, and at 8K tokens, where it tries CP 2.
+     * Otherwise the rule names the bounds: no power of two divides 3
+     * GPUs; 25 heads in one KV group, which no TP NVLink allows divides
+     * (TP 5 does, off NVLink), where a TP dividing the KV group alone
+     * would pass; 40 heads in 8 KV groups (TP 2 suits them) or in 5 (TP
+     * 2, 4 and 8 divide the heads, not the groups); on GB200 trays, 24
+     * heads in 3 KV groups, where TP 12 and 24 would suit them but do not
+     * divide the 8 GPUs. */
+    static const char cp_short[] =
+        ", and CP is tried only for sequences of 8192 tokens or more (these are 4096)";
+    char rule[256];
+    static const struct {
+        const char *model, *gpu;
+        int nodes, gpn;
+        const char *mesh, *rule, *cp;
+    } cases[] = {
+        {"llama2-13b", "H100-PCIe", 1, 8, "cp=2,pp=2", "", ""},
+        {"llama3-8b", "H100-PCIe", 1, 8, "pp=2", "", ""},
+        {"name: l48\narch: {layers: 48, hidden: 2048, heads: 32, ffn: 14336, vocab: 32000}\n"
+         "train: {seq_len: 8192, global_batch: 48}\n",
+         "H100-PCIe", 3, 1, "pp=3",
+         "TP needs NVLink, which joins no two of these GPUs (an island of 1), and no CP divides "
+         "the 3 GPUs (CP is a power of two)",
+         ""},
+        {"name: h25\narch: {layers: 80, hidden: 5000, heads: 25, kv_heads: 1, ffn: 13824, "
+         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
+         "H100-SXM", 2, 8, "pp=2", "no TP that NVLink allows here (2, 4, 8) divides the 25 heads",
+         cp_short},
+        {"name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 8, ffn: 13824, "
+         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
+         "H100-SXM", 2, 8, "pp=2,tp=1", "", ""},
+        {"name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 5, ffn: 13824, "
+         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
+         "H100-SXM", 2, 8, "pp=2",
+         "no TP that NVLink allows here (2, 4, 8) divides the 40 heads and also divides, or is a "
+         "multiple of, the 5 KV heads",
+         cp_short},
+        {"name: h24\narch: {layers: 80, hidden: 4608, heads: 24, kv_heads: 3, ffn: 13824, "
+         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
+         "GB200", 2, 4, "pp=2",
+         "no TP that NVLink allows here (2, 4, 8) divides the 24 heads and also divides, or is a "
+         "multiple of, the 3 KV heads",
+         cp_short},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        m = strchr(cases[i].model, ':') ? test_spec(cases[i].model) : test_preset(cases[i].model);
+        a = test_alloc(cases[i].gpu, cases[i].nodes, cases[i].gpn);
+        p = test_plan(&m, &a, cases[i].mesh);
+        r = mesh_plan_reason_record(p, MESH_FAMILY_TP);
+        snprintf(rule, sizeof(rule), "%s%s", cases[i].rule, cases[i].cp);
+        assert_int_equal(r->kind, rule[0] ? MESH_REASON_UNTRIED : MESH_REASON_PINNED);
+        assert_string_equal(r->rule, rule);
+        done(p);
+    }
 }
 
 /* Seed 7B on one GPU: nothing fits.  The closest, ZeRO-1 over the one
