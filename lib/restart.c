@@ -270,7 +270,8 @@ static int read_json(const char *text, size_t len, const char *name, mesh_restar
 /* ---- MESH_PLAN's value, or NAME=value lines ---- */
 
 /* A value as a shell word: bare, or wholly in single or double quotes,
- * without the characters that would make it another word; into out[cap]. */
+ * without the characters that would make it another word; into out[cap].
+ * Returns 0, -1 where it is no one word, -2 where it is too long for out. */
 static int unquote(const char *v, size_t n, char *out, size_t cap)
 {
     const char *banned = " \t'\"\\$`";
@@ -282,8 +283,10 @@ static int unquote(const char *v, size_t n, char *out, size_t cap)
     for (size_t i = 0; i < n; i++)
         if (strchr(banned, v[i]))
             return -1;
-    if (n == 0 || n >= cap)
+    if (n == 0)
         return -1;
+    if (n + 1 > cap) /* out holds the n bytes and their end */
+        return -2;
     memcpy(out, v, n);
     out[n] = '\0';
     return 0;
@@ -330,7 +333,13 @@ static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
         gbs = k == strlen(MESH_ENV_GLOBAL_BATCH) && strncmp(b, MESH_ENV_GLOBAL_BATCH, k) == 0;
     if (!plan && !gbs)
         return 0; /* another variable of an environment */
-    if (unquote(value, n - k - 1, v, sizeof(v)) < 0)
+    int word = unquote(value, n - k - 1, v, sizeof(v));
+    if (word == -2) /* NAME=value lines have no limit of their own */
+        return mesh_error_set(x->err,
+                              "%.200s:%d: %.*s's value is longer than a layout (%zu characters at "
+                              "most)",
+                              x->name, line, (int)k, b, sizeof(v) - 1);
+    if (word < 0)
         return mesh_error_set(x->err, "%.200s:%d: %.*s's value is not one word, bare or in quotes",
                               x->name, line, (int)k, b);
     if (plan)

@@ -315,6 +315,15 @@ static void read__hostile_files(void **state)
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: a line of 384 characters");
     text[2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: not a layout");
+    /* so is a MESH_PLAN value as long (lines of NAME=value have no limit) */
+    memcpy(text, "MESH_PLAN=", 10);
+    memset(text + 10, 'x', 2 * MESH_LAYOUT_STR_MAX);
+    text[10 + 2 * MESH_LAYOUT_STR_MAX] = '\0';
+    assert_error_has(read_error(text, strlen(text)),
+                     "saved.json:1: MESH_PLAN's value is longer than a layout (383 characters at "
+                     "most)");
+    text[10 + 2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
+    assert_error_has(read_error(text, strlen(text)), "saved.json:1: MESH_PLAN: mesh: 'xxxx");
     snprintf(text, sizeof(text), "MESH_PLAN='%s\n", layout);
     assert_error_has(read_error(text, strlen(text)), "not one word");
     /* quotes as a shell reads them: in single ones only a quote ends the
