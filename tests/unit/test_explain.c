@@ -213,12 +213,11 @@ static void reason__untried_by_the_search(void **state)
      * empty family is the pins' doing (rule ""): cp pinned to 2, which
      * the search takes as given, and at 8K tokens, where it tries CP 2.
      * Otherwise the rule names the bounds: no power of two divides 3
-     * GPUs; 25 heads in one KV group, which no TP NVLink allows divides
-     * (TP 5 does, off NVLink), where a TP dividing the KV group alone
-     * would pass; 40 heads in 8 KV groups (TP 2 suits them) or in 5 (TP
-     * 2, 4 and 8 divide the heads, not the groups); on GB200 trays, 24
-     * heads in 3 KV groups, where TP 12 and 24 would suit them but do not
-     * divide the 8 GPUs. */
+     * GPUs; 25 heads in one KV group on 24 GPUs, which no TP NVLink
+     * allows divides (TP 5 does, off NVLink; TP 3 and 6 divide the GPUs,
+     * off NVLink too), where a TP dividing the KV group alone would pass; 40 heads in 8 KV groups
+     * (TP 2 suits them) or in 5 (TP 2, 4 and 8 divide the heads, not the groups); on GB200 trays,
+     * 24 heads in 3 KV groups, where TP 12 and 24 would suit them but do not divide the 8 GPUs. */
     static const char cp_short[] =
         ", and CP is tried only for sequences of 8192 tokens or more (these are 4096)";
     char rule[256];
@@ -236,8 +235,8 @@ static void reason__untried_by_the_search(void **state)
          "the 3 GPUs (CP is a power of two)",
          ""},
         {"name: h25\narch: {layers: 80, hidden: 5000, heads: 25, kv_heads: 1, ffn: 13824, "
-         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
-         "H100-SXM", 2, 8, "pp=2", "no TP that NVLink allows here (2, 4, 8) divides the 25 heads",
+         "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 240}\n",
+         "H100-SXM", 3, 8, "pp=2", "no TP that NVLink allows here (2, 4, 8) divides the 25 heads",
          cp_short},
         {"name: h40\narch: {layers: 80, hidden: 5120, heads: 40, kv_heads: 8, ffn: 13824, "
          "vocab: 32000}\ntrain: {seq_len: 4096, global_batch: 256}\n",
