@@ -336,8 +336,7 @@ static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
     int word = unquote(value, n - k - 1, v, sizeof(v));
     if (word == -2) /* NAME=value lines have no limit of their own */
         return mesh_error_set(x->err,
-                              "%.200s:%d: %.*s's value is longer than a layout (%zu characters at "
-                              "most)",
+                              "%.200s:%d: %.*s's value is too long (%zu characters at most)",
                               x->name, line, (int)k, b, sizeof(v) - 1);
     if (word < 0)
         return mesh_error_set(x->err, "%.200s:%d: %.*s's value is not one word, bare or in quotes",

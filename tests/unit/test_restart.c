@@ -320,8 +320,14 @@ static void read__hostile_files(void **state)
     memset(text + 10, 'x', 2 * MESH_LAYOUT_STR_MAX);
     text[10 + 2 * MESH_LAYOUT_STR_MAX] = '\0';
     assert_error_has(read_error(text, strlen(text)),
-                     "saved.json:1: MESH_PLAN's value is longer than a layout (383 characters at "
-                     "most)");
+                     "saved.json:1: MESH_PLAN's value is too long (383 characters at most)");
+    memcpy(text, "MESH_GLOBAL_BATCH_SIZE=", 23);
+    memset(text + 23, '7', 2 * MESH_LAYOUT_STR_MAX);
+    text[23 + 2 * MESH_LAYOUT_STR_MAX] = '\0';
+    assert_error_has(read_error(text, strlen(text)),
+                     "saved.json:1: MESH_GLOBAL_BATCH_SIZE's value is too long (383 characters");
+    memcpy(text, "MESH_PLAN=", 10);
+    memset(text + 10, 'x', 2 * MESH_LAYOUT_STR_MAX);
     text[10 + 2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: MESH_PLAN: mesh: 'xxxx");
     snprintf(text, sizeof(text), "MESH_PLAN='%s\n", layout);
