@@ -46,10 +46,10 @@ char *mesh_calib_plan_record(const mesh_plan_t *p)
     mesh_buf_puts(&b, ",\"mesh\":");
     mesh_buf_json_string(&b, mesh);
     mesh_buf_printf(&b,
-                    ",\"gpus\":%d,\"global_batch\":%ld,\"step_seconds\":%.9g,"
+                    ",\"gpus\":%ld,\"global_batch\":%ld,\"step_seconds\":%.9g,"
                     "\"compute_seconds\":%.9g,\"network_seconds\":%.9g,\"other_seconds\":%.9g,"
                     "\"memory_bytes\":%.0f,\"calibrated\":%s}\n",
-                    a->nodes * a->gpus_per_node, m->global_batch, compute + network + other,
-                    compute, network, other, allocated, a->gpu.cal_compute > 0 ? "true" : "false");
+                    mesh_world(a), m->global_batch, compute + network + other, compute, network,
+                    other, allocated, a->gpu.cal_compute > 0 ? "true" : "false");
     return mesh_buf_take(&b);
 }

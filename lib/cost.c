@@ -174,7 +174,7 @@ static double exposed(double comm, double window)
 static int crosses_nodes(long span, const mesh_alloc_t *a)
 {
     long fabric = mesh_nvlink_fabric(a);
-    return (long)a->nodes * a->gpus_per_node > fabric && (span > fabric || fabric % span != 0);
+    return mesh_world(a) > fabric && (span > fabric || fabric % span != 0);
 }
 
 /* What a ring collective moves a second per rank over a group of ranks
@@ -663,7 +663,7 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
                         out->dp_comm_s + out->optimizer_s + out->ep_comm_s;
 
     double tokens = (double)m->global_batch * m->seq_len;
-    double gpus = (double)a->nodes * a->gpus_per_node;
+    double gpus = (double)mesh_world(a);
     out->tokens_per_sec = tokens / out->step_seconds;
     out->tflops_per_gpu = flops_per_token * tokens / out->step_seconds / gpus / 1e12;
     out->mfu = out->tflops_per_gpu * 1e12 / peak_of(m, &a->gpu);

@@ -696,7 +696,7 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
                NULL;
     if (!task->master_addr || !*task->master_addr)
         return mesh_error_set(err, "the step's first host (MASTER_ADDR) is unknown"), NULL;
-    x.world = (long)a->nodes * a->gpus_per_node;
+    x.world = mesh_world(a);
     x.rank = (long)task->node * a->gpus_per_node + task->local;
     x.c = mesh_rank_coords(x.l, x.rank);
 

@@ -26,21 +26,22 @@ mesh_reason_t *mesh_add_reason(mesh_plan_t *p, mesh_reason_kind_t kind, mesh_fam
     return r;
 }
 
-/* Into list (len bytes), the TPs above 1 that NVLink allows on p's
- * allocation and that divide its GPUs, as "2, 4, 8"; of them, into *heads
- * those dividing the heads.  Returns how many. */
-static int nvlink_tps(const mesh_plan_t *p, char *list, size_t len, int *heads)
+/* The TPs above 1 that NVLink allows on p's allocation and that divide its
+ * GPUs: into list (len bytes) as "2, 4, 8"; into *heads how many of them
+ * divide the heads; into *tried how many of them the search tries (heads
+ * and KV heads suit them too: mesh_search_tries_tp).  Returns how many. */
+static int nvlink_tps(const mesh_plan_t *p, char *list, size_t len, int *heads, int *tried)
 {
-    long world = (long)p->alloc.nodes * p->alloc.gpus_per_node;
-    long reach = mesh_search_tp_max(&p->model, &p->alloc);
+    long world = mesh_world(&p->alloc), reach = mesh_search_tp_max(&p->model, &p->alloc);
     size_t at = 0;
     int n = 0;
     list[0] = '\0';
-    *heads = 0;
+    *heads = *tried = 0;
     for (long tp = 2; tp <= reach; tp++) {
         if (!mesh_tp_on_nvlink(&p->alloc, tp) || world % tp)
             continue;
         *heads += p->model.heads % tp == 0;
+        *tried += mesh_search_tries_tp(&p->model, &p->alloc, (int)tp);
         int k = snprintf(list + at, len - at, "%s%ld", n++ ? ", " : "", tp);
         at = k > 0 && (size_t)k < len - at ? at + (size_t)k : at;
     }
@@ -58,17 +59,16 @@ static int tp_family_untried(const mesh_plan_t *p, char *why, size_t len)
 {
     const mesh_model_t *m = &p->model;
     const mesh_alloc_t *a = &p->alloc;
-    long world = (long)a->nodes * a->gpus_per_node, cmax = mesh_search_cp_max(m, world);
+    long world = mesh_world(a), cmax = mesh_search_cp_max(m, world);
     if (p->pins.tp > 1 || p->pins.cp > 1) /* pinned (MESH_FREE is -1) */
         return 0;
-    for (long tp = 2; tp <= mesh_search_tp_max(m, a); tp++)
-        if (world % tp == 0 && mesh_search_tries_tp(m, a, (int)tp))
-            return 0;
+    char tps[96], tp_why[256], cp_why[128];
+    int heads, tried, n = nvlink_tps(p, tps, sizeof(tps), &heads, &tried);
+    if (tried)
+        return 0;
     for (long cp = 2; cp <= cmax; cp *= 2) /* the search's CPs are powers of two */
         if (world % cp == 0)
             return 0;
-    char tps[96], tp_why[256], cp_why[128];
-    int heads, n = nvlink_tps(p, tps, sizeof(tps), &heads);
     if (n == 0 && a->island <= 1 && !mesh_fabric_across_trays(a))
         snprintf(tp_why, sizeof(tp_why),
                  "TP needs NVLink, which joins no two of these GPUs (an island of %d)", a->island);
@@ -453,8 +453,7 @@ static void advise(mesh_plan_t *p)
     mesh_model_t lora = p->model;
     lora.finetune = MESH_FINETUNE_LORA;
     double w, g, k,
-        total = (double)p->alloc.nodes * p->alloc.gpus_per_node *
-                mesh_policy_usable(&p->assume, &p->alloc.gpu);
+        total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);
     if ((n == 0 || n > 4 * p->alloc.nodes) && (a = add_advice(p, MESH_ADVICE_OUT_OF_REACH, NULL))) {
         a->bytes_per_param = w + g + k;

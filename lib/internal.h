@@ -652,6 +652,14 @@ typedef struct mesh_duration_str {
 } mesh_duration_str_t;
 mesh_duration_str_t mesh_duration_str(double seconds);
 
+#include "meshplan/layout.h"
+/* The GPUs (ranks, one a task) of allocation a: nodes x GPUs per node,
+ * in a long, which two ints' product cannot overflow on LP64. */
+static inline long mesh_world(const mesh_alloc_t *a)
+{
+    return (long)a->nodes * a->gpus_per_node;
+}
+
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 /* a macro's value as a string literal (MESH_STR(0.15) is "0.15") */
 #define MESH_STR_(x) #x

@@ -691,7 +691,7 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
         return -1;
     if (model_shape(m, l, err) < 0)
         return -1;
-    long world = (long)a->nodes * a->gpus_per_node;
+    long world = mesh_world(a);
     if (mesh_layout_world(l) != world)
         return mesh_error_set(err,
                               "tp*cp*pp*dp = %d*%d*%d*%d = %ld, but the allocation has %ld "

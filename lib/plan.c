@@ -72,7 +72,7 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         return mesh_error_set(err, "nodes: %d is out of range (1..%d)", a->nodes, 1 << 20);
     if (a->gpus_per_node < 1 || a->gpus_per_node > 1024)
         return mesh_error_set(err, "gpus-per-node: %d is out of range (1..1024)", a->gpus_per_node);
-    if ((long)a->nodes * a->gpus_per_node > MAX_GPUS)
+    if (mesh_world(a) > MAX_GPUS)
         return mesh_error_set(err, "%d nodes x %d GPUs is more than %ld GPUs", a->nodes,
                               a->gpus_per_node, MAX_GPUS);
     if (a->island < 1)
@@ -217,7 +217,7 @@ static int checked_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
  * the way (a stage count the layers cannot fill, a tp beyond the node). */
 static void why_none_valid(const search_t *s, const mesh_alloc_t *a, mesh_error_t *e)
 {
-    long world = (long)a->nodes * a->gpus_per_node;
+    long world = mesh_world(a);
     mesh_layout_t l = s->has_invalid ? s->invalid : mesh_representative(s->pins, world);
     int batch =
         s->has_invalid && s->has_telling && s->m->global_batch % ((long)l.micro_batch * l.dp) != 0;

@@ -106,7 +106,7 @@ static void text_header(mesh_buf_t *b, const mesh_plan_t *p)
                     "on       %d %s x %d %s %s (%ld in all), %s GiB each, %s GiB "
                     "usable, NVLink island %d",
                     a->nodes, mesh_noun(a->nodes, "node", "nodes"), a->gpus_per_node, a->gpu.name,
-                    mesh_noun(a->gpus_per_node, "GPU", "GPUs"), (long)a->nodes * a->gpus_per_node,
+                    mesh_noun(a->gpus_per_node, "GPU", "GPUs"), mesh_world(a),
                     mesh_gib_str(a->gpu.memory).s, mesh_gib_str(mem->capacity).s, a->island);
     /* TP may span the trays of a fabric (mesh_tp_on_nvlink): say so */
     if (mesh_fabric_across_trays(a))
@@ -737,7 +737,7 @@ char *mesh_report_json(const mesh_plan_t *p)
     json_moe(&b, m);
     mesh_buf_puts(&b, "},\"allocation\":{\"nodes\":");
     mesh_buf_printf(&b, "%d,\"gpus_per_node\":%d,\"gpus\":%ld,\"gpu\":", a->nodes, a->gpus_per_node,
-                    (long)a->nodes * a->gpus_per_node);
+                    mesh_world(a));
     mesh_buf_json_string(&b, a->gpu.name);
     mesh_buf_printf(&b, ",\"gpu_memory\":%.0f,\"island\":%d,\"nvlink_fabric\":", a->gpu.memory,
                     a->island);
@@ -816,7 +816,7 @@ char *mesh_report_ranks_text(const mesh_plan_t *p)
                           "expert rank generator)\n");
     mesh_buf_printf(&b, "   rank  node  local    tp   cp    dp    pp%s\n",
                     l->ep > 0 ? "    ep  etp   edp" : "");
-    long world = (long)a->nodes * a->gpus_per_node;
+    long world = mesh_world(a);
     for (long r = 0; r < world; r++) {
         mesh_coords_t c = mesh_rank_coords(l, r);
         mesh_buf_printf(&b, "  %5ld  %4ld  %5ld  %4d %4d  %4d  %4d", r, r / a->gpus_per_node,
@@ -855,7 +855,7 @@ char *mesh_report_ranks_json(const mesh_plan_t *p)
     mesh_buf_init(&b);
     mesh_buf_printf(&b, "{\"order\":\"%s\",\"mesh\":\"%s\",\"ranks\":[", MESH_ORDER,
                     mesh_layout_format(l, canon, sizeof(canon)));
-    long world = (long)a->nodes * a->gpus_per_node;
+    long world = mesh_world(a);
     for (long r = 0; r < world; r++) {
         mesh_coords_t c = mesh_rank_coords(l, r);
         mesh_buf_printf(&b,

@@ -805,7 +805,7 @@ void mesh_search_run(search_t *s)
     const mesh_layout_t *p = s->pins;
     const mesh_model_t *m = s->m;
     const mesh_alloc_t *a = s->a;
-    long world = (long)a->nodes * a->gpus_per_node;
+    long world = mesh_world(a);
     mesh_layout_t l;
     range_t tp, cp;
     int pps[DIVISORS_MAX], wd[DIVISORS_MAX];

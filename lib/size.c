@@ -123,7 +123,7 @@ static void say_no_fit(mesh_size_row_t *r, const mesh_alloc_t *on, const char *n
     r->no_layout = no_layout != NULL;
     if (no_layout)
         snprintf(r->why, sizeof(r->why), "no layout: %d nodes x %d GPUs = %ld GPUs: %.300s",
-                 on->nodes, on->gpus_per_node, (long)on->nodes * on->gpus_per_node, no_layout);
+                 on->nodes, on->gpus_per_node, mesh_world(on), no_layout);
     else
         snprintf(r->why, sizeof(r->why),
                  "layouts exist, but none fits in memory (meshplan plan --nodes %d says why)",
@@ -192,8 +192,7 @@ static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, 
         return row_error(r, NULL, err);
     r->fits = rc == MESH_CHOICE_FITS ? 1 : rc == MESH_CHOICE_NONE ? 0 : -1;
     if (r->fits == 1)
-        r->tokens_per_gpu_hour =
-            r->best.cost.tokens_per_sec * 3600.0 / ((double)on.nodes * on.gpus_per_node);
+        r->tokens_per_gpu_hour = r->best.cost.tokens_per_sec * 3600.0 / (double)mesh_world(&on);
     return 0;
 }
 
