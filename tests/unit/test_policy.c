@@ -1505,6 +1505,35 @@ static void partitions__one_past_the_limit_refused(void **state)
     pol_file_error(text, want);
 }
 
+/* A policy at its limit of partitions, none of them the catch-all: each
+ * found by its name, an unlisted one by none, and nothing read past the
+ * last.  The policy is on the heap and its partitions are its last member,
+ * so the ASan build sees a read one entry past them. */
+static void partitions__at_the_limit_each_found_none_read_past(void **state)
+{
+    (void)state;
+    char text[2048];
+    size_t n = (size_t)snprintf(text, sizeof(text), "gpu: H100-SXM\npartitions:\n");
+    for (int i = 1; i <= MESH_PARTITIONS_MAX; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "  p%d: {nodes: %d}\n", i, i);
+    assert_true(n < sizeof(text));
+    mesh_policy_t *p = malloc(sizeof(*p));
+    mesh_error_t err;
+    assert_non_null(p);
+    mesh_policy_init(p);
+    if (mesh_policy_parse(p, text, n, "p.yaml", &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(p->controller.n_partitions, MESH_PARTITIONS_MAX);
+    for (int i = 1; i <= MESH_PARTITIONS_MAX; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        assert_int_equal(mesh_policy_partition(p, name)->nodes, i);
+    }
+    assert_null(mesh_policy_partition(p, "p33"));
+    assert_null(mesh_policy_partition(p, NULL));
+    free(p);
+}
+
 /* Reading a policy with its GPUs and partitions, and refusing a bad one,
  * gives back every byte it takes. */
 static void policy_work(void)
@@ -1536,6 +1565,7 @@ int main(void)
         cmocka_unit_test(partitions__known_or_meant),
         cmocka_unit_test(policy__returns_all_its_memory),
         cmocka_unit_test(partitions__one_past_the_limit_refused),
+        cmocka_unit_test(partitions__at_the_limit_each_found_none_read_past),
         cmocka_unit_test(shipped__every_key_commented_out),
         cmocka_unit_test(keys__fields_in_the_manual),
         cmocka_unit_test(defaults),
