@@ -500,6 +500,7 @@ void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below
     r->best_seconds = p->best.cost.step_seconds;
     r->best_bytes = p->best.memory.total;
     r->tie = mesh_used(f) > roomy_below ? MESH_TIE_HEADROOM : MESH_TIE_SIMPLER;
+    r->tight_share = r->tie == MESH_TIE_HEADROOM ? roomy_below + MESH_PLAN_HEADROOM : 0;
 }
 
 /* ---- the explanation's records, as lines ---- */
@@ -514,7 +515,7 @@ static const struct {
     [MESH_FAMILY_ZERO2] = {"zero2", "DP + ZeRO-2"},
     [MESH_FAMILY_ZERO3] = {"zero3", "DP + ZeRO-3"},
     [MESH_FAMILY_TP] = {"tp", "TP/CP without PP (+ DP/ZeRO)"},
-    [MESH_FAMILY_PP] = {"pp", "PP across nodes (+ TP, DP/ZeRO)"},
+    [MESH_FAMILY_PP] = {"pp", "PP (+ TP/CP, DP/ZeRO)"},
 };
 
 const char *mesh_family_name(mesh_family_t f)
@@ -539,6 +540,25 @@ static const char *parts_gib(const mesh_memory_t *mem, char *buf, size_t len)
     return buf;
 }
 
+/* Whether candidate c fits its GPUs and only the nodes' host memory is
+ * short (the optimizer offloaded: the search's fits_in refused it there). */
+static int host_short(const mesh_candidate_t *c)
+{
+    return c->layout.offload && c->memory.total <= c->memory.capacity;
+}
+
+/* "fits its GPUs (29.1 of 77.3 GiB) but not the nodes' host memory: ...",
+ * for a candidate that host_short, into buf[len]. */
+static const char *gpus_not_host(const mesh_candidate_t *c, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "fits its GPUs (%s of %s GiB) but not the nodes' host memory: its offloaded "
+             "optimizer keeps %s GiB per GPU there",
+             mesh_gib_str(c->memory.total).s, mesh_gib_str(c->memory.capacity).s,
+             mesh_gib_str(c->memory.host).s);
+    return buf;
+}
+
 /* Why the fastest near-tie was passed over: which rule of doc/design.md,
  * "Selection", decided, with the numbers it decided on. */
 static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
@@ -554,11 +574,13 @@ static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
         return;
     if (r->tie == MESH_TIE_HEADROOM)
         snprintf(buf + n, len - (size_t)n,
-                 "for %s GiB more headroom: %s against %s GiB of %s usable (%.0f%% vs %.0f%%; a "
-                 "near-tie above %.0f%% gives way to one needing %.0f%% of usable memory less)",
+                 "for %s GiB more headroom: %s against %s GiB of %s usable (%.0f%% vs %.0f%%; "
+                 "the simplest near-tie needs %.0f%%, above %.0f%%, so it gives way to the "
+                 "simplest needing %.0f%% of usable memory less)",
                  mesh_gib_str(c->memory.total - r->best_bytes).s, mesh_gib_str(r->best_bytes).s,
                  mesh_gib_str(c->memory.total).s, mesh_gib_str(cap).s, 100 * r->best_bytes / cap,
-                 100 * c->memory.total / cap, 100 * MESH_PLAN_TIGHT, 100 * MESH_PLAN_HEADROOM);
+                 100 * c->memory.total / cap, 100 * r->tight_share, 100 * MESH_PLAN_TIGHT,
+                 100 * MESH_PLAN_HEADROOM);
     else
         snprintf(buf + n, len - (size_t)n,
                  "as simpler: near-ties within %.0f%% go to the simpler layout (DP+ZeRO, then "
@@ -629,6 +651,10 @@ static void report_experts(const mesh_reason_t *r, char *buf, size_t len)
                  mesh_gib_str(mm->capacity).s, 100 * (c->cost.step_seconds / r->best_seconds - 1),
                  c->cost.step_seconds, r->best_seconds,
                  mesh_layout_format(l, canon, sizeof(canon)));
+    else if (host_short(c))
+        snprintf(buf, len, "EP %d (%s) at %s %s", l->ep, ep_where(r, where, sizeof(where)),
+                 mesh_layout_format(l, canon, sizeof(canon)),
+                 gpus_not_host(c, parts, sizeof(parts)));
     else
         snprintf(buf, len, "EP %d (%s) needs %s GiB per GPU > %s GiB usable (%s at %s)", l->ep,
                  ep_where(r, where, sizeof(where)), mesh_gib_str(mm->total).s,
@@ -664,6 +690,12 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
                  r->best_seconds, mesh_layout_format(&c->layout, canon, sizeof(canon)));
         break;
     case MESH_REASON_MEMORY:
+        if (host_short(c)) {
+            snprintf(buf, len, "%s at %s %s", name,
+                     mesh_layout_format(&c->layout, canon, sizeof(canon)),
+                     gpus_not_host(c, parts, sizeof(parts)));
+            break;
+        }
         snprintf(buf, len, "%s needs %s GiB per GPU > %s GiB usable (%s GiB at %s)", name,
                  mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
                  parts_gib(mm, parts, sizeof(parts)),
@@ -676,13 +708,10 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     case MESH_REASON_UNTRIED: snprintf(buf, len, "%s is not tried here: %s", name, r->rule); break;
     case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
     case MESH_REASON_NO_FIT:
-        if (c->layout.offload && mm->total <= mm->capacity) { /* the host is what is short */
-            snprintf(buf, len,
-                     "nothing fits: the closest layout (%s) fits its GPUs (%s of %s GiB) but not "
-                     "the node's host memory: its offloaded optimizer keeps %s GiB per GPU there",
+        if (host_short(c)) {
+            snprintf(buf, len, "nothing fits: the closest layout (%s) %s",
                      mesh_layout_format(&c->layout, canon, sizeof(canon)),
-                     mesh_gib_str(mm->total).s, mesh_gib_str(mm->capacity).s,
-                     mesh_gib_str(mm->host).s);
+                     gpus_not_host(c, parts, sizeof(parts)));
             break;
         }
         snprintf(buf, len,
@@ -694,6 +723,18 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     case MESH_REASON_EXPERTS: report_experts(r, buf, len); break;
     }
     return buf;
+}
+
+/* A whole allocation's memory: "1.3 TiB" from a TiB up, else "43.6 GiB"
+ * (a TiB's tenth is fine enough there; a smaller one printed as 0.0). */
+static mesh_gib_str_t tib_or_gib(double bytes)
+{
+    mesh_gib_str_t out;
+    if (bytes >= 1024 * MESH_GiB)
+        snprintf(out.s, sizeof(out.s), "%.1f TiB", bytes / (1024 * MESH_GiB));
+    else
+        snprintf(out.s, sizeof(out.s), "%.1f GiB", mesh_gib(bytes));
+    return out;
 }
 
 const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
@@ -724,8 +765,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,
                  "full fine-tuning is out of reach here: its model states alone are %.0f bytes "
-                 "per parameter, %.1f TiB, against %.1f TiB usable on the whole allocation",
-                 a->bytes_per_param, a->states / (MESH_GiB * 1024), a->usable / (MESH_GiB * 1024));
+                 "per parameter, %s, against %s usable on the whole allocation",
+                 a->bytes_per_param, tib_or_gib(a->states).s, tib_or_gib(a->usable).s);
         break;
     case MESH_ADVICE_LORA:
         snprintf(buf, len,

@@ -622,6 +622,10 @@ void mesh_cost_priced(const struct mesh_model *m, const struct mesh_layout *l,
  * (mesh_policy_alloc), which --gpu does not know. */
 #define MESH_GPU_GENERIC "generic"
 
+/* What a node's host memory may give the optimizer states offloaded to
+ * it: the rest is for the OS, data loaders and pinned staging buffers. */
+#define MESH_HOST_USABLE 0.8
+
 /* Bytes in GiB, the one unit every report prints memory in. */
 static inline double mesh_gib(double bytes)
 {

@@ -477,9 +477,15 @@ static int model_shape(const mesh_model_t *m, const mesh_layout_t *l, mesh_error
         return mesh_error_set(err, "cp %d needs seq_len %d divisible by 2*cp", l->cp, m->seq_len);
     if (m->has_arch && l->pp > m->layers)
         return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
-    if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1)
-        return mesh_error_set(err, "pp %d cannot split %d layers with at least one per stage",
-                              l->pp, m->layers);
+    if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1) {
+        int q = (m->layers + l->pp - 1) / l->pp;
+        return mesh_error_set(err,
+                              "pp %d cannot split %d layers: %d middle stages of %d (%d/%d "
+                              "rounded up) leave %d for the first and last, which need one "
+                              "each; a pp dividing %d splits evenly",
+                              l->pp, m->layers, l->pp - 2, q, m->layers, l->pp,
+                              m->layers - q * (l->pp - 2), m->layers);
+    }
     return 0;
 }
 
@@ -691,7 +697,12 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
         return -1;
     if (model_shape(m, l, err) < 0)
         return -1;
-    long world = mesh_world(a);
+    long world = mesh_world(a), span = (long)l->tp * l->cp * l->pp;
+    if (span > 0 && world % span) /* dp cannot make up the rest, pinned or not */
+        return mesh_error_set(err,
+                              "tp*cp*pp = %d*%d*%d = %ld does not divide the allocation's %ld "
+                              "GPUs: pin sizes whose product divides it (dp takes the rest)",
+                              l->tp, l->cp, l->pp, span, world);
     if (mesh_layout_world(l) != world)
         return mesh_error_set(err,
                               "tp*cp*pp*dp = %d*%d*%d*%d = %ld, but the allocation has %ld "

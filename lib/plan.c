@@ -79,13 +79,14 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
         return mesh_error_set(err, "nvlink: island size must be at least 1");
     if (a->gpu.memory <= 0)
         return mesh_error_set(err, "gpu memory unknown: give --gpu NAME or --gpu-mem SIZE");
-    if ((m->precision == MESH_PREC_BF16 || m->precision == MESH_PREC_FP8) && !a->gpu.has_bf16)
-        return mesh_error_set(err, "train.precision: %s has no bf16; use precision: fp16",
-                              a->gpu.name);
+    /* FP8 first: a GPU without bf16 has no FP8 either, and says so */
     if (m->precision == MESH_PREC_FP8 && a->gpu.peak_fp8 <= 0)
         return mesh_error_set(err,
                               "train.precision: %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
-                              "and MI300 do); use precision: bf16",
+                              "and MI300 do); use precision: %s",
+                              a->gpu.name, a->gpu.has_bf16 ? "bf16" : "fp16");
+    if ((m->precision == MESH_PREC_BF16 || m->precision == MESH_PREC_FP8) && !a->gpu.has_bf16)
+        return mesh_error_set(err, "train.precision: %s has no bf16; use precision: fp16",
                               a->gpu.name);
     if (m->precision == MESH_PREC_FP8 && m->fp8_recipe == MESH_FP8_MXFP8 && a->gpu.fp8_blocks < 2)
         return mesh_error_set(err,

@@ -292,10 +292,6 @@ static inline int mesh_search_done(const search_t *s)
     return s->found || s->halted;
 }
 
-/* What a node's host memory may give the optimizer states offloaded to
- * it: the rest is for the OS, data loaders and pinned staging buffers. */
-#define MESH_HOST_USABLE 0.8
-
 /* ---- prune.c ---- */
 
 /* The layers of l's fullest stage a full:N recomputation can cover. */

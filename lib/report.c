@@ -170,15 +170,17 @@ static void text_layout(mesh_buf_t *b, const mesh_plan_t *p)
         mesh_buf_puts(b, "  offload: the optimizer states and master weights live in host "
                          "memory, updated by the CPU\n");
     if (l->moments != MESH_PREC_FP32)
-        mesh_buf_printf(b,
-                        "  moments: Adam's two moments in %s (train.optimizer_dtype allows it)\n",
-                        mesh_precision_name(l->moments));
+        mesh_buf_printf(b, "  moments: Adam's two moments in %s (%s)\n",
+                        mesh_precision_name(l->moments),
+                        l->moments == m->optimizer_dtype ? "train.optimizer_dtype allows it"
+                                                         : "the pinned moments field");
     tp_overlap_line(b, p, l);
     if (l->ep > 0)
         mesh_buf_printf(b,
-                        "  experts: EP %d, expert TP %d, expert DP %ld (each stage's %ld ranks "
+                        "  experts: EP %d, expert TP %d, expert DP %ld (each stage's %ld %s "
                         "re-partitioned), %d of %d experts per rank\n",
                         l->ep, l->etp, mesh_layout_edp(l), (long)l->tp * l->cp * l->dp,
+                        mesh_noun((long)l->tp * l->cp * l->dp, "rank", "ranks"),
                         m->moe.experts / l->ep, m->moe.experts);
     mesh_buf_printf(b, "  --mesh %s\n", mesh_layout_format(l, canon, sizeof(canon)));
     if (m->has_arch && l->pp > 1) {
@@ -239,9 +241,12 @@ static void text_memory(mesh_buf_t *b, const mesh_plan_t *p)
                     100 * mem->total / mem->capacity, kept);
     if (mem->host > 0) {
         const mesh_alloc_t *a = mesh_plan_alloc(p);
-        mesh_buf_printf(b, "  %-12s %8s GiB per task in host memory, %s GiB per node of %s GiB\n",
+        mesh_buf_printf(b,
+                        "  %-12s %8s GiB per task in host memory, %s GiB per node of %s GiB "
+                        "usable (%.0f%% of %s GiB)\n",
                         "offloaded", mesh_gib_str(mem->host).s,
                         mesh_gib_str(mem->host * a->gpus_per_node).s,
+                        mesh_gib_str(MESH_HOST_USABLE * a->host_memory).s, 100 * MESH_HOST_USABLE,
                         mesh_gib_str(a->host_memory).s);
     }
     text_tight(b, p);
@@ -594,6 +599,8 @@ static void json_reason(mesh_buf_t *b, const mesh_reason_t *r, long global_batch
     if (r->kind == MESH_REASON_NEAR_TIE)
         mesh_buf_printf(b, ",\"best_need\":%.0f,\"decided_by\":\"%s\"", r->best_bytes,
                         tie_rules[r->tie]);
+    if (r->kind == MESH_REASON_NEAR_TIE && r->tie == MESH_TIE_HEADROOM)
+        mesh_buf_printf(b, ",\"simplest_share\":%.4g", r->tight_share);
     if (experts)
         mesh_buf_printf(b,
                         ",\"chosen\":%s,\"ep\":%d,\"ep_nodes\":%d,\"ep_fabric\":%s,"

@@ -113,6 +113,10 @@ typedef struct mesh_reason {
     char rule[MESH_ERROR_MAX];
     double best_bytes;   /* NEAR_TIE: the chosen layout's memory.total */
     mesh_tie_rule_t tie; /* NEAR_TIE: the rule that decided */
+    /* NEAR_TIE decided by MESH_TIE_HEADROOM: the share of its usable memory
+     * the simplest near-tie needed (above MESH_PLAN_TIGHT), which the
+     * chosen layout's is at least MESH_PLAN_HEADROOM under; 0 otherwise */
+    double tight_share;
     /* EXPERTS: 1 for the plan's own EP (candidate: the plan's layout), and
      * the nodes one expert-parallel group of candidate.layout spans, and
      * 1 where those nodes are trays of one NVLink fabric (GB200 NVL72),

@@ -354,12 +354,16 @@ static void no_layout__rows_say_why(void **state)
                 assert_non_null(strstr(r->why, "not asked whether any layout is"));
                 continue;
             }
-            char want[320];
+            char want[512];
+            int q = (80 + r->nodes - 1) / r->nodes; /* each middle stage's layers */
             snprintf(want, sizeof(want),
                      "no layout: %d nodes x 8 GPUs = %d GPUs: every split of the %d GPUs whose dp "
                      "divides global_batch 512 breaks another rule, as tp=1,cp=1,pp=%d,dp=8: pp "
-                     "%d cannot split 80 layers with at least one per stage",
-                     r->nodes, 8 * r->nodes, 8 * r->nodes, r->nodes, r->nodes);
+                     "%d cannot split 80 layers: %d middle stages of %d (80/%d rounded up) "
+                     "leave %d for the first and last, which need one each; a pp dividing 80 "
+                     "splits evenly",
+                     r->nodes, 8 * r->nodes, 8 * r->nodes, r->nodes, r->nodes, r->nodes - 2, q,
+                     r->nodes, 80 - q * (r->nodes - 2));
             assert_string_equal(r->why, want);
         }
         mesh_size_destroy(s);
@@ -374,8 +378,9 @@ static void no_layout__rows_say_why(void **state)
     assert_string_equal(s->rows[0].why,
                         "no layout: 19 nodes x 8 GPUs = 152 GPUs: every split of the 152 GPUs "
                         "whose dp divides global_batch 1009 breaks another rule, as "
-                        "tp=1,cp=2,pp=76,dp=1: pp 76 cannot split 80 layers with at least one "
-                        "per stage");
+                        "tp=1,cp=2,pp=76,dp=1: pp 76 cannot split 80 layers: 74 middle stages "
+                        "of 2 (80/76 rounded up) leave -68 for the first and last, which need one "
+                        "each; a pp dividing 80 splits evenly");
     mesh_size_destroy(s);
     s = mesh_size_create(&m, &a, 1, 3, NULL, NULL, MESH_SIZE_MIN, MESH_SIZE_TABLE, &err);
     assert_non_null(s);

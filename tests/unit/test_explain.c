@@ -390,6 +390,21 @@ static void no_fit__offload_with_host_memory(void **state)
         if (mesh_plan_advice_record(q, i)->kind == MESH_ADVICE_OFFLOAD)
             found = mesh_plan_advice_record(q, i)->host_memory == o->host_memory;
     assert_true(found);
+    /* a family whose least-memory layout fits its GPUs is short of the
+     * nodes' host memory, and its line says that, not "needs X > Y" */
+    int host_lines = 0;
+    for (int i = 0; i < mesh_plan_reason_count(q); i++) {
+        const mesh_reason_t *r = mesh_plan_reason_record(q, i);
+        const char *line = mesh_plan_reason(q, i);
+        if (r->kind != MESH_REASON_MEMORY || !r->candidate.layout.offload ||
+            r->candidate.memory.total > r->candidate.memory.capacity)
+            continue;
+        host_lines++;
+        assert_non_null(strstr(line, " fits its GPUs ("));
+        assert_non_null(strstr(line, "but not the nodes' host memory"));
+        assert_null(strstr(line, "GiB usable"));
+    }
+    assert_true(host_lines > 0);
     mesh_plan_destroy(q);
     done(p);
     /* the closest layout offloads and fits its GPUs: the host's memory is
@@ -403,7 +418,7 @@ static void no_fit__offload_with_host_memory(void **state)
     assert_int_equal(nf->candidate.layout.offload, 1);
     assert_true(nf->candidate.memory.total <= nf->candidate.memory.capacity);
     assert_non_null(strstr(mesh_plan_reason(p, 0), "fits its GPUs"));
-    assert_non_null(strstr(mesh_plan_reason(p, 0), "but not the node's host memory"));
+    assert_non_null(strstr(mesh_plan_reason(p, 0), "but not the nodes' host memory"));
     assert_null(strstr(mesh_plan_reason(p, 0), "short by"));
     done(p);
     /* offload pinned off: no such advice */
@@ -543,7 +558,7 @@ static void render__by_hand(void **state)
     r.family = MESH_FAMILY_PP;
     snprintf(r.rule, sizeof(r.rule), "a rule");
     assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
-                        "PP across nodes (+ TP, DP/ZeRO) is not possible here: a rule");
+                        "PP (+ TP/CP, DP/ZeRO) is not possible here: a rule");
     r.kind = (mesh_reason_kind_t)99;
     assert_string_equal(mesh_report_reason(&r, line, sizeof(line)), "");
 
@@ -554,7 +569,9 @@ static void render__by_hand(void **state)
     assert_string_equal(
         mesh_report_advice(&a, line, sizeof(line)),
         "full fine-tuning is out of reach here: its model states alone are 18 bytes "
-        "per parameter, 2.5 TiB, against 0.2 TiB usable on the whole allocation");
+        "per parameter, 2.5 TiB, against 256.0 GiB usable on the whole allocation");
+    a.usable = 1024 * GiB; /* a TiB from a TiB up */
+    assert_non_null(strstr(mesh_report_advice(&a, line, sizeof(line)), "against 1.0 TiB usable"));
     a = (mesh_advice_t){.kind = MESH_ADVICE_NODES, .nodes = 3, .gpus = 24};
     a.candidate.layout = r.candidate.layout;
     a.candidate.memory.total = 70.25 * GiB;
@@ -586,11 +603,13 @@ static void render__near_tie_by_hand(void **state)
     r.best_seconds = 100.1;
     r.best_bytes = 56.5 * GiB;
     r.tie = MESH_TIE_HEADROOM;
+    r.tight_share = 0.96; /* the simplest near-tie's, not the fastest's 93% */
     assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
                         "picked over tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on, "
                         "0.10% faster by the model (100 s vs 100.1 s), for 15.5 GiB more headroom: "
-                        "56.5 against 72.0 GiB of 77.5 usable (73% vs 93%; a near-tie above 90% "
-                        "gives way to one needing 10% of usable memory less)");
+                        "56.5 against 72.0 GiB of 77.5 usable (73% vs 93%; the simplest near-tie "
+                        "needs 96%, above 90%, so it gives way to the simplest needing 10% of "
+                        "usable memory less)");
     r.tie = MESH_TIE_SIMPLER;
     r.best_seconds = 100.5;
     assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),
