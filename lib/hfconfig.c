@@ -280,14 +280,18 @@ typedef struct family {
 } family_t;
 
 /* The sizes of a model of grouped-query attention: absent, the KV heads
- * and the head width are its class's defaults, kv_heads and head_dim. */
+ * and the head width are its class's defaults, kv_heads and head_dim.  A
+ * null num_key_value_heads is as many as the heads: each class's
+ * __post_init__ says so (configuration_llama.py, _mistral, _mixtral,
+ * _qwen2, _qwen3 at transformers 008e574). */
 static void gqa_sizes(hf_t *h, const char *kv_heads, const char *head_dim)
 {
+    json_t *kv = json_object_get(h->root, "num_key_value_heads");
     section(h, "", "arch");
     to_int(h, "num_hidden_layers", "  ", "layers", REQ);
     to_int(h, "hidden_size", "  ", "hidden", REQ);
     to_int(h, "num_attention_heads", "  ", "heads", REQ);
-    to_int(h, "num_key_value_heads", "  ", "kv_heads", kv_heads);
+    to_int(h, "num_key_value_heads", "  ", "kv_heads", kv && json_is_null(kv) ? SAME : kv_heads);
     to_int(h, "head_dim", "  ", "head_dim", head_dim);
     to_int(h, "vocab_size", "  ", "vocab", REQ);
 }
@@ -308,8 +312,11 @@ static const family_t llama = {SAME, SAME, SAME, "1e-06", 0};
 static const family_t mistral = {"8", SAME, SAME, "1e-06", 1};
 static const family_t mixtral = {"8", SAME, "1000000", "1e-05", 0};
 static const family_t qwen2 = {"32", SAME, SAME, "1e-06", 0};
-static const family_t qwen3 = {"8", "128", SAME, "1e-06", 0};
-static const family_t qwen3_moe = {"4", "128", SAME, "1e-06", 0};
+/* (Qwen3's 32 KV heads and Qwen3-MoE's width of hidden / heads, its class
+ * having no head_dim: configuration_qwen3.py and _qwen3_moe.py at
+ * transformers 008e574) */
+static const family_t qwen3 = {"32", "128", SAME, "1e-06", 0};
+static const family_t qwen3_moe = {"4", SAME, SAME, "1e-06", 0};
 
 static void no_sliding_window(hf_t *h, const family_t *f)
 {
@@ -387,6 +394,10 @@ static void read_qwen3(hf_t *h)
     qwen3_like(h, &qwen3);
 }
 
+/* MixtralConfig's and Qwen3MoeConfig's router_aux_loss_coef, absent
+ * (configuration_mixtral.py, _qwen3_moe.py at transformers 008e574) */
+static const char ROUTER_AUX_LOSS[] = "0.001";
+
 /* Mixtral: every layer's MLP is its experts, of intermediate_size. */
 static void read_mixtral(hf_t *h)
 {
@@ -398,7 +409,7 @@ static void read_mixtral(hf_t *h)
     to_int(h, "num_local_experts", "    ", "experts", REQ);
     to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);
     to_int(h, "intermediate_size", "    ", "ffn", REQ);
-    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", ROUTER_AUX_LOSS);
     field_of(h, "router_jitter_noise"); /* a training regularizer, no allocation */
     field_of(h, "output_router_logits");
 }
@@ -418,7 +429,7 @@ static void read_qwen3_moe(hf_t *h)
     to_int(h, "num_experts", "    ", "experts", REQ);
     to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);
     to_int(h, "moe_intermediate_size", "    ", "ffn", REQ);
-    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", ROUTER_AUX_LOSS);
     field_of(h, "output_router_logits");
 }
 

@@ -368,6 +368,39 @@ static void config__nemotron_defaults(void **state)
     (void)state;
 }
 
+/* Left-out and null fields are their transformers classes' defaults:
+ * Qwen3's 32 KV heads (not its checkpoints' 8), a null
+ * num_key_value_heads as many as the heads, Qwen3-MoE's head width of
+ * hidden / heads (its class has no head_dim) and the MoE classes' router
+ * coefficient of 0.001 (not Megatron-LM's suggested 1e-2). */
+static void config__class_defaults(void **state)
+{
+    mesh_model_t m;
+    mesh_error_t err;
+#define SIZES                                                                                      \
+    "\"num_hidden_layers\": 2, \"hidden_size\": 2048, \"num_attention_heads\": 32, "               \
+    "\"vocab_size\": 1000, \"intermediate_size\": 4096"
+    if (load(write_config("q3", "{\"model_type\": \"qwen3\", " SIZES "}"), NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.kv_heads, 32);
+    assert_int_equal(m.head_dim, 128);
+    if (load(write_config("mi", "{\"model_type\": \"mistral\", \"num_key_value_heads\": null, "
+                                "\"sliding_window\": null, " SIZES "}"),
+             NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.kv_heads, 32);
+    if (load(write_config("q3m", "{\"model_type\": \"qwen3_moe\", \"num_experts\": 8, "
+                                 "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 256, "
+                                 "\"norm_topk_prob\": true, " SIZES "}"),
+             NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.kv_heads, 4);
+    assert_int_equal(m.head_dim, 0); /* the spec's default: hidden / heads */
+    assert_true(m.router.aux_loss == 0.001);
+#undef SIZES
+    (void)state;
+}
+
 /* What the spec cannot say, and JSON that is not a config, refused in one
  * line naming the field. */
 static void config__refused_naming_the_field(void **state)
@@ -556,6 +589,7 @@ int main(void)
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
         cmocka_unit_test(config__nemotron_defaults),
+        cmocka_unit_test(config__class_defaults),
     };
     return cmocka_run_group_tests_name("hf", tests, setup, teardown);
 }
