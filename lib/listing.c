@@ -346,8 +346,10 @@ static void size_chain_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_mod
         return;
     mesh_size_chain(&est, sz->margin, job->max_minutes, &c);
     mesh_size_slurm_time(c.need, t, sizeof(t));
-    mesh_buf_printf(b, "Run on %d node%s: %.1f d, --time=%s with the %s margin", r->nodes,
-                    r->nodes == 1 ? "" : "s", est.seconds / 86400, t, mesh_pct_str(sz->margin).s);
+    /* the run as people read it (a short one was "0.0 d") */
+    mesh_buf_printf(b, "Run on %d %s: %s, --time=%s with the %s margin", r->nodes,
+                    mesh_noun(r->nodes, "node", "nodes"), mesh_duration_str(est.seconds).s, t,
+                    mesh_pct_str(sz->margin).s);
     if (job->max_minutes > 0) {
         char max[32];
         mesh_size_slurm_time(job->max_minutes, max, sizeof(max));

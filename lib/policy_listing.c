@@ -111,7 +111,7 @@ char *mesh_listing_policy(const mesh_policy_t *p, const char *path, int json)
             mesh_buf_puts(&b, "null");
         mesh_buf_puts(&b, ",\"settings\":{");
     } else {
-        mesh_buf_printf(&b, "policy %s\n\nsettings (* set by the policy, the rest its defaults)\n",
+        mesh_buf_printf(&b, "policy %s\n\nsettings (* where the policy changes the default)\n",
                         path ? path : "(none: the defaults)");
     }
     const char *name, *same;

@@ -489,8 +489,11 @@ static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, in
     if (lo < 1 || lo > hi)
         return mesh_error_set(err, "the node range %d-%d is empty", lo, hi), NULL;
     if ((long)hi - lo + 1 > MESH_SIZE_ROWS_MAX)
-        return mesh_error_set(err, "the node range %d-%d has more than %d counts", lo, hi,
-                              MESH_SIZE_ROWS_MAX),
+        return mesh_error_set(err,
+                              "the node range %d-%d has more than %d counts: narrow it to %d "
+                              "counts at most (%d-%d)",
+                              lo, hi, MESH_SIZE_ROWS_MAX, MESH_SIZE_ROWS_MAX, lo,
+                              lo + MESH_SIZE_ROWS_MAX - 1),
                NULL;
     if ((int)goal < 0 || (int)goal >= MESH_ARRAY_LEN(goal_names))
         return mesh_error_set(err, "unknown sizing goal %d", (int)goal), NULL;
@@ -661,7 +664,10 @@ static int scan_field(part_scan_t *p, const char *f, size_t k, mesh_error_t *err
 
 int mesh_size_max_time_parse(const char *text, const char *name, long *minutes, mesh_error_t *err)
 {
-    part_scan_t p = {.want = name && *name ? name : NULL};
+    /* a job's list names its first, as mesh_policy_partition reads it */
+    char first[MESH_SIZE_GOAL_MAX];
+    snprintf(first, sizeof(first), "%.*s", name ? (int)strcspn(name, ",") : 0, name ? name : "");
+    part_scan_t p = {.want = first[0] ? first : NULL};
     for (const char *t = text; *t;) {
         size_t k = strcspn(t, " \t\r\n");
         for (size_t i = 0; i < k; i++)

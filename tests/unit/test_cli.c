@@ -975,7 +975,7 @@ static void size__margin_as_given(void **state)
         run("size", "--model", "llama3-8b", "--nodes", "1-4", "--gpus-per-node", "8", "--gpu",
             "H100-SXM", "--set", "train.tokens=1e10", "--set", "time_margin=0.125", NULL);
     assert_int_equal(r->status, 0);
-    assert_non_null(strstr(r->out, "\nRun on 1 node: 1.5 d, --time=1-16:47:00 with the 12.5% "
+    assert_non_null(strstr(r->out, "\nRun on 1 node: 1 d 12 h, --time=1-16:47:00 with the 12.5% "
                                    "margin"));
     r = run("plan", "--model", "llama3-8b", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
             "H100-SXM", "--set", "train.tokens=1e10", "--set", "time_margin=0.125", "--no-pictures",
@@ -1500,7 +1500,8 @@ static void size__bad_input_names_the_option(void **state)
     /* a partition: the range cut to its nodes, or refused beyond them */
     char path[] = "/tmp/meshplan-policy-XXXXXX", pol[64];
     int fd = mkstemp(path);
-    static const char yaml[] = "gpu: H100-SXM\npartitions:\n  gpu: {nodes: 4}\n";
+    static const char yaml[] =
+        "gpu: H100-SXM\npartitions:\n  gpu: {nodes: 4}\n  big: {gpu: H200, nodes: 2}\n";
     assert_int_equal(write(fd, yaml, sizeof(yaml) - 1), (ssize_t)sizeof(yaml) - 1);
     close(fd);
     snprintf(pol, sizeof(pol), "%s", path);
@@ -1515,6 +1516,12 @@ static void size__bad_input_names_the_option(void **state)
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "Sizing llama3-8b on 1-4 nodes of 8 H100-SXM, goal min\n"));
     assert_string_equal(size_row_of(r->out, 5), "");
+    /* a list (sbatch -p big,gpu): sized as the controller sizes it, on its
+     * first, not on the policy's default GPU over the whole range */
+    r = run("size", "--model", "llama3-8b", "--nodes", "1-8", "--gpus-per-node", "8", "--partition",
+            "big,gpu", "--policy", pol, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "Sizing llama3-8b on 1-2 nodes of 8 H200, goal min\n"));
     unlink(path);
 }
 

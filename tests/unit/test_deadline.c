@@ -289,6 +289,8 @@ static void partition_info__max_time_of_the_named(void **state)
     assert_int_equal(m, 0);
     assert_int_equal(mesh_size_max_time_parse(scontrol, "short", &m, &err), 0);
     assert_int_equal(m, 30);
+    assert_int_equal(mesh_size_max_time_parse(scontrol, "short,gpu", &m, &err), 0); /* its first */
+    assert_int_equal(m, 30);
     assert_int_equal(mesh_size_max_time_parse(scontrol, NULL, &m, &err), 0); /* Default=YES */
     assert_int_equal(m, 2880);
     assert_int_equal(mesh_size_max_time_parse("PartitionName=x MaxTime=1-00:00:00", "", &m, &err),

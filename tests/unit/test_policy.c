@@ -1531,6 +1531,10 @@ static void partitions__at_the_limit_each_found_none_read_past(void **state)
     }
     assert_null(mesh_policy_partition(p, "p33"));
     assert_null(mesh_policy_partition(p, NULL));
+    /* a job's list (sbatch -p p3,p1) names its first; a prefix is no match */
+    assert_int_equal(mesh_policy_partition(p, "p3,p1")->nodes, 3);
+    assert_null(mesh_policy_partition(p, "p,p1"));
+    assert_int_equal(mesh_policy_partition(p, "p32,")->nodes, 32);
     free(p);
 }
 

@@ -254,7 +254,13 @@ static void size__bad_input(void **state)
     assert_non_null(strstr(err.msg, "4-2 is empty"));
     assert_null(mesh_size_create(&m, &a, 0, 2, NULL, NULL, MESH_SIZE_MIN, 0, &err));
     assert_null(
-        mesh_size_create(&m, &a, 1, MESH_SIZE_ROWS_MAX + 1, NULL, NULL, MESH_SIZE_MIN, 0, &err));
+        mesh_size_create(&m, &a, 3, MESH_SIZE_ROWS_MAX + 3, NULL, NULL, MESH_SIZE_MIN, 0, &err));
+    assert_string_equal(err.msg, "the node range 3-4099 has more than 4096 counts: narrow it to "
+                                 "4096 counts at most (3-4098)");
+    mesh_size_t *widest =
+        mesh_size_create(&m, &a, 3, MESH_SIZE_ROWS_MAX + 2, NULL, NULL, MESH_SIZE_MIN, 0, &err);
+    assert_non_null(widest);
+    mesh_size_destroy(widest);
     assert_null(mesh_size_create(&m, &a, 1, 2, NULL, NULL, (mesh_size_goal_t)7, 0, &err));
     /* inputs no count can be planned from: the first count's error, named */
     mesh_alloc_t blind = a;
