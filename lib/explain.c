@@ -576,7 +576,7 @@ static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n,
                  "for %s GiB more headroom: %s against %s GiB of %s usable (%.0f%% vs %.0f%%; "
                  "the simplest near-tie needs %.0f%%, above %.0f%%, so it gives way to the "
-                 "simplest needing %.0f%% of usable memory less)",
+                 "simplest needing at least %.0f%% of usable memory less)",
                  mesh_gib_str(c->memory.total - r->best_bytes).s, mesh_gib_str(r->best_bytes).s,
                  mesh_gib_str(c->memory.total).s, mesh_gib_str(cap).s, 100 * r->best_bytes / cap,
                  100 * c->memory.total / cap, 100 * r->tight_share, 100 * MESH_PLAN_TIGHT,
@@ -725,12 +725,13 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
     return buf;
 }
 
-/* A whole allocation's memory: "1.3 TiB" from a TiB up, else "43.6 GiB"
- * (a TiB's tenth is fine enough there; a smaller one printed as 0.0). */
+/* A whole allocation's memory: "1.3 TiB" from what prints as 1024.0 GiB
+ * up, else "43.6 GiB" (a TiB's tenth is fine enough there; a smaller one
+ * printed as 0.0). */
 static mesh_gib_str_t tib_or_gib(double bytes)
 {
     mesh_gib_str_t out;
-    if (bytes >= 1024 * MESH_GiB)
+    if (mesh_gib(bytes) >= 1024 - 0.05)
         snprintf(out.s, sizeof(out.s), "%.1f TiB", bytes / (1024 * MESH_GiB));
     else
         snprintf(out.s, sizeof(out.s), "%.1f GiB", mesh_gib(bytes));

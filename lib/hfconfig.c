@@ -63,7 +63,8 @@ static void use(hf_t *h, const char *field)
 }
 
 /* Field `field` of the file, NULL where it is absent or JSON null (the
- * configuration classes' way of saying "the default"). */
+ * configuration classes' way of saying "the default"; gqa_sizes reads a
+ * null num_key_value_heads itself). */
 static json_t *field_of(hf_t *h, const char *field)
 {
     use(h, field);
@@ -283,7 +284,8 @@ typedef struct family {
  * and the head width are its class's defaults, kv_heads and head_dim.  A
  * null num_key_value_heads is as many as the heads: each class's
  * __post_init__ says so (configuration_llama.py, _mistral, _mixtral,
- * _qwen2, _qwen3 at transformers 008e574). */
+ * _qwen2, _qwen3 at transformers 008e574); Qwen3-MoE's, which takes no
+ * null, is read alike. */
 static void gqa_sizes(hf_t *h, const char *kv_heads, const char *head_dim)
 {
     json_t *kv = json_object_get(h->root, "num_key_value_heads");

@@ -478,13 +478,15 @@ static int model_shape(const mesh_model_t *m, const mesh_layout_t *l, mesh_error
     if (m->has_arch && l->pp > m->layers)
         return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
     if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1) {
-        int q = (m->layers + l->pp - 1) / l->pp;
+        int q = (m->layers + l->pp - 1) / l->pp, below = l->pp - 1;
+        while (mesh_stage_layers(m->layers, below, 0) < 1) /* pp 1 always splits */
+            below--;
         return mesh_error_set(err,
                               "pp %d cannot split %d layers: %d middle stages of %d (%d/%d "
-                              "rounded up) leave %d for the first and last, which need one "
-                              "each; a pp dividing %d splits evenly",
-                              l->pp, m->layers, l->pp - 2, q, m->layers, l->pp,
-                              m->layers - q * (l->pp - 2), m->layers);
+                              "rounded up) take %d, more than the %d left after one each for the "
+                              "first and last; pp %d, the largest below, splits them",
+                              l->pp, m->layers, l->pp - 2, q, m->layers, l->pp, q * (l->pp - 2),
+                              m->layers - 2, below);
     }
     return 0;
 }
@@ -698,11 +700,12 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (model_shape(m, l, err) < 0)
         return -1;
     long world = mesh_world(a), span = (long)l->tp * l->cp * l->pp;
-    if (span > 0 && world % span) /* dp cannot make up the rest, pinned or not */
+    if (world % span) /* dp cannot make up the rest, given or not */
         return mesh_error_set(err,
-                              "tp*cp*pp = %d*%d*%d = %ld does not divide the allocation's %ld "
-                              "GPUs: pin sizes whose product divides it (dp takes the rest)",
-                              l->tp, l->cp, l->pp, span, world);
+                              "tp*cp*pp = %d*%d*%d = %ld %s the allocation's %ld GPUs; dp takes "
+                              "the rest, so their product must divide it",
+                              l->tp, l->cp, l->pp, span,
+                              span > world ? "is more than" : "does not divide", world);
     if (mesh_layout_world(l) != world)
         return mesh_error_set(err,
                               "tp*cp*pp*dp = %d*%d*%d*%d = %ld, but the allocation has %ld "

@@ -354,7 +354,8 @@ static void size_chain_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_mod
         char max[32];
         mesh_size_slurm_time(job->max_minutes, max, sizeof(max));
         if (job->partition[0])
-            mesh_buf_printf(b, "; partition %s's MaxTime is %s", job->partition, max);
+            mesh_buf_printf(b, "; partition %.*s's MaxTime is %s", /* a list's first */
+                            (int)strcspn(job->partition, ","), job->partition, max);
         else
             mesh_buf_printf(b, "; the partition's MaxTime is %s", max);
     }

@@ -154,8 +154,8 @@ int mesh_policy_alloc(const mesh_assumptions_t *assume, const char *gpu, double 
 const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name)
 {
     const mesh_policy_controller_t *c = &p->controller;
-    /* a job's list names its first: the partition Slurm tries first, and
-     * the one the controller judges and sizes for */
+    /* a job's list names its first: the partition the controller sizes
+     * such a job on (it judges the fit on each, passing one name) */
     size_t k = name ? strcspn(name, ",") : 0;
     for (int i = 0; name && i < c->n_partitions; i++)
         if (strncmp(c->partitions[i].name, name, k) == 0 && c->partitions[i].name[k] == '\0')

@@ -81,8 +81,9 @@ int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi
         return 0;
     if (*lo > q->nodes)
         return mesh_error_set(err,
-                              "the node range %d-%d is outside partition %s, which has %d nodes",
-                              *lo, *hi, name && *name ? name : q->name, q->nodes);
+                              "the node range %d-%d is outside partition %.*s, which has %d nodes",
+                              *lo, *hi, name && *name ? (int)strcspn(name, ",") : MESH_NAME_MAX,
+                              name && *name ? name : q->name, q->nodes);
     if (*hi > q->nodes)
         *hi = q->nodes;
     return 0;
@@ -614,7 +615,8 @@ const char *mesh_size_chain_recipe(const mesh_chain_t *c, int nodes, const char 
  * reads them: the wanted one's MaxTime, and how many records and defaults
  * there were. */
 typedef struct part_scan {
-    const char *want; /* NULL: the default or the only one */
+    const char *want; /* its first want_len bytes; NULL: the default or the only one */
+    size_t want_len;
     int records, defaults, found;
     char name[MESH_SIZE_GOAL_MAX], max_time[MESH_SIZE_GOAL_MAX], cur[MESH_SIZE_GOAL_MAX];
     int cur_default, cur_has_max, has_max;
@@ -628,7 +630,8 @@ static void end_record(part_scan_t *p)
         return;
     p->defaults += p->cur_default;
     /* no name: the default, else the first (taken if it is the only one) */
-    int wanted = p->want ? strcmp(p->cur, p->want) == 0 : p->cur_default || p->records == 1;
+    int wanted = p->want ? strncmp(p->cur, p->want, p->want_len) == 0 && !p->cur[p->want_len]
+                         : p->cur_default || p->records == 1;
     if (wanted && (!p->found || (!p->want && p->cur_default))) {
         p->found = 1;
         p->has_max = p->cur_has_max;
@@ -665,9 +668,8 @@ static int scan_field(part_scan_t *p, const char *f, size_t k, mesh_error_t *err
 int mesh_size_max_time_parse(const char *text, const char *name, long *minutes, mesh_error_t *err)
 {
     /* a job's list names its first, as mesh_policy_partition reads it */
-    char first[MESH_SIZE_GOAL_MAX];
-    snprintf(first, sizeof(first), "%.*s", name ? (int)strcspn(name, ",") : 0, name ? name : "");
-    part_scan_t p = {.want = first[0] ? first : NULL};
+    size_t first = name ? strcspn(name, ",") : 0;
+    part_scan_t p = {.want = first ? name : NULL, .want_len = first};
     for (const char *t = text; *t;) {
         size_t k = strcspn(t, " \t\r\n");
         for (size_t i = 0; i < k; i++)
@@ -686,7 +688,8 @@ int mesh_size_max_time_parse(const char *text, const char *name, long *minutes, 
         return mesh_error_set(err, "no PartitionName= record: give scontrol show partition's "
                                    "output");
     if (!p.found && p.want)
-        return mesh_error_set(err, "partition %s is not in it (%d partitions)", p.want, p.records);
+        return mesh_error_set(err, "partition %.*s is not in it (%d partitions)", (int)p.want_len,
+                              p.want, p.records);
     if (!p.found || (!p.want && (p.defaults > 1 || (p.defaults == 0 && p.records > 1))))
         return mesh_error_set(err, "%d partitions and no single default: name one (--partition)",
                               p.records);

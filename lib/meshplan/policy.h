@@ -262,7 +262,8 @@ MESH_API int mesh_policy_parse(mesh_policy_t *p, const char *buf, size_t len, co
  * The settings for partition `name` (NULL: the job named none), matched
  * exactly, or else those of the partition called "default"; NULL if
  * neither is in the policy.  `name` may be a job's comma-separated list
- * (sbatch -p a,b): its first is matched, as the controller judges it.
+ * (sbatch -p a,b): its first is matched, the partition the controller
+ * sizes such a job on (its fit it judges on each, one name at a time).
  * The pointer is into *p: valid as long as *p.
  */
 MESH_API const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char *name);

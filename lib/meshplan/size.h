@@ -130,8 +130,8 @@ MESH_API int mesh_size_aim_parse(const char *text, long long now, mesh_size_aim_
 
 /**
  * Bound the node range *lo..*hi by partition `name`'s `nodes:` in the
- * policy (mesh_policy_partition: that name, else "default"; NULL or "":
- * the job names none).  A range reaching past the partition's nodes is cut
+ * policy (mesh_policy_partition: that name, or a list's first, else
+ * "default"; NULL or "": the job names none).  A range reaching past the partition's nodes is cut
  * to them (the controller cannot give more); the partition's entry
  * without `nodes:`, or no entry, leaves it as it is.
  *
@@ -245,8 +245,8 @@ MESH_API long mesh_size_limit_minutes(const mesh_estimate_t *e, double margin);
 MESH_API const char *mesh_size_slurm_time(long minutes, char *buf, size_t len);
 
 /**
- * The MaxTime of partition `name` (NULL or "": the one marked Default=YES,
- * else the only one) in text, the output of `scontrol show partition`:
+ * The MaxTime of partition `name` (a list's first; NULL or "": the one
+ * marked Default=YES, else the only one) in text, the output of `scontrol show partition`:
  * records that each begin with PartitionName=NAME, fields KEY=VALUE between
  * blanks and newlines (slurm.conf's PartitionName lines read alike).  Into
  * *minutes: mesh_parse_max_time's (0: UNLIMITED).  Returns 0, or -1 with

@@ -1500,8 +1500,8 @@ static void size__bad_input_names_the_option(void **state)
     /* a partition: the range cut to its nodes, or refused beyond them */
     char path[] = "/tmp/meshplan-policy-XXXXXX", pol[64];
     int fd = mkstemp(path);
-    static const char yaml[] =
-        "gpu: H100-SXM\npartitions:\n  gpu: {nodes: 4}\n  big: {gpu: H200, nodes: 2}\n";
+    static const char yaml[] = "gpu: H100-SXM\npartitions:\n  gpu: {nodes: 4}\n"
+                               "  big: {gpu: H200, nodes: 2, max_time: 2-00:00:00}\n";
     assert_int_equal(write(fd, yaml, sizeof(yaml) - 1), (ssize_t)sizeof(yaml) - 1);
     close(fd);
     snprintf(pol, sizeof(pol), "%s", path);
@@ -1519,9 +1519,13 @@ static void size__bad_input_names_the_option(void **state)
     /* a list (sbatch -p big,gpu): sized as the controller sizes it, on its
      * first, not on the policy's default GPU over the whole range */
     r = run("size", "--model", "llama3-8b", "--nodes", "1-8", "--gpus-per-node", "8", "--partition",
-            "big,gpu", "--policy", pol, NULL);
+            "big,gpu", "--policy", pol, "--set", "train.tokens=1e9", NULL);
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "Sizing llama3-8b on 1-2 nodes of 8 H200, goal min\n"));
+    assert_non_null(strstr(r->out, " margin; partition big's MaxTime is 2-00:00:00"));
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "3-8", "--gpus-per-node", "8",
+                   "--partition", "big,gpu", "--policy", pol, NULL),
+               "--nodes 3-8: the node range 3-8 is outside partition big, which has 2 nodes");
     unlink(path);
 }
 

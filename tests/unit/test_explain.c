@@ -570,8 +570,11 @@ static void render__by_hand(void **state)
         mesh_report_advice(&a, line, sizeof(line)),
         "full fine-tuning is out of reach here: its model states alone are 18 bytes "
         "per parameter, 2.5 TiB, against 256.0 GiB usable on the whole allocation");
-    a.usable = 1024 * GiB; /* a TiB from a TiB up */
+    a.usable = 1023.96 * GiB; /* a TiB from what prints as 1024.0 GiB up */
     assert_non_null(strstr(mesh_report_advice(&a, line, sizeof(line)), "against 1.0 TiB usable"));
+    a.usable = 1023.94 * GiB;
+    assert_non_null(
+        strstr(mesh_report_advice(&a, line, sizeof(line)), "against 1023.9 GiB usable"));
     a = (mesh_advice_t){.kind = MESH_ADVICE_NODES, .nodes = 3, .gpus = 24};
     a.candidate.layout = r.candidate.layout;
     a.candidate.memory.total = 70.25 * GiB;
@@ -608,8 +611,8 @@ static void render__near_tie_by_hand(void **state)
                         "picked over tp=4,pp=4,dp=2,cp=4,zero=1,vpp=1,mb=1,recompute=full:1,sp=on, "
                         "0.10% faster by the model (100 s vs 100.1 s), for 15.5 GiB more headroom: "
                         "56.5 against 72.0 GiB of 77.5 usable (73% vs 93%; the simplest near-tie "
-                        "needs 96%, above 90%, so it gives way to the simplest needing 10% of "
-                        "usable memory less)");
+                        "needs 96%, above 90%, so it gives way to the simplest needing at least "
+                        "10% of usable memory less)");
     r.tie = MESH_TIE_SIMPLER;
     r.best_seconds = 100.5;
     assert_string_equal(mesh_report_reason(&r, line, sizeof(line)),

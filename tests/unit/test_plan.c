@@ -2070,8 +2070,8 @@ static void layout_check__each_rule__exact_message(void **state)
     l = test_layout("tp=2,pp=4,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on");
     assert_int_equal(mesh_layout_check(&five, &a, &l, &err), -1);
     assert_string_equal(err.msg, "pp 4 cannot split 5 layers: 2 middle stages of 2 (5/4 rounded "
-                                 "up) leave 1 for the first and last, which need one each; a pp "
-                                 "dividing 5 splits evenly");
+                                 "up) take 4, more than the 3 left after one each for the first "
+                                 "and last; pp 3, the largest below, splits them");
     five.layers = 7; /* 1,2,2,2 */
     assert_int_equal(mesh_layout_check(&five, &a, &l, &err), 0);
     /* the allocation's side: tp must divide a node as well as its island */
