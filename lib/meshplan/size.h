@@ -131,9 +131,9 @@ MESH_API int mesh_size_aim_parse(const char *text, long long now, mesh_size_aim_
 /**
  * Bound the node range *lo..*hi by partition `name`'s `nodes:` in the
  * policy (mesh_policy_partition: that name, or a list's first, else
- * "default"; NULL or "": the job names none).  A range reaching past the partition's nodes is cut
- * to them (the controller cannot give more); the partition's entry
- * without `nodes:`, or no entry, leaves it as it is.
+ * "default"; NULL or "": the job names none).  A range reaching past the
+ * partition's nodes is cut to them (the controller cannot give more); the
+ * partition's entry without `nodes:`, or no entry, leaves it as it is.
  *
  * Returns 0, or -1 with err set when the range is empty (*lo < 1 or *lo >
  * *hi) or lies wholly outside the partition (*lo beyond its nodes); the
@@ -246,9 +246,10 @@ MESH_API const char *mesh_size_slurm_time(long minutes, char *buf, size_t len);
 
 /**
  * The MaxTime of partition `name` (a list's first; NULL or "": the one
- * marked Default=YES, else the only one) in text, the output of `scontrol show partition`:
- * records that each begin with PartitionName=NAME, fields KEY=VALUE between
- * blanks and newlines (slurm.conf's PartitionName lines read alike).  Into
+ * marked Default=YES, else the only one) in text, the output of `scontrol
+ * show partition`: records that each begin with PartitionName=NAME, fields
+ * KEY=VALUE between blanks and newlines (slurm.conf's PartitionName lines
+ * read alike).  Into
  * *minutes: mesh_parse_max_time's (0: UNLIMITED).  Returns 0, or -1 with
  * err set: no such partition (or, without a name, none or several and no
  * default), the record gives no MaxTime or one that is no time limit, or
