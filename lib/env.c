@@ -24,10 +24,11 @@ enum {
     NEEDS_NUMA = 8,
     BIND_CUDA = 16,
     BIND_ROCR = 32,
-    NEEDS_MOE = 64,         /* the expert groups: a MoE model's layout only */
-    NEEDS_BUDGET = 128,     /* a spec with train.tokens or train.steps only */
-    NEEDS_RESTART = 256,    /* a restart's only (mesh_task_t's restart) */
-    NEEDS_CONNECTIONS = 512 /* where Megatron-LM asks a value of it */
+    NEEDS_MOE = 64,          /* the expert groups: a MoE model's layout only */
+    NEEDS_BUDGET = 128,      /* a spec with train.tokens or train.steps only */
+    NEEDS_RESTART = 256,     /* a restart's only (mesh_task_t's restart) */
+    NEEDS_CONNECTIONS = 512, /* where Megatron-LM asks a value of it */
+    NEEDS_MEGATRON = 1024    /* where Megatron-LM trains what the plan prices */
 };
 
 typedef struct ctx {
@@ -518,6 +519,23 @@ static const megatron_group_fn megatron_groups[] = {
     mg_fp8,
 };
 
+/* Megatron-LM at d98e8a6 trains every weight: it has no LoRA (no PEFT or
+ * adapter flag in megatron/training/arguments.py; megatron/core keeps only
+ * a hook for NeMo's adapter, tensor_parallel/layers.py L977).  Its flags
+ * for a LoRA plan would start full training, whose gradients and optimizer
+ * the plan priced at a hundredth (lib/accounting.c), so they are withheld
+ * rather than exported to run out of memory.  DeepSpeed's config names no
+ * adapters either, but Hugging Face PEFT adds them to a DeepSpeed or
+ * PyTorch job, whose memory the plan prices as it runs. */
+const char *mesh_megatron_withheld(const mesh_model_t *m)
+{
+    if (m->finetune == MESH_FINETUNE_LORA)
+        return "Megatron-LM has no LoRA (at d98e8a6): its flags would train every weight; train "
+               "the adapters with Hugging Face PEFT under DeepSpeed (MESH_DEEPSPEED_CONFIG) or "
+               "PyTorch";
+    return NULL;
+}
+
 /* Transformer Engine, Megatron-LM's default implementation of a layer, runs
  * on Ampere and later (README.rst's hardware at d0067d0): the GPUs with
  * bf16.  Before them the local implementation (the plan prices its
@@ -546,12 +564,13 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
  * ahead of the GEMMs they overlap.  A GPU with MXFP8 (fp8_blocks 2) has
  * compute capability 10 or more (lib/gpu.c); any other, an unknown one
  * included, is taken as older, and 1 is allowed on Blackwell too.  0:
- * Megatron-LM asks nothing (or the spec names another framework), and the
- * job's own value stays. */
+ * Megatron-LM asks nothing (or the spec names another framework, or its
+ * flags are withheld), and the job's own value stays. */
 int mesh_megatron_max_connections(const mesh_model_t *m, const mesh_layout_t *l,
                                   const mesh_gpu_t *gpu)
 {
-    if (m->framework != MESH_FW_AUTO && m->framework != MESH_FW_MEGATRON)
+    if ((m->framework != MESH_FW_AUTO && m->framework != MESH_FW_MEGATRON) ||
+        mesh_megatron_withheld(m))
         return 0;
     if (l->zero >= 2)
         return 8;
@@ -645,7 +664,7 @@ static const struct var {
     {MESH_ENV_PLAN, M_ALL, 0, r_plan},
     {"MESH_PLAN_DIGEST", M_ALL, 0, r_digest},
     {"MESH_RESHARD", M_ALL, NEEDS_RESTART, r_reshard},
-    {"MESH_MEGATRON_ARGS", M_ALL, 0, r_megatron},
+    {"MESH_MEGATRON_ARGS", M_ALL, NEEDS_MEGATRON, r_megatron},
     {MESH_ENV_MAX_CONNECTIONS, M_ALL, NEEDS_CONNECTIONS, r_max_connections},
     {"MESH_DEEPSPEED_CONFIG", M_ALL, 0, r_deepspeed},
     {"MESH_GPU_BUSID", M_ALL, PER_RANK | NEEDS_TOPO, r_busid},
@@ -717,7 +736,8 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & NEEDS_MOE) && x.l->ep <= 0) ||
             ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps) ||
             ((v->flags & NEEDS_RESTART) && !task->restart) ||
-            ((v->flags & NEEDS_CONNECTIONS) && !mesh_megatron_max_connections(x.m, x.l, &a->gpu)))
+            ((v->flags & NEEDS_CONNECTIONS) && !mesh_megatron_max_connections(x.m, x.l, &a->gpu)) ||
+            ((v->flags & NEEDS_MEGATRON) && mesh_megatron_withheld(x.m)))
             continue;
         mesh_buf_t b;
         mesh_buf_init(&b);

@@ -450,8 +450,12 @@ static void advise(mesh_plan_t *p)
     /* 4. parameter-efficient fine-tuning */
     if (advice_halted(p) || p->model.finetune != MESH_FINETUNE_FULL)
         return;
+    /* Megatron-LM has no LoRA (mesh_megatron_withheld): the adapters
+     * train under another framework, priced as auto prices them */
     mesh_model_t lora = p->model;
     lora.finetune = MESH_FINETUNE_LORA;
+    if (lora.framework == MESH_FW_MEGATRON)
+        lora.framework = MESH_FW_AUTO;
     double w, g, k,
         total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);
@@ -772,7 +776,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora): %s, %s GiB per GPU",
+                 "lora, and train the adapters under DeepSpeed or PyTorch: Megatron-LM has no "
+                 "LoRA): %s, %s GiB per GPU",
                  mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:
@@ -786,7 +791,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_LORA_NODES:
         snprintf(buf, len,
-                 "parameter-efficient fine-tuning (train.finetune: lora) would fit on %d nodes: %s",
+                 "parameter-efficient fine-tuning (train.finetune: lora, under DeepSpeed or "
+                 "PyTorch: Megatron-LM has no LoRA) would fit on %d nodes: %s",
                  a->nodes, mesh);
         break;
     }

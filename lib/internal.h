@@ -267,9 +267,13 @@ int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layou
 int mesh_dispatcher_check(const struct mesh_model *m, const struct mesh_alloc *a,
                           struct mesh_error *err);
 void mesh_dispatcher_resolve(const struct mesh_alloc *a, int site, struct mesh_model *model);
+/* Why Megatron-LM's flags are not given for model m (lib/env.c): a
+ * sentence, or NULL where Megatron-LM trains what the plan prices. */
+const char *mesh_megatron_withheld(const struct mesh_model *m);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
- * Megatron-LM line. */
+ * Megatron-LM line; its callers give none where mesh_megatron_withheld
+ * says why. */
 void mesh_megatron_args(const struct mesh_model *m, const struct mesh_layout *l,
                         const struct mesh_gpu *gpu, mesh_buf_t *b);
 /* The CUDA_DEVICE_MAX_CONNECTIONS Megatron-LM needs for model m under

@@ -348,6 +348,11 @@ static void text_megatron(mesh_buf_t *b, const mesh_plan_t *p)
 {
     if (!mesh_plan_fits(p))
         return;
+    const char *why = mesh_megatron_withheld(mesh_plan_model(p));
+    if (why) {
+        mesh_buf_printf(b, "\nMegatron-LM: MESH_MEGATRON_ARGS is not exported: %s\n", why);
+        return;
+    }
     mesh_buf_t args;
     mesh_buf_init(&args);
     mesh_megatron_args(mesh_plan_model(p), &mesh_plan_best(p)->layout, &mesh_plan_alloc(p)->gpu,
@@ -782,17 +787,23 @@ char *mesh_report_json(const mesh_plan_t *p)
         mesh_buf_puts(&b, "}");
     }
     /* what MESH_MEGATRON_ARGS carries, for the layout above (fitting or
-     * the closest) */
-    mesh_buf_t args;
-    mesh_buf_init(&args);
-    mesh_megatron_args(m, &best->layout, &mesh_plan_alloc(p)->gpu, &args);
-    char *line = mesh_buf_take(&args);
+     * the closest), or null and why it is not exported */
+    const char *why = mesh_megatron_withheld(m);
     mesh_buf_puts(&b, ",\"megatron_args\":");
-    if (line)
-        mesh_buf_json_string(&b, line);
-    else
-        b.failed = 1;
-    free(line);
+    if (why) {
+        mesh_buf_puts(&b, "null,\"megatron_withheld\":");
+        mesh_buf_json_string(&b, why);
+    } else {
+        mesh_buf_t args;
+        mesh_buf_init(&args);
+        mesh_megatron_args(m, &best->layout, &mesh_plan_alloc(p)->gpu, &args);
+        char *line = mesh_buf_take(&args);
+        if (line)
+            mesh_buf_json_string(&b, line);
+        else
+            b.failed = 1;
+        free(line);
+    }
     /* and the environment it needs, as the plugin exports it */
     int conn = mesh_megatron_max_connections(m, &best->layout, &mesh_plan_alloc(p)->gpu);
     mesh_buf_puts(&b, ",\"megatron_env\":{");

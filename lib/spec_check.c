@@ -309,6 +309,14 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
                               "use fp32, or framework: megatron",
                               AT(F_OPT_DTYPE));
+    /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): the
+     * key given last is blamed */
+    if (m->finetune == MESH_FINETUNE_LORA && m->framework == MESH_FW_MEGATRON)
+        return mesh_error_set(err,
+                              "%s: train.finetune: lora under framework: megatron: Megatron-LM "
+                              "has no LoRA; use framework: deepspeed or torch (with Hugging Face "
+                              "PEFT), or finetune: full",
+                              AT(LATER(F_FRAMEWORK, F_FINETUNE) ? F_FRAMEWORK : F_FINETUNE));
     if (in->set[F_EP_OVERLAP] && !m->moe.experts)
         return mesh_error_set(err,
                               "%s: train.ep_overlap: only means something for a MoE model "

@@ -1410,6 +1410,32 @@ static void env__recompute_modules_as_words(void **state)
     mesh_plan_destroy(p);
 }
 
+/* A LoRA plan: Megatron-LM has no LoRA, so neither its flags nor the
+ * connections it would ask are exported (they would start full training,
+ * which the plan does not price), in any mode; DeepSpeed's config and the
+ * rank map are, and the same spec trained in full gets both back. */
+static void env__lora_withholds_megatron(void **state)
+{
+    (void)state;
+    static const mesh_export_t modes[] = {MESH_EXPORT_MESH, MESH_EXPORT_TORCH, MESH_EXPORT_TORCHRUN,
+                                          MESH_EXPORT_BATCH};
+    for (int full = 0; full < 2; full++) {
+        mesh_model_t m = test_spec(full ? "preset: llama2-7b\ntrain: {finetune: full}\n"
+                                        : "preset: llama2-7b\ntrain: {finetune: lora}\n");
+        mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+        mesh_plan_t *p = test_plan(&m, &a, "tp=2,pp=1,dp=8,zero=1");
+        for (int i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++) {
+            mesh_env_t *e = env_of(p, 0, 0, modes[i]);
+            assert_true((get(e, "MESH_MEGATRON_ARGS") != NULL) == full);
+            assert_true((get(e, "CUDA_DEVICE_MAX_CONNECTIONS") != NULL) == full);
+            assert_non_null(get(e, "MESH_DEEPSPEED_CONFIG"));
+            assert_string_equal(get(e, "MESH_TP_SIZE"), "2");
+            mesh_env_destroy(e);
+        }
+        mesh_plan_destroy(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1434,6 +1460,7 @@ int main(void)
         cmocka_unit_test(env__uneven_pipelines),
         cmocka_unit_test(env__interleaved_pipelines),
         cmocka_unit_test(env__frameworks),
+        cmocka_unit_test(env__lora_withholds_megatron),
         cmocka_unit_test(env__megatron_model_flags),
         cmocka_unit_test(env__rotary_base_from_the_least_theta),
         cmocka_unit_test(env__topology_variables),

@@ -2200,7 +2200,8 @@ static void nothing_fits__exact_reasons_and_advice(void **state)
         "per GPU";
     assert_string_equal(mesh_plan_advice(p, 1), offload);
     const char *lora = "parameter-efficient fine-tuning fits on this allocation (set "
-                       "train.finetune: lora): "
+                       "train.finetune: lora, and train the adapters under DeepSpeed or PyTorch: "
+                       "Megatron-LM has no LoRA): "
                        "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off, ";
     const char *adv = mesh_plan_advice(p, 2);
     assert_int_equal(strncmp(adv, lora, strlen(lora)), 0);
@@ -2515,6 +2516,37 @@ static void report__megatron_line_is_the_exported_one(void **state)
             assert_string_equal(joined, want);
         }
         free(want);
+        free(j);
+        free(t);
+        mesh_plan_destroy(p);
+    }
+}
+
+/* A LoRA plan's report says why Megatron-LM gets no flags, as the plugin
+ * exports none: the text in the Megatron-LM line's place (a plan that fits),
+ * the JSON as "megatron_args": null with "megatron_withheld" (the closest
+ * layout too), and "megatron_env" empty. */
+static void report__lora_withholds_megatron(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    m.finetune = MESH_FINETUNE_LORA;
+    mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
+    const char *why = "Megatron-LM has no LoRA (at d98e8a6): its flags would train every weight; "
+                      "train the adapters with Hugging Face PEFT under DeepSpeed "
+                      "(MESH_DEEPSPEED_CONFIG) or PyTorch";
+    char want[512];
+    for (int fits = 1; fits >= 0; fits--) {
+        mesh_plan_t *p = test_plan(&m, &a, fits ? "tp=8" : "tp=1,pp=1,zero=0");
+        assert_int_equal(mesh_plan_fits(p), fits);
+        char *j = mesh_report_json(p), *t = mesh_report_text(p);
+        snprintf(want, sizeof(want), ",\"megatron_args\":null,\"megatron_withheld\":\"%s\",", why);
+        assert_non_null(strstr(j, want));
+        assert_non_null(strstr(j, ",\"megatron_env\":{},"));
+        snprintf(want, sizeof(want), "\nMegatron-LM: MESH_MEGATRON_ARGS is not exported: %s\n",
+                 why);
+        assert_true((strstr(t, want) != NULL) == fits);
+        assert_null(strstr(t, "--num-layers"));
         free(j);
         free(t);
         mesh_plan_destroy(p);
@@ -3058,6 +3090,7 @@ int main(void)
         cmocka_unit_test(report__moments_source_and_one_rank),
         cmocka_unit_test(report__counts_at_their_units),
         cmocka_unit_test(report__megatron_line_is_the_exported_one),
+        cmocka_unit_test(report__lora_withholds_megatron),
         cmocka_unit_test(report__megatron_lines_filled_to_100_columns),
         cmocka_unit_test(report__moe_line_counts_the_leading_dense_layers),
         cmocka_unit_test(report__ranks_design_example),

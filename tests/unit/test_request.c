@@ -291,7 +291,7 @@ static void roundtrip__all_keys_non_default_at_once(void **state)
         "  vocab: 1000\n  mlp: gelu\n  tied_embeddings: true\n"
         "train:\n  seq_len: 8192\n  global_batch: 96\n  micro_batch: 4\n"
         "  precision: fp8\n  fp8_recipe: mxfp8\n  grad_accum_dtype: bf16\n"
-        "  optimizer: adam\n  optimizer_dtype: fp16\n  framework: megatron\n"
+        "  optimizer: adam\n  optimizer_dtype: fp16\n  framework: torch\n"
         "  recompute: full\n  flash_attention: false\n  dropout: 0.25\n"
         "  finetune: lora\n";
     const char *defaults = "arch: {layers: 2, hidden: 64, heads: 4, vocab: 100}\n";

@@ -166,6 +166,13 @@ static void errors__name_key_and_line(void **state)
                  "train.optimizer_dtype", "DeepSpeed keeps fp32");
     expect_error("params: 1e9\ntrain:\n  framework: jax\n", "train.framework",
                  "auto megatron deepspeed torch");
+    /* Megatron-LM has no LoRA: the key given last is blamed, here the
+     * second of the file's two (line 4) */
+    expect_error("params: 1e9\ntrain:\n  framework: megatron\n  finetune: lora\n",
+                 "bad.yaml:4: train.finetune: lora under framework: megatron: Megatron-LM has no "
+                 "LoRA; use framework: deepspeed or torch (with Hugging Face PEFT), or finetune: "
+                 "full",
+                 NULL);
     expect_error("train:\n  dropout: 1.5\n", "train.dropout", "out of range");
     expect_error("params: 1e99\n", "params", "out of range");
     expect_error("train:\n  flash_attention: perhaps\n", "flash_attention", NULL);
@@ -1247,6 +1254,19 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_string_equal(err.msg, "--set: arch.hidden: 4100 is not a multiple of heads 32");
     assert_int_equal(load_set(path, "arch.heads=5", &m, &err), -1);
     assert_string_equal(err.msg, "--set: arch.heads: 5 does not divide hidden 4096");
+    unlink(path);
+    /* LoRA under Megatron-LM, the framework given last: by the override,
+     * or by the file over its preset's LoRA; any other framework takes it */
+    temp_spec("preset: llama3-8b\ntrain: {finetune: lora}\n", path);
+    assert_int_equal(load_set(path, "train.framework=megatron", &m, &err), -1);
+    assert_non_null(strstr(err.msg, "--set: train.finetune: lora under framework: megatron"));
+    assert_int_equal(load_set(path, "train.framework=deepspeed", &m, &err), 0);
+    assert_int_equal(m.finetune, MESH_FINETUNE_LORA);
+    unlink(path);
+    temp_spec("preset: llama3-8b\ntrain: {framework: megatron}\n", path);
+    assert_int_equal(load_set(path, "train.finetune=lora", &m, &err), -1);
+    assert_non_null(strstr(err.msg, "--set: train.finetune: lora under"));
+    assert_int_equal(load_set(path, "train.finetune=full", &m, &err), 0);
     unlink(path);
     /* no override: mesh_spec_load's model */
     assert_int_equal(mesh_spec_load_with("llama3-70b", &d, NULL, NULL, 0, &m, &err), 0);
