@@ -148,7 +148,7 @@ static void part_name(const char *list, size_t k, char *out, size_t len)
  * its policy entry (none named: the policy's default). */
 static void first_partition(const mesh_policy_t *pol, const char *list, mesh_submit_t *out)
 {
-    part_name(list, strcspn(list, ","), out->partition, sizeof(out->partition));
+    part_name(list, (size_t)mesh_first_partition_len(list), out->partition, sizeof(out->partition));
     out->entry = mesh_policy_partition(pol, out->partition[0] ? out->partition : NULL);
 }
 
@@ -231,7 +231,7 @@ static mesh_verdict_t judge_fit(const mesh_policy_t *pol, const char *partitions
         mesh_buf_init(&b);
         mesh_buf_printf(&b,
                         "in partition %.*s: %s\n(it fits none of the %d partitions the job names)",
-                        (int)strcspn(partitions, ","), partitions, why, n);
+                        mesh_first_partition_len(partitions), partitions, why, n);
         msg = mesh_buf_take(&b); /* NULL: out of memory, and the reason alone */
     }
     mesh_strlcpy(out->msg, msg ? msg : why, sizeof(out->msg));

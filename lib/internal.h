@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A growable string.  Appends after an allocation failure are ignored and
  * mesh_buf_take then returns NULL, so callers check once at the end. */
@@ -666,6 +667,15 @@ mesh_duration_str_t mesh_duration_str(double seconds);
 static inline long mesh_world(const mesh_alloc_t *a)
 {
     return (long)a->nodes * a->gpus_per_node;
+}
+
+/* The length of the first name of a job's partition list (0 for NULL):
+ * Slurm runs a job that names "big,gpu" in whichever starts it first, and
+ * meshplan sizes it on the first, whose policy entry, MaxTime and name in
+ * messages are the ones a list gives (lib/controller.c). */
+static inline int mesh_first_partition_len(const char *list)
+{
+    return list ? (int)strcspn(list, ",") : 0;
 }
 
 #define MESH_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))

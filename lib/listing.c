@@ -355,7 +355,7 @@ static void size_chain_text(mesh_buf_t *b, const mesh_size_t *sz, const mesh_mod
         mesh_size_slurm_time(job->max_minutes, max, sizeof(max));
         if (job->partition[0])
             mesh_buf_printf(b, "; partition %.*s's MaxTime is %s", /* a list's first */
-                            (int)strcspn(job->partition, ","), job->partition, max);
+                            mesh_first_partition_len(job->partition), job->partition, max);
         else
             mesh_buf_printf(b, "; the partition's MaxTime is %s", max);
     }

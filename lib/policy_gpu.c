@@ -156,7 +156,7 @@ const mesh_partition_t *mesh_policy_partition(const mesh_policy_t *p, const char
     const mesh_policy_controller_t *c = &p->controller;
     /* a job's list names its first: the partition the controller sizes
      * such a job on (it judges the fit on each, passing one name) */
-    size_t k = name ? strcspn(name, ",") : 0;
+    size_t k = (size_t)mesh_first_partition_len(name);
     for (int i = 0; name && i < c->n_partitions; i++)
         if (strncmp(c->partitions[i].name, name, k) == 0 && c->partitions[i].name[k] == '\0')
             return &c->partitions[i];

@@ -80,10 +80,10 @@ int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo, int *hi
     if (!q || !q->nodes)
         return 0;
     if (*lo > q->nodes)
-        return mesh_error_set(err,
-                              "the node range %d-%d is outside partition %.*s, which has %d nodes",
-                              *lo, *hi, name && *name ? (int)strcspn(name, ",") : MESH_NAME_MAX,
-                              name && *name ? name : q->name, q->nodes);
+        return mesh_error_set(
+            err, "the node range %d-%d is outside partition %.*s, which has %d nodes", *lo, *hi,
+            name && *name ? mesh_first_partition_len(name) : MESH_NAME_MAX,
+            name && *name ? name : q->name, q->nodes);
     if (*hi > q->nodes)
         *hi = q->nodes;
     return 0;
@@ -668,7 +668,7 @@ static int scan_field(part_scan_t *p, const char *f, size_t k, mesh_error_t *err
 int mesh_size_max_time_parse(const char *text, const char *name, long *minutes, mesh_error_t *err)
 {
     /* a job's list names its first, as mesh_policy_partition reads it */
-    size_t first = name ? strcspn(name, ",") : 0;
+    size_t first = (size_t)mesh_first_partition_len(name);
     part_scan_t p = {.want = first ? name : NULL, .want_len = first};
     for (const char *t = text; *t;) {
         size_t k = strcspn(t, " \t\r\n");
