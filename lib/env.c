@@ -525,14 +525,14 @@ static const megatron_group_fn megatron_groups[] = {
  * for a LoRA plan would start full training, whose gradients and optimizer
  * the plan priced at a hundredth (lib/accounting.c), so they are withheld
  * rather than exported to run out of memory.  DeepSpeed's config names no
- * adapters either, but Hugging Face PEFT adds them to a DeepSpeed or
- * PyTorch job, whose memory the plan prices as it runs. */
+ * adapters either, but Hugging Face PEFT adds them to a DeepSpeed job,
+ * which framework: auto prices (PyTorch's fp32 weights only when named). */
 const char *mesh_megatron_withheld(const mesh_model_t *m)
 {
     if (m->finetune == MESH_FINETUNE_LORA)
         return "Megatron-LM has no LoRA (at d98e8a6): its flags would train every weight; train "
-               "the adapters with Hugging Face PEFT under DeepSpeed (MESH_DEEPSPEED_CONFIG) or "
-               "PyTorch";
+               "the adapters with Hugging Face PEFT under DeepSpeed (MESH_DEEPSPEED_CONFIG), or "
+               "set framework: torch to plan them under PyTorch";
     return NULL;
 }
 
@@ -688,10 +688,11 @@ static const struct var {
 #define NVARS MESH_ARRAY_LEN(vars)
 
 struct mesh_env {
-    int n;
+    int n, n_unset;
     const char *names[NVARS];
     char *values[NVARS];
     int keep[NVARS];
+    const char *unset[NVARS]; /* meshplan's own the task must not keep */
 };
 
 mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_error_t *err)
@@ -737,8 +738,13 @@ mesh_env_t *mesh_env_create(const mesh_plan_t *p, const mesh_task_t *task, mesh_
             ((v->flags & NEEDS_BUDGET) && !x.m->tokens && !x.m->steps) ||
             ((v->flags & NEEDS_RESTART) && !task->restart) ||
             ((v->flags & NEEDS_CONNECTIONS) && !mesh_megatron_max_connections(x.m, x.l, &a->gpu)) ||
-            ((v->flags & NEEDS_MEGATRON) && mesh_megatron_withheld(x.m)))
+            ((v->flags & NEEDS_MEGATRON) && mesh_megatron_withheld(x.m))) {
+            /* a value of ours from elsewhere (the batch step's, another
+             * plan's) must not stand in for one this task is not given */
+            if (strncmp(v->name, "MESH_", 5) == 0)
+                e->unset[e->n_unset++] = v->name;
             continue;
+        }
         mesh_buf_t b;
         mesh_buf_init(&b);
         v->render(&x, &b);
@@ -782,6 +788,16 @@ const char *mesh_env_value(const mesh_env_t *e, int i)
 int mesh_env_keep_existing(const mesh_env_t *e, int i)
 {
     return i >= 0 && i < e->n ? e->keep[i] : 0;
+}
+
+int mesh_env_unset_count(const mesh_env_t *e)
+{
+    return e->n_unset;
+}
+
+const char *mesh_env_unset_name(const mesh_env_t *e, int i)
+{
+    return i >= 0 && i < e->n_unset ? e->unset[i] : NULL;
 }
 
 int mesh_env_task_topology(mesh_task_t *task, const mesh_topo_t *t, int bind,

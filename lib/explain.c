@@ -776,8 +776,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora, and train the adapters under DeepSpeed or PyTorch: Megatron-LM has no "
-                 "LoRA): %s, %s GiB per GPU",
+                 "lora, and train the adapters under DeepSpeed: Megatron-LM has no LoRA): %s, "
+                 "%s GiB per GPU",
                  mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:
@@ -791,8 +791,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_LORA_NODES:
         snprintf(buf, len,
-                 "parameter-efficient fine-tuning (train.finetune: lora, under DeepSpeed or "
-                 "PyTorch: Megatron-LM has no LoRA) would fit on %d nodes: %s",
+                 "parameter-efficient fine-tuning (train.finetune: lora, under DeepSpeed: "
+                 "Megatron-LM has no LoRA) would fit on %d nodes: %s",
                  a->nodes, mesh);
         break;
     }

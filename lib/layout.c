@@ -779,8 +779,8 @@ const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t le
 
 /* Before Ampere (no bf16) Transformer Engine does not run (README.rst's
  * hardware at d0067d0), so Megatron-LM runs its local implementation
- * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is always
- * exported): its attention stores the scores and has no context
+ * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is exported but
+ * for LoRA): its attention stores the scores and has no context
  * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
  * communication has no Userbuffers to overlap with.  Here, below the plan
  * and its advice, which both keep to it: pins that ask otherwise are

@@ -363,6 +363,9 @@ static int read_line(lines_t *x, int line, const char *b, size_t n)
         b++, n--;
     if (!n || *b == '#')
         return 0;
+    /* env --shell's lines for the variables a task is not given */
+    if (n > 6 && strncmp(b, "unset", 5) == 0 && (b[5] == ' ' || b[5] == '\t'))
+        return 0;
     if (n > 7 && strncmp(b, "export", 6) == 0 && (b[6] == ' ' || b[6] == '\t')) {
         for (b += 7, n -= 7; n && (*b == ' ' || *b == '\t'); b++, n--)
             ;

@@ -124,7 +124,8 @@ static const opt_t opts[] = {
      .help = "look for presets here first"},
     {"json", NULL, C_JSON, FLAG(json), .help = "machine-readable output"},
     {"shell", NULL, C_ENV, FLAG(shell),
-     .help = "export NAME='value' lines, for eval \"$(meshplan env --shell ...)\""},
+     .help = "export NAME='value' lines, after unset lines for ours not given,\n"
+             "for eval \"$(meshplan env --shell ...)\""},
     {"svg", "FILE", C_REPORT | C_CALIBRATE, TEXT(svg),
      .help = "also write the rank map, pipeline and memory pictures as SVG\n"
              "(calibrate: predicted against measured step times);\n"

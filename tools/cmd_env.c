@@ -20,9 +20,12 @@ static void shell_quoted(const char *value)
 }
 
 /* The variables in the form asked: NAME=value lines (the plugin's bytes),
- * export lines for a shell's eval, or one JSON object of strings. */
+ * export lines for a shell's eval (after unset lines for ours the task is
+ * not given, as the plugin removes them), or one JSON object of strings. */
 static void print_env(const options_t *o, const mesh_env_t *e)
 {
+    for (int i = 0; o->shell && i < mesh_env_unset_count(e); i++)
+        printf("unset %s\n", mesh_env_unset_name(e, i));
     if (o->json)
         putchar('{');
     for (int i = 0; i < mesh_env_count(e); i++) {

@@ -110,6 +110,17 @@ MESH_API const char *mesh_env_value(const mesh_env_t *e, int i);
 MESH_API int mesh_env_keep_existing(const mesh_env_t *e, int i);
 
 /**
+ * meshplan's own variables (MESH_*) of the table that this task is not
+ * given, 0 <= i < mesh_env_unset_count(e), in the same fixed order: the
+ * plugin removes them from the task (and `meshplan env --shell` unsets
+ * them), so that a value inherited from the batch step's plan or another
+ * step's cannot stand in for one withheld, such as a LoRA plan's
+ * MESH_MEGATRON_ARGS.  Static strings; NULL for an i out of range.
+ */
+MESH_API int mesh_env_unset_count(const mesh_env_t *e);
+MESH_API const char *mesh_env_unset_name(const mesh_env_t *e, int i);
+
+/**
  * MASTER_PORT for a job step: lo + (job_id*131 + step_id) mod (hi-lo+1),
  * so concurrent steps of one job get consecutive ports and jobs sharing a
  * node are spread; lo if hi < lo.

@@ -512,6 +512,14 @@ int mesh_stepd_task_init(spank_t sp)
     if (local == 0 && mesh_plugin.record) /* one line, for meshplan calibrate */
         fputs(mesh_plugin.record, stderr);
     const mesh_env_t *e = mesh_plugin.envs[local];
+    /* ours that this task is not given: none inherited may stand in */
+    for (int i = 0; i < mesh_env_unset_count(e); i++) {
+        spank_err_t rc = spank_unsetenv(sp, mesh_env_unset_name(e, i));
+        if (rc != ESPANK_SUCCESS) {
+            mesh_plugin_error("cannot unset %s: %s", mesh_env_unset_name(e, i), spank_strerror(rc));
+            return -1;
+        }
+    }
     for (int i = 0; i < mesh_env_count(e); i++) {
         /* torch/torchrun variables yield to values the task already has */
         spank_err_t rc = spank_setenv(sp, mesh_env_name(e, i), mesh_env_value(e, i),

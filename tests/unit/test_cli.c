@@ -898,12 +898,18 @@ static void env__shell_lines_survive_eval(void **state)
              getenv("MESHPLAN"));
     run_env[0] = "ODD=" ODD_ADDR;
     run_env[1] = "RANK"; /* the plugin keeps a RANK that is set: none here */
+    /* ours that the task is not given (dense, no restart): unset, as the
+     * plugin removes them, so a stale one cannot stand in */
+    run_env[2] = "MESH_EP_SIZE=8";
+    run_env[3] = "MESH_RESHARD=dp";
     const char *sh[] = {"-c", script, NULL};
     const char *save = getenv("MESHPLAN");
     setenv("MESHPLAN", "/bin/sh", 1);
     r = runv(sh);
     setenv("MESHPLAN", save, 1);
     assert_int_equal(r->status, 0);
+    assert_null(strstr(r->out, "\nMESH_EP_SIZE="));
+    assert_null(strstr(r->out, "\nMESH_RESHARD="));
     int n = 0;
     for (const char *l = plain; *l; l += strcspn(l, "\n") + 1, n++) {
         char line[4096];
@@ -912,11 +918,18 @@ static void env__shell_lines_survive_eval(void **state)
             fail_msg("after eval, the environment lacks %s", line + 1);
     }
     assert_true(n > 30);
-    /* every line an export of one single-quoted word */
+    /* every line an unset of one of ours, then an export of one
+     * single-quoted word */
     r = run("env", "--model", "llama3-70b", ALLOC, "--master-addr", ODD_ADDR, "--shell", NULL);
     assert_non_null(strstr(r->out, "\nexport MASTER_ADDR='it'\\''s a \"host\" $HOME `x` \\ ;'\n"));
-    for (const char *l = r->out; *l; l += strcspn(l, "\n") + 1)
-        assert_int_equal(strncmp(l, "export ", 7), 0);
+    int exports = 0;
+    for (const char *l = r->out; *l; l += strcspn(l, "\n") + 1) {
+        if (strncmp(l, "unset MESH_", 11) == 0)
+            assert_int_equal(exports, 0);
+        else
+            assert_int_equal(strncmp(l, "export ", 7), 0), exports++;
+    }
+    assert_true(exports > 30);
 }
 
 static void env__json_object(void **state)

@@ -13,6 +13,15 @@ static const char *get(const mesh_env_t *e, const char *name)
     return NULL;
 }
 
+/* Whether e removes variable name from its task. */
+static int unset_has(const mesh_env_t *e, const char *name)
+{
+    for (int i = 0; i < mesh_env_unset_count(e); i++)
+        if (strcmp(mesh_env_unset_name(e, i), name) == 0)
+            return 1;
+    return 0;
+}
+
 static mesh_env_t *env_of(const mesh_plan_t *p, int node, int local, mesh_export_t mode)
 {
     mesh_task_t t = {.node = node,
@@ -1428,6 +1437,16 @@ static void env__lora_withholds_megatron(void **state)
             mesh_env_t *e = env_of(p, 0, 0, modes[i]);
             assert_true((get(e, "MESH_MEGATRON_ARGS") != NULL) == full);
             assert_true((get(e, "CUDA_DEVICE_MAX_CONNECTIONS") != NULL) == full);
+            /* and removed from the task, as every MESH_* one not given */
+            assert_true(unset_has(e, "MESH_MEGATRON_ARGS") == !full);
+            assert_true(unset_has(e, "MESH_EP_SIZE") && unset_has(e, "MESH_RESHARD"));
+            assert_false(unset_has(e, "CUDA_DEVICE_MAX_CONNECTIONS")); /* the job's own */
+            for (int k = 0; k < mesh_env_unset_count(e); k++) {
+                assert_int_equal(strncmp(mesh_env_unset_name(e, k), "MESH_", 5), 0);
+                assert_null(get(e, mesh_env_unset_name(e, k)));
+            }
+            assert_null(mesh_env_unset_name(e, mesh_env_unset_count(e)));
+            assert_null(mesh_env_unset_name(e, -1));
             assert_non_null(get(e, "MESH_DEEPSPEED_CONFIG"));
             assert_string_equal(get(e, "MESH_TP_SIZE"), "2");
             mesh_env_destroy(e);

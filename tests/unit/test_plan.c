@@ -1240,6 +1240,16 @@ static void headroom__site_least_and_framework_default(void **state)
     p = plan_with_policy(&m, &a, "framework=megatron");
     assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_DEEPSPEED);
     mesh_plan_destroy(p);
+    /* LoRA at a Megatron-LM-only site: priced as auto, since Megatron-LM
+     * has none (its flags are withheld); another site's framework holds */
+    m.framework = MESH_FW_AUTO;
+    m.finetune = MESH_FINETUNE_LORA;
+    p = plan_with_policy(&m, &a, "framework=megatron");
+    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_AUTO);
+    mesh_plan_destroy(p);
+    p = plan_with_policy(&m, &a, "framework=torch");
+    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_TORCH);
+    mesh_plan_destroy(p);
 }
 
 /* The rule over many plans, through what the API shows: a choice slower
@@ -2200,7 +2210,7 @@ static void nothing_fits__exact_reasons_and_advice(void **state)
         "per GPU";
     assert_string_equal(mesh_plan_advice(p, 1), offload);
     const char *lora = "parameter-efficient fine-tuning fits on this allocation (set "
-                       "train.finetune: lora, and train the adapters under DeepSpeed or PyTorch: "
+                       "train.finetune: lora, and train the adapters under DeepSpeed: "
                        "Megatron-LM has no LoRA): "
                        "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off, ";
     const char *adv = mesh_plan_advice(p, 2);
@@ -2534,7 +2544,8 @@ static void report__lora_withholds_megatron(void **state)
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
     const char *why = "Megatron-LM has no LoRA (at d98e8a6): its flags would train every weight; "
                       "train the adapters with Hugging Face PEFT under DeepSpeed "
-                      "(MESH_DEEPSPEED_CONFIG) or PyTorch";
+                      "(MESH_DEEPSPEED_CONFIG), or set framework: torch to plan them under "
+                      "PyTorch";
     char want[512];
     for (int fits = 1; fits >= 0; fits--) {
         mesh_plan_t *p = test_plan(&m, &a, fits ? "tp=8" : "tp=1,pp=1,zero=0");

@@ -499,7 +499,13 @@ static void stepd__task_gets_its_variables(void **state)
     mesh_test_option("mesh", "tp=2,pp=2", 1);
     mock_step(0, 2, 1, 8);
     mock_setenv("MASTER_PORT", "12345"); /* the user's own: kept */
+    /* ours from elsewhere (a MoE batch step's, a restart's) that this
+     * dense step's plan does not give: removed, not left to stand in */
+    mock_setenv("MESH_EP_SIZE", "8");
+    mock_setenv("MESH_RESHARD", "dp");
     assert_int_equal(run_step(3), 0);
+    assert_null(mock_getenv("MESH_EP_SIZE"));
+    assert_null(mock_getenv("MESH_RESHARD"));
     assert_string_equal(mock_getenv("RANK"), "11");
     assert_string_equal(mock_getenv("LOCAL_RANK"), "3");
     assert_string_equal(mock_getenv("WORLD_SIZE"), "16");

@@ -607,7 +607,9 @@ static void reshard__changed_dimensions_in_order(void **state)
 static void line__round_trip_and_checks(void **state)
 {
     (void)state;
-    mesh_restart_t r = read_ok("export MESH_PLAN='tp=2,pp=4,dp=16,cp=2,ep=8,etp=2,zero=1,vpp=3,"
+    /* env --shell's output, its unset lines first (skipped) */
+    mesh_restart_t r = read_ok("unset MESH_RESHARD\nunset\tMESH_GPU_BUSID\n"
+                               "export MESH_PLAN='tp=2,pp=4,dp=16,cp=2,ep=8,etp=2,zero=1,vpp=3,"
                                "mb=2,recompute=full:2,sp=on,offload=optimizer'\n"
                                "export MESH_GLOBAL_BATCH_SIZE='1024'\n");
     char line[MESH_RESTART_STR_MAX], small[40];

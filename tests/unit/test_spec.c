@@ -1255,8 +1255,8 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_int_equal(load_set(path, "arch.heads=5", &m, &err), -1);
     assert_string_equal(err.msg, "--set: arch.heads: 5 does not divide hidden 4096");
     unlink(path);
-    /* LoRA under Megatron-LM, the framework given last: by the override,
-     * or by the file over its preset's LoRA; any other framework takes it */
+    /* LoRA under Megatron-LM refused whichever key the override gives (the
+     * other from the file); any other framework takes it */
     temp_spec("preset: llama3-8b\ntrain: {finetune: lora}\n", path);
     assert_int_equal(load_set(path, "train.framework=megatron", &m, &err), -1);
     assert_non_null(strstr(err.msg, "--set: train.finetune: lora under framework: megatron"));
