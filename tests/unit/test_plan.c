@@ -2595,6 +2595,18 @@ static void report__moe_line_counts_the_leading_dense_layers(void **state)
                                  "layer ("));
     free(t);
     mesh_plan_destroy(p);
+    /* a dense model's: the line opens with the latent attention, and the
+     * MTP layers follow it after a "; " too (seed 120527's report.c:68) */
+    m = test_spec("name: mla-mtp\narch: {layers: 8, hidden: 256, heads: 4, vocab: 1000, "
+                  "mtp_layers: 1, mla: {q_lora_rank: 64, kv_lora_rank: 32, qk_head_dim: 32, "
+                  "qk_rope_head_dim: 16, v_head_dim: 32}}\n");
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "auto");
+    t = mesh_report_text(p);
+    assert_non_null(
+        strstr(t, ")\n         latent attention (q rank 64, kv rank 32); 1 MTP layer ("));
+    free(t);
+    mesh_plan_destroy(p);
 }
 
 /* The columns of the first flag on a wrapped line at c: after its two
