@@ -513,6 +513,12 @@ int mesh_sole_replica_zero_saves(const mesh_model_t *m)
     return 0;
 }
 
+/* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld) */
+int mesh_lora_framework(int finetune, int fw)
+{
+    return finetune == MESH_FINETUNE_LORA && fw == MESH_FW_MEGATRON ? MESH_FW_AUTO : fw;
+}
+
 int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])
 {
     if (fw != MESH_FW_AUTO) {

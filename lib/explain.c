@@ -450,12 +450,9 @@ static void advise(mesh_plan_t *p)
     /* 4. parameter-efficient fine-tuning */
     if (advice_halted(p) || p->model.finetune != MESH_FINETUNE_FULL)
         return;
-    /* Megatron-LM has no LoRA (mesh_megatron_withheld): the adapters
-     * train under another framework, priced as auto prices them */
     mesh_model_t lora = p->model;
     lora.finetune = MESH_FINETUNE_LORA;
-    if (lora.framework == MESH_FW_MEGATRON)
-        lora.framework = MESH_FW_AUTO;
+    lora.framework = (mesh_framework_t)mesh_lora_framework(lora.finetune, lora.framework);
     double w, g, k,
         total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);

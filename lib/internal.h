@@ -271,6 +271,10 @@ void mesh_dispatcher_resolve(const struct mesh_alloc *a, int site, struct mesh_m
 /* Why Megatron-LM's flags are not given for model m (lib/env.c): a
  * sentence, or NULL where Megatron-LM trains what the plan prices. */
 const char *mesh_megatron_withheld(const struct mesh_model *m);
+/* The framework a model of that finetune is priced under when fw would
+ * be (lib/accounting.c): fw, but auto for LoRA under Megatron-LM, which has none,
+ * so its adapters train under another framework. */
+int mesh_lora_framework(int finetune, int fw);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's
  * Megatron-LM line; its callers give none where mesh_megatron_withheld

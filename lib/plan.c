@@ -184,11 +184,9 @@ static int plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     /* a user may ask for more room than the site, never for less */
     if (m->headroom > as->headroom)
         as->headroom = m->headroom;
-    /* a site that runs Megatron-LM alone still prices LoRA as auto does:
-     * Megatron-LM has none (mesh_megatron_withheld), and the plan says so */
-    if (m->framework == MESH_FW_AUTO &&
-        !(m->finetune == MESH_FINETUNE_LORA && as->framework == MESH_FW_MEGATRON))
-        model->framework = as->framework;
+    /* a site that runs Megatron-LM alone still prices LoRA as auto does */
+    if (m->framework == MESH_FW_AUTO)
+        model->framework = (mesh_framework_t)mesh_lora_framework(m->finetune, as->framework);
     mesh_dispatcher_resolve(a, as->dispatcher, model);
     mesh_before_ampere(a, model, pin);
     return site_deepep_fits(m, alloc, pin, as, model);
