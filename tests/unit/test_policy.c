@@ -433,6 +433,19 @@ static void yaml__file(void **state)
     assert_int_equal(p.enforce, MESH_ENFORCE_OFF);
     assert_int_equal(mesh_policy_parse(&p, big, sizeof(big), "big.yaml", &err), -1);
     assert_string_equal(err.msg, "big.yaml: larger than 65536 bytes");
+    /* err is written only on failure: a policy read whole leaves a message
+     * kept there before as it was, whichever key was checked last */
+    static const char *const good[] = {
+        "gpu: H100-SXM\n",
+        "partitions:\n  gpu: {gpu: H100-SXM}\n",
+        "gpus:\n  X9: {pci: \"10de:9998\", memory: 80GB, peak_tflops: 500, island: 8}\ngpu: X9\n",
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        mesh_policy_init(&p);
+        mesh_error_set(&err, "kept");
+        assert_int_equal(mesh_policy_parse(&p, good[i], strlen(good[i]), "p.yaml", &err), 0);
+        assert_string_equal(err.msg, "kept");
+    }
 }
 
 static void yaml__errors_with_line(void **state)

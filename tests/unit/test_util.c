@@ -273,6 +273,29 @@ static void bandwidth__units__exact_bytes_per_second(void **state)
     }
 }
 
+/* A number as long as the parsers' copy of it (64 bytes with its NUL): 63
+ * characters are read, 64 and more refused as no number, and nothing is
+ * written past the copy (the sanitizer build sees a byte written there). */
+static void bandwidth_and_size__numbers_at_the_copy_length(void **state)
+{
+    char s[96];
+    mesh_error_t err;
+    for (int digits = 62; digits <= 66; digits++) {
+        memset(s, '0', (size_t)digits);
+        s[digits - 1] = '5'; /* 0...05: five, however many zeros before it */
+        snprintf(s + digits, sizeof(s) - (size_t)digits, "GB/s");
+        double v = 42;
+        int r = mesh_parse_bandwidth(s, "net_bw", 1, 1e11, &v, &err);
+        if (digits <= 63 ? r != 0 || v != 5e9 : r == 0 || v != 42 || !strstr(err.msg, "not a"))
+            fail_msg("%d digits: %d, %g, %s", digits, r, v, r ? err.msg : "");
+        snprintf(s + digits, sizeof(s) - (size_t)digits, "GB");
+        v = 42;
+        r = mesh_parse_size(s, "memory", 1, 1e15, &v, &err);
+        if (digits <= 63 ? r != 0 || v != 5e9 : r == 0 || v != 42 || !strstr(err.msg, "not a"))
+            fail_msg("size, %d digits: %d, %g, %s", digits, r, v, r ? err.msg : "");
+    }
+}
+
 static void bandwidth__ambiguous__both_readings(void **state)
 {
     static const struct {
@@ -599,6 +622,7 @@ int main(void)
         cmocka_unit_test(count__not_whole_overflow_negative__refused),
         cmocka_unit_test(bandwidth__units__exact_bytes_per_second),
         cmocka_unit_test(bandwidth__ambiguous__both_readings),
+        cmocka_unit_test(bandwidth_and_size__numbers_at_the_copy_length),
         cmocka_unit_test(format_si__three_digits),
         cmocka_unit_test(double__refuses_nan_inf_hex),
         cmocka_unit_test(bool__words),
