@@ -564,13 +564,13 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
  * ahead of the GEMMs they overlap.  A GPU with MXFP8 (fp8_blocks 2) has
  * compute capability 10 or more (lib/gpu.c); any other, an unknown one
  * included, is taken as older, and 1 is allowed on Blackwell too.  0:
- * Megatron-LM asks nothing (or the spec names another framework, or its
- * flags are withheld), and the job's own value stays. */
+ * Megatron-LM asks nothing (or the plan is another framework's, as every
+ * LoRA plan is: lib/accounting.c, mesh_lora_framework), and the job's own
+ * value stays. */
 int mesh_megatron_max_connections(const mesh_model_t *m, const mesh_layout_t *l,
                                   const mesh_gpu_t *gpu)
 {
-    if ((m->framework != MESH_FW_AUTO && m->framework != MESH_FW_MEGATRON) ||
-        mesh_megatron_withheld(m))
+    if (m->framework != MESH_FW_AUTO && m->framework != MESH_FW_MEGATRON)
         return 0;
     if (l->zero >= 2)
         return 8;

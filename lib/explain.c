@@ -312,7 +312,7 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
 
 /* A node count on which model m fits, above the allocation's: up from a
  * lower bound (the model states spread perfectly) a few steps, then
- * doubling, then halving the gap back.  Fitting is not quite monotone in
+ * powers of two, then halving the gap back.  Fitting is not quite monotone in
  * the node count (the batch must divide), so this finds a count that fits,
  * close to the smallest, in a bounded number of searches.  0 if none does
  * up to the largest allocation meshplan plans for. */
@@ -336,7 +336,14 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
         if (mesh_work_stopped())
             return 0;
         fail = n;
-        n = i < 8 ? n + 1 : 2 * n;
+        /* then powers of two: a data-parallel layout (LoRA's) spans every
+         * GPU, and only such counts divide a batch of a power of two
+         * (18, 36, 72 nodes never hold Llama 3.1 405B's 2,048) */
+        if (i < 8)
+            n++;
+        else
+            for (n = 1; n <= fail;)
+                n *= 2;
         if (n > cap && fail < cap)
             n = cap;
     }
@@ -409,6 +416,12 @@ static void advise(mesh_plan_t *p)
     mesh_candidate_t c;
     mesh_advice_t *a;
     const mesh_layout_t *pins = &p->pins;
+    /* nothing pinned but what the GPU or the framework rules out (p->model
+     * is so already): those pins are never offered to give up */
+    mesh_layout_t none;
+    mesh_layout_unpin(&none);
+    mesh_before_ampere(&p->alloc, NULL, &none);
+    mesh_lora_layout(&p->model, &none);
     /* 1. a pinned field that is in the way, in the key table's order of
      * relaxing (the pin cheapest to give up first) */
     for (int order = 1; order <= MESH_LAYOUT_KEYS; order++)
@@ -416,7 +429,7 @@ static void advise(mesh_plan_t *p)
             const mesh_layout_key_t *k = &mesh_layout_keys[i];
             mesh_layout_t relaxed = *pins;
             int was = mesh_layout_value(&relaxed, k);
-            if (k->relax != order || was == MESH_FREE)
+            if (k->relax != order || was == MESH_FREE || mesh_layout_value(&none, k) != MESH_FREE)
                 continue;
             *mesh_layout_field(&relaxed, k) = MESH_FREE;
             if (fits_on(p, &p->model, &relaxed, 0, &c) && !advice_halted(p) &&
@@ -426,9 +439,6 @@ static void advise(mesh_plan_t *p)
                 a->value = mesh_layout_value(&c.layout, k);
             }
         }
-    mesh_layout_t none; /* but what the GPU itself rules out (p->model is so already) */
-    mesh_layout_unpin(&none);
-    mesh_before_ampere(&p->alloc, NULL, &none);
     int fits = fits_on(p, &p->model, &none, 0, &c);
     if (advice_halted(p))
         return;
@@ -444,6 +454,7 @@ static void advise(mesh_plan_t *p)
     if (n > 0 && (a = add_advice(p, MESH_ADVICE_NODES, &c))) {
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
+        a->finetune = p->model.finetune;
     }
     /* 3. the optimizer in host memory, on these nodes */
     offload_advice(p, &none);
@@ -453,6 +464,8 @@ static void advise(mesh_plan_t *p)
     mesh_model_t lora = p->model;
     lora.finetune = MESH_FINETUNE_LORA;
     lora.framework = (mesh_framework_t)mesh_lora_framework(lora.finetune, lora.framework);
+    mesh_layout_t lora_pins = none; /* and data-parallel where DeepSpeed runs it */
+    mesh_lora_layout(&lora, &lora_pins);
     double w, g, k,
         total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
     mesh_state_bytes(&p->model, &w, &g, &k);
@@ -461,12 +474,12 @@ static void advise(mesh_plan_t *p)
         a->states = (w + g + k) * p->model.params;
         a->usable = total;
     }
-    fits = fits_on(p, &lora, &none, 0, &c);
+    fits = fits_on(p, &lora, &lora_pins, 0, &c);
     if (advice_halted(p))
         return;
     if (fits) {
         add_advice(p, MESH_ADVICE_LORA, &c);
-    } else if ((n = min_nodes(p, &lora, &none, &c)) > 0 && !advice_halted(p) &&
+    } else if ((n = min_nodes(p, &lora, &lora_pins, &c)) > 0 && !advice_halted(p) &&
                (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
@@ -761,8 +774,10 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
                  mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_NODES:
-        snprintf(buf, len, "%d nodes (%d GPUs) would fit full training: %s (%s GiB per GPU)",
-                 a->nodes, a->gpus, mesh, mesh_gib_str(c->memory.total).s);
+        snprintf(
+            buf, len, "%d nodes (%d GPUs) would fit %s: %s (%s GiB per GPU)", a->nodes, a->gpus,
+            a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training" : "full training",
+            mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,

@@ -260,6 +260,17 @@ void mesh_before_ampere(const struct mesh_alloc *a, struct mesh_model *model,
                         struct mesh_layout *pin);
 int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layout *pins,
                              struct mesh_error *err);
+/* What a LoRA plan of model m holds (lib/layout.c): under auto or
+ * deepspeed, which run it with Hugging Face PEFT, data parallelism and ZeRO
+ * alone, so tp, pp, cp, vpp (and a MoE model's ep, etp) pinned to 1 where
+ * pin leaves them free; nothing for full training or under framework:
+ * torch.  m's framework is the one the plan resolved (lib/plan.c,
+ * plan_inputs: a LoRA plan is never Megatron-LM's).  The check, given that
+ * framework, refuses pins (NULL: none) that ask otherwise: 0, or -1 with
+ * err naming the key. */
+void mesh_lora_layout(const struct mesh_model *m, struct mesh_layout *pin);
+int mesh_lora_check(const struct mesh_model *m, int framework, const struct mesh_layout *pins,
+                    struct mesh_error *err);
 /* The MoE token dispatcher a plan on allocation a runs (lib/layout.c):
  * the check refuses a model that asks for DeepEP (train.dispatcher) where
  * its kernels do not run (0, or -1 with err); resolve makes a dispatcher
@@ -272,8 +283,8 @@ void mesh_dispatcher_resolve(const struct mesh_alloc *a, int site, struct mesh_m
  * sentence, or NULL where Megatron-LM trains what the plan prices. */
 const char *mesh_megatron_withheld(const struct mesh_model *m);
 /* The framework a model of that finetune is priced under when fw would
- * be (lib/accounting.c): fw, but auto for LoRA under Megatron-LM, which has none,
- * so its adapters train under another framework. */
+ * be (lib/accounting.c): fw, but DeepSpeed for LoRA under auto or
+ * Megatron-LM, which has none: its adapters train under DeepSpeed. */
 int mesh_lora_framework(int finetune, int fw);
 /* Append Megatron-LM's command-line flags for model m under layout l on
  * that GPU to b (lib/env.c): MESH_MEGATRON_ARGS, and the plan report's

@@ -814,6 +814,64 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
         pin->cp = 1;
 }
 
+/* LoRA trains under DeepSpeed with Hugging Face PEFT (Megatron-LM has
+ * none: lib/env.c, mesh_megatron_withheld) on the model as Transformers
+ * builds it, whole on every rank: the DeepSpeed config meshplan exports
+ * (MESH_DEEPSPEED_CONFIG, lib/env.c) shards it with ZeRO across the
+ * data-parallel ranks and has no tensor, pipeline, context or expert
+ * parallelism.  So a LoRA plan under auto or deepspeed is data-parallel
+ * with ZeRO; under framework: torch the training program applies the
+ * layout itself (MESH_*_GROUP), as it does for full training. */
+static int lora_data_parallel(const mesh_model_t *m, int framework)
+{
+    return m->finetune == MESH_FINETUNE_LORA && framework != MESH_FW_TORCH;
+}
+
+/* The keys a data-parallel LoRA plan holds, into *l (the rest left). */
+static void lora_keys(const mesh_model_t *m, mesh_layout_t *l)
+{
+    l->tp = l->pp = l->cp = l->vpp = 1; /* so no SP, nor TP's overlap */
+    if (mesh_model_is_moe(m))
+        l->ep = l->etp = 1;
+}
+
+int mesh_lora_check(const mesh_model_t *m, int framework, const mesh_layout_t *pins,
+                    mesh_error_t *err)
+{
+    if (!pins || !lora_data_parallel(m, framework))
+        return 0;
+    mesh_layout_t want;
+    mesh_layout_unpin(&want);
+    lora_keys(m, &want);
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        int w = mesh_layout_value(&want, k), v = mesh_layout_value(pins, k);
+        char text[32];
+        if (w == MESH_FREE || v == MESH_FREE || v == MESH_AUTO || v == w)
+            continue;
+        return mesh_error_set(err,
+                              "mesh %s=%s: LoRA trains under DeepSpeed with Hugging Face PEFT, "
+                              "data-parallel with ZeRO only (MESH_DEEPSPEED_CONFIG has no tensor, "
+                              "pipeline, context or expert parallelism); leave %s out, or set "
+                              "framework: torch if your program applies the layout itself",
+                              k->key, mesh_layout_key_text(pins, k, text, sizeof(text)), k->key);
+    }
+    return 0;
+}
+
+void mesh_lora_layout(const mesh_model_t *m, mesh_layout_t *pin)
+{
+    if (!lora_data_parallel(m, m->framework))
+        return;
+    mesh_layout_t want = *pin;
+    lora_keys(m, &want);
+    for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
+        const mesh_layout_key_t *k = &mesh_layout_keys[i];
+        if (mesh_layout_value(pin, k) == MESH_FREE)
+            *mesh_layout_field(pin, k) = mesh_layout_value(&want, k);
+    }
+}
+
 /* Megatron-LM's flex dispatcher on DeepEP (lib/overlap.c) runs DeepEP's
  * V1 kernels (moe/fused_a2a.py at d98e8a6): Hopper or later NVIDIA GPUs
  * (DeepEP's README, "Requirements"; fp8_blocks records compute capability

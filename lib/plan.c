@@ -53,8 +53,27 @@ static void digest(mesh_plan_t *p)
     snprintf(p->digest, sizeof(p->digest), "%016llx", (unsigned long long)mesh_fnv1a64(text));
 }
 
+/* *assume into *out, or mesh_policy_init's when it is NULL. */
+static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptions_t *out)
+{
+    mesh_policy_t defaults;
+    if (!assume) {
+        mesh_policy_init(&defaults);
+        assume = &defaults.assume;
+    }
+    *out = *assume;
+}
+
+/* The framework a plan of m runs under: the spec's, else the site's (as),
+ * where LoRA is never Megatron-LM's (mesh_lora_framework). */
+static int framework_of(const mesh_model_t *m, const mesh_assumptions_t *as)
+{
+    return m->framework == MESH_FW_AUTO ? mesh_lora_framework(m->finetune, as->framework)
+                                        : (int)m->framework;
+}
+
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                        mesh_error_t *err)
+                        const mesh_assumptions_t *assume, mesh_error_t *err)
 {
     if (pins && !mesh_model_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
         return mesh_error_set(err,
@@ -62,6 +81,10 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               "(arch.moe)",
                               pins->ep >= 0 ? "ep" : "etp", m->name);
     if (mesh_before_ampere_check(a, pins, err) < 0)
+        return -1;
+    mesh_assumptions_t as;
+    default_assumptions(assume, &as);
+    if (mesh_lora_check(m, framework_of(m, &as), pins, err) < 0)
         return -1;
     if (mesh_dispatcher_check(m, a, err) < 0)
         return -1;
@@ -138,17 +161,6 @@ static void search_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const me
         pin->recompute_layers = pin->recompute_modules = MESH_FREE;
 }
 
-/* *assume into *out, or mesh_policy_init's when it is NULL. */
-static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptions_t *out)
-{
-    mesh_policy_t defaults;
-    if (!assume) {
-        mesh_policy_init(&defaults);
-        assume = &defaults.assume;
-    }
-    *out = *assume;
-}
-
 /* The site's DeepEP (its dispatcher=, the spec's auto) only where some
  * layout fits with its buffers: elsewhere the all-to-all, which needs none
  * (as TP's overlap is turned off where its Userbuffers are what does not
@@ -185,10 +197,10 @@ static int plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
     if (m->headroom > as->headroom)
         as->headroom = m->headroom;
     /* a site that runs Megatron-LM alone still prices LoRA as auto does */
-    if (m->framework == MESH_FW_AUTO)
-        model->framework = (mesh_framework_t)mesh_lora_framework(m->finetune, as->framework);
+    model->framework = (mesh_framework_t)framework_of(m, as);
     mesh_dispatcher_resolve(a, as->dispatcher, model);
     mesh_before_ampere(a, model, pin);
+    mesh_lora_layout(model, pin);
     return site_deepep_fits(m, alloc, pin, as, model);
 }
 
@@ -206,7 +218,7 @@ typedef struct plan_in {
 static int checked_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                           const mesh_assumptions_t *assume, plan_in_t *in, mesh_error_t *err)
 {
-    if (check_inputs(m, a, pins, err) < 0)
+    if (check_inputs(m, a, pins, assume, err) < 0)
         return -1;
     in->fits = plan_inputs(m, a, pins, assume, &in->model, &in->alloc, &in->pin, &in->as);
     return 0;
@@ -289,7 +301,7 @@ static mesh_plan_t *plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                                 const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                                 mesh_error_t *err)
 {
-    if (check_inputs(m, a, pins, err) < 0)
+    if (check_inputs(m, a, pins, assume, err) < 0)
         return NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)

@@ -135,7 +135,8 @@ typedef enum mesh_advice_kind {
     MESH_ADVICE_UNPIN,
     /** no single pin is in the way, but planning every field fits */
     MESH_ADVICE_UNPIN_ALL,
-    /** more nodes: `nodes` of them (`gpus` GPUs) fit full training */
+    /** more nodes: `nodes` of them (`gpus` GPUs) fit the spec's training
+     * (`finetune`: full, or LoRA where the spec asks for it) */
     MESH_ADVICE_NODES,
     /** full fine-tuning is out of reach: its model states against the
      * usable memory of the whole allocation */
@@ -167,6 +168,7 @@ typedef struct mesh_advice {
      * and optimizer, unsharded), their bytes for the whole model, and the
      * usable bytes of the whole allocation */
     double bytes_per_param, states, usable;
+    mesh_finetune_t finetune; /* NODES: the training that fits there, the spec's */
 } mesh_advice_t;
 
 /**

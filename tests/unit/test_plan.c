@@ -1240,12 +1240,17 @@ static void headroom__site_least_and_framework_default(void **state)
     p = plan_with_policy(&m, &a, "framework=megatron");
     assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_DEEPSPEED);
     mesh_plan_destroy(p);
-    /* LoRA at a Megatron-LM-only site: priced as auto, since Megatron-LM
-     * has none (its flags are withheld); another site's framework holds */
+    /* LoRA at a Megatron-LM-only site, or at one that prices both: priced
+     * as DeepSpeed, which runs it (Megatron-LM has none: its flags are
+     * withheld); another site's framework holds */
     m.framework = MESH_FW_AUTO;
     m.finetune = MESH_FINETUNE_LORA;
     p = plan_with_policy(&m, &a, "framework=megatron");
-    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_AUTO);
+    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_DEEPSPEED);
+    assert_int_equal(mesh_plan_best(p)->memory.framework, MESH_FW_DEEPSPEED);
+    mesh_plan_destroy(p);
+    p = plan_with_policy(&m, &a, "framework=auto");
+    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_DEEPSPEED);
     mesh_plan_destroy(p);
     p = plan_with_policy(&m, &a, "framework=torch");
     assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_TORCH);
@@ -2212,7 +2217,7 @@ static void nothing_fits__exact_reasons_and_advice(void **state)
     const char *lora = "parameter-efficient fine-tuning fits on this allocation (set "
                        "train.finetune: lora, and train the adapters under DeepSpeed: "
                        "Megatron-LM has no LoRA): "
-                       "tp=1,pp=1,dp=1,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off, ";
+                       "tp=1,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=off, ";
     const char *adv = mesh_plan_advice(p, 2);
     assert_int_equal(strncmp(adv, lora, strlen(lora)), 0);
     double gib = 0;
@@ -2548,7 +2553,7 @@ static void report__lora_withholds_megatron(void **state)
                       "PyTorch";
     char want[512];
     for (int fits = 1; fits >= 0; fits--) {
-        mesh_plan_t *p = test_plan(&m, &a, fits ? "tp=8" : "tp=1,pp=1,zero=0");
+        mesh_plan_t *p = test_plan(&m, &a, fits ? "zero=3" : "tp=1,pp=1,zero=0");
         assert_int_equal(mesh_plan_fits(p), fits);
         char *j = mesh_report_json(p), *t = mesh_report_text(p);
         snprintf(want, sizeof(want), ",\"megatron_args\":null,\"megatron_withheld\":\"%s\",", why);
@@ -2562,6 +2567,89 @@ static void report__lora_withholds_megatron(void **state)
         free(t);
         mesh_plan_destroy(p);
     }
+}
+
+/* LoRA runs under DeepSpeed with Hugging Face PEFT, whose exported config
+ * has ZeRO and data parallelism only: a LoRA plan under auto is
+ * data-parallel (Llama 3 70B on 8 H100s: tp=1 and ZeRO-3, where TP was
+ * chosen before), pins of another dimension are refused naming the key,
+ * pins of 1 kept, and the advice for a full-training spec offers a
+ * data-parallel layout; under framework: torch the program runs TP. */
+static void lora__data_parallel_unless_torch(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    m.finetune = MESH_FINETUNE_LORA;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, NULL);
+    const mesh_layout_t *b = &mesh_plan_best(p)->layout;
+    assert_true(mesh_plan_fits(p));
+    assert_true(b->tp == 1 && b->pp == 1 && b->cp == 1 && b->vpp == 1 && b->dp == 8);
+    assert_int_equal(b->zero, 3);
+    assert_int_equal(mesh_plan_best(p)->memory.framework, MESH_FW_DEEPSPEED);
+    mesh_plan_destroy(p);
+    p = test_plan(&m, &a, "tp=1,pp=1,cp=1,vpp=1"); /* what it holds anyway */
+    assert_int_equal(mesh_plan_best(p)->layout.dp, 8);
+    mesh_plan_destroy(p);
+    static const char *const refused[][2] = {
+        {"tp=2", "tp=2"}, {"pp=2", "pp=2"}, {"cp=2", "cp=2"}, {"pp=1,vpp=2", "vpp=2"}};
+    mesh_policy_t pol;
+    mesh_policy_init(&pol);
+    mesh_error_t err;
+    char want[160];
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        mesh_layout_t pins = test_mesh(refused[i][0]);
+        assert_null(mesh_plan_create(&m, &a, &pins, &pol.assume, &err));
+        snprintf(want, sizeof(want),
+                 "mesh %s: LoRA trains under DeepSpeed with Hugging Face PEFT, ", refused[i][1]);
+        if (strncmp(err.msg, want, strlen(want)) != 0)
+            fail_msg("%s: %s", refused[i][0], err.msg);
+        assert_non_null(strstr(err.msg, "; leave "));
+        assert_non_null(strstr(err.msg, " out, or set framework: torch if your program applies the "
+                                        "layout itself"));
+    }
+    /* a MoE model's experts too */
+    mesh_model_t moe = test_preset("mixtral-8x7b");
+    moe.finetune = MESH_FINETUNE_LORA;
+    mesh_layout_t pins = test_mesh("ep=8");
+    assert_null(mesh_plan_create(&moe, &a, &pins, &pol.assume, &err));
+    assert_int_equal(strncmp(err.msg, "mesh ep=8: LoRA", 15), 0);
+    p = test_plan(&moe, &a, NULL);
+    assert_int_equal(mesh_plan_best(p)->layout.ep, 1);
+    mesh_plan_destroy(p);
+    /* under framework: torch the search is the full one */
+    m.framework = MESH_FW_TORCH;
+    p = test_plan(&m, &a, "tp=2");
+    assert_int_equal(mesh_plan_best(p)->layout.tp, 2);
+    mesh_plan_destroy(p);
+    p = test_plan(&m, &a, NULL);
+    assert_true(mesh_plan_best(p)->layout.tp > 1);
+    mesh_plan_destroy(p);
+    /* a LoRA spec that does not fit: more nodes for it, data-parallel, and
+     * never a pin it holds (tp=1, pp=1) offered to give up (tp=8 or pp=8
+     * would fit here) */
+    m.framework = MESH_FW_AUTO;
+    a = test_alloc("A100-40GB", 1, 8);
+    p = test_plan(&m, &a, "zero=2");
+    assert_true(!mesh_plan_fits(p) && mesh_plan_advice_count(p) == 1);
+    assert_string_equal(mesh_plan_advice(p, 0),
+                        "2 nodes (16 GPUs) would fit its LoRA adapters' training: "
+                        "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off (35.2 GiB "
+                        "per GPU)");
+    mesh_plan_destroy(p);
+    /* the advice of a full-training spec that does not fit */
+    a = test_alloc("H100-SXM", 1, 8);
+    m = test_preset("llama3.1-405b");
+    p = test_plan(&m, &a, NULL);
+    assert_false(mesh_plan_fits(p));
+    int found = 0;
+    for (int i = 0; mesh_plan_advice(p, i); i++)
+        if (strstr(mesh_plan_advice(p, i), "parameter-efficient")) {
+            found = 1;
+            assert_non_null(strstr(mesh_plan_advice(p, i), "tp=1,pp=1,dp=64,cp=1,zero=3,"));
+        }
+    assert_true(found);
+    mesh_plan_destroy(p);
 }
 
 /* The report's MoE line counts the dense layers that lead: "the first
@@ -3114,6 +3202,7 @@ int main(void)
         cmocka_unit_test(report__counts_at_their_units),
         cmocka_unit_test(report__megatron_line_is_the_exported_one),
         cmocka_unit_test(report__lora_withholds_megatron),
+        cmocka_unit_test(lora__data_parallel_unless_torch),
         cmocka_unit_test(report__megatron_lines_filled_to_100_columns),
         cmocka_unit_test(report__moe_line_counts_the_leading_dense_layers),
         cmocka_unit_test(report__ranks_design_example),
