@@ -310,9 +310,43 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
     return s.found;
 }
 
+/* The node counts a layout that pins hold data-parallel alone (LoRA's:
+ * lib/layout.c) may take: every GPU is a replica, so only counts whose GPUs
+ * divide the batch, into counts (DIVISORS_MAX room), ascending, up to cap:
+ * how many; -1 for any other layout, whose dp any count may leave whole
+ * (Llama 3.1 405B's 2,048 fits 18 nodes at pp 9, never at dp 144).  Its
+ * trial divisions are counted against the budget in use. */
+static int data_parallel_counts(const mesh_model_t *m, const mesh_layout_t *pins, long gpn,
+                                long cap, int *counts)
+{
+    if (pins->tp != 1 || pins->pp != 1 || pins->cp != 1)
+        return -1;
+    if (m->global_batch % gpn)
+        return 0;
+    long q = m->global_batch / gpn, root = 1; /* q < 2^30: spec_keys.h */
+    while (root * root < q)
+        root *= 2;
+    mesh_work_spend(root / WORK_DIVISIONS);
+    return mesh_divisors(q, cap, counts);
+}
+
+/* The count min_nodes tries after `fail` at its i-th step: the next one,
+ * eight times, then twice as many; among `counts` (n of them; n < 0: any)
+ * the first of those.  Above cap when none is left. */
+static long next_count(long fail, int i, const int *counts, int n, long cap)
+{
+    long want = i < 8 ? fail + 1 : 2 * fail;
+    if (n < 0)
+        return want;
+    for (int j = 0; j < n; j++)
+        if (counts[j] >= want)
+            return counts[j];
+    return cap + 1;
+}
+
 /* A node count on which model m fits, above the allocation's: up from a
  * lower bound (the model states spread perfectly) a few steps, then
- * powers of two, then halving the gap back.  Fitting is not quite monotone in
+ * doubling, then halving the gap back.  Fitting is not quite monotone in
  * the node count (the batch must divide), so this finds a count that fits,
  * close to the smallest, in a bounded number of searches.  0 if none does
  * up to the largest allocation meshplan plans for. */
@@ -329,22 +363,16 @@ static int min_nodes(const mesh_plan_t *p, const mesh_model_t *m, const mesh_lay
         lo = p->alloc.nodes + 1;
     mesh_layout_t free_dp = *pins;
     free_dp.dp = MESH_FREE; /* dp follows the node count */
-    long fail = lo - 1, n = lo;
+    int counts[DIVISORS_MAX], nc = data_parallel_counts(m, pins, gpn, cap, counts);
+    long fail = lo - 1, n = next_count(fail, 0, counts, nc, cap);
     for (int i = 0; n <= cap; i++) {
         if (fits_on(p, m, &free_dp, n, out))
             break;
         if (mesh_work_stopped())
             return 0;
         fail = n;
-        /* then powers of two: a data-parallel layout (LoRA's) spans every
-         * GPU, and only such counts divide a batch of a power of two
-         * (18, 36, 72 nodes never hold Llama 3.1 405B's 2,048) */
-        if (i < 8)
-            n++;
-        else
-            for (n = 1; n <= fail;)
-                n *= 2;
-        if (n > cap && fail < cap)
+        n = next_count(fail, i, counts, nc, cap);
+        if (n > cap && fail < cap && nc < 0)
             n = cap;
     }
     if (n > cap)
@@ -752,6 +780,14 @@ static mesh_gib_str_t tib_or_gib(double bytes)
     return out;
 }
 
+/* Where the LoRA advice's adapters train: the framework its layout was
+ * priced under (mesh_lora_framework: DeepSpeed, but for a torch spec). */
+static const char *lora_under(const mesh_candidate_t *c)
+{
+    return c->memory.framework == MESH_FW_TORCH ? "PyTorch with Hugging Face PEFT"
+                                                : "DeepSpeed: Megatron-LM has no LoRA";
+}
+
 const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
 {
     char canon[MESH_LAYOUT_STR_MAX];
@@ -788,9 +824,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora, and train the adapters under DeepSpeed: Megatron-LM has no LoRA): %s, "
-                 "%s GiB per GPU",
-                 mesh, mesh_gib_str(c->memory.total).s);
+                 "lora, and train the adapters under %s): %s, %s GiB per GPU",
+                 lora_under(c), mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:
         snprintf(buf, len,
@@ -803,9 +838,9 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_LORA_NODES:
         snprintf(buf, len,
-                 "parameter-efficient fine-tuning (train.finetune: lora, under DeepSpeed: "
-                 "Megatron-LM has no LoRA) would fit on %d nodes: %s",
-                 a->nodes, mesh);
+                 "parameter-efficient fine-tuning (train.finetune: lora, under %s) would fit on "
+                 "%d nodes: %s",
+                 lora_under(c), a->nodes, mesh);
         break;
     }
     return buf;

@@ -101,6 +101,9 @@ void mesh_work_join(mesh_work_t *whole, const mesh_work_t *part);
 mesh_work_t *mesh_work_counted(mesh_work_t *counter);
 /* Ends mesh_work_counted: *counter is no longer in use, if it was. */
 void mesh_work_uncount(const mesh_work_t *counter);
+/* Count n units of work done outside a search (trial divisions, say)
+ * against this thread's budget, if one is in use: stopped at its limit. */
+void mesh_work_spend(long n);
 /* Whether this thread's budget has stopped a search (0 with none in use). */
 int mesh_work_stopped(void);
 /* The limit of this thread's budget (0: none in use; LONG_MAX / 2 inside a

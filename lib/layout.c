@@ -673,6 +673,10 @@ static int optimizer_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_e
     if ((l->offload || half) && m->framework == MESH_FW_TORCH)
         return mesh_error_set(err, "offload and 16-bit moments are Megatron-LM's and DeepSpeed's "
                                    "levers: not with framework: torch");
+    if (half && m->framework == MESH_FW_DEEPSPEED) /* every LoRA plan's but torch's */
+        return mesh_error_set(err,
+                              "moments=%s: DeepSpeed keeps fp32 Adam moments: use moments=fp32",
+                              mesh_precision_name(l->moments));
     if (l->offload && half)
         return mesh_error_set(err, "offload=optimizer keeps fp32 moments (the CPU optimizer is "
                                    "torch's AdamW): use moments=fp32");

@@ -65,11 +65,12 @@ static void default_assumptions(const mesh_assumptions_t *assume, mesh_assumptio
 }
 
 /* The framework a plan of m runs under: the spec's, else the site's (as),
- * where LoRA is never Megatron-LM's (mesh_lora_framework). */
+ * where LoRA is never Megatron-LM's (mesh_lora_framework; a spec's
+ * framework: megatron with it is refused, a library caller's is not). */
 static int framework_of(const mesh_model_t *m, const mesh_assumptions_t *as)
 {
-    return m->framework == MESH_FW_AUTO ? mesh_lora_framework(m->finetune, as->framework)
-                                        : (int)m->framework;
+    int fw = m->framework == MESH_FW_AUTO ? (int)as->framework : (int)m->framework;
+    return mesh_lora_framework(m->finetune, fw);
 }
 
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,

@@ -304,11 +304,14 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.optimizer_dtype: 16-bit moments are Adam's "
                               "(--exp-avg-dtype); SGD keeps fp32 momentum",
                               AT(F_OPT_DTYPE));
-    if (m->optimizer_dtype != MESH_PREC_FP32 && m->framework == MESH_FW_DEEPSPEED)
-        return mesh_error_set(err,
-                              "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments; "
-                              "use fp32, or framework: megatron",
-                              AT(F_OPT_DTYPE));
+    /* LoRA under auto trains under DeepSpeed (lib/accounting.c,
+     * mesh_lora_framework), and is held to what DeepSpeed runs */
+    int lora_ds = m->finetune == MESH_FINETUNE_LORA && m->framework == MESH_FW_AUTO;
+    if (m->optimizer_dtype != MESH_PREC_FP32 && (m->framework == MESH_FW_DEEPSPEED || lora_ds))
+        return mesh_error_set(err, "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments%s",
+                              AT(F_OPT_DTYPE),
+                              lora_ds ? ", and LoRA trains under it; use fp32"
+                                      : "; use fp32, or framework: megatron");
     /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): the
      * key given last is blamed */
     if (m->finetune == MESH_FINETUNE_LORA && m->framework == MESH_FW_MEGATRON)
@@ -326,6 +329,11 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         return mesh_error_set(err,
                               "%s: train.dispatcher: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
+                              AT(F_DISPATCHER));
+    if (m->dispatcher == MESH_DISPATCHER_DEEPEP && lora_ds)
+        return mesh_error_set(err,
+                              "%s: train.dispatcher: deepep is Megatron-LM's flex dispatcher, and "
+                              "LoRA trains under DeepSpeed (leave the dispatcher out)",
                               AT(F_DISPATCHER));
     if (m->dispatcher == MESH_DISPATCHER_DEEPEP &&
         (m->framework == MESH_FW_DEEPSPEED || m->framework == MESH_FW_TORCH))

@@ -61,6 +61,12 @@ void mesh_work_uncount(const mesh_work_t *counter)
         work_in_use = NULL;
 }
 
+void mesh_work_spend(long n)
+{
+    if (work_in_use && (work_in_use->spent += n) >= work_in_use->limit)
+        work_in_use->stopped = 1;
+}
+
 int mesh_work_stopped(void)
 {
     return work_in_use && work_in_use->stopped;

@@ -2569,6 +2569,16 @@ static void report__lora_withholds_megatron(void **state)
     }
 }
 
+/* m on a that does not fit under pins mesh: its one line of advice is want. */
+static void sole_advice(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh,
+                        const char *want)
+{
+    mesh_plan_t *p = test_plan(m, a, mesh);
+    assert_true(!mesh_plan_fits(p) && mesh_plan_advice_count(p) == 1);
+    assert_string_equal(mesh_plan_advice(p, 0), want);
+    mesh_plan_destroy(p);
+}
+
 /* LoRA runs under DeepSpeed with Hugging Face PEFT, whose exported config
  * has ZeRO and data parallelism only: a LoRA plan under auto is
  * data-parallel (Llama 3 70B on 8 H100s: tp=1 and ZeRO-3, where TP was
@@ -2630,15 +2640,31 @@ static void lora__data_parallel_unless_torch(void **state)
      * would fit here) */
     m.framework = MESH_FW_AUTO;
     a = test_alloc("A100-40GB", 1, 8);
-    p = test_plan(&m, &a, "zero=2");
-    assert_true(!mesh_plan_fits(p) && mesh_plan_advice_count(p) == 1);
-    assert_string_equal(mesh_plan_advice(p, 0),
-                        "2 nodes (16 GPUs) would fit its LoRA adapters' training: "
-                        "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off (35.2 GiB "
-                        "per GPU)");
-    mesh_plan_destroy(p);
-    /* the advice of a full-training spec that does not fit */
+    sole_advice(&m, &a, "zero=2",
+                "2 nodes (16 GPUs) would fit its LoRA adapters' training: "
+                "tp=1,pp=1,dp=16,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off (35.2 GiB per GPU)");
+    /* DeepSpeed keeps fp32 moments: a LoRA plan's pin of bf16 ones is refused */
     a = test_alloc("H100-SXM", 1, 8);
+    mesh_layout_t bf16 = test_mesh("moments=bf16");
+    assert_null(mesh_plan_create(&m, &a, &bf16, &pol.assume, &err));
+    assert_non_null(strstr(err.msg, "moments=bf16: DeepSpeed keeps fp32 Adam moments: use "
+                                    "moments=fp32"));
+    /* a library caller's LoRA under framework megatron (a spec's is refused) is DeepSpeed's too */
+    m.framework = MESH_FW_MEGATRON;
+    p = test_plan(&m, &a, NULL);
+    assert_int_equal(mesh_plan_model(p)->framework, MESH_FW_DEEPSPEED);
+    assert_int_equal(mesh_plan_best(p)->layout.tp, 1);
+    mesh_plan_destroy(p);
+    /* a batch with an odd factor (Nemotron-4 340B's 2,304): only counts whose
+     * GPUs divide it, so 36 nodes, where powers of two (64: 512 GPUs) never
+     * do and 32 does not fit */
+    mesh_model_t nem = test_preset("nemotron4-340b");
+    nem.finetune = MESH_FINETUNE_LORA;
+    mesh_alloc_t a47 = test_alloc_mem("A100-40GB", 47.4 * 1073741824.0, 1, 8);
+    sole_advice(&nem, &a47, NULL,
+                "36 nodes (288 GPUs) would fit its LoRA adapters' training: "
+                "tp=1,pp=1,dp=288,cp=1,zero=3,vpp=1,mb=1,recompute=full,sp=off (45.9 GiB per GPU)");
+    /* the advice of a full-training spec that does not fit */
     m = test_preset("llama3.1-405b");
     p = test_plan(&m, &a, NULL);
     assert_false(mesh_plan_fits(p));
@@ -2649,6 +2675,17 @@ static void lora__data_parallel_unless_torch(void **state)
             assert_non_null(strstr(mesh_plan_advice(p, i), "tp=1,pp=1,dp=64,cp=1,zero=3,"));
         }
     assert_true(found);
+    mesh_plan_destroy(p);
+    /* and under framework: torch, whose search keeps TP: named so */
+    m.framework = MESH_FW_TORCH;
+    p = test_plan(&m, &a, NULL);
+    const char *torch = NULL;
+    for (int i = 0; mesh_plan_advice(p, i); i++)
+        if (strstr(mesh_plan_advice(p, i), "parameter-efficient"))
+            torch = mesh_plan_advice(p, i);
+    assert_non_null(torch);
+    assert_non_null(strstr(torch, "(train.finetune: lora, under PyTorch with Hugging Face PEFT) "
+                                  "would fit on"));
     mesh_plan_destroy(p);
 }
 

@@ -164,6 +164,31 @@ static void errors__name_key_and_line(void **state)
                  "train.optimizer_dtype", "SGD");
     expect_error("params: 1e9\ntrain:\n  framework: deepspeed\n  optimizer_dtype: bf16\n",
                  "train.optimizer_dtype", "DeepSpeed keeps fp32");
+    /* LoRA under auto is DeepSpeed's, and held to what it runs; under
+     * torch the layout rules speak (and a full spec's bf16 moments stand) */
+    expect_error("params: 1e9\ntrain:\n  finetune: lora\n  optimizer_dtype: bf16\n",
+                 "bad.yaml:4: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments, and LoRA "
+                 "trains under it; use fp32",
+                 NULL);
+    expect_error("arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, moe: {experts: 4}}\n"
+                 "train:\n  finetune: lora\n  dispatcher: deepep\n",
+                 "bad.yaml:4: train.dispatcher: deepep is Megatron-LM's flex dispatcher, and LoRA "
+                 "trains under DeepSpeed (leave the dispatcher out)",
+                 NULL);
+    {
+        static const char *const fine[] = {
+            "params: 1e9\ntrain:\n  optimizer_dtype: bf16\n",
+            "params: 1e9\ntrain:\n  finetune: lora\n  framework: torch\n  optimizer_dtype: fp32\n",
+            "arch: {layers: 2, hidden: 64, heads: 4, vocab: 100, moe: {experts: 4}}\n"
+            "train:\n  dispatcher: deepep\n",
+        };
+        mesh_spec_dirs_t d = test_dirs();
+        mesh_model_t m;
+        mesh_error_t err;
+        for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+            if (mesh_spec_parse(fine[i], strlen(fine[i]), "ok.yaml", &d, &m, &err) < 0)
+                fail_msg("%s: %s", fine[i], err.msg);
+    }
     expect_error("params: 1e9\ntrain:\n  framework: jax\n", "train.framework",
                  "auto megatron deepspeed torch");
     /* Megatron-LM has no LoRA: the key given last is blamed, here the
