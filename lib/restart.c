@@ -315,14 +315,14 @@ static int line_layout(lines_t *x, int line, const char *s, const char *what)
     return 0;
 }
 
-/* NAME=value (an environment variable's name: no lower-case letter). */
-static int is_assignment(const char *b, size_t n, size_t *k)
+/* The length of NAME in NAME=value (an environment variable's name: no
+ * lower-case letter), or 0 where b is no such line. */
+static size_t assignment_name(const char *b, size_t n)
 {
-    *k = 0;
-    while (*k < n &&
-           (isupper((unsigned char)b[*k]) || isdigit((unsigned char)b[*k]) || b[*k] == '_'))
-        (*k)++;
-    return *k > 0 && *k < n && b[*k] == '=' && !isdigit((unsigned char)b[0]);
+    size_t k = 0;
+    while (k < n && (isupper((unsigned char)b[k]) || isdigit((unsigned char)b[k]) || b[k] == '_'))
+        k++;
+    return k > 0 && k < n && b[k] == '=' && !isdigit((unsigned char)b[0]) ? k : 0;
 }
 
 static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
@@ -356,7 +356,6 @@ static int assignment(lines_t *x, int line, const char *b, size_t k, size_t n)
 
 static int read_line(lines_t *x, int line, const char *b, size_t n)
 {
-    size_t k;
     while (n && (b[n - 1] == '\r' || b[n - 1] == ' ' || b[n - 1] == '\t'))
         n--;
     while (n && (*b == ' ' || *b == '\t'))
@@ -370,7 +369,8 @@ static int read_line(lines_t *x, int line, const char *b, size_t n)
         for (b += 7, n -= 7; n && (*b == ' ' || *b == '\t'); b++, n--)
             ;
     }
-    if (is_assignment(b, n, &k))
+    size_t k = assignment_name(b, n);
+    if (k)
         return assignment(x, line, b, k, n);
     char v[PLAN_STR_MAX];
     for (size_t i = 0; i < n; i++)
