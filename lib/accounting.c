@@ -513,19 +513,6 @@ int mesh_sole_replica_zero_saves(const mesh_model_t *m)
     return 0;
 }
 
-/* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): what auto
- * or megatron would run, DeepSpeed with Hugging Face PEFT runs, data-parallel
- * (lib/layout.c, mesh_lora_layout), and it is priced as DeepSpeed alone
- * allocates it, not bounded by a Megatron-LM allocation that never runs
- * (Megatron-FSDP's buffers made Llama 3.1 405B on 64 GPUs 81.7 GiB where
- * DeepSpeed's ZeRO-3 needs under 77 GiB). */
-int mesh_lora_framework(int finetune, int fw)
-{
-    return finetune == MESH_FINETUNE_LORA && (fw == MESH_FW_MEGATRON || fw == MESH_FW_AUTO)
-               ? MESH_FW_DEEPSPEED
-               : fw;
-}
-
 int mesh_frameworks_priced(mesh_framework_t fw, mesh_framework_t out[3])
 {
     if (fw != MESH_FW_AUTO) {

@@ -565,7 +565,7 @@ static void r_megatron(const ctx_t *x, mesh_buf_t *b)
  * compute capability 10 or more (lib/gpu.c); any other, an unknown one
  * included, is taken as older, and 1 is allowed on Blackwell too.  0:
  * Megatron-LM asks nothing (or the plan is another framework's, as every
- * LoRA plan is: lib/accounting.c, mesh_lora_framework), and the job's own
+ * LoRA plan is: lib/spec_check.c, mesh_lora_framework), and the job's own
  * value stays. */
 int mesh_megatron_max_connections(const mesh_model_t *m, const mesh_layout_t *l,
                                   const mesh_gpu_t *gpu)

@@ -286,7 +286,7 @@ void mesh_dispatcher_resolve(const struct mesh_alloc *a, int site, struct mesh_m
  * sentence, or NULL where Megatron-LM trains what the plan prices. */
 const char *mesh_megatron_withheld(const struct mesh_model *m);
 /* The framework a model of that finetune is priced under when fw would
- * be (lib/accounting.c): fw, but DeepSpeed for LoRA under auto or
+ * be (lib/spec_check.c): fw, but DeepSpeed for LoRA under auto or
  * Megatron-LM, which has none: its adapters train under DeepSpeed. */
 int mesh_lora_framework(int finetune, int fw);
 /* Append Megatron-LM's command-line flags for model m under layout l on

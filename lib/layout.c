@@ -828,7 +828,7 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
  * layout itself (MESH_*_GROUP), as it does for full training. */
 static int lora_data_parallel(const mesh_model_t *m, int framework)
 {
-    return m->finetune == MESH_FINETUNE_LORA && framework != MESH_FW_TORCH;
+    return m->finetune == MESH_FINETUNE_LORA && framework == MESH_FW_DEEPSPEED;
 }
 
 /* The keys a data-parallel LoRA plan holds, into *l (the rest left). */

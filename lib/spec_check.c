@@ -167,6 +167,19 @@ static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 }
 #undef AT
 
+/* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): what auto
+ * or megatron would run, DeepSpeed with Hugging Face PEFT runs, data-parallel
+ * (lib/layout.c, mesh_lora_layout), and it is priced as DeepSpeed alone
+ * allocates it, not bounded by a Megatron-LM allocation that never runs
+ * (Megatron-FSDP's buffers made Llama 3.1 405B on 64 GPUs 81.7 GiB where
+ * DeepSpeed's ZeRO-3 needs under 77 GiB). */
+int mesh_lora_framework(int finetune, int fw)
+{
+    return finetune == MESH_FINETUNE_LORA && (fw == MESH_FW_MEGATRON || fw == MESH_FW_AUTO)
+               ? MESH_FW_DEEPSPEED
+               : fw;
+}
+
 /* Fill what the spec left out and check the whole model.  `user` is the
  * user's own document: when two keys disagree, the one given last (an
  * override, else the user's document, else the preset) is blamed, with
@@ -304,14 +317,6 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: train.optimizer_dtype: 16-bit moments are Adam's "
                               "(--exp-avg-dtype); SGD keeps fp32 momentum",
                               AT(F_OPT_DTYPE));
-    /* LoRA under auto trains under DeepSpeed (lib/accounting.c,
-     * mesh_lora_framework), and is held to what DeepSpeed runs */
-    int lora_ds = m->finetune == MESH_FINETUNE_LORA && m->framework == MESH_FW_AUTO;
-    if (m->optimizer_dtype != MESH_PREC_FP32 && (m->framework == MESH_FW_DEEPSPEED || lora_ds))
-        return mesh_error_set(err, "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments%s",
-                              AT(F_OPT_DTYPE),
-                              lora_ds ? ", and LoRA trains under it; use fp32"
-                                      : "; use fp32, or framework: megatron");
     /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): the
      * key given last is blamed */
     if (m->finetune == MESH_FINETUNE_LORA && m->framework == MESH_FW_MEGATRON)
@@ -320,6 +325,14 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "has no LoRA; use framework: deepspeed or torch (with Hugging Face "
                               "PEFT), or finetune: full",
                               AT(LATER(F_FRAMEWORK, F_FINETUNE) ? F_FRAMEWORK : F_FINETUNE));
+    /* so a LoRA spec's framework is other than it names only under auto:
+     * DeepSpeed's (mesh_lora_framework), and held to what DeepSpeed runs */
+    int lora_ds = mesh_lora_framework(m->finetune, m->framework) != (int)m->framework;
+    if (m->optimizer_dtype != MESH_PREC_FP32 && (m->framework == MESH_FW_DEEPSPEED || lora_ds))
+        return mesh_error_set(err, "%s: train.optimizer_dtype: DeepSpeed keeps fp32 Adam moments%s",
+                              AT(F_OPT_DTYPE),
+                              lora_ds ? ", and LoRA trains under it; use fp32"
+                                      : "; use fp32, or framework: megatron");
     if (in->set[F_EP_OVERLAP] && !m->moe.experts)
         return mesh_error_set(err,
                               "%s: train.ep_overlap: only means something for a MoE model "

@@ -2537,6 +2537,14 @@ static void report__megatron_line_is_the_exported_one(void **state)
     }
 }
 
+/* Preset `name` with train.finetune: lora. */
+static mesh_model_t lora_preset(const char *name)
+{
+    mesh_model_t m = test_preset(name);
+    m.finetune = MESH_FINETUNE_LORA;
+    return m;
+}
+
 /* A LoRA plan's report says why Megatron-LM gets no flags, as the plugin
  * exports none: the text in the Megatron-LM line's place (a plan that fits),
  * the JSON as "megatron_args": null with "megatron_withheld" (the closest
@@ -2544,8 +2552,7 @@ static void report__megatron_line_is_the_exported_one(void **state)
 static void report__lora_withholds_megatron(void **state)
 {
     (void)state;
-    mesh_model_t m = test_preset("llama3-70b");
-    m.finetune = MESH_FINETUNE_LORA;
+    mesh_model_t m = lora_preset("llama3-70b");
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
     const char *why = "Megatron-LM has no LoRA (at d98e8a6): its flags would train every weight; "
                       "train the adapters with Hugging Face PEFT under DeepSpeed "
@@ -2588,8 +2595,7 @@ static void sole_advice(const mesh_model_t *m, const mesh_alloc_t *a, const char
 static void lora__data_parallel_unless_torch(void **state)
 {
     (void)state;
-    mesh_model_t m = test_preset("llama3-70b");
-    m.finetune = MESH_FINETUNE_LORA;
+    mesh_model_t m = lora_preset("llama3-70b");
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
     mesh_plan_t *p = test_plan(&m, &a, NULL);
     const mesh_layout_t *b = &mesh_plan_best(p)->layout;
@@ -2619,8 +2625,7 @@ static void lora__data_parallel_unless_torch(void **state)
                                         "layout itself"));
     }
     /* a MoE model's experts too */
-    mesh_model_t moe = test_preset("mixtral-8x7b");
-    moe.finetune = MESH_FINETUNE_LORA;
+    mesh_model_t moe = lora_preset("mixtral-8x7b");
     mesh_layout_t pins = test_mesh("ep=8");
     assert_null(mesh_plan_create(&moe, &a, &pins, &pol.assume, &err));
     assert_int_equal(strncmp(err.msg, "mesh ep=8: LoRA", 15), 0);
@@ -2658,8 +2663,7 @@ static void lora__data_parallel_unless_torch(void **state)
     /* a batch with an odd factor (Nemotron-4 340B's 2,304): only counts whose
      * GPUs divide it, so 36 nodes, where powers of two (64: 512 GPUs) never
      * do and 32 does not fit */
-    mesh_model_t nem = test_preset("nemotron4-340b");
-    nem.finetune = MESH_FINETUNE_LORA;
+    mesh_model_t nem = lora_preset("nemotron4-340b");
     mesh_alloc_t a47 = test_alloc_mem("A100-40GB", 47.4 * 1073741824.0, 1, 8);
     sole_advice(&nem, &a47, NULL,
                 "36 nodes (288 GPUs) would fit its LoRA adapters' training: "
