@@ -438,6 +438,30 @@ static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
         adv->host_memory = hi;
 }
 
+/* DeepSpeed's ZeRO does not shard Transformer Engine's FP8 weight copies
+ * (accounting.c), so an FP8 training m that fits nowhere under it may
+ * fit in bf16: advise it as `here` when it fits on these nodes, else as
+ * `more` on the fewest nodes that fit (kinds whose records carry nodes). */
+static void bf16_advice(mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
+                        mesh_advice_kind_t here, mesh_advice_kind_t more)
+{
+    if (m->precision != MESH_PREC_FP8 || m->framework != MESH_FW_DEEPSPEED)
+        return;
+    mesh_model_t bf16 = *m;
+    bf16.precision = MESH_PREC_BF16;
+    mesh_candidate_t c;
+    int n = 0, fits = fits_on(p, &bf16, pins, 0, &c);
+    if (!fits && !advice_halted(p))
+        n = min_nodes(p, &bf16, pins, &c);
+    mesh_advice_t *a;
+    if (advice_halted(p) || (!fits && n == 0) || !(a = add_advice(p, fits ? here : more, &c)))
+        return;
+    a->bf16 = 1;
+    a->finetune = m->finetune;
+    a->nodes = n;
+    a->gpus = n * p->alloc.gpus_per_node;
+}
+
 /* mesh_advise, within the budget in use. */
 static void advise(mesh_plan_t *p)
 {
@@ -483,6 +507,8 @@ static void advise(mesh_plan_t *p)
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
         a->finetune = p->model.finetune;
+    } else if (n == 0) {
+        bf16_advice(p, &p->model, &none, MESH_ADVICE_BF16, MESH_ADVICE_NODES);
     }
     /* 3. the optimizer in host memory, on these nodes */
     offload_advice(p, &none);
@@ -511,6 +537,8 @@ static void advise(mesh_plan_t *p)
                (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
+    } else if (n == 0) {
+        bf16_advice(p, &lora, &lora_pins, MESH_ADVICE_LORA, MESH_ADVICE_LORA_NODES);
     }
 }
 
@@ -780,6 +808,11 @@ static mesh_gib_str_t tib_or_gib(double bytes)
     return out;
 }
 
+/* What an advice priced in bf16 asks of the spec, and why. */
+#define BF16_INSTEAD                                                                               \
+    " in bf16 instead of fp8 (train.precision: bf16, without train.fp8_recipe; DeepSpeed's ZeRO "  \
+    "does not shard the FP8 weight copies)"
+
 /* Where the LoRA advice's adapters train: the framework its layout was
  * priced under (mesh_lora_framework: DeepSpeed, but for a torch spec). */
 static const char *lora_under(const mesh_candidate_t *c)
@@ -811,9 +844,15 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_NODES:
         snprintf(
-            buf, len, "%d nodes (%d GPUs) would fit %s: %s (%s GiB per GPU)", a->nodes, a->gpus,
+            buf, len, "%d nodes (%d GPUs) would fit %s%s: %s (%s GiB per GPU)", a->nodes, a->gpus,
             a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training" : "full training",
-            mesh, mesh_gib_str(c->memory.total).s);
+            a->bf16 ? BF16_INSTEAD : "", mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_BF16:
+        snprintf(buf, len, "%s fits on this allocation%s: %s, %s GiB per GPU",
+                 a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training"
+                                                   : "full training",
+                 BF16_INSTEAD, mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,
@@ -823,9 +862,12 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
-                 "parameter-efficient fine-tuning fits on this allocation (set train.finetune: "
-                 "lora, and train the adapters under %s): %s, %s GiB per GPU",
-                 lora_under(c), mesh, mesh_gib_str(c->memory.total).s);
+                 "parameter-efficient fine-tuning fits on this allocation%s (set train.finetune: "
+                 "lora%s, and train the adapters under %s%s): %s, %s GiB per GPU",
+                 a->bf16 ? " in bf16" : "",
+                 a->bf16 ? ", train.precision: bf16 without train.fp8_recipe" : "", lora_under(c),
+                 a->bf16 ? "; its ZeRO does not shard the FP8 weight copies" : "", mesh,
+                 mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:
         snprintf(buf, len,
@@ -839,8 +881,8 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA_NODES:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning (train.finetune: lora, under %s) would fit on "
-                 "%d nodes: %s",
-                 lora_under(c), a->nodes, mesh);
+                 "%d nodes%s: %s",
+                 lora_under(c), a->nodes, a->bf16 ? BF16_INSTEAD : "", mesh);
         break;
     }
     return buf;

@@ -350,6 +350,110 @@ static void no_fit__out_of_reach_and_lora_nodes(void **state)
     done(p);
 }
 
+/* m planned on a does not fit: the kinds of its advice records priced in
+ * bf16, a bit (1 << kind) each. */
+static unsigned unfit_bf16_kinds(const mesh_model_t *m, const mesh_alloc_t *a)
+{
+    mesh_plan_t *p = test_plan(m, a, "auto");
+    unsigned kinds = 0;
+    assert_false(mesh_plan_fits(p));
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        if (mesh_plan_advice_record(p, i)->bf16)
+            kinds |= 1u << mesh_plan_advice_record(p, i)->kind;
+    done(p);
+    return kinds;
+}
+
+/* A bf16 advice record fits, with the memory model's figures for m in
+ * bf16 on `nodes` nodes of a. */
+static void assert_bf16_fits(const mesh_model_t *m, const mesh_alloc_t *a, int nodes,
+                             const mesh_advice_t *r)
+{
+    mesh_model_t bf16 = *m;
+    bf16.precision = MESH_PREC_BF16;
+    mesh_alloc_t on = *a;
+    on.nodes = nodes;
+    assert_true(r->bf16);
+    assert_true(r->candidate.fits);
+    assert_int_equal(r->candidate.memory.framework, MESH_FW_DEEPSPEED);
+    assert_models_memory(&bf16, &on, &r->candidate);
+    /* and in the spec's fp8 it does not fit there */
+    assert_false(mesh_plan_any_fits(m, &on, &r->candidate.layout, NULL));
+}
+
+/* DeepSpeed keeps Transformer Engine's FP8 weight copies whole on every
+ * rank: Llama 3 70B's are 141 GB, so its FP8 training fits nowhere under
+ * DeepSpeed, and the advice prices it in bf16: on these nodes, on more,
+ * and as the LoRA advice of a full fine-tuning. */
+static void no_fit__fp8_under_deepspeed_in_bf16(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    m.precision = MESH_PREC_FP8;
+    m.finetune = MESH_FINETUNE_LORA;
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "auto");
+    assert_false(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_advice_count(p), 1);
+    const mesh_advice_t *r = mesh_plan_advice_record(p, 0);
+    assert_int_equal(r->kind, MESH_ADVICE_BF16);
+    assert_int_equal(r->finetune, MESH_FINETUNE_LORA);
+    assert_int_equal(r->nodes, 0);
+    assert_bf16_fits(mesh_plan_model(p), &a, 1, r);
+    assert_non_null(strstr(mesh_plan_advice(p, 0), "its LoRA adapters' training fits on this "
+                                                   "allocation in bf16 instead of fp8"));
+    char *j = mesh_report_json(p);
+    assert_non_null(strstr(j, "\"advice_records\":[{\"kind\":\"bf16\","));
+    assert_non_null(strstr(j, ",\"precision\":\"bf16\"}]}\n"));
+    free(j);
+    done(p);
+
+    /* on 2 GPUs a node: the fewest nodes that fit in bf16 */
+    a = test_alloc("H100-SXM", 1, 2);
+    p = test_plan(&m, &a, "auto");
+    r = mesh_plan_advice_record(p, 0);
+    assert_int_equal(mesh_plan_advice_count(p), 1);
+    assert_int_equal(r->kind, MESH_ADVICE_NODES);
+    assert_int_equal(r->finetune, MESH_FINETUNE_LORA);
+    assert_true(r->nodes > 1);
+    assert_int_equal(r->gpus, 2 * r->nodes);
+    assert_bf16_fits(mesh_plan_model(p), &a, r->nodes, r);
+    assert_non_null(strstr(mesh_plan_advice(p, 0), "its LoRA adapters' training in bf16"));
+    done(p);
+
+    /* full training under DeepSpeed: TP and PP split the FP8 copies, so
+     * more nodes fit it in fp8; its LoRA, data-parallel, only in bf16 */
+    m.finetune = MESH_FINETUNE_FULL;
+    m.framework = MESH_FW_DEEPSPEED;
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "auto");
+    assert_int_equal(mesh_plan_advice_count(p), 3);
+    r = mesh_plan_advice_record(p, 0);
+    assert_int_equal(r->kind, MESH_ADVICE_NODES);
+    assert_false(r->bf16);
+    assert_true(r->candidate.layout.tp * r->candidate.layout.pp > 1);
+    assert_int_equal(mesh_plan_advice_record(p, 1)->kind, MESH_ADVICE_OFFLOAD);
+    r = mesh_plan_advice_record(p, 2);
+    assert_int_equal(r->kind, MESH_ADVICE_LORA);
+    mesh_model_t lora = *mesh_plan_model(p);
+    lora.finetune = MESH_FINETUNE_LORA;
+    assert_bf16_fits(&lora, &a, 1, r);
+    assert_non_null(strstr(mesh_plan_advice(p, 2), "fits on this allocation in bf16 (set "
+                                                   "train.finetune: lora, train.precision: bf16"));
+    done(p);
+
+    /* a bf16 spec is never advised so, nor FP8 where PyTorch applies the
+     * layout (its LoRA keeps TP and PP); under Megatron-LM only the LoRA
+     * advice, which trains under DeepSpeed */
+    m.precision = MESH_PREC_BF16;
+    assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
+    m.precision = MESH_PREC_FP8;
+    m.framework = MESH_FW_TORCH;
+    assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
+    m.framework = MESH_FW_MEGATRON;
+    assert_int_equal(unfit_bf16_kinds(&m, &a), 1u << MESH_ADVICE_LORA);
+}
+
 /* Issue 27: Llama-3-70B on 4 nodes of A100-40GB fits on 5 nodes, or on
  * these 4 with the optimizer in host memory: the advice says how much of
  * it per node, the least to a GiB (with it the plan fits, with a GiB less
@@ -902,6 +1006,7 @@ int main(void)
         cmocka_unit_test(no_fit__nodes_and_lora),
         cmocka_unit_test(no_fit__out_of_reach_and_lora_nodes),
         cmocka_unit_test(no_fit__offload_with_host_memory),
+        cmocka_unit_test(no_fit__fp8_under_deepspeed_in_bf16),
         cmocka_unit_test(reason__no_slower_said_so),
         cmocka_unit_test(advice__unpin_number),
         cmocka_unit_test(advice__unpin_recompute),
