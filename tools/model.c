@@ -55,12 +55,13 @@ int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins,
     return 0;
 }
 
-/* An error planning with the kept dimensions says they were kept. */
+/* An error planning with the kept dimensions says they were kept, and
+ * which option keeps them: a fix that says "leave tp out" means --keep. */
 void restart_error(const options_t *o, mesh_error_t *err)
 {
     char kept[64];
     if (o->have_restart)
-        mesh_error_prefix(err, "keeping %s from %.200s",
+        mesh_error_prefix(err, "keeping %s from %.200s (--keep)",
                           mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from);
 }
 

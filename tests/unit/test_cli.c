@@ -1665,6 +1665,10 @@ static void restart__bad_input_one_line(void **state)
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--nodes", "7", "--gpus-per-node", "8",
                    "--gpu", "H100-SXM", "--from", path, NULL),
                "meshplan: keeping tp=4,pp=4,vpp=1,zero=1 from /tmp/meshplan-restart-");
+    /* LoRA trains data-parallel: the kept tp is what to drop, from --keep */
+    assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
+                   "--from", path, NULL),
+               " (--keep): mesh tp=4: LoRA trains under DeepSpeed");
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--from", "/nonexistent/layout", NULL),
                "--from: cannot open saved layout '/nonexistent/layout'");
     assert_bad(run("topo", "--from", path, NULL), "--from: unknown option for topo");
