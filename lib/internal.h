@@ -255,7 +255,7 @@ long mesh_ep_span(const struct mesh_layout *l);
  * across trays, or the island (always the island under DeepEP: deepep). */
 long mesh_ep_reach(const struct mesh_alloc *a, int deepep);
 
-/* What a plan on allocation a holds before Ampere (lib/layout.c): model
+/* What a plan on allocation a holds before Ampere (lib/runnable.c): model
  * (unless NULL) priced without FlashAttention, TP's overlap and cp pinned
  * off where pin leaves them free; nothing from Ampere on.  The check
  * refuses pins (NULL: none) that ask for either: 0, or -1 with err. */
@@ -263,7 +263,7 @@ void mesh_before_ampere(const struct mesh_alloc *a, struct mesh_model *model,
                         struct mesh_layout *pin);
 int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layout *pins,
                              struct mesh_error *err);
-/* What a LoRA plan of model m holds (lib/layout.c): under auto or
+/* What a LoRA plan of model m holds (lib/runnable.c): under auto or
  * deepspeed, which run it with Hugging Face PEFT, data parallelism and ZeRO
  * alone, so tp, pp, cp, vpp (and a MoE model's ep, etp) pinned to 1 where
  * pin leaves them free; nothing for full training or under framework:
@@ -274,7 +274,7 @@ int mesh_before_ampere_check(const struct mesh_alloc *a, const struct mesh_layou
 void mesh_lora_layout(const struct mesh_model *m, struct mesh_layout *pin);
 int mesh_lora_check(const struct mesh_model *m, int framework, const struct mesh_layout *pins,
                     struct mesh_error *err);
-/* The MoE token dispatcher a plan on allocation a runs (lib/layout.c):
+/* The MoE token dispatcher a plan on allocation a runs (lib/runnable.c):
  * the check refuses a model that asks for DeepEP (train.dispatcher) where
  * its kernels do not run (0, or -1 with err); resolve makes a dispatcher
  * left to the site (auto) DeepEP where site (the policy's dispatcher=) is

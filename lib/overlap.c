@@ -88,7 +88,7 @@ const mesh_deepep_config_t *mesh_deepep_config(long ranks)
 }
 
 /* The flex dispatcher on DeepEP where the plan runs it (train.dispatcher,
- * or the policy's dispatcher= on an allocation DeepEP runs on: lib/layout.c)
+ * or the policy's dispatcher= on an allocation DeepEP runs on: lib/runnable.c)
  * and DeepEP has a configuration for the tp_ep group; it asserts tp x ep > 1
  * (token_dispatcher.py L1835-1836). */
 static int deepep(const mesh_model_t *m, const mesh_layout_t *l)

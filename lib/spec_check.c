@@ -169,7 +169,7 @@ static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 
 /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): what auto
  * or megatron would run, DeepSpeed with Hugging Face PEFT runs, data-parallel
- * (lib/layout.c, mesh_lora_layout), and it is priced as DeepSpeed alone
+ * (lib/runnable.c, mesh_lora_layout), and it is priced as DeepSpeed alone
  * allocates it, not bounded by a Megatron-LM allocation that never runs
  * (Megatron-FSDP's buffers made Llama 3.1 405B on 64 GPUs 81.7 GiB where
  * DeepSpeed's ZeRO-3 needs under 77 GiB). */
