@@ -73,8 +73,10 @@ static int framework_of(const mesh_model_t *m, const mesh_assumptions_t *as)
     return mesh_lora_framework(m->finetune, fw);
 }
 
+/* Whether a plan can be made of these inputs (as: the assumptions, the
+ * defaults already in place of none): 0, or -1 with err. */
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                        const mesh_assumptions_t *assume, mesh_error_t *err)
+                        const mesh_assumptions_t *as, mesh_error_t *err)
 {
     if (pins && !mesh_model_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
         return mesh_error_set(err,
@@ -83,9 +85,7 @@ static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh
                               pins->ep >= 0 ? "ep" : "etp", m->name);
     if (mesh_before_ampere_check(a, pins, err) < 0)
         return -1;
-    mesh_assumptions_t as;
-    default_assumptions(assume, &as);
-    if (mesh_lora_check(m, framework_of(m, &as), pins, err) < 0)
+    if (mesh_lora_check(m, framework_of(m, as), pins, err) < 0)
         return -1;
     if (mesh_dispatcher_check(m, a, err) < 0)
         return -1;
@@ -181,17 +181,18 @@ static int site_deepep_fits(const mesh_model_t *m, const mesh_alloc_t *alloc,
 }
 
 /* A plan's inputs as its search runs on them: search_inputs', the policy's
- * assumptions, and the model with the imbalance a MoE model is priced at
- * (the spec's, else the policy's), so that memory, cost, the digest and
- * the report agree.  1 when a layout is already known to fit them (the
- * site's DeepEP was tried: the first-fit search need not run again). */
+ * assumptions (*as, with the defaults in place of none: given the spec's
+ * headroom where it asks for more), and the model with the imbalance a MoE
+ * model is priced at (the spec's, else the policy's), so that memory, cost,
+ * the digest and the report agree.  1 when a layout is already known to fit
+ * them (the site's DeepEP was tried: the first-fit search need not run
+ * again). */
 static int plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
-                       const mesh_assumptions_t *assume, mesh_model_t *model, mesh_alloc_t *alloc,
-                       mesh_layout_t *pin, mesh_assumptions_t *as)
+                       mesh_model_t *model, mesh_alloc_t *alloc, mesh_layout_t *pin,
+                       mesh_assumptions_t *as)
 {
     *model = *m;
     search_inputs(m, a, pins, alloc, pin);
-    default_assumptions(assume, as);
     if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
         model->moe_imbalance = mesh_moe_imbalance(m, as);
     /* a user may ask for more room than the site, never for less */
@@ -219,9 +220,10 @@ typedef struct plan_in {
 static int checked_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                           const mesh_assumptions_t *assume, plan_in_t *in, mesh_error_t *err)
 {
-    if (check_inputs(m, a, pins, assume, err) < 0)
+    default_assumptions(assume, &in->as);
+    if (check_inputs(m, a, pins, &in->as, err) < 0)
         return -1;
-    in->fits = plan_inputs(m, a, pins, assume, &in->model, &in->alloc, &in->pin, &in->as);
+    in->fits = plan_inputs(m, a, pins, &in->model, &in->alloc, &in->pin, &in->as);
     return 0;
 }
 
@@ -302,12 +304,15 @@ static mesh_plan_t *plan_create(const mesh_model_t *m, const mesh_alloc_t *a,
                                 const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                                 mesh_error_t *err)
 {
-    if (check_inputs(m, a, pins, assume, err) < 0)
+    mesh_assumptions_t as;
+    default_assumptions(assume, &as);
+    if (check_inputs(m, a, pins, &as, err) < 0)
         return NULL;
     mesh_plan_t *p = calloc(1, sizeof(*p));
     if (!p)
         return mesh_error_set(err, "out of memory"), NULL;
-    (void)plan_inputs(m, a, pins, assume, &p->model, &p->alloc, &p->pins, &p->assume);
+    p->assume = as;
+    (void)plan_inputs(m, a, pins, &p->model, &p->alloc, &p->pins, &p->assume);
 
     search_t s;
     layout_memo_t found = {0};
