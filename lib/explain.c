@@ -438,14 +438,16 @@ static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
         adv->host_memory = hi;
 }
 
-/* DeepSpeed's ZeRO does not shard Transformer Engine's FP8 weight copies
- * (accounting.c), so an FP8 training m that fits nowhere under it may
- * fit in bf16: advise it as `here` when it fits on these nodes, else as
- * `more` on the fewest nodes that fit (kinds whose records carry nodes). */
+/* ZeRO does not shard Transformer Engine's FP8 weight copies under
+ * DeepSpeed, nor under Megatron-LM where it cannot gather FP8 parameters
+ * (accounting.c), so an FP8 training m that fits nowhere may fit in bf16
+ * (every LoRA of DeepSpeed's, held to data parallelism): advise it as
+ * `here` when it fits on these nodes, else as `more` on the fewest nodes
+ * that fit (kinds whose records carry nodes). */
 static void bf16_advice(mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
                         mesh_advice_kind_t here, mesh_advice_kind_t more)
 {
-    if (m->precision != MESH_PREC_FP8 || m->framework != MESH_FW_DEEPSPEED)
+    if (m->precision != MESH_PREC_FP8)
         return;
     mesh_model_t bf16 = *m;
     bf16.precision = MESH_PREC_BF16;
@@ -810,8 +812,8 @@ static mesh_gib_str_t tib_or_gib(double bytes)
 
 /* What an advice priced in bf16 asks of the spec, and why. */
 #define BF16_INSTEAD                                                                               \
-    " in bf16 instead of fp8 (train.precision: bf16, without train.fp8_recipe; DeepSpeed's ZeRO "  \
-    "does not shard the FP8 weight copies)"
+    " in bf16 instead of fp8 (train.precision: bf16, without train.fp8_recipe; ZeRO does not "     \
+    "shard the FP8 weight copies)"
 
 /* Where the LoRA advice's adapters train: the framework its layout was
  * priced under (mesh_lora_framework: DeepSpeed, but for a torch spec). */
@@ -866,7 +868,7 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
                  "lora%s, and train the adapters under %s%s): %s, %s GiB per GPU",
                  a->bf16 ? " in bf16" : "",
                  a->bf16 ? ", train.precision: bf16 without train.fp8_recipe" : "", lora_under(c),
-                 a->bf16 ? "; its ZeRO does not shard the FP8 weight copies" : "", mesh,
+                 a->bf16 ? "; ZeRO does not shard the FP8 weight copies" : "", mesh,
                  mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:

@@ -149,9 +149,10 @@ typedef enum mesh_advice_kind {
      * with `host_memory` bytes of it per node */
     MESH_ADVICE_OFFLOAD,
     /** the spec's training in bf16 instead of fp8 fits on this allocation:
-     * DeepSpeed's ZeRO does not shard Transformer Engine's FP8 weight
-     * copies, so an FP8 training that fits nowhere under it may fit in bf16
-     * (on more nodes: MESH_ADVICE_NODES with `bf16` set) */
+     * ZeRO does not shard Transformer Engine's FP8 weight copies (under
+     * DeepSpeed, which trains every LoRA, data-parallel), so an FP8
+     * training that fits nowhere may fit in bf16 (on more nodes:
+     * MESH_ADVICE_NODES with `bf16` set) */
     MESH_ADVICE_BF16,
 } mesh_advice_kind_t;
 
@@ -175,7 +176,7 @@ typedef struct mesh_advice {
     double bytes_per_param, states, usable;
     mesh_finetune_t finetune; /* NODES, BF16: the training that fits, the spec's */
     /* NODES, LORA, LORA_NODES: 1 where the layout was priced in bf16
-     * instead of the spec's fp8, which fits nowhere under DeepSpeed; BF16: 1 */
+     * instead of the spec's fp8, which fits nowhere; BF16: 1 */
     int bf16;
 } mesh_advice_t;
 

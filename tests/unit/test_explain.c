@@ -442,9 +442,9 @@ static void no_fit__fp8_under_deepspeed_in_bf16(void **state)
                                                    "train.finetune: lora, train.precision: bf16"));
     done(p);
 
-    /* a bf16 spec is never advised so, nor FP8 where PyTorch applies the
-     * layout (its LoRA keeps TP and PP); under Megatron-LM only the LoRA
-     * advice, which trains under DeepSpeed */
+    /* a bf16 spec is never advised so, nor FP8 under PyTorch (FSDP2 keeps
+     * no FP8 copies, and its LoRA keeps TP and PP); under Megatron-LM, whose
+     * TP and PP split the copies, only the LoRA advice, DeepSpeed's */
     m.precision = MESH_PREC_BF16;
     assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
     m.precision = MESH_PREC_FP8;
