@@ -300,10 +300,11 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "those",
                               AT(F_GRAD_DTYPE), mesh_precision_name(m->grad_accum_dtype),
                               mesh_precision_name(m->precision), mesh_precision_name(half));
-    /* a preset's recipe goes with the preset's fp8: a file that trains the
-     * preset in another precision drops it (a key cannot be unset) */
-    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 &&
-        given_by(in, user, F_FP8_RECIPE) == 0 && LATER(F_PREC, F_FP8_RECIPE)) {
+    /* a recipe goes with the fp8 it was given with: a file that trains its
+     * preset, or an override that trains the spec, in another precision
+     * drops it (a key cannot be unset: --model deepseek-v3 --set
+     * train.precision=bf16, as the bf16 advice asks, is that preset in bf16) */
+    if (in->set[F_FP8_RECIPE] && m->precision != MESH_PREC_FP8 && LATER(F_PREC, F_FP8_RECIPE)) {
         in->set[F_FP8_RECIPE] = 0;
         m->fp8_recipe = MESH_FP8_DELAYED;
     }

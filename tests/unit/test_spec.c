@@ -1293,6 +1293,23 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_non_null(strstr(err.msg, "--set: train.finetune: lora under"));
     assert_int_equal(load_set(path, "train.finetune=full", &m, &err), 0);
     unlink(path);
+    /* a recipe goes with the fp8 it came with: an override that trains the
+     * preset, or a file, in bf16 drops it; given with bf16 it is refused */
+    assert_int_equal(load_set("deepseek-v3", "train.precision=bf16", &m, &err), 0);
+    assert_int_equal(m.precision, MESH_PREC_BF16);
+    assert_int_equal(m.fp8_recipe, MESH_FP8_DELAYED);
+    file = test_spec("preset: deepseek-v3\ntrain: {precision: bf16}\n");
+    assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&file, d2));
+    temp_spec("params: 1e9\ntrain: {precision: fp8, fp8_recipe: blockwise}\n", path);
+    assert_int_equal(load_set(path, "train.precision=bf16", &m, &err), 0);
+    assert_int_equal(m.fp8_recipe, MESH_FP8_DELAYED);
+    assert_int_equal(load_set(path, "train.precision=fp8", &m, &err), 0);
+    assert_int_equal(m.fp8_recipe, MESH_FP8_BLOCKWISE);
+    unlink(path);
+    temp_spec("params: 1e9\ntrain: {precision: bf16}\n", path);
+    assert_int_equal(load_set(path, "train.fp8_recipe=mxfp8", &m, &err), -1);
+    assert_non_null(strstr(err.msg, "--set: train.fp8_recipe: only means something with"));
+    unlink(path);
     /* no override: mesh_spec_load's model */
     assert_int_equal(mesh_spec_load_with("llama3-70b", &d, NULL, NULL, 0, &m, &err), 0);
     assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&preset, d2));
