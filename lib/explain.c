@@ -311,7 +311,7 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
 }
 
 /* The node counts a layout that pins hold data-parallel alone (LoRA's:
- * lib/layout.c) may take: every GPU is a replica, so only counts whose GPUs
+ * lib/runnable.c) may take: every GPU is a replica, so only counts whose GPUs
  * divide the batch, into counts (DIVISORS_MAX room), ascending, up to cap:
  * how many; -1 for any other layout, whose dp any count may leave whole
  * (Llama 3.1 405B's 2,048 fits 18 nodes at pp 9, never at dp 144).  Its
@@ -438,16 +438,16 @@ static void offload_advice(mesh_plan_t *p, const mesh_layout_t *none)
         adv->host_memory = hi;
 }
 
-/* ZeRO does not shard Transformer Engine's FP8 weight copies under
- * DeepSpeed, nor under Megatron-LM where it cannot gather FP8 parameters
- * (accounting.c), so an FP8 training m that fits nowhere may fit in bf16
- * (every LoRA of DeepSpeed's, held to data parallelism): advise it as
- * `here` when it fits on these nodes, else as `more` on the fewest nodes
- * that fit (kinds whose records carry nodes). */
+/* An FP8 training m that fits nowhere may fit in bf16: ZeRO does not
+ * shard Transformer Engine's FP8 weight copies under DeepSpeed (so every
+ * LoRA of its, held to data parallelism, holds them whole), nor under
+ * Megatron-LM where it cannot gather FP8 parameters (accounting.c).  Advise
+ * it as `here` when it fits on these nodes, else as `more` on the fewest
+ * nodes that fit (kinds whose records carry nodes). */
 static void bf16_advice(mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins,
                         mesh_advice_kind_t here, mesh_advice_kind_t more)
 {
-    if (m->precision != MESH_PREC_FP8)
+    if (m->precision != MESH_PREC_FP8 || advice_halted(p))
         return;
     mesh_model_t bf16 = *m;
     bf16.precision = MESH_PREC_BF16;
@@ -462,6 +462,45 @@ static void bf16_advice(mesh_plan_t *p, const mesh_model_t *m, const mesh_layout
     a->finetune = m->finetune;
     a->nodes = n;
     a->gpus = n * p->alloc.gpus_per_node;
+}
+
+/* Parameter-efficient fine-tuning for a full training that does not fit
+ * (on n nodes, the fewest that would: 0 none): LoRA on these nodes or on
+ * more, priced under the framework that trains it and, where it fits
+ * nowhere in fp8, in bf16; and, where more nodes are far off or none,
+ * that full training is out of reach, when its model states alone are more
+ * than the allocation holds (an FP8 training that fits nowhere may be kept
+ * off by its weight copies, not its states: bf16_advice says so). */
+static void lora_advice(mesh_plan_t *p, const mesh_layout_t *none, int n)
+{
+    mesh_candidate_t c;
+    mesh_advice_t *a;
+    mesh_model_t lora = p->model;
+    lora.finetune = MESH_FINETUNE_LORA;
+    lora.framework = (mesh_framework_t)mesh_lora_framework(lora.finetune, lora.framework);
+    mesh_layout_t lora_pins = *none; /* and data-parallel where DeepSpeed runs it */
+    mesh_lora_layout(&lora, &lora_pins);
+    double w, g, k,
+        total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
+    mesh_state_bytes(&p->model, &w, &g, &k);
+    if ((n == 0 || n > 4 * p->alloc.nodes) && (w + g + k) * p->model.params > total &&
+        (a = add_advice(p, MESH_ADVICE_OUT_OF_REACH, NULL))) {
+        a->bytes_per_param = w + g + k;
+        a->states = (w + g + k) * p->model.params;
+        a->usable = total;
+    }
+    int fits = fits_on(p, &lora, &lora_pins, 0, &c);
+    if (advice_halted(p))
+        return;
+    if (fits) {
+        add_advice(p, MESH_ADVICE_LORA, &c);
+    } else if ((n = min_nodes(p, &lora, &lora_pins, &c)) > 0 && !advice_halted(p) &&
+               (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
+        a->nodes = n;
+        a->gpus = n * p->alloc.gpus_per_node;
+    } else if (n == 0) {
+        bf16_advice(p, &lora, &lora_pins, MESH_ADVICE_LORA, MESH_ADVICE_LORA_NODES);
+    }
 }
 
 /* mesh_advise, within the budget in use. */
@@ -509,39 +548,15 @@ static void advise(mesh_plan_t *p)
         a->nodes = n;
         a->gpus = n * p->alloc.gpus_per_node;
         a->finetune = p->model.finetune;
-    } else if (n == 0) {
-        bf16_advice(p, &p->model, &none, MESH_ADVICE_BF16, MESH_ADVICE_NODES);
     }
     /* 3. the optimizer in host memory, on these nodes */
     offload_advice(p, &none);
     /* 4. parameter-efficient fine-tuning */
-    if (advice_halted(p) || p->model.finetune != MESH_FINETUNE_FULL)
-        return;
-    mesh_model_t lora = p->model;
-    lora.finetune = MESH_FINETUNE_LORA;
-    lora.framework = (mesh_framework_t)mesh_lora_framework(lora.finetune, lora.framework);
-    mesh_layout_t lora_pins = none; /* and data-parallel where DeepSpeed runs it */
-    mesh_lora_layout(&lora, &lora_pins);
-    double w, g, k,
-        total = (double)mesh_world(&p->alloc) * mesh_policy_usable(&p->assume, &p->alloc.gpu);
-    mesh_state_bytes(&p->model, &w, &g, &k);
-    if ((n == 0 || n > 4 * p->alloc.nodes) && (a = add_advice(p, MESH_ADVICE_OUT_OF_REACH, NULL))) {
-        a->bytes_per_param = w + g + k;
-        a->states = (w + g + k) * p->model.params;
-        a->usable = total;
-    }
-    fits = fits_on(p, &lora, &lora_pins, 0, &c);
-    if (advice_halted(p))
-        return;
-    if (fits) {
-        add_advice(p, MESH_ADVICE_LORA, &c);
-    } else if ((n = min_nodes(p, &lora, &lora_pins, &c)) > 0 && !advice_halted(p) &&
-               (a = add_advice(p, MESH_ADVICE_LORA_NODES, &c))) {
-        a->nodes = n;
-        a->gpus = n * p->alloc.gpus_per_node;
-    } else if (n == 0) {
-        bf16_advice(p, &lora, &lora_pins, MESH_ADVICE_LORA, MESH_ADVICE_LORA_NODES);
-    }
+    if (!advice_halted(p) && p->model.finetune == MESH_FINETUNE_FULL)
+        lora_advice(p, &none, n);
+    /* 5. the spec's own training in bf16, last: it fits nowhere in fp8 */
+    if (n == 0)
+        bf16_advice(p, &p->model, &none, MESH_ADVICE_BF16, MESH_ADVICE_BF16_NODES);
 }
 
 /* The advice is only the explanation's help: under the controller's
@@ -810,10 +825,8 @@ static mesh_gib_str_t tib_or_gib(double bytes)
     return out;
 }
 
-/* What an advice priced in bf16 asks of the spec, and why. */
-#define BF16_INSTEAD                                                                               \
-    " in bf16 instead of fp8 (train.precision: bf16, without train.fp8_recipe; ZeRO does not "     \
-    "shard the FP8 weight copies)"
+/* What an advice priced in bf16 asks of the spec. */
+#define BF16_INSTEAD " in bf16 instead of fp8 (train.precision: bf16, without train.fp8_recipe)"
 
 /* Where the LoRA advice's adapters train: the framework its layout was
  * priced under (mesh_lora_framework: DeepSpeed, but for a torch spec). */
@@ -846,15 +859,22 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
         break;
     case MESH_ADVICE_NODES:
         snprintf(
-            buf, len, "%d nodes (%d GPUs) would fit %s%s: %s (%s GiB per GPU)", a->nodes, a->gpus,
+            buf, len, "%d nodes (%d GPUs) would fit %s: %s (%s GiB per GPU)", a->nodes, a->gpus,
             a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training" : "full training",
-            a->bf16 ? BF16_INSTEAD : "", mesh, mesh_gib_str(c->memory.total).s);
+            mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_BF16:
-        snprintf(buf, len, "%s fits on this allocation%s: %s, %s GiB per GPU",
+        snprintf(buf, len, "%s fits on this allocation" BF16_INSTEAD ": %s, %s GiB per GPU",
                  a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training"
                                                    : "full training",
-                 BF16_INSTEAD, mesh, mesh_gib_str(c->memory.total).s);
+                 mesh, mesh_gib_str(c->memory.total).s);
+        break;
+    case MESH_ADVICE_BF16_NODES:
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit %s" BF16_INSTEAD ": %s (%s GiB per GPU)",
+                 a->nodes, a->gpus,
+                 a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training"
+                                                   : "full training",
+                 mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,
@@ -865,11 +885,10 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     case MESH_ADVICE_LORA:
         snprintf(buf, len,
                  "parameter-efficient fine-tuning fits on this allocation%s (set train.finetune: "
-                 "lora%s, and train the adapters under %s%s): %s, %s GiB per GPU",
+                 "lora%s, and train the adapters under %s): %s, %s GiB per GPU",
                  a->bf16 ? " in bf16" : "",
                  a->bf16 ? ", train.precision: bf16 without train.fp8_recipe" : "", lora_under(c),
-                 a->bf16 ? "; ZeRO does not shard the FP8 weight copies" : "", mesh,
-                 mesh_gib_str(c->memory.total).s);
+                 mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OFFLOAD:
         snprintf(buf, len,

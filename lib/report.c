@@ -561,13 +561,15 @@ static const char *const reason_kinds[] = {"slower", "memory",   "rule",    "pin
                                            "no_fit", "near_tie", "experts", "untried"};
 static const char *const tie_rules[] = {"simpler", "headroom"};
 static const char *const untaken_words[] = {"", "near_tie", "nvlink_first", "smallest_across"};
-static const char *const advice_kinds[] = {"unpin", "unpin_all",  "nodes",   "out_of_reach",
-                                           "lora",  "lora_nodes", "offload", "bf16"};
+static const char *const advice_kinds[] = {"unpin",        "unpin_all", "nodes",
+                                           "out_of_reach", "lora",      "lora_nodes",
+                                           "offload",      "bf16",      "bf16_nodes"};
 _Static_assert(MESH_ARRAY_LEN(reason_kinds) == MESH_REASON_UNTRIED + 1, "a name per reason kind");
 _Static_assert(MESH_ARRAY_LEN(tie_rules) == MESH_TIE_HEADROOM + 1, "a name per near-tie rule");
 _Static_assert(MESH_ARRAY_LEN(untaken_words) == MESH_EP_UNTAKEN_SMALLEST_ACROSS + 1,
                "a name per reason an EP was not taken");
-_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_BF16 + 1, "a name per advice kind");
+_Static_assert(MESH_ARRAY_LEN(advice_kinds) == MESH_ADVICE_BF16_NODES + 1,
+               "a name per advice kind");
 
 /* A record's priced layout: the layout, its memory, and its need against
  * the usable memory (bytes per GPU). */
@@ -636,7 +638,8 @@ static void json_advice(mesh_buf_t *b, const mesh_advice_t *a, long global_batch
     else if (a->kind == MESH_ADVICE_UNPIN)
         mesh_buf_printf(b, ",\"field\":\"%s\",\"pinned\":%d,\"value\":%d", a->field, a->pinned,
                         a->value);
-    if (a->kind == MESH_ADVICE_NODES || a->kind == MESH_ADVICE_LORA_NODES)
+    if (a->kind == MESH_ADVICE_NODES || a->kind == MESH_ADVICE_LORA_NODES ||
+        a->kind == MESH_ADVICE_BF16_NODES)
         mesh_buf_printf(b, ",\"nodes\":%d,\"gpus\":%d", a->nodes, a->gpus);
     if (a->kind == MESH_ADVICE_OFFLOAD)
         mesh_buf_printf(b, ",\"host_memory_bytes\":%.0f", a->host_memory);

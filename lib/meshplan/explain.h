@@ -148,12 +148,13 @@ typedef enum mesh_advice_kind {
     /** the optimizer offloaded to host memory fits on this allocation
      * with `host_memory` bytes of it per node */
     MESH_ADVICE_OFFLOAD,
-    /** the spec's training in bf16 instead of fp8 fits on this allocation:
-     * ZeRO does not shard Transformer Engine's FP8 weight copies (under
-     * DeepSpeed, which trains every LoRA, data-parallel), so an FP8
-     * training that fits nowhere may fit in bf16 (on more nodes:
-     * MESH_ADVICE_NODES with `bf16` set) */
+    /** the spec's training (`finetune`), which fits nowhere in fp8, fits
+     * on this allocation in bf16: ZeRO does not shard Transformer Engine's
+     * FP8 weight copies (under DeepSpeed, which trains every LoRA
+     * data-parallel, or Megatron-LM where it gathers no FP8 parameters) */
     MESH_ADVICE_BF16,
+    /** the same on `nodes` nodes (`gpus` GPUs), the fewest that fit */
+    MESH_ADVICE_BF16_NODES,
 } mesh_advice_kind_t;
 
 /** One piece of advice, the record behind mesh_plan_advice's line of the same index. */
@@ -168,15 +169,16 @@ typedef struct mesh_advice {
      * and the value that fits (recompute: mesh_recompute_t values) */
     const char *field;
     int pinned, value;
-    int nodes, gpus;    /* NODES, LORA_NODES: the allocation that fits */
+    int nodes, gpus;    /* NODES, LORA_NODES, BF16_NODES: the allocation that fits */
     double host_memory; /* OFFLOAD: host memory per node the layout needs, bytes */
     /* OUT_OF_REACH: model-state bytes per parameter (weights, gradients
      * and optimizer, unsharded), their bytes for the whole model, and the
      * usable bytes of the whole allocation */
     double bytes_per_param, states, usable;
-    mesh_finetune_t finetune; /* NODES, BF16: the training that fits, the spec's */
-    /* NODES, LORA, LORA_NODES: 1 where the layout was priced in bf16
-     * instead of the spec's fp8, which fits nowhere; BF16: 1 */
+    mesh_finetune_t finetune; /* NODES, BF16, BF16_NODES: the training that fits, the spec's */
+    /* 1 where the layout was priced in bf16 instead of the spec's fp8,
+     * which fits nowhere: BF16, BF16_NODES, and LORA or LORA_NODES where
+     * LoRA fits only so; 0 on the other records */
     int bf16;
 } mesh_advice_t;
 

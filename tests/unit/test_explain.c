@@ -413,7 +413,7 @@ static void no_fit__fp8_under_deepspeed_in_bf16(void **state)
     p = test_plan(&m, &a, "auto");
     r = mesh_plan_advice_record(p, 0);
     assert_int_equal(mesh_plan_advice_count(p), 1);
-    assert_int_equal(r->kind, MESH_ADVICE_NODES);
+    assert_int_equal(r->kind, MESH_ADVICE_BF16_NODES);
     assert_int_equal(r->finetune, MESH_FINETUNE_LORA);
     assert_true(r->nodes > 1);
     assert_int_equal(r->gpus, 2 * r->nodes);
@@ -442,16 +442,55 @@ static void no_fit__fp8_under_deepspeed_in_bf16(void **state)
                                                    "train.finetune: lora, train.precision: bf16"));
     done(p);
 
-    /* a bf16 spec is never advised so, nor FP8 under PyTorch (FSDP2 keeps
-     * no FP8 copies, and its LoRA keeps TP and PP); under Megatron-LM, whose
-     * TP and PP split the copies, only the LoRA advice, DeepSpeed's */
-    m.precision = MESH_PREC_BF16;
-    assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
-    m.precision = MESH_PREC_FP8;
-    m.framework = MESH_FW_TORCH;
-    assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
+    /* under Megatron-LM, whose TP and PP split the copies, only the LoRA
+     * advice, DeepSpeed's, is priced in bf16 */
     m.framework = MESH_FW_MEGATRON;
     assert_int_equal(unfit_bf16_kinds(&m, &a), 1u << MESH_ADVICE_LORA);
+
+    /* no arch, so no TP or PP: 40e9 parameters' FP8 copies are 80e9 bytes
+     * on every GPU, and full training fits nowhere in fp8; in bf16, ZeRO-3
+     * on 16 GPUs (16 bytes a parameter, 40e9 each).  Its states alone are
+     * less than 16 GPUs hold, so it is not "out of reach" there */
+    m = test_specf("name: f8\nparams: 40e9\ntrain: {seq_len: 4096, global_batch: 64, precision: "
+                   "fp8, framework: deepspeed}\n");
+    a = test_alloc("H100-SXM", 1, 16);
+    assert_int_equal(unfit_bf16_kinds(&m, &a), 1u << MESH_ADVICE_LORA | 1u << MESH_ADVICE_BF16);
+    p = test_plan(&m, &a, "auto");
+    r = mesh_plan_advice_record(p, mesh_plan_advice_count(p) - 1); /* last: its own, in bf16 */
+    assert_int_equal(r->kind, MESH_ADVICE_BF16);
+    assert_int_equal(r->finetune, MESH_FINETUNE_FULL);
+    assert_bf16_fits(mesh_plan_model(p), &a, 1, r);
+    assert_non_null(strstr(mesh_plan_advice(p, mesh_plan_advice_count(p) - 1),
+                           "full training fits on this allocation in bf16 instead of fp8 "
+                           "(train.precision: bf16, without train.fp8_recipe): "));
+    for (int i = 0; i < mesh_plan_advice_count(p); i++)
+        assert_int_not_equal(mesh_plan_advice_record(p, i)->kind, MESH_ADVICE_OUT_OF_REACH);
+    done(p);
+    a = test_alloc("H100-SXM", 1, 8);
+    p = test_plan(&m, &a, "auto");
+    r = mesh_plan_advice_record(p, mesh_plan_advice_count(p) - 1);
+    assert_int_equal(r->kind, MESH_ADVICE_BF16_NODES);
+    assert_int_equal(r->nodes, 2);
+    assert_int_equal(r->gpus, 16);
+    assert_bf16_fits(mesh_plan_model(p), &a, 2, r);
+    j = mesh_report_json(p);
+    assert_non_null(strstr(j, "{\"kind\":\"bf16_nodes\",\"layout\":"));
+    assert_non_null(strstr(j, ",\"nodes\":2,\"gpus\":16,\"precision\":\"bf16\"}]}\n"));
+    free(j);
+    done(p);
+
+    /* an fp32 spec whose LoRA fits only in bf16 (2e12 parameters: 4 bytes
+     * each on each of at most 64 GPUs, 2 in bf16) is never told to train
+     * "in bf16 instead of fp8" */
+    m = test_specf("name: big\nparams: 2e12\ntrain: {seq_len: 4096, global_batch: 64, precision: "
+                   "fp32, framework: deepspeed}\n");
+    a = test_alloc_mem(NULL, 80e9, 1, 1);
+    assert_int_equal(unfit_bf16_kinds(&m, &a), 0);
+    m.precision = MESH_PREC_BF16;
+    m.finetune = MESH_FINETUNE_LORA;
+    mesh_alloc_t more = a;
+    more.nodes = 64;
+    assert_true(mesh_plan_any_fits(&m, &more, NULL, NULL));
 }
 
 /* Issue 27: Llama-3-70B on 4 nodes of A100-40GB fits on 5 nodes, or on

@@ -1057,7 +1057,7 @@ static void memory__deepep_buffers_by_hand(void **state)
     assert_bytes(with.overhead - without.overhead, nvl + rdma + workspace);
 }
 
-/* Where DeepEP runs (lib/layout.c): Hopper or later, nodes of exactly 8
+/* Where DeepEP runs (lib/runnable.c): Hopper or later, nodes of exactly 8
  * GPUs, all 8 on NVLink.  A spec that asks for it elsewhere is refused; a
  * site's default leaves the all-to-all there. */
 static void memory__deepep_runs_on_nodes_of_8(void **state)
