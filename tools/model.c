@@ -61,8 +61,9 @@ void restart_error(const options_t *o, mesh_error_t *err)
 {
     char kept[64];
     if (o->have_restart)
-        mesh_error_prefix(err, "keeping %s from %.200s (--keep)",
-                          mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from);
+        mesh_error_prefix(err, "keeping %s from %.200s (%s)",
+                          mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from,
+                          o->keep ? "--keep" : "--keep's default");
 }
 
 static int need(const options_t *o)

@@ -1668,6 +1668,9 @@ static void restart__bad_input_one_line(void **state)
     /* LoRA trains data-parallel: the kept tp is what to drop, from --keep */
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
                    "--from", path, NULL),
+               " (--keep's default): mesh tp=4: LoRA trains under DeepSpeed");
+    assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
+                   "--from", path, "--keep", "tp", NULL),
                " (--keep): mesh tp=4: LoRA trains under DeepSpeed");
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--from", "/nonexistent/layout", NULL),
                "--from: cannot open saved layout '/nonexistent/layout'");
