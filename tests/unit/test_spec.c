@@ -306,6 +306,42 @@ static void presets__bad_names_and_nesting(void **state)
     assert_int_equal(mesh_spec_parse(yaml, strlen(yaml), "x.yaml", NULL, &m, &err), -1);
 }
 
+/* A spec is a file where its name says so (a '/', or .yaml, .yml or .json
+ * after at least one character), else a preset: `--model mine.yaml` in the
+ * working directory reads that file, not a preset of that name. */
+static void presets__a_file_by_its_name(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"m.yaml",      "my-model.yaml", "m.yml",
+                                        "config.json", "dir/llama3-8b", "./llama3-8b"};
+    static const char *const presets[] = {"llama3-8b", ".yaml",      ".yml",
+                                          ".json",     "m.yaml.bak", "myaml"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (!mesh_spec_is_path(files[i]))
+            fail_msg("%s read as a preset's name", files[i]);
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+        if (mesh_spec_is_path(presets[i]))
+            fail_msg("%s read as a file's path", presets[i]);
+    char dir[] = "/tmp/meshplan-cwd-XXXXXX", was[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(was, sizeof(was)));
+    assert_int_equal(chdir(dir), 0);
+    FILE *f = fopen("mine.yaml", "w");
+    assert_non_null(f);
+    fputs("preset: llama3-8b\nname: mine\n", f);
+    fclose(f);
+    mesh_spec_dirs_t d = test_dirs();
+    mesh_model_t m;
+    mesh_error_t err;
+    int rc = mesh_spec_load("mine.yaml", &d, &m, &err);
+    unlink("mine.yaml");
+    assert_int_equal(chdir(was), 0);
+    rmdir(dir);
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(m.name, "mine");
+}
+
 /* A site's preset NAME.yaml of `text` in a new directory made from the
  * mkdtemp template dir[]; its path into path[len]. */
 static void write_preset(char *dir, const char *name, const char *text, char *path, size_t len)
@@ -1726,6 +1762,7 @@ int main(void)
         cmocka_unit_test(errors__one_printable_line),
         cmocka_unit_test(errors__blame_what_the_user_wrote),
         cmocka_unit_test(presets__bad_names_and_nesting),
+        cmocka_unit_test(presets__a_file_by_its_name),
         cmocka_unit_test(presets__nameless_named_after_the_preset),
         cmocka_unit_test(presets__count_follows_a_changed_arch),
         cmocka_unit_test(presets__more_than_the_suggestion_reads),
