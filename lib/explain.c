@@ -841,6 +841,9 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
     char canon[MESH_LAYOUT_STR_MAX];
     const mesh_candidate_t *c = &a->candidate;
     const char *mesh = mesh_layout_format(&c->layout, canon, sizeof(canon));
+    /* NODES, BF16, BF16_NODES: the spec's training */
+    const char *training =
+        a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training" : "full training";
     buf[0] = '\0';
     switch (a->kind) {
     case MESH_ADVICE_UNPIN:
@@ -858,23 +861,14 @@ const char *mesh_report_advice(const mesh_advice_t *a, char *buf, size_t len)
                  mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_NODES:
-        snprintf(
-            buf, len, "%d nodes (%d GPUs) would fit %s: %s (%s GiB per GPU)", a->nodes, a->gpus,
-            a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training" : "full training",
-            mesh, mesh_gib_str(c->memory.total).s);
+    case MESH_ADVICE_BF16_NODES:
+        snprintf(buf, len, "%d nodes (%d GPUs) would fit %s%s: %s (%s GiB per GPU)", a->nodes,
+                 a->gpus, training, a->bf16 ? BF16_INSTEAD : "", mesh,
+                 mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_BF16:
         snprintf(buf, len, "%s fits on this allocation" BF16_INSTEAD ": %s, %s GiB per GPU",
-                 a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training"
-                                                   : "full training",
-                 mesh, mesh_gib_str(c->memory.total).s);
-        break;
-    case MESH_ADVICE_BF16_NODES:
-        snprintf(buf, len, "%d nodes (%d GPUs) would fit %s" BF16_INSTEAD ": %s (%s GiB per GPU)",
-                 a->nodes, a->gpus,
-                 a->finetune == MESH_FINETUNE_LORA ? "its LoRA adapters' training"
-                                                   : "full training",
-                 mesh, mesh_gib_str(c->memory.total).s);
+                 training, mesh, mesh_gib_str(c->memory.total).s);
         break;
     case MESH_ADVICE_OUT_OF_REACH:
         snprintf(buf, len,
