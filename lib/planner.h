@@ -10,8 +10,10 @@
  *   search.c   the search itself: every layout priced or pruned, and the
  *              candidates it keeps
  *   choose.c   the near-tie rule that chooses among them
+ *   explain_lines.c  the records' lines (mesh_report_reason and
+ *              mesh_report_advice), and the families' names
  *   explain.c  the explanation: reason and advice records (explain.h), and
- *              their lines
+ *              the advice's searches
  *   plan.c     the API (plan.h): inputs, choice, digest, accessors
  *
  * Each calls only the ones before it in this list (tests/check-layers).
@@ -219,7 +221,7 @@ struct mesh_plan {
     mesh_candidate_t best;
     mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
     int n_alts;
-    /* the explanation: records, and the lines explain.c renders from them */
+    /* the explanation: records, and the lines explain_lines.c renders from them */
     mesh_reason_t reasons[LINES_MAX];
     int n_reasons;
     mesh_advice_t advice[LINES_MAX];
@@ -392,6 +394,9 @@ mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reaso
 void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below);
 /* What would fit, for a plan where nothing does. */
 void mesh_advise(mesh_plan_t *p);
+
+/* ---- explain_lines.c ---- */
+
 /* The lines of the records, rendered once into the plan. */
 void mesh_render_lines(mesh_plan_t *p);
 
