@@ -328,4 +328,6 @@ void mesh_render_lines(mesh_plan_t *p)
         mesh_report_reason(&p->reasons[i], p->reason_lines[i], LINE_LEN);
     for (int i = 0; i < p->n_advice; i++)
         mesh_report_advice(&p->advice[i], p->advice_lines[i], LINE_LEN);
+    if (p->has_near_tie)
+        mesh_report_reason(&p->near_tie, p->near_tie_line, NEAR_TIE_LEN);
 }

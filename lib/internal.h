@@ -589,6 +589,13 @@ struct mesh_plan;
  * explanations that search further (lib/restart.c; its assumptions are
  * mesh_plan_assumptions'). */
 const struct mesh_layout *mesh_plan_pins_of(const struct mesh_plan *p);
+/* The line of mesh_plan_near_tie's record (lib/explain_lines.c renders it
+ * with the others, for the text and the JSON reports alike), or NULL. */
+const char *mesh_plan_near_tie_line(const struct mesh_plan *p);
+struct mesh_calib_gpu;
+/* The calibration the plan's GPU was priced with (the policy's
+ * calibration:), or NULL. */
+const struct mesh_calib_gpu *mesh_plan_calibration(const struct mesh_plan *p);
 
 struct mesh_candidate;
 #define MESH_CHOICE_NONE   0 /* no layout fits */

@@ -589,6 +589,17 @@ const mesh_assumptions_t *mesh_plan_assumptions(const mesh_plan_t *p)
     return &p->assume;
 }
 
+const char *mesh_plan_near_tie_line(const mesh_plan_t *p)
+{
+    return p->has_near_tie ? p->near_tie_line : NULL;
+}
+
+const mesh_calib_gpu_t *mesh_plan_calibration(const mesh_plan_t *p)
+{
+    return p->alloc.gpu.cal_compute > 0 ? mesh_calib_find(&p->assume.calibration, p->alloc.gpu.name)
+                                        : NULL;
+}
+
 const char *mesh_plan_digest(const mesh_plan_t *p)
 {
     return p->digest;

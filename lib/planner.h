@@ -27,11 +27,12 @@
 #include "meshplan/explain.h"
 #include "meshplan/plan.h"
 
-#define MB_MAX    256 /* largest micro-batch tried */
-#define VPPS_MAX  64  /* interleavings tried per split */
-#define LINES_MAX 24  /* reasons or advice lines kept */
-#define LINE_LEN  384
-#define MAX_GPUS  (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
+#define MB_MAX       256 /* largest micro-batch tried */
+#define VPPS_MAX     64  /* interleavings tried per split */
+#define LINES_MAX    24  /* reasons or advice lines kept */
+#define LINE_LEN     384
+#define NEAR_TIE_LEN 512 /* a canonical layout and the near-tie rule's numbers: under 400 bytes */
+#define MAX_GPUS     (1L << 22) /* the largest allocation planned (mesh_plan_create's limit) */
 
 typedef struct family_stat {
     long valid;
@@ -230,6 +231,7 @@ struct mesh_plan {
     /* why the fastest near-tie was not chosen, when it was not */
     mesh_reason_t near_tie;
     int has_near_tie;
+    char near_tie_line[NEAR_TIE_LEN];
     /* above MESH_PLAN_FULL of usable memory, and the choice that leaves the
      * rest free, if any (mesh_plan_tight) */
     int tight, has_roomier;
