@@ -18,7 +18,7 @@
  * string (mesh_layout_format, mesh_layout_format_pins: the controller's
  * request), the planner's pins and its advice (explain.c), the restart's
  * checkpoint dimensions and free keys (restart.c) and the reports' JSON
- * (report.c).  Adding a key is a row here, its member of mesh_layout_t, its
+ * (report_json.c).  Adding a key is a row here, its member of mesh_layout_t, its
  * parsing if it is a new kind, and its use.
  */
 #define AT(member) .off = offsetof(mesh_layout_t, member)
