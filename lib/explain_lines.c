@@ -65,7 +65,7 @@ static const char *gpus_not_host(const mesh_candidate_t *c, char *buf, size_t le
 
 /* Why the fastest near-tie was passed over: which rule of doc/design.md,
  * "Selection", decided, with the numbers it decided on. */
-static void near_tie_line(const mesh_reason_t *r, char *buf, size_t len)
+static void near_tie_says(const mesh_reason_t *r, char *buf, size_t len)
 {
     char canon[MESH_LAYOUT_STR_MAX];
     const mesh_candidate_t *c = &r->candidate;
@@ -210,7 +210,7 @@ const char *mesh_report_reason(const mesh_reason_t *r, char *buf, size_t len)
         snprintf(buf, len, "%s is excluded by the pinned layout fields", name);
         break;
     case MESH_REASON_UNTRIED: snprintf(buf, len, "%s is not tried here: %s", name, r->rule); break;
-    case MESH_REASON_NEAR_TIE: near_tie_line(r, buf, len); break;
+    case MESH_REASON_NEAR_TIE: near_tie_says(r, buf, len); break;
     case MESH_REASON_NO_FIT:
         if (host_short(c)) {
             snprintf(buf, len, "nothing fits: the closest layout (%s) %s",

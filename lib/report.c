@@ -4,7 +4,6 @@
  * rank map, and the verdict.
  */
 #include <ctype.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * The explained plan as JSON (mesh_report_json): what lib/report.c's text
  * says, as records a program reads (`meshplan plan --json`).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
