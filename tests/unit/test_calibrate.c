@@ -382,6 +382,9 @@ static void file__bad_ones_refused(void **state)
         {"gpu:\n  H100-SXM: {}\n", "no such key"},
         {"- 1\n", "one YAML mapping"},
         {"gpus:\n  A: {compute: 1}\n  A: {compute: 1}\n", "twice"},
+        {"gpus:\n  A: {compute: 1}\n---\ngpus: {}\n", ":3: one document only"},
+        /* a syntax error after the mapping is the parser's, not "one document" */
+        {"{gpus: {A: {compute: 1}}}\n}\n", ":2: YAML syntax error"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         mesh_calibration_t cal;
