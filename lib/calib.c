@@ -245,14 +245,7 @@ static int read_doc(reader_t *r, mesh_error_t *err)
     }
     if (read_top(r, err) < 0)
         return -1;
-    /* what follows the mapping: the end, or the parser's own error (a
-     * syntax error there is not a second document) */
-    int t = next(r, s, &line, err);
-    if (t == YAML_DOCUMENT_END_EVENT)
-        t = next(r, s, &line, err);
-    if (t == YAML_STREAM_END_EVENT)
-        return 0;
-    return t < 0 ? -1 : mesh_error_set(err, "%s:%zu: one document only", r->origin, line);
+    return mesh_yaml_end(&r->yp, r->origin, "one document only", err);
 }
 
 int mesh_calib_load(const char *path, mesh_calibration_t *out, mesh_error_t *err)

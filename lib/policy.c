@@ -478,14 +478,11 @@ static int read_document(reader_t *r, mesh_error_t *err)
         else if (t == YAML_STREAM_END_EVENT && state == 1)
             state = 3; /* an empty policy keeps the defaults */
         else if (t == YAML_MAPPING_START_EVENT && state == 2) {
-            if (read_policy_map(r, "", 0, err) < 0)
+            if (read_policy_map(r, "", 0, err) < 0 ||
+                mesh_yaml_end(r->yp, r->origin, "a policy holds one YAML document", err) < 0)
                 return -1;
-            state = 4; /* then the document end, then the stream end */
-        } else if (t == YAML_DOCUMENT_END_EVENT && state == 4)
-            state = 5;
-        else if (t == YAML_STREAM_END_EVENT && state == 5)
             state = 3;
-        else
+        } else
             return mesh_error_set(err, "%s:%zu: a policy is one YAML mapping of key: value",
                                   r->origin, line);
     }

@@ -329,8 +329,8 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
     if (!yaml_parser_initialize(&r.parser))
         return mesh_error_set(err, "%s: out of memory", origin);
     yaml_parser_set_input_string(&r.parser, (const unsigned char *)buf, len);
-    int rc = -1, state = 0; /* 0 stream start, 1 doc start, 2 top mapping, 3 doc end, 4 done */
-    while (state < 4) {
+    int rc = -1, state = 0; /* 0 stream start, 1 doc start, 2 top mapping, 3 done */
+    while (state < 3) {
         yaml_event_t ev;
         if (next_event(&r, &ev) < 0)
             goto out;
@@ -345,21 +345,10 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
             mesh_error_set(err, "%s: the spec is empty", origin);
             goto out;
         } else if (state == 2 && t == YAML_MAPPING_START_EVENT) {
-            if (read_mapping(&r, "", 1) < 0)
+            if (read_mapping(&r, "", 1) < 0 ||
+                mesh_yaml_end(&r.parser, origin, "a spec holds one YAML document", err) < 0)
                 goto out;
             state = 3;
-        } else if (state == 3 && t == YAML_DOCUMENT_END_EVENT) {
-            yaml_event_t end;
-            if (next_event(&r, &end) < 0)
-                goto out;
-            yaml_event_type_t et = end.type;
-            line = end.start_mark.line;
-            yaml_event_delete(&end);
-            if (et != YAML_STREAM_END_EVENT) {
-                fail(&r, line, "a spec holds one YAML document");
-                goto out;
-            }
-            state = 4;
         } else {
             fail(&r, line, "a spec is a mapping of keys (name, preset, arch, params, train)");
             goto out;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libmeshplan internals: the hardened libyaml event reader shared by the
- * spec and the policy parsers.
+ * spec, policy and calibration parsers, and the end of their one document.
  */
 #ifndef MESHPLAN_YAMLREAD_H
 #define MESHPLAN_YAMLREAD_H
@@ -16,6 +16,12 @@
 /* Next event, refusing aliases, anchors, tags and oversized scalars with
  * "origin:line: ..." in err.  On success the caller deletes the event. */
 int mesh_yaml_next(yaml_parser_t *p, yaml_event_t *ev, const char *origin, mesh_error_t *err);
+
+/* After the top mapping of a file that holds one document: its end, then
+ * the stream's.  0 there; -1 with err set: the parser's own error (a
+ * syntax error after the mapping is one, not a second document), or
+ * "origin:line: one_doc" at anything else (a second document). */
+int mesh_yaml_end(yaml_parser_t *p, const char *origin, const char *one_doc, mesh_error_t *err);
 
 /* Read a regular file of at most `cap` bytes, without blocking on a FIFO and
  * checking the opened file (not the path); NUL-terminated, caller frees. */

@@ -461,7 +461,8 @@ static void yaml__errors_with_line(void **state)
         {"policy: /etc/other.yaml\n", "cannot include"},
         {"- enforce\n", "one YAML mapping"},
         {"enforce: [warn]\n", "single value"},
-        {"enforce: warn\n---\nenforce: off\n", "one YAML mapping"},
+        {"enforce: warn\n---\nenforce: off\n", ":2: a policy holds one YAML document"},
+        {"gpus: {A100-80GB: {memory: 80GB}}\n}\n", ":2: YAML syntax error"},
         {"enforce: warn\nreserve: 0.1\nenforce: off\n", ":3: enforce: given twice"},
         {"gpus:\n  H100-SXM: {memory: 80GB, memory: 90GB}\n", "gpu.H100-SXM.memory: given twice"},
     };

@@ -212,7 +212,9 @@ static void errors__name_key_and_line(void **state)
                  "global_batch");
     expect_error("- a\n- b\n", "mapping", NULL);
     expect_error("", "empty", NULL);
-    expect_error("params: 1e9\n---\nparams: 2e9\n", "one YAML document", NULL);
+    expect_error("params: 1e9\n---\nparams: 2e9\n", "bad.yaml:2", "one YAML document");
+    /* after the mapping, the parser's error, not a second document */
+    expect_error("{params: 1e9}\n}\n", "bad.yaml:2", "YAML syntax error");
     expect_error("arch: 7\n", "arch", "mapping");
     expect_error("train:\n  seq_len: [1, 2]\n", "train.seq_len", "single value");
     expect_error("name: a: b\n", "syntax error", NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * lib/yamlread.c: the hardened YAML event reader the spec and the policy
- * share (no anchors, aliases or tags, bounded scalars), the bounded reader
- * of regular files, and the scan for a top-level key that on_config_error
- * needs where the YAML does not parse.
+ * lib/yamlread.c: the hardened YAML event reader the spec, the policy and
+ * the calibration share (no anchors, aliases or tags, bounded scalars), the
+ * end of their one document, the bounded reader of regular files, and the
+ * scan for a top-level key that on_config_error needs where the YAML does
+ * not parse.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -121,6 +122,42 @@ static void top_line__key_value_comment_quotes(void **state)
     assert_string_equal(w, "a#b"); /* '#' starts a comment only after a blank */
 }
 
+/* mesh_yaml_end after a document's top mapping of buf: its result, with
+ * err's message. */
+static int end_of(const char *buf, mesh_error_t *err)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, strlen(buf));
+    /* the stream, the document and the mapping's start, a: 1 and its end */
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(mesh_yaml_next(&p, &ev, "t.yaml", err), 0);
+        yaml_event_delete(&ev);
+    }
+    int rc = mesh_yaml_end(&p, "t.yaml", "one document, please", err);
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+/* After the mapping: the end (with or without "..."), a second document
+ * refused with its line and the caller's words, and a syntax error there
+ * the parser's, not a second document. */
+static void end__one_document_or_the_parsers_error(void **state)
+{
+    (void)state;
+    mesh_error_t err = {0};
+    assert_int_equal(end_of("a: 1\n", &err), 0);
+    assert_int_equal(end_of("a: 1\n...\n", &err), 0);
+    assert_int_equal(end_of("a: 1\n---\nb: 2\n", &err), -1);
+    assert_string_equal(err.msg, "t.yaml:2: one document, please"); /* its "---" */
+    assert_int_equal(end_of("{a: 1}\n}\n", &err), -1);
+    assert_non_null(strstr(err.msg, "t.yaml:2: YAML syntax error"));
+    assert_int_equal(end_of("a: 1\n# the end\n", &err), 0);
+    assert_int_equal(end_of("a: 1\n...\n---\nb: 2\n", &err), -1); /* ended, then another */
+    assert_string_equal(err.msg, "t.yaml:3: one document, please");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +165,7 @@ int main(void)
         cmocka_unit_test(events__tag_refused_on_every_node),
         cmocka_unit_test(files__regular_and_bounded),
         cmocka_unit_test(top_line__key_value_comment_quotes),
+        cmocka_unit_test(end__one_document_or_the_parsers_error),
     };
     return cmocka_run_group_tests_name("yamlread", tests, NULL, NULL);
 }
