@@ -168,6 +168,10 @@ static int tell_row(mesh_size_row_t *r, const sizing_in_t *in, mesh_error_t *err
 static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, int search_first,
                     int tell, int *fit, mesh_error_t *err)
 {
+    /* the work budget stopped the sizing: what it found is partial (the
+     * controller lets the job through un-narrowed), so no more is planned */
+    if (mesh_work_stopped())
+        return r->fits = -1, 0;
     mesh_alloc_t on = on_row(in, r);
     int rc = search_first && deadline > 0
                  ? mesh_plan_choose(in->m, &on, in->pins, in->assume, deadline, &r->best, NULL)
@@ -519,6 +523,14 @@ static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, in
     const sizing_in_t in = {m, a, pins, assume};
     if (plan_rows(s, &in, flags, err) < 0)
         return mesh_size_destroy(s), NULL;
+    if (mesh_work_stopped()) { /* partial: neither a choice nor why none fits */
+        s->chosen = -1;
+        snprintf(s->reason, sizeof(s->reason),
+                 "the sizing stopped at its work budget of %ld units: not every count was "
+                 "planned, so none is chosen",
+                 mesh_work_limit());
+        return s;
+    }
     s->chosen = choose(s, m);
     if (s->chosen >= 0)
         say_why(s, m);

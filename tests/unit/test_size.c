@@ -244,6 +244,36 @@ static void size__nothing_fits_says_what_would(void **state)
     mesh_size_destroy(s);
 }
 
+/* A sizing the work budget stops is partial: the counts after the stop
+ * are not planned (not even told why nothing fits), and none is chosen
+ * from those before it; each goal, the same budget.  Without the budget,
+ * Llama 3 70B over 2-16 nodes plans every count and picks one. */
+static void size__stopped_by_the_budget_chooses_nothing(void **state)
+{
+    (void)state;
+    static const mesh_size_goal_t goals[] = {MESH_SIZE_MIN, MESH_SIZE_FASTEST, MESH_SIZE_EFFICIENT};
+    for (size_t g = 0; g < sizeof(goals) / sizeof(goals[0]); g++) {
+        mesh_work_t w = {.limit = 20000};
+        mesh_work_t *was = mesh_work_use(&w);
+        mesh_size_t *s = size_of("llama3-70b", 2, 16, goals[g], MESH_SIZE_TABLE);
+        mesh_work_use(was);
+        assert_int_equal(w.stopped, 1);
+        assert_int_equal(s->chosen, -1);
+        assert_non_null(strstr(s->reason, "stopped at its work budget of 20000 units"));
+        int unplanned = 0;
+        for (int i = 0; i < s->n_rows; i++)
+            if (s->rows[i].fits == -1 && !s->rows[i].why[0])
+                unplanned++;
+        assert_true(unplanned > 0);
+        /* the table plans from lo up: the stop leaves the last count out */
+        assert_int_equal(s->rows[s->n_rows - 1].fits, -1);
+        mesh_size_destroy(s);
+    }
+    mesh_size_t *whole = size_of("llama3-70b", 2, 16, MESH_SIZE_EFFICIENT, 0);
+    assert_true(whole->chosen >= 0);
+    mesh_size_destroy(whole);
+}
+
 static void size__bad_input(void **state)
 {
     mesh_error_t err;
@@ -790,6 +820,7 @@ int main(void)
         cmocka_unit_test(size__counts_told_only_where_asked),
         cmocka_unit_test(size__ties_go_to_fewer_nodes),
         cmocka_unit_test(size__nothing_fits_says_what_would),
+        cmocka_unit_test(size__stopped_by_the_budget_chooses_nothing),
         cmocka_unit_test(size__bad_input),
         cmocka_unit_test(size__partition_bounds_the_range),
         cmocka_unit_test(size__choice_is_every_plans),
