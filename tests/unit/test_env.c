@@ -2,6 +2,7 @@
 /*
  * The per-task environment: names, values, export modes.
  */
+#include "internal.h" /* the overlaps' table */
 #include "moeutil.h"
 #include "testutil.h"
 
@@ -1232,6 +1233,29 @@ static void env__moe_overlap_where_megatron_allows_it(void **state)
     assert_true(c_off.compute_s == c_on.compute_s);
 }
 
+/* The overlaps' table (lib/overlap.c): each row in its id's place, with
+ * the flags exported, the framework's condition, the priced effect and
+ * the source that issue 28 asks of it; an id past the table has no row
+ * and is on for no layout. */
+static void overlap__every_row_in_place_and_sourced(void **state)
+{
+    (void)state;
+    for (int i = 0; i < MESH_OVERLAP_COUNT; i++) {
+        const mesh_overlap_t *o = mesh_overlap_row((mesh_overlap_id_t)i);
+        assert_non_null(o);
+        assert_int_equal(o->id, i);
+        assert_true(strncmp(o->flags, "--", 2) == 0);
+        assert_true(o->condition[0] && o->effect[0] && o->source[0]);
+    }
+    assert_null(mesh_overlap_row(MESH_OVERLAP_COUNT));
+    assert_null(mesh_overlap_row((mesh_overlap_id_t)-1));
+    mesh_model_t m = test_preset("mixtral-8x7b");
+    mesh_layout_t l = test_layout("tp=2,pp=1,dp=8,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=on");
+    assert_true(mesh_overlap_on(&m, &l, MESH_OVERLAP_TP));
+    assert_false(mesh_overlap_on(&m, &l, MESH_OVERLAP_COUNT));
+}
+
 /* The dispatcher Megatron-LM is told to use for Mixtral (8 experts) on
  * `nodes` x `gpn` `gpu`, under `mesh`, with train.dispatcher `spec` and the
  * policy's dispatcher= `site`: "flex" (on DeepEP), "alltoall", or the
@@ -1462,6 +1486,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(env__moe_overlap_where_megatron_allows_it),
+        cmocka_unit_test(overlap__every_row_in_place_and_sourced),
         cmocka_unit_test(env__deepep_where_asked_and_it_runs),
         cmocka_unit_test(env__expert_groups_for_moe_only),
         cmocka_unit_test(env__recompute_modules_as_words),
