@@ -165,13 +165,9 @@ static int tell_row(mesh_size_row_t *r, const sizing_in_t *in, mesh_error_t *err
  * layout the first-fit search tries is valid, no_layout -1: tell_row).
  * *fit: whether something is known to fit.  0, or -1 with err set when
  * the plan cannot be made. */
-static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, int search_first,
+static int plan_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, int search_first,
                     int tell, int *fit, mesh_error_t *err)
 {
-    /* the work budget stopped the sizing: what it found is partial (the
-     * controller lets the job through un-narrowed), so no more is planned */
-    if (mesh_work_stopped())
-        return r->fits = -1, 0;
     mesh_alloc_t on = on_row(in, r);
     int rc = search_first && deadline > 0
                  ? mesh_plan_choose(in->m, &on, in->pins, in->assume, deadline, &r->best, NULL)
@@ -198,6 +194,23 @@ static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, 
     r->fits = rc == MESH_CHOICE_FITS ? 1 : rc == MESH_CHOICE_NONE ? 0 : -1;
     if (r->fits == 1)
         r->tokens_per_gpu_hour = r->best.cost.tokens_per_sec * 3600.0 / (double)mesh_world(&on);
+    return 0;
+}
+
+/* plan_row, within the work budget.  Once the budget has stopped the
+ * sizing, what it found is partial (the controller lets the job through
+ * un-narrowed): no more counts are planned, and the count whose searches
+ * it stopped is not planned either (fits -1, no why), whatever they said
+ * (nothing valid, nothing fitting, or the plan's error that planning
+ * stopped). */
+static int size_row(mesh_size_row_t *r, const sizing_in_t *in, double deadline, int search_first,
+                    int tell, int *fit, mesh_error_t *err)
+{
+    int rc = mesh_work_stopped() ? 0 : plan_row(r, in, deadline, search_first, tell, fit, err);
+    if (!mesh_work_stopped())
+        return rc;
+    r->fits = -1;
+    r->why[0] = '\0';
     return 0;
 }
 
@@ -486,6 +499,18 @@ static int check_deadline(const mesh_model_t *m, const mesh_size_aim_t *aim, mes
     return 0;
 }
 
+/* A sizing the work budget stopped: partial, so neither a choice nor why
+ * none fits (nor what would, nor the count of the shortest run). */
+static void stopped(mesh_size_t *s)
+{
+    s->chosen = s->fastest = -1;
+    s->would_fit = 0;
+    snprintf(s->reason, sizeof(s->reason),
+             "the sizing stopped at its work budget of %ld units before it had planned every "
+             "count it needs: none is chosen",
+             mesh_work_limit());
+}
+
 static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
                                 const mesh_layout_t *pins, const mesh_assumptions_t *assume,
                                 const mesh_size_aim_t *aim, unsigned flags, mesh_error_t *err)
@@ -521,22 +546,19 @@ static mesh_size_t *size_create(const mesh_model_t *m, const mesh_alloc_t *a, in
     for (int i = 0; i < s->n_rows; i++)
         s->rows[i].nodes = lo + i;
     const sizing_in_t in = {m, a, pins, assume};
-    if (plan_rows(s, &in, flags, err) < 0)
-        return mesh_size_destroy(s), NULL;
-    if (mesh_work_stopped()) { /* partial: neither a choice nor why none fits */
-        s->chosen = -1;
-        snprintf(s->reason, sizeof(s->reason),
-                 "the sizing stopped at its work budget of %ld units: not every count was "
-                 "planned, so none is chosen",
-                 mesh_work_limit());
-        return s;
+    int rc = plan_rows(s, &in, flags, err);
+    if (rc == 0 && !mesh_work_stopped()) {
+        s->chosen = choose(s, m);
+        if (s->chosen >= 0)
+            say_why(s, m);
+        else if (s->fastest >= 0)
+            say_late(s, m);
+        else
+            rc = say_why_not(s, &in, err); /* its plan's searches may stop too */
     }
-    s->chosen = choose(s, m);
-    if (s->chosen >= 0)
-        say_why(s, m);
-    else if (s->fastest >= 0)
-        say_late(s, m);
-    else if (say_why_not(s, &in, err) < 0)
+    if (mesh_work_stopped())
+        return stopped(s), s;
+    if (rc < 0)
         return mesh_size_destroy(s), NULL;
     return s;
 }

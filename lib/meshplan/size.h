@@ -171,8 +171,10 @@ MESH_API int mesh_size_bound(const mesh_policy_t *pol, const char *name, int *lo
  * mesh_plan_create refuses (the first count's error, prefixed with it).
  * Nothing fitting is no error: chosen is then -1.  Nor is a sizing that
  * the thread's work budget stopped (the controller's, doc/design.md,
- * "Work budget"): the counts after the stop are not planned (fits -1, no
- * why), chosen is -1 and reason says so.  Deterministic and thread-safe.  m, a and err must not be NULL; pins and assume may be.
+ * "Work budget"), wherever it stopped: the count it cut short and those
+ * after it are not planned (fits -1, no why), chosen and fastest are -1,
+ * would_fit 0, and reason says so.  Deterministic and thread-safe.  m, a
+ * and err must not be NULL; pins and assume may be.
  */
 MESH_API mesh_size_t *mesh_size_create(const mesh_model_t *m, const mesh_alloc_t *a, int lo, int hi,
                                        const mesh_layout_t *pins, const mesh_assumptions_t *assume,

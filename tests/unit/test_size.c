@@ -244,33 +244,79 @@ static void size__nothing_fits_says_what_would(void **state)
     mesh_size_destroy(s);
 }
 
-/* A sizing the work budget stops is partial: the counts after the stop
- * are not planned (not even told why nothing fits), and none is chosen
- * from those before it; each goal, the same budget.  Without the budget,
- * Llama 3 70B over 2-16 nodes plans every count and picks one. */
+/* Llama 3 70B sized over 2-16 nodes of 8 H100 for aim, within a budget of
+ * `limit` units (0: none), restored before anything is asserted. */
+static mesh_size_t *size_within(long limit, mesh_size_goal_t goal, double within, unsigned flags,
+                                mesh_work_t *w)
+{
+    mesh_model_t m = test_spec("preset: llama3-70b\ntrain: {tokens: 1e12}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_size_aim_t aim = {.goal = goal, .within = within, .text = "test"};
+    mesh_error_t err = {0};
+    *w = (mesh_work_t){.limit = limit};
+    mesh_work_t *was = mesh_work_use(limit ? w : NULL);
+    mesh_size_t *s = mesh_size_create_aim(&m, &a, 2, 16, NULL, NULL, &aim, flags, &err);
+    mesh_work_use(was);
+    if (!s)
+        fail_msg("budget %ld, goal %d, flags %u: %s", limit, (int)goal, flags, err.msg);
+    return s;
+}
+
+/* A sizing the work budget stops is partial, whichever count's search the
+ * stop comes in: no error, none chosen (nor the shortest run, nor what
+ * would fit), the reason the budget; the counts from the one it stopped
+ * on are not planned (fits -1, no why), so the table, planned from lo up,
+ * is its planned counts and then its unplanned ones.  The controller's
+ * ranked and deadline sizings (flags 0) stop so too.  Without a budget,
+ * the table plans every count and picks one. */
 static void size__stopped_by_the_budget_chooses_nothing(void **state)
 {
     (void)state;
-    static const mesh_size_goal_t goals[] = {MESH_SIZE_MIN, MESH_SIZE_FASTEST, MESH_SIZE_EFFICIENT};
-    for (size_t g = 0; g < sizeof(goals) / sizeof(goals[0]); g++) {
-        mesh_work_t w = {.limit = 20000};
-        mesh_work_t *was = mesh_work_use(&w);
-        mesh_size_t *s = size_of("llama3-70b", 2, 16, goals[g], MESH_SIZE_TABLE);
-        mesh_work_use(was);
-        assert_int_equal(w.stopped, 1);
-        assert_int_equal(s->chosen, -1);
-        assert_non_null(strstr(s->reason, "stopped at its work budget of 20000 units"));
-        int unplanned = 0;
-        for (int i = 0; i < s->n_rows; i++)
-            if (s->rows[i].fits == -1 && !s->rows[i].why[0])
-                unplanned++;
-        assert_true(unplanned > 0);
-        /* the table plans from lo up: the stop leaves the last count out */
-        assert_int_equal(s->rows[s->n_rows - 1].fits, -1);
-        mesh_size_destroy(s);
-    }
-    mesh_size_t *whole = size_of("llama3-70b", 2, 16, MESH_SIZE_EFFICIENT, 0);
+    static const mesh_size_goal_t goals[] = {MESH_SIZE_MIN, MESH_SIZE_FASTEST, MESH_SIZE_EFFICIENT,
+                                             MESH_SIZE_DEADLINE};
+    mesh_work_t w;
+    mesh_size_t *whole = size_within(0, MESH_SIZE_EFFICIENT, 0, MESH_SIZE_TABLE, &w);
     assert_true(whole->chosen >= 0);
+    for (int k = 0; k < whole->n_rows; k++)
+        assert_int_not_equal(whole->rows[k].fits, -1);
+    for (size_t g = 0; g < sizeof(goals) / sizeof(goals[0]); g++)
+        for (unsigned flags = 0; flags <= MESH_SIZE_TABLE; flags += MESH_SIZE_TABLE) {
+            int stops = 0;
+            for (long limit = 2500; limit <= 40000; limit += 2500) {
+                double within = goals[g] == MESH_SIZE_DEADLINE ? 1.0 : 0; /* none in time */
+                mesh_size_t *s = size_within(limit, goals[g], within, flags, &w);
+                if (!w.stopped) { /* done within it: not what is asked here */
+                    mesh_size_destroy(s);
+                    continue;
+                }
+                stops++;
+                assert_int_equal(s->chosen, -1);
+                assert_int_equal(s->fastest, -1);
+                assert_int_equal(s->would_fit, 0);
+                char says[96];
+                snprintf(says, sizeof(says), "stopped at its work budget of %ld units", limit);
+                assert_non_null(strstr(s->reason, says));
+                if (flags & MESH_SIZE_TABLE) { /* planned counts, then unplanned ones */
+                    int k = 0;
+                    for (; k < s->n_rows && s->rows[k].fits != -1; k++)
+                        if (s->rows[k].fits != whole->rows[k].fits ||
+                            s->rows[k].best.cost.step_seconds !=
+                                whole->rows[k].best.cost.step_seconds) /* not one it cut short */
+                            fail_msg("budget %ld, goal %d: count %d fits %d (step %g s), not %d "
+                                     "(%g s)",
+                                     limit, (int)goals[g], s->rows[k].nodes, s->rows[k].fits,
+                                     s->rows[k].best.cost.step_seconds, whole->rows[k].fits,
+                                     whole->rows[k].best.cost.step_seconds);
+                    assert_true(k < s->n_rows);
+                    for (; k < s->n_rows; k++)
+                        if (s->rows[k].fits != -1 || s->rows[k].why[0])
+                            fail_msg("budget %ld, goal %d: count %d planned after the stop", limit,
+                                     (int)goals[g], s->rows[k].nodes);
+                }
+                mesh_size_destroy(s);
+            }
+            assert_true(stops > 0);
+        }
     mesh_size_destroy(whole);
 }
 
