@@ -465,12 +465,10 @@ static int read_document(reader_t *r, mesh_error_t *err)
 {
     int state = 0;
     while (state != 3) {
-        yaml_event_t ev;
-        if (mesh_yaml_next(r->yp, &ev, r->origin, err) < 0)
+        size_t line;
+        int t = mesh_yaml_next_type(r->yp, r->origin, &line, err);
+        if (t < 0)
             return -1;
-        yaml_event_type_t t = ev.type;
-        size_t line = ev.start_mark.line + 1;
-        yaml_event_delete(&ev);
         if (t == YAML_STREAM_START_EVENT && state == 0)
             state = 1;
         else if (t == YAML_DOCUMENT_START_EVENT && state == 1)

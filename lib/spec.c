@@ -331,12 +331,10 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
     yaml_parser_set_input_string(&r.parser, (const unsigned char *)buf, len);
     int rc = -1, state = 0; /* 0 stream start, 1 doc start, 2 top mapping, 3 done */
     while (state < 3) {
-        yaml_event_t ev;
-        if (next_event(&r, &ev) < 0)
+        size_t line;
+        int t = mesh_yaml_next_type(&r.parser, origin, &line, err);
+        if (t < 0)
             goto out;
-        size_t line = ev.start_mark.line;
-        yaml_event_type_t t = ev.type;
-        yaml_event_delete(&ev);
         if (state == 0 && t == YAML_STREAM_START_EVENT)
             state = 1;
         else if (state == 1 && t == YAML_DOCUMENT_START_EVENT)
@@ -350,7 +348,7 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
                 goto out;
             state = 3;
         } else {
-            fail(&r, line, "a spec is a mapping of keys (name, preset, arch, params, train)");
+            fail(&r, line - 1, "a spec is a mapping of keys (name, preset, arch, params, train)");
             goto out;
         }
     }

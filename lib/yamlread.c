@@ -123,9 +123,7 @@ int mesh_yaml_top_line(const char *line, const char *end, const char *key, char 
     return 1;
 }
 
-/* The type of p's next event, and its line (1-based) in *line; -1 with
- * err set where mesh_yaml_next refuses it. */
-static int next_type(yaml_parser_t *p, const char *origin, size_t *line, mesh_error_t *err)
+int mesh_yaml_next_type(yaml_parser_t *p, const char *origin, size_t *line, mesh_error_t *err)
 {
     yaml_event_t ev;
     if (mesh_yaml_next(p, &ev, origin, err) < 0)
@@ -139,9 +137,9 @@ static int next_type(yaml_parser_t *p, const char *origin, size_t *line, mesh_er
 int mesh_yaml_end(yaml_parser_t *p, const char *origin, const char *one_doc, mesh_error_t *err)
 {
     size_t line = 0;
-    int t = next_type(p, origin, &line, err);
+    int t = mesh_yaml_next_type(p, origin, &line, err);
     if (t == YAML_DOCUMENT_END_EVENT)
-        t = next_type(p, origin, &line, err);
+        t = mesh_yaml_next_type(p, origin, &line, err);
     if (t == YAML_STREAM_END_EVENT)
         return 0;
     return t < 0 ? -1 : mesh_error_set(err, "%s:%zu: %s", origin, line, one_doc);

@@ -17,6 +17,10 @@
  * "origin:line: ..." in err.  On success the caller deletes the event. */
 int mesh_yaml_next(yaml_parser_t *p, yaml_event_t *ev, const char *origin, mesh_error_t *err);
 
+/* The type of p's next event (mesh_yaml_next, the event deleted), and its
+ * line (1-based) in *line; -1 with err set where mesh_yaml_next refuses it. */
+int mesh_yaml_next_type(yaml_parser_t *p, const char *origin, size_t *line, mesh_error_t *err);
+
 /* After the top mapping of a file that holds one document: its end, then
  * the stream's.  0 there; -1 with err set: the parser's own error (a
  * syntax error after the mapping is one, not a second document), or
