@@ -82,7 +82,8 @@ typedef struct layout_memo_entry {
 /* An array that grows in blocks of MEMO_BLOCK items, never moved: a
  * realloc's copies cost the plans that turn out not tight more than the
  * memo spares the tight ones. */
-#define MEMO_BLOCK 256
+#define MEMO_BLOCK  256
+#define MEMO_SPARES 64 /* blocks of ended memos kept for the next ones (prune.c) */
 typedef struct memo_blocks {
     void **block;
     size_t n, cap; /* blocks */

@@ -5,6 +5,7 @@
  * for the choice alone leaves unpriced (below).
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,9 +339,47 @@ static layout_memo_entry_t *entry(const layout_memo_t *memo, size_t k)
     return item(&memo->entries, k, sizeof(layout_memo_entry_t));
 }
 
+/* Blocks of ended memos, kept for the next memos' (block_take,
+ * block_give).  A search of a hostile spec records thousands of layouts:
+ * a quarter of a megabyte of blocks.  Handed back to the C library at
+ * each plan's end, that memory leaves the process (glibc gives the heap's
+ * top back to the kernel past 128 KiB), and the next plan faults each of
+ * its pages in again: 33 pages for bench-submit's "hostile 64 nodes", at
+ * 10 us a page on a virtual machine, a fifth of a judgement that
+ * slurmctld makes with its job locks held.  MEMO_SPARES blocks (1.1 MiB)
+ * at most are kept, for the process's life; the last one kept is the
+ * first one taken. */
+#define MEMO_BLOCK_BYTES (MEMO_BLOCK * sizeof(layout_memo_entry_t))
+_Static_assert(sizeof(memo_fit_t) <= sizeof(layout_memo_entry_t), "a memo's blocks are one size");
+
+static struct {
+    pthread_mutex_t lock;
+    void *block[MEMO_SPARES];
+    int n;
+} spare = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
+
+static void *block_take(void)
+{
+    void *b = NULL;
+    pthread_mutex_lock(&spare.lock);
+    if (spare.n > 0)
+        b = spare.block[--spare.n];
+    pthread_mutex_unlock(&spare.lock);
+    return b ? b : malloc(MEMO_BLOCK_BYTES);
+}
+
+static void block_give(void *b)
+{
+    pthread_mutex_lock(&spare.lock);
+    if (spare.n < MEMO_SPARES)
+        spare.block[spare.n++] = b, b = NULL;
+    pthread_mutex_unlock(&spare.lock);
+    free(b);
+}
+
 /* Room in b for item k, the next one: a block more where it starts one;
  * -1 when out of memory. */
-static int room_for(memo_blocks_t *b, size_t k, size_t each)
+static int room_for(memo_blocks_t *b, size_t k)
 {
     if (k % MEMO_BLOCK || k / MEMO_BLOCK < b->n)
         return 0;
@@ -348,7 +387,7 @@ static int room_for(memo_blocks_t *b, size_t k, size_t each)
     if (!v)
         return -1;
     b->block = v;
-    if (!(b->block[b->n] = malloc(MEMO_BLOCK * each)))
+    if (!(b->block[b->n] = block_take()))
         return -1;
     b->n++;
     return 0;
@@ -357,7 +396,7 @@ static int room_for(memo_blocks_t *b, size_t k, size_t each)
 static void free_blocks(memo_blocks_t *b)
 {
     for (size_t i = 0; i < b->n; i++)
-        free(b->block[i]);
+        block_give(b->block[i]);
     free(b->block);
 }
 
@@ -377,8 +416,7 @@ int mesh_memo_add(layout_memo_t *memo, const mesh_layout_t *l, const mesh_candid
     if (memo->broken)
         return -1;
     if (memo->n >= INT_MAX || /* its slots' and fits' indices */
-        room_for(&memo->entries, memo->n, sizeof(layout_memo_entry_t)) < 0 ||
-        (fit && room_for(&memo->fits, memo->n_fits, sizeof(memo_fit_t)) < 0)) {
+        room_for(&memo->entries, memo->n) < 0 || (fit && room_for(&memo->fits, memo->n_fits) < 0)) {
         memo->broken = 1;
         return -1;
     }

@@ -1209,6 +1209,43 @@ static void memo__recorded_found_as_recorded(void **state)
     assert_int_equal(mesh_memo_find(&memo, &big, &f, &as), 0);
 }
 
+/* A memo's blocks, at its end, are kept for the next memo's (at most
+ * MEMO_SPARES, the last kept taken first), so that a controller judging
+ * hostile specs one after the other does not fault the same quarter
+ * megabyte in again each time; what the next memo records in them is what
+ * it finds. */
+static void memo__blocks_kept_for_the_next_memo(void **state)
+{
+    (void)state;
+    enum { BLOCKS = MEMO_SPARES + 4 };
+    layout_memo_t a = {0}, b = {0};
+    mesh_layout_t l = test_mesh("tp=8,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=1,recompute=full");
+    for (int i = 0; i < BLOCKS * MEMO_BLOCK; i++) { /* every spare taken, and more */
+        l.dp = i + 1;
+        assert_int_equal(mesh_memo_add(&a, &l, NULL), 0);
+    }
+    assert_int_equal((int)a.entries.n, BLOCKS);
+    void *was[BLOCKS];
+    memcpy(was, a.entries.block, sizeof(was));
+    mesh_memo_free(&a);
+    for (int i = 0; i < BLOCKS * MEMO_BLOCK; i++) {
+        l.dp = 7 * i + 1;
+        assert_int_equal(mesh_memo_add(&b, &l, NULL), 0);
+    }
+    for (int k = 0; k < MEMO_SPARES; k++)
+        assert_ptr_equal(b.entries.block[k], was[MEMO_SPARES - 1 - k]);
+    assert_int_equal(mesh_memo_index(&b), 0);
+    const memo_fit_t *f;
+    mesh_layout_t as;
+    for (int i = 0; i < BLOCKS * MEMO_BLOCK; i += 97) {
+        l.dp = 7 * i + 1;
+        assert_int_equal(mesh_memo_find(&b, &l, &f, &as), 1);
+        l.dp = 7 * i + 2;
+        assert_int_equal(mesh_memo_find(&b, &l, &f, &as), 0);
+    }
+    mesh_memo_free(&b);
+}
+
 /* The site's headroom is the least: a spec asks for more, never for less;
  * and the site's framework is what a spec's auto means. */
 static void headroom__site_least_and_framework_default(void **state)
@@ -3212,6 +3249,7 @@ int main(void)
         cmocka_unit_test(headroom__roomier_as_a_search_afresh),
         cmocka_unit_test(prune__a_deadline_met_exactly_keeps_the_best),
         cmocka_unit_test(memo__recorded_found_as_recorded),
+        cmocka_unit_test(memo__blocks_kept_for_the_next_memo),
         cmocka_unit_test(levers__tp_overlap_off_only_where_its_buffers_do_not_fit),
         cmocka_unit_test(headroom__site_least_and_framework_default),
         cmocka_unit_test(any_fits__agrees_with_the_plan),
