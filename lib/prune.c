@@ -377,6 +377,17 @@ static void block_give(void *b)
     free(b);
 }
 
+/* The spares handed back to the C library when this library leaves the
+ * process: at its exit, or when slurmctld unloads job_submit/meshplan,
+ * which holds it, to load its plugins again. */
+__attribute__((destructor)) static void spares_free(void)
+{
+    pthread_mutex_lock(&spare.lock);
+    while (spare.n > 0)
+        free(spare.block[--spare.n]);
+    pthread_mutex_unlock(&spare.lock);
+}
+
 /* Room in b for item k, the next one: a block more where it starts one;
  * -1 when out of memory. */
 static int room_for(memo_blocks_t *b, size_t k)
