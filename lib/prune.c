@@ -12,6 +12,15 @@
 
 #include "planner.h"
 
+/* A memo block kept for the next memo (below) is poisoned for
+ * AddressSanitizer, so that a use after its memo ended is still caught. */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n)   ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
 /* The layers of l's fullest stage a full:N recomputation can cover. */
 int mesh_most_layers(const search_t *s, const mesh_layout_t *l)
 {
@@ -340,15 +349,16 @@ static layout_memo_entry_t *entry(const layout_memo_t *memo, size_t k)
 }
 
 /* Blocks of ended memos, kept for the next memos' (block_take,
- * block_give).  A search of a hostile spec records thousands of layouts:
- * a quarter of a megabyte of blocks.  Handed back to the C library at
- * each plan's end, that memory leaves the process (glibc gives the heap's
- * top back to the kernel past 128 KiB), and the next plan faults each of
- * its pages in again: 33 pages for bench-submit's "hostile 64 nodes", at
- * 10 us a page on a virtual machine, a fifth of a judgement that
- * slurmctld makes with its job locks held.  MEMO_SPARES blocks (1.1 MiB)
- * at most are kept, for the process's life; the last one kept is the
- * first one taken. */
+ * block_give).  A search of a hostile spec records thousands of layouts,
+ * a quarter of a megabyte of blocks.  Handed back to the C library at each
+ * plan's end, part of that memory left the process (glibc gives the top
+ * of its heap back to the kernel), and the next plan faulted those pages in
+ * again: 33 for bench-submit's "hostile 64 nodes", at 10 us a page on a
+ * virtual machine, a fifth of a judgement that slurmctld makes with its
+ * job locks held.  MEMO_SPARES blocks (1.1 MB) at most are kept while the
+ * library is loaded, the last one kept taken first (the likeliest to be
+ * in the caches still).  The entries' blocks and the fits' are one size,
+ * so that either array takes any spare. */
 #define MEMO_BLOCK_BYTES (MEMO_BLOCK * sizeof(layout_memo_entry_t))
 _Static_assert(sizeof(memo_fit_t) <= sizeof(layout_memo_entry_t), "a memo's blocks are one size");
 
@@ -362,8 +372,10 @@ static void *block_take(void)
 {
     void *b = NULL;
     pthread_mutex_lock(&spare.lock);
-    if (spare.n > 0)
+    if (spare.n > 0) {
         b = spare.block[--spare.n];
+        ASAN_UNPOISON_MEMORY_REGION(b, MEMO_BLOCK_BYTES);
+    }
     pthread_mutex_unlock(&spare.lock);
     return b ? b : malloc(MEMO_BLOCK_BYTES);
 }
@@ -371,20 +383,28 @@ static void *block_take(void)
 static void block_give(void *b)
 {
     pthread_mutex_lock(&spare.lock);
-    if (spare.n < MEMO_SPARES)
-        spare.block[spare.n++] = b, b = NULL;
+    if (spare.n < MEMO_SPARES) {
+        ASAN_POISON_MEMORY_REGION(b, MEMO_BLOCK_BYTES);
+        spare.block[spare.n++] = b;
+        b = NULL;
+    }
     pthread_mutex_unlock(&spare.lock);
     free(b);
 }
 
 /* The spares handed back to the C library when this library leaves the
  * process: at its exit, or when slurmctld unloads job_submit/meshplan,
- * which holds it, to load its plugins again. */
+ * which links it in (where a reconfiguration changes JobSubmitPlugins).
+ * A lock another thread holds (a child forked while it did) leaves them:
+ * memory left at exit is harmless, a deadlock is not. */
 __attribute__((destructor)) static void spares_free(void)
 {
-    pthread_mutex_lock(&spare.lock);
-    while (spare.n > 0)
-        free(spare.block[--spare.n]);
+    if (pthread_mutex_trylock(&spare.lock) != 0)
+        return;
+    for (; spare.n > 0; spare.n--) {
+        ASAN_UNPOISON_MEMORY_REGION(spare.block[spare.n - 1], MEMO_BLOCK_BYTES);
+        free(spare.block[spare.n - 1]);
+    }
     pthread_mutex_unlock(&spare.lock);
 }
 

@@ -1210,10 +1210,10 @@ static void memo__recorded_found_as_recorded(void **state)
 }
 
 /* A memo's blocks, at its end, are kept for the next memo's (at most
- * MEMO_SPARES, the last kept taken first), so that a controller judging
- * hostile specs one after the other does not fault the same quarter
- * megabyte in again each time; what the next memo records in them is what
- * it finds. */
+ * MEMO_SPARES, the last kept taken first, by either of its arrays), so
+ * that a controller judging hostile specs one after the other does not
+ * fault the same pages in again each time; a fit recorded in a block that
+ * held another memo's layouts is found as recorded. */
 static void memo__blocks_kept_for_the_next_memo(void **state)
 {
     (void)state;
@@ -1228,20 +1228,30 @@ static void memo__blocks_kept_for_the_next_memo(void **state)
     void *was[BLOCKS];
     memcpy(was, a.entries.block, sizeof(was));
     mesh_memo_free(&a);
-    for (int i = 0; i < BLOCKS * MEMO_BLOCK; i++) {
+    mesh_layout_t fit = test_mesh("tp=8,pp=4,dp=2,cp=1,zero=1,vpp=1,mb=2,recompute=none");
+    mesh_candidate_t c = {.layout = fit};
+    c.memory.total = 70e9;
+    c.memory.host = 5e9;
+    c.cost.step_seconds = 12.5;
+    assert_int_equal(mesh_memo_add(&b, &fit, &c), 0); /* an entry's block, then a fit's */
+    for (int i = 1; i < BLOCKS * MEMO_BLOCK; i++) {
         l.dp = 7 * i + 1;
         assert_int_equal(mesh_memo_add(&b, &l, NULL), 0);
     }
-    for (int k = 0; k < MEMO_SPARES; k++)
-        assert_ptr_equal(b.entries.block[k], was[MEMO_SPARES - 1 - k]);
+    assert_ptr_equal(b.entries.block[0], was[MEMO_SPARES - 1]);
+    assert_ptr_equal(b.fits.block[0], was[MEMO_SPARES - 2]);
+    for (int k = 1; k < MEMO_SPARES - 1; k++)
+        assert_ptr_equal(b.entries.block[k], was[MEMO_SPARES - 2 - k]);
     assert_int_equal(mesh_memo_index(&b), 0);
     const memo_fit_t *f;
     mesh_layout_t as;
-    for (int i = 0; i < BLOCKS * MEMO_BLOCK; i += 97) {
+    assert_int_equal(mesh_memo_find(&b, &fit, &f, &as), 1);
+    assert_non_null(f);
+    assert_true(f->total == 70e9 && f->host == 5e9 && f->step_seconds == 12.5);
+    for (int i = 1; i < BLOCKS * MEMO_BLOCK; i += 97) {
         l.dp = 7 * i + 1;
         assert_int_equal(mesh_memo_find(&b, &l, &f, &as), 1);
-        l.dp = 7 * i + 2;
-        assert_int_equal(mesh_memo_find(&b, &l, &f, &as), 0);
+        assert_null(f);
     }
     mesh_memo_free(&b);
 }
