@@ -1464,6 +1464,11 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_closest("arch.v_head_dim"), "arch.mla.v_head_dim");
     assert_string_equal(mesh_spec_key_closest("model.kv_lora_rank"), "arch.mla.kv_lora_rank");
     assert_string_equal(mesh_spec_key_closest("train.layers"), "arch.layers");
+    /* a typo in a last part two sections share (ffn): by the whole dotted
+     * name, the key of its own section (seed 120608's spec.c:236) */
+    assert_string_equal(mesh_spec_key_closest("arch.moe.fn"), "arch.moe.ffn");
+    assert_string_equal(mesh_spec_key_closest("arch.moe.ffm"), "arch.moe.ffn");
+    assert_string_equal(mesh_spec_key_closest("arch.fnn"), "arch.ffn");
     assert_null(mesh_spec_key_closest("reserve"));
     assert_null(mesh_spec_key_closest(NULL));
 }
