@@ -348,6 +348,7 @@ static int read_document(const char *buf, size_t len, const char *origin, spec_i
                 goto out;
             state = 3;
         } else {
+            /* fail() takes libyaml's 0-based line, the helper gives 1-based */
             fail(&r, line - 1, "a spec is a mapping of keys (name, preset, arch, params, train)");
             goto out;
         }
