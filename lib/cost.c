@@ -126,10 +126,21 @@ typedef struct layer_time {
     double fwd;      /* forward compute of one layer */
     double attn_fwd; /* of which the attention core */
     double mlp_fwd;  /* of which the MLP's GEMMs */
+    double up_fwd;   /* of which latent attention's up projections */
     double norm_fwd; /* the two norms */
     double tp_comm;  /* TP collectives of one layer, forward, that compute does not hide */
     double cp_comm;  /* CP K/V ring of one layer, forward */
 } layer_time_t;
+
+/* Seconds selective recomputation of the MESH_RC_* set mods repeats in a
+ * layer of times lt (a MoE layer's mlp_fwd is 0: "mlp" recomputes a dense
+ * MLP only). */
+static double selective_s(const layer_time_t *lt, unsigned mods)
+{
+    return (mods & MESH_RC_CORE_ATTN ? lt->attn_fwd : 0) + (mods & MESH_RC_MLP ? lt->mlp_fwd : 0) +
+           (mods & MESH_RC_LAYERNORM ? lt->norm_fwd : 0) +
+           (mods & MESH_RC_MLA_UP_PROJ ? lt->up_fwd : 0);
+}
 
 static int ceil_log2(int n)
 {
@@ -211,9 +222,11 @@ static double gemm_rate(const mesh_model_t *m, const mesh_gpu_t *g)
            (runs_fp8(m, g) && g->fp8_blocks < 2 ? FP8_GEMM_EFF : 1);
 }
 
-/* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]. */
+/* A GEMM of a layer on one GPU: [tokens*tok x k] @ [k x n]; up: one of
+ * latent attention's up projections, which "mla_up_proj" recomputes. */
 typedef struct gemm {
     double k, n, tok;
+    int up;
 } gemm_t;
 
 /* MLA's attention GEMMs into g (room for 5), returning how many: the down
@@ -228,14 +241,14 @@ static int mla_gemms(const mesh_model_t *m, const mesh_layout_t *l, gemm_t *g)
     double dup = l->sequence_parallel == 1 ? 1.0 / t : 1;
     int n = 0;
     if (a->q_lora_rank) {
-        g[n++] = (gemm_t){h, a->q_lora_rank, dup};
-        g[n++] = (gemm_t){a->q_lora_rank, heads * qk / t, 1};
+        g[n++] = (gemm_t){h, a->q_lora_rank, dup, 0};
+        g[n++] = (gemm_t){a->q_lora_rank, heads * qk / t, 1, 1};
     } else {
-        g[n++] = (gemm_t){h, heads * qk / t, 1};
+        g[n++] = (gemm_t){h, heads * qk / t, 1, 1}; /* recomputed with the up projections */
     }
-    g[n++] = (gemm_t){h, a->kv_lora_rank + a->qk_rope_head_dim, dup};
-    g[n++] = (gemm_t){a->kv_lora_rank, heads * (a->qk_head_dim + a->v_head_dim) / t, 1};
-    g[n++] = (gemm_t){heads * a->v_head_dim / t, h, 1};
+    g[n++] = (gemm_t){h, a->kv_lora_rank + a->qk_rope_head_dim, dup, 0};
+    g[n++] = (gemm_t){a->kv_lora_rank, heads * (a->qk_head_dim + a->v_head_dim) / t, 1, 1};
+    g[n++] = (gemm_t){heads * a->v_head_dim / t, h, 1, 0};
     return n;
 }
 
@@ -258,12 +271,12 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     /* per-GPU GEMMs: [tokens*tok x k] @ [k x n]: FLOPs 2*tokens*tok*k*n, bytes
      * w*(tokens*tok*k + k*n + tokens*tok*n) */
     gemm_t gemm[8] = {
-        {h, (h * q + 2 * h * kv) / t, 1}, /* QKV */
-        {h * q / t, h, 1},                /* output projection */
+        {h, (h * q + 2 * h * kv) / t, 1, 0}, /* QKV */
+        {h * q / t, h, 1, 0},                /* output projection */
     };
     int n = m->mla.kv_lora_rank ? mla_gemms(m, l, gemm) : 2, mlp = n;
-    gemm[n++] = (gemm_t){h, (1 + mesh_style(m)->gated) * f / t, 1}; /* fc1 (gate+up) */
-    gemm[n++] = (gemm_t){f / t, h, 1};                              /* fc2 */
+    gemm[n++] = (gemm_t){h, (1 + mesh_style(m)->gated) * f / t, 1, 0}; /* fc1 (gate+up) */
+    gemm[n++] = (gemm_t){f / t, h, 1, 0};                              /* fc2 */
     double flops = 0, bytes = 0;
     for (int i = 0; i < n; i++) {
         double fl = 2 * tokens * gemm[i].tok * gemm[i].k * gemm[i].n;
@@ -273,6 +286,8 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
         bytes += by;
         if (i >= mlp) /* what recomputing the MLP repeats */
             lt->mlp_fwd += fl / peak + by / hbm;
+        if (gemm[i].up) /* and the up projections ("mla_up_proj") */
+            lt->up_fwd += fl / peak + by / hbm;
     }
     /* recomputing the norms repeats two elementwise passes over b*s*h */
     lt->norm_fwd = 2 * 2 * w * tokens * h / hbm + 2 * KERNEL_GAP_S;
@@ -549,11 +564,8 @@ static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh
         moe_forward(m, l, a, lt, &moe, &comm);
     double rc = l->recompute == MESH_RECOMPUTE_FULL ? full : 0;
     double sel = l->recompute == MESH_RECOMPUTE_SELECTIVE;
-    double dense_rc = rc * lt->fwd + sel * ((mods & MESH_RC_CORE_ATTN ? lt->attn_fwd : 0) +
-                                            (mods & MESH_RC_MLP ? lt->mlp_fwd : 0) +
-                                            (mods & MESH_RC_LAYERNORM ? lt->norm_fwd : 0));
-    double moe_rc = rc * moe.fwd + sel * ((mods & MESH_RC_CORE_ATTN ? moe.attn_fwd : 0) +
-                                          (mods & MESH_RC_LAYERNORM ? moe.norm_fwd : 0));
+    double dense_rc = rc * lt->fwd + sel * selective_s(lt, mods);
+    double moe_rc = rc * moe.fwd + sel * selective_s(&moe, mods);
     double tp_layer = lt->tp_comm * (2 + rc); /* full recomputation repeats the forward's */
     /* the MTP layers: a layer like the last, the 2h x h projection and the logits */
     const layer_time_t *mtp_layer = mesh_model_is_moe(m) ? &moe : lt;
@@ -617,11 +629,8 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
                       ? (double)(l->recompute_layers < q ? l->recompute_layers : q) / q
                       : 1;
     unsigned mods = l->recompute_modules > 0 ? (unsigned)l->recompute_modules : MESH_RC_CORE_ATTN;
-    double selective = (mods & MESH_RC_CORE_ATTN ? lt.attn_fwd : 0) +
-                       (mods & MESH_RC_MLP ? lt.mlp_fwd : 0) +
-                       (mods & MESH_RC_LAYERNORM ? lt.norm_fwd : 0);
     double recompute = l->recompute == MESH_RECOMPUTE_FULL        ? full * lt.fwd
-                       : l->recompute == MESH_RECOMPUTE_SELECTIVE ? selective
+                       : l->recompute == MESH_RECOMPUTE_SELECTIVE ? selective_s(&lt, mods)
                                                                   : 0;
     /* backward computes input and weight gradients (2x forward); LoRA's
      * frozen weights need only the input gradients */

@@ -110,10 +110,11 @@ static int parse_recompute(mesh_layout_t *l, const char *val, mesh_error_t *err)
     if (l->recompute == MESH_RECOMPUTE_SELECTIVE) {
         unsigned mods;
         if (mesh_recompute_modules_parse(colon + 1, &mods) < 0)
-            return mesh_error_set(err,
-                                  "mesh recompute: selective:'%.30s' is not modules joined by '+' "
-                                  "(core_attn, layernorm, mlp), as in selective:layernorm+mlp",
-                                  colon + 1);
+            return mesh_error_set(
+                err,
+                "mesh recompute: selective:'%.30s' is not modules joined by '+' "
+                "(core_attn, layernorm, mlp, mla_up_proj), as in selective:layernorm+mlp",
+                colon + 1);
         /* core_attn alone is Megatron's default: plain selective */
         l->recompute_modules = mods == MESH_RC_CORE_ATTN ? 0 : (int)mods;
         return 0;
@@ -692,6 +693,20 @@ static int optimizer_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_e
     return 0;
 }
 
+/* The recomputed modules the model has: "mla_up_proj" recomputes latent
+ * attention's up projections (Megatron-LM refuses it without them,
+ * transformer_config.py L1969-1973 at d98e8a6). */
+static int modules_rule(const mesh_model_t *m, const mesh_layout_t *l, mesh_error_t *err)
+{
+    if (l->recompute_modules > 0 && (l->recompute_modules & MESH_RC_MLA_UP_PROJ) &&
+        !m->mla.kv_lora_rank)
+        return mesh_error_set(err,
+                              "recompute selective:...mla_up_proj: %s has no latent attention "
+                              "(arch.mla), whose up projections it recomputes; drop mla_up_proj",
+                              m->name);
+    return 0;
+}
+
 int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                       mesh_error_t *err)
 {
@@ -741,7 +756,8 @@ int mesh_layout_check(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_l
     if (l->recompute_modules < 0 || l->recompute_modules > MESH_RC_ALL ||
         (l->recompute_modules > 0 && l->recompute != MESH_RECOMPUTE_SELECTIVE))
         return mesh_error_set(err, "recompute modules go with selective only");
-    if (check_experts(m, a, l, err) < 0 || schedule_rules(m, l, err) < 0)
+    if (modules_rule(m, l, err) < 0 || check_experts(m, a, l, err) < 0 ||
+        schedule_rules(m, l, err) < 0)
         return -1;
     return optimizer_rules(m, l, err);
 }
@@ -758,7 +774,7 @@ int mesh_layout_check_pins(const mesh_model_t *m, const mesh_layout_t *pins, mes
     if (!mesh_model_is_moe(m) && (l.ep > 1 || l.etp > 1))
         return mesh_error_set(err, "%s %d: %s has no experts; expert parallelism needs arch.moe",
                               l.ep > 1 ? "ep" : "etp", l.ep > 1 ? l.ep : l.etp, m->name);
-    if (model_shape(m, &l, err) < 0 || batch_rule(m, &l, err) < 0)
+    if (model_shape(m, &l, err) < 0 || batch_rule(m, &l, err) < 0 || modules_rule(m, &l, err) < 0)
         return -1;
     return mesh_model_is_moe(m) ? expert_rules(m, &l, err) : 0;
 }

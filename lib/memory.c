@@ -84,9 +84,11 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
         /* MLA: queries and keys heads*(qk + rope) wide (q), values and the
          * attention output heads*v (kv); the compressed queries and
          * keys/values, their norms' inputs (2 bytes) and the up
-         * projections' inputs, kept like the layer's input */
-        split =
-            4 * sbh * q + 2 * sbh * kv + attn_out * sbh * kv + (modules & MESH_RC_MLP ? 0 : mlp);
+         * projections' inputs, kept like the layer's input.  Recomputing
+         * "mla_up_proj" drops the queries, keys and values, which the
+         * up projections remake from those inputs (MESH_RC_MLA_UP_PROJ) */
+        double qkv = modules & MESH_RC_MLA_UP_PROJ ? 0 : 4 * sbh * q + 2 * sbh * kv;
+        split = qkv + attn_out * sbh * kv + (modules & MESH_RC_MLP ? 0 : mlp);
         replicated += (2 + lin) * s * b * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
         /* under FP8 the query and key/value down projections, two linear
          * layers, each save their own FP8 copy of the layer's input (in

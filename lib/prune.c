@@ -50,11 +50,22 @@ const int *mesh_module_sets(const mesh_model_t *m, int *n)
     static const int flash[] = {MESH_RC_MLP};
     static const int flash_fp8[] = {MESH_RC_MLP, MESH_RC_CORE_ATTN | MESH_RC_MLP};
     static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
+    /* latent attention's up projections ("mla_up_proj", what
+     * Megatron-Bridge's DeepSeek-V3 recipes recompute) only joined to the
+     * first set: each set after the first holds it, so the first stays the
+     * one that recomputes the least (the floors price it: least_recompute) */
+    enum { UP = MESH_RC_MLA_UP_PROJ, CA = MESH_RC_CORE_ATTN, MLP = MESH_RC_MLP };
+    static const int mla_flash[] = {MLP, UP | MLP};
+    static const int mla_flash_fp8[] = {MLP, UP | MLP, CA | MLP, CA | UP | MLP};
+    static const int mla_scores[] = {CA, CA | UP, CA | MLP, CA | UP | MLP};
+    int mla = m->mla.kv_lora_rank > 0;
     if (!m->flash_attention)
-        return *n = MESH_ARRAY_LEN(scores), scores;
+        return mla ? (*n = MESH_ARRAY_LEN(mla_scores), mla_scores)
+                   : (*n = MESH_ARRAY_LEN(scores), scores);
     if (m->precision == MESH_PREC_FP8)
-        return *n = MESH_ARRAY_LEN(flash_fp8), flash_fp8;
-    return *n = MESH_ARRAY_LEN(flash), flash;
+        return mla ? (*n = MESH_ARRAY_LEN(mla_flash_fp8), mla_flash_fp8)
+                   : (*n = MESH_ARRAY_LEN(flash_fp8), flash_fp8);
+    return mla ? (*n = MESH_ARRAY_LEN(mla_flash), mla_flash) : (*n = MESH_ARRAY_LEN(flash), flash);
 }
 
 /* The divisors of n up to hi, ascending, in out.  Trial division up to

@@ -136,7 +136,8 @@ int mesh_spec_choice_of(const char *dotted, const char *word)
     return -1;
 }
 
-static const char *const rc_modules[] = {"core_attn", "layernorm", "mlp"};
+/* Megatron-LM's names, in the order of their MESH_RC_* bits */
+static const char *const rc_modules[] = {"core_attn", "layernorm", "mlp", "mla_up_proj"};
 
 const char *mesh_recompute_modules_name(unsigned modules, char *buf, size_t len)
 {

@@ -108,7 +108,7 @@ MESH_API const char *mesh_layout_keys_usage(void);
  * Parse a --mesh string into pins: "auto" or "tp=T,pp=P,dp=D,cp=C,ep=E,
  * etp=T,zero=Z,vpp=V,mb=B,recompute=R,sp=on|off,offload=none|optimizer,
  * moments=fp32|bf16|fp16" (any subset, any order, each key once; R is none,
- * selective, selective:M+M (M: core_attn, layernorm, mlp), full or full:N).
+ * selective, selective:M+M (M: core_attn, layernorm, mlp, mla_up_proj), full or full:N).
  *
  * *pins is first unpinned: fields not named stay MESH_FREE, fields given
  * as "auto" become MESH_AUTO.  s may be NULL or "" (nothing pinned).

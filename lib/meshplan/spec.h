@@ -68,12 +68,18 @@ enum {
     MESH_RC_CORE_ATTN = 1, /* the attention core: QK^T, softmax, AV */
     MESH_RC_LAYERNORM = 2, /* the norms' outputs, discarded and recomputed */
     MESH_RC_MLP = 4,       /* the whole MLP, from its input */
-    MESH_RC_ALL = 7,
+    /* latent attention's up projections and RoPE: their outputs, the
+     * queries, keys and values, dropped once the attention core has run
+     * and recomputed from the compressed latents for its backward
+     * (multi_latent_attention.py L983-986, L455-458 at d98e8a6); only
+     * with latent attention (arch.mla) */
+    MESH_RC_MLA_UP_PROJ = 8,
+    MESH_RC_ALL = 15,
 };
 /**
  * Write a MESH_RC_* module set as its names joined by '+', in the order
- * core_attn, layernorm, mlp ("core_attn+layernorm+mlp"), into buf[len]
- * (len > 0; 24 bytes hold every set).  0 is written as "core_attn", what
+ * core_attn, layernorm, mlp, mla_up_proj ("core_attn+layernorm+mlp"), into
+ * buf[len] (len > 0; 36 bytes hold every set).  0 is written as "core_attn", what
  * it means; bits above MESH_RC_ALL are ignored.  A name that does not fit
  * is left out whole rather than cut.  Returns buf.
  */

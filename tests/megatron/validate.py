@@ -209,6 +209,15 @@ MOE_VARIANTS = [
     ("deepep-etp2", ["--set", "train.dispatcher=deepep", "--mesh", "etp=2"]),
 ]
 
+# latent attention's up projections recomputed (a model with MLA: the
+# planner's choice for DeepSeek-V3 where the MLP alone does not fit, and
+# what NVIDIA's recipes for it recompute)
+MLA_VARIANTS = [
+    ("mla-up-mlp", ["--mesh", "recompute=selective:mla_up_proj+mlp"]),
+    ("fp8-core-mlp-mla-up", ["--set", "train.precision=fp8",
+                             "--mesh", "recompute=selective:core_attn+mlp+mla_up_proj"]),
+]
+
 
 # ---- the models as published ----------------------------------------------
 # Each preset's architecture as its authors published it (the Hugging Face
@@ -338,8 +347,10 @@ def cases():
         yield f"{preset}/{nodes}xH100/{mesh}", preset, nodes, "H100-SXM", ["--mesh", mesh]
     for preset, counts in PRESETS.items():
         moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek"))
+        mla = preset.startswith("deepseek")
         for n in counts:
-            for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []):
+            for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []) + \
+                    (MLA_VARIANTS if mla else []):
                 yield f"{preset}/{n}xH100/{vname}", preset, n, "H100-SXM", extra
         mid = counts[len(counts) // 2]
         for gpu in ("A100-80GB", "B200"):
@@ -522,8 +533,13 @@ def main():
                 res.check(f"{task}: TransformerConfig", why is None, why or "")
             if preset in SPECS.values() and a.expert_model_parallel_size % 2 == 0:
                 kept.setdefault("etp", (env, arch.copy()))
+            # Megatron-LM asks for it only where neither FSDP nor the expert
+            # all-to-all overlap wants more connections (arguments.py
+            # L1453-1475): since the planner recomputes latent attention's
+            # up projections, DeepSeek-V3's TP plans keep that overlap
             if (a.tensor_model_parallel_size > 1 or a.context_parallel_size > 1) and \
-                    ARCH[gpu][0] < 10 and not a.use_megatron_fsdp:
+                    ARCH[gpu][0] < 10 and not a.use_megatron_fsdp and \
+                    not a.overlap_moe_expert_parallel_comm:
                 kept.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", (env, arch.copy()))
             if a.use_megatron_fsdp:
                 kept.setdefault("--ckpt-format", (env, arch.copy()))
@@ -596,7 +612,7 @@ def main():
     res.check(f"at least {o.min_plans} plans validated ({planned})", planned >= o.min_plans,
               f"only {planned}")
     # a variant meshplan refused everywhere would pass unseen: each must plan
-    for vname, _ in VARIANTS + MOE_VARIANTS:
+    for vname, _ in VARIANTS + MOE_VARIANTS + MLA_VARIANTS:
         res.check(f"variant {vname} planned and validated somewhere", vname in validated,
                   "meshplan refused it on every preset and allocation")
     res.check("every preset compared with its published configuration",

@@ -109,7 +109,9 @@ static void mesh__word_keys__values_and_messages(void **state)
         {"recompute=selective:mlp+layernorm", MESH_RECOMPUTE_SELECTIVE, MESH_FREE,
          MESH_RC_MLP | MESH_RC_LAYERNORM},
         {"recompute=selective:core_attn+layernorm+mlp", MESH_RECOMPUTE_SELECTIVE, MESH_FREE,
-         MESH_RC_ALL},
+         MESH_RC_CORE_ATTN | MESH_RC_LAYERNORM | MESH_RC_MLP},
+        {"recompute=selective:mla_up_proj+core_attn+layernorm+mlp", MESH_RECOMPUTE_SELECTIVE,
+         MESH_FREE, MESH_RC_ALL},
         {"recompute=full", MESH_RECOMPUTE_FULL, 0, MESH_FREE},
         {"recompute=full:1", MESH_RECOMPUTE_FULL, 1, MESH_FREE},
         {"recompute=full:100000", MESH_RECOMPUTE_FULL, 100000, MESH_FREE},
@@ -169,10 +171,10 @@ static void mesh__word_keys__values_and_messages(void **state)
                  "mesh recompute full:N: 100001 is out of range (allowed 1..100000)");
     mesh_refused("recompute=selective:mlp+",
                  "mesh recompute: selective:'mlp+' is not modules joined by '+' (core_attn, "
-                 "layernorm, mlp), as in selective:layernorm+mlp");
+                 "layernorm, mlp, mla_up_proj), as in selective:layernorm+mlp");
     mesh_refused("recompute=selective:attn",
                  "mesh recompute: selective:'attn' is not modules joined by '+' (core_attn, "
-                 "layernorm, mlp), as in selective:layernorm+mlp");
+                 "layernorm, mlp, mla_up_proj), as in selective:layernorm+mlp");
     mesh_refused("sp=maybe", "mesh sp: 'maybe' is not a boolean (use true or false)");
     mesh_refused("offload=gpu", "mesh offload: 'gpu' is not one of none optimizer auto");
     mesh_refused("moments=fp8", "mesh moments: 'fp8' is not one of fp32 bf16 fp16 auto");
@@ -593,6 +595,10 @@ static void pins__refused_before_any_allocation(void **state)
         {"mixtral-8x7b", "ep=3", "ep 3 must divide the 8 experts"},
         {"mixtral-8x7b", "ep=8,etp=1", NULL},
         {"mixtral-8x7b", "etp=3", "etp 3 must divide the experts' ffn 14336"},
+        {"mixtral-8x7b", "recompute=selective:mlp+mla_up_proj",
+         "mixtral-8x7b has no latent attention (arch.mla), whose up projections it recomputes; "
+         "drop mla_up_proj"},
+        {"deepseek-v3", "recompute=selective:mlp+mla_up_proj", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_model_t m = test_preset(cases[i].model);

@@ -1125,6 +1125,17 @@ static void memory__mla_activations_by_hand(void **state)
      * 5*128*256: 208896 */
     assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
                  66560 + 208896 + 2048);
+    /* recomputing the up projections drops Q, K (4*sbh*0.75) and V
+     * (2*sbh*0.5), in bf16 either way: 32768; the rest, the core's
+     * log-sum-exp too, stays */
+    unsigned up = MESH_RC_MLA_UP_PROJ;
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up),
+                 77824 + 237568 - 32768 + 2048);
+    assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up),
+                 66560 + 208896 - 32768 + 2048);
+    /* with the MLP (6*128*256 in bf16) */
+    assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up | MESH_RC_MLP),
+                 77824 + 237568 - 32768 - 196608 + 2048);
 }
 
 /* The imbalance: the spec's, else the policy's (1.25 by default). */

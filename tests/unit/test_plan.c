@@ -163,13 +163,16 @@ static void selective__lightest_module_set_that_fits(void **state)
     mesh_plan_destroy(p);
 }
 
-/* Under FP8 the attention core keeps its bf16 output beside the
- * projection's FP8 copy of it, so recomputing the core saves memory even
- * with FlashAttention: where recomputing the MLP alone does not fit, the
- * plan recomputes both, selectively, and not every layer whole, which is a
- * quarter slower.  (DeepSeek-V3 as NVIDIA's Megatron-Bridge 26.08 recipe runs
- * it on 256 GB200, bf16 gradients: tools/fit/published.py's rows.) */
-static void selective__fp8_recomputes_the_attention_core(void **state)
+/* Latent attention's queries, keys and values are its largest stored
+ * activations, and its up projections remake them from the compressed
+ * latents it keeps anyway: where recomputing the MLP alone does not fit,
+ * the plan recomputes the up projections too (what NVIDIA's Megatron-Bridge
+ * DeepSeek-V3 recipes recompute, mla_up_proj), which fits, rather than the
+ * attention core, which under FP8 fits too but costs more, and not every
+ * layer whole, which is a quarter slower.  (DeepSeek-V3 as the 26.08
+ * recipe runs it on 256 GB200, bf16 gradients: tools/fit/published.py's
+ * rows.) */
+static void selective__latent_attention_recomputes_its_up_projections(void **state)
 {
     (void)state;
     mesh_alloc_t a = test_alloc("GB200", 64, 4);
@@ -181,7 +184,7 @@ static void selective__fp8_recomputes_the_attention_core(void **state)
     const mesh_candidate_t *c = mesh_plan_best(p);
     assert_true(c->fits);
     assert_int_equal(c->layout.recompute, MESH_RECOMPUTE_SELECTIVE);
-    assert_int_equal(c->layout.recompute_modules, MESH_RC_CORE_ATTN | MESH_RC_MLP);
+    assert_int_equal(c->layout.recompute_modules, MESH_RC_MLA_UP_PROJ | MESH_RC_MLP);
     mesh_policy_t pol;
     mesh_policy_init(&pol);
     mesh_layout_t l = c->layout;
@@ -189,7 +192,12 @@ static void selective__fp8_recomputes_the_attention_core(void **state)
     l.recompute_modules = MESH_RC_MLP;
     mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
     assert_true(mem.total > mem.capacity);
-    mesh_cost_t full;
+    mesh_cost_t core, full;
+    l.recompute_modules = MESH_RC_CORE_ATTN | MESH_RC_MLP;
+    mesh_memory_estimate(&m, &l, &a, &pol.assume, &mem);
+    assert_true(mem.total <= mem.capacity);
+    mesh_cost_estimate(&m, &l, &a, &core);
+    assert_true(core.step_seconds > c->cost.step_seconds);
     l.recompute = MESH_RECOMPUTE_FULL;
     l.recompute_modules = 0;
     mesh_cost_estimate(&m, &l, &a, &full);
@@ -3242,7 +3250,7 @@ int main(void)
         cmocka_unit_test(pins__auto_overrides_the_spec),
         cmocka_unit_test(pins__spec_recompute_full_is_every_layer),
         cmocka_unit_test(selective__lightest_module_set_that_fits),
-        cmocka_unit_test(selective__fp8_recomputes_the_attention_core),
+        cmocka_unit_test(selective__latent_attention_recomputes_its_up_projections),
         cmocka_unit_test(sequence_parallel__only_where_it_applies),
         cmocka_unit_test(pins__invalid__error_names_rule),
         cmocka_unit_test(nothing_fits__says_by_how_much_and_what_would),

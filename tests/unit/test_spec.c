@@ -1490,21 +1490,22 @@ static void choices__asked_by_dotted_name(void **state)
 }
 
 /* A recomputed module set's name, and how it is cut: every set whole in
- * 24 bytes; in fewer, the names that fit, each whole (spec.h), never the
+ * 36 bytes; in fewer, the names that fit, each whole (spec.h), never the
  * first letters of the next. */
 static void recompute_modules__named_whole_or_left_out(void **state)
 {
     (void)state;
-    static const char *const names[] = {"core_attn", "layernorm", "mlp"};
-    char buf[32], want[32];
+    static const char *const names[] = {"core_attn", "layernorm", "mlp", "mla_up_proj"};
+    char buf[48], want[48];
     assert_string_equal(mesh_recompute_modules_name(0, buf, sizeof(buf)), "core_attn");
-    assert_string_equal(mesh_recompute_modules_name(7, buf, 24), "core_attn+layernorm+mlp");
-    for (unsigned set = 1; set <= 7; set++)
-        for (size_t len = 1; len <= 24; len++) {
+    assert_string_equal(mesh_recompute_modules_name(MESH_RC_ALL, buf, 36),
+                        "core_attn+layernorm+mlp+mla_up_proj");
+    for (unsigned set = 1; set <= MESH_RC_ALL; set++)
+        for (size_t len = 1; len <= 36; len++) {
             /* the names of set in order, each one joined while it fits */
             size_t used = 0;
             want[0] = '\0';
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 4; i++) {
                 size_t n = strlen(names[i]) + (used > 0);
                 if ((set & (1u << i)) && used + n < len)
                     used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s",
@@ -1517,6 +1518,9 @@ static void recompute_modules__named_whole_or_left_out(void **state)
     unsigned parsed;
     assert_int_equal(mesh_recompute_modules_parse("core_attn+mlp", &parsed), 0);
     assert_string_equal(mesh_recompute_modules_name(parsed, buf, sizeof(buf)), "core_attn+mlp");
+    assert_int_equal(mesh_recompute_modules_parse("mla_up_proj+mlp", &parsed), 0);
+    assert_int_equal(parsed, MESH_RC_MLA_UP_PROJ | MESH_RC_MLP);
+    assert_string_equal(mesh_recompute_modules_name(parsed, buf, sizeof(buf)), "mlp+mla_up_proj");
 }
 
 /* The preset path every front end uses: the caller's non-empty
