@@ -498,6 +498,10 @@ int mesh_pp_fullest_layers(const struct mesh_model *m, const struct mesh_layout 
 int mesh_stage_first_layers(const struct mesh_model *m, const struct mesh_layout *l, int stage,
                             int n);
 
+/* The longest --mesh text mesh_layout_parse reads, plus its NUL: twice the
+ * canonical string's 192 of API version 8, kept when that grew */
+#define MESH_LAYOUT_PARSE_MAX 384
+
 /* ---- the --mesh keys (lib/layout.c), the one table of a layout's fields ----
  *
  * Each row: the key, the int member of mesh_layout_t it pins, how its value

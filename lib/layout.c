@@ -192,7 +192,7 @@ int mesh_layout_parse(const char *s, mesh_layout_t *pins, mesh_error_t *err)
     mesh_layout_unpin(pins);
     if (!s)
         return 0;
-    char buf[MESH_LAYOUT_STR_MAX * 2];
+    char buf[MESH_LAYOUT_PARSE_MAX];
     if (mesh_strlcpy(buf, s, sizeof(buf)) < 0)
         return mesh_error_set(err, "mesh: longer than %d characters", (int)sizeof(buf) - 1);
     if (strcasecmp(buf, "auto") == 0 || buf[0] == '\0')

@@ -80,16 +80,23 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
      * (mesh_kv_replication) */
     double split = 2 * sbh * q + 4 * sbh * kv * mesh_kv_replication(m, tp) + attn_out * sbh * q +
                    (modules & MESH_RC_MLP ? 0 : mlp);
+    double whole = 0; /* kept whole on every TP rank, even under SP */
     if (m->mla.kv_lora_rank) {
         /* MLA: queries and keys heads*(qk + rope) wide (q), values and the
          * attention output heads*v (kv); the compressed queries and
          * keys/values, their norms' inputs (2 bytes) and the up
          * projections' inputs, kept like the layer's input.  Recomputing
-         * "mla_up_proj" drops the queries, keys and values, which the
-         * up projections remake from those inputs (MESH_RC_MLA_UP_PROJ) */
-        double qkv = modules & MESH_RC_MLA_UP_PROJ ? 0 : 4 * sbh * q + 2 * sbh * kv;
+         * "mla_up_proj" (MESH_RC_MLA_UP_PROJ) drops the queries, keys and
+         * values, and the up projections' inputs too: recomputed, the
+         * norms and up projections run without autograd, and the
+         * checkpoint keeps only its arguments (random.py L690, L777 at
+         * d98e8a6), the compressed tensors and the keys' RoPE part, d_r
+         * wide, all-gathered under SP (multi_latent_attention.py L760-762) */
+        int up = (modules & MESH_RC_MLA_UP_PROJ) != 0;
+        double qkv = up ? 0 : 4 * sbh * q + 2 * sbh * kv;
         split = qkv + attn_out * sbh * kv + (modules & MESH_RC_MLP ? 0 : mlp);
-        replicated += (2 + lin) * s * b * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
+        replicated += (2 + (up ? 0 : lin)) * s * b * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
+        whole = up ? 2 * s * b * m->mla.qk_rope_head_dim : 0;
         /* under FP8 the query and key/value down projections, two linear
          * layers, each save their own FP8 copy of the layer's input (in
          * bf16 they share the one tensor) */
@@ -107,7 +114,7 @@ static double layer_act(const mesh_model_t *m, int mb, int tp, int cp, int sp, m
         else
             core = a * s * (s * cp) * b * (2 + (masks ? 3 : 0));
     }
-    return replicated / rep_div + (split + core) / tp;
+    return replicated / rep_div + whole + (split + core) / tp;
 }
 
 /* Micro-batches in flight on a stage under 1F1B (its layers' activations

@@ -51,13 +51,17 @@ const int *mesh_module_sets(const mesh_model_t *m, int *n)
     static const int flash_fp8[] = {MESH_RC_MLP, MESH_RC_CORE_ATTN | MESH_RC_MLP};
     static const int scores[] = {MESH_RC_CORE_ATTN, MESH_RC_CORE_ATTN | MESH_RC_MLP};
     /* latent attention's up projections ("mla_up_proj", what
-     * Megatron-Bridge's DeepSeek-V3 recipes recompute) only joined to the
-     * first set: each set after the first holds it, so the first stays the
-     * one that recomputes the least (the floors price it: least_recompute) */
+     * Megatron-Bridge's DeepSeek-V3 recipes recompute) after the first set,
+     * in chains: each set holds the one before, so the order is the time
+     * order, the first recomputes the least (the floors price it:
+     * least_recompute) and the last saves the most.  Under FP8 {core_attn,
+     * mlp} is left out: the up projections save more than the core (the
+     * queries, keys and values against the core's bf16 output), so it
+     * never fits where {mla_up_proj, mlp} does not */
     enum { UP = MESH_RC_MLA_UP_PROJ, CA = MESH_RC_CORE_ATTN, MLP = MESH_RC_MLP };
     static const int mla_flash[] = {MLP, UP | MLP};
-    static const int mla_flash_fp8[] = {MLP, UP | MLP, CA | MLP, CA | UP | MLP};
-    static const int mla_scores[] = {CA, CA | UP, CA | MLP, CA | UP | MLP};
+    static const int mla_flash_fp8[] = {MLP, UP | MLP, CA | UP | MLP};
+    static const int mla_scores[] = {CA, CA | UP, CA | UP | MLP};
     int mla = m->mla.kv_lora_rank > 0;
     if (!m->flash_attention)
         return mla ? (*n = MESH_ARRAY_LEN(mla_scores), mla_scores)

@@ -21,8 +21,8 @@
 #include "meshplan/restart.h"
 #include "yamlread.h"
 
-#define GPUS_MAX     (1L << 22)                /* the largest allocation mesh_plan_create plans */
-#define PLAN_STR_MAX (MESH_LAYOUT_STR_MAX * 2) /* what mesh_layout_parse reads */
+#define GPUS_MAX     (1L << 22)            /* the largest allocation mesh_plan_create plans */
+#define PLAN_STR_MAX MESH_LAYOUT_PARSE_MAX /* what mesh_layout_parse reads */
 
 #define EXPECTED                                                                                   \
     "expected meshplan plan --json, the value of $MESH_PLAN, or MESH_PLAN=... lines as meshplan "  \

@@ -24,7 +24,7 @@ extern "C" {
 
 #define MESH_FREE           (-1) /* in pins: left to the planner (== MESH_RECOMPUTE_AUTO) */
 #define MESH_AUTO           (-2) /* in --mesh pins: planned even where the spec fixes it */
-#define MESH_LAYOUT_STR_MAX 192  /* a buffer that holds any layout string */
+#define MESH_LAYOUT_STR_MAX 224  /* a buffer that holds any layout string */
 
 /**
  * A layout, or as pins a partial one (fields MESH_FREE or MESH_AUTO).

@@ -297,6 +297,10 @@ static void mesh__format__parse_round_trip(void **state)
         "tp=1,pp=1,dp=16777216,cp=1,zero=0,vpp=1,mb=65536,recompute=full,sp=off",
         "tp=65536,pp=65536,dp=1,cp=65536,zero=3,vpp=65536,mb=1,recompute=selective,sp=on,"
         "moments=fp16",
+        /* the longest there is: MESH_LAYOUT_STR_MAX holds it */
+        "tp=65536,pp=65536,dp=16777216,cp=65536,ep=65536,etp=65536,zero=3,vpp=65536,mb=65536,"
+        "recompute=selective:core_attn+layernorm+mlp+mla_up_proj,sp=off,offload=optimizer,"
+        "moments=bf16,tp_overlap=off",
     };
     static const int fields[][7] = {
         {2, 3, 5, 7, 1, 11, 13},
@@ -304,6 +308,7 @@ static void mesh__format__parse_round_trip(void **state)
         {4, 9, 1, 2, 3, 1, 24},
         {1, 1, 16777216, 1, 0, 1, 65536},
         {65536, 65536, 1, 65536, 3, 65536, 1},
+        {65536, 65536, 16777216, 65536, 3, 65536, 65536},
     };
     for (size_t i = 0; i < sizeof(canon) / sizeof(*canon); i++) {
         mesh_layout_t l = test_layout(canon[i]);
@@ -313,6 +318,7 @@ static void mesh__format__parse_round_trip(void **state)
                 fail_msg("%s: field %d is %d, not %d", canon[i], k, got[k], fields[i][k]);
         char buf[MESH_LAYOUT_STR_MAX];
         assert_string_equal(mesh_layout_format(&l, buf, sizeof(buf)), canon[i]);
+        assert_true(strlen(canon[i]) < MESH_LAYOUT_STR_MAX);
     }
 }
 

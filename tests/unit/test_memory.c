@@ -1126,16 +1126,21 @@ static void memory__mla_activations_by_hand(void **state)
     assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_NONE, 0),
                  66560 + 208896 + 2048);
     /* recomputing the up projections drops Q, K (4*sbh*0.75) and V
-     * (2*sbh*0.5), in bf16 either way: 32768; the rest, the core's
-     * log-sum-exp too, stays */
+     * (2*sbh*0.5), in bf16 either way: 32768; and the up projections'
+     * inputs, the compressed tensors normed (128*24 of 2 bytes, of 1
+     * under FP8), where the checkpoint keeps the keys' RoPE part
+     * (2*128*4); the rest, the core's log-sum-exp too, stays */
     unsigned up = MESH_RC_MLA_UP_PROJ;
     assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up),
-                 77824 + 237568 - 32768 + 2048);
+                 77824 - 6144 + 1024 + 237568 - 32768 + 2048);
     assert_bytes(mesh_activation_layer(&f, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up),
-                 66560 + 208896 - 32768 + 2048);
+                 66560 - 3072 + 1024 + 208896 - 32768 + 2048);
     /* with the MLP (6*128*256 in bf16) */
     assert_bytes(mesh_activation_layer(&m, 1, 1, 1, 0, MESH_RECOMPUTE_SELECTIVE, up | MESH_RC_MLP),
-                 77824 + 237568 - 32768 - 196608 + 2048);
+                 77824 - 6144 + 1024 + 237568 - 32768 - 196608 + 2048);
+    /* under SP (tp 2) the RoPE part is kept whole, the rest halved */
+    assert_bytes(mesh_activation_layer(&m, 1, 2, 1, 1, MESH_RECOMPUTE_SELECTIVE, up),
+                 (77824 - 6144) / 2 + 1024 + (237568 - 32768 + 2048) / 2);
 }
 
 /* The imbalance: the spec's, else the policy's (1.25 by default). */

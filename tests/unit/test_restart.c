@@ -308,27 +308,29 @@ static void read__hostile_files(void **state)
         assert_error_has(read_error(bad[i][0], strlen(bad[i][0])), bad[i][1]);
     snprintf(text, sizeof(text), "%s\n%s\n", layout, layout);
     assert_error_has(read_error(text, strlen(text)), "saved.json:2: a second layout");
-    /* a bare line as long as the layout buffer (2 x MESH_LAYOUT_STR_MAX, its
-     * end included) is refused for its length, not copied in whole */
-    memset(text, 'x', 2 * MESH_LAYOUT_STR_MAX);
-    text[2 * MESH_LAYOUT_STR_MAX] = '\0';
+    /* a bare line as long as the layout buffer (384 bytes, its end
+     * included: what --mesh may be) is refused for its length, not copied
+     * in whole */
+    enum { PARSE_MAX = 384 };
+    memset(text, 'x', PARSE_MAX);
+    text[PARSE_MAX] = '\0';
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: a line of 384 characters");
-    text[2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
+    text[PARSE_MAX - 1] = '\0';
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: not a layout");
     /* so is a MESH_PLAN value as long (lines of NAME=value have no limit) */
     memcpy(text, "MESH_PLAN=", 10);
-    memset(text + 10, 'x', 2 * MESH_LAYOUT_STR_MAX);
-    text[10 + 2 * MESH_LAYOUT_STR_MAX] = '\0';
+    memset(text + 10, 'x', PARSE_MAX);
+    text[10 + PARSE_MAX] = '\0';
     assert_error_has(read_error(text, strlen(text)),
                      "saved.json:1: MESH_PLAN's value is too long (383 characters at most)");
     memcpy(text, "MESH_GLOBAL_BATCH_SIZE=", 23);
-    memset(text + 23, '7', 2 * MESH_LAYOUT_STR_MAX);
-    text[23 + 2 * MESH_LAYOUT_STR_MAX] = '\0';
+    memset(text + 23, '7', PARSE_MAX);
+    text[23 + PARSE_MAX] = '\0';
     assert_error_has(read_error(text, strlen(text)),
                      "saved.json:1: MESH_GLOBAL_BATCH_SIZE's value is too long (383 characters");
     memcpy(text, "MESH_PLAN=", 10);
-    memset(text + 10, 'x', 2 * MESH_LAYOUT_STR_MAX);
-    text[10 + 2 * MESH_LAYOUT_STR_MAX - 1] = '\0';
+    memset(text + 10, 'x', PARSE_MAX);
+    text[10 + PARSE_MAX - 1] = '\0';
     assert_error_has(read_error(text, strlen(text)), "saved.json:1: MESH_PLAN: mesh: 'xxxx");
     snprintf(text, sizeof(text), "MESH_PLAN='%s\n", layout);
     assert_error_has(read_error(text, strlen(text)), "not one word");

@@ -725,8 +725,8 @@ static int floors_hold_at(const mesh_model_t *m, const mesh_alloc_t *a, mesh_lay
         d = cost_of(m, &r, a);
         assert_true(AT_LEAST(d.step_seconds, c.step_seconds) && AT_LEAST(slot_time(m, &r, &d), x));
     }
-    /* latent attention's up projections, which the planner only adds to
-     * the first module set: more time, less memory */
+    /* latent attention's up projections, which the planner adds to the
+     * first module set for the sets after it: more time, less memory */
     if (l.recompute == MESH_RECOMPUTE_SELECTIVE && m->mla.kv_lora_rank) {
         r = l;
         r.recompute_modules |= MESH_RC_MLA_UP_PROJ;
