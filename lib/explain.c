@@ -146,12 +146,15 @@ static int ep_within(const mesh_reason_t *r, long reach)
 /* Why the plan (its own EP's record, own) did not take the EP of record r,
  * whose best step is faster, reach being the GPUs search_experts counts as
  * on NVLink.  The search's rules first: they say why it never tried r's EP
- * (EP beyond the reach only where none within it fits the shape, and
- * there the smallest that fits).  An EP within the reach, as the plan's
- * is, was tried and lost to a near-tie, the plan being within
- * MESH_PLAN_TIE of the fastest the search priced (mesh_near_tie_choice).
+ * (EP beyond the reach only where none within it fits the shape; there
+ * only the smallest that fits and perhaps the largest, which `tried` says
+ * r's is not).  An EP the search tried (within the reach, as the plan's
+ * is, or beyond it as the plan's is, and tried) lost to a near-tie, the
+ * plan being within MESH_PLAN_TIE of the fastest the search priced
+ * (mesh_near_tie_choice).
  * Any other faster EP the search would have taken: no reason is known. */
-mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach)
+mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach,
+                                      int tried)
 {
     const mesh_candidate_t *c = &r->candidate;
     int near = ep_within(r, reach), own_near = ep_within(own, reach);
@@ -159,11 +162,49 @@ mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reaso
         return MESH_EP_UNTAKEN_NONE;
     if (!near && own_near)
         return MESH_EP_UNTAKEN_NVLINK_FIRST;
-    if (!near && c->layout.ep > own->candidate.layout.ep)
+    if (!near && !own_near && !tried)
         return MESH_EP_UNTAKEN_SMALLEST_ACROSS;
-    if (near && own_near && c->cost.step_seconds * (1 + MESH_PLAN_TIE) >= r->best_seconds)
+    if (near == own_near && c->cost.step_seconds * (1 + MESH_PLAN_TIE) >= r->best_seconds)
         return MESH_EP_UNTAKEN_NEAR_TIE;
     return MESH_EP_UNTAKEN_NONE;
+}
+
+static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
+                   mesh_candidate_t *out);
+
+/* Whether the search tried EP ep beyond NVLink's reach (GPUs) at the
+ * plan's shape and found layouts that fit, as search_experts does where
+ * none within it fits: the smallest there that fits, and where that one
+ * does not fit plainly, the largest. */
+int mesh_ep_tried_across(const mesh_plan_t *p, int ep, long reach)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    mesh_layout_t pins = p->pins, shape = *b;
+    pins.tp = b->tp;
+    pins.cp = b->cp;
+    pins.pp = b->pp;
+    pins.dp = b->dp;
+    pins.etp = b->etp;
+    long stage = (long)b->tp * b->cp * b->dp / b->etp;
+    int eps[DIVISORS_MAX], n = mesh_divisors(p->model.moe.experts, stage, eps), top = 0;
+    for (int i = 0; i < n; i++)
+        if (stage % eps[i] == 0 && (long)eps[i] * b->etp > reach)
+            top = eps[i];
+    for (int i = 0; i < n; i++) {
+        mesh_candidate_t c;
+        shape.ep = pins.ep = eps[i];
+        if (stage % eps[i] || (long)eps[i] * b->etp <= reach ||
+            !fits_on(p, &p->model, &pins, 0, &c))
+            continue; /* not across nodes, or tried and fits nothing */
+        if (eps[i] == ep)
+            return 1; /* the smallest that fits */
+        if (ep != top)
+            return 0;
+        search_t s;
+        mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
+        return !mesh_search_fits_plainly(&s, &shape);
+    }
+    return 0;
 }
 
 /* The plan's shape at expert-parallel size ep, everything else planned:
@@ -256,7 +297,10 @@ void mesh_explain_experts(mesh_plan_t *p)
         mesh_strlcpy(r->rule, rule, sizeof(r->rule));
         /* the search's bound (DeepEP's, the island, is the same: it runs only
          * on nodes of 8 with an island of 8, where no fabric spans trays) */
-        r->untaken = mesh_ep_why_untaken(own, r, mesh_ep_reach(&p->alloc, 0));
+        long reach0 = mesh_ep_reach(&p->alloc, 0);
+        int tried = (long)c.layout.ep * c.layout.etp > reach0 &&
+                    mesh_ep_tried_across(p, c.layout.ep, reach0);
+        r->untaken = mesh_ep_why_untaken(own, r, reach0, tried);
     }
 }
 

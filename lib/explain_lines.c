@@ -120,7 +120,8 @@ static const char *faster_why(const mesh_reason_t *r)
     case MESH_EP_UNTAKEN_NVLINK_FIRST:
         return "; the search tries EP beyond NVLink's reach only where none within it fits";
     case MESH_EP_UNTAKEN_SMALLEST_ACROSS:
-        return "; beyond NVLink's reach the search takes the smallest EP that fits";
+        return "; beyond NVLink's reach the search tries the smallest EP that fits and, where that "
+               "one needs recomputation or a lever, the largest";
     default: return "";
     }
 }

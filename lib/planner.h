@@ -367,6 +367,11 @@ long mesh_search_tp_max(const mesh_model_t *m, const mesh_alloc_t *a);
  * (mesh_tp_on_nvlink), dividing the heads, and the KV heads or a multiple
  * of them. */
 int mesh_search_tries_tp(const mesh_model_t *m, const mesh_alloc_t *a, int tp);
+/* Whether shape (its tp, cp, pp, dp, ep, etp) fits at its smallest
+ * micro-batch without recomputation, levers or ZeRO beyond 1, or as pinned
+ * (s's pins): where the smallest EP across nodes that fits does not, the
+ * search tries the largest too. */
+int mesh_search_fits_plainly(search_t *s, const mesh_layout_t *shape);
 /* The shortest sequence the search tries context parallelism for. */
 #define MESH_CP_MIN_SEQ 8192
 /* The largest free cp the search tries on m with `ranks` left to it after
@@ -391,8 +396,15 @@ void mesh_explain_family(mesh_plan_t *p, mesh_family_t f, const family_stat_t *s
 /* Why this EP: the plan's own record, and other EPs' at its shape. */
 void mesh_explain_experts(mesh_plan_t *p);
 /* Why the plan, whose own EP record is `own`, did not take the faster EP of
- * record r, reach being the GPUs the EP search counts as on NVLink. */
-mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach);
+ * record r, reach being the GPUs the EP search counts as on NVLink, and
+ * tried whether the search tried r's EP at the plan's shape where both are
+ * beyond the reach (one of the two it tries there). */
+mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach,
+                                      int tried);
+/* Whether the search tried EP ep beyond reach (GPUs on NVLink) at plan p's
+ * shape and found it fits: the smallest EP there that fits, and the largest
+ * where that one needs recomputation or a lever. */
+int mesh_ep_tried_across(const mesh_plan_t *p, int ep, long reach);
 /* When the choice is slower by the model than the fastest, which rule decided. */
 void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below);
 /* What would fit, for a plan where nothing does. */

@@ -703,6 +703,50 @@ static void search_shape(search_t *s, mesh_layout_t *l)
         mesh_memo_add(s->record, &key, NULL);
 }
 
+/* Whether shape l, at its expert size, fits plainly: at its smallest
+ * micro-batch, with no recomputation, no lever and ZeRO-1 at most (ZeRO-2
+ * and 3 move gradients and weights each micro-batch), or as pinned.  An
+ * expert size across nodes that does not leaves memory binding, which the
+ * largest eases most: fewer experts a GPU, for less recomputation and
+ * sharding (DeepSeek-V3 on 32 nodes of 8 H100s at tp=8,pp=4: EP 16 needs
+ * every layer recomputed, EP 64 only the dense MLPs and latent attention's
+ * up projections, 10% faster) at the price of more of the tokens sent
+ * across nodes, which the search weighs.  One that does has nothing left
+ * to ease that the pins leave free. */
+int mesh_search_fits_plainly(search_t *s, const mesh_layout_t *shape)
+{
+    const mesh_layout_t *p = s->pins;
+    mesh_layout_t l = *shape;
+    l.vpp = p->vpp != MESH_FREE ? p->vpp : 1;
+    l.recompute = p->recompute != MESH_RECOMPUTE_AUTO ? p->recompute : MESH_RECOMPUTE_NONE;
+    l.recompute_layers = p->recompute_layers != MESH_FREE ? p->recompute_layers : 0;
+    l.recompute_modules = p->recompute_modules != MESH_FREE ? p->recompute_modules : 0;
+    l.offload = p->offload != MESH_FREE ? p->offload : 0;
+    l.moments = (int)p->moments != MESH_FREE ? p->moments : MESH_PREC_FP32;
+    l.tp_overlap_off = p->tp_overlap_off == 1;
+    if (p->micro_batch != MESH_FREE)
+        l.micro_batch = p->micro_batch;
+    else if (mesh_batch_list(s, &l) > 0)
+        l.micro_batch = s->batch_sizes[0];
+    else
+        return 0; /* no micro-batch splits the batch: no size helps */
+    /* the shape's parameters: search_experts asks right after searching
+     * it, which counted them at its last interleaving's (psi_vpp); a fresh
+     * search has counted none (psi_vpp 0) */
+    if (params_vpp(s->m, &l) != s->psi_vpp)
+        shape_params(s, &l);
+    int most = p->zero != MESH_FREE ? p->zero : (long)l.dp * l.cp > 1 ? 1 : sole_replica_zero(s);
+    for (l.zero = most; l.zero >= (p->zero != MESH_FREE ? p->zero : 0); l.zero--) {
+        mesh_candidate_t c;
+        if (mesh_layout_check(s->m, s->a, &l, NULL) < 0)
+            continue;
+        price(s, &l, &c);
+        if (c.fits)
+            return 1;
+    }
+    return 0;
+}
+
 /* The expert layers' sizes of a (tp, cp, pp, dp) shape.  None in a dense
  * model.  In a MoE model: expert TP of 1, and tp (Megatron-LM's default
  * --expert-tensor-parallel-size) only where 1 fits nothing, since EP beats
@@ -710,8 +754,9 @@ static void search_shape(search_t *s, mesh_layout_t *l)
  * transformer/moe/README.md "Guideline 4", at d98e8a6); and every EP that
  * divides the experts and the stage's ranks, those inside an NVLink island
  * first, from the largest down until one fits nothing (smaller ones hold
- * more experts per GPU), then those across nodes only where none inside
- * fits ("Guideline 2": keep EP x TP within NVLink).  Pinned values as they
+ * more experts per GPU), then across nodes only where none inside fits
+ * ("Guideline 2": keep EP x TP within NVLink) the smallest that fits and,
+ * where that one does not fit plainly, the largest.  Pinned values as they
  * are (the check explains them). */
 static void search_experts(search_t *s, mesh_layout_t *l)
 {
@@ -760,11 +805,28 @@ static void search_experts(search_t *s, mesh_layout_t *l)
                 break;
         }
         s->guard = fitting;
-        /* across nodes only where no EP inside one fits this shape */
-        for (int j = near; j < n && !mesh_search_done(s) && s->fitting == fitting; j++) {
+        /* across nodes only where no EP inside one fits this shape: the
+         * smallest that fits, and where that one fits only by recomputing
+         * or a lever, the largest too (the sizes between trade less
+         * traffic for more recomputation, as these two do).  Whether one
+         * fit is known alike to a search for the choice alone, which
+         * prices nothing unwanted only after one (guard), and
+         * mesh_search_fits_plainly prices alike in both. */
+        int top = n - 1;
+        while (top >= near && (stage / l->etp) % eps[top])
+            top--;
+        for (int j = s->fitting == fitting ? near : n; j <= top && !mesh_search_done(s); j++) {
+            if ((stage / l->etp) % eps[j])
+                continue;
             l->ep = eps[j];
-            if ((stage / l->etp) % l->ep == 0)
+            search_shape(s, l);
+            if (s->fitting == fitting)
+                continue;
+            if (j < top && !mesh_search_done(s) && !mesh_search_fits_plainly(s, l)) {
+                l->ep = eps[top];
                 search_shape(s, l);
+            }
+            break;
         }
     }
 }

@@ -88,8 +88,9 @@ typedef enum mesh_ep_untaken {
     /** beyond NVLink's reach, where the plan's EP is within it: the search
      * tries EP beyond it only where none within it fits the shape */
     MESH_EP_UNTAKEN_NVLINK_FIRST,
-    /** beyond NVLink's reach and larger than the plan's, which is beyond
-     * it too: the search takes the smallest EP there that fits */
+    /** beyond NVLink's reach, as the plan's is: the search tries there
+     * the smallest EP that fits and, where that one needs recomputation
+     * or a lever, the largest; r's is neither */
     MESH_EP_UNTAKEN_SMALLEST_ACROSS,
 } mesh_ep_untaken_t;
 

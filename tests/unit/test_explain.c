@@ -973,53 +973,57 @@ static mesh_reason_t ep_record(int ep, int etp, double step)
 
 /* Why a faster EP was not taken, the search's rules before the near-tie:
  * an EP within NVLink's reach (a node's island, or a fabric's trays) is
- * tried before any beyond it, and beyond it the smallest that fits; an EP
- * the search tried (within the reach, as the plan's) loses only to a
- * near-tie (within MESH_PLAN_TIE of the fastest it priced); any other
- * faster EP the search would have taken, so no reason is given. */
+ * tried before any beyond it; beyond it, as the plan's, the search tries
+ * only the smallest that fits and perhaps the largest (`tried`); an EP the
+ * search tried loses only to a near-tie (within MESH_PLAN_TIE of the
+ * fastest it priced); any other faster EP the search would have taken, so
+ * no reason is given. */
 static void untaken__the_rules_before_the_near_tie(void **state)
 {
     (void)state;
     const struct {
         long reach;
-        int own_ep, ep, etp;
+        int own_ep, ep, etp, tried;
         double step;
         mesh_ep_untaken_t want;
     } cases[] = {
-        {8, 8, 16, 1, 99.7, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* 0.3% faster, never tried */
-        {8, 8, 16, 1, 80, MESH_EP_UNTAKEN_NVLINK_FIRST},
-        {72, 64, 128, 1, 80, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* a GB200 fabric's reach */
-        {8, 4, 8, 2, 99.5, MESH_EP_UNTAKEN_NVLINK_FIRST},   /* EP 8 x expert TP 2: 16 GPUs */
-        {1, 1, 2, 1, 99.5, MESH_EP_UNTAKEN_NVLINK_FIRST},   /* PCIe: an island of 1 */
-        {8, 32, 64, 1, 93, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
-        {8, 32, 64, 1, 99.5, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
-        {1, 2, 4, 1, 99.5, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
-        {72, 64, 32, 1, 99.9, MESH_EP_UNTAKEN_NEAR_TIE},
-        {72, 4, 8, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE}, /* over trays: tried */
-        {8, 8, 4, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE},
-        {8, 8, 4, 1, 100 / (1 + MESH_PLAN_TIE), MESH_EP_UNTAKEN_NEAR_TIE}, /* the band's edge */
-        {8, 8, 4, 1, 99.005, MESH_EP_UNTAKEN_NONE},                        /* just beyond it */
-        {8, 8, 4, 1, 95, MESH_EP_UNTAKEN_NONE},     /* tried and 5% faster: cannot be */
-        {8, 16, 8, 1, 99.5, MESH_EP_UNTAKEN_NONE},  /* within the reach, taken first */
-        {8, 32, 16, 1, 99.5, MESH_EP_UNTAKEN_NONE}, /* smaller beyond it, tried first */
-        {8, 8, 16, 1, 100, MESH_EP_UNTAKEN_NONE},   /* not faster */
-        {8, 8, 16, 1, 120, MESH_EP_UNTAKEN_NONE},
+        {8, 8, 16, 1, 0, 99.7, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* 0.3% faster, never tried */
+        {8, 8, 16, 1, 0, 80, MESH_EP_UNTAKEN_NVLINK_FIRST},
+        {72, 64, 128, 1, 0, 80, MESH_EP_UNTAKEN_NVLINK_FIRST}, /* a GB200 fabric's reach */
+        {8, 4, 8, 2, 0, 99.5, MESH_EP_UNTAKEN_NVLINK_FIRST},   /* EP 8 x expert TP 2: 16 GPUs */
+        {1, 1, 2, 1, 0, 99.5, MESH_EP_UNTAKEN_NVLINK_FIRST},   /* PCIe: an island of 1 */
+        {8, 32, 64, 1, 0, 93, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
+        {8, 32, 64, 1, 0, 99.5, MESH_EP_UNTAKEN_SMALLEST_ACROSS},   /* untried: no near-tie */
+        {8, 256, 128, 1, 0, 97.6, MESH_EP_UNTAKEN_SMALLEST_ACROSS}, /* between the two tried */
+        {1, 2, 4, 1, 0, 99.5, MESH_EP_UNTAKEN_SMALLEST_ACROSS},
+        {8, 256, 16, 1, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE}, /* the smallest, tried */
+        {8, 16, 256, 1, 1, 99.5, MESH_EP_UNTAKEN_NEAR_TIE}, /* the largest, tried */
+        {8, 256, 16, 1, 1, 95, MESH_EP_UNTAKEN_NONE},       /* tried and 5% faster: cannot be */
+        {72, 64, 32, 1, 0, 99.9, MESH_EP_UNTAKEN_NEAR_TIE},
+        {72, 4, 8, 1, 0, 99.5, MESH_EP_UNTAKEN_NEAR_TIE}, /* over trays: tried */
+        {8, 8, 4, 1, 0, 99.5, MESH_EP_UNTAKEN_NEAR_TIE},
+        {8, 8, 4, 1, 0, 100 / (1 + MESH_PLAN_TIE), MESH_EP_UNTAKEN_NEAR_TIE}, /* the band's edge */
+        {8, 8, 4, 1, 0, 99.005, MESH_EP_UNTAKEN_NONE},                        /* just beyond it */
+        {8, 8, 4, 1, 0, 95, MESH_EP_UNTAKEN_NONE},    /* tried and 5% faster: cannot be */
+        {8, 16, 8, 1, 0, 99.5, MESH_EP_UNTAKEN_NONE}, /* within the reach, taken first */
+        {8, 8, 16, 1, 0, 100, MESH_EP_UNTAKEN_NONE},  /* not faster */
+        {8, 8, 16, 1, 0, 120, MESH_EP_UNTAKEN_NONE},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_reason_t own = ep_record(cases[i].own_ep, cases[i].etp, 100);
         own.chosen = 1;
         mesh_reason_t r = ep_record(cases[i].ep, cases[i].etp, cases[i].step);
-        mesh_ep_untaken_t got = mesh_ep_why_untaken(&own, &r, cases[i].reach);
+        mesh_ep_untaken_t got = mesh_ep_why_untaken(&own, &r, cases[i].reach, cases[i].tried);
         if (got != cases[i].want)
             fail_msg("case %zu: %d, not %d", i, (int)got, (int)cases[i].want);
     }
     /* neither an EP that does not fit nor one the rules refuse */
     mesh_reason_t own = ep_record(8, 1, 100), r = ep_record(16, 1, 80);
     r.candidate.fits = 0;
-    assert_int_equal(mesh_ep_why_untaken(&own, &r, 8), MESH_EP_UNTAKEN_NONE);
+    assert_int_equal(mesh_ep_why_untaken(&own, &r, 8, 0), MESH_EP_UNTAKEN_NONE);
     r = ep_record(16, 1, 80);
     snprintf(r.rule, sizeof(r.rule), "ep 16 must divide 12");
-    assert_int_equal(mesh_ep_why_untaken(&own, &r, 8), MESH_EP_UNTAKEN_NONE);
+    assert_int_equal(mesh_ep_why_untaken(&own, &r, 8, 0), MESH_EP_UNTAKEN_NONE);
 }
 
 static void gib_str__one_decimal(void **state)
