@@ -290,13 +290,21 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                     c->compute_s, 100 * c->bubble, c->tp_comm_s, c->cp_comm_s, c->pp_comm_s,
                     c->dp_comm_s, c->optimizer_s);
     const mesh_layout_t *l = &mesh_plan_best(p)->layout;
+    const mesh_model_t *m = mesh_plan_model(p);
+    int deepep = mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP);
     if (l->ep > 0) /* the dispatcher and overlap the flags turn on (lib/overlap.c) */
-        mesh_buf_printf(
-            b, "  EP all-to-all %.3g s (%stoken dispatch and combine, %s)\n", c->ep_comm_s,
-            mesh_overlap_on(mesh_plan_model(p), l, MESH_OVERLAP_DEEPEP) ? "DeepEP's " : "",
-            mesh_overlap_on(mesh_plan_model(p), l, MESH_OVERLAP_MOE_A2A)
-                ? "the part another micro-batch's compute leaves exposed"
-                : "not overlapped");
+        mesh_buf_printf(b, "  EP all-to-all %.3g s (%stoken dispatch and combine, %s)\n",
+                        c->ep_comm_s, deepep ? "DeepEP's " : "",
+                        mesh_overlap_on(m, l, MESH_OVERLAP_MOE_A2A)
+                            ? "the part another micro-batch's compute leaves exposed"
+                            : "not overlapped");
+    /* asked for DeepEP, and the plan's EP group is one it has no
+     * configuration for (lib/overlap.c): the all-to-all runs it */
+    if (l->ep > 1 && m->dispatcher == MESH_DISPATCHER_DEEPEP && !deepep)
+        mesh_buf_printf(b,
+                        "  DeepEP not used: it has no configuration for an EP group of %ld GPUs "
+                        "(deep_ep/buffer.py); Megatron-LM's alltoall dispatcher runs this one\n",
+                        mesh_ep_span(l));
     const mesh_calib_gpu_t *cal = mesh_plan_calibration(p);
     char sum[400];
     if (cal)

@@ -1409,6 +1409,15 @@ static void any_fits__from_the_plans_inputs(void **state)
     assert_true(fit > 5 && not > 5);
 }
 
+/* The default policy of a site that says it has DeepEP (dispatcher=deepep). */
+static void deepep_site(mesh_policy_t *pol)
+{
+    mesh_error_t err;
+    mesh_policy_init(pol);
+    if (mesh_policy_set(pol, "dispatcher", "deepep", &err) < 0)
+        fail_msg("%s", err.msg);
+}
+
 /* The site's DeepEP only where a layout fits with its buffers: Mixtral on
  * two nodes of 8 H100 at EP 8, asking for as much headroom as still fits
  * with the all-to-all but not with DeepEP's buffers, gets the all-to-all
@@ -1418,9 +1427,7 @@ static void plan__site_deepep_only_where_it_fits(void **state)
     (void)state;
     mesh_policy_t pol;
     mesh_error_t err;
-    mesh_policy_init(&pol);
-    if (mesh_policy_set(&pol, "dispatcher", "deepep", &err) < 0)
-        fail_msg("%s", err.msg);
+    deepep_site(&pol);
     mesh_alloc_t a = test_alloc("H100-SXM", 2, 8);
     mesh_model_t own = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: deepep}\n");
     mesh_model_t all = test_spec("preset: mixtral-8x7b\ntrain: {dispatcher: alltoall}\n");
@@ -1448,6 +1455,39 @@ static void plan__site_deepep_only_where_it_fits(void **state)
     assert_non_null(p);
     assert_int_equal(mesh_plan_model(p)->dispatcher, MESH_DISPATCHER_DEEPEP);
     mesh_plan_destroy(p);
+}
+
+/* A site with DeepEP whose plan takes an EP group DeepEP has no
+ * configuration for (EP 256: its tuned sizes stop at 160 ranks) is told
+ * that the alltoall dispatcher runs it, as the flags say; at EP 64 it is
+ * DeepEP's. */
+static void plan__deepep_unused_said_so(void **state)
+{
+    (void)state;
+    mesh_policy_t pol;
+    mesh_error_t err;
+    deepep_site(&pol);
+    mesh_model_t m = test_preset("deepseek-v3");
+    mesh_alloc_t a = test_alloc("H100-SXM", 64, 8);
+    const struct {
+        const char *mesh;
+        int said;
+    } cases[] = {{"ep=256", 1}, {"ep=64", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_layout_t pins = test_mesh(cases[i].mesh);
+        mesh_plan_t *p = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+        if (!p)
+            fail_msg("%s", err.msg);
+        char *text = mesh_report_text(p);
+        const char *line = strstr(text, "  DeepEP not used: it has no configuration for an EP "
+                                        "group of 256 GPUs (deep_ep/buffer.py); Megatron-LM's "
+                                        "alltoall dispatcher runs this one\n");
+        if (!line != !cases[i].said)
+            fail_msg("%s: said %d", cases[i].mesh, !!line);
+        assert_int_equal(!strstr(text, "--moe-token-dispatcher-type flex"), cases[i].said);
+        free(text);
+        mesh_plan_destroy(p);
+    }
 }
 
 /* The controller's quick answer is the plan's own verdict, over presets,
@@ -3372,6 +3412,7 @@ int main(void)
         cmocka_unit_test(any_fits__agrees_with_the_plan),
         cmocka_unit_test(any_fits__from_the_plans_inputs),
         cmocka_unit_test(plan__site_deepep_only_where_it_fits),
+        cmocka_unit_test(plan__deepep_unused_said_so),
         cmocka_unit_test(zero3_can_need_more_than_zero2),
         cmocka_unit_test(any_fits__fp8_selective_at_its_strongest),
         cmocka_unit_test(micro_batch_one_of_a_huge_batch),
