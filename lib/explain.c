@@ -169,44 +169,6 @@ mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reaso
     return MESH_EP_UNTAKEN_NONE;
 }
 
-static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layout_t *pins, long n,
-                   mesh_candidate_t *out);
-
-/* Whether the search tried EP ep beyond NVLink's reach (GPUs) at the
- * plan's shape and found layouts that fit, as search_experts does where
- * none within it fits: the smallest there that fits, and where that one
- * does not fit plainly, the largest. */
-int mesh_ep_tried_across(const mesh_plan_t *p, int ep, long reach)
-{
-    const mesh_layout_t *b = &p->best.layout;
-    mesh_layout_t pins = p->pins, shape = *b;
-    pins.tp = b->tp;
-    pins.cp = b->cp;
-    pins.pp = b->pp;
-    pins.dp = b->dp;
-    pins.etp = b->etp;
-    long stage = (long)b->tp * b->cp * b->dp / b->etp;
-    int eps[DIVISORS_MAX], n = mesh_divisors(p->model.moe.experts, stage, eps), top = 0;
-    for (int i = 0; i < n; i++)
-        if (stage % eps[i] == 0 && (long)eps[i] * b->etp > reach)
-            top = eps[i];
-    for (int i = 0; i < n; i++) {
-        mesh_candidate_t c;
-        shape.ep = pins.ep = eps[i];
-        if (stage % eps[i] || (long)eps[i] * b->etp <= reach ||
-            !fits_on(p, &p->model, &pins, 0, &c))
-            continue; /* not across nodes, or tried and fits nothing */
-        if (eps[i] == ep)
-            return 1; /* the smallest that fits */
-        if (ep != top)
-            return 0;
-        search_t s;
-        mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
-        return !mesh_search_fits_plainly(&s, &shape);
-    }
-    return 0;
-}
-
 /* The plan's shape at expert-parallel size ep, everything else planned:
  * its fastest fitting layout into *out (1), or its least memory (0), or
  * the rule that refuses it, into rule (-1). */
@@ -341,6 +303,43 @@ static int fits_on(const mesh_plan_t *p, const mesh_model_t *m, const mesh_layou
     if (s.found)
         *out = s.first;
     return s.found;
+}
+
+/* mesh_ep_tried_across's try: the plan's shape at l's EP, a first-fit
+ * search, noting whether it is the EP asked about. */
+typedef struct across {
+    const mesh_plan_t *p;
+    mesh_layout_t pins; /* the plan's shape */
+    int ep, tried;
+} across_t;
+
+static int try_pinned(void *ctx, mesh_layout_t *l)
+{
+    across_t *t = ctx;
+    mesh_candidate_t c;
+    t->pins.ep = l->ep;
+    int fits = fits_on(t->p, &t->p->model, &t->pins, 0, &c);
+    t->tried |= l->ep == t->ep;
+    return fits;
+}
+
+/* Whether the search tried EP ep beyond NVLink's reach (GPUs) at the
+ * plan's shape: its rule replayed (mesh_search_eps_across), each EP it
+ * tries asked by a search of its own. */
+int mesh_ep_tried_across(const mesh_plan_t *p, int ep, long reach)
+{
+    const mesh_layout_t *b = &p->best.layout;
+    across_t t = {.p = p, .pins = p->pins, .ep = ep};
+    t.pins.tp = b->tp;
+    t.pins.cp = b->cp;
+    t.pins.pp = b->pp;
+    t.pins.dp = b->dp;
+    t.pins.etp = b->etp;
+    mesh_layout_t shape = *b;
+    search_t s;
+    mesh_search_init(&s, &p->assume, &p->model, &p->alloc, &p->pins, 0);
+    mesh_search_eps_across(&s, &shape, reach, try_pinned, &t);
+    return t.tried;
 }
 
 /* The node counts a layout that pins hold data-parallel alone (LoRA's:

@@ -372,6 +372,17 @@ int mesh_search_tries_tp(const mesh_model_t *m, const mesh_alloc_t *a, int tp);
  * (s's pins): where the smallest EP across nodes that fits does not, the
  * search tries the largest too. */
 int mesh_search_fits_plainly(search_t *s, const mesh_layout_t *shape);
+/* Tries shape l at its EP for mesh_search_eps_across: 1 when some layout
+ * fits. */
+typedef int (*mesh_ep_try_t)(void *ctx, mesh_layout_t *l);
+/* The EP rule beyond NVLink's reach (GPUs) at shape l (its tp, cp, pp, dp
+ * and etp), which the search follows where no EP within it fits, and its
+ * explanation replays: of the EPs that divide the experts and the stage's
+ * ranks, each from the smallest until one fits (try_ep), and where that one
+ * does not fit plainly (mesh_search_fits_plainly, asked of s), the largest
+ * too.  Sets l->ep. */
+void mesh_search_eps_across(search_t *s, mesh_layout_t *l, long reach, mesh_ep_try_t try_ep,
+                            void *ctx);
 /* The shortest sequence the search tries context parallelism for. */
 #define MESH_CP_MIN_SEQ 8192
 /* The largest free cp the search tries on m with `ranks` left to it after
@@ -402,8 +413,7 @@ void mesh_explain_experts(mesh_plan_t *p);
 mesh_ep_untaken_t mesh_ep_why_untaken(const mesh_reason_t *own, const mesh_reason_t *r, long reach,
                                       int tried);
 /* Whether the search tried EP ep beyond reach (GPUs on NVLink) at plan p's
- * shape and found it fits: the smallest EP there that fits, and the largest
- * where that one needs recomputation or a lever. */
+ * shape: mesh_search_eps_across's rule replayed. */
 int mesh_ep_tried_across(const mesh_plan_t *p, int ep, long reach);
 /* When the choice is slower by the model than the fastest, which rule decided. */
 void mesh_explain_near_tie(mesh_plan_t *p, const search_t *s, double roomy_below);

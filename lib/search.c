@@ -761,6 +761,37 @@ int mesh_search_fits_plainly(search_t *s, const mesh_layout_t *shape)
     return 0;
 }
 
+/* One rule, which the explanation replays through its own try: written
+ * twice, the two had to be kept in step by hand. */
+void mesh_search_eps_across(search_t *s, mesh_layout_t *l, long reach, mesh_ep_try_t try_ep,
+                            void *ctx)
+{
+    long experts = s->m->moe.experts, ranks = (long)l->tp * l->cp * l->dp / l->etp;
+    int eps[DIVISORS_MAX], n = mesh_divisors(experts, min_l(experts, ranks), eps), k = 0;
+    for (int i = 0; i < n; i++) /* those beyond the reach that have a shape */
+        if ((long)eps[i] * l->etp > reach && ranks % eps[i] == 0)
+            eps[k++] = eps[i];
+    for (int i = 0; i < k && !mesh_search_done(s); i++) {
+        l->ep = eps[i];
+        if (!try_ep(ctx, l))
+            continue;
+        if (i < k - 1 && !mesh_search_done(s) && !mesh_search_fits_plainly(s, l)) {
+            l->ep = eps[k - 1];
+            try_ep(ctx, l);
+        }
+        return;
+    }
+}
+
+/* mesh_search_eps_across's try in the search itself: shape l searched. */
+static int try_in_search(void *ctx, mesh_layout_t *l)
+{
+    search_t *s = ctx;
+    long before = s->fitting;
+    search_shape(s, l);
+    return s->fitting != before;
+}
+
 /* The expert layers' sizes of a (tp, cp, pp, dp) shape.  None in a dense
  * model.  In a MoE model: expert TP of 1, and tp (Megatron-LM's default
  * --expert-tensor-parallel-size) only where 1 fits nothing, since EP beats
@@ -770,8 +801,8 @@ int mesh_search_fits_plainly(search_t *s, const mesh_layout_t *shape)
  * first, from the largest down until one fits nothing (smaller ones hold
  * more experts per GPU), then across nodes only where none inside fits
  * ("Guideline 2": keep EP x TP within NVLink) the smallest that fits and,
- * where that one does not fit plainly, the largest.  Pinned values as they
- * are (the check explains them). */
+ * where that one does not fit plainly, the largest (mesh_search_eps_across).
+ * Pinned values as they are (the check explains them). */
 static void search_experts(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
@@ -819,29 +850,14 @@ static void search_experts(search_t *s, mesh_layout_t *l)
                 break;
         }
         s->guard = fitting;
-        /* across nodes only where no EP inside one fits this shape: the
-         * smallest that fits, and where that one fits only by recomputing
-         * or a lever, the largest too (the sizes between trade less
-         * traffic for more recomputation, as these two do).  Whether one
-         * fit is known alike to a search for the choice alone, which
-         * prices nothing unwanted only after one (guard), and
-         * mesh_search_fits_plainly prices alike in both. */
-        int top = n - 1;
-        while (top >= near && (stage / l->etp) % eps[top])
-            top--;
-        for (int j = s->fitting == fitting ? near : n; j <= top && !mesh_search_done(s); j++) {
-            if ((stage / l->etp) % eps[j])
-                continue;
-            l->ep = eps[j];
-            search_shape(s, l);
-            if (s->fitting == fitting)
-                continue;
-            if (j < top && !mesh_search_done(s) && !mesh_search_fits_plainly(s, l)) {
-                l->ep = eps[top];
-                search_shape(s, l);
-            }
-            break;
-        }
+        /* across nodes only where no EP inside one fits this shape (the
+         * sizes between the two it tries trade less traffic for more
+         * recomputation, as those do).  Whether one fit is known alike to a
+         * search for the choice alone, which prices nothing unwanted only
+         * after one (guard), and mesh_search_fits_plainly prices alike in
+         * both. */
+        if (s->fitting == fitting)
+            mesh_search_eps_across(s, l, reach, try_in_search, s);
     }
 }
 

@@ -3283,9 +3283,9 @@ static void search__fits_plainly_as_pinned_plans_say(void **state)
 
 /* Which EPs across nodes the explanation says the search tried, as
  * search_experts tries them: DeepSeek-V3 on 32 H200 nodes at the plan's
- * tp=4,pp=1,dp=64, EP 16 fits nothing at expert TP 1, EP 32 is the
- * smallest that fits and only with 59 layers recomputed, so EP 256 too;
- * EP 64 and 128 between are passed over, and EP 8 is inside a node. */
+ * tp=4,pp=1,dp=64, EP 16 is tried and fits nothing at expert TP 1, EP 32
+ * is the smallest that fits and only with 59 layers recomputed, so EP 256
+ * too; EP 64 and 128 between are passed over, and EP 8 is inside a node. */
 static void explain__the_eps_tried_across_nodes(void **state)
 {
     (void)state;
@@ -3296,7 +3296,7 @@ static void explain__the_eps_tried_across_nodes(void **state)
     assert_true(l->tp == 4 && l->pp == 1 && l->ep == 256);
     const struct {
         int ep, tried;
-    } want[] = {{8, 0}, {16, 0}, {32, 1}, {64, 0}, {128, 0}, {256, 1}};
+    } want[] = {{8, 0}, {16, 1}, {32, 1}, {64, 0}, {128, 0}, {256, 1}};
     for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
         if (mesh_ep_tried_across(p, want[i].ep, 8) != want[i].tried)
             fail_msg("EP %d: tried %d, not %d", want[i].ep, !want[i].tried, want[i].tried);
