@@ -696,7 +696,7 @@ static void search_shape(search_t *s, mesh_layout_t *l)
      * batch over its replicas is valid: a search that keeps no record of
      * them, or keeps those that explain them already, need not count
      * them (DeepSeek-V3's 61 layers over pp 32, at each of its EPs across
-     * nodes: 240-312 layouts a shape, 10% of planning it on 256 nodes) */
+     * nodes: 240-312 layouts a shape, 9% of planning it on 256 nodes) */
     if ((s->split_invalid || m->global_batch % l->dp) &&
         (!keeps_records(s) || explains_shape(s, l)))
         return;
