@@ -80,7 +80,7 @@ static double largest_unit(const mesh_model_t *m, const mesh_layout_t *l, int st
      * largest leaf of a layer is its widest linear; FSDP units are layers */
     double f = m->ffn > m->hidden ? m->ffn : m->hidden;
     double unit = leaf ? h * f / l->tp : mesh_layer_params_per_gpu(m, l->tp);
-    if (mesh_model_is_moe(m)) {
+    if (mesh_is_moe(m)) {
         /* a MoE layer with the rank's experts, or its grouped experts'
          * weight (one module holds all the rank's experts) */
         double moe = leaf ? h * m->moe.ffn / (l->etp > 0 ? l->etp : 1) *

@@ -88,7 +88,7 @@ double mesh_flops_per_token(const mesh_model_t *m)
     double per_weight = m->finetune == MESH_FINETUNE_LORA ? 4 : 6;
     if (!m->has_arch)
         return per_weight * m->params;
-    if (mesh_model_is_moe(m) || m->mla.kv_lora_rank || m->mtp_layers)
+    if (mesh_is_moe(m) || m->mla.kv_lora_rank || m->mtp_layers)
         return flops_per_token_moe(m, per_weight);
     double h = m->hidden, v = m->vocab;
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
@@ -560,7 +560,7 @@ static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh
 {
     layer_time_t moe = *lt;
     double comm = 0;
-    if (mesh_model_is_moe(m))
+    if (mesh_is_moe(m))
         moe_forward(m, l, a, lt, &moe, &comm);
     double rc = l->recompute == MESH_RECOMPUTE_FULL ? full : 0;
     double sel = l->recompute == MESH_RECOMPUTE_SELECTIVE;
@@ -568,7 +568,7 @@ static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh
     double moe_rc = rc * moe.fwd + sel * selective_s(&moe, mods);
     double tp_layer = lt->tp_comm * (2 + rc); /* full recomputation repeats the forward's */
     /* the MTP layers: a layer like the last, the 2h x h projection and the logits */
-    const layer_time_t *mtp_layer = mesh_model_is_moe(m) ? &moe : lt;
+    const layer_time_t *mtp_layer = mesh_is_moe(m) ? &moe : lt;
     double proj = 2.0 * l->micro_batch * m->seq_len / l->cp * 2 * m->hidden * m->hidden / l->tp /
                   gemm_rate(m, &a->gpu);
     double logits = logits_forward(m, l, &a->gpu);
@@ -577,12 +577,12 @@ static void moe_stages(const mesh_model_t *m, const mesh_layout_t *l, const mesh
     for (int i = 0; i < n; i++) {
         int dense, moes, mtp = stages[i] == l->pp - 1 ? m->mtp_layers : 0;
         mesh_stage_mix(m, l, stages[i], &dense, &moes);
-        int moe_like = moes + (mesh_model_is_moe(m) ? mtp : 0);
+        int moe_like = moes + (mesh_is_moe(m) ? mtp : 0);
         double c = dense * (passes * lt->fwd + dense_rc) + moes * (passes * moe.fwd + moe_rc);
         double f = dense * lt->fwd + moes * moe.fwd;
         if (stages[i] == l->pp - 1) {
             c += passes * logits + mtp * (passes * (mtp_layer->fwd + proj + logits) +
-                                          (mesh_model_is_moe(m) ? moe_rc : dense_rc));
+                                          (mesh_is_moe(m) ? moe_rc : dense_rc));
             f += logits + mtp * (mtp_layer->fwd + proj + logits);
         }
         double t = (dense + moes + mtp) * tp_layer;
@@ -643,7 +643,7 @@ void mesh_cost_priced(const mesh_model_t *m, const mesh_layout_t *l, const mesh_
         compute = last;
     double tp = q * lt.tp_comm * (l->recompute == MESH_RECOMPUTE_FULL ? 2 + full : 2);
     double ep = 0, fwd = q * lt.fwd;
-    if (mesh_model_is_moe(m) || m->mtp_layers)
+    if (mesh_is_moe(m) || m->mtp_layers)
         moe_stages(m, l, a, &lt, passes, full, mods, &compute, &tp, &ep, &fwd);
     double cp_win = mesh_overlap_on(m, l, MESH_OVERLAP_CP_RING) ? lt.attn_fwd : 0;
     double cp = q * (exposed(lt.cp_comm, cp_win) + exposed(2 * lt.cp_comm, 2 * cp_win));

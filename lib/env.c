@@ -461,7 +461,7 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh
                        mesh_buf_t *b)
 {
     const mesh_moe_t *e = &m->moe;
-    if (mesh_model_is_moe(m) && l->ep > 0) {
+    if (mesh_is_moe(m) && l->ep > 0) {
         flag(b, "--num-experts %d --moe-router-topk %d --moe-ffn-hidden-size %d", e->experts,
              e->top_k, e->ffn);
         if (e->shared_experts) /* the shared experts' total width */

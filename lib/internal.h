@@ -365,6 +365,14 @@ static inline double mesh_kv_replication(const mesh_model_t *m, int tp)
         return 1;
     return (double)tp / m->kv_heads;
 }
+/* Whether m is a mixture of experts, which the API's mesh_model_is_moe
+ * returns.  Inline: the memory and cost models ask it tens of thousands of
+ * times a plan, a tenth of a million instructions as a call (DeepSeek-V3 on
+ * 2,048 GPUs). */
+static inline int mesh_is_moe(const mesh_model_t *m)
+{
+    return m->moe.experts > 0;
+}
 
 /* The communication overlaps meshplan prices (lib/overlap.c): each row's
  * flags are exported exactly when lib/cost.c prices the overlap. */

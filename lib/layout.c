@@ -600,7 +600,7 @@ static int nvlink_rule(const mesh_alloc_t *a, const char *name, long v, const ch
 static int check_experts(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *l,
                          mesh_error_t *err)
 {
-    if (!mesh_model_is_moe(m)) {
+    if (!mesh_is_moe(m)) {
         if (l->ep > 1 || l->etp > 1)
             return mesh_error_set(err,
                                   "ep %d, etp %d: %s has no experts; expert parallelism needs "
@@ -771,12 +771,12 @@ int mesh_layout_check_pins(const mesh_model_t *m, const mesh_layout_t *pins, mes
     for (int i = 0; i < MESH_ARRAY_LEN(sizes); i++)
         if (*sizes[i] < 1)
             *sizes[i] = 1;
-    if (!mesh_model_is_moe(m) && (l.ep > 1 || l.etp > 1))
+    if (!mesh_is_moe(m) && (l.ep > 1 || l.etp > 1))
         return mesh_error_set(err, "%s %d: %s has no experts; expert parallelism needs arch.moe",
                               l.ep > 1 ? "ep" : "etp", l.ep > 1 ? l.ep : l.etp, m->name);
     if (model_shape(m, &l, err) < 0 || batch_rule(m, &l, err) < 0 || modules_rule(m, &l, err) < 0)
         return -1;
-    return mesh_model_is_moe(m) ? expert_rules(m, &l, err) : 0;
+    return mesh_is_moe(m) ? expert_rules(m, &l, err) : 0;
 }
 
 const char *mesh_layout_format_pins(const mesh_layout_t *l, char *buf, size_t len)

@@ -189,7 +189,7 @@ double mesh_moe_tokens(const mesh_model_t *m, const mesh_layout_t *l)
 double mesh_activation_moe_layer(const mesh_model_t *m, const mesh_layout_t *l, mesh_recompute_t rc,
                                  unsigned modules, double imbalance)
 {
-    if (!m->has_arch || !mesh_model_is_moe(m))
+    if (!m->has_arch || !mesh_is_moe(m))
         return 0;
     int sp = l->sequence_parallel == 1;
     if (rc == MESH_RECOMPUTE_FULL)
@@ -384,7 +384,7 @@ static layer_act_t layer_activations(const mesh_model_t *m, const mesh_layout_t 
                    ? a.none
                    : mesh_activation_layer(m, l->micro_batch, l->tp, l->cp, sp, l->recompute, mods);
     a.moe_chosen = a.dispatch = a.merged = 0;
-    if (mesh_model_is_moe(m)) {
+    if (mesh_is_moe(m)) {
         a.moe_chosen =
             none ? a.moe_none : mesh_activation_moe_layer(m, l, l->recompute, mods, imbalance);
         a.dispatch = mesh_moe_dispatch_buffers(m, l, imbalance);
@@ -413,12 +413,12 @@ static double stage_moe_mix(const mesh_model_t *m, const mesh_layout_t *l, layer
     if (stage == l->pp - 1 && m->mtp_layers) {
         double s = (double)m->seq_len / l->cp, b = l->micro_batch, h = m->hidden;
         double rep_div = l->sequence_parallel == 1 ? l->tp : 1;
-        double layer = mesh_model_is_moe(m) ? la->moe_chosen : la->chosen;
+        double layer = mesh_is_moe(m) ? la->moe_chosen : la->chosen;
         extra += m->mtp_layers * (layer + 4 * s * b * h / rep_div +
                                   6 * s * b * mesh_model_padded_vocab(m, l->tp) / l->tp);
         /* what a MoE layer holds while it runs: once a stage, for one
          * layer runs at a time */
-        if (mesh_model_is_moe(m) && moe == 0)
+        if (mesh_is_moe(m) && moe == 0)
             extra += la->dispatch;
     }
     if (moe > 0) {
@@ -441,7 +441,7 @@ static double stage_activations(const mesh_model_t *m, const mesh_layout_t *l, l
     /* what only MoE and MTP layers add; the layers full:N leaves alone, and
      * the one full recomputation is recomputing */
     double extra = 0, rest = la.none, recomputing = la.none;
-    if (mesh_model_is_moe(m) || m->mtp_layers)
+    if (mesh_is_moe(m) || m->mtp_layers)
         extra = stage_moe_mix(m, l, &la, stage, in_flight < mbs, &rest, &recomputing);
     double per_layer = la.chosen;
     if (l->recompute == MESH_RECOMPUTE_FULL && l->recompute_layers > 0) {

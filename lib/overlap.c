@@ -63,7 +63,7 @@ static int cp_ring(const mesh_model_t *m, const mesh_layout_t *l)
  * torch >= 2.6 (L3003-3006) is the row's `requires`. */
 static int a2a_overlap(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    return mesh_model_is_moe(m) && m->ep_overlap != MESH_EP_OVERLAP_OFF && l->ep > 1 &&
+    return mesh_is_moe(m) && m->ep_overlap != MESH_EP_OVERLAP_OFF && l->ep > 1 &&
            (l->pp == 1 || l->vpp > 1) && l->recompute != MESH_RECOMPUTE_FULL &&
            m->precision != MESH_PREC_FP32 && m->mtp_layers <= 1;
 }
@@ -93,7 +93,7 @@ const mesh_deepep_config_t *mesh_deepep_config(long ranks)
  * (token_dispatcher.py L1835-1836). */
 static int deepep(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    return mesh_model_is_moe(m) && m->dispatcher == MESH_DISPATCHER_DEEPEP && l->ep > 1 &&
+    return mesh_is_moe(m) && m->dispatcher == MESH_DISPATCHER_DEEPEP && l->ep > 1 &&
            mesh_deepep_config(mesh_ep_span(l)) != NULL;
 }
 

@@ -123,7 +123,7 @@ double mesh_attn_replicated(const mesh_model_t *m)
 
 int mesh_model_is_moe(const mesh_model_t *m)
 {
-    return m->moe.experts > 0;
+    return mesh_is_moe(m);
 }
 
 int mesh_model_moe_layers(const mesh_model_t *m)

@@ -78,7 +78,7 @@ static int framework_of(const mesh_model_t *m, const mesh_assumptions_t *as)
 static int check_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_layout_t *pins,
                         const mesh_assumptions_t *as, mesh_error_t *err)
 {
-    if (pins && !mesh_model_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
+    if (pins && !mesh_is_moe(m) && (pins->ep >= 0 || pins->etp >= 0))
         return mesh_error_set(err,
                               "mesh %s: %s has no experts; expert parallelism needs a MoE model "
                               "(arch.moe)",
@@ -193,7 +193,7 @@ static int plan_inputs(const mesh_model_t *m, const mesh_alloc_t *a, const mesh_
 {
     *model = *m;
     search_inputs(m, a, pins, alloc, pin);
-    if (mesh_model_is_moe(m) && m->moe_imbalance <= 0)
+    if (mesh_is_moe(m) && m->moe_imbalance <= 0)
         model->moe_imbalance = mesh_moe_imbalance(m, as);
     /* a user may ask for more room than the site, never for less */
     if (m->headroom > as->headroom)

@@ -287,7 +287,7 @@ static inline void mesh_spend(search_t *s, long n)
 /* mesh_spend for a pricing of n units: three times as many for a MoE model. */
 static inline void mesh_spend_pricing(search_t *s, long n)
 {
-    mesh_spend(s, mesh_model_is_moe(s->m) ? 3 * n : n);
+    mesh_spend(s, mesh_is_moe(s->m) ? 3 * n : n);
 }
 
 /* Whether the search is over before its end: it found the layout it

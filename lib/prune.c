@@ -193,7 +193,7 @@ typedef enum { PER_SLOT, PER_SAMPLE } slot_unit_t;
 static double slot_time_at(search_t *s, const mesh_layout_t *l, int i, slot_unit_t unit)
 {
     slot_memo_t none = {0, 0, -1};
-    int vi = mesh_model_is_moe(s->m) || s->m->mtp_layers ? s->vpp_index : s->vpp_index > 0;
+    int vi = mesh_is_moe(s->m) || s->m->mtp_layers ? s->vpp_index : s->vpp_index > 0;
     slot_memo_t *e = vi < MEMO_VPPS ? &s->memo->slot[vi][(int)l->recompute][unit] : &none;
     int layers = l->recompute == MESH_RECOMPUTE_FULL ? l->recompute_layers : 0;
     if (e->shape != s->shapes_searched || e->layers != layers) {
@@ -236,7 +236,7 @@ static double shape_floor(search_t *s, const mesh_layout_t *l, const int *vpps, 
     b.recompute_layers = b.recompute_modules = 0;
     b.zero = 0; /* not set yet; the slot time does not depend on it */
     double floor = 0;
-    int each = mesh_model_is_moe(s->m) || s->m->mtp_layers, vmax = 1;
+    int each = mesh_is_moe(s->m) || s->m->mtp_layers, vmax = 1;
     for (int i = 0; i < nv; i++) {
         vmax = vpps[i] > vmax ? vpps[i] : vmax;
         b.vpp = vpps[i];

@@ -501,7 +501,7 @@ int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layou
                       mesh_error_t *err)
 {
     const char *expert = r->keep & MESH_DIM_BIT(MESH_DIM_EP) ? "ep" : "etp";
-    if ((r->keep & EXPERT_DIMS) && !mesh_model_is_moe(m))
+    if ((r->keep & EXPERT_DIMS) && !mesh_is_moe(m))
         return mesh_error_set(err,
                               "%s kept, but %s has no experts: only a MoE model's layout has ep "
                               "and etp",

@@ -64,7 +64,7 @@ static int lora_data_parallel(const mesh_model_t *m, int framework)
 static void lora_keys(const mesh_model_t *m, mesh_layout_t *l)
 {
     l->tp = l->pp = l->cp = l->vpp = 1; /* so no SP, nor TP's overlap */
-    if (mesh_model_is_moe(m))
+    if (mesh_is_moe(m))
         l->ep = l->etp = 1;
 }
 
@@ -126,7 +126,7 @@ static int deepep_runs(const mesh_alloc_t *a)
 
 int mesh_dispatcher_check(const mesh_model_t *m, const mesh_alloc_t *a, mesh_error_t *err)
 {
-    if (!mesh_model_is_moe(m) || m->dispatcher != MESH_DISPATCHER_DEEPEP || deepep_runs(a))
+    if (!mesh_is_moe(m) || m->dispatcher != MESH_DISPATCHER_DEEPEP || deepep_runs(a))
         return 0;
     return mesh_error_set(err,
                           "train.dispatcher: deepep: DeepEP runs on Hopper or later GPUs in nodes "
@@ -139,7 +139,7 @@ int mesh_dispatcher_check(const mesh_model_t *m, const mesh_alloc_t *a, mesh_err
  * from the site (framework already resolved: plan_inputs) */
 void mesh_dispatcher_resolve(const mesh_alloc_t *a, int site, mesh_model_t *model)
 {
-    if (mesh_model_is_moe(model) && model->dispatcher == MESH_DISPATCHER_AUTO && site == 1 &&
+    if (mesh_is_moe(model) && model->dispatcher == MESH_DISPATCHER_AUTO && site == 1 &&
         (model->framework == MESH_FW_AUTO || model->framework == MESH_FW_MEGATRON) &&
         deepep_runs(a))
         model->dispatcher = MESH_DISPATCHER_DEEPEP;

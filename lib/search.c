@@ -666,7 +666,7 @@ static long min_l(long a, long b)
  * ep, etp and the interleaving they depend on, params_vpp). */
 static void shape_params(search_t *s, const mesh_layout_t *l)
 {
-    mesh_spend(s, mesh_model_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
+    mesh_spend(s, mesh_is_moe(s->m) ? WORK_SHAPE_MOE : WORK_SHAPE);
     mesh_heavy_count(s->m, l, &s->heavy);
     s->psi_vpp = params_vpp(s->m, l);
     s->most = mesh_heavy_most(&s->heavy);
@@ -807,7 +807,7 @@ static void search_experts(search_t *s, mesh_layout_t *l)
 {
     const mesh_layout_t *p = s->pins;
     const mesh_model_t *m = s->m;
-    if (!mesh_model_is_moe(m)) {
+    if (!mesh_is_moe(m)) {
         l->ep = p->ep != MESH_FREE ? p->ep : 0;
         l->etp = p->etp != MESH_FREE ? p->etp : 0;
         s->guard = -1; /* nothing below counts the fitting layouts */

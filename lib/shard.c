@@ -47,7 +47,7 @@ static double experts_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
 
 double mesh_moe_layer_params_per_gpu(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    if (!mesh_model_is_moe(m))
+    if (!mesh_is_moe(m))
         return mesh_layer_params_per_gpu(m, l->tp);
     return moe_base_per_gpu(m, l->tp) + experts_per_gpu(m, l);
 }
@@ -56,7 +56,7 @@ void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, in
 {
     int layers = mesh_pp_stage_layers(m, l, stage);
     int nd = m->moe.dense_layers, d = 0;
-    if (!mesh_model_is_moe(m)) {
+    if (!mesh_is_moe(m)) {
         *dense = layers;
         *moe = 0;
         return;
@@ -97,7 +97,7 @@ static double spec_scale(const mesh_model_t *m)
 /* Whether m has routed experts to count (the arch describes them). */
 static int has_experts(const mesh_model_t *m)
 {
-    return m->has_arch && mesh_model_is_moe(m);
+    return m->has_arch && mesh_is_moe(m);
 }
 
 /* mesh_stage_expert_params of a model with experts, the arch's counts
@@ -121,7 +121,7 @@ double mesh_stage_expert_params(const mesh_model_t *m, const mesh_layout_t *l, i
  * the MTP layers). */
 static double stage_layer_params(const mesh_model_t *m, const mesh_layout_t *l, int stage)
 {
-    if (!mesh_model_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
+    if (!mesh_is_moe(m) && !m->mla.kv_lora_rank && !m->mtp_layers)
         return mesh_pp_stage_layers(m, l, stage) * mesh_layer_params_per_gpu(m, l->tp);
     int dense, moe;
     mesh_stage_mix(m, l, stage, &dense, &moe);
@@ -164,7 +164,7 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
 int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
 {
     int n = mesh_heavy_stages(l->pp, out);
-    if (!mesh_model_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
+    if (!mesh_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
         return n;
     /* the first middle stage without a dense layer, by bisection: the
      * stages hold the layers in order (each of their chunks a middle
