@@ -128,12 +128,12 @@ int mesh_model_is_moe(const mesh_model_t *m)
 
 int mesh_model_moe_layers(const mesh_model_t *m)
 {
-    return m->moe.experts > 0 ? m->layers - m->moe.dense_layers : 0;
+    return mesh_is_moe(m) ? m->layers - m->moe.dense_layers : 0;
 }
 
 double mesh_model_expert_params(const mesh_model_t *m)
 {
-    return m->moe.experts > 0 ? mlp_params(m, m->moe.ffn) : 0;
+    return mesh_is_moe(m) ? mlp_params(m, m->moe.ffn) : 0;
 }
 
 double mesh_model_router_params(const mesh_model_t *m)
@@ -152,7 +152,7 @@ double mesh_moe_layer_base(const mesh_model_t *m)
 
 double mesh_model_moe_layer_params(const mesh_model_t *m)
 {
-    if (m->moe.experts <= 0)
+    if (!mesh_is_moe(m))
         return mesh_model_layer_params(m);
     return mesh_moe_layer_base(m) + m->moe.experts * mesh_model_expert_params(m);
 }
@@ -178,7 +178,7 @@ double mesh_model_mtp_params(const mesh_model_t *m)
 static double active_from_arch(const mesh_model_t *m)
 {
     double h = m->hidden, v = m->vocab;
-    double moe_active = m->moe.experts > 0
+    double moe_active = mesh_is_moe(m)
                             ? mesh_moe_layer_base(m) + m->moe.top_k * mesh_model_expert_params(m)
                             : mesh_model_layer_params(m);
     int moe_layers = mesh_model_moe_layers(m), dense = m->layers - moe_layers;
@@ -189,7 +189,7 @@ static double active_from_arch(const mesh_model_t *m)
 
 double mesh_model_active_params(const mesh_model_t *m)
 {
-    if (!m->has_arch || (m->moe.experts <= 0 && !m->mtp_layers))
+    if (!m->has_arch || (!mesh_is_moe(m) && !m->mtp_layers))
         return m->params;
     double from_arch = mesh_model_params_from_arch(m);
     return active_from_arch(m) * (from_arch > 0 ? m->params / from_arch : 1);

@@ -334,12 +334,12 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               AT(F_OPT_DTYPE),
                               lora_ds ? ", and LoRA trains under it; use fp32"
                                       : "; use fp32, or framework: megatron");
-    if (in->set[F_EP_OVERLAP] && !m->moe.experts)
+    if (in->set[F_EP_OVERLAP] && !mesh_is_moe(m))
         return mesh_error_set(err,
                               "%s: train.ep_overlap: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
                               AT(F_EP_OVERLAP));
-    if (in->set[F_DISPATCHER] && !m->moe.experts)
+    if (in->set[F_DISPATCHER] && !mesh_is_moe(m))
         return mesh_error_set(err,
                               "%s: train.dispatcher: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
@@ -356,7 +356,7 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "the framework is %s (use framework: megatron, or leave the "
                               "dispatcher out)",
                               AT(F_DISPATCHER), mesh_framework_name(m->framework));
-    if (in->set[F_MOE_IMBALANCE] && !m->moe.experts)
+    if (in->set[F_MOE_IMBALANCE] && !mesh_is_moe(m))
         return mesh_error_set(err,
                               "%s: train.moe_imbalance: only means something for a MoE model "
                               "(give arch.moe, or leave it out)",
