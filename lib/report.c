@@ -300,7 +300,8 @@ static void text_cost(mesh_buf_t *b, const mesh_plan_t *p)
                             : "not overlapped");
     /* asked for DeepEP, and the plan's EP group is one it has no
      * configuration for (lib/overlap.c): the all-to-all runs it */
-    if (l->ep > 1 && m->dispatcher == MESH_DISPATCHER_DEEPEP && !deepep)
+    if (l->ep > 1 && m->dispatcher == MESH_DISPATCHER_DEEPEP &&
+        !mesh_deepep_config(mesh_ep_span(l)))
         mesh_buf_printf(b,
                         "  DeepEP not used: it has no configuration for an EP group of %ld GPUs "
                         "(deep_ep/buffer.py); Megatron-LM's alltoall dispatcher runs this one\n",
