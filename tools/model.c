@@ -45,25 +45,73 @@ int load_topology(const options_t *o, mesh_topo_t **out)
     return *out ? 0 : bad("%s", err.msg);
 }
 
-/* The pins of --mesh, with the dimensions --from keeps. */
-int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err)
+/* Whether the key key[0..klen) is among those of list ("tp=2,pp=2"). */
+static int lists(const char *list, size_t len, const char *key, size_t klen)
 {
-    if (mesh_layout_parse(o->mesh, pins, err) < 0)
-        return -1;
-    if (o->have_restart && mesh_restart_pins(&o->restart, m, pins, err) < 0)
-        return mesh_error_prefix(err, "--from %.200s", o->from);
+    for (size_t at = 0; at < len; at += strcspn(list + at, ",") + 1)
+        if (strcspn(list + at, "=,") == klen && strncmp(list + at, key, klen) == 0)
+            return 1;
     return 0;
 }
 
+/* What frees the keys a pin's error names first ("mesh tp=4: ...", "mesh
+ * tp=2,pp=2: ...": lib/runnable.c and lib/restart.c), where the restart
+ * keeps them: their fix ("leave tp out", "keep less") is a --keep without
+ * them.  "; --keep vpp,zero frees tp,pp" into buf[len], else "". */
+static const char *freeing(const options_t *o, const mesh_error_t *err, char *buf, size_t len)
+{
+    char kept[64], rest[64] = "", freed[64] = "";
+    size_t nr = 0, nf = 0;
+    buf[0] = '\0';
+    if (strncmp(err->msg, "mesh ", 5) != 0)
+        return buf;
+    const char *pins = err->msg + 5;
+    size_t plen = strcspn(pins, ": ");
+    mesh_restart_kept(&o->restart, kept, sizeof(kept));
+    for (const char *k = kept; *k; k += strcspn(k, ","), k += *k == ',') {
+        size_t klen = strcspn(k, "=,");
+        int in = lists(pins, plen, k, klen);
+        char *to = in ? freed : rest;
+        size_t *n = in ? &nf : &nr;
+        if (*n < sizeof(rest))
+            *n +=
+                (size_t)snprintf(to + *n, sizeof(rest) - *n, "%s%.*s", *n ? "," : "", (int)klen, k);
+    }
+    if (nf)
+        snprintf(buf, len, "; --keep %s frees %s", nr ? rest : "none", freed);
+    return buf;
+}
+
+/* The option that keeps the restart's dimensions. */
+static const char *keep_option(const options_t *o)
+{
+    return o->keep ? "--keep" : "--keep's default";
+}
+
+/* The pins of --mesh, with the dimensions --from keeps. */
+int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err)
+{
+    char fix[96];
+    if (mesh_layout_parse(o->mesh, pins, err) < 0)
+        return -1;
+    if (!o->have_restart || mesh_restart_pins(&o->restart, m, pins, err) == 0)
+        return 0;
+    if (*freeing(o, err, fix, sizeof(fix)))
+        return mesh_error_prefix(err, "--from %.200s (%s%s)", o->from, keep_option(o), fix);
+    return mesh_error_prefix(err, "--from %.200s", o->from);
+}
+
 /* An error planning with the kept dimensions says they were kept, and
- * which option keeps them: a fix that says "leave tp out" means --keep. */
+ * which option keeps them, and where the error is a kept key's, the
+ * --keep that frees it (in the prefix, so that a long message's cut never
+ * takes it). */
 void restart_error(const options_t *o, mesh_error_t *err)
 {
-    char kept[64];
+    char kept[64], fix[96];
     if (o->have_restart)
-        mesh_error_prefix(err, "keeping %s from %.200s (%s)",
+        mesh_error_prefix(err, "keeping %s from %.200s (%s%s)",
                           mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from,
-                          o->keep ? "--keep" : "--keep's default");
+                          keep_option(o), freeing(o, err, fix, sizeof(fix)));
 }
 
 static int need(const options_t *o)

@@ -1655,9 +1655,13 @@ static void restart__bad_input_one_line(void **state)
     assert_bad(
         run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--mesh", "tp=8", NULL),
         "--from /tmp/meshplan-restart-");
+    /* the --keep that frees a kept key a pin conflicts with */
     assert_bad(
         run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--mesh", "tp=8", NULL),
-        "mesh tp=8 conflicts with the kept tp=4");
+        " (--keep's default; --keep pp,vpp,zero frees tp): mesh tp=8 conflicts with the kept tp=4");
+    assert_bad(run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--keep", "pp",
+                   "--mesh", "pp=auto", NULL),
+               " (--keep; --keep none frees pp): mesh pp=auto conflicts with the kept pp=4");
     /* the preset's 512, not the saved 768 */
     assert_bad(run("plan", "--model", "llama3-70b", ALLOC, "--from", path, NULL),
                "(set train.global_batch: 768)");
@@ -1665,13 +1669,25 @@ static void restart__bad_input_one_line(void **state)
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--nodes", "7", "--gpus-per-node", "8",
                    "--gpu", "H100-SXM", "--from", path, NULL),
                "meshplan: keeping tp=4,pp=4,vpp=1,zero=1 from /tmp/meshplan-restart-");
-    /* LoRA trains data-parallel: the kept tp is what to drop, from --keep */
+    /* LoRA trains data-parallel: the kept tp and pp are what to drop, at
+     * once, with the --keep that does */
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
                    "--from", path, NULL),
-               " (--keep's default): mesh tp=4: LoRA trains under DeepSpeed");
+               " (--keep's default; --keep vpp,zero frees tp,pp): mesh tp=4,pp=4: LoRA trains "
+               "under DeepSpeed");
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
                    "--from", path, "--keep", "tp", NULL),
-               " (--keep): mesh tp=4: LoRA trains under DeepSpeed");
+               " (--keep; --keep none frees tp): mesh tp=4: LoRA trains under DeepSpeed");
+    /* a pin that is not kept: nothing for --keep to free */
+    assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
+                   "--from", path, "--keep", "zero", "--mesh", "cp=2", NULL),
+               " (--keep): mesh cp=2: LoRA trains under DeepSpeed");
+    /* and that --keep plans (planned: 70B's LoRA data-parallel does not
+     * fit these GPUs, status 1, not a bad input's 2) */
+    assert_int_equal(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora",
+                         ALLOC, "--from", path, "--keep", "vpp,zero", NULL)
+                         ->status,
+                     1);
     assert_bad(run("env", "--model", "llama3-70b", ALLOC, "--from", "/nonexistent/layout", NULL),
                "--from: cannot open saved layout '/nonexistent/layout'");
     assert_bad(run("topo", "--from", path, NULL), "--from: unknown option for topo");

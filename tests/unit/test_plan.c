@@ -2723,6 +2723,11 @@ static void lora__data_parallel_unless_torch(void **state)
         assert_non_null(strstr(err.msg, " out, or set framework: torch if your program applies the "
                                         "layout itself"));
     }
+    /* every pin in the way at once, so that one change frees them all */
+    mesh_layout_t both = test_mesh("tp=2,pp=2,dp=2");
+    assert_null(mesh_plan_create(&m, &a, &both, &pol.assume, &err));
+    assert_int_equal(strncmp(err.msg, "mesh tp=2,pp=2: LoRA", 20), 0);
+    assert_non_null(strstr(err.msg, "; leave tp, pp out, or set framework: torch"));
     /* a MoE model's experts too */
     mesh_model_t moe = lora_preset("mixtral-8x7b");
     mesh_layout_t pins = test_mesh("ep=8");
