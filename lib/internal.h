@@ -45,6 +45,10 @@ static inline const char *mesh_noun(long n, const char *one, const char *many)
 
 /* Copy src into dst[size], always NUL-terminated; -1 if it was truncated. */
 int mesh_strlcpy(char *dst, const char *src, size_t size);
+/* Append fmt's text to the list buf[len] holds (a string), after sep
+ * where the list is not empty: "tp=2" then "tp=2,pp=2".  Cut to fit. */
+void mesh_list_add(char *buf, size_t len, const char *sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Edit distance between a and b (insert, delete or replace one character,
  * or swap two neighbours; case ignored), capped at 3: enough to tell a

@@ -497,6 +497,39 @@ int mesh_restart_keep(mesh_restart_t *r, const char *names, mesh_error_t *err)
     return 0;
 }
 
+/* The pins that conflict with r's kept dimensions (another value, or
+ * auto), every one at once, so that one change frees them all: "mesh
+ * tp=8,pp=auto conflicts with the kept tp=4,pp=4".  0, or -1 with err. */
+static int kept_conflicts(const mesh_restart_t *r, const mesh_layout_t *pins, mesh_error_t *err)
+{
+    char pinned[128] = "", kept[128] = "", autos[64] = "", fix[96];
+    int values = 0;
+    for (int d = 0; d < MESH_DIM_COUNT; d++) {
+        int v = dim_value(&r->from, d), pin = dim_value(pins, d);
+        if (!(r->keep & MESH_DIM_BIT(d)) || pin == MESH_FREE || pin == v)
+            continue;
+        if (pin == MESH_AUTO) {
+            mesh_list_add(autos, sizeof(autos), ",", "%s", dim_name(d));
+            mesh_list_add(pinned, sizeof(pinned), ",", "%s=auto", dim_name(d));
+        } else {
+            values++;
+            mesh_list_add(pinned, sizeof(pinned), ",", "%s=%d", dim_name(d), pin);
+        }
+        mesh_list_add(kept, sizeof(kept), ",", "%s=%d", dim_name(d), v);
+    }
+    if (!pinned[0])
+        return 0;
+    if (!autos[0])
+        snprintf(fix, sizeof(fix), "pin the same value%s", values > 1 ? "s" : "");
+    else if (!values)
+        snprintf(fix, sizeof(fix), "leave %s out", autos);
+    else
+        snprintf(fix, sizeof(fix), "pin the kept values");
+    return mesh_error_set(err,
+                          "mesh %s conflicts with the kept %s (the checkpoint's): %s, or keep less",
+                          pinned, kept, fix);
+}
+
 int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layout_t *pins,
                       mesh_error_t *err)
 {
@@ -524,22 +557,11 @@ int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layou
                               "a restart keeps the global batch constant (set "
                               "train.global_batch: %ld)",
                               r->global_batch, m->global_batch, r->global_batch);
-    for (int d = 0; d < MESH_DIM_COUNT; d++) {
-        if (!(r->keep & MESH_DIM_BIT(d)))
-            continue;
-        int v = dim_value(&r->from, d), *pin = dim_field(pins, d);
-        if (*pin == MESH_AUTO)
-            return mesh_error_set(err,
-                                  "mesh %s=auto conflicts with the kept %s=%d (the "
-                                  "checkpoint's): leave %s out, or keep less",
-                                  dim_name(d), dim_name(d), v, dim_name(d));
-        if (*pin != MESH_FREE && *pin != v)
-            return mesh_error_set(err,
-                                  "mesh %s=%d conflicts with the kept %s=%d (the checkpoint's): "
-                                  "pin the same value, or keep less",
-                                  dim_name(d), *pin, dim_name(d), v);
-        *pin = v;
-    }
+    if (kept_conflicts(r, pins, err) < 0)
+        return -1;
+    for (int d = 0; d < MESH_DIM_COUNT; d++)
+        if (r->keep & MESH_DIM_BIT(d))
+            *dim_field(pins, d) = dim_value(&r->from, d);
     return 0;
 }
 

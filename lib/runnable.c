@@ -7,8 +7,6 @@
  * with the fix in its error, and a pinning of the free keys (or the
  * model's setting) that the plan and its advice both keep to.
  */
-#include <stdio.h>
-
 #include "internal.h"
 #include "meshplan/layout.h"
 
@@ -81,20 +79,17 @@ int mesh_lora_check(const mesh_model_t *m, int framework, const mesh_layout_t *p
     /* every pin in the way, so that one change frees them all: "tp=2,pp=2"
      * and "tp, pp" */
     char pinned[160] = "", keys[96] = "";
-    size_t n = 0, nk = 0;
     for (int i = 0; i < MESH_LAYOUT_KEYS; i++) {
         const mesh_layout_key_t *k = &mesh_layout_keys[i];
         int w = mesh_layout_value(&want, k), v = mesh_layout_value(pins, k);
         char text[32];
         if (w == MESH_FREE || v == MESH_FREE || v == MESH_AUTO || v == w)
             continue;
-        n += (size_t)snprintf(pinned + n, sizeof(pinned) - n, "%s%s=%s", n ? "," : "", k->key,
-                              mesh_layout_key_text(pins, k, text, sizeof(text)));
-        nk += (size_t)snprintf(keys + nk, sizeof(keys) - nk, "%s%s", nk ? ", " : "", k->key);
-        n = n < sizeof(pinned) ? n : sizeof(pinned) - 1;
-        nk = nk < sizeof(keys) ? nk : sizeof(keys) - 1;
+        mesh_list_add(pinned, sizeof(pinned), ",", "%s=%s", k->key,
+                      mesh_layout_key_text(pins, k, text, sizeof(text)));
+        mesh_list_add(keys, sizeof(keys), ", ", "%s", k->key);
     }
-    if (!n)
+    if (!pinned[0])
         return 0;
     return mesh_error_set(err,
                           "mesh %s: LoRA trains under DeepSpeed with Hugging Face PEFT, "

@@ -119,6 +119,21 @@ const char *mesh_closest_name(const char *word, const char *const *names, int n)
     return best;
 }
 
+void mesh_list_add(char *buf, size_t len, const char *sep, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= len)
+        return;
+    if (n)
+        n += (size_t)snprintf(buf + n, len - n, "%s", sep);
+    if (n + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, len - n, fmt, ap);
+    va_end(ap);
+}
+
 int mesh_strlcpy(char *dst, const char *src, size_t size)
 {
     size_t n = strlen(src);

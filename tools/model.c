@@ -45,40 +45,52 @@ int load_topology(const options_t *o, mesh_topo_t **out)
     return *out ? 0 : bad("%s", err.msg);
 }
 
-/* Whether the key key[0..klen) is among those of list ("tp=2,pp=2"). */
-static int lists(const char *list, size_t len, const char *key, size_t klen)
+/* Whether item[0..ilen) is among those of list[0..len) ("tp=2,pp=2"), each
+ * compared up to a character of end: "=," compares keys, "," whole items. */
+static int lists(const char *list, size_t len, const char *item, size_t ilen, const char *end)
 {
     for (size_t at = 0; at < len; at += strcspn(list + at, ",") + 1)
-        if (strcspn(list + at, "=,") == klen && strncmp(list + at, key, klen) == 0)
+        if (strcspn(list + at, end) == ilen && strncmp(list + at, item, ilen) == 0)
             return 1;
     return 0;
 }
 
 /* What frees the keys a pin's error names first ("mesh tp=4: ...", "mesh
- * tp=2,pp=2: ...": lib/runnable.c and lib/restart.c), where the restart
- * keeps them: their fix ("leave tp out", "keep less") is a --keep without
- * them.  "; --keep vpp,zero frees tp,pp" into buf[len], else "". */
+ * tp=2,pp=2: ...": lib/runnable.c and lib/restart.c; a sizing's after its
+ * count, "on 2 nodes: mesh ...", lib/size.c), where the restart keeps
+ * them: their fix ("leave tp out", "keep less") is a --keep without them,
+ * and where --mesh pins one to its kept value (so that it is the pin, not
+ * the keeping, in the way), a --mesh without it too.  "; --keep vpp,zero
+ * frees tp,pp" into buf[len], else "". */
 static const char *freeing(const options_t *o, const mesh_error_t *err, char *buf, size_t len)
 {
-    char kept[64], rest[64] = "", freed[64] = "";
-    size_t nr = 0, nf = 0;
+    char kept[64], rest[64] = "", freed[64] = "", pinned[64] = "";
+    size_t nr = 0, nf = 0, np = 0;
+    const char *msg = err->msg;
     buf[0] = '\0';
-    if (strncmp(err->msg, "mesh ", 5) != 0)
+    if (strncmp(msg, "on ", 3) == 0 && strstr(msg, ": mesh "))
+        msg = strstr(msg, ": mesh ") + 2;
+    if (strncmp(msg, "mesh ", 5) != 0)
         return buf;
-    const char *pins = err->msg + 5;
+    const char *pins = msg + 5;
     size_t plen = strcspn(pins, ": ");
     mesh_restart_kept(&o->restart, kept, sizeof(kept));
     for (const char *k = kept; *k; k += strcspn(k, ","), k += *k == ',') {
         size_t klen = strcspn(k, "=,");
-        int in = lists(pins, plen, k, klen);
+        int in = lists(pins, plen, k, klen, "=,");
+        int both = in && o->mesh && lists(o->mesh, strlen(o->mesh), k, strcspn(k, ","), ",");
         char *to = in ? freed : rest;
         size_t *n = in ? &nf : &nr;
         if (*n < sizeof(rest))
             *n +=
                 (size_t)snprintf(to + *n, sizeof(rest) - *n, "%s%.*s", *n ? "," : "", (int)klen, k);
+        if (both && np < sizeof(pinned))
+            np += (size_t)snprintf(pinned + np, sizeof(pinned) - np, "%s%.*s", np ? "," : "",
+                                   (int)klen, k);
     }
     if (nf)
-        snprintf(buf, len, "; --keep %s frees %s", nr ? rest : "none", freed);
+        snprintf(buf, len, "; --keep %s%s%s%s frees %s", nr ? rest : "none",
+                 np ? " (and a --mesh without " : "", pinned, np ? ")" : "", freed);
     return buf;
 }
 

@@ -154,9 +154,9 @@ MESH_API int mesh_restart_keep(mesh_restart_t *r, const char *dims, mesh_error_t
  * kept value stay so), for model m.  dp kept pins dp, and with it the node
  * count.
  *
- * Returns 0, or -1 with err set (*pins then partly changed) when a kept
- * dimension is pinned to another value or to auto (the message names both
- * values), ep or etp is kept for a model without experts (or the saved
+ * Returns 0, or -1 with err set (*pins then unchanged) when kept
+ * dimensions are pinned to other values or to auto (the message names
+ * every one, with both values), ep or etp is kept for a model without experts (or the saved
  * layout has none and m has), the saved model's shape is known and is not
  * m's (layers, hidden or heads differ: the checkpoint is another model's),
  * or r->global_batch is known and differs from m's (a restart keeps the

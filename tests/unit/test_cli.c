@@ -1678,6 +1678,33 @@ static void restart__bad_input_one_line(void **state)
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
                    "--from", path, "--keep", "tp", NULL),
                " (--keep; --keep none frees tp): mesh tp=4: LoRA trains under DeepSpeed");
+    /* a kept key pinned to its kept value: the pin is in the way too */
+    assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
+                   "--from", path, "--mesh", "tp=4", NULL),
+               " (--keep's default; --keep vpp,zero (and a --mesh without tp) frees tp,pp): mesh "
+               "tp=4,pp=4: LoRA");
+    /* a sizing's error names its count first */
+    assert_bad(
+        run("size", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", "--nodes", "8-9",
+            "--gpus-per-node", "8", "--gpu", "H100-SXM", "--from", path, NULL),
+        " (--keep's default; --keep vpp,zero frees tp,pp): on 8 nodes: mesh tp=4,pp=4: LoRA");
+    /* two conflicting pins, one --keep */
+    assert_bad(run("plan", "--model", "llama3-70b", R768, ALLOC, "--from", path, "--mesh",
+                   "tp=8,pp=2", NULL),
+               " (--keep's default; --keep vpp,zero frees tp,pp): mesh tp=8,pp=2 conflicts with "
+               "the kept tp=4,pp=4");
+    /* a mixture of experts' kept ep and etp told apart from tp */
+    char moe[] = "/tmp/meshplan-restart-moe-XXXXXX";
+    int fd = mkstemp(moe);
+    const char *saved =
+        "MESH_PLAN=tp=2,pp=2,dp=4,cp=1,ep=8,etp=1,zero=2,vpp=1,mb=1,recompute=none,sp=on\n";
+    assert_int_equal(write(fd, saved, strlen(saved)), (ssize_t)strlen(saved));
+    close(fd);
+    assert_bad(run("plan", "--model", "mixtral-8x7b", "--set", "train.finetune=lora", "--nodes",
+                   "2", "--gpus-per-node", "8", "--gpu", "H100-SXM", "--from", moe, NULL),
+               " (--keep's default; --keep vpp,etp,zero frees tp,pp,ep): mesh tp=2,pp=2,ep=8: "
+               "LoRA");
+    unlink(moe);
     /* a pin that is not kept: nothing for --keep to free */
     assert_bad(run("plan", "--model", "llama3-70b", R768, "--set", "train.finetune=lora", ALLOC,
                    "--from", path, "--keep", "zero", "--mesh", "cp=2", NULL),

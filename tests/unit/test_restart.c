@@ -492,16 +492,28 @@ static void pins__kept_values_and_conflicts(void **state)
     assert_int_equal(pins.zero, 1);              /* the checkpoint's format */
     assert_int_equal(pins.sequence_parallel, 1); /* not kept: --mesh's */
     assert_int_equal(pins.dp, MESH_FREE);
-    /* the ZeRO stage is the format: Megatron-FSDP's reads no other */
-    pins = test_mesh("zero=2");
-    assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
-    assert_error_has(err.msg, "mesh zero=2 conflicts with the kept zero=1");
-    pins = test_mesh("tp=8");
-    assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
-    assert_error_has(err.msg, "mesh tp=8 conflicts with the kept tp=4");
-    pins = test_mesh("pp=auto");
-    assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
-    assert_error_has(err.msg, "mesh pp=auto conflicts with the kept pp=4");
+    /* the ZeRO stage is the format: Megatron-FSDP's reads no other; and
+     * every conflict at once, so that one change frees them all, the pins
+     * left as they were */
+    static const char *const conflicts[][2] = {
+        {"zero=2", "mesh zero=2 conflicts with the kept zero=1"},
+        {"tp=8", "mesh tp=8 conflicts with the kept tp=4 (the checkpoint's): pin the same value, "
+                 "or keep less"},
+        {"pp=auto", "mesh pp=auto conflicts with the kept pp=4 (the checkpoint's): leave pp out, "
+                    "or keep less"},
+        {"tp=8,pp=2", "mesh tp=8,pp=2 conflicts with the kept tp=4,pp=4 (the checkpoint's): pin "
+                      "the same values, or keep less"},
+        {"tp=auto,pp=auto,zero=1", "mesh tp=auto,pp=auto conflicts with the kept tp=4,pp=4 (the "
+                                   "checkpoint's): leave tp,pp out, or keep less"},
+        {"tp=8,pp=auto", "mesh tp=8,pp=auto conflicts with the kept tp=4,pp=4 (the checkpoint's): "
+                         "pin the kept values, or keep less"},
+    };
+    for (size_t i = 0; i < sizeof(conflicts) / sizeof(conflicts[0]); i++) {
+        pins = test_mesh(conflicts[i][0]);
+        assert_int_equal(mesh_restart_pins(&r, &m, &pins, &err), -1);
+        assert_error_has(err.msg, conflicts[i][1]);
+        assert_int_equal(pins.vpp, MESH_FREE);
+    }
     /* a restart keeps the global batch: the spec must say the saved one */
     mesh_model_t m512 = test_preset("llama3-70b");
     pins = test_mesh("auto");

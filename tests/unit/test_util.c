@@ -504,6 +504,29 @@ static void strlcpy__cut_inside_the_buffer(void **state)
     assert_int_equal(mesh_strlcpy(t.dst, "abc", 0), -1);
 }
 
+/* A list's items joined by the separator, the first without; an item
+ * that does not fit cut inside the buffer, and nothing written once it is
+ * full. */
+static void list_add__joins_and_cuts(void **state)
+{
+    (void)state;
+    struct {
+        char list[10];
+        char after;
+    } t;
+    memset(&t, 'x', sizeof(t));
+    t.list[0] = '\0';
+    mesh_list_add(t.list, sizeof(t.list), ",", "%s=%d", "tp", 2);
+    assert_string_equal(t.list, "tp=2");
+    mesh_list_add(t.list, sizeof(t.list), ", ", "pp");
+    assert_string_equal(t.list, "tp=2, pp");
+    mesh_list_add(t.list, sizeof(t.list), ",", "%s", "ep");
+    assert_string_equal(t.list, "tp=2, pp,");
+    mesh_list_add(t.list, sizeof(t.list), ",", "%s", "etp");
+    assert_string_equal(t.list, "tp=2, pp,");
+    assert_int_equal(t.after, 'x');
+}
+
 /* The one JSON escaper (RFC 8259 section 7): quote and backslash escaped,
  * newline as \n, other controls and DEL as \u00XX, UTF-8 bytes kept. */
 static void json_string__escapes(void **state)
@@ -609,6 +632,7 @@ int main(void)
         cmocka_unit_test(buf__empty_after_take_or_free),
         cmocka_unit_test(json_string__escapes),
         cmocka_unit_test(strlcpy__cut_inside_the_buffer),
+        cmocka_unit_test(list_add__joins_and_cuts),
         cmocka_unit_test(duration_str__units_at_their_edges),
         cmocka_unit_test(pct_str__as_given),
         cmocka_unit_test(format_bytes__units),
