@@ -1017,6 +1017,12 @@ static void env__local_implementation_before_ampere(void **state)
     assert_string_equal(err.msg, "mesh cp=2: before Ampere (V100-32GB has no bf16) Megatron-LM "
                                  "runs its local attention, which has no context parallelism; "
                                  "leave cp out");
+    /* cp=1, what such a plan holds anyway, is no conflict */
+    pins = test_mesh("cp=1");
+    mesh_plan_t *one = mesh_plan_create(&m, &a, &pins, &pol.assume, &err);
+    assert_non_null(one);
+    assert_int_equal(mesh_plan_best(one)->layout.cp, 1);
+    mesh_plan_destroy(one);
     m = test_spec("preset: llama2-7b\ntrain: {precision: fp16, seq_len: 32768, global_batch: "
                   "64}\n");
     mesh_plan_t *p = test_plan(&m, &a, "");
