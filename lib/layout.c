@@ -436,7 +436,7 @@ void mesh_layer_split(int layers, int pp, int *out)
  * every unit: at least one a chunk, so that chunk 0 holds the embedding and
  * every middle chunk a layer, and the last chunk its MTP layers and the
  * loss (an even split always has: its end chunks are a layer short of a
- * chunk of at least one, test_plan checks every split).  Only the
+ * chunk of at least one, test_plan_rules checks every split).  Only the
  * end chunks can come out short (chunking: a middle one holds as many
  * units as chunk 0 or one more, all of them layers), so only they are
  * asked: a user's vpp may be in the tens of thousands, and every layout

@@ -13,7 +13,7 @@
 #define GiB 1073741824.0
 
 /* Megatron-LM, bf16 with 2-byte gradient buffers: 16 bytes a parameter,
- * 18 under plain DP, whose main gradients stay fp32 (test_plan.c's seed). */
+ * 18 under plain DP, whose main gradients stay fp32 (planutil.h's seed). */
 static mesh_model_t seed(double params)
 {
     return test_specf("name: seed\nparams: %g\ntrain:\n  seq_len: 4096\n  global_batch: 64\n"
