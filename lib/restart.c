@@ -600,6 +600,50 @@ const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len)
     return buf;
 }
 
+/* Whether the key key[0..klen) is among those of list[0..len) ("tp=2,pp=2"),
+ * each compared up to a character of end: "=," compares keys, "," whole
+ * items. */
+static int lists(const char *list, size_t len, const char *key, size_t klen, const char *end)
+{
+    for (size_t at = 0; at < len; at += strcspn(list + at, ",") + 1)
+        if (strcspn(list + at, end) == klen && strncmp(list + at, key, klen) == 0)
+            return 1;
+    return 0;
+}
+
+int mesh_restart_frees(const mesh_restart_t *r, const char *msg, const char *mesh, char *freed,
+                       char *keep, char *pinned, size_t len)
+{
+    freed[0] = keep[0] = pinned[0] = '\0';
+    if (strncmp(msg, "on ", 3) == 0 && strstr(msg, ": mesh "))
+        msg = strstr(msg, ": mesh ") + 2;
+    if (strncmp(msg, "mesh ", 5) != 0)
+        return 0;
+    const char *pins = msg + 5;
+    size_t plen = strcspn(pins, ": ");
+    for (int d = 0; d < MESH_DIM_COUNT; d++) {
+        char item[32];
+        const char *name = dim_name(d);
+        if (!(r->keep & MESH_DIM_BIT(d)))
+            continue;
+        snprintf(item, sizeof(item), "%s=%d", name, dim_value(&r->from, d));
+        if (!lists(pins, plen, name, strlen(name), "=,")) {
+            mesh_list_add(keep, len, ",", "%s", name);
+            continue;
+        }
+        mesh_list_add(freed, len, ",", "%s", name);
+        if (mesh && lists(mesh, strlen(mesh), item, strlen(item), ","))
+            mesh_list_add(pinned, len, ",", "%s", name);
+    }
+    if (!freed[0]) {
+        keep[0] = pinned[0] = '\0';
+        return 0;
+    }
+    if (!keep[0])
+        snprintf(keep, len, "none");
+    return 1;
+}
+
 /* ---- the one-line form ---- */
 
 int mesh_restart_format(const mesh_restart_t *r, char *buf, size_t len, mesh_error_t *err)

@@ -45,52 +45,17 @@ int load_topology(const options_t *o, mesh_topo_t **out)
     return *out ? 0 : bad("%s", err.msg);
 }
 
-/* Whether item[0..ilen) is among those of list[0..len) ("tp=2,pp=2"), each
- * compared up to a character of end: "=," compares keys, "," whole items. */
-static int lists(const char *list, size_t len, const char *item, size_t ilen, const char *end)
-{
-    for (size_t at = 0; at < len; at += strcspn(list + at, ",") + 1)
-        if (strcspn(list + at, end) == ilen && strncmp(list + at, item, ilen) == 0)
-            return 1;
-    return 0;
-}
-
-/* What frees the keys a pin's error names first ("mesh tp=4: ...", "mesh
- * tp=2,pp=2: ...": lib/runnable.c and lib/restart.c; a sizing's after its
- * count, "on 2 nodes: mesh ...", lib/size.c), where the restart keeps
- * them: their fix ("leave tp out", "keep less") is a --keep without them,
- * and where --mesh pins one to its kept value (so that it is the pin, not
- * the keeping, in the way), a --mesh without it too.  "; --keep vpp,zero
- * frees tp,pp" into buf[len], else "". */
+/* What keeping less frees, where err is a pin's error that names kept
+ * dimensions (mesh_restart_frees): "; --keep vpp,zero frees tp,pp", with
+ * "(and a --mesh without tp)" where --mesh pins one of them too, into
+ * buf[len], else "". */
 static const char *freeing(const options_t *o, const mesh_error_t *err, char *buf, size_t len)
 {
-    char kept[64], rest[64] = "", freed[64] = "", pinned[64] = "";
-    size_t nr = 0, nf = 0, np = 0;
-    const char *msg = err->msg;
+    char freed[64], keep[64], pinned[64];
     buf[0] = '\0';
-    if (strncmp(msg, "on ", 3) == 0 && strstr(msg, ": mesh "))
-        msg = strstr(msg, ": mesh ") + 2;
-    if (strncmp(msg, "mesh ", 5) != 0)
-        return buf;
-    const char *pins = msg + 5;
-    size_t plen = strcspn(pins, ": ");
-    mesh_restart_kept(&o->restart, kept, sizeof(kept));
-    for (const char *k = kept; *k; k += strcspn(k, ","), k += *k == ',') {
-        size_t klen = strcspn(k, "=,");
-        int in = lists(pins, plen, k, klen, "=,");
-        int both = in && o->mesh && lists(o->mesh, strlen(o->mesh), k, strcspn(k, ","), ",");
-        char *to = in ? freed : rest;
-        size_t *n = in ? &nf : &nr;
-        if (*n < sizeof(rest))
-            *n +=
-                (size_t)snprintf(to + *n, sizeof(rest) - *n, "%s%.*s", *n ? "," : "", (int)klen, k);
-        if (both && np < sizeof(pinned))
-            np += (size_t)snprintf(pinned + np, sizeof(pinned) - np, "%s%.*s", np ? "," : "",
-                                   (int)klen, k);
-    }
-    if (nf)
-        snprintf(buf, len, "; --keep %s%s%s%s frees %s", nr ? rest : "none",
-                 np ? " (and a --mesh without " : "", pinned, np ? ")" : "", freed);
+    if (mesh_restart_frees(&o->restart, err->msg, o->mesh, freed, keep, pinned, sizeof(freed)))
+        snprintf(buf, len, "; --keep %s%s%s%s frees %s", keep,
+                 pinned[0] ? " (and a --mesh without " : "", pinned, pinned[0] ? ")" : "", freed);
     return buf;
 }
 
@@ -103,7 +68,7 @@ static const char *keep_option(const options_t *o)
 /* The pins of --mesh, with the dimensions --from keeps. */
 int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins, mesh_error_t *err)
 {
-    char fix[96];
+    char fix[256];
     if (mesh_layout_parse(o->mesh, pins, err) < 0)
         return -1;
     if (!o->have_restart || mesh_restart_pins(&o->restart, m, pins, err) == 0)
@@ -119,7 +84,7 @@ int restart_pins(const options_t *o, const mesh_model_t *m, mesh_layout_t *pins,
  * takes it). */
 void restart_error(const options_t *o, mesh_error_t *err)
 {
-    char kept[64], fix[96];
+    char kept[64], fix[256];
     if (o->have_restart)
         mesh_error_prefix(err, "keeping %s from %.200s (%s%s)",
                           mesh_restart_kept(&o->restart, kept, sizeof(kept)), o->from,

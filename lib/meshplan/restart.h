@@ -187,6 +187,27 @@ MESH_API const char *mesh_restart_reshard(const mesh_restart_t *r, const mesh_la
 MESH_API const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len);
 
 /**
+ * What keeping less would free, where msg is the error of pins that name
+ * their keys first ("mesh tp=2,pp=2: ...", as mesh_restart_pins and the
+ * planner's pin checks word them; a sizing's error after its count, "on 2
+ * nodes: mesh ..."): a fix such as "leave tp out" or "keep less" means, for
+ * a dimension r keeps, keeping it no more.  Into freed[len] the kept
+ * dimensions the pins name ("tp,pp"), into keep[len] r's other kept
+ * dimensions (what to keep instead: "vpp,zero", or "none"), and into
+ * pinned[len] those of freed that `mesh` (the --mesh text the pins came
+ * from, or NULL) pins to their kept value too, so that the pin is in the
+ * way as well and must go ("" if none).  A front end words them with its
+ * own option names (--keep, --mesh-keep).
+ *
+ * Returns 1 when the pins name a kept dimension, else 0 (the three then
+ * ""; so too for a message of another form).  r, msg, freed, keep and
+ * pinned must not be NULL, len at least 1; each list is cut to fit (64
+ * bytes suffice).
+ */
+MESH_API int mesh_restart_frees(const mesh_restart_t *r, const char *msg, const char *mesh,
+                                char *freed, char *keep, char *pinned, size_t len);
+
+/**
  * The restart as one line, "keep=tp,pp,vpp;batch=1024;model=80,8192,64;
  * LAYOUT" (keep=none when nothing is kept, batch=0 when the global batch
  * is not known, model= the saved layers, hidden and heads, 0,0,0 when not

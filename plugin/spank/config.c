@@ -270,8 +270,14 @@ int mesh_plugin_restart(const char *line, const mesh_model_t *m, mesh_error_t *e
     }
     if (mesh_plugin.have_keep && mesh_restart_keep(r, mesh_plugin.keep, err) < 0)
         return mesh_error_prefix(err, "--mesh-keep");
-    if (mesh_restart_pins(r, m, &mesh_plugin.pins, err) < 0)
+    if (mesh_restart_pins(r, m, &mesh_plugin.pins, err) < 0) {
+        /* --mesh values the kept ones refuse: the --mesh-keep that frees
+         * them (a pin in conflict has another value: never the kept one) */
+        char freed[64], keep[64], pinned[64];
+        if (mesh_restart_frees(r, err->msg, NULL, freed, keep, pinned, sizeof(freed)))
+            return mesh_error_prefix(err, "%s (--mesh-keep %s frees %s)", opt, keep, freed);
         return mesh_error_prefix(err, "%s", opt);
+    }
     mesh_plugin.have_restart = 1;
     return 0;
 }

@@ -258,6 +258,15 @@ static void submit__restart_pins_and_travels(void **state)
     assert_int_equal(restart_submit(0, "/nonexistent/plan.json", NULL), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-from: "));
     assert_non_null(strstr(mock.last_error, "/nonexistent/plan.json"));
+    /* a --mesh value the kept one refuses, with the --mesh-keep that frees it */
+    assert_int_equal(init(S_CTX_ALLOCATOR, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 0);
+    assert_int_equal(mesh_test_option("mesh", "cp=4", 0), 0);
+    assert_int_equal(mesh_test_option("mesh-from", from, 0), 0);
+    assert_int_equal(mesh_test_option("mesh-keep", "tp,cp", 0), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-from (--mesh-keep tp frees cp): mesh cp=4 "
+                                            "conflicts with the kept cp=2"));
     /* what cannot be kept is refused at once */
     assert_int_equal(restart_submit(0, from, "tp,mb"), -1);
     assert_non_null(strstr(mock.last_error, "--mesh-keep: "));

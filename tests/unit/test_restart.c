@@ -477,6 +477,34 @@ static void keep__names_and_errors(void **state)
     assert_int_equal(mesh_restart_keep(&r, NULL, &err), -1);
 }
 
+/* What keeping less frees, read from a pin's error: the kept dimensions it
+ * names, the keep without them, and those --mesh pins to the kept value. */
+static void frees__the_kept_dimensions_a_pin_names(void **state)
+{
+    (void)state;
+    mesh_restart_t r = read_ok("MESH_PLAN=tp=4,pp=4,dp=4,cp=2,zero=1,vpp=1,mb=1,recompute=none,"
+                               "sp=on\nMESH_GLOBAL_BATCH_SIZE=768\n");
+    char freed[64], keep[64], pinned[64];
+    static const struct {
+        const char *msg, *mesh, *freed, *keep, *pinned;
+        int rc;
+    } cases[] = {
+        {"mesh tp=4,pp=4: LoRA trains ...", "tp=4", "tp,pp", "vpp,zero", "tp", 1},
+        {"mesh tp=8 conflicts with the kept tp=4", "tp=8", "tp", "pp,vpp,zero", "", 1},
+        {"on 2 nodes: mesh pp=4,cp=2: LoRA ...", NULL, "pp", "tp,vpp,zero", "", 1},
+        {"mesh cp=2: LoRA ...", NULL, "", "", "", 0},        /* cp is not kept */
+        {"no valid layout: mesh tp=4", NULL, "", "", "", 0}, /* not a pin's error */
+        {"mesh tp=4,pp=4,vpp=1,zero=1: x", "", "tp,pp,vpp,zero", "none", "", 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc =
+            mesh_restart_frees(&r, cases[i].msg, cases[i].mesh, freed, keep, pinned, sizeof(freed));
+        if (rc != cases[i].rc || strcmp(freed, cases[i].freed) || strcmp(keep, cases[i].keep) ||
+            strcmp(pinned, cases[i].pinned))
+            fail_msg("%s: %d '%s' '%s' '%s'", cases[i].msg, rc, freed, keep, pinned);
+    }
+}
+
 static void pins__kept_values_and_conflicts(void **state)
 {
     (void)state;
@@ -914,6 +942,7 @@ int main(void)
         cmocka_unit_test(load__regular_files_only),
         cmocka_unit_test(keep__names_and_errors),
         cmocka_unit_test(pins__kept_values_and_conflicts),
+        cmocka_unit_test(frees__the_kept_dimensions_a_pin_names),
         cmocka_unit_test(pins__another_models_checkpoint),
         cmocka_unit_test(reshard__changed_dimensions_in_order),
         cmocka_unit_test(line__round_trip_and_checks),
