@@ -72,8 +72,9 @@ static void fixture__two_islands(void **state)
 }
 
 /* A node of n GPUs (3D controllers of NVIDIA's, bus 0x10 on) under one
- * package, written as hwloc's XML into path. */
-static void write_node(const char *path, int n)
+ * package, written as hwloc's XML into path; swapped: the first two in
+ * the other order (bus 0x11 before 0x10), as a tree may list them. */
+static void write_node_as(const char *path, int n, int swapped)
 {
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -92,9 +93,37 @@ static void write_node(const char *path, int n)
         fprintf(f,
                 "<object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:%02x:00.0\" "
                 "pci_type=\"0302 [10de:2330] [10de:16c1] a1\" pci_link_speed=\"0.0\"/>\n",
-                100 + i, 0x10 + i);
+                100 + i, 0x10 + (swapped && i < 2 ? 1 - i : i));
     fprintf(f, "</object>\n</object>\n</topology>\n");
     assert_int_equal(fclose(f), 0);
+}
+
+static void write_node(const char *path, int n)
+{
+    write_node_as(path, n, 0);
+}
+
+/* GPUs that the tree lists out of bus order are Slurm's order after
+ * loading, the first two as well as the rest (the CUDA and Slurm
+ * indices are by bus id). */
+static void load__gpus_in_bus_order(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/meshplan-topo-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/node.xml", dir);
+    write_node_as(path, 4, 1);
+    mesh_error_t err;
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    for (int i = 0; i < 4; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "0000:%02x:00.0", 0x10 + i);
+        assert_string_equal(mesh_topo_gpu(t, i)->busid, want);
+    }
+    mesh_topo_destroy(t);
+    unlink(path);
+    rmdir(dir);
 }
 
 /* MESH_TOPO_MAX_GPUS GPUs, the most a node may have: all of them read, and
@@ -600,6 +629,7 @@ int main(void)
         cmocka_unit_test(topo__returns_all_its_memory),
         cmocka_unit_test(select__islands_renumbered_afresh_each_step),
         cmocka_unit_test(select__on_a_node_of_the_most_gpus),
+        cmocka_unit_test(load__gpus_in_bus_order),
         cmocka_unit_test(fixture__interleaved_islands),
         cmocka_unit_test(fixture__nvswitch_matrix),
         cmocka_unit_test(fixture__unknown_gpu),
