@@ -156,12 +156,12 @@ MESH_API int mesh_restart_keep(mesh_restart_t *r, const char *dims, mesh_error_t
  *
  * Returns 0, or -1 with err set (*pins then unchanged) when kept
  * dimensions are pinned to other values or to auto (the message names
- * every one, with both values), ep or etp is kept for a model without experts (or the saved
- * layout has none and m has), the saved model's shape is known and is not
- * m's (layers, hidden or heads differ: the checkpoint is another model's),
- * or r->global_batch is known and differs from m's (a restart keeps the
- * global batch constant: the message says to set train.global_batch).  r, m and pins must not be
- * NULL.
+ * every one, with both values), ep or etp is kept for a model without
+ * experts (or the saved layout has none and m has), the saved model's
+ * shape is known and is not m's (layers, hidden or heads differ: the
+ * checkpoint is another model's), or r->global_batch is known and differs
+ * from m's (a restart keeps the global batch constant: the message says to
+ * set train.global_batch).  r, m and pins must not be NULL.
  */
 MESH_API int mesh_restart_pins(const mesh_restart_t *r, const mesh_model_t *m, mesh_layout_t *pins,
                                mesh_error_t *err);
