@@ -134,7 +134,9 @@ static int wanted(uint32_t stepid)
  * boot saves what discovery found, as root, in a root-owned directory, and
  * later steps load that.  /run is emptied at boot; the boot id in the name
  * makes sure of it. */
+#ifndef TOPOLOGY_CACHE_DIR /* the plugin's suite builds with its own */
 #define TOPOLOGY_CACHE_DIR "/run/meshplan"
+#endif
 
 static int cache_path(char *buf, size_t len)
 {

@@ -1020,6 +1020,62 @@ static void stepd__torchrun_one_launcher_per_node(void **state)
     assert_non_null(strstr(mock.last_error, "--ntasks-per-node=1"));
 }
 
+/* The first step of a boot saves what discovery found of the node, as root,
+ * in a root-owned directory no one else may write to, for later steps to
+ * load; a directory others may write to is neither written nor read (a
+ * file a user could have put there is never read as root), and a step that
+ * is not root saves nothing. */
+static void stepd__topology_cache_only_where_trusted(void **state)
+{
+    (void)state;
+    char cached[512], boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (geteuid() != 0 || !f || !fgets(boot, sizeof(boot), f)) {
+        if (f)
+            fclose(f);
+        skip(); /* root's path, on Linux */
+    }
+    fclose(f);
+    boot[strcspn(boot, "\n")] = '\0';
+    snprintf(cached, sizeof(cached), "%s/topology-%s.xml", TOPOLOGY_CACHE_DIR, boot);
+    unlink(cached);
+    rmdir(TOPOLOGY_CACHE_DIR);
+    struct stat st;
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cp %s/topologies/hgx-h100-8gpu.xml %s", getenv("MESH_FIXTURES"),
+             cached);
+    for (int open_dir = 0; open_dir < 2; open_dir++) {
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        mock_step(0, 2, 1, 8);
+        assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+        if (!open_dir) {
+            assert_int_equal(lstat(cached, &st), 0);
+            assert_true(S_ISREG(st.st_mode));
+            assert_int_equal(st.st_uid, 0);
+            assert_int_equal(st.st_mode & 022, 0);
+        } else { /* a directory anyone may write to: nothing saved there */
+            assert_int_equal(lstat(cached, &st), -1);
+        }
+        /* a step loads the file there (an HGX H100's, in place of this
+         * machine's): only from the directory no one else may write */
+        assert_int_equal(system(cmd), 0);
+        mock_setenv("SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7");
+        run_step(5);
+        const char *busid = mock_getenv("MESH_GPU_BUSID");
+        assert_int_equal(busid && strcmp(busid, "0000:ab:00.0") == 0, !open_dir);
+        if (!open_dir) { /* nor a file that another user owns */
+            assert_int_equal(chown(cached, 65534, 65534), 0);
+            run_step(5);
+            busid = mock_getenv("MESH_GPU_BUSID");
+            assert_false(busid && strcmp(busid, "0000:ab:00.0") == 0);
+        }
+        assert_int_equal(unlink(cached), 0);
+        assert_int_equal(chmod(TOPOLOGY_CACHE_DIR, 0777), 0);
+    }
+    rmdir(TOPOLOGY_CACHE_DIR);
+}
+
 static void stepd__topology_per_node(void **state)
 {
     /* every node reads its own XML: n1, n2 HGX H100; n3 two A100 islands */
@@ -1235,6 +1291,7 @@ int main(void)
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
         cmocka_unit_test(stepd__torchrun_one_launcher_per_node),
         cmocka_unit_test(stepd__every_variable_as_meshplan_env),
+        cmocka_unit_test(stepd__topology_cache_only_where_trusted),
         cmocka_unit_test(stepd__topology_per_node),
         cmocka_unit_test(config__broken_refuses_only_meshplan_jobs),
         cmocka_unit_test(config__reject_stops_every_job),
