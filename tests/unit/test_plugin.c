@@ -1064,8 +1064,12 @@ static void stepd__topology_cache_only_where_trusted(void **state)
         run_step(5);
         const char *busid = mock_getenv("MESH_GPU_BUSID");
         assert_int_equal(busid && strcmp(busid, "0000:ab:00.0") == 0, !open_dir);
-        if (!open_dir) { /* nor a file that another user owns */
+        if (!open_dir) { /* nor a file that another user owns: another step */
             assert_int_equal(chown(cached, 65534, 65534), 0);
+            assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+            mesh_test_option("model", "llama3-8b", 1);
+            mock_step(0, 2, 1, 8);
+            mock_setenv("SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7");
             run_step(5);
             busid = mock_getenv("MESH_GPU_BUSID");
             assert_false(busid && strcmp(busid, "0000:ab:00.0") == 0);
