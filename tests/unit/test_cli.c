@@ -1696,6 +1696,7 @@ static void restart__bad_input_one_line(void **state)
     /* a mixture of experts' kept ep and etp told apart from tp */
     char moe[] = "/tmp/meshplan-restart-moe-XXXXXX";
     int fd = mkstemp(moe);
+    assert_true(fd >= 0);
     const char *saved =
         "MESH_PLAN=tp=2,pp=2,dp=4,cp=1,ep=8,etp=1,zero=2,vpp=1,mb=1,recompute=none,sp=on\n";
     assert_int_equal(write(fd, saved, strlen(saved)), (ssize_t)strlen(saved));

@@ -1022,9 +1022,9 @@ static void stepd__torchrun_one_launcher_per_node(void **state)
 
 /* The first step of a boot saves what discovery found of the node, as root,
  * in a root-owned directory no one else may write to, for later steps to
- * load; a directory others may write to is neither written nor read (a
- * file a user could have put there is never read as root), and a step that
- * is not root saves nothing. */
+ * load; a directory others may write to is neither written nor read, nor
+ * a file another user owns (a file a user could have put there is never
+ * read as root).  Root's path: skipped elsewhere. */
 static void stepd__topology_cache_only_where_trusted(void **state)
 {
     (void)state;
