@@ -502,14 +502,15 @@ int mesh_restart_keep(mesh_restart_t *r, const char *names, mesh_error_t *err)
  * tp=8,pp=auto conflicts with the kept tp=4,pp=4".  0, or -1 with err. */
 static int kept_conflicts(const mesh_restart_t *r, const mesh_layout_t *pins, mesh_error_t *err)
 {
-    char pinned[128] = "", kept[128] = "", autos[64] = "", fix[96];
+    char pinned[128] = "", kept[128] = "", names[64], fix[96];
+    unsigned autos = 0;
     int values = 0;
     for (int d = 0; d < MESH_DIM_COUNT; d++) {
         int v = dim_value(&r->from, d), pin = dim_value(pins, d);
         if (!(r->keep & MESH_DIM_BIT(d)) || pin == MESH_FREE || pin == v)
             continue;
         if (pin == MESH_AUTO) {
-            mesh_list_add(autos, sizeof(autos), ",", "%s", dim_name(d));
+            autos |= MESH_DIM_BIT(d);
             mesh_list_add(pinned, sizeof(pinned), ",", "%s=auto", dim_name(d));
         } else {
             values++;
@@ -519,10 +520,10 @@ static int kept_conflicts(const mesh_restart_t *r, const mesh_layout_t *pins, me
     }
     if (!pinned[0])
         return 0;
-    if (!autos[0])
+    if (!autos)
         snprintf(fix, sizeof(fix), "pin the same value%s", values > 1 ? "s" : "");
     else if (!values)
-        snprintf(fix, sizeof(fix), "leave %s out", autos);
+        snprintf(fix, sizeof(fix), "leave %s out", dim_names(autos, ",", names, sizeof(names)));
     else
         snprintf(fix, sizeof(fix), "pin the kept values");
     return mesh_error_set(err,
@@ -600,47 +601,37 @@ const char *mesh_restart_kept(const mesh_restart_t *r, char *buf, size_t len)
     return buf;
 }
 
-/* Whether the key key[0..klen) is among those of list[0..len) ("tp=2,pp=2"),
- * each compared up to a character of end: "=," compares keys, "," whole
- * items. */
-static int lists(const char *list, size_t len, const char *key, size_t klen, const char *end)
-{
-    for (size_t at = 0; at < len; at += strcspn(list + at, ",") + 1)
-        if (strcspn(list + at, end) == klen && strncmp(list + at, key, klen) == 0)
-            return 1;
-    return 0;
-}
-
 int mesh_restart_frees(const mesh_restart_t *r, const char *msg, const char *mesh, char *freed,
                        char *keep, char *pinned, size_t len)
 {
+    char text[MESH_LAYOUT_STR_MAX];
+    mesh_layout_t named, given;
+    mesh_error_t ignored;
+    unsigned in_way = 0, pinned_too = 0;
     freed[0] = keep[0] = pinned[0] = '\0';
     if (strncmp(msg, "on ", 3) == 0 && strstr(msg, ": mesh "))
         msg = strstr(msg, ": mesh ") + 2;
-    if (strncmp(msg, "mesh ", 5) != 0)
+    /* the pins the error names are --mesh's syntax: its parser reads them */
+    size_t n = strncmp(msg, "mesh ", 5) == 0 ? strcspn(msg + 5, ": ") : sizeof(text);
+    if (n >= sizeof(text))
         return 0;
-    const char *pins = msg + 5;
-    size_t plen = strcspn(pins, ": ");
+    memcpy(text, msg + 5, n);
+    text[n] = '\0';
+    if (mesh_layout_parse(text, &named, &ignored) < 0)
+        return 0;
+    int have_mesh = mesh && mesh_layout_parse(mesh, &given, &ignored) == 0;
     for (int d = 0; d < MESH_DIM_COUNT; d++) {
-        char item[32];
-        const char *name = dim_name(d);
-        if (!(r->keep & MESH_DIM_BIT(d)))
+        if (!(r->keep & MESH_DIM_BIT(d)) || dim_value(&named, d) == MESH_FREE)
             continue;
-        snprintf(item, sizeof(item), "%s=%d", name, dim_value(&r->from, d));
-        if (!lists(pins, plen, name, strlen(name), "=,")) {
-            mesh_list_add(keep, len, ",", "%s", name);
-            continue;
-        }
-        mesh_list_add(freed, len, ",", "%s", name);
-        if (mesh && lists(mesh, strlen(mesh), item, strlen(item), ","))
-            mesh_list_add(pinned, len, ",", "%s", name);
+        in_way |= MESH_DIM_BIT(d);
+        if (have_mesh && dim_value(&given, d) == dim_value(&r->from, d))
+            pinned_too |= MESH_DIM_BIT(d);
     }
-    if (!freed[0]) {
-        keep[0] = pinned[0] = '\0';
+    if (!in_way)
         return 0;
-    }
-    if (!keep[0])
-        snprintf(keep, len, "none");
+    dim_names(in_way, ",", freed, len);
+    keep_names(r->keep & ~in_way, keep, len);
+    dim_names(pinned_too, ",", pinned, len);
     return 1;
 }
 
