@@ -455,6 +455,8 @@ static void read_deepseek_v3(hf_t *h)
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     must_int(h, "moe_layer_freq", 1, "MoE layers only every few layers");
     must_int(h, "ep_size", 1, "an expert-parallel size fixed in the model");
+    /* DeepseekV3Config takes it too, and Kimi K2's files write it */
+    must_int(h, "pretraining_tp", 1, "matmuls sliced as in Llama 2's pretraining");
     json_t *method = field_of(h, "topk_method");
     json_t *score = field_of(h, "scoring_func");
     section(h, "  ", "moe");
@@ -540,6 +542,9 @@ static const struct architecture {
     {"Qwen3ForCausalLM", "qwen3", read_qwen3},
     {"Qwen3MoeForCausalLM", "qwen3_moe", read_qwen3_moe},
     {"DeepseekV3ForCausalLM", "deepseek_v3", read_deepseek_v3},
+    /* Moonshot's Kimi K2 (moonshotai/Kimi-K2-Base config.json): DeepSeek-V3's
+     * class under a type of its own */
+    {"DeepseekV3ForCausalLM", "kimi_k2", read_deepseek_v3},
     {"NemotronForCausalLM", "nemotron", read_nemotron},
     {"GptOssForCausalLM", "gpt_oss", read_gpt_oss},
 };
@@ -556,6 +561,24 @@ static const char *const harmless[] = {
     "quantization_config",  "head_dim",
 };
 
+/* For an error, into out[len], comma separated: the architectures
+ * meshplan reads, each once (architecture NULL), or the model types it
+ * reads as that architecture. */
+static void names_of(const char *architecture, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < MESH_ARRAY_LEN(architectures); i++) {
+        const char *name = architecture ? architectures[i].model_type : architectures[i].name;
+        if (architecture && strcmp(architectures[i].name, architecture) != 0)
+            continue;
+        if (!architecture && i && strcmp(name, architectures[i - 1].name) == 0)
+            continue; /* one class under several types: named once */
+        if (n < len)
+            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", name);
+    }
+}
+
 /* The architecture the file names, in `architectures` and `model_type`. */
 static const struct architecture *architecture_of(hf_t *h)
 {
@@ -571,15 +594,20 @@ static const struct architecture *architecture_of(hf_t *h)
         return hf_fail(h, "architectures and model_type are missing: not a Hugging Face "
                           "config.json of a model"),
                NULL;
-    for (size_t i = 0; i < MESH_ARRAY_LEN(architectures); i++)
-        if ((!name || strcmp(name, architectures[i].name) == 0) &&
-            (!t || strcmp(t, architectures[i].model_type) == 0))
+    int named = 0; /* the class is one meshplan reads, under some type */
+    for (size_t i = 0; i < MESH_ARRAY_LEN(architectures); i++) {
+        int same = !name || strcmp(name, architectures[i].name) == 0;
+        named |= same && name;
+        if (same && (!t || strcmp(t, architectures[i].model_type) == 0))
             return &architectures[i];
-    char known[512] = "";
-    for (size_t i = 0, n = 0; i < MESH_ARRAY_LEN(architectures); i++)
-        n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
-                              architectures[i].name);
-    return hf_fail(h, "%s '%s' is not one meshplan reads (%s)",
+    }
+    char known[512];
+    names_of(named ? name : NULL, known, sizeof(known));
+    if (named)
+        return hf_fail(h, "model_type '%.64s' is not one meshplan reads as %s (%s)", t, name,
+                       known),
+               NULL;
+    return hf_fail(h, "%s '%.64s' is not one meshplan reads (%s)",
                    name ? "architectures" : "model_type", name ? name : t, known),
            NULL;
 }

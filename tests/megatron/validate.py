@@ -166,6 +166,7 @@ PRESETS = {
     "qwen3-30b-a3b": [1, 4],
     "qwen3-235b-a22b": [16, 32],
     "deepseek-v3": [64, 128, 256],
+    "kimi-k2": [64, 128],
     "nemotron4-15b": [2, 8],
     "nemotron4-340b": [32, 64],
 }
@@ -223,7 +224,7 @@ MLA_VARIANTS = [
 # Each preset's architecture as its authors published it (the Hugging Face
 # config.json of meta-llama/Llama-2-*-hf, Meta-Llama-3-*, Llama-3.1-405B,
 # mistralai/Mixtral-8x7B-v0.1 and 8x22B-v0.1, Qwen/Qwen3-30B-A3B and
-# 235B-A22B, deepseek-ai/DeepSeek-V3; GPT-3 from Brown et al. 2020, Table 2.1,
+# 235B-A22B, deepseek-ai/DeepSeek-V3, moonshotai/Kimi-K2-Base; GPT-3 from Brown et al. 2020, Table 2.1,
 # with GPT-2's vocabulary and LayerNorm epsilon), written in Megatron-Core's
 # TransformerConfig terms (or the parsed arguments' where the config has no
 # such field).  Nemotron-4 (Parmar et al. 2024; the 340B report; transformers'
@@ -300,6 +301,20 @@ PUBLISHED = {
         moe_shared_expert_intermediate_size=2048, moe_router_score_function="sigmoid",
         moe_router_enable_expert_bias=True, moe_router_num_groups=8, moe_router_group_topk=4,
         moe_router_topk_scaling_factor=2.5, mtp_num_layers=1),
+    # moonshotai/Kimi-K2-Base: DeepSeek-V3's class with 64 heads, 384 experts,
+    # one dense layer, one routing group, no MTP, as pretrained (its YaRN
+    # extends the context afterwards, with a beta_fast of 1 no flag sets):
+    # MLA's default rope_type yarn at factor 1 is RoPE (no mscale, the same
+    # frequencies: yarn_rotary_pos_embedding.py _yarn_get_mscale at d98e8a6)
+    "kimi-k2": dict(
+        llama(61, 7168, 18432, 64, 64, 163840, 50000, eps=1e-6,
+              **moe(384, 8, 2048, moe_layer_freq=[0] + [1] * 60)),
+        kv_channels=None, qk_layernorm=True, multi_latent_attention=True, q_lora_rank=1536,
+        kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128,
+        rope_type="yarn", rotary_scaling_factor=1.0,
+        moe_shared_expert_intermediate_size=2048, moe_router_score_function="sigmoid",
+        moe_router_enable_expert_bias=True, moe_router_num_groups=1, moe_router_group_topk=1,
+        moe_router_topk_scaling_factor=2.827, mtp_num_layers=None),
     "nemotron4-15b": nemotron4(32, 6144, 24576, 48),
     "nemotron4-340b": nemotron4(96, 18432, 73728, 96),
 }
@@ -346,8 +361,8 @@ def cases():
     for preset, nodes, mesh in PINNED:
         yield f"{preset}/{nodes}xH100/{mesh}", preset, nodes, "H100-SXM", ["--mesh", mesh]
     for preset, counts in PRESETS.items():
-        moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek"))
-        mla = preset.startswith("deepseek")
+        moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek", "kimi"))
+        mla = preset.startswith(("deepseek", "kimi"))
         for n in counts:
             for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []) + \
                     (MLA_VARIANTS if mla else []):

@@ -112,6 +112,32 @@ static const char deepseek_v3[] =
     " \"transformers_version\": \"4.33.1\", \"use_cache\": true, \"v_head_dim\": 128,"
     " \"vocab_size\": 129280}";
 
+/* Kimi K2 (moonshotai/Kimi-K2-Base): DeepSeek-V3's class under its own
+ * model_type, ROPE its rope_scaling (the published file's YaRN, or none, as
+ * it was pretrained). */
+#define KIMI_K2(ROPE)                                                                              \
+    "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"attention_bias\": false,"                  \
+    " \"attention_dropout\": 0.0, \"auto_map\": {\"AutoConfig\":"                                  \
+    " \"configuration_deepseek.DeepseekV3Config\"}, \"aux_loss_alpha\": 0.001,"                    \
+    " \"bos_token_id\": 163584, \"eos_token_id\": 163585, \"ep_size\": 1,"                         \
+    " \"first_k_dense_replace\": 1, \"hidden_act\": \"silu\", \"hidden_size\": 7168,"              \
+    " \"initializer_range\": 0.02, \"intermediate_size\": 18432, \"kv_lora_rank\": 512,"           \
+    " \"max_position_embeddings\": 131072, \"model_type\": \"kimi_k2\","                           \
+    " \"moe_intermediate_size\": 2048, \"moe_layer_freq\": 1, \"n_group\": 1,"                     \
+    " \"n_routed_experts\": 384, \"n_shared_experts\": 1, \"norm_topk_prob\": true,"               \
+    " \"num_attention_heads\": 64, \"num_experts_per_tok\": 8, \"num_hidden_layers\": 61,"         \
+    " \"num_key_value_heads\": 64, \"num_nextn_predict_layers\": 0, \"pretraining_tp\": 1,"        \
+    " \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64,"                 \
+    " \"rms_norm_eps\": 1e-06, " ROPE " \"rope_theta\": 50000.0,"                                  \
+    " \"routed_scaling_factor\": 2.827, \"scoring_func\": \"sigmoid\", \"seq_aux\": true,"         \
+    " \"tie_word_embeddings\": false, \"topk_group\": 1, \"topk_method\": \"noaux_tc\","           \
+    " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.48.3\", \"use_cache\": true,"   \
+    " \"v_head_dim\": 128, \"vocab_size\": 163840}"
+#define KIMI_K2_YARN                                                                               \
+    "\"rope_scaling\": {\"beta_fast\": 1.0, \"beta_slow\": 1.0, \"factor\": 32.0,"                 \
+    " \"mscale\": 1.0, \"mscale_all_dim\": 1.0, \"original_max_position_embeddings\": 4096,"       \
+    " \"type\": \"yarn\"},"
+
 /* Nemotron-4 15B in Hugging Face's terms (NemotronConfig, as the
  * family's config.json files write it: nvidia/Minitron-8B-Base's fields). */
 static const char nemotron4_15b[] =
@@ -140,6 +166,7 @@ static void config__plans_as_its_preset(void **state)
         {"qwen3-30b-a3b", QWEN3_MOE(48, 2048, 32, 6144, 768), 4},
         {"qwen3-235b-a22b", QWEN3_MOE(94, 4096, 64, 12288, 1536), 32},
         {"deepseek-v3", deepseek_v3, 128},
+        {"kimi-k2", KIMI_K2(""), 64},
         {"nemotron4-15b", nemotron4_15b, 2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
@@ -290,6 +317,20 @@ static void config__queries_not_compressed(void **state)
     assert_true(m.params > test_preset("deepseek-v3").params); /* a whole query projection */
 }
 
+/* Kimi K2's published file extends its context with a YaRN whose
+ * beta_fast (1) Megatron-LM's flags cannot give MLA (MLATransformerConfig's
+ * beta_fast, 32, has no flag at d98e8a6: --yarn-beta-fast sets the other
+ * attentions' only, argument_utils.py L409): refused naming the field,
+ * where the class alone would read as its preset (above). */
+static void config__kimi_k2_yarn_refused(void **state)
+{
+    (void)state;
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(load(write_config("kimi-k2", KIMI_K2(KIMI_K2_YARN)), NULL, 0, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "rope_scaling.beta_fast: Megatron-LM fixes it at 32"));
+}
+
 /* Architectures without a preset: the published parameter counts
  * (the repositories' safetensors totals). */
 static void config__published_counts(void **state)
@@ -411,6 +452,14 @@ static void config__refused_naming_the_field(void **state)
         {"{\"architectures\": [\"GptOssForCausalLM\"], \"model_type\": \"gpt_oss\"}",
          "attention sinks"},
         {"{\"architectures\": [\"FalconForCausalLM\"]}", "architectures 'FalconForCausalLM'"},
+        {"{\"model_type\": \"falcon\"}",
+         "model_type 'falcon' is not one meshplan reads (LlamaForCausalLM, MistralForCausalLM, "
+         "MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+         "DeepseekV3ForCausalLM, NemotronForCausalLM, GptOssForCausalLM)"},
+        /* a class meshplan reads, under a type it does not: the types it reads */
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"model_type\": \"deepseek_v2\"}",
+         "model_type 'deepseek_v2' is not one meshplan reads as DeepseekV3ForCausalLM "
+         "(deepseek_v3, kimi_k2)"},
         {"{\"hidden_size\": 64}", "architectures and model_type are missing"},
         {"[1, 2]", "expected a JSON object"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
@@ -586,6 +635,7 @@ int main(void)
         cmocka_unit_test(config__regularizer_passed_over),
         cmocka_unit_test(config__yarn_without_mscale_all_dim),
         cmocka_unit_test(config__queries_not_compressed),
+        cmocka_unit_test(config__kimi_k2_yarn_refused),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
         cmocka_unit_test(config__nemotron_defaults),

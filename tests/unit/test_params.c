@@ -26,6 +26,10 @@ static void params__moe_presets__published_counts(void **state)
         /* with the QK norms, 2 x 128 weights in each of 48 and 94 layers */
         {"qwen3-30b-a3b", 30532110336ULL + 48 * 256, 3353020416ULL + 48 * 256},
         {"qwen3-235b-a22b", 235093610496ULL + 94 * 256, 22190739456ULL + 94 * 256},
+        /* Kimi K2: its weights' 1.026T, summed from its config (each layer's
+         * MLA 101,124,096 and norms 14,336; the dense MLP 396,361,728; a MoE
+         * layer's 385 experts and router 16,958,226,432; both embeddings) */
+        {"kimi-k2", 1026408209408ULL, 32861477888ULL},
     };
     for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++) {
         mesh_model_t m = test_preset(exact[i].name);
