@@ -561,20 +561,19 @@ static const char *const harmless[] = {
     "quantization_config",  "head_dim",
 };
 
-/* For an error, into out[len], comma separated: the architectures
- * meshplan reads, each once (architecture NULL), or the model types it
- * reads as that architecture. */
-static void names_of(const char *architecture, char *out, size_t len)
+/* For an error, into out[len], comma separated and each once: the
+ * architectures meshplan reads (types 0) or their model types (types 1),
+ * of every class or of class `of` alone. */
+static void names_of(const char *of, int types, char *out, size_t len)
 {
     size_t n = 0;
     out[0] = '\0';
     for (size_t i = 0; i < MESH_ARRAY_LEN(architectures); i++) {
-        const char *name = architecture ? architectures[i].model_type : architectures[i].name;
-        if (architecture && strcmp(architectures[i].name, architecture) != 0)
-            continue;
-        if (!architecture && i && strcmp(name, architectures[i - 1].name) == 0)
-            continue; /* one class under several types: named once */
-        if (n < len)
+        const char *name = types ? architectures[i].model_type : architectures[i].name;
+        int skip = of && strcmp(architectures[i].name, of) != 0;
+        for (size_t j = 0; j < i && !skip; j++) /* one class under several types */
+            skip = strcmp(name, types ? architectures[j].model_type : architectures[j].name) == 0;
+        if (!skip && n < len)
             n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", name);
     }
 }
@@ -589,7 +588,9 @@ static const struct architecture *architecture_of(hf_t *h)
         name = json_string_value(json_array_get(list, 0));
     else if (list)
         return hf_fail(h, "architectures: expected a list of one name"), NULL;
-    const char *t = type && json_is_string(type) ? json_string_value(type) : NULL;
+    if (type && !json_is_string(type))
+        return hf_fail(h, "model_type: expected a string, not %s", type_name(type)), NULL;
+    const char *t = type ? json_string_value(type) : NULL;
     if (!name && !t)
         return hf_fail(h, "architectures and model_type are missing: not a Hugging Face "
                           "config.json of a model"),
@@ -602,12 +603,15 @@ static const struct architecture *architecture_of(hf_t *h)
             return &architectures[i];
     }
     char known[512];
-    names_of(named ? name : NULL, known, sizeof(known));
+    names_of(named ? name : NULL, !name || named, known, sizeof(known));
     if (named)
-        return hf_fail(h, "model_type '%.64s' is not one meshplan reads as %s (%s)", t, name,
-                       known),
+        return hf_fail(h,
+                       "model_type '%.64s' is not one meshplan reads as %s (%s): give one of "
+                       "them, or describe the model in a spec file",
+                       t, name, known),
                NULL;
-    return hf_fail(h, "%s '%.64s' is not one meshplan reads (%s)",
+    return hf_fail(h,
+                   "%s '%.64s' is not one meshplan reads (%s): describe the model in a spec file",
                    name ? "architectures" : "model_type", name ? name : t, known),
            NULL;
 }

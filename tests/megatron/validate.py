@@ -305,7 +305,9 @@ PUBLISHED = {
     # one dense layer, one routing group, no MTP, as pretrained (its YaRN
     # extends the context afterwards, with a beta_fast of 1 no flag sets):
     # MLA's default rope_type yarn at factor 1 is RoPE (no mscale, the same
-    # frequencies: yarn_rotary_pos_embedding.py _yarn_get_mscale at d98e8a6)
+    # frequencies: yarn_rotary_pos_embedding.py _yarn_get_mscale at d98e8a6),
+    # so YaRN's other constants (beta_fast, beta_slow, mscale, the original
+    # context) change nothing and are not compared
     "kimi-k2": dict(
         llama(61, 7168, 18432, 64, 64, 163840, 50000, eps=1e-6,
               **moe(384, 8, 2048, moe_layer_freq=[0] + [1] * 60)),

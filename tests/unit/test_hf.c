@@ -453,13 +453,14 @@ static void config__refused_naming_the_field(void **state)
          "attention sinks"},
         {"{\"architectures\": [\"FalconForCausalLM\"]}", "architectures 'FalconForCausalLM'"},
         {"{\"model_type\": \"falcon\"}",
-         "model_type 'falcon' is not one meshplan reads (LlamaForCausalLM, MistralForCausalLM, "
-         "MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-         "DeepseekV3ForCausalLM, NemotronForCausalLM, GptOssForCausalLM)"},
+         "model_type 'falcon' is not one meshplan reads (llama, mistral, mixtral, qwen2, qwen3, "
+         "qwen3_moe, deepseek_v3, kimi_k2, nemotron, gpt_oss): describe the model in a spec file"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": 7}",
+         "model_type: expected a string, not an integer"},
         /* a class meshplan reads, under a type it does not: the types it reads */
         {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"model_type\": \"deepseek_v2\"}",
          "model_type 'deepseek_v2' is not one meshplan reads as DeepseekV3ForCausalLM "
-         "(deepseek_v3, kimi_k2)"},
+         "(deepseek_v3, kimi_k2): give one of them, or describe the model in a spec file"},
         {"{\"hidden_size\": 64}", "architectures and model_type are missing"},
         {"[1, 2]", "expected a JSON object"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "

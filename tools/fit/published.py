@@ -96,6 +96,8 @@ def why_not(row):
         return "GPU %s not in the table" % row["gpu"]
     if row["precision"] not in ("BF16", "FP8"):
         return "precision %s not priced" % row["precision"]
+    if "Muon optimizer" in row["source"]:  # the spec's optimizers are Adam(W) and SGD
+        return "Muon optimizer not priced"
     if row["fsdp"].startswith("yes"):
         return "Megatron-FSDP (%s): sharding group not priced" % row["fsdp"]
     if not row["tp"] or not row["pp"] or not row["micro_batch"] or not row["global_batch"]:
