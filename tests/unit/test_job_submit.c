@@ -558,6 +558,18 @@ static void policy_reads__once_per_edit(void **state)
     snprintf(want, sizeof(want), "job_submit/meshplan %s: policy %s: enforce=warn",
              MESHPLAN_VERSION_STRING, policy_path);
     assert_non_null(strstr(policy_read, want));
+    /* removed: the defaults, not the last policy read, which know no GPU:
+     * let through unjudged (never warned of as under enforce=warn), and
+     * said so once */
+    assert_int_equal(unlink(policy_path), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(controller("llama3.1-405b", 1, "gres/gpu:8", &msg), SLURM_SUCCESS);
+        assert_null(msg);
+        assert_non_null(strstr(debug_lines, "the GPU is unknown"));
+    }
+    assert_int_equal(policy_reads, 2);
+    snprintf(want, sizeof(want), "no policy at %s: judging with the defaults", policy_path);
+    assert_non_null(strstr(policy_read, want));
 }
 
 /* The controller's answer under a broken policy with on_submit_error=reject:
