@@ -250,10 +250,13 @@ static void fixture__unknown_gpu(void **state)
     assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), -1);
     assert_non_null(strstr(err.msg, "10de:9999"));
     assert_non_null(strstr(err.msg, "gpu.NAME.pci"));
-    /* the admin names it */
+    /* the admin names it; the allocation is made whole, whatever *out held
+     * (its host memory unknown: the plugin plans offload against --mem) */
     assert_int_equal(mesh_policy_set_arg(&pol, "gpu.H100-SXM.pci=10de:9999", &err), 0);
+    memset(&a, 0xff, sizeof(a));
     assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), 0);
     assert_string_equal(a.gpu.name, "H100-SXM");
+    assert_true(a.host_memory == 0 && a.nodes == 1 && a.gpus_per_node == 8 && a.island == 8);
     mesh_topo_destroy(t);
     assert_null(mesh_topo_load("/nonexistent.xml", &err));
     assert_non_null(strstr(err.msg, "/nonexistent.xml"));
