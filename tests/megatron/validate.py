@@ -166,7 +166,7 @@ PRESETS = {
     "qwen3-30b-a3b": [1, 4],
     "qwen3-235b-a22b": [16, 32],
     "deepseek-v3": [64, 128, 256],
-    "kimi-k2": [64, 128],
+    "kimi-k2": [64],  # DeepSeek-V3 covers MLA and the router at three counts
     "nemotron4-15b": [2, 8],
     "nemotron4-340b": [32, 64],
 }
