@@ -59,6 +59,14 @@ static void plan__sole_replica_takes_what_zero1_gives(void **state)
     assert_int_equal(c->layout.moments, MESH_PREC_BF16);
     assert_true(fabs(c->memory.weights + c->memory.grads + c->memory.optimizer - 14 * 7e9) < 1e6);
     mesh_plan_destroy(p);
+    /* 5e9 parameters fit so alone, 70e9 bytes of the usable 77.6e9 (18
+     * bytes: 90e9) */
+    m.params = 5e9;
+    p = test_plan(&m, &a, "auto");
+    assert_true(mesh_plan_fits(p));
+    assert_int_equal(mesh_plan_best(p)->layout.zero, 1);
+    mesh_plan_destroy(p);
+    m.params = 7e9;
     m.optimizer_dtype = MESH_PREC_FP32;
     m.precision = MESH_PREC_FP8;
     p = test_plan(&m, &a, "auto");

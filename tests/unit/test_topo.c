@@ -533,6 +533,12 @@ static void timeout__bounded_save_writes_the_file(void **state)
     setenv("HWLOC_XMLFILE", xml, 1);
     if (mesh_topo_save_timeout(saved, 5, &err) < 0)
         fail_msg("%s", err.msg);
+    /* a target that cannot be written names the file, then why */
+    char missing[96], want[160];
+    snprintf(missing, sizeof(missing), "%s/missing/saved.xml", dir);
+    assert_int_equal(mesh_topo_save_timeout(missing, 5, &err), -1);
+    snprintf(want, sizeof(want), "topology: cannot save '%s': ", missing);
+    assert_memory_equal(err.msg, want, strlen(want));
     unsetenv("HWLOC_XMLFILE");
     mesh_topo_t *t = mesh_topo_load_timeout(saved, 5, &err), *f = mesh_topo_load(xml, &err);
     if (!t || !f)
