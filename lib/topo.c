@@ -247,8 +247,9 @@ int mesh_topo_save(const char *path, mesh_error_t *err)
     int rc = hwloc_topology_export_xml(topo, tmp, 0);
     hwloc_topology_destroy(topo);
     if (rc < 0 || chmod(tmp, 0644) < 0 || rename(tmp, path) < 0) {
+        int why = errno; /* before unlink's own, of a file never written */
         unlink(tmp);
-        return mesh_error_set(err, "topology: cannot save '%s': %s", path, strerror(errno));
+        return mesh_error_set(err, "topology: cannot save '%s': %s", path, strerror(why));
     }
     return 0;
 }
