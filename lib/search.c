@@ -491,8 +491,8 @@ static void search_batches(search_t *s, mesh_layout_t *l)
     s->full_lo = 1;
     /* One micro-batch, no sweep: the pinned one; answering "does anything
      * fit?", the smallest, which decides (memory grows with it: the loop
-     * below stops likewise); and where no size divides the replicas' share
-     * of the batch, 1, to record why. */
+     * below stops likewise); and where the replicas cannot share the global
+     * batch evenly (no sizes), 1, to record why. */
     if (p->micro_batch != MESH_FREE || s->first_fit_only || mesh_batch_list(s, l) == 0) {
         l->micro_batch = p->micro_batch != MESH_FREE ? p->micro_batch : 1;
         s->size_index = -1;
