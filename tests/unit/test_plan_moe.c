@@ -59,8 +59,8 @@ static void plan__sole_replica_takes_what_zero1_gives(void **state)
     assert_int_equal(c->layout.moments, MESH_PREC_BF16);
     assert_true(fabs(c->memory.weights + c->memory.grads + c->memory.optimizer - 14 * 7e9) < 1e6);
     mesh_plan_destroy(p);
-    /* 5e9 parameters fit so alone, 70e9 bytes of the usable 77.6e9 (18
-     * bytes: 90e9) */
+    /* 5e9 parameters fit only with it: 14 bytes a parameter, 70e9 of the
+     * usable 77.6e9 (ZeRO-0's 18: 90e9) */
     m.params = 5e9;
     p = test_plan(&m, &a, "auto");
     assert_true(mesh_plan_fits(p));
