@@ -125,8 +125,17 @@ spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
     return ESPANK_SUCCESS;
 }
 
+/* spank_setenv and spank_unsetenv return errors the plugin must heed;
+ * mock.fail_env makes them fail for one name */
+static int fails(const char *var)
+{
+    return mock.fail_env && strcmp(var, mock.fail_env) == 0;
+}
+
 spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
 {
+    if (fails(var))
+        return ESPANK_ERROR;
     if (!overwrite && mock_getenv(var))
         return ESPANK_ENV_EXISTS;
     mock_setenv(var, val);
@@ -221,6 +230,8 @@ void slurm_hostlist_destroy(mesh_hostlist_t h)
 
 spank_err_t spank_unsetenv(spank_t sp, const char *var)
 {
+    if (fails(var))
+        return ESPANK_ERROR;
     int i = find(var);
     if (i >= 0) {
         free(mock.env_name[i]);

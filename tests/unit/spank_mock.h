@@ -22,6 +22,7 @@ typedef struct mock_job {
     char error_log[8192]; /* every slurm_error line, each ending in a newline */
     char info[4096];      /* every slurm_info line, each ending in a newline */
     int errors;
+    const char *fail_env; /* spank_setenv and spank_unsetenv of this name fail */
 } mock_job_t;
 
 extern mock_job_t mock;

@@ -278,7 +278,18 @@ static void submit__restart_pins_and_travels(void **state)
     setenv("MESH_PLAN", "tp=2,pp=1,dp=4,cp=1,zero=1,vpp=1,mb=1,recompute=none,sp=on", 1);
     assert_int_equal(restart_submit(0, NULL, "tp,pp"), 0);
     assert_true(strncmp(mock_getenv("CONTROL:MESHPLAN_REQUEST"), "1;tp=2,pp=1;{", 13) == 0);
+    /* ... damaged there (a script's own export cut it short): refused, not guessed */
+    setenv("MESH_PLAN", "tp=2,pp=1", 1);
+    assert_int_equal(restart_submit(0, NULL, "tp,pp"), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-keep: MESH_PLAN:1: MESH_PLAN: the layout "
+                                            "'tp=2,pp=1' lacks dp,cp,zero"));
     unsetenv("MESH_PLAN");
+    /* the job's srun given a restart line that does not read */
+    setenv("MESHPLAN_RESTART", "keep=tp;batch=x", 1);
+    assert_int_equal(restart_submit(1, "/nonexistent/plan.json", NULL), -1);
+    assert_non_null(strstr(mock.last_error, "--mesh-from: restart: expected batch=...; in "
+                                            "'batch=x'"));
+    unsetenv("MESHPLAN_RESTART");
     /* a new job from inside a restarted one, not itself a restart: the
      * line the environment carries is not passed on to its nodes */
     assert_int_equal(restart_submit(0, from, "tp,cp"), 0);
@@ -823,6 +834,89 @@ static void stepd__faults_refuse_the_step(void **state)
     rm_dir(dir2);
 }
 
+/* A task starts with all its variables or not at all: a variable
+ * slurmstepd cannot set, one of ours it cannot remove, or a task the
+ * node's table has no entry for fails the task, naming which (a task
+ * started half-configured would join the wrong groups). */
+static void stepd__task_never_starts_half_configured(void **state)
+{
+    (void)state;
+    for (int unset = 0; unset <= 1; unset++) {
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        mesh_test_option("mesh", "tp=2,pp=2", 1);
+        mock_step(0, 2, 1, 8);
+        mock_setenv("MESH_EP_SIZE", "8"); /* a MoE batch step's: this dense plan removes it */
+        mock.fail_env = unset ? "MESH_EP_SIZE" : "MESH_TP_SIZE";
+        assert_int_equal(run_step(3), -1);
+        assert_non_null(strstr(mock.last_error,
+                               unset ? "cannot unset MESH_EP_SIZE" : "cannot set MESH_TP_SIZE"));
+        mock.fail_env = NULL;
+    }
+    /* task 8 of a node's 8 (0-7), and a task slurmstepd gives no number */
+    static const int tasks[] = {8, -1};
+    for (size_t i = 0; i < sizeof(tasks) / sizeof(*tasks); i++) {
+        char want[64];
+        assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        mock_step(0, 2, 1, 8);
+        assert_int_equal(run_step(tasks[i]), -1);
+        snprintf(want, sizeof(want), "task %d has no entry in this node's table", tasks[i]);
+        assert_non_null(strstr(mock.last_error, want));
+        assert_null(mock_getenv("RANK"));
+    }
+}
+
+/* The interactive step (salloc's shell, with Slurm's use_interactive_step)
+ * gets the job's layout only where steps= names it, and then, as the batch
+ * script, no rank of its own. */
+static void stepd__interactive_step_only_when_asked(void **state)
+{
+    (void)state;
+    for (int asked = 0; asked <= 1; asked++) {
+        assert_int_equal(init(S_CTX_REMOTE, asked ? "steps=regular,interactive" : NULL), 0);
+        mesh_test_option("model", "llama3-8b", 1);
+        mock_step(0xfffffffa, 0, 0, 0);
+        mock_setenv("SLURM_JOB_NUM_NODES", "2");
+        mock_setenv("SLURM_GPUS_ON_NODE", "8");
+        assert_int_equal(run_step(0), 0);
+        if (asked)
+            assert_non_null(strstr(mock_getenv("MESH_MEGATRON_ARGS"), "--num-layers 32 "));
+        else
+            assert_null(mock_getenv("MESH_PLAN"));
+        assert_null(mock_getenv("RANK"));
+    }
+}
+
+/* What reached the step that it cannot use: a carried spec longer than
+ * slurmstepd hands over, or a preset that reads here otherwise than where
+ * the job was submitted (another meshplan installed). */
+static void stepd__spec_unreadable_or_another_preset(void **state)
+{
+    (void)state;
+    char big[MESH_REQUEST_MAX + 16];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    mock_setenv("MESHPLAN_SPEC", big);
+    mock_setenv("MESHPLAN_SPEC_MODEL", "llama3-8b");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "--model: the spec carried with the job "
+                                            "(MESHPLAN_SPEC) cannot be read"));
+    assert_non_null(strstr(mock.last_error, "submit the job again"));
+    assert_null(mock_getenv("RANK"));
+    assert_int_equal(init(S_CTX_REMOTE, NULL), 0);
+    mesh_test_option("model", "llama3-8b", 1);
+    mock_step(0, 1, 0, 8);
+    mock_setenv("MESHPLAN_SPEC_DIGEST", "0123456789abcdef");
+    assert_int_equal(run_step(0), -1);
+    assert_non_null(strstr(mock.last_error, "--model: preset llama3-8b reads differently on "
+                                            "this node than where the job was submitted"));
+    assert_null(mock_getenv("RANK"));
+}
+
 static void stepd__errors_wait_for_task_init(void **state)
 {
     /* a bad plugstack.conf line: slurmstepd's init must not fail */
@@ -1290,6 +1384,9 @@ int main(void)
         cmocka_unit_test(spec__carried_with_the_job),
         cmocka_unit_test(stepd__faults_refuse_the_step),
         cmocka_unit_test(stepd__errors_wait_for_task_init),
+        cmocka_unit_test(stepd__task_never_starts_half_configured),
+        cmocka_unit_test(stepd__interactive_step_only_when_asked),
+        cmocka_unit_test(stepd__spec_unreadable_or_another_preset),
         cmocka_unit_test(deadline__nodes_check_only_the_form),
         cmocka_unit_test(stepd__warns_in_srun_words),
         cmocka_unit_test(stepd__skips_batch_extern_and_plain_jobs),
