@@ -981,6 +981,42 @@ static void calibrate__output_file_read_back(void **state)
     assert_non_null(strstr(r->out, "calibrated on 1 job"));
 }
 
+/* A job's log is read whole however long (a real one is megabytes: the
+ * job's lines here come after 200 KiB of other output and before more),
+ * from stdin as '-', and what is not a readable regular file is refused
+ * with its name. */
+static void calibrate__logs_read_whole_from_anywhere(void **state)
+{
+    (void)state;
+    char log[4096], big[] = "/tmp/meshplan-cal-big-XXXXXX", want[4096];
+    snprintf(log, sizeof(log), "%s/../hostile/logs/megatron-job.out", getenv("MESH_FIXTURES"));
+    result_t *r = run("calibrate", log, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "calibrated on 1 job"));
+    snprintf(want, sizeof(want), "%s", r->out);
+    FILE *in = fopen(log, "r"), *out = fdopen(mkstemp(big), "w");
+    assert_true(in && out);
+    for (int i = 0; i < 4000; i++) /* 4,000 lines of 52 bytes */
+        fprintf(out, "INFO:megatron.core.datasets: building indices %06d\n", i);
+    for (int c; (c = getc(in)) != EOF;)
+        putc(c, out);
+    for (int i = 0; i < 2000; i++)
+        fprintf(out, "INFO:megatron.core.datasets: building indices %06d\n", i);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    r = run("calibrate", big, NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, want);
+    run_stdin = big;
+    r = run("calibrate", "-", NULL);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, want);
+    unlink(big);
+    assert_bad(run("calibrate", big, NULL), "meshplan: /tmp/meshplan-cal-big-");
+    assert_bad(run("calibrate", big, NULL), ": No such file or directory");
+    assert_bad(run("calibrate", "/tmp", NULL), "/tmp: not a regular file (a job's log)");
+}
+
 /* A time margin is said as the policy gives it: 12.5%, not rounded to 12;
  * and one node is one node. */
 static void size__margin_as_given(void **state)
@@ -1843,6 +1879,7 @@ int main(void)
         cmocka_unit_test(env__shell_lines_survive_eval),
         cmocka_unit_test(env__json_object),
         cmocka_unit_test(calibrate__output_file_read_back),
+        cmocka_unit_test(calibrate__logs_read_whole_from_anywhere),
         cmocka_unit_test(size__margin_as_given),
         cmocka_unit_test(output__write_errors_fail),
         cmocka_unit_test(output__write_error_named_without_the_checked_stream),
