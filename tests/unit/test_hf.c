@@ -547,6 +547,94 @@ static void config__refused_naming_the_field(void **state)
          "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
          "\"intermediate_size\": 128, \"partial_rotary_factor\": 0}",
          "partial_rotary_factor: arch.rotary_percent: 0 is out of range"},
+        /* each field's type, and each value the spec cannot say, by name */
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rms_norm_eps\": \"1e-5\"}",
+         "rms_norm_eps: expected a number, not a string"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"tie_word_embeddings\": 1}",
+         "tie_word_embeddings: expected true or false, not an integer"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"pretraining_tp\": 2}",
+         "pretraining_tp: Llama 2's sliced matmuls (meshplan's spec cannot describe it)"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rope_scaling\": 8}",
+         "rope_scaling: expected an object, not an integer"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
+         "8, \"beta\": 1}}",
+         "rope_scaling.beta: not described by meshplan's spec"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
+         "\"8\"}}",
+         "rope_scaling.factor: expected a number"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"use_sliding_window\": true}",
+         "use_sliding_window: sliding-window attention"},
+        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\", "
+         "\"sliding_attention\"]}",
+         "layer_types: layer 1 is not full_attention"},
+        {"{\"architectures\": [\"LlamaForCausalLM\", \"MistralForCausalLM\"]}",
+         "architectures: expected a list of one name"},
+        {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+         "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
+         "\"norm_topk_prob\": true, \"mlp_only_layers\": [0]}",
+         "mlp_only_layers: dense layers among the MoE ones are not described"},
+        {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+         "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
+         "\"norm_topk_prob\": true, \"decoder_sparse_step\": 2}",
+         "decoder_sparse_step: MoE layers only every few layers"},
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
+         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
+         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+         "\"topk_method\": \"noaux_tc\"}",
+         "scoring_func is missing"},
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
+         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
+         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+         "\"scoring_func\": \"sigmoid\"}",
+         "topk_method is missing"},
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
+         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
+         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+         "\"scoring_func\": \"sigmoid\", \"topk_method\": \"group_limited_greedy\"}",
+         "topk_method: only greedy or noaux_tc is described"},
+        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
+         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
+         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
+         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
+         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
+         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+         "\"scoring_func\": \"sigmoid\", \"topk_method\": \"noaux_tc\", "
+         "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, "
+         "\"original_max_position_embeddings\": 4096, \"mscale_all_dim\": -1}}",
+         "rope_scaling.mscale_all_dim: expected a number, 0 or more"},
         {"{\"a\": 1, \"a\": 2}", "duplicate object key"},
         {"{\"vocab_size\": NaN}", "not valid JSON"},
         {"{\"vocab_size\": 1e999}", "real number overflow"},
