@@ -2,6 +2,7 @@
 /*
  * meshplan size: plan every node count of a range and pick one by a goal.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +42,17 @@ static int max_time(const options_t *o, long *minutes)
     int in = strcmp(o->partition_info, "-") == 0;
     FILE *f = in ? stdin : fopen(o->partition_info, "r");
     if (!f)
-        return bad("--partition-info %s: cannot be read", o->partition_info);
+        return bad("--partition-info %s: cannot be read (%s)", o->partition_info, strerror(errno));
     char *text = malloc(PARTITION_INFO_MAX + 1);
     size_t n = text ? fread(text, 1, PARTITION_INFO_MAX + 1, f) : 0;
-    int failed = ferror(f);
+    int failed = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory: EISDIR */
     if (!in)
         fclose(f);
     int rc = 0;
     if (!text)
         rc = bad("out of memory");
     else if (failed)
-        rc = bad("--partition-info %s: cannot be read", o->partition_info);
+        rc = bad("--partition-info %s: cannot be read (%s)", o->partition_info, strerror(failed));
     else if (n > PARTITION_INFO_MAX)
         rc = bad("--partition-info %s: more than %d bytes: give one partition's "
                  "(scontrol show partition NAME)",

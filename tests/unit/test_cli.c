@@ -1518,6 +1518,52 @@ static void size__partition_info_from_stdin(void **state)
     assert_int_equal(res.status, 0);
     assert_string_equal(res.out, from_file);
 }
+/* meshplan size's bad inputs, each refused in one line naming the option:
+ * scontrol's text unreadable, too long, with a NUL byte or without a
+ * partition; --model or --gpus-per-node left out. */
+static void size__bad_inputs_named(void **state)
+{
+    (void)state;
+    char file[] = "/tmp/meshplan-partinfo-XXXXXX";
+    FILE *f = fdopen(mkstemp(file), "w");
+    assert_non_null(f);
+    for (int i = 0; i < (1 << 20) / 32 + 1; i++) /* one byte past the 1 MiB read */
+        fputs("PartitionName=gpu MaxTime=1-00:0\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
+                   file, NULL),
+               "--partition-info /tmp/meshplan-partinfo-");
+    assert_non_null(strstr(res.err, ": more than 1048576 bytes: give one partition's "
+                                    "(scontrol show partition NAME)"));
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("PartitionName=gpu\n", f);
+    fputc('\0', f);
+    fputs(" MaxTime=1-00:00:00\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
+                   file, NULL),
+               ": a NUL byte: not scontrol show partition's output");
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("hello world\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
+                   file, NULL),
+               ": no PartitionName= record: give scontrol show partition's output");
+    unlink(file);
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
+                   file, NULL),
+               ": cannot be read (No such file or directory)");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
+                   "/tmp", NULL),
+               "--partition-info /tmp: cannot be read (Is a directory)");
+    assert_bad(run("size", "--nodes", "1-2", SIZE_ALLOC, NULL),
+               "--model is required (a preset name, a spec .yaml file or a config.json)");
+    assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", "--gpu", "H100-SXM", NULL),
+               "--gpus-per-node is required");
+}
+
 static void size__nothing_fits_exit_1(void **state)
 {
     result_t *r = run("size", "--model", "llama3.1-405b", "--nodes", "1-4", SIZE_ALLOC, NULL);
@@ -1893,6 +1939,7 @@ int main(void)
         cmocka_unit_test(size__table_marks_the_library_choice),
         cmocka_unit_test(size__nothing_fits_exit_1),
         cmocka_unit_test(size__partition_info_from_stdin),
+        cmocka_unit_test(size__bad_inputs_named),
         cmocka_unit_test(size__bad_input_names_the_option),
         cmocka_unit_test(size__deadline_on_the_local_clock),
         cmocka_unit_test(restart__plan_env_and_size),
