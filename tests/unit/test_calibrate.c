@@ -530,6 +530,19 @@ static void logs__bad_ones_skipped(void **state)
     it_line(p1, 512, 20, 100, 64, "0000000000000000000000000000000000003300");
     it_line(p2, 512, 30, 100, 64, "0000000000000000000000000000000000003300");
     assert_non_null(strstr(verdict("too-long", 1, padded, 3), "out of reason"));
+    /* an iteration line without "N/M", and a memory report's max out of
+     * reason: the log is skipped, saying which line */
+    const char *no_total[] = {good[0],
+                              " [2026-08-22 10:00:00.000000] iteration       20 | elapsed time "
+                              "per iteration (ms): 3300.0 |\n",
+                              good[2]};
+    assert_non_null(strstr(verdict("no-total", 1, no_total, 3),
+                           "line 3: an iteration line without its iteration N/M"));
+    const char *max_absurd[] = {good[0], good[1], good[2],
+                                "[Rank 0] (after 30 iterations) memory (MB) | allocated: 1.00 | "
+                                "max allocated: 1e300 | reserved: 2.00\n"};
+    assert_non_null(
+        strstr(verdict("max-absurd", 1, max_absurd, 4), "line 5: max allocated out of reason"));
     /* DeepSpeed's and Lightning's lines are someone else's: no iteration */
     const char *other[] = {"[INFO] [logging.py:96:log_dist] step=10, skipped=0, lr=[0.0003]\n",
                            "Epoch 0:  10%|#   | 10/100 [00:30<04:30, 3.00s/it, loss=2.5]\n"};
