@@ -444,12 +444,14 @@ static mesh_verdict_t decide(const mesh_policy_t *pol, const char *partitions,
     int have_best = 0;
     int sized = ask->size && !(ask->nodes_hi == 0 || ask->nodes_hi == ask->nodes_lo);
     if (ask->size && !sized && ask->nodes_lo > 0) {
-        /* one count: nothing to choose, judged as it is */
+        /* one count: nothing to choose, judged as it is (the range
+         * offered reaches the count asked, or 2 for one node) */
         judge_fit(pol, partitions, m, pins, s, out);
         add_note(out,
                  "--mesh-size=%s: the job asks for %d node%s, so there is nothing to size "
                  "(give a range, as -N 1-%d)",
-                 ask->aim.text, ask->nodes_lo, ask->nodes_lo == 1 ? "" : "s", ask->nodes_lo);
+                 ask->aim.text, ask->nodes_lo, ask->nodes_lo == 1 ? "" : "s",
+                 ask->nodes_lo > 1 ? ask->nodes_lo : 2);
     } else if (ask->size) {
         memset(out, 0, sizeof(*out));
         if (!partitions)

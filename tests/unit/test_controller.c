@@ -236,16 +236,24 @@ static void size__one_count_judged_as_it_is(void **state)
     (void)state;
     mesh_policy_t pol = site_policy("reject");
     mesh_model_t m = test_preset("llama3-8b");
-    static const int his[] = {0, 2};
-    for (size_t i = 0; i < sizeof(his) / sizeof(his[0]); i++) {
+    static const struct {
+        int lo, hi;
+        const char *note;
+    } cases[] = {
+        {2, 0, "the job asks for 2 nodes, so there is nothing to size (give a range, as -N 1-2)"},
+        {2, 2, "the job asks for 2 nodes, so there is nothing to size (give a range, as -N 1-2)"},
+        /* one node: one, and a range that is one (not "-N 1-1") */
+        {1, 1, "the job asks for 1 node, so there is nothing to size (give a range, as -N 1-2)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_submit_t v;
-        assert_int_equal(decide_with(&pol, &m, 2, his[i], "min", "h100", LONG_MAX, 0, &v),
-                         MESH_VERDICT_RUN);
+        assert_int_equal(
+            decide_with(&pol, &m, cases[i].lo, cases[i].hi, "min", "h100", LONG_MAX, 0, &v),
+            MESH_VERDICT_RUN);
         assert_int_equal(v.judged, 1);
         assert_int_equal(v.nodes, 0); /* not narrowed */
-        if (!strstr(v.note, "--mesh-size=min: the job asks for 2 nodes, so there is nothing to "
-                            "size (give a range, as -N 1-2)"))
-            fail_msg("hi %d: '%s'", his[i], v.note);
+        if (!strstr(v.note, "--mesh-size=min: ") || !strstr(v.note, cases[i].note))
+            fail_msg("-N %d-%d: '%s'", cases[i].lo, cases[i].hi, v.note);
     }
 }
 
