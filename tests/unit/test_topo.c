@@ -262,6 +262,41 @@ static void fixture__unknown_gpu(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent.xml"));
 }
 
+/* One node, one GPU model: the HGX H100 fixture with one GPU an A100 is
+ * refused, naming both and where; a node where hwloc sees no GPU is
+ * refused with what to give instead. */
+static void alloc__mixed_or_no_gpus_refused(void **state)
+{
+    (void)state;
+    char path[1024], cmd[2200];
+    snprintf(path, sizeof(path), "/tmp/meshplan-topo-mixed-%d.xml", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "sed '0,/\\[10de:2330\\]/s//[10de:20b2]/' '%s/hgx-h100-8gpu.xml' > %s", fixtures(),
+             path);
+    assert_int_equal(system(cmd), 0);
+    mesh_error_t err;
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    assert_non_null(t);
+    unlink(path);
+    assert_int_equal(mesh_topo_gpu_count(t), 8);
+    mesh_policy_t pol;
+    mesh_alloc_t a;
+    mesh_policy_init(&pol);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "topology: mixed GPUs in one node ("));
+    assert_non_null(strstr(err.msg, "H100-SXM at 0000:"));
+    assert_non_null(strstr(err.msg, "A100-80GB at 0000:"));
+    mesh_topo_destroy(t);
+    write_node(path, 0);
+    assert_non_null(t = mesh_topo_load(path, &err));
+    unlink(path);
+    assert_int_equal(mesh_topo_gpu_count(t), 0);
+    assert_int_equal(mesh_topo_alloc(t, &pol.assume, 1, 0, &a, &err), -1);
+    assert_string_equal(err.msg, "topology: hwloc found no GPU (lstopo shows what it sees); "
+                                 "without one, name the GPU (gpu= or --gpu)");
+    mesh_topo_destroy(t);
+}
+
 /* The HGX H100 fixture with GPU 0's host bridge moved from package 0 to
  * the machine, into dir/gpu-under-machine.xml: its nearest CPU ancestor
  * then spans both NUMA nodes. */
@@ -642,6 +677,7 @@ int main(void)
         cmocka_unit_test(fixture__interleaved_islands),
         cmocka_unit_test(fixture__nvswitch_matrix),
         cmocka_unit_test(fixture__unknown_gpu),
+        cmocka_unit_test(alloc__mixed_or_no_gpus_refused),
         cmocka_unit_test(tasks__gpu_numa_and_binding),
         cmocka_unit_test(numa__gpu_under_both_nodes_has_none),
         cmocka_unit_test(minors__map_to_bus_order),
