@@ -694,6 +694,8 @@ static void options__each_command_its_own(void **state)
     assert_bad(run("plan", "-x", NULL), "unexpected argument '-x'");
     /* a long option typed with one dash is not read as another option */
     assert_bad(run("plan", "-nodes=2", NULL), "unexpected argument '-nodes=2'");
+    /* calibrate takes its logs as bare words and '-': "-x" is neither */
+    assert_bad(run("calibrate", "-x", "/dev/null", NULL), "unexpected argument '-x'");
     assert_bad(run("--nodes", "2", NULL), "--nodes: an option comes after the command");
 }
 
