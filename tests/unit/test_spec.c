@@ -416,6 +416,41 @@ static void presets__more_than_the_suggestion_reads(void **state)
     }
 }
 
+/* All four directories of the list given (none NULL to end it early):
+ * a preset in the last is found, a typo of it suggested, and a name in
+ * none refused naming all four; nothing past the list is read (it is
+ * allocated alone, so that AddressSanitizer sees a read past it). */
+static void presets__all_four_directories(void **state)
+{
+    (void)state;
+    char dirs[4][32], path[256];
+    for (int k = 0; k < 4; k++) {
+        snprintf(dirs[k], sizeof(dirs[k]), "/tmp/meshplan-spec-XXXXXX");
+        assert_non_null(mkdtemp(dirs[k]));
+    }
+    snprintf(path, sizeof(path), "%s/tiny-fourth.yaml", dirs[3]);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("arch:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn: 4096\n  vocab: 32000\n", f);
+    assert_int_equal(fclose(f), 0);
+    mesh_spec_dirs_t *d = malloc(sizeof(*d));
+    assert_non_null(d);
+    for (int k = 0; k < 4; k++)
+        d->dirs[k] = dirs[k];
+    mesh_model_t m;
+    mesh_error_t err;
+    assert_int_equal(mesh_spec_load("tiny-fourth", d, &m, &err), 0);
+    assert_int_equal(m.layers, 4);
+    assert_int_equal(mesh_spec_load("tiny-forth", d, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "did you mean tiny-fourth?"));
+    for (int k = 0; k < 4; k++)
+        assert_non_null(strstr(err.msg, dirs[k]));
+    free(d);
+    unlink(path);
+    for (int k = 0; k < 4; k++)
+        rmdir(dirs[k]);
+}
+
 static void files__only_regular_and_small(void **state)
 {
     char dir[] = "/tmp/meshplan-spec-XXXXXX";
@@ -1777,6 +1812,7 @@ int main(void)
         cmocka_unit_test(presets__nameless_named_after_the_preset),
         cmocka_unit_test(presets__count_follows_a_changed_arch),
         cmocka_unit_test(presets__more_than_the_suggestion_reads),
+        cmocka_unit_test(presets__all_four_directories),
         cmocka_unit_test(digest__same_model_same_digest),
         cmocka_unit_test(files__only_regular_and_small),
         cmocka_unit_test(keys__documented_defaults),
