@@ -998,7 +998,7 @@ static void calibrate__logs_read_whole_from_anywhere(void **state)
     snprintf(want, sizeof(want), "%s", r->out);
     FILE *in = fopen(log, "r"), *out = fdopen(mkstemp(big), "w");
     assert_true(in && out);
-    for (int i = 0; i < 4000; i++) /* 4,000 lines of 52 bytes */
+    for (int i = 0; i < 4000; i++) /* 4,000 lines of 53 bytes */
         fprintf(out, "INFO:megatron.core.datasets: building indices %06d\n", i);
     for (int c; (c = getc(in)) != EOF;)
         putc(c, out);
@@ -1529,7 +1529,7 @@ static void size__bad_inputs_named(void **state)
     char file[] = "/tmp/meshplan-partinfo-XXXXXX";
     FILE *f = fdopen(mkstemp(file), "w");
     assert_non_null(f);
-    for (int i = 0; i < (1 << 20) / 32 + 1; i++) /* one byte past the 1 MiB read */
+    for (int i = 0; i < (1 << 20) / 32 + 1; i++) /* 33 bytes each: past the 1 MiB read */
         fputs("PartitionName=gpu MaxTime=1-00:0\n", f);
     assert_int_equal(fclose(f), 0);
     assert_bad(run("size", "--model", "llama3-8b", "--nodes", "1-2", SIZE_ALLOC, "--partition-info",
