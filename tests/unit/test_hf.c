@@ -442,6 +442,28 @@ static void config__class_defaults(void **state)
     (void)state;
 }
 
+/* a Llama of two layers, its fields to the MLP's width */
+#define HF_LLAMA                                                                                   \
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "                       \
+    "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "                       \
+    "\"intermediate_size\": 128, "
+/* a Qwen3-MoE of two layers, its top-k normalized */
+#define HF_QWEN3_MOE                                                                               \
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "                    \
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "               \
+    "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "                \
+    "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "                       \
+    "\"norm_topk_prob\": true, "
+/* a DeepSeek-V3 of four layers, MLA and MTP, before its router's fields */
+#define HF_DEEPSEEK_V3                                                                             \
+    "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "                  \
+    "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "               \
+    "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "                       \
+    "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "                         \
+    "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "         \
+    "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "                      \
+    "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+
 /* What the spec cannot say, and JSON that is not a config, refused in one
  * line naming the field. */
 static void config__refused_naming_the_field(void **state)
@@ -463,14 +485,10 @@ static void config__refused_naming_the_field(void **state)
          "(deepseek_v3, kimi_k2): give one of them, or describe the model in a spec file"},
         {"{\"hidden_size\": 64}", "architectures and model_type are missing"},
         {"[1, 2]", "expected a JSON object"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"attention_bias\": true}",
+        {HF_LLAMA "\"attention_bias\": true}",
          "attention_bias: biases on the attention projections"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8,"
-         " \"low_freq_factor\": 2}}",
+        {HF_LLAMA "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8,"
+                  " \"low_freq_factor\": 2}}",
          "rope_scaling.low_freq_factor: Megatron-LM fixes it at 1"},
         /* Qwen2.5's long-context YaRN (its model card's rope_scaling): YaRN is
          * described under MLA only, so a Qwen2 config is held to llama3's */
@@ -483,15 +501,9 @@ static void config__refused_naming_the_field(void **state)
          "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
          "\"intermediate_size\": 128, \"sliding_window\": 4096}",
          "sliding_window: sliding-window attention"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"parallel_attn\": true}",
-         "parallel_attn: not a field meshplan reads"},
+        {HF_LLAMA "\"parallel_attn\": true}", "parallel_attn: not a field meshplan reads"},
         /* transformers' per-layer attention kinds: a list, every one full */
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"layer_types\": \"full_attention\"}",
-         "layer_types: expected a list"},
+        {HF_LLAMA "\"layer_types\": \"full_attention\"}", "layer_types: expected a list"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
          "\"hidden_size\": 64, \"num_attention_heads\": 0, \"vocab_size\": 100, "
          "\"intermediate_size\": 128}",
@@ -525,13 +537,8 @@ static void config__refused_naming_the_field(void **state)
          "\"topk_method\": \"noaux_tc\", \"num_nextn_predict_layers\": 1}",
          "q_lora_rank is missing"},
         /* a string reaches the spec only as one of its own words */
-        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
-         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
-         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
-         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
-         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
-         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
-         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
+        {HF_DEEPSEEK_V3
+         ""
          "\"scoring_func\": \"sigmoid\\n    capacity_factor: 1.5\", \"topk_method\": \"greedy\"}",
          "scoring_func: only softmax or sigmoid is described"},
         /* Nemotron: its squared ReLU only, no biases, a share of each head */
@@ -548,92 +555,41 @@ static void config__refused_naming_the_field(void **state)
          "\"intermediate_size\": 128, \"partial_rotary_factor\": 0}",
          "partial_rotary_factor: arch.rotary_percent: 0 is out of range"},
         /* each field's type, and each value the spec cannot say, by name */
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"rms_norm_eps\": \"1e-5\"}",
-         "rms_norm_eps: expected a number, not a string"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"tie_word_embeddings\": 1}",
+        {HF_LLAMA "\"rms_norm_eps\": \"1e-5\"}", "rms_norm_eps: expected a number, not a string"},
+        {HF_LLAMA "\"tie_word_embeddings\": 1}",
          "tie_word_embeddings: expected true or false, not an integer"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"pretraining_tp\": 2}",
+        {HF_LLAMA "\"pretraining_tp\": 2}",
          "pretraining_tp: Llama 2's sliced matmuls (meshplan's spec cannot describe it)"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"rope_scaling\": 8}",
-         "rope_scaling: expected an object, not an integer"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
-         "8, \"beta\": 1}}",
+        {HF_LLAMA "\"rope_scaling\": 8}", "rope_scaling: expected an object, not an integer"},
+        {HF_LLAMA "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
+                  "8, \"beta\": 1}}",
          "rope_scaling.beta: not described by meshplan's spec"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
-         "\"8\"}}",
+        {HF_LLAMA "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
+                  "\"8\"}}",
          "rope_scaling.factor: expected a number"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"use_sliding_window\": true}",
-         "use_sliding_window: sliding-window attention"},
-        {"{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"layer_types\": [\"full_attention\", "
-         "\"sliding_attention\"]}",
+        {HF_LLAMA "\"use_sliding_window\": true}", "use_sliding_window: sliding-window attention"},
+        {HF_LLAMA "\"layer_types\": [\"full_attention\", "
+                  "\"sliding_attention\"]}",
          "layer_types: layer 1 is not full_attention"},
         {"{\"architectures\": [\"LlamaForCausalLM\", \"MistralForCausalLM\"]}",
          "architectures: expected a list of one name"},
-        {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
-         "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
-         "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
-         "\"norm_topk_prob\": true, \"mlp_only_layers\": [0]}",
+        {HF_QWEN3_MOE "\"mlp_only_layers\": [0]}",
          "mlp_only_layers: dense layers among the MoE ones are not described"},
-        {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
-         "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
-         "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
-         "\"norm_topk_prob\": true, \"decoder_sparse_step\": 2}",
+        {HF_QWEN3_MOE "\"decoder_sparse_step\": 2}",
          "decoder_sparse_step: MoE layers only every few layers"},
-        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
-         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
-         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
-         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
-         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
-         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
-         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
-         "\"topk_method\": \"noaux_tc\"}",
+        {HF_DEEPSEEK_V3 ""
+                        "\"topk_method\": \"noaux_tc\"}",
          "scoring_func is missing"},
-        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
-         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
-         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
-         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
-         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
-         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
-         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
-         "\"scoring_func\": \"sigmoid\"}",
+        {HF_DEEPSEEK_V3 ""
+                        "\"scoring_func\": \"sigmoid\"}",
          "topk_method is missing"},
-        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
-         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
-         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
-         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
-         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
-         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
-         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
-         "\"scoring_func\": \"sigmoid\", \"topk_method\": \"group_limited_greedy\"}",
+        {HF_DEEPSEEK_V3 ""
+                        "\"scoring_func\": \"sigmoid\", \"topk_method\": \"group_limited_greedy\"}",
          "topk_method: only greedy or noaux_tc is described"},
-        {"{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 4, "
-         "\"hidden_size\": 256, \"num_attention_heads\": 4, \"intermediate_size\": 512, "
-         "\"vocab_size\": 1000, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, "
-         "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"q_lora_rank\": null, "
-         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
-         "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "
-         "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
-         "\"scoring_func\": \"sigmoid\", \"topk_method\": \"noaux_tc\", "
-         "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, "
-         "\"original_max_position_embeddings\": 4096, \"mscale_all_dim\": -1}}",
+        {HF_DEEPSEEK_V3 ""
+                        "\"scoring_func\": \"sigmoid\", \"topk_method\": \"noaux_tc\", "
+                        "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, "
+                        "\"original_max_position_embeddings\": 4096, \"mscale_all_dim\": -1}}",
          "rope_scaling.mscale_all_dim: expected a number, 0 or more"},
         {"{\"a\": 1, \"a\": 2}", "duplicate object key"},
         {"{\"vocab_size\": NaN}", "not valid JSON"},
@@ -682,6 +638,9 @@ static void config__refused_naming_the_field(void **state)
     free(big);
     (void)state;
 }
+#undef HF_LLAMA
+#undef HF_QWEN3_MOE
+#undef HF_DEEPSEEK_V3
 
 /* Reading a config.json, a MoE one with MLA included, and one refused,
  * gives back every byte it takes (jansson's objects with it). */

@@ -232,18 +232,26 @@ static void fixture__nvswitch_matrix(void **state)
     mesh_topo_destroy(t);
 }
 
+/* The HGX H100 fixture edited by the sed script `edit`, loaded. */
+static mesh_topo_t *load_hgx_edited(const char *edit)
+{
+    char path[1024], cmd[2200];
+    mesh_error_t err;
+    snprintf(path, sizeof(path), "/tmp/meshplan-topo-%d.xml", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "sed '%s' '%s/hgx-h100-8gpu.xml' > %s", edit, fixtures(), path);
+    assert_int_equal(system(cmd), 0);
+    mesh_topo_t *t = mesh_topo_load(path, &err);
+    unlink(path);
+    if (!t)
+        fail_msg("%s", err.msg);
+    return t;
+}
+
 static void fixture__unknown_gpu(void **state)
 {
     /* the same node with a PCI id no table knows */
-    char path[1024], cmd[2200];
-    snprintf(path, sizeof(path), "/tmp/meshplan-topo-%d.xml", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "sed 's/\\[10de:2330\\]/[10de:9999]/' '%s/hgx-h100-8gpu.xml' > %s",
-             fixtures(), path);
-    assert_int_equal(system(cmd), 0);
     mesh_error_t err;
-    mesh_topo_t *t = mesh_topo_load(path, &err);
-    assert_non_null(t);
-    unlink(path);
+    mesh_topo_t *t = load_hgx_edited("s/\\[10de:2330\\]/[10de:9999]/");
     mesh_policy_t pol;
     mesh_alloc_t a;
     mesh_policy_init(&pol);
@@ -268,16 +276,9 @@ static void fixture__unknown_gpu(void **state)
 static void alloc__mixed_or_no_gpus_refused(void **state)
 {
     (void)state;
-    char path[1024], cmd[2200];
-    snprintf(path, sizeof(path), "/tmp/meshplan-topo-mixed-%d.xml", (int)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "sed '0,/\\[10de:2330\\]/s//[10de:20b2]/' '%s/hgx-h100-8gpu.xml' > %s", fixtures(),
-             path);
-    assert_int_equal(system(cmd), 0);
+    char path[1024];
     mesh_error_t err;
-    mesh_topo_t *t = mesh_topo_load(path, &err);
-    assert_non_null(t);
-    unlink(path);
+    mesh_topo_t *t = load_hgx_edited("0,/\\[10de:2330\\]/s//[10de:20b2]/"); /* the first GPU */
     assert_int_equal(mesh_topo_gpu_count(t), 8);
     mesh_policy_t pol;
     mesh_alloc_t a;
@@ -287,6 +288,7 @@ static void alloc__mixed_or_no_gpus_refused(void **state)
     assert_non_null(strstr(err.msg, "H100-SXM at 0000:"));
     assert_non_null(strstr(err.msg, "A100-80GB at 0000:"));
     mesh_topo_destroy(t);
+    snprintf(path, sizeof(path), "/tmp/meshplan-topo-none-%d.xml", (int)getpid());
     write_node(path, 0);
     assert_non_null(t = mesh_topo_load(path, &err));
     unlink(path);
