@@ -14,8 +14,10 @@
  * hardware at d0067d0), so Megatron-LM runs its local implementation
  * (lib/env.c, whatever the framework: MESH_MEGATRON_ARGS is exported but
  * for LoRA): its attention stores the scores and has no context
- * parallelism (dot_product_attention.py L57-59 at d98e8a6), and TP's
- * communication has no Userbuffers to overlap with.  Here, below the plan
+ * parallelism (dot_product_attention.py L57-59 at d98e8a6), TP's
+ * communication has no Userbuffers to overlap with, and the expert
+ * all-to-all's overlap, whose delayed weight gradients need Transformer
+ * Engine (arguments.py L1903-1909), does not run.  Here, below the plan
  * and its advice, which both keep to it: pins that ask otherwise are
  * refused, free ones pinned so. */
 int mesh_before_ampere_check(const mesh_alloc_t *a, const mesh_layout_t *pins, mesh_error_t *err)
@@ -39,8 +41,10 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
 {
     if (a->gpu.has_bf16)
         return;
-    if (model)
+    if (model) {
         model->flash_attention = 0;
+        model->ep_overlap = MESH_EP_OVERLAP_OFF;
+    }
     if (pin->tp_overlap_off == MESH_FREE)
         pin->tp_overlap_off = 1;
     if (pin->cp == MESH_FREE)

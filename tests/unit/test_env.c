@@ -968,8 +968,9 @@ static void assert_megatron(const char *spec, int nodes, const char *mesh, const
 /* Before Ampere (V100: no bf16) Transformer Engine does not run:
  * Megatron-LM's local implementation, its experts one after another (no
  * grouped GEMM below compute capability 8), its attention unfused and so
- * priced, and no TP overlap (pinned on, refused); from Ampere on, none of
- * that. */
+ * priced, no TP overlap (pinned on, refused), and no expert all-to-all
+ * overlap, whose delayed weight gradients need Transformer Engine; from
+ * Ampere on, none of that. */
 static void env__local_implementation_before_ampere(void **state)
 {
     (void)state;
@@ -991,6 +992,7 @@ static void env__local_implementation_before_ampere(void **state)
         assert_int_equal(strstr(args, "--attention-backend unfused") != NULL, runs[i].local);
         assert_int_equal(strstr(args, "--tp-comm-overlap") == NULL, runs[i].local);
         assert_int_equal(strstr(args, "--moe-grouped-gemm") != NULL, moe && !runs[i].local);
+        assert_int_equal(strstr(args, "--delay-wgrad-compute") != NULL, moe && !runs[i].local);
         assert_int_equal(mesh_plan_model(p)->flash_attention, !runs[i].local);
         char *text = mesh_report_text(p); /* and the plan says why TP is not overlapped */
         char why[128];
