@@ -70,14 +70,18 @@
  * d98e8a6): every matmul weight a token passes through (the active
  * parameters, less the input embedding's lookup; each MTP layer runs the
  * output layer again), and the causal attention core: QK^T over
- * heads*(qk + rope) and AV over heads*v under MLA, half counted. */
+ * heads*(qk + rope) and AV over heads*v under MLA, half counted, and only
+ * the keys a sliding window sees (mesh_attention_share), as
+ * Megatron-Bridge's flop_utils.py counts them (Megatron-LM's count has no
+ * window term). */
 static double flops_per_token_moe(const mesh_model_t *m, double per_weight)
 {
     double h = m->hidden, v = m->vocab, q, kv;
     mesh_model_attn_widths(m, &q, &kv);
     double matmul = mesh_model_active_params(m) - (m->tied_embeddings ? 0 : v * h) -
                     mesh_position_params(m) + m->mtp_layers * v * h;
-    double core = m->mla.kv_lora_rank ? 3.0 * m->seq_len * h * (q + kv) : 6.0 * m->seq_len * h * q;
+    double core = m->mla.kv_lora_rank ? 3.0 * m->seq_len * h * (q + kv)
+                                      : 6.0 * m->seq_len * h * q * mesh_attention_share(m);
     return per_weight * matmul + (double)(m->layers + m->mtp_layers) * core;
 }
 
@@ -94,7 +98,7 @@ double mesh_flops_per_token(const mesh_model_t *m)
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
      * the output layer is a matmul whether tied or not. */
     double matmul = m->params - (m->tied_embeddings ? 0 : v * h) - mesh_position_params(m);
-    return per_weight * matmul + 6.0 * m->layers * m->seq_len * h;
+    return per_weight * matmul + 6.0 * m->layers * m->seq_len * h * mesh_attention_share(m);
 }
 
 /* Precision scales the tensor-core rate: TF32 runs at half of bf16 (A100
@@ -292,8 +296,9 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     /* recomputing the norms repeats two elementwise passes over b*s*h */
     lt->norm_fwd = 2 * 2 * w * tokens * h / hbm + 2 * KERNEL_GAP_S;
     /* causal attention: QK^T and AV, half the s x s products, over all s
-     * keys for the local s/cp queries (load-balanced CP) */
-    double attn = 2 * b * s * (double)m->seq_len * h * q / t;
+     * keys for the local s/cp queries (load-balanced CP); a sliding window
+     * computes only the keys it sees (mesh_attention_share) */
+    double attn = 2 * b * s * (double)m->seq_len * h * q / t * mesh_attention_share(m);
     if (m->mla.kv_lora_rank) /* QK^T over heads*(qk + rope), AV over heads*v */
         attn = b * s * (double)m->seq_len * h * (q + kv) / t;
     lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);

@@ -266,6 +266,16 @@ static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         flag(b, "--qk-layernorm");
     if (m->qkv_bias) /* beside --disable-bias-linear: only q, k and v */
         flag(b, "--add-qkv-bias");
+    /* a window of w tokens, the query's own among them: Megatron-LM's (w-1,
+     * 0) keeps keys i-(w-1) to i (transformer/utils.py L43-47 at d98e8a6;
+     * Megatron-Bridge's gpt_oss_bridge.py maps HF's sliding_window so), and
+     * every N-th layer whole (window_attn_skip_freq: utils.py L532-546) */
+    if (m->window > 0)
+        flag(b, "--window-size %d,0", m->window - 1);
+    if (m->window > 0 && m->full_attention_every > 0)
+        flag(b, "--window-attn-skip-freq %d", m->full_attention_every);
+    if (m->attention_sinks) /* the learned softmax offset a head */
+        flag(b, "--softmax-type learnable");
     (void)l;
 }
 
@@ -276,9 +286,14 @@ static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
     /* GeLU is Megatron-LM's default activation; squared ReLU is refused
      * with the bias-GeLU fusion, which no biases turn off (arguments.py
      * L1605-1606, argument_utils.py L314-322 at d98e8a6) */
-    static const char *const activation[] = {[MESH_MLP_GELU] = "",
-                                             [MESH_MLP_SWIGLU] = "--swiglu ",
-                                             [MESH_MLP_RELU2] = "--squared-relu "};
+    /* GPT-OSS's quick GeGLU multiplies by up + 1 (glu_linear_offset:
+     * Megatron-Bridge's GPTOSSProvider) */
+    static const char *const activation[] = {
+        [MESH_MLP_GELU] = "",
+        [MESH_MLP_SWIGLU] = "--swiglu ",
+        [MESH_MLP_RELU2] = "--squared-relu ",
+        [MESH_MLP_QUICK_GEGLU] = "--quick-geglu --glu-linear-offset 1 ",
+    };
     const mesh_style_t *s = mesh_style(m);
     flag(b, "%s--normalization %s%s", activation[m->mlp],
          s->norm_vectors == 1 ? "RMSNorm" : "LayerNorm",
@@ -287,6 +302,8 @@ static void mg_mlp_norm(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf_
         flag(b, "--disable-bias-linear");
     if (m->norm_eps > 0)
         flag(b, "--norm-epsilon %g", m->norm_eps);
+    if (m->activation_clamp > 0)
+        flag(b, "--activation-func-clamp-value %g", m->activation_clamp);
     (void)l;
 }
 
@@ -300,20 +317,28 @@ static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         return;
     /* required (arguments.py L822-826): the learned table has seq_len rows */
     const mesh_style_t *s = mesh_style(m);
+    int yarn = m->rope_scaling > 0 && m->rope_type == MESH_ROPE_YARN && !m->mla.kv_lora_rank;
     flag(b, "--position-embedding-type %s --max-position-embeddings %d",
-         s->rotary ? "rope" : "learned_absolute", m->seq_len);
+         !s->rotary ? "learned_absolute"
+         : yarn     ? "yarn"
+                    : "rope",
+         m->seq_len);
     /* the rotary base and its scaling: Llama 3.1's, whose other constants
      * Megatron-LM fixes (low 1, high 4, original 8192: rotary_pos_embedding.py
-     * _apply_scaling at d98e8a6), or under MLA YaRN, MLA's own rotary type
-     * (MLATransformerConfig's rope_type, original context 4096) */
+     * _apply_scaling at d98e8a6), or YaRN: under MLA its own rotary type
+     * (MLATransformerConfig's rope_type, original context 4096), else the
+     * yarn position embedding, whose constants default to the same
+     * (argument_utils.py L384-413) but the rounding of its correction range */
     if (m->rope_theta > 0 && s->rotary)
         flag(b, "--rotary-base %d", m->rope_theta);
     if (m->rotary_percent > 0 && s->rotary) /* Nemotron-4 rotates half of each head */
         flag(b, "--rotary-percent %g", m->rotary_percent);
-    if (m->rope_scaling > 0 && m->mla.kv_lora_rank)
+    if (m->rope_scaling > 0 && (m->mla.kv_lora_rank || yarn))
         flag(b, "--rotary-scaling-factor %g", m->rope_scaling);
     else if (m->rope_scaling > 0 && s->rotary)
         flag(b, "--use-rope-scaling --rope-scaling-factor %g", m->rope_scaling);
+    if (yarn && m->yarn_truncate == MESH_YARN_EXACT)
+        flag(b, "--no-yarn-correction-range-round-to-int");
     flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
     if (!m->tied_embeddings)
         flag(b, "--untie-embeddings-and-output-weights");
@@ -477,7 +502,7 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh
              mesh_overlap_on(m, l, MESH_OVERLAP_DEEPEP) ? ""
                                                         : " --moe-token-dispatcher-type alltoall",
              gpu->has_bf16 ? " --moe-grouped-gemm" : "");
-        /* a GeLU model's experts keep their biases, which Megatron-LM's
+        /* a GeLU or GPT-OSS model's experts keep their biases, which Megatron-LM's
          * grouped experts (TEGroupedMLP) take only without the fused
          * bias-dropout (experts.py L205-207 at d98e8a6) */
         if (mesh_style(m)->linear_bias)

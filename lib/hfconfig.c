@@ -213,11 +213,16 @@ static void silu(hf_t *h, const char *field)
     activation(h, field, "silu", "swiglu", "SwiGLU");
 }
 
-/* rope_scaling: Llama 3.1's ("llama3"), whose constants Megatron-LM fixes
- * (low 1, high 4, original 8192), or YaRN under MLA (DeepSeek-V3), whose
- * constants Megatron-LM's MLA fixes but the attention scale
- * (mscale_all_dim). */
-static void rope_scaling(hf_t *h, int mla)
+/* How an architecture's rope_scaling may scale: Llama 3.1's ("llama3"),
+ * whose constants Megatron-LM fixes (low 1, high 4, original 8192); YaRN
+ * under MLA (DeepSeek-V3), whose constants Megatron-LM's MLA fixes but the
+ * attention scale (mscale_all_dim); or YaRN in standard attention
+ * (GPT-OSS), whose constants are Megatron-LM's defaults but the rounding
+ * of its correction range (truncate: argument_utils.py L384-413 at
+ * d98e8a6). */
+enum rope { ROPE_LLAMA3, ROPE_MLA_YARN, ROPE_YARN };
+
+static void rope_scaling(hf_t *h, enum rope kind)
 {
     json_t *r = field_of(h, "rope_scaling");
     if (!r)
@@ -241,9 +246,11 @@ static void rope_scaling(hf_t *h, int mla)
         {"yarn", "beta_slow", 1},
         {"yarn", "mscale", 1},
     };
-    if (strcmp(type, mla ? "yarn" : "llama3") != 0) {
-        hf_fail(h, "rope_scaling: type '%s' is not described (%s)", type,
-                mla ? "YaRN under MLA" : "Llama 3.1's llama3 only");
+    static const char *const described[] = {[ROPE_LLAMA3] = "Llama 3.1's llama3 only",
+                                            [ROPE_MLA_YARN] = "YaRN under MLA",
+                                            [ROPE_YARN] = "YaRN only"};
+    if (strcmp(type, kind == ROPE_LLAMA3 ? "llama3" : "yarn") != 0) {
+        hf_fail(h, "rope_scaling: type '%s' is not described (%s)", type, described[kind]);
         return;
     }
     const char *k;
@@ -251,7 +258,9 @@ static void rope_scaling(hf_t *h, int mla)
     json_object_foreach(r, k, v)
     {
         int known = strcmp(k, "rope_type") == 0 || strcmp(k, "type") == 0 ||
-                    strcmp(k, "factor") == 0 || (mla && strcmp(k, "mscale_all_dim") == 0);
+                    strcmp(k, "factor") == 0 ||
+                    (kind == ROPE_MLA_YARN && strcmp(k, "mscale_all_dim") == 0) ||
+                    (kind == ROPE_YARN && strcmp(k, "truncate") == 0);
         for (size_t i = 0; i < MESH_ARRAY_LEN(fixed); i++) {
             if (strcmp(fixed[i].type, type) != 0 || strcmp(fixed[i].key, k) != 0)
                 continue;
@@ -268,6 +277,14 @@ static void rope_scaling(hf_t *h, int mla)
         hf_fail(h, "rope_scaling.factor: expected a number");
     else
         emit(h, "rope_scaling", "  ", "rope_scaling", "%.17g", json_number_value(f));
+    if (kind != ROPE_YARN)
+        return;
+    emit(h, "rope_scaling", "  ", "rope_type", "yarn");
+    json_t *tr = json_object_get(r, "truncate"); /* absent: true, Hugging Face's default */
+    if (tr && !json_is_boolean(tr))
+        hf_fail(h, "rope_scaling.truncate: expected true or false, not %s", type_name(tr));
+    else if (tr && json_is_false(tr))
+        emit(h, "rope_scaling", "  ", "yarn_truncate", "false");
 }
 
 /* What every Llama-family config states: the sizes, the activation, RoPE,
@@ -355,7 +372,7 @@ static void read_llama(hf_t *h, const family_t *f)
 {
     llama_like(h, f);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
-    rope_scaling(h, 0);
+    rope_scaling(h, ROPE_LLAMA3);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     no_sliding_window(h, f);
 }
@@ -376,7 +393,7 @@ static void read_qwen2(hf_t *h)
     llama_like(h, &qwen2);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qkv_bias", "true");
-    rope_scaling(h, 0);
+    rope_scaling(h, ROPE_LLAMA3);
     no_sliding_window(h, &qwen2);
 }
 
@@ -386,7 +403,7 @@ static void qwen3_like(hf_t *h, const family_t *f)
     llama_like(h, f);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qk_norm", "true");
-    rope_scaling(h, 0);
+    rope_scaling(h, ROPE_LLAMA3);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     no_sliding_window(h, f);
 }
@@ -405,7 +422,7 @@ static void read_mixtral(hf_t *h)
 {
     llama_like(h, &mixtral);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
-    rope_scaling(h, 0);
+    rope_scaling(h, ROPE_LLAMA3);
     no_sliding_window(h, &mixtral);
     section(h, "  ", "moe");
     to_int(h, "num_local_experts", "    ", "experts", REQ);
@@ -451,7 +468,7 @@ static void read_deepseek_v3(hf_t *h)
     to_int(h, "rope_theta", "  ", "rope_theta", SAME);
     to_num(h, "rms_norm_eps", "  ", "norm_eps", "1e-06");
     to_int(h, "num_nextn_predict_layers", "  ", "mtp_layers", REQ);
-    rope_scaling(h, 1);
+    rope_scaling(h, ROPE_MLA_YARN);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     must_int(h, "moe_layer_freq", 1, "MoE layers only every few layers");
     must_int(h, "ep_size", 1, "an expert-parallel size fixed in the model");
@@ -518,17 +535,106 @@ static void read_nemotron(hf_t *h)
     to_int(h, "rope_theta", "  ", "rope_theta", SAME);
     to_num(h, "partial_rotary_factor", "  ", "rotary_percent", "0.5");
     to_num(h, "norm_eps", "  ", "norm_eps", SAME);
-    rope_scaling(h, 0);
+    rope_scaling(h, ROPE_LLAMA3);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
     must_bool(h, "mlp_bias", 0, 0, "biases on the MLP");
 }
 
-/* GPT-OSS: what Megatron-LM and the spec cannot say is part of it. */
+/* GPT-OSS's layer_types as the spec's window keys: the layers whose
+ * number (from 1) is a multiple of N attend to the whole sequence, the
+ * others to the last sliding_window tokens (GptOssConfig's default is N =
+ * 2, sliding first: a model of one layer slides alone); all sliding has
+ * no N, all full no window. */
+static void window_layers(hf_t *h, long long layers)
+{
+    json_t *types = field_of(h, "layer_types"), *t;
+    json_t *sw = field_of(h, "sliding_window");
+    long long every = layers >= 2 ? 2 : 0, full = 0;
+    long long n = types ? (long long)json_array_size(types) : layers;
+    size_t i;
+    if (types && (!json_is_array(types) || n != layers)) {
+        hf_fail(h, "layer_types: expected a list of num_hidden_layers (%lld) names", layers);
+        return;
+    }
+    json_array_foreach(types, i, t)
+    {
+        const char *name = json_is_string(t) ? json_string_value(t) : "";
+        int is_full = strcmp(name, "full_attention") == 0;
+        if (!is_full && strcmp(name, "sliding_attention") != 0) {
+            hf_fail(h,
+                    "layer_types: layer %zu is '%.40s', not full_attention or "
+                    "sliding_attention",
+                    i, name);
+            return;
+        }
+        if (is_full && !full)
+            every = (long long)i + 1;
+        full += is_full;
+        if (full && is_full != ((long long)(i + 1) % every == 0)) {
+            hf_fail(h,
+                    "layer_types: full_attention every %lld layers does not hold at layer %zu: "
+                    "only a regular pattern is described",
+                    every, i);
+            return;
+        }
+    }
+    if (types && !full)
+        every = 0;
+    if (types && full == n)
+        return; /* no layer slides: no window */
+    long long w = 128;
+    if (json_object_get(h->root, "sliding_window") && !sw)
+        hf_fail(h, "sliding_window: null, but layers are sliding_attention: give the window");
+    else if (sw && whole(h, "sliding_window", sw, &w) == 0 && w < 1)
+        hf_fail(h, "sliding_window: %lld; a window holds 1 token or more", w);
+    emit(h, "sliding_window", "  ", "window", "%lld", w);
+    if (every)
+        emit(h, "layer_types", "  ", "full_attention_every", "%lld", every);
+}
+
+/* GPT-OSS (configuration_gpt_oss.py, modeling_gpt_oss.py): every layer a
+ * mixture of experts whose gated quick GeLU (gate * sigmoid(1.702 gate),
+ * times up + 1, both clamped at swiglu_limit) is Megatron-LM's quick_gelu
+ * (fused_bias_geglu.py L185-187 at d98e8a6), biases everywhere, a sink a
+ * head, alternating sliding windows, YaRN.  Absent fields are the class's
+ * defaults (its rope_scaling: YaRN 32, truncate false); an absent
+ * router_aux_loss_coef is the spec's. */
 static void read_gpt_oss(hf_t *h)
 {
-    hf_fail(h, "architectures: GptOssForCausalLM has attention sinks, alternating "
-               "sliding-window layers, biases on every projection and expert and a "
-               "clamped SwiGLU, which meshplan's spec does not describe nor price yet");
+    gqa_sizes(h, "8", "64");
+    to_int(h, "intermediate_size", "  ", "ffn", "2880");
+    activation(h, "hidden_act", "silu", "quick_geglu", "GPT-OSS's gated quick GeLU");
+    json_t *alpha = field_of(h, "swiglu_alpha");
+    if (alpha && (!json_is_number(alpha) || json_number_value(alpha) != 1.702))
+        hf_fail(h, "swiglu_alpha: Megatron-LM's quick GeLU fixes it at 1.702, so only 1.702 is "
+                   "described");
+    to_num(h, "swiglu_limit", "  ", "activation_clamp", "7");
+    to_bool(h, "tie_word_embeddings", "  ", "tied_embeddings", 0);
+    to_int(h, "rope_theta", "  ", "rope_theta", "150000");
+    to_num(h, "rms_norm_eps", "  ", "norm_eps", "1e-05");
+    must_bool(h, "attention_bias", 1, 1, "attention projections without biases");
+    emit(h, "model_type", "  ", "attention_sinks", "true");
+    if (field_of(h, "rope_scaling")) /* absent or null: the class's */
+        rope_scaling(h, ROPE_YARN);
+    else {
+        emit(h, "rope_scaling", "  ", "rope_scaling", "32");
+        emit(h, "rope_scaling", "  ", "rope_type", "yarn");
+        emit(h, "rope_scaling", "  ", "yarn_truncate", "false");
+    }
+    field_of(h, "initial_context_length"); /* YaRN's original context, rope_scaling's */
+    json_t *layers = field_of(h, "num_hidden_layers");
+    long long n = 0;
+    if (layers && !h->failed && whole(h, "num_hidden_layers", layers, &n) == 0)
+        window_layers(h, n);
+    json_t *k = field_of(h, "num_experts_per_tok"), *legacy = field_of(h, "experts_per_token");
+    if (k && legacy && !json_equal(k, legacy))
+        hf_fail(h, "experts_per_token: differs from num_experts_per_tok");
+    section(h, "  ", "moe");
+    to_int(h, "num_local_experts", "    ", "experts", "128");
+    to_int(h, k || !legacy ? "num_experts_per_tok" : "experts_per_token", "    ", "top_k", "4");
+    to_int(h, "intermediate_size", "    ", "ffn", "2880");
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
+    field_of(h, "output_router_logits");
 }
 
 static const struct architecture {

@@ -346,6 +346,10 @@ double mesh_norm_params(const struct mesh_model *m);
  * on the first stage); 0 with rotary positions. */
 double mesh_position_params(const struct mesh_model *m);
 double mesh_mtp_extra(const struct mesh_model *m);
+/* The attention core's work per layer, averaged over the layers, as a
+ * share of causal attention over the whole sequence: 1 without a window
+ * (arch.window), less where layers see only the window before each query. */
+double mesh_attention_share(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 /* How many TP ranks share each KV head: tp / kv_heads where TP is wider
  * than the KV heads, else 1.  Megatron-LM takes num_query_groups as a

@@ -476,6 +476,16 @@ static int model_shape(const mesh_model_t *m, const mesh_layout_t *l, mesh_error
         return mesh_error_set(err, "tp %d must divide ffn %d", l->tp, m->ffn);
     if (l->cp > 1 && m->seq_len % (2 * l->cp))
         return mesh_error_set(err, "cp %d needs seq_len %d divisible by 2*cp", l->cp, m->seq_len);
+    /* Transformer Engine splits a sliding window or sinks across CP ranks
+     * only with the all-to-all exchange (its CP tests skip them under p2p:
+     * tests/pytorch/attention/test_attention_with_cp.py), which the cost
+     * model does not price (it prices the ring, lib/cost.c) */
+    if (l->cp > 1 && (m->window || m->attention_sinks))
+        return mesh_error_set(err,
+                              "cp %d: Transformer Engine runs a sliding window or attention "
+                              "sinks under CP only with the all-to-all exchange, which meshplan "
+                              "does not price: give cp=1",
+                              l->cp);
     if (m->has_arch && l->pp > m->layers)
         return mesh_error_set(err, "pp %d is more than the %d layers", l->pp, m->layers);
     if (m->has_arch && mesh_stage_layers(m->layers, l->pp, 0) < 1) {
@@ -513,9 +523,9 @@ static int expert_rules(const mesh_model_t *m, const mesh_layout_t *l, mesh_erro
      * (transformer_config.py L2612-2615 at d98e8a6) */
     if (mesh_style(m)->linear_bias && l->etp > 1)
         return mesh_error_set(err,
-                              "etp %d: Megatron-LM builds the biases of a GeLU model's experts "
+                              "etp %d: Megatron-LM builds the biases of a %s model's experts "
                               "only with etp=1 (give etp=1)",
-                              l->etp);
+                              l->etp, mesh_style(m)->label);
     return 0;
 }
 

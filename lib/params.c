@@ -32,11 +32,16 @@ void mesh_model_attn_widths(const mesh_model_t *m, double *q, double *kv)
  * - relu2, Nemotron-4's (Parmar et al. 2024; transformers'
  *   modeling_nemotron.py: NemotronLayerNorm1P with its bias, mlp_bias and
  *   attention_bias false, partial rotary positions): squared ReLU, not
- *   gated, LayerNorm kept zero-centred, no biases. */
+ *   gated, LayerNorm kept zero-centred, no biases;
+ * - quick_geglu, GPT-OSS's (transformers' modeling_gpt_oss.py
+ *   GptOssExperts: gate * sigmoid(1.702 gate) * (up + 1); Megatron-Bridge's
+ *   GPTOSSProvider: quick_gelu, gated, glu_linear_offset 1, add_bias_linear):
+ *   RMSNorm, a bias on every linear layer, rotary positions. */
 static const mesh_style_t styles[] = {
     [MESH_MLP_GELU] = {"GeLU", 0, 2, 1, 0, 0},
     [MESH_MLP_SWIGLU] = {"SwiGLU", 1, 1, 0, 1, 0},
     [MESH_MLP_RELU2] = {"squared ReLU", 0, 2, 0, 1, 1},
+    [MESH_MLP_QUICK_GEGLU] = {"quick GeGLU", 1, 1, 1, 1, 0},
 };
 
 const mesh_style_t *mesh_style(const mesh_model_t *m)
@@ -44,14 +49,40 @@ const mesh_style_t *mesh_style(const mesh_model_t *m)
     return &styles[m->mlp];
 }
 
-/* An MLP of width f: SwiGLU's gate, up and down (Llama, Mixtral, Qwen3,
- * DeepSeek-V3: modeling_*.py's MLP and expert classes, no biases); GeLU's
- * and squared ReLU's fc1 and fc2, with their biases where the style has. */
+/* An MLP of width f: a gated one's gate, up and down (SwiGLU: Llama,
+ * Mixtral, Qwen3, DeepSeek-V3, modeling_*.py's MLP and expert classes;
+ * GPT-OSS's experts), else fc1 and fc2 (GeLU, squared ReLU); with their
+ * biases where the style has them: fc1's, as wide as its output (2f when
+ * gated), and fc2's, h. */
 static double mlp_params(const mesh_model_t *m, double f)
 {
     const mesh_style_t *s = mesh_style(m);
-    double h = m->hidden;
-    return s->gated ? 3 * h * f : 2 * h * f + (s->linear_bias ? f + h : 0);
+    double h = m->hidden, up = (1 + s->gated) * f;
+    return h * up + f * h + (s->linear_bias ? up + h : 0);
+}
+
+/* The attention sinks (arch.attention_sinks): one learned logit a head, in
+ * each layer (Megatron-LM's softmax_offset, num_attention_heads_per_partition
+ * wide, so split by TP: dot_product_attention.py L126-136 at d98e8a6). */
+static double sink_params(const mesh_model_t *m)
+{
+    return m->attention_sinks ? (double)m->heads : 0;
+}
+
+double mesh_attention_share(const mesh_model_t *m)
+{
+    /* keys a query sees, summed over the sequence: causal attention s(s+1)/2;
+     * a window of w tokens, the query's own included, w(w+1)/2 over the
+     * first w queries and w over the others, w(s - (w-1)/2) (Megatron-Bridge's
+     * flop_utils.py counts the same).  Megatron-LM's window_attn_skip_freq N:
+     * a layer is windowed unless its number (from 1) is a multiple of N
+     * (transformer/utils.py L532-546 at d98e8a6). */
+    double s = m->seq_len, w = m->window;
+    if (w <= 0 || w >= s || m->layers <= 0)
+        return 1;
+    double windowed = w * (2 * s - w + 1) / (s * (s + 1));
+    int full = m->full_attention_every > 0 ? m->layers / m->full_attention_every : 0;
+    return (full + (m->layers - full) * windowed) / m->layers;
 }
 
 double mesh_norm_params(const mesh_model_t *m)
@@ -205,11 +236,12 @@ double mesh_model_layer_params(const mesh_model_t *m)
                                         RMSNorms; Qwen3 the QK norms, Qwen2 the QKV biases too;
                                         Nemotron fc1/fc2 and 2 LayerNorms */
         return 2 * h * h * q + 2 * h * h * kv + mlp_params(m, f) + norm_params(m) +
-               qk_norm_params(m) + (m->qkv_bias ? h * q + 2 * h * kv : 0);
+               qk_norm_params(m) + (m->qkv_bias ? h * q + 2 * h * kv : 0) + sink_params(m);
     /* GPT: QKV + biases, proj + bias, fc1/fc2 + biases, 2 LayerNorms (weight + bias).
-     * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h. */
+     * With f = 4h and MHA this is Narayanan et al.'s 12h^2 + 13h.  GPT-OSS:
+     * the same with its gated experts' MLP, RMSNorms and sinks. */
     return (h * h * q + 2 * h * h * kv) + (h * q + 2 * h * kv) + h * h * q + h + mlp_params(m, f) +
-           norm_params(m);
+           norm_params(m) + sink_params(m);
 }
 
 double mesh_model_padded_vocab(const mesh_model_t *m, int tp)

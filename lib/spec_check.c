@@ -165,6 +165,69 @@ static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               AT(F_KV_HEADS), m->heads);
     return 0;
 }
+
+/* The attention's window, sinks and rotary scaling and the activation's
+ * clamp, as Megatron-LM builds them: the window attends through the
+ * standard attention (transformer/attention.py L1066-1075 at d98e8a6),
+ * standard attention's YaRN takes the rounding as a flag
+ * (argument_utils.py L384-413) where MLA's fixes it, the clamp
+ * only in gated MLPs, and a SwiGLU's only in experts
+ * (transformer_config.py L2471-2495). */
+static int finish_attention(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_model_t *m = &in->m;
+    if (m->full_attention_every && !m->window)
+        return mesh_error_set(err,
+                              "%s: arch.full_attention_every: only means something with a "
+                              "sliding window (give arch.window, or leave it out)",
+                              AT(F_FULL_EVERY));
+    if (m->full_attention_every > m->layers)
+        return mesh_error_set(err,
+                              "%s: arch.full_attention_every: %d is more than the %d layers, so "
+                              "no layer would see the whole sequence; leave it out for every "
+                              "layer windowed",
+                              AT(F_FULL_EVERY), m->full_attention_every, m->layers);
+    int f = m->window ? F_WINDOW : F_SINKS;
+    if ((m->window || m->attention_sinks) && in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.%s: described for standard attention only, not for "
+                              "arch.mla: leave it out",
+                              AT(f), mesh_spec_keys[f].name);
+    if (m->activation_clamp > 0 && !mesh_style(m)->gated)
+        return mesh_error_set(err,
+                              "%s: arch.activation_clamp: clamps a gated MLP's inputs; mlp: %s "
+                              "is not gated (use swiglu or quick_geglu, or leave it out)",
+                              AT(F_ACT_CLAMP), mesh_mlp_name(m->mlp));
+    /* rope_type says how rope_scaling scales; MLA's is YaRN, with the
+     * rounding Megatron-LM's MLA fixes */
+    if (in->set[F_ROPE_TYPE] && !m->rope_scaling)
+        return mesh_error_set(err,
+                              "%s: arch.rope_type: says how arch.rope_scaling scales the rotary "
+                              "frequencies: give rope_scaling, or leave it out",
+                              AT(F_ROPE_TYPE));
+    if (in->set[F_ROPE_TYPE] && m->rope_type != MESH_ROPE_YARN && in->set[F_MLA_KV])
+        return mesh_error_set(err, "%s: arch.rope_type: MLA's rotary scaling is YaRN: give yarn",
+                              AT(F_ROPE_TYPE));
+    if (in->set[F_YARN_TRUNCATE] &&
+        (m->rope_type != MESH_ROPE_YARN || !m->rope_scaling || in->set[F_MLA_KV]))
+        return mesh_error_set(err,
+                              "%s: arch.yarn_truncate: only means something with YaRN in standard "
+                              "attention (rope_type: yarn and rope_scaling): leave it out",
+                              AT(F_YARN_TRUNCATE));
+    /* standard attention's YaRN rules out MTP (arguments.py L883) */
+    if (m->rope_type == MESH_ROPE_YARN && m->rope_scaling && !in->set[F_MLA_KV] && m->mtp_layers)
+        return mesh_error_set(err,
+                              "%s: arch.mtp_layers: Megatron-LM builds no MTP layers with YaRN "
+                              "in standard attention (rope_type: yarn): leave mtp_layers out",
+                              AT(F_MTP));
+    if (m->activation_clamp > 0 && m->mlp == MESH_MLP_SWIGLU && !mesh_is_moe(m))
+        return mesh_error_set(err,
+                              "%s: arch.activation_clamp: Megatron-LM clamps a SwiGLU only in "
+                              "experts (arch.moe); leave it out for a dense model",
+                              AT(F_ACT_CLAMP));
+    return 0;
+}
 #undef AT
 
 /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): what auto
@@ -197,7 +260,9 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     int arch_extras = in->set[F_KV_HEADS] + in->set[F_FFN] + in->set[F_MLP] + in->set[F_TIED] +
                       in->set[F_MTP] + in->set[F_ROPE_THETA] + in->set[F_ROPE_SCALING] +
                       in->set[F_ROTARY_PCT] + in->set[F_NORM_EPS] + in->set[F_QK_NORM] +
-                      in->set[F_QKV_BIAS] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
+                      in->set[F_QKV_BIAS] + in->set[F_WINDOW] + in->set[F_FULL_EVERY] +
+                      in->set[F_SINKS] + in->set[F_ACT_CLAMP] + in->set[F_ROPE_TYPE] +
+                      in->set[F_YARN_TRUNCATE] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
                               : !in->set[F_HIDDEN] ? "arch.hidden"
@@ -233,8 +298,9 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                                          : F_ROTARY_PCT;
     if (!mesh_style(m)->rotary && in->set[rope] && !LATER(F_MLP, rope))
         return mesh_error_set(err,
-                              "%s: arch.%s: rotary positions are mlp: swiglu's and relu2's (mlp: "
-                              "gelu learns its positions): leave it out, or use mlp: swiglu",
+                              "%s: arch.%s: rotary positions are mlp: swiglu's, relu2's and "
+                              "quick_geglu's (mlp: gelu learns its positions): leave it out, or "
+                              "use mlp: swiglu",
                               AT(rope), mesh_spec_keys[rope].name);
     /* MLA rotates its own qk_rope_head_dim */
     if (in->set[F_ROTARY_PCT] && in->set[F_MLA_KV])
@@ -250,7 +316,8 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
             m->kv_heads = m->heads;
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
-        if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0)
+        if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0 ||
+            finish_attention(in, user, err) < 0)
             return -1;
         /* heads of hidden / heads each, unless head_dim (or MLA) says otherwise */
         if (m->mla.kv_lora_rank) {

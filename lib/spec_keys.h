@@ -67,18 +67,29 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_HEAD_DIM, "arch", "head_dim", K_INT, head_dim, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)        \
     X(F_FFN, "arch", "ffn", K_INT, ffn, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                         \
     X(F_VOCAB, "arch", "vocab", K_INT, vocab, 1, 1 << 24, NULL, NO_AUTO, ALWAYS)                   \
-    X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, CH("gelu", "swiglu", "relu2"), NO_AUTO, ALWAYS)     \
+    X(F_MLP, "arch", "mlp", K_ENUM, mlp, 0, 0, CH("gelu", "swiglu", "relu2", "quick_geglu"),       \
+      NO_AUTO, ALWAYS)                                                                             \
     X(F_TIED, "arch", "tied_embeddings", K_BOOL, tied_embeddings, 0, 0, NULL, NO_AUTO, ALWAYS)     \
     X(F_MTP, "arch", "mtp_layers", K_INT, mtp_layers, 0, 64, NULL, NO_AUTO, WHEN_SET)              \
     X(F_ROPE_THETA, "arch", "rope_theta", K_INT, rope_theta, 1, 2147483647, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
     X(F_ROPE_SCALING, "arch", "rope_scaling", K_NUMNONE, rope_scaling, 1, 1000, NULL, NO_AUTO,     \
       WHEN_SET)                                                                                    \
+    X(F_ROPE_TYPE, "arch", "rope_type", K_ENUM, rope_type, 0, 0, CH("llama3", "yarn"), NO_AUTO,    \
+      WHEN_SET)                                                                                    \
+    X(F_YARN_TRUNCATE, "arch", "yarn_truncate", K_ENUM, yarn_truncate, 0, 0, CH("true", "false"),  \
+      NO_AUTO, WHEN_SET)                                                                           \
     X(F_ROTARY_PCT, "arch", "rotary_percent", K_NUM, rotary_percent, 0.01, 1, NULL, NO_AUTO,       \
       WHEN_SET)                                                                                    \
     X(F_QK_NORM, "arch", "qk_norm", K_BOOL, qk_norm, 0, 0, NULL, NO_AUTO, WHEN_SET)                \
     X(F_QKV_BIAS, "arch", "qkv_bias", K_BOOL, qkv_bias, 0, 0, NULL, NO_AUTO, WHEN_SET)             \
     X(F_NORM_EPS, "arch", "norm_eps", K_NUM, norm_eps, 1e-12, 0.1, NULL, NO_AUTO, WHEN_SET)        \
+    X(F_WINDOW, "arch", "window", K_INT, window, 1, 1 << 24, NULL, NO_AUTO, WHEN_SET)              \
+    X(F_FULL_EVERY, "arch", "full_attention_every", K_INT, full_attention_every, 2, 100000, NULL,  \
+      NO_AUTO, WHEN_SET)                                                                           \
+    X(F_SINKS, "arch", "attention_sinks", K_BOOL, attention_sinks, 0, 0, NULL, NO_AUTO, WHEN_SET)  \
+    X(F_ACT_CLAMP, "arch", "activation_clamp", K_NUM, activation_clamp, 1e-3, 1e3, NULL, NO_AUTO,  \
+      WHEN_SET)                                                                                    \
     X(F_MOE_EXPERTS, "arch.moe", "experts", K_INT, moe.experts, 1, 1 << 16, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
     X(F_MOE_TOPK, "arch.moe", "top_k", K_INT, moe.top_k, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)      \

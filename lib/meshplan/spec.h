@@ -25,8 +25,14 @@ extern "C" {
 #define MESH_SPEC_MAX_BYTES (64 * 1024) /* larger spec files are refused */
 
 /** arch.mlp: the MLP's activation, and with it the layer's style (lib/params.c,
- * mesh_style()): GPT's, Llama's, or Nemotron-4's squared ReLU. */
-typedef enum mesh_mlp { MESH_MLP_GELU, MESH_MLP_SWIGLU, MESH_MLP_RELU2 } mesh_mlp_t;
+ * mesh_style()): GPT's, Llama's, Nemotron-4's squared ReLU, or GPT-OSS's
+ * gated quick GeLU. */
+typedef enum mesh_mlp {
+    MESH_MLP_GELU,
+    MESH_MLP_SWIGLU,
+    MESH_MLP_RELU2,
+    MESH_MLP_QUICK_GEGLU,
+} mesh_mlp_t;
 /** Training precision.  fp8 runs the GEMMs in FP8 through Transformer Engine
  * and keeps bf16 parameters and an fp32 master copy (mixed precision). */
 typedef enum mesh_precision {
@@ -161,7 +167,8 @@ typedef struct mesh_model {
     int head_dim; /* width of each attention head; 0: hidden / heads (Qwen3 and GPT-OSS differ) */
     /* gelu: GPT-style (biases, LayerNorm, learned positions); swiglu:
      * Llama-style (no biases, RMSNorm, rotary); relu2: Nemotron-style (no
-     * biases, zero-centred LayerNorm, rotary) */
+     * biases, zero-centred LayerNorm, rotary); quick_geglu: GPT-OSS-style
+     * (biases, RMSNorm, rotary) */
     mesh_mlp_t mlp;
     int tied_embeddings; /* 1: the output layer shares the input embedding's weights */
     double params;       /* parameter count: given, or computed from arch */
@@ -238,6 +245,35 @@ typedef struct mesh_model {
      * biases and the rest none (Qwen2); counted in the parameters, split by
      * TP like the projections */
     int qkv_bias;
+    /* arch.window: sliding-window attention, each query seeing the last
+     * `window` tokens, itself included (Hugging Face's sliding_window);
+     * 0: every layer attends to the whole
+     * sequence.  arch.full_attention_every: with a window, every N-th layer
+     * (counted from 1) attends to the whole sequence all the same (GPT-OSS:
+     * 2, alternating); 0: every layer windowed.  No parameter depends on
+     * them; the attention core's work does (mesh_attention_share). */
+    int window;
+    int full_attention_every;
+    /* arch.attention_sinks: 1 when each head has a learned logit that joins
+     * its softmax and takes a share of the attention (GPT-OSS's sinks;
+     * Megatron-LM's softmax_type learnable): one parameter a head a layer */
+    int attention_sinks;
+    /* arch.activation_clamp: the gated MLP's activation clamps its inputs
+     * to this bound (GPT-OSS's swiglu_limit, 7); 0: no clamp */
+    double activation_clamp;
+    /* arch.rope_type: how arch.rope_scaling scales the rotary frequencies
+     * of standard attention: MESH_ROPE_LLAMA3 (Llama 3.1's, the default) or
+     * MESH_ROPE_YARN (GPT-OSS's); MLA's is always YaRN */
+    int rope_type;
+#define MESH_ROPE_LLAMA3 0
+#define MESH_ROPE_YARN   1
+    /* arch.yarn_truncate: MESH_YARN_TRUNCATE (the default) rounds YaRN's
+     * correction range to whole dimensions, as Hugging Face's truncate and
+     * Megatron-LM's yarn_correction_range_round_to_int do by default;
+     * MESH_YARN_EXACT keeps it fractional (GPT-OSS's truncate: false) */
+    int yarn_truncate;
+#define MESH_YARN_TRUNCATE 0
+#define MESH_YARN_EXACT    1
 } mesh_model_t;
 
 /** Where presets are searched, in order; a NULL entry ends the list early. */

@@ -169,6 +169,8 @@ PRESETS = {
     "kimi-k2": [64],  # DeepSeek-V3 covers MLA and the router at three counts
     "nemotron4-15b": [2, 8],
     "nemotron4-340b": [32, 64],
+    "gpt-oss-20b": [1, 2],
+    "gpt-oss-120b": [8],
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
@@ -259,6 +261,27 @@ def nemotron4(layers, hidden, ffn, heads):
                 untie_embeddings_and_output_weights=True, vocab=256000, num_moe_experts=None)
 
 
+# openai/gpt-oss-*: quick GeGLU times (up + 1), clamped at swiglu_limit 7; a
+# sink a head; sliding_window 128 (HF's window counts the query: Megatron-LM's
+# (127, 0)) on the odd layers (layer_types starts sliding); biases on every
+# linear layer and the router; YaRN, rope_scaling {factor 32,
+# original_max_position_embeddings 4096, beta_fast 32, beta_slow 1, truncate
+# false}, whose attention scale with no mscale given is Megatron-LM's default
+# (mscale 1, mscale_all_dim 0)
+def gpt_oss(layers, experts):
+    return dict(num_layers=layers, hidden_size=2880, num_attention_heads=64, num_query_groups=8,
+                kv_channels=64, normalization="RMSNorm", layernorm_epsilon=1e-5,
+                gated_linear_unit=True, add_bias_linear=True, activation_func="quick_gelu",
+                glu_linear_offset=1.0, activation_func_clamp_value=7.0, softmax_type="learnable",
+                window_size=(127, 0), window_attn_skip_freq=2, position_embedding_type="yarn",
+                rotary_base=150000, yarn_rotary_scaling_factor=32.0,
+                yarn_original_max_position_embeddings=4096, yarn_beta_fast=32.0,
+                yarn_beta_slow=1.0, yarn_mscale=1.0, yarn_mscale_all_dim=0.0,
+                yarn_correction_range_round_to_int=False, qk_layernorm=False,
+                untie_embeddings_and_output_weights=True, vocab=201088,
+                **moe(experts, 4, 2880, moe_layer_freq=[1] * layers))
+
+
 PUBLISHED = {
     "llama2-7b": llama(32, 4096, 11008, 32, 32, 32000, 10000),
     "llama2-13b": llama(40, 5120, 13824, 40, 40, 32000, 10000),
@@ -319,6 +342,8 @@ PUBLISHED = {
         moe_router_topk_scaling_factor=2.827, mtp_num_layers=None),
     "nemotron4-15b": nemotron4(32, 6144, 24576, 48),
     "nemotron4-340b": nemotron4(96, 18432, 73728, 96),
+    "gpt-oss-20b": gpt_oss(24, 32),
+    "gpt-oss-120b": gpt_oss(36, 128),
 }
 
 
@@ -363,7 +388,8 @@ def cases():
     for preset, nodes, mesh in PINNED:
         yield f"{preset}/{nodes}xH100/{mesh}", preset, nodes, "H100-SXM", ["--mesh", mesh]
     for preset, counts in PRESETS.items():
-        moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek", "kimi"))
+        moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek", "kimi",
+                                 "gpt-oss"))
         mla = preset.startswith(("deepseek", "kimi"))
         for n in counts:
             for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []) + \

@@ -11,6 +11,9 @@
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* within tol, in double precision (cmocka's assert_float_equal rounds to float) */
+#define assert_double_near(got, want, tol) assert_true(fabs((got) - (want)) <= (tol))
+
 static void bubble__llama3_70b_on_64(void **state)
 {
     /* Llama 3 70B, 64 GPUs, TP 4, PP 8, VPP 5, GBS 128, MBS 1 */
@@ -40,6 +43,19 @@ static void flops__per_token(void **state)
     assert_true(mesh_flops_per_token(&m) == 4 * matmul + 6.0 * 32 * 8192 * 4096);
     mesh_model_t p = test_preset("params-only");
     assert_true(mesh_flops_per_token(&p) == 6 * 13e9);
+    /* a sliding window counts the keys it sees (mesh_attention_share), in
+     * a dense model and in one with experts (GPT-OSS: its 64 heads of 64
+     * are 4096 wide, q = 4096/2880 of hidden) */
+    m.finetune = MESH_FINETUNE_FULL;
+    m.window = 1024;
+    m.full_attention_every = 2;
+    assert_double_near(mesh_flops_per_token(&m),
+                       6 * matmul + 6.0 * 32 * 8192 * 4096 * mesh_attention_share(&m), 1e-3);
+    mesh_model_t oss = test_preset("gpt-oss-120b"), whole = oss;
+    whole.window = 0;
+    double core = 6.0 * 36 * 4096 * 4096;
+    assert_double_near(mesh_flops_per_token(&whole) - mesh_flops_per_token(&oss),
+                       core * (1 - mesh_attention_share(&oss)), 1e-3);
 }
 
 static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
@@ -51,6 +67,23 @@ static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const c
     mesh_cost_t c;
     mesh_cost_estimate(m, &l, a, &c);
     return c;
+}
+
+/* A windowed layer's attention core takes the time of the keys it sees:
+ * less compute than attending to the whole sequence, the same where the
+ * window holds the sequence. */
+static void cost__window_attention_priced_shorter(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_spec("preset: llama3-8b\ntrain: {seq_len: 16384, global_batch: 64}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    const char *mesh = "tp=8,pp=1,dp=1,cp=1,zero=0,vpp=1,mb=1,recompute=none,sp=on";
+    mesh_model_t w = m, long_w = m;
+    w.window = 1024;
+    long_w.window = 16384;
+    double full = cost_of(&m, &a, mesh).compute_s, windowed = cost_of(&w, &a, mesh).compute_s;
+    assert_true(windowed < 0.9 * full);
+    assert_true(cost_of(&long_w, &a, mesh).compute_s == full);
 }
 
 /* An explicit pipeline layout is paced by its fullest stage: 16 layers over
@@ -863,6 +896,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cost__flops_per_token_active),
+        cmocka_unit_test(cost__window_attention_priced_shorter),
         cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
         cmocka_unit_test(cost__deepep_one_copy_a_node),
         cmocka_unit_test(cost__grouped_gemm_efficiency),

@@ -980,6 +980,9 @@ static void env__local_implementation_before_ampere(void **state)
     } runs[] = {
         {"V100-32GB", "preset: mixtral-8x7b\ntrain: {precision: fp16}\n", 1},
         {"V100-32GB", "preset: llama2-7b\ntrain: {precision: fp16}\n", 1},
+        /* the expert all-to-all's overlap delays weight gradients, which
+         * only Transformer Engine does (arguments.py L1903-1909) */
+        {"V100-32GB", "preset: gpt-oss-20b\ntrain: {precision: fp16}\n", 1},
         {"A100-80GB", "preset: mixtral-8x7b\n", 0},
     };
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
@@ -1046,6 +1049,64 @@ static void env__local_implementation_before_ampere(void **state)
     }
     assert_int_equal(advised, 1);
     mesh_plan_destroy(p);
+}
+
+/* GPT-OSS: its window of 128 as Megatron-LM's (127, 0), every second
+ * layer whole, the sinks, the quick GeGLU times (up + 1) clamped at 7,
+ * biases kept (and so the unfused bias-dropout its grouped experts need),
+ * YaRN with its correction range unrounded; the spec's other rotary
+ * scaling, Llama 3.1's, stays as it was, and YaRN under a Llama-style
+ * model is the yarn embedding, not --use-rope-scaling. */
+static void env__gpt_oss_and_yarn_flags(void **state)
+{
+    (void)state;
+    assert_megatron(
+        "preset: gpt-oss-20b\n", 2,
+        "tp=1,pp=1,dp=16,cp=1,ep=8,etp=1,zero=1,vpp=1,mb=1,recompute=none",
+        "--num-layers 24 --hidden-size 2880 --ffn-hidden-size 2880 --num-attention-heads 64 "
+        "--group-query-attention --num-query-groups 8 --kv-channels 64 --window-size 127,0 "
+        "--window-attn-skip-freq 2 --softmax-type learnable --quick-geglu --glu-linear-offset 1 "
+        "--normalization RMSNorm --norm-epsilon 1e-05 --activation-func-clamp-value 7 "
+        "--position-embedding-type yarn --max-position-embeddings 4096 --rotary-base 150000 "
+        "--rotary-scaling-factor 32 --no-yarn-correction-range-round-to-int --padded-vocab-size "
+        "201088 --untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout "
+        "0 " LAYOUT(1, 1, 1, 1, 512,
+                    4096) " --use-distributed-optimizer --bf16 --num-experts 32 "
+                          "--moe-router-topk 4 --moe-ffn-hidden-size 2880 --moe-layer-freq 1 "
+                          "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+                          "--moe-token-dispatcher-type alltoall --moe-grouped-gemm "
+                          "--no-bias-dropout-fusion "
+                          "--moe-aux-loss-coeff 1e-2" OV_GR OV_PG
+                          " --overlap-moe-expert-parallel-comm "
+                          "--delay-wgrad-compute");
+    static const struct {
+        const char *arch, *has, *lacks;
+    } runs[] = {
+        /* every layer windowed: no skip frequency */
+        {"{window: 4096}", " --window-size 4095,0 ", "--window-attn-skip-freq"},
+        {"{rope_scaling: 4, rope_type: yarn}",
+         " --position-embedding-type yarn --max-position-embeddings 8192 --rotary-base 500000 "
+         "--rotary-scaling-factor 4 --padded-vocab-size",
+         "rope-scaling"},
+        {"{rope_scaling: 4, rope_type: yarn, yarn_truncate: true}", " --rotary-scaling-factor 4 ",
+         "round-to-int"},
+        {"{rope_scaling: 4, rope_type: llama3}", " --use-rope-scaling --rope-scaling-factor 4 ",
+         "yarn"},
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char spec[256];
+        snprintf(spec, sizeof(spec), "preset: llama3-8b\narch: %s\ntrain: {seq_len: 8192}\n",
+                 runs[i].arch);
+        mesh_model_t m = test_spec(spec);
+        mesh_plan_t *p = test_plan(&m, &a, "tp=1");
+        char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+        if (!strstr(args, runs[i].has) || strstr(args, runs[i].lacks))
+            fail_msg("%s: '%s' lacks '%s' or has '%s'", runs[i].arch, args, runs[i].has,
+                     runs[i].lacks);
+        free(args);
+        mesh_plan_destroy(p);
+    }
 }
 
 /* The spec's rope_theta reaches --rotary-base whatever its value (1 is the
@@ -1517,6 +1578,7 @@ int main(void)
         cmocka_unit_test(env__frameworks),
         cmocka_unit_test(env__lora_withholds_megatron),
         cmocka_unit_test(env__megatron_model_flags),
+        cmocka_unit_test(env__gpt_oss_and_yarn_flags),
         cmocka_unit_test(env__rotary_base_from_the_least_theta),
         cmocka_unit_test(env__topology_variables),
         cmocka_unit_test(master_port__documented_formula),

@@ -151,6 +151,28 @@ static const char nemotron4_15b[] =
     " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.44.0\", \"use_cache\": true,"
     " \"vocab_size\": 256000}";
 
+/* openai/gpt-oss-120b and -20b: the layer kinds alternate, sliding first */
+#define OSS_PAIR   "\"sliding_attention\", \"full_attention\""
+#define OSS_PAIRS3 OSS_PAIR ", " OSS_PAIR ", " OSS_PAIR
+#define OSS_PAIRS9 OSS_PAIRS3 ", " OSS_PAIRS3 ", " OSS_PAIRS3
+#define GPT_OSS(layers, experts, types)                                                            \
+    "{\"architectures\": [\"GptOssForCausalLM\"], \"attention_bias\": true,"                       \
+    " \"attention_dropout\": 0.0, \"eos_token_id\": 200002, \"experts_per_token\": 4,"             \
+    " \"head_dim\": 64, \"hidden_act\": \"silu\", \"hidden_size\": 2880,"                          \
+    " \"initial_context_length\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 2880," \
+    " \"layer_types\": [" types "], \"max_position_embeddings\": 131072,"                          \
+    " \"model_type\": \"gpt_oss\", \"num_attention_heads\": 64, \"num_experts_per_tok\": 4,"       \
+    " \"num_hidden_layers\": " #layers ", \"num_key_value_heads\": 8,"                             \
+    " \"num_local_experts\": " #experts ", \"output_router_logits\": false,"                       \
+    " \"pad_token_id\": 199999, \"quantization_config\": {\"modules_to_not_convert\":"             \
+    " [\"model.layers.*.self_attn\", \"model.layers.*.mlp.router\", \"model.embed_tokens\","       \
+    " \"lm_head\"], \"quant_method\": \"mxfp4\"}, \"rms_norm_eps\": 1e-05,"                        \
+    " \"rope_scaling\": {\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"factor\": 32.0,"               \
+    " \"original_max_position_embeddings\": 4096, \"rope_type\": \"yarn\", \"truncate\": false},"  \
+    " \"rope_theta\": 150000, \"router_aux_loss_coef\": 0.9, \"sliding_window\": 128,"             \
+    " \"swiglu_limit\": 7.0, \"tie_word_embeddings\": false,"                                      \
+    " \"transformers_version\": \"4.55.0.dev0\", \"use_cache\": true, \"vocab_size\": 201088}"
+
 /* Each config.json plans as its preset: the same parameters (and active
  * ones), the same layout on the allocation, the same Megatron-LM model. */
 static void config__plans_as_its_preset(void **state)
@@ -168,6 +190,8 @@ static void config__plans_as_its_preset(void **state)
         {"deepseek-v3", deepseek_v3, 128},
         {"kimi-k2", KIMI_K2(""), 64},
         {"nemotron4-15b", nemotron4_15b, 2},
+        {"gpt-oss-120b", GPT_OSS(36, 128, OSS_PAIRS9 ", " OSS_PAIRS9), 8},
+        {"gpt-oss-20b", GPT_OSS(24, 32, OSS_PAIRS9 ", " OSS_PAIRS3), 2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t p = test_preset(cases[i].preset), m;
@@ -205,6 +229,12 @@ static void config__plans_as_its_preset(void **state)
         assert_int_equal(m.router.expert_bias, p.router.expert_bias);
         assert_int_equal(m.router.groups, p.router.groups);
         assert_true(m.mla.mscale_all_dim == p.mla.mscale_all_dim);
+        assert_int_equal(m.rope_type, p.rope_type);
+        assert_int_equal(m.yarn_truncate, p.yarn_truncate);
+        assert_int_equal(m.window, p.window);
+        assert_int_equal(m.full_attention_every, p.full_attention_every);
+        assert_int_equal(m.attention_sinks, p.attention_sinks);
+        assert_true(m.activation_clamp == p.activation_clamp);
         mesh_plan_destroy(x);
         mesh_plan_destroy(y);
     }
@@ -464,6 +494,63 @@ static void config__class_defaults(void **state)
     "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "                      \
     "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
 
+/* a GPT-OSS of four layers, up to its attention's fields */
+#define HF_GPT_OSS                                                                                 \
+    "{\"architectures\": [\"GptOssForCausalLM\"], \"num_hidden_layers\": 4, "                      \
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "               \
+    "\"head_dim\": 32, \"intermediate_size\": 64, \"num_local_experts\": 8, "                      \
+    "\"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
+
+/* GPT-OSS's class defaults where its fields are left out (GptOssConfig:
+ * sliding layers of 128 first, then full, alternating; the clamp at 7;
+ * YaRN 32, unrounded), and the layer kinds read as the spec's window keys:
+ * all full, no window; all sliding, no whole layer; every fourth whole. */
+static void config__gpt_oss_defaults_and_layer_kinds(void **state)
+{
+    static const struct {
+        const char *fields;
+        int window, every;
+    } cases[] = {
+        {"\"model_type\": \"gpt_oss\"}", 128, 2},
+        {"\"rope_scaling\": null}", 128, 2}, /* null: the class's YaRN */
+        {"\"layer_types\": [\"full_attention\", \"full_attention\", \"full_attention\", "
+         "\"full_attention\"]}",
+         0, 0},
+        {"\"sliding_window\": 64, \"layer_types\": [\"sliding_attention\", "
+         "\"sliding_attention\", \"sliding_attention\", \"sliding_attention\"]}",
+         64, 0},
+        {"\"layer_types\": [\"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+         "\"full_attention\"]}",
+         128, 4},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char json[1024];
+        snprintf(json, sizeof(json), "%s%s", HF_GPT_OSS, cases[i].fields);
+        mesh_model_t m;
+        mesh_error_t err;
+        if (load(write_config("oss", json), NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", cases[i].fields, err.msg);
+        assert_int_equal(m.window, cases[i].window);
+        assert_int_equal(m.full_attention_every, cases[i].every);
+        assert_int_equal(m.mlp, MESH_MLP_QUICK_GEGLU);
+        assert_true(m.attention_sinks && m.activation_clamp == 7 && m.rope_scaling == 32);
+        assert_int_equal(m.rope_type, MESH_ROPE_YARN);
+        assert_int_equal(m.yarn_truncate, MESH_YARN_EXACT);
+        assert_true(m.norm_eps == 1e-5 && m.rope_theta == 150000 && !m.tied_embeddings);
+        assert_true(m.moe.experts == 8 && m.moe.top_k == 2 && m.moe.ffn == 64);
+    }
+    /* one layer: it slides, as the class's default pattern begins */
+    mesh_model_t one;
+    mesh_error_t err;
+    const char *path = write_config(
+        "oss1", "{\"architectures\": [\"GptOssForCausalLM\"], \"num_hidden_layers\": 1, "
+                "\"hidden_size\": 128, \"num_attention_heads\": 8, \"vocab_size\": 1000}");
+    if (load(path, NULL, 0, &one, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(one.window == 128 && one.full_attention_every == 0);
+    (void)state;
+}
+
 /* What the spec cannot say, and JSON that is not a config, refused in one
  * line naming the field. */
 static void config__refused_naming_the_field(void **state)
@@ -472,7 +559,31 @@ static void config__refused_naming_the_field(void **state)
         const char *json, *needle;
     } cases[] = {
         {"{\"architectures\": [\"GptOssForCausalLM\"], \"model_type\": \"gpt_oss\"}",
-         "attention sinks"},
+         "num_hidden_layers is missing"},
+        /* GPT-OSS: its layer kinds a regular pattern of the two kinds, as
+         * many as its layers; what Megatron-LM fixes or the spec cannot say */
+        {HF_GPT_OSS "\"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                    "\"full_attention\", \"sliding_attention\"]}",
+         "layer_types: full_attention every 2 layers does not hold at layer 2"},
+        {HF_GPT_OSS "\"layer_types\": [\"sliding_attention\", \"chunked_attention\", "
+                    "\"sliding_attention\", \"full_attention\"]}",
+         "layer_types: layer 1 is 'chunked_attention', not full_attention or sliding_attention"},
+        {HF_GPT_OSS "\"layer_types\": [\"sliding_attention\", \"full_attention\"]}",
+         "layer_types: expected a list of num_hidden_layers (4) names"},
+        {HF_GPT_OSS "\"swiglu_alpha\": 1.5}", "swiglu_alpha: Megatron-LM's quick GeLU fixes it"},
+        {HF_GPT_OSS "\"attention_bias\": false}", "attention_bias: attention projections without"},
+        {HF_GPT_OSS "\"hidden_act\": \"gelu\"}", "hidden_act: only silu"},
+        {HF_GPT_OSS "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
+         "rope_scaling: type 'llama3' is not described (YaRN only)"},
+        {HF_GPT_OSS "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 8, "
+                    "\"truncate\": \"no\"}}",
+         "rope_scaling.truncate: expected true or false, not a string"},
+        {HF_GPT_OSS "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 8, "
+                    "\"beta_fast\": 16}}",
+         "rope_scaling.beta_fast: Megatron-LM fixes it at 32"},
+        {HF_GPT_OSS "\"sliding_window\": null}", "sliding_window: null, but layers are sliding"},
+        {HF_GPT_OSS "\"sliding_window\": 0}", "sliding_window: 0; a window holds 1 token or more"},
+        {HF_GPT_OSS "\"experts_per_token\": 4}", "experts_per_token: differs from"},
         {"{\"architectures\": [\"FalconForCausalLM\"]}", "architectures 'FalconForCausalLM'"},
         {"{\"model_type\": \"falcon\"}",
          "model_type 'falcon' is not one meshplan reads (llama, mistral, mixtral, qwen2, qwen3, "
@@ -688,6 +799,7 @@ int main(void)
         cmocka_unit_test(config__refused_naming_the_field),
         cmocka_unit_test(config__nemotron_defaults),
         cmocka_unit_test(config__class_defaults),
+        cmocka_unit_test(config__gpt_oss_defaults_and_layer_kinds),
     };
     return cmocka_run_group_tests_name("hf", tests, setup, teardown);
 }

@@ -579,6 +579,27 @@ static void pins__auto_stands_as_one(void **state)
     }
 }
 
+/* A sliding window or sinks alone is enough to keep CP out; neither, and
+ * CP plans. */
+static void pins__window_or_sinks_without_cp(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arch;
+        int refused;
+    } cases[] = {{"{window: 4096}", 1}, {"{attention_sinks: true}", 1}, {"{qk_norm: true}", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "preset: llama3-8b\narch: %s\n", cases[i].arch);
+        mesh_model_t m = test_spec(spec);
+        mesh_layout_t pins = test_mesh("cp=2");
+        mesh_error_t err = {0};
+        assert_int_equal(mesh_layout_check_pins(&m, &pins, &err), cases[i].refused ? -1 : 0);
+        pins = test_mesh("cp=1");
+        assert_int_equal(mesh_layout_check_pins(&m, &pins, &err), 0);
+    }
+}
+
 /* Issue 27: sbatch --mesh=tp=3 (or ep=3 on Mixtral) went to the controller
  * where the CLI refuses it.  The pins-only check refuses exactly what no
  * allocation takes, in mesh_layout_check's words: each pin it refuses is
@@ -605,6 +626,14 @@ static void pins__refused_before_any_allocation(void **state)
          "mixtral-8x7b has no latent attention (arch.mla), whose up projections it recomputes; "
          "drop mla_up_proj"},
         {"deepseek-v3", "recompute=selective:mlp+mla_up_proj", NULL},
+        /* a sliding window and sinks only without CP, experts with biases
+         * only at expert TP 1 */
+        {"gpt-oss-20b", "cp=2",
+         "cp 2: Transformer Engine runs a sliding window or attention sinks under CP only with "
+         "the all-to-all exchange, which meshplan does not price: give cp=1"},
+        {"gpt-oss-20b", "etp=2",
+         "etp 2: Megatron-LM builds the biases of a quick GeGLU model's experts only with etp=1"},
+        {"gpt-oss-20b", "tp=2,ep=8,etp=1", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mesh_model_t m = test_preset(cases[i].model);
@@ -649,6 +678,7 @@ int main(void)
         cmocka_unit_test(keys__one_table_for_every_use),
         cmocka_unit_test(pins__auto_stands_as_one),
         cmocka_unit_test(pins__refused_before_any_allocation),
+        cmocka_unit_test(pins__window_or_sinks_without_cp),
         cmocka_unit_test(layout__interleaved_micro_batches_multiple_of_pp),
         cmocka_unit_test(layout__tp_across_trays_of_one_fabric),
     };

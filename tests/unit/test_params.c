@@ -2,6 +2,8 @@
 /*
  * lib/params.c: the whole model's parameter counts, against the published ones and by hand.
  */
+#include <math.h>
+
 #include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of */
 #include "moeutil.h"
 
@@ -15,6 +17,9 @@
  * without the embeddings (model card); DeepSeek-V3 "671B total parameters
  * with 37B activated for each token" (arXiv 2412.19437, abstract), whose MTP
  * module the paper counts apart. */
+/* within tol, in double precision (cmocka's assert_float_equal rounds to float) */
+#define assert_double_near(got, want, tol) assert_true(fabs((got) - (want)) <= (tol))
+
 static void params__moe_presets__published_counts(void **state)
 {
     static const struct {
@@ -65,6 +70,62 @@ static void params__moe_presets__published_counts(void **state)
      * Mixtral and Qwen3 counts above do */
     assert_int_equal((uint64_t)mesh_model_active_params(&main), 37552282624ULL);
     assert_true(mesh_model_active_params(&main) >= 37e9 && mesh_model_active_params(&main) < 38e9);
+}
+
+/* a GPT-OSS-style MoE of two layers, with or without its sinks */
+#define SMALL_OSS(sinks)                                                                           \
+    "arch: {layers: 2, hidden: 64, heads: 4, kv_heads: 2, head_dim: 16, ffn: 32, vocab: 100, "     \
+    "mlp: quick_geglu, attention_sinks: " sinks ", moe: {experts: 4, top_k: 2}}\n"
+
+/* GPT-OSS against its model card ("116.83B" and "20.91B" parameters,
+ * "5.13B" and "3.61B" active, which leaves the input embedding out), and
+ * a small quick-GeGLU MoE by hand: q 64x64 + 64, k and v 64x32 + 32 each,
+ * o 64x64 + 64 (12,480), 4 sinks, two RMSNorms (128), the router 64x4 + 4
+ * (260), each expert gate and up 64x64 + 64, down 32x64 + 64 (6,272). */
+static void params__gpt_oss__published_and_by_hand(void **state)
+{
+    (void)state;
+    mesh_model_t big = test_preset("gpt-oss-120b"), small = test_preset("gpt-oss-20b");
+    double emb = 201088.0 * 2880;
+    assert_int_equal((uint64_t)big.params, 116829156672ULL);
+    assert_int_equal((uint64_t)mesh_model_active_params(&big), 5711982912ULL);
+    assert_int_equal((uint64_t)(mesh_model_active_params(&big) - emb), 5132849472ULL);
+    assert_int_equal((uint64_t)small.params, 20914757184ULL);
+    assert_int_equal((uint64_t)(mesh_model_active_params(&small) - emb), 3608307264ULL);
+    mesh_model_t m = test_spec(SMALL_OSS("true"));
+    assert_int_equal((uint64_t)mesh_model_expert_params(&m), 6272);
+    assert_int_equal((uint64_t)mesh_model_router_params(&m), 260);
+    assert_int_equal((uint64_t)mesh_model_layer_params(&m), 12480 + 4 + 128 + 6272);
+    assert_int_equal((uint64_t)mesh_model_moe_layer_params(&m), 12480 + 4 + 128 + 260 + 4 * 6272);
+    assert_int_equal((uint64_t)m.params, 2 * 37960 + 2 * 6400 + 64);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m), 2 * (12872 + 2 * 6272) + 12800 + 64);
+    mesh_model_t no_sinks = test_spec(SMALL_OSS("false")); /* a sink a head a layer */
+    assert_int_equal((uint64_t)(m.params - no_sinks.params), 8);
+}
+
+/* The share of causal attention a sliding window computes: w(2s - w + 1) /
+ * (s(s + 1)) for a windowed layer, 1 for a whole one, averaged over the
+ * layers; GPT-OSS's 18 windowed layers of 36 at 4,096 tokens by hand. */
+static void params__window_share(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("gpt-oss-120b");
+    double windowed = 128.0 * (2 * 4096 - 128 + 1) / (4096.0 * 4097);
+    assert_double_near(mesh_attention_share(&m), (18 + 18 * windowed) / 36, 1e-15);
+    m.full_attention_every = 0; /* every layer windowed */
+    assert_double_near(mesh_attention_share(&m), windowed, 1e-15);
+    m.full_attention_every = 4; /* 9 whole layers of 36 */
+    assert_double_near(mesh_attention_share(&m), (9 + 27 * windowed) / 36, 1e-15);
+    m.layers = 3, m.full_attention_every = 2; /* layer 2 whole, 1 and 3 windowed */
+    assert_double_near(mesh_attention_share(&m), (1 + 2 * windowed) / 3, 1e-15);
+    m.window = 1; /* each query sees itself alone: 2/(s+1) */
+    assert_double_near(mesh_attention_share(&m), (1 + 2 * (2.0 / 4097)) / 3, 1e-15);
+    m.window = 4096; /* a window as long as the sequence is no window */
+    assert_double_near(mesh_attention_share(&m), 1, 0);
+    m.window = 4095;
+    assert_true(mesh_attention_share(&m) < 1);
+    m.window = 0;
+    assert_double_near(mesh_attention_share(&m), 1, 0);
 }
 
 static void params__moe_mla_mtp__by_hand(void **state)
@@ -165,6 +226,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
+        cmocka_unit_test(params__gpt_oss__published_and_by_hand),
+        cmocka_unit_test(params__window_share),
         cmocka_unit_test(params__gelu_moe__by_hand),
         cmocka_unit_test(params__nemotron_style__by_hand),
     };

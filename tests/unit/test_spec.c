@@ -588,8 +588,9 @@ static const doc_key_t doc_keys[] = {
      "t.yaml: arch.vocab " ARCH_NEEDS, "1", "0", "16777216", "16777217",
      "arch.vocab: {} is out of range (allowed 1..16777216)", "128256", "big",
      "arch.vocab: '{}' is not an integer (expected 1..16777216" COUNTS, AT(vocab, T_INT)},
-    {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL, "gelu swiglu relu2", "relu",
-     "arch.mlp: '{}' is not one of: gelu swiglu relu2", AT(mlp, T_ENUM)},
+    {"arch", "mlp", ARCH, "swiglu", NULL, NULL, NULL, NULL, NULL, NULL,
+     "gelu swiglu relu2 quick_geglu", "relu",
+     "arch.mlp: '{}' is not one of: gelu swiglu relu2 quick_geglu", AT(mlp, T_ENUM)},
     {"arch", "tied_embeddings", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
      "sometimes", "arch.tied_embeddings: '{}' is not a boolean (use true or false)",
      AT(tied_embeddings, T_INT)},
@@ -690,6 +691,61 @@ static const doc_key_t doc_keys[] = {
      "arch.qk_norm: '{}' is not a boolean (use true or false)", AT(qk_norm, T_INT)},
     {"arch", "qkv_bias", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "some",
      "arch.qkv_bias: '{}' is not a boolean (use true or false)", AT(qkv_bias, T_INT)},
+    /* the attention's sliding window (the query's own token among them),
+     * every N-th layer whole, its sinks; the gated activation's clamp */
+    {"arch", "window", ARCH, NULL, NULL, "1", "0", "16777216", "16777217",
+     "arch.window: {} is out of range (allowed 1..16777216)", "128 4096", "wide",
+     "arch.window: '{}' is not an integer (expected 1..16777216" COUNTS, AT(window, T_INT)},
+    {"arch", "full_attention_every",
+     "arch.layers: 100000, arch.hidden: 64, arch.heads: 4, arch.vocab: 100, arch.window: 128", NULL,
+     NULL, "2", "1", "100000", "100001",
+     "arch.full_attention_every: {} is out of range (allowed 2..100000)", "4 6", "half",
+     "arch.full_attention_every: '{}' is not an integer (expected 2..100000" COUNTS,
+     AT(full_attention_every, T_INT)},
+    {"arch", "full_attention_every", ARCH ", arch.window: 128", NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, "2", "3",
+     "arch.full_attention_every: {} is more than the 2 layers, so no layer would see the whole "
+     "sequence; leave it out for every layer windowed",
+     AT(full_attention_every, T_INT)},
+    {"arch", "full_attention_every", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "2",
+     "arch.full_attention_every: only means something with a sliding window (give arch.window, "
+     "or leave it out)",
+     AT(full_attention_every, T_INT)},
+    {"arch", "attention_sinks", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
+     "some", "arch.attention_sinks: '{}' is not a boolean (use true or false)",
+     AT(attention_sinks, T_INT)},
+    {"arch", "activation_clamp", ARCH ", arch.mlp: quick_geglu", NULL, NULL, "0.001", "0.0009",
+     "1000", "1001", "arch.activation_clamp: {} is out of range (allowed 0.001..1000)", "7 10.5",
+     "high", "arch.activation_clamp: '{}' is not a number (expected 0.001..1000)",
+     AT(activation_clamp, T_DBL)},
+    {"arch", "activation_clamp", ARCH ", arch.mlp: gelu", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "", "7",
+     "arch.activation_clamp: clamps a gated MLP's inputs; mlp: gelu is not gated (use swiglu or "
+     "quick_geglu, or leave it out)",
+     AT(activation_clamp, T_DBL)},
+    {"arch", "activation_clamp", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "7",
+     "arch.activation_clamp: Megatron-LM clamps a SwiGLU only in experts (arch.moe); leave it "
+     "out for a dense model",
+     AT(activation_clamp, T_DBL)},
+    {"arch", "activation_clamp", ARCH ", arch.moe: {experts: 4}", NULL, NULL, NULL, NULL, NULL,
+     NULL, NULL, "7", "-1", "arch.activation_clamp: -1 is out of range (allowed 0.001..1000)",
+     AT(activation_clamp, T_DBL)},
+    /* how rope_scaling scales: Llama 3.1's, or YaRN; YaRN's rounding */
+    {"arch", "rope_type", ARCH ", arch.rope_scaling: 8", "llama3", NULL, NULL, NULL, NULL, NULL,
+     NULL, "llama3 yarn", "ntk", "arch.rope_type: '{}' is not one of: llama3 yarn",
+     AT(rope_type, T_ENUM)},
+    {"arch", "rope_type", ARCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "", "yarn",
+     "arch.rope_type: says how arch.rope_scaling scales the rotary frequencies: give "
+     "rope_scaling, or leave it out",
+     AT(rope_type, T_ENUM)},
+    {"arch", "yarn_truncate", ARCH ", arch.rope_scaling: 32, arch.rope_type: yarn", "true", NULL,
+     NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
+     "arch.yarn_truncate: '{}' is not one of: true false", AT(yarn_truncate, T_ENUM)},
+    {"arch", "yarn_truncate", ARCH ", arch.rope_scaling: 8", NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, "", "false",
+     "arch.yarn_truncate: only means something with YaRN in standard attention (rope_type: yarn "
+     "and rope_scaling): leave it out",
+     AT(yarn_truncate, T_ENUM)},
     {"arch", "norm_eps", ARCH, NULL, NULL, "1e-12", "1e-13", "0.1", "0.2",
      "arch.norm_eps: {} is out of range (allowed 1e-12..0.1)", "1e-5 1e-6", "tiny",
      "arch.norm_eps: '{}' is not a number (expected 1e-12..0.1)", AT(norm_eps, T_DBL)},
@@ -1396,7 +1452,9 @@ static void overrides__refused_with_the_key(void **state)
         {"arch.seq_len=1",
          "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
          "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
-         "rope_theta, rope_scaling, rotary_percent, qk_norm, qkv_bias, norm_eps, moe, mla); did "
+         "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, qkv_bias, "
+         "norm_eps, window, full_attention_every, attention_sinks, activation_clamp, moe, mla); "
+         "did "
          "you mean "
          "train.seq_len?"},
         {"seqlen=1", "--set: unknown key 'seqlen' (allowed: name, preset, params, arch, train); "
@@ -1485,8 +1543,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 16 arch, 13 arch.moe, 6 arch.mla, 19 train */
-    assert_int_equal(n, 56);
+    /* 3 top-level keys less preset, 22 arch, 13 arch.moe, 6 arch.mla, 19 train */
+    assert_int_equal(n, 62);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
@@ -1655,6 +1713,32 @@ static void spec__moe_mla_defaults(void **state)
 }
 
 /* Every rule names its key, the line, and the fix, in one line. */
+/* A window, sinks and YaRN's rounding are standard attention's: refused
+ * under MLA, whose rotary scaling is YaRN (and accepted so); YaRN in
+ * standard attention has no MTP in Megatron-LM; a SwiGLU's clamp is its
+ * experts'. */
+static void spec__window_sinks_yarn_rules(void **state)
+{
+    (void)state;
+#define MLA_ARCH MOE_ARCH "  mla:\n    kv_lora_rank: 8\n"
+    moe_error(MLA_ARCH "  window: 64\n", "moe.yaml:8: arch.window", "standard attention only");
+    moe_error(MLA_ARCH "  attention_sinks: true\n", "moe.yaml:8: arch.attention_sinks",
+              "standard attention only");
+    moe_error(MLA_ARCH "  rope_scaling: 40\n  rope_type: llama3\n", "moe.yaml:9: arch.rope_type",
+              "MLA's rotary scaling is YaRN: give yarn");
+    moe_error(MLA_ARCH "  rope_scaling: 40\n  rope_type: yarn\n  yarn_truncate: false\n",
+              "moe.yaml:10: arch.yarn_truncate", "only means something with YaRN in standard");
+    moe_error(MOE_ARCH "  rope_scaling: 32\n  rope_type: yarn\n  mtp_layers: 1\n",
+              "moe.yaml:8: arch.mtp_layers", "no MTP layers with YaRN in standard attention");
+    mesh_model_t m = test_spec(MLA_ARCH "  rope_scaling: 40\n  rope_type: yarn\n  mtp_layers: 1\n");
+    assert_int_equal(m.rope_type, MESH_ROPE_YARN);
+    m = test_spec(MOE_ARCH "  activation_clamp: 7\n  moe:\n    experts: 4\n");
+    assert_true(m.activation_clamp == 7);
+    m = test_spec(MOE_ARCH "  window: 64\n  full_attention_every: 4\n  attention_sinks: true\n");
+    assert_true(m.window == 64 && m.full_attention_every == 4 && m.attention_sinks);
+#undef MLA_ARCH
+}
+
 static void spec__moe_mla_errors(void **state)
 {
     moe_error(MOE_ARCH "  moe:\n    top_k: 2\n", "arch.moe.experts is missing", NULL);
@@ -1694,7 +1778,7 @@ static void spec__moe_mla_errors(void **state)
     /* a share of each head rotated: only where positions are rotary, and
      * not under MLA, which rotates qk_rope_head_dim */
     moe_error(MOE_ARCH "  mlp: gelu\n  rotary_percent: 0.5\n", "arch.rotary_percent",
-              "swiglu's and relu2's");
+              "swiglu's, relu2's and quick_geglu's");
     moe_error(MOE_ARCH "  rotary_percent: 0.5\n  mla:\n    kv_lora_rank: 8\n",
               "arch.rotary_percent", "qk_rope_head_dim");
     moe_error(MOE_ARCH "  mlp: relu2\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
@@ -1711,8 +1795,11 @@ static void spec__moe_mla_errors(void **state)
     moe_error("params: 1e9\ntrain:\n  moe_imbalance: 1.2\n", "train.moe_imbalance", "MoE model");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
               "train.moe_imbalance", "out of range");
-    moe_error(MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
-              "rope_theta, rope_scaling, rotary_percent, qk_norm, qkv_bias, norm_eps, moe, mla)");
+    moe_error(
+        MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
+        "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, qkv_bias, "
+        "norm_eps, window, full_attention_every, attention_sinks, activation_clamp, moe, "
+        "mla)");
     moe_error(MOE_ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
     moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
               "swiglu");
@@ -1732,10 +1819,13 @@ static void spec__moe_mla_errors(void **state)
  * the spec nests them, and reads back the same model. */
 static void spec__moe_request_roundtrip(void **state)
 {
-    const char *specs[] = {moe_small(), "preset: deepseek-v3", "preset: qwen3-30b-a3b",
+    const char *specs[] = {moe_small(),
+                           "preset: deepseek-v3",
+                           "preset: qwen3-30b-a3b",
                            MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
                                     "train:\n  moe_imbalance: 2.25\n",
-                           MOE_ARCH "  mtp_layers: 2\n"};
+                           MOE_ARCH "  mtp_layers: 2\n",
+                           "preset: gpt-oss-120b"};
     for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
         mesh_model_t m = test_spec(specs[i]), back;
         mesh_layout_t pins, pback;
@@ -1750,6 +1840,11 @@ static void spec__moe_request_roundtrip(void **state)
         assert_int_equal(memcmp(&m.mla, &back.mla, sizeof(m.mla)), 0);
         assert_int_equal(m.mtp_layers, back.mtp_layers);
         assert_true(m.moe_imbalance == back.moe_imbalance);
+        /* GPT-OSS's attention, activation and rotary keys travel too */
+        assert_true(m.window == back.window && m.full_attention_every == back.full_attention_every);
+        assert_true(m.attention_sinks == back.attention_sinks && m.mlp == back.mlp);
+        assert_true(m.activation_clamp == back.activation_clamp);
+        assert_true(m.rope_type == back.rope_type && m.yarn_truncate == back.yarn_truncate);
         assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&back, d2));
     }
     /* a dense model's request says nothing of them */
@@ -1788,6 +1883,7 @@ int main(void)
         cmocka_unit_test(spec__moe_mla_defaults),
         cmocka_unit_test(spec__returns_all_its_memory),
         cmocka_unit_test(spec__moe_mla_errors),
+        cmocka_unit_test(spec__window_sinks_yarn_rules),
         cmocka_unit_test(spec__moe_request_roundtrip),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(dirs__callers_first_then_installed),
