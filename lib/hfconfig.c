@@ -10,7 +10,7 @@
  * in a config.json: train takes its defaults and overrides.
  *
  * A field that would change the model and that the spec cannot say (a bias
- * the architecture has not, a sliding window, another RoPE scaling) is an
+ * the architecture has not, a window on some layers, another RoPE scaling) is an
  * error naming it, and so is any field this file does not know: a config
  * the translation does not understand is never planned as something else.
  * Sources: the architectures' configuration classes in
@@ -291,10 +291,14 @@ static void rope_scaling(hf_t *h, enum rope kind)
  * the norms, the embeddings, and the biases it must not have. */
 /* The Llama family's defaults that differ between its classes (the
  * configuration_<type>.py files): KV heads, head width, RoPE base, norm
- * epsilon, and whether an absent sliding_window is a window. */
+ * epsilon, the window an absent sliding_window is, and whether the class
+ * windows every layer with it (Mistral's and Mixtral's attention do; Qwen2's
+ * and Qwen3's only the layers use_sliding_window and max_window_layers
+ * pick, which the spec cannot say). */
 typedef struct family {
     const char *kv_heads, *head_dim, *rope_theta, *norm_eps;
-    int sliding_window; /* 1: a window unless the file says null (MistralConfig's 4096) */
+    const char *window; /* absent: a window of this (MistralConfig's 4096); NULL: none */
+    int windows;        /* 1: a window is every layer's (arch.window) */
 } family_t;
 
 /* The sizes of a model of grouped-query attention: absent, the KV heads
@@ -327,42 +331,50 @@ static void llama_like(hf_t *h, const family_t *f)
 }
 
 /* (a RoPE base of 10000 is Megatron-LM's default too: SAME) */
-static const family_t llama = {SAME, SAME, SAME, "1e-06", 0};
-static const family_t mistral = {"8", SAME, SAME, "1e-06", 1};
-static const family_t mixtral = {"8", SAME, "1000000", "1e-05", 0};
-static const family_t qwen2 = {"32", SAME, SAME, "1e-06", 0};
+static const family_t llama = {SAME, SAME, SAME, "1e-06", NULL, 0};
+static const family_t mistral = {"8", SAME, SAME, "1e-06", "4096", 1};
+static const family_t mixtral = {"8", SAME, "1000000", "1e-05", NULL, 1};
+static const family_t qwen2 = {"32", SAME, SAME, "1e-06", NULL, 0};
 /* (Qwen3's 32 KV heads and Qwen3-MoE's width of hidden / heads, its class
  * having no head_dim: configuration_qwen3.py and _qwen3_moe.py at
  * transformers 008e574) */
-static const family_t qwen3 = {"32", "128", SAME, "1e-06", 0};
-static const family_t qwen3_moe = {"4", SAME, SAME, "1e-06", 0};
+static const family_t qwen3 = {"32", "128", SAME, "1e-06", NULL, 0};
+static const family_t qwen3_moe = {"4", SAME, SAME, "1e-06", NULL, 0};
 
-static void no_sliding_window(hf_t *h, const family_t *f)
+/* sliding_window: null says none, absent is the class's default (a window
+ * for Mistral); a window on every layer is arch.window (Mistral 7B v0.1's
+ * 4096; v0.3 has none), one on the layers Qwen's use_sliding_window and
+ * max_window_layers pick is refused.  layer_types, where given, agree. */
+static void sliding_window(hf_t *h, const family_t *f)
 {
     json_t *use_sw = field_of(h, "use_sliding_window");
     if (use_sw && json_is_true(use_sw))
-        hf_fail(h, "use_sliding_window: sliding-window attention is not described by "
-                   "meshplan's spec");
-    /* null says none; absent is the class's default, a window for Mistral */
+        hf_fail(h, "use_sliding_window: a window on the layers max_window_layers picks is not "
+                   "described by meshplan's spec");
     json_t *sw = field_of(h, "sliding_window");
     int given = json_object_get(h->root, "sliding_window") != NULL;
-    if ((sw || (!given && f->sliding_window)) && !(use_sw && json_is_false(use_sw)))
-        hf_fail(h,
-                "sliding_window: sliding-window attention is not described by meshplan's "
-                "spec (Mistral 7B v0.1 has it; v0.3 does not)%s",
-                sw ? "" : "; absent, it is Mistral's default, 4096: null says none");
+    int on = (sw || (!given && f->window)) && !(use_sw && json_is_false(use_sw));
+    long long w = 0;
+    if (on && !f->windows)
+        hf_fail(h, "sliding_window: a window is described for every layer of Mistral's and "
+                   "Mixtral's classes only");
+    else if (on && !sw)
+        emit(h, "sliding_window", "  ", "window", "%s", f->window);
+    else if (on && whole(h, "sliding_window", sw, &w) == 0 && w < 1)
+        hf_fail(h, "sliding_window: %lld; a window holds 1 token or more", w);
+    else if (on)
+        emit(h, "sliding_window", "  ", "window", "%lld", w);
     field_of(h, "max_window_layers"); /* read only with use_sliding_window */
     json_t *types = field_of(h, "layer_types"), *t;
+    const char *kind = on ? "sliding_attention" : "full_attention";
     size_t i;
     if (types && !json_is_array(types))
         hf_fail(h, "layer_types: expected a list");
     json_array_foreach(types, i, t)
     {
-        if (!json_is_string(t) || strcmp(json_string_value(t), "full_attention") != 0) {
-            hf_fail(h,
-                    "layer_types: layer %zu is not full_attention: only full attention is "
-                    "described",
-                    i);
+        if (!json_is_string(t) || strcmp(json_string_value(t), kind) != 0) {
+            hf_fail(h, "layer_types: layer %zu is not %s, as %s says", i, kind,
+                    on ? "sliding_window" : "the absent window");
             break;
         }
     }
@@ -374,7 +386,7 @@ static void read_llama(hf_t *h, const family_t *f)
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     rope_scaling(h, ROPE_LLAMA3);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
-    no_sliding_window(h, f);
+    sliding_window(h, f);
 }
 
 static void read_llama_only(hf_t *h)
@@ -394,7 +406,7 @@ static void read_qwen2(hf_t *h)
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     emit(h, "model_type", "  ", "qkv_bias", "true");
     rope_scaling(h, ROPE_LLAMA3);
-    no_sliding_window(h, &qwen2);
+    sliding_window(h, &qwen2);
 }
 
 /* Qwen3: heads of head_dim, RMSNorms on each head's queries and keys. */
@@ -405,7 +417,7 @@ static void qwen3_like(hf_t *h, const family_t *f)
     emit(h, "model_type", "  ", "qk_norm", "true");
     rope_scaling(h, ROPE_LLAMA3);
     must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
-    no_sliding_window(h, f);
+    sliding_window(h, f);
 }
 
 static void read_qwen3(hf_t *h)
@@ -423,7 +435,7 @@ static void read_mixtral(hf_t *h)
     llama_like(h, &mixtral);
     to_int(h, "intermediate_size", "  ", "ffn", REQ);
     rope_scaling(h, ROPE_LLAMA3);
-    no_sliding_window(h, &mixtral);
+    sliding_window(h, &mixtral);
     section(h, "  ", "moe");
     to_int(h, "num_local_experts", "    ", "experts", REQ);
     to_int(h, "num_experts_per_tok", "    ", "top_k", REQ);

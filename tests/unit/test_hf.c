@@ -317,6 +317,20 @@ static mesh_model_t deepseek_v3_with(const char *from, const char *to)
     return m;
 }
 
+/* Model m planned on `nodes` H100 nodes under `mesh`: Megatron-LM's
+ * arguments hold `has` and not `lacks`. */
+static void megatron_args(const mesh_model_t *m, int nodes, const char *mesh, const char *has,
+                          const char *lacks)
+{
+    mesh_alloc_t a = test_alloc("H100-SXM", nodes, 8);
+    mesh_plan_t *p = test_plan(m, &a, mesh);
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    if (!strstr(args, has) || strstr(args, lacks))
+        fail_msg("'%s' lacks '%s' or has '%s'", args, has, lacks);
+    free(args);
+    mesh_plan_destroy(p);
+}
+
 /* YaRN's mscale_all_dim of 0 (no scale over all dimensions) is a config's
  * to give, though a spec's arch.mla.mscale_all_dim must be more than 0:
  * it is read as the key left out, and Megatron-LM is told no
@@ -326,13 +340,7 @@ static void config__yarn_without_mscale_all_dim(void **state)
     (void)state;
     mesh_model_t m = deepseek_v3_with("\"mscale_all_dim\": 1.0,", "\"mscale_all_dim\": 0,");
     assert_true(m.rope_scaling > 0 && m.mla.mscale_all_dim == 0);
-    mesh_alloc_t a = test_alloc("H100-SXM", 128, 8);
-    mesh_plan_t *p = test_plan(&m, &a, "auto");
-    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
-    assert_non_null(strstr(args, " --rotary-scaling-factor 40 "));
-    assert_null(strstr(args, "--mscale-all-dim"));
-    free(args);
-    mesh_plan_destroy(p);
+    megatron_args(&m, 128, "auto", " --rotary-scaling-factor 40 ", "--mscale-all-dim");
 }
 
 /* q_lora_rank null: queries not compressed (DeepSeek-V2-Lite's MLA), said
@@ -551,6 +559,53 @@ static void config__gpt_oss_defaults_and_layer_kinds(void **state)
     (void)state;
 }
 
+/* mistralai/Mistral-7B-v0.1's config.json: every layer windowed over 4,096
+ * tokens (arch.window, --window-size 4095,0); its class's window where
+ * the field is left out, none where it is null (v0.3); Mixtral's class
+ * windows every layer alike. */
+static void config__mistral_window_on_every_layer(void **state)
+{
+    static const char mistral_7b_v01[] =
+        "{\"architectures\": [\"MistralForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+        " \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+        " \"intermediate_size\": 14336, \"max_position_embeddings\": 32768,"
+        " \"model_type\": \"mistral\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32,"
+        " \"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0,"
+        " \"sliding_window\": 4096, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\","
+        " \"transformers_version\": \"4.34.0.dev0\", \"use_cache\": true, \"vocab_size\": 32000}";
+    mesh_model_t m;
+    mesh_error_t err;
+    const char *seq[] = {"train.seq_len=8192"};
+    if (load(write_config("mistral-7b", mistral_7b_v01), seq, 1, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal((uint64_t)m.params, 7241732096ULL); /* the model's 7.24 B */
+    assert_true(m.window == 4096 && m.full_attention_every == 0);
+    megatron_args(&m, 1, "tp=1", " --window-size 4095,0 ", "--window-attn-skip-freq");
+#define MW_SIZES                                                                                   \
+    "\"num_hidden_layers\": 2, \"hidden_size\": 256, \"num_attention_heads\": 8, "                 \
+    "\"vocab_size\": 1000, \"intermediate_size\": 512"
+    static const struct {
+        const char *json;
+        int window;
+    } cases[] = {
+        {"{\"model_type\": \"mistral\", " MW_SIZES "}", 4096},
+        {"{\"model_type\": \"mistral\", \"sliding_window\": null, " MW_SIZES "}", 0},
+        {"{\"model_type\": \"mixtral\", \"sliding_window\": 2048, \"num_local_experts\": 8, "
+         "\"num_experts_per_tok\": 2, " MW_SIZES "}",
+         2048},
+        {"{\"model_type\": \"mixtral\", \"num_local_experts\": 8, \"num_experts_per_tok\": "
+         "2, " MW_SIZES "}",
+         0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        if (load(write_config("mw", cases[i].json), NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", cases[i].json, err.msg);
+        assert_int_equal(m.window, cases[i].window);
+    }
+#undef MW_SIZES
+    (void)state;
+}
+
 /* What the spec cannot say, and JSON that is not a config, refused in one
  * line naming the field. */
 static void config__refused_naming_the_field(void **state)
@@ -608,10 +663,18 @@ static void config__refused_naming_the_field(void **state)
          "\"intermediate_size\": 128, \"rope_scaling\": {\"factor\": 4.0, "
          "\"original_max_position_embeddings\": 32768, \"type\": \"yarn\"}}",
          "rope_scaling: type 'yarn' is not described (Llama 3.1's llama3 only)"},
+        {HF_LLAMA "\"sliding_window\": 4096}",
+         "sliding_window: a window is described for every layer of Mistral's and Mixtral's "
+         "classes only"},
         {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
          "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128, \"sliding_window\": 4096}",
-         "sliding_window: sliding-window attention"},
+         "\"intermediate_size\": 128, \"sliding_window\": 4096, \"layer_types\": "
+         "[\"sliding_attention\", \"full_attention\"]}",
+         "layer_types: layer 1 is not sliding_attention, as sliding_window says"},
+        {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
+         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+         "\"intermediate_size\": 128, \"sliding_window\": 0}",
+         "sliding_window: 0; a window holds 1 token or more"},
         {HF_LLAMA "\"parallel_attn\": true}", "parallel_attn: not a field meshplan reads"},
         /* transformers' per-layer attention kinds: a list, every one full */
         {HF_LLAMA "\"layer_types\": \"full_attention\"}", "layer_types: expected a list"},
@@ -629,10 +692,6 @@ static void config__refused_naming_the_field(void **state)
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}",
          "num_hidden_layers is missing"},
         /* what a field left out means is its class's default, or nothing */
-        {"{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 2, "
-         "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
-         "\"intermediate_size\": 128}",
-         "sliding_window: sliding-window attention"},
         {"{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"num_hidden_layers\": 2, "
          "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
          "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
@@ -678,7 +737,8 @@ static void config__refused_naming_the_field(void **state)
         {HF_LLAMA "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": "
                   "\"8\"}}",
          "rope_scaling.factor: expected a number"},
-        {HF_LLAMA "\"use_sliding_window\": true}", "use_sliding_window: sliding-window attention"},
+        {HF_LLAMA "\"use_sliding_window\": true}",
+         "use_sliding_window: a window on the layers max_window_layers picks"},
         {HF_LLAMA "\"layer_types\": [\"full_attention\", "
                   "\"sliding_attention\"]}",
          "layer_types: layer 1 is not full_attention"},
@@ -800,6 +860,7 @@ int main(void)
         cmocka_unit_test(config__nemotron_defaults),
         cmocka_unit_test(config__class_defaults),
         cmocka_unit_test(config__gpt_oss_defaults_and_layer_kinds),
+        cmocka_unit_test(config__mistral_window_on_every_layer),
     };
     return cmocka_run_group_tests_name("hf", tests, setup, teardown);
 }
