@@ -166,14 +166,11 @@ static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     return 0;
 }
 
-/* The attention's window, sinks and rotary scaling and the activation's
- * clamp, as Megatron-LM builds them: the window attends through the
- * standard attention (transformer/attention.py L1066-1075 at d98e8a6),
- * standard attention's YaRN takes the rounding as a flag
- * (argument_utils.py L384-413) where MLA's fixes it, the clamp
- * only in gated MLPs, and a SwiGLU's only in experts
- * (transformer_config.py L2471-2495). */
-static int finish_attention(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+/* The attention's window and sinks as Megatron-LM builds them: through
+ * the standard attention (transformer/attention.py L1066-1075 at
+ * d98e8a6), not MLA's; and the activation's clamp, only in gated MLPs and
+ * a SwiGLU's only in experts (transformer_config.py L2471-2495). */
+static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     char loc[PATH_LEN + 16];
     mesh_model_t *m = &in->m;
@@ -199,9 +196,30 @@ static int finish_attention(spec_in_t *in, const spec_in_t *user, mesh_error_t *
                               "%s: arch.activation_clamp: clamps a gated MLP's inputs; mlp: %s "
                               "is not gated (use swiglu or quick_geglu, or leave it out)",
                               AT(F_ACT_CLAMP), mesh_mlp_name(m->mlp));
-    /* rope_type says how rope_scaling scales; MLA's is YaRN, with the
-     * rounding Megatron-LM's MLA fixes */
-    if (in->set[F_ROPE_TYPE] && !m->rope_scaling)
+    if (m->activation_clamp > 0 && m->mlp == MESH_MLP_SWIGLU && !mesh_is_moe(m))
+        return mesh_error_set(err,
+                              "%s: arch.activation_clamp: Megatron-LM clamps a SwiGLU only in "
+                              "experts (arch.moe); leave it out for a dense model",
+                              AT(F_ACT_CLAMP));
+    return 0;
+}
+
+/* How rope_scaling scales: MLA's is YaRN, with the rounding Megatron-LM's
+ * MLA fixes; standard attention's YaRN takes the rounding as a flag
+ * (argument_utils.py L384-413) and rules out MTP (arguments.py L883).  A
+ * key that a later one leaves meaning nothing goes with it (a preset's
+ * YaRN, then --set arch.rope_scaling=none or arch.rope_type=llama3). */
+static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_model_t *m = &in->m;
+    int scaling = given_by(in, user, F_ROPE_SCALING), type = given_by(in, user, F_ROPE_TYPE);
+    if (!m->rope_scaling && in->set[F_ROPE_TYPE] && type < scaling)
+        m->rope_type = MESH_ROPE_LLAMA3;
+    if ((m->rope_type != MESH_ROPE_YARN || !m->rope_scaling) && in->set[F_YARN_TRUNCATE] &&
+        given_by(in, user, F_YARN_TRUNCATE) < (type > scaling ? type : scaling))
+        m->yarn_truncate = MESH_YARN_TRUNCATE;
+    if (in->set[F_ROPE_TYPE] && !m->rope_scaling && type >= scaling)
         return mesh_error_set(err,
                               "%s: arch.rope_type: says how arch.rope_scaling scales the rotary "
                               "frequencies: give rope_scaling, or leave it out",
@@ -209,23 +227,17 @@ static int finish_attention(spec_in_t *in, const spec_in_t *user, mesh_error_t *
     if (in->set[F_ROPE_TYPE] && m->rope_type != MESH_ROPE_YARN && in->set[F_MLA_KV])
         return mesh_error_set(err, "%s: arch.rope_type: MLA's rotary scaling is YaRN: give yarn",
                               AT(F_ROPE_TYPE));
-    if (in->set[F_YARN_TRUNCATE] &&
+    if (m->yarn_truncate != MESH_YARN_TRUNCATE &&
         (m->rope_type != MESH_ROPE_YARN || !m->rope_scaling || in->set[F_MLA_KV]))
         return mesh_error_set(err,
                               "%s: arch.yarn_truncate: only means something with YaRN in standard "
                               "attention (rope_type: yarn and rope_scaling): leave it out",
                               AT(F_YARN_TRUNCATE));
-    /* standard attention's YaRN rules out MTP (arguments.py L883) */
     if (m->rope_type == MESH_ROPE_YARN && m->rope_scaling && !in->set[F_MLA_KV] && m->mtp_layers)
         return mesh_error_set(err,
                               "%s: arch.mtp_layers: Megatron-LM builds no MTP layers with YaRN "
                               "in standard attention (rope_type: yarn): leave mtp_layers out",
                               AT(F_MTP));
-    if (m->activation_clamp > 0 && m->mlp == MESH_MLP_SWIGLU && !mesh_is_moe(m))
-        return mesh_error_set(err,
-                              "%s: arch.activation_clamp: Megatron-LM clamps a SwiGLU only in "
-                              "experts (arch.moe); leave it out for a dense model",
-                              AT(F_ACT_CLAMP));
     return 0;
 }
 #undef AT
@@ -317,7 +329,7 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
         if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0 ||
-            finish_attention(in, user, err) < 0)
+            finish_window_clamp(in, user, err) < 0 || finish_rope(in, user, err) < 0)
             return -1;
         /* heads of hidden / heads each, unless head_dim (or MLA) says otherwise */
         if (m->mla.kv_lora_rank) {

@@ -1728,10 +1728,23 @@ static void spec__window_sinks_yarn_rules(void **state)
               "MLA's rotary scaling is YaRN: give yarn");
     moe_error(MLA_ARCH "  rope_scaling: 40\n  rope_type: yarn\n  yarn_truncate: false\n",
               "moe.yaml:10: arch.yarn_truncate", "only means something with YaRN in standard");
+    moe_error(MOE_ARCH "  rope_scaling: none\n  rope_type: yarn\n", "moe.yaml:7: arch.rope_type",
+              "give rope_scaling, or leave it out");
     moe_error(MOE_ARCH "  rope_scaling: 32\n  rope_type: yarn\n  mtp_layers: 1\n",
               "moe.yaml:8: arch.mtp_layers", "no MTP layers with YaRN in standard attention");
     mesh_model_t m = test_spec(MLA_ARCH "  rope_scaling: 40\n  rope_type: yarn\n  mtp_layers: 1\n");
     assert_int_equal(m.rope_type, MESH_ROPE_YARN);
+    /* a preset's YaRN keys go with a later override that leaves them
+     * meaning nothing, rather than blame the preset's lines */
+    mesh_error_t err;
+    assert_int_equal(load_set("gpt-oss-120b", "arch.rope_scaling=none", &m, &err), 0);
+    assert_true(m.rope_scaling == 0 && m.rope_type == MESH_ROPE_LLAMA3);
+    assert_int_equal(m.yarn_truncate, MESH_YARN_TRUNCATE);
+    assert_int_equal(load_set("gpt-oss-120b", "arch.rope_type=llama3", &m, &err), 0);
+    assert_true(m.rope_scaling == 32 && m.rope_type == MESH_ROPE_LLAMA3);
+    assert_int_equal(m.yarn_truncate, MESH_YARN_TRUNCATE);
+    assert_int_equal(load_set("gpt-oss-120b", "arch.yarn_truncate=true", &m, &err), 0);
+    assert_true(m.rope_type == MESH_ROPE_YARN && m.yarn_truncate == MESH_YARN_TRUNCATE);
     m = test_spec(MOE_ARCH "  activation_clamp: 7\n  moe:\n    experts: 4\n");
     assert_true(m.activation_clamp == 7);
     m = test_spec(MOE_ARCH "  window: 64\n  full_attention_every: 4\n  attention_sinks: true\n");
