@@ -26,6 +26,7 @@
 
 /* plugin/job_submit/job_submit.c, as slurmctld looks it up */
 int init(void);
+int fini(void);
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg);
 int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg);
 
@@ -319,6 +320,28 @@ static void fits__both_run_it_silently(void **state)
     assert_int_equal(cli("plan", "llama3-8b", 2, 8, 1, out, sizeof(out)), 0);
     assert_int_equal(library("llama3-8b", 2, 8, MESH_ENFORCE_REJECT, lib, sizeof(lib)),
                      MESH_VERDICT_RUN);
+}
+
+/* scontrol reconfigure: slurmctld calls fini() and then init() again (the
+ * plugin's state is static: nothing for fini to free), and the next
+ * submission is judged as before, a refusal refused and a fit accepted,
+ * under the policy as it is now on disk. */
+static void reconfigure__fini_then_init_judges_again(void **state)
+{
+    (void)state;
+    char *msg;
+    write_policy("reject");
+    assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg),
+                     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+    free(msg);
+    assert_int_equal(fini(), SLURM_SUCCESS);
+    edit_policy("gpu: H100-SXM\nenforce: warn\n");
+    assert_int_equal(init(), SLURM_SUCCESS);
+    assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
+    assert_non_null(msg); /* warned, not refused */
+    free(msg);
+    assert_int_equal(controller("llama3-8b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
+    assert_null(msg);
 }
 
 /* One model that does not fit, under enforce=ENFORCE: the controller's
@@ -1295,6 +1318,7 @@ int main(void)
     close(fd);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fits__both_run_it_silently),
+        cmocka_unit_test(reconfigure__fini_then_init_judges_again),
         cmocka_unit_test(warn__both_run_it_and_say_why),
         cmocka_unit_test(reject__both_refuse_it_and_say_why),
         cmocka_unit_test_teardown(modify__judged_as_submitted, plain_job),
