@@ -65,6 +65,22 @@
 #define PCIE_BW               25e9
 #define CPU_ADAM_PARAMS_PER_S 2e9
 
+double mesh_attention_share(const mesh_model_t *m)
+{
+    /* keys a query sees, summed over the sequence: causal attention s(s+1)/2;
+     * a window of w tokens, the query's own included, w(w+1)/2 over the
+     * first w queries and w over the others, w(s - (w-1)/2) (Megatron-Bridge's
+     * flop_utils.py counts the same).  Megatron-LM's window_attn_skip_freq N:
+     * a layer is windowed unless its number (from 1) is a multiple of N
+     * (transformer/utils.py L532-546 at d98e8a6). */
+    double s = m->seq_len, w = m->window;
+    if (w <= 0 || w >= s || m->layers <= 0)
+        return 1;
+    double windowed = w * (2 * s - w + 1) / (s * (s + 1));
+    int full = m->full_attention_every > 0 ? m->layers / m->full_attention_every : 0;
+    return (full + (m->layers - full) * windowed) / m->layers;
+}
+
 /* Model FLOPs of one token of a model with experts, MLA or MTP layers
  * (Megatron-LM's num_floating_point_operations, training.py L1009-1290 at
  * d98e8a6): every matmul weight a token passes through (the active
@@ -98,7 +114,9 @@ double mesh_flops_per_token(const mesh_model_t *m)
     /* The input embedding (and GPT's positions) are lookups, not matmuls;
      * the output layer is a matmul whether tied or not. */
     double matmul = m->params - (m->tied_embeddings ? 0 : v * h) - mesh_position_params(m);
-    return per_weight * matmul + 6.0 * m->layers * m->seq_len * h * mesh_attention_share(m);
+    double q, kv;
+    mesh_model_attn_widths(m, &q, &kv); /* QK^T and AV are heads*head_dim wide */
+    return per_weight * matmul + 6.0 * m->layers * m->seq_len * h * q * mesh_attention_share(m);
 }
 
 /* Precision scales the tensor-core rate: TF32 runs at half of bf16 (A100
@@ -297,8 +315,12 @@ static void layer_forward(const mesh_model_t *m, const mesh_layout_t *l, const m
     lt->norm_fwd = 2 * 2 * w * tokens * h / hbm + 2 * KERNEL_GAP_S;
     /* causal attention: QK^T and AV, half the s x s products, over all s
      * keys for the local s/cp queries (load-balanced CP); a sliding window
-     * computes only the keys it sees (mesh_attention_share) */
-    double attn = 2 * b * s * (double)m->seq_len * h * q / t * mesh_attention_share(m);
+     * computes only the keys it sees (mesh_attention_share, averaged over
+     * the model's layers, whatever a stage holds), in a fused kernel: the
+     * unfused one computes every score and masks the window's (its
+     * get_sliding_window_causal_mask, transformer/utils.py L43-49) */
+    double share = m->flash_attention ? mesh_attention_share(m) : 1;
+    double attn = 2 * b * s * (double)m->seq_len * h * q / t * share;
     if (m->mla.kv_lora_rank) /* QK^T over heads*(qk + rope), AV over heads*v */
         attn = b * s * (double)m->seq_len * h * (q + kv) / t;
     lt->attn_fwd = attn / (attn_peak(m, g) * g->gemm_eff * SUSTAINED * ATTN_EFF);

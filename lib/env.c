@@ -317,7 +317,8 @@ static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         return;
     /* required (arguments.py L822-826): the learned table has seq_len rows */
     const mesh_style_t *s = mesh_style(m);
-    int yarn = m->rope_scaling > 0 && m->rope_type == MESH_ROPE_YARN && !m->mla.kv_lora_rank;
+    int yarn =
+        m->rope_scaling > 0 && m->rope_type == MESH_ROPE_YARN && !m->mla.kv_lora_rank && s->rotary;
     flag(b, "--position-embedding-type %s --max-position-embeddings %d",
          !s->rotary ? "learned_absolute"
          : yarn     ? "yarn"

@@ -425,8 +425,9 @@ static void read_qwen3(hf_t *h)
     qwen3_like(h, &qwen3);
 }
 
-/* MixtralConfig's and Qwen3MoeConfig's router_aux_loss_coef, absent
- * (configuration_mixtral.py, _qwen3_moe.py at transformers 008e574) */
+/* MixtralConfig's, Qwen3MoeConfig's and GptOssConfig's router_aux_loss_coef,
+ * absent (configuration_mixtral.py, _qwen3_moe.py at transformers 008e574;
+ * configuration_gpt_oss.py at 02b8f42) */
 static const char ROUTER_AUX_LOSS[] = "0.001";
 
 /* Mixtral: every layer's MLP is its experts, of intermediate_size. */
@@ -604,16 +605,45 @@ static void window_layers(hf_t *h, long long layers)
         emit(h, "layer_types", "  ", "full_attention_every", "%lld", every);
 }
 
+/* GPT-OSS's YaRN: rope_scaling's, or absent (or null) its class's:
+ * factor 32, truncate false (configuration_gpt_oss.py). */
+static void gpt_oss_rope(hf_t *h)
+{
+    if (field_of(h, "rope_scaling")) {
+        rope_scaling(h, ROPE_YARN);
+        return;
+    }
+    emit(h, "rope_scaling", "  ", "rope_scaling", "32");
+    emit(h, "rope_scaling", "  ", "rope_type", "yarn");
+    emit(h, "rope_scaling", "  ", "yarn_truncate", "false");
+}
+
+/* GPT-OSS's experts: num_experts_per_tok, or the files' older
+ * experts_per_token, which must agree where both are; the class's router
+ * coefficient where the file has none. */
+static void gpt_oss_experts(hf_t *h)
+{
+    json_t *k = field_of(h, "num_experts_per_tok"), *legacy = field_of(h, "experts_per_token");
+    if (k && legacy && !json_equal(k, legacy))
+        hf_fail(h, "experts_per_token: differs from num_experts_per_tok");
+    section(h, "  ", "moe");
+    to_int(h, "num_local_experts", "    ", "experts", "128");
+    to_int(h, k || !legacy ? "num_experts_per_tok" : "experts_per_token", "    ", "top_k", "4");
+    to_int(h, "intermediate_size", "    ", "ffn", "2880");
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", ROUTER_AUX_LOSS);
+    field_of(h, "output_router_logits");
+}
+
 /* GPT-OSS (configuration_gpt_oss.py, modeling_gpt_oss.py): every layer a
  * mixture of experts whose gated quick GeLU (gate * sigmoid(1.702 gate),
  * times up + 1, both clamped at swiglu_limit) is Megatron-LM's quick_gelu
  * (fused_bias_geglu.py L185-187 at d98e8a6), biases everywhere, a sink a
  * head, alternating sliding windows, YaRN.  Absent fields are the class's
- * defaults (its rope_scaling: YaRN 32, truncate false); an absent
- * router_aux_loss_coef is the spec's. */
+ * defaults; a null head_dim is hidden / heads, as the class makes it. */
 static void read_gpt_oss(hf_t *h)
 {
-    gqa_sizes(h, "8", "64");
+    json_t *hd = json_object_get(h->root, "head_dim");
+    gqa_sizes(h, "8", hd && json_is_null(hd) ? SAME : "64");
     to_int(h, "intermediate_size", "  ", "ffn", "2880");
     activation(h, "hidden_act", "silu", "quick_geglu", "GPT-OSS's gated quick GeLU");
     json_t *alpha = field_of(h, "swiglu_alpha");
@@ -626,27 +656,13 @@ static void read_gpt_oss(hf_t *h)
     to_num(h, "rms_norm_eps", "  ", "norm_eps", "1e-05");
     must_bool(h, "attention_bias", 1, 1, "attention projections without biases");
     emit(h, "model_type", "  ", "attention_sinks", "true");
-    if (field_of(h, "rope_scaling")) /* absent or null: the class's */
-        rope_scaling(h, ROPE_YARN);
-    else {
-        emit(h, "rope_scaling", "  ", "rope_scaling", "32");
-        emit(h, "rope_scaling", "  ", "rope_type", "yarn");
-        emit(h, "rope_scaling", "  ", "yarn_truncate", "false");
-    }
+    gpt_oss_rope(h);
     field_of(h, "initial_context_length"); /* YaRN's original context, rope_scaling's */
     json_t *layers = field_of(h, "num_hidden_layers");
     long long n = 0;
     if (layers && !h->failed && whole(h, "num_hidden_layers", layers, &n) == 0)
         window_layers(h, n);
-    json_t *k = field_of(h, "num_experts_per_tok"), *legacy = field_of(h, "experts_per_token");
-    if (k && legacy && !json_equal(k, legacy))
-        hf_fail(h, "experts_per_token: differs from num_experts_per_tok");
-    section(h, "  ", "moe");
-    to_int(h, "num_local_experts", "    ", "experts", "128");
-    to_int(h, k || !legacy ? "num_experts_per_tok" : "experts_per_token", "    ", "top_k", "4");
-    to_int(h, "intermediate_size", "    ", "ffn", "2880");
-    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", SAME);
-    field_of(h, "output_router_logits");
+    gpt_oss_experts(h);
 }
 
 static const struct architecture {

@@ -346,10 +346,6 @@ double mesh_norm_params(const struct mesh_model *m);
  * on the first stage); 0 with rotary positions. */
 double mesh_position_params(const struct mesh_model *m);
 double mesh_mtp_extra(const struct mesh_model *m);
-/* The attention core's work per layer, averaged over the layers, as a
- * share of causal attention over the whole sequence: 1 without a window
- * (arch.window), less where layers see only the window before each query. */
-double mesh_attention_share(const struct mesh_model *m);
 double mesh_attn_replicated(const struct mesh_model *m);
 /* How many TP ranks share each KV head: tp / kv_heads where TP is wider
  * than the KV heads, else 1.  Megatron-LM takes num_query_groups as a
@@ -595,6 +591,11 @@ int mesh_policy_key_text(const struct mesh_policy *p, int i, const char **name, 
  * a GPU the admin defines), or NULL; as may be NULL (lib/policy.c). */
 const struct mesh_gpu_override *mesh_policy_override_of(const struct mesh_assumptions *as,
                                                         const char *name);
+
+/* The attention core's work per layer, averaged over the layers, as a
+ * share of causal attention over the whole sequence (lib/cost.c): 1
+ * without a window (arch.window), less where layers see only the window. */
+double mesh_attention_share(const struct mesh_model *m);
 
 /* The tokens one rank routes per micro-batch (its sequence-parallel shard),
  * and the routed copies the busiest expert rank receives for `tokens` of

@@ -69,22 +69,6 @@ static double sink_params(const mesh_model_t *m)
     return m->attention_sinks ? (double)m->heads : 0;
 }
 
-double mesh_attention_share(const mesh_model_t *m)
-{
-    /* keys a query sees, summed over the sequence: causal attention s(s+1)/2;
-     * a window of w tokens, the query's own included, w(w+1)/2 over the
-     * first w queries and w over the others, w(s - (w-1)/2) (Megatron-Bridge's
-     * flop_utils.py counts the same).  Megatron-LM's window_attn_skip_freq N:
-     * a layer is windowed unless its number (from 1) is a multiple of N
-     * (transformer/utils.py L532-546 at d98e8a6). */
-    double s = m->seq_len, w = m->window;
-    if (w <= 0 || w >= s || m->layers <= 0)
-        return 1;
-    double windowed = w * (2 * s - w + 1) / (s * (s + 1));
-    int full = m->full_attention_every > 0 ? m->layers / m->full_attention_every : 0;
-    return (full + (m->layers - full) * windowed) / m->layers;
-}
-
 double mesh_norm_params(const mesh_model_t *m)
 {
     return (double)mesh_style(m)->norm_vectors * m->hidden;

@@ -41,7 +41,7 @@ void mesh_before_ampere(const mesh_alloc_t *a, mesh_model_t *model, mesh_layout_
 {
     if (a->gpu.has_bf16)
         return;
-    if (model) {
+    if (model) { /* (ep_overlap on is the spec's default: no pin to refuse) */
         model->flash_attention = 0;
         model->ep_overlap = MESH_EP_OVERLAP_OFF;
     }

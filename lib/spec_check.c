@@ -112,14 +112,15 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               AT(F_MOE_SHARED_FFN));
     if (moe->shared_experts && !in->set[F_MOE_SHARED_FFN])
         moe->shared_ffn = moe->ffn;
-    /* a GeLU model keeps its linear layers' biases, which Megatron-LM's
-     * shared experts refuse (shared_experts.py L124-125 at d98e8a6) */
+    /* a GeLU or GPT-OSS model keeps its linear layers' biases, which
+     * Megatron-LM's shared experts refuse (shared_experts.py L124-125 at
+     * d98e8a6) */
     if (moe->shared_experts && mesh_style(&in->m)->linear_bias)
         return mesh_error_set(err,
                               "%s: arch.moe.shared_experts: Megatron-LM builds shared experts "
-                              "without biases, and a GeLU model keeps its biases (use mlp: "
+                              "without biases, and a %s model keeps its biases (use mlp: "
                               "swiglu or relu2, or no shared experts)",
-                              AT(F_MOE_SHARED));
+                              AT(F_MOE_SHARED), mesh_style(&in->m)->label);
     if (moe->top_k > moe->experts)
         return mesh_error_set(err, "%s: arch.moe.top_k: %d is more than the %d experts",
                               AT(F_MOE_TOPK), moe->top_k, moe->experts);
@@ -166,19 +167,25 @@ static int finish_mla(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     return 0;
 }
 
-/* The attention's window and sinks as Megatron-LM builds them: through
- * the standard attention (transformer/attention.py L1066-1075 at
- * d98e8a6), not MLA's; and the activation's clamp, only in gated MLPs and
- * a SwiGLU's only in experts (transformer_config.py L2471-2495). */
+/* The attention's window and sinks as Megatron-LM's training builds them,
+ * through Transformer Engine's attention (transformer_engine.py
+ * L2163-2189 at d98e8a6); meshplan describes them for standard attention
+ * only, as no published MLA model has them.  The activation's clamp only
+ * in gated MLPs, a SwiGLU's only in experts (transformer_config.py
+ * L2471-2495).  A preset's clamp goes with a later mlp it does not fit,
+ * and its full_attention_every with a later layers it exceeds. */
 static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     char loc[PATH_LEN + 16];
     mesh_model_t *m = &in->m;
+#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
     if (m->full_attention_every && !m->window)
         return mesh_error_set(err,
                               "%s: arch.full_attention_every: only means something with a "
                               "sliding window (give arch.window, or leave it out)",
                               AT(F_FULL_EVERY));
+    if (m->full_attention_every > m->layers && LATER(F_LAYERS, F_FULL_EVERY))
+        m->full_attention_every = 0; /* no layer is whole: every layer windowed */
     if (m->full_attention_every > m->layers)
         return mesh_error_set(err,
                               "%s: arch.full_attention_every: %d is more than the %d layers, so "
@@ -191,6 +198,8 @@ static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_
                               "%s: arch.%s: described for standard attention only, not for "
                               "arch.mla: leave it out",
                               AT(f), mesh_spec_keys[f].name);
+    if (m->activation_clamp > 0 && !mesh_style(m)->gated && LATER(F_MLP, F_ACT_CLAMP))
+        m->activation_clamp = 0;
     if (m->activation_clamp > 0 && !mesh_style(m)->gated)
         return mesh_error_set(err,
                               "%s: arch.activation_clamp: clamps a gated MLP's inputs; mlp: %s "
@@ -201,12 +210,15 @@ static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_
                               "%s: arch.activation_clamp: Megatron-LM clamps a SwiGLU only in "
                               "experts (arch.moe); leave it out for a dense model",
                               AT(F_ACT_CLAMP));
+#undef LATER
     return 0;
 }
 
 /* How rope_scaling scales: MLA's is YaRN, with the rounding Megatron-LM's
  * MLA fixes; standard attention's YaRN takes the rounding as a flag
- * (argument_utils.py L384-413) and rules out MTP (arguments.py L883).  A
+ * (argument_utils.py L384-413); MTP needs plain rotary positions
+ * (arguments.py L883: rope or none, so neither YaRN nor GPT's learned
+ * ones).  A
  * key that a later one leaves meaning nothing goes with it (a preset's
  * YaRN, then --set arch.rope_scaling=none or arch.rope_type=llama3). */
 static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
@@ -216,9 +228,12 @@ static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     int scaling = given_by(in, user, F_ROPE_SCALING), type = given_by(in, user, F_ROPE_TYPE);
     if (!m->rope_scaling && in->set[F_ROPE_TYPE] && type < scaling)
         m->rope_type = MESH_ROPE_LLAMA3;
-    if ((m->rope_type != MESH_ROPE_YARN || !m->rope_scaling) && in->set[F_YARN_TRUNCATE] &&
-        given_by(in, user, F_YARN_TRUNCATE) < (type > scaling ? type : scaling))
+    int truncate = in->set[F_YARN_TRUNCATE];
+    if ((m->rope_type != MESH_ROPE_YARN || !m->rope_scaling) && truncate &&
+        given_by(in, user, F_YARN_TRUNCATE) < (type > scaling ? type : scaling)) {
         m->yarn_truncate = MESH_YARN_TRUNCATE;
+        truncate = 0;
+    }
     if (in->set[F_ROPE_TYPE] && !m->rope_scaling && type >= scaling)
         return mesh_error_set(err,
                               "%s: arch.rope_type: says how arch.rope_scaling scales the rotary "
@@ -227,8 +242,7 @@ static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     if (in->set[F_ROPE_TYPE] && m->rope_type != MESH_ROPE_YARN && in->set[F_MLA_KV])
         return mesh_error_set(err, "%s: arch.rope_type: MLA's rotary scaling is YaRN: give yarn",
                               AT(F_ROPE_TYPE));
-    if (m->yarn_truncate != MESH_YARN_TRUNCATE &&
-        (m->rope_type != MESH_ROPE_YARN || !m->rope_scaling || in->set[F_MLA_KV]))
+    if (truncate && (m->rope_type != MESH_ROPE_YARN || !m->rope_scaling || in->set[F_MLA_KV]))
         return mesh_error_set(err,
                               "%s: arch.yarn_truncate: only means something with YaRN in standard "
                               "attention (rope_type: yarn and rope_scaling): leave it out",
@@ -238,6 +252,12 @@ static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: arch.mtp_layers: Megatron-LM builds no MTP layers with YaRN "
                               "in standard attention (rope_type: yarn): leave mtp_layers out",
                               AT(F_MTP));
+    if (!mesh_style(m)->rotary && m->mtp_layers)
+        return mesh_error_set(err,
+                              "%s: arch.mtp_layers: Megatron-LM builds MTP layers only with "
+                              "rotary positions, and mlp: %s learns its positions: leave "
+                              "mtp_layers out",
+                              AT(F_MTP), mesh_mlp_name(m->mlp));
     return 0;
 }
 #undef AT
@@ -292,11 +312,17 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         return mesh_error_set(err, "%s: arch.qk_norm: %s: leave it out", AT(F_QK_NORM),
                               in->set[F_MLA_KV] ? "MLA has its latent norms instead"
                                                 : "QK norms are described for mlp: swiglu only");
-    /* GPT-style layers have every bias already; MLA's projections none */
-    if (m->qkv_bias && (mesh_style(m)->linear_bias || in->set[F_MLA_KV]))
-        return mesh_error_set(err, "%s: arch.qkv_bias: %s: leave it out", AT(F_QKV_BIAS),
-                              in->set[F_MLA_KV] ? "MLA's projections have no biases here"
-                                                : "mlp: gelu has every bias already");
+    /* GPT- and GPT-OSS-style layers have every bias already; MLA's
+     * projections none */
+    if (m->qkv_bias && in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.qkv_bias: MLA's projections have no biases here: leave "
+                              "it out",
+                              AT(F_QKV_BIAS));
+    if (m->qkv_bias && mesh_style(m)->linear_bias)
+        return mesh_error_set(err,
+                              "%s: arch.qkv_bias: mlp: %s has every bias already: leave it out",
+                              AT(F_QKV_BIAS), mesh_mlp_name(m->mlp));
     if (in->set[F_MLA_MSCALE] && !m->rope_scaling)
         return mesh_error_set(err,
                               "%s: arch.mla.mscale_all_dim: only means something with YaRN "

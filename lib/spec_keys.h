@@ -88,8 +88,8 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_FULL_EVERY, "arch", "full_attention_every", K_INT, full_attention_every, 2, 100000, NULL,  \
       NO_AUTO, WHEN_SET)                                                                           \
     X(F_SINKS, "arch", "attention_sinks", K_BOOL, attention_sinks, 0, 0, NULL, NO_AUTO, WHEN_SET)  \
-    X(F_ACT_CLAMP, "arch", "activation_clamp", K_NUM, activation_clamp, 1e-3, 1e3, NULL, NO_AUTO,  \
-      WHEN_SET)                                                                                    \
+    X(F_ACT_CLAMP, "arch", "activation_clamp", K_NUMNONE, activation_clamp, 1e-3, 1e3, NULL,       \
+      NO_AUTO, WHEN_SET)                                                                           \
     X(F_MOE_EXPERTS, "arch.moe", "experts", K_INT, moe.experts, 1, 1 << 16, NULL, NO_AUTO,         \
       WHEN_SET)                                                                                    \
     X(F_MOE_TOPK, "arch.moe", "top_k", K_INT, moe.top_k, 1, 1 << 16, NULL, NO_AUTO, WHEN_SET)      \

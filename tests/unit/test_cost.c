@@ -11,9 +11,6 @@
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* within tol, in double precision (cmocka's assert_float_equal rounds to float) */
-#define assert_double_near(got, want, tol) assert_true(fabs((got) - (want)) <= (tol))
-
 static void bubble__llama3_70b_on_64(void **state)
 {
     /* Llama 3 70B, 64 GPUs, TP 4, PP 8, VPP 5, GBS 128, MBS 1 */
@@ -48,14 +45,23 @@ static void flops__per_token(void **state)
      * are 4096 wide, q = 4096/2880 of hidden) */
     m.finetune = MESH_FINETUNE_FULL;
     m.window = 1024;
-    m.full_attention_every = 2;
+    m.full_attention_every = 2; /* 16 layers whole, 16 windowed */
+    double windowed = 1024.0 * (2 * 8192 - 1024 + 1) / (8192.0 * 8193);
     assert_double_near(mesh_flops_per_token(&m),
-                       6 * matmul + 6.0 * 32 * 8192 * 4096 * mesh_attention_share(&m), 1e-3);
+                       6 * matmul + 6.0 * 32 * 8192 * 4096 * (16 + 16 * windowed) / 32, 1e-3);
     mesh_model_t oss = test_preset("gpt-oss-120b"), whole = oss;
     whole.window = 0;
     double core = 6.0 * 36 * 4096 * 4096;
+    double oss_windowed = 128.0 * (2 * 4096 - 128 + 1) / (4096.0 * 4097);
     assert_double_near(mesh_flops_per_token(&whole) - mesh_flops_per_token(&oss),
-                       core * (1 - mesh_attention_share(&oss)), 1e-3);
+                       core * (1 - (18 + 18 * oss_windowed) / 36), 1e-3);
+    /* heads of head_dim wider than hidden / heads: QK^T and AV as wide as
+     * the heads (Qwen3-32B's 64 heads of 128 on 5120) */
+    mesh_model_t wide = test_spec("arch: {layers: 2, hidden: 5120, heads: 64, kv_heads: 8, "
+                                  "head_dim: 128, ffn: 25600, vocab: 1000}\n");
+    double wide_matmul = wide.params - 1000.0 * 5120;
+    assert_double_near(mesh_flops_per_token(&wide), 6 * wide_matmul + 6.0 * 2 * 4096 * 64 * 128,
+                       1e-3);
 }
 
 static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
@@ -69,9 +75,34 @@ static mesh_cost_t cost_of(const mesh_model_t *m, const mesh_alloc_t *a, const c
     return c;
 }
 
+/* The share of causal attention a sliding window computes: w(2s - w + 1) /
+ * (s(s + 1)) for a windowed layer, 1 for a whole one, averaged over the
+ * layers; GPT-OSS's 18 windowed layers of 36 at 4,096 tokens by hand. */
+static void cost__window_share(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("gpt-oss-120b");
+    double windowed = 128.0 * (2 * 4096 - 128 + 1) / (4096.0 * 4097);
+    assert_double_near(mesh_attention_share(&m), (18 + 18 * windowed) / 36, 1e-15);
+    m.full_attention_every = 0; /* every layer windowed */
+    assert_double_near(mesh_attention_share(&m), windowed, 1e-15);
+    m.full_attention_every = 4; /* 9 whole layers of 36 */
+    assert_double_near(mesh_attention_share(&m), (9 + 27 * windowed) / 36, 1e-15);
+    m.layers = 3, m.full_attention_every = 2; /* layer 2 whole, 1 and 3 windowed */
+    assert_double_near(mesh_attention_share(&m), (1 + 2 * windowed) / 3, 1e-15);
+    m.window = 1; /* each query sees itself alone: 2/(s+1) */
+    assert_double_near(mesh_attention_share(&m), (1 + 2 * (2.0 / 4097)) / 3, 1e-15);
+    m.window = 4096; /* a window as long as the sequence is no window */
+    assert_double_near(mesh_attention_share(&m), 1, 0);
+    m.window = 4095;
+    assert_true(mesh_attention_share(&m) < 1);
+    m.window = 0;
+    assert_double_near(mesh_attention_share(&m), 1, 0);
+}
+
 /* A windowed layer's attention core takes the time of the keys it sees:
  * less compute than attending to the whole sequence, the same where the
- * window holds the sequence. */
+ * window holds the sequence or the attention is unfused. */
 static void cost__window_attention_priced_shorter(void **state)
 {
     (void)state;
@@ -84,6 +115,10 @@ static void cost__window_attention_priced_shorter(void **state)
     double full = cost_of(&m, &a, mesh).compute_s, windowed = cost_of(&w, &a, mesh).compute_s;
     assert_true(windowed < 0.9 * full);
     assert_true(cost_of(&long_w, &a, mesh).compute_s == full);
+    /* the unfused attention computes every score and masks the window's */
+    mesh_model_t unfused = m, unfused_w = w;
+    unfused.flash_attention = unfused_w.flash_attention = 0;
+    assert_true(cost_of(&unfused_w, &a, mesh).compute_s == cost_of(&unfused, &a, mesh).compute_s);
 }
 
 /* An explicit pipeline layout is paced by its fullest stage: 16 layers over
@@ -897,6 +932,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cost__flops_per_token_active),
         cmocka_unit_test(cost__window_attention_priced_shorter),
+        cmocka_unit_test(cost__window_share),
         cmocka_unit_test(cost__dispatch_inside_and_across_nodes),
         cmocka_unit_test(cost__deepep_one_copy_a_node),
         cmocka_unit_test(cost__grouped_gemm_efficiency),

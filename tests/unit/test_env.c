@@ -1093,6 +1093,16 @@ static void env__gpt_oss_and_yarn_flags(void **state)
         {"{rope_scaling: 4, rope_type: llama3}", " --use-rope-scaling --rope-scaling-factor 4 ",
          "yarn"},
     };
+    /* a preset's YaRN under a later mlp of learned positions: no rotary flag */
+    mesh_model_t g = test_spec("preset: gpt-oss-20b\narch: {mlp: gelu}\n");
+    mesh_alloc_t a2 = test_alloc("H100-SXM", 2, 8);
+    mesh_plan_t *gp = test_plan(&g, &a2, "ep=8");
+    char *gargs = test_env_value(gp, "MESH_MEGATRON_ARGS");
+    if (!strstr(gargs, "--position-embedding-type learned_absolute") || strstr(gargs, "rotary") ||
+        strstr(gargs, "yarn"))
+        fail_msg("'%s'", gargs);
+    free(gargs);
+    mesh_plan_destroy(gp);
     mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         char spec[256];

@@ -546,6 +546,7 @@ static void config__gpt_oss_defaults_and_layer_kinds(void **state)
         assert_int_equal(m.yarn_truncate, MESH_YARN_EXACT);
         assert_true(m.norm_eps == 1e-5 && m.rope_theta == 150000 && !m.tied_embeddings);
         assert_true(m.moe.experts == 8 && m.moe.top_k == 2 && m.moe.ffn == 64);
+        assert_true(m.router.aux_loss == 0.001); /* GptOssConfig's, absent */
     }
     /* one layer: it slides, as the class's default pattern begins */
     mesh_model_t one;
@@ -556,6 +557,14 @@ static void config__gpt_oss_defaults_and_layer_kinds(void **state)
     if (load(path, NULL, 0, &one, &err) < 0)
         fail_msg("%s", err.msg);
     assert_true(one.window == 128 && one.full_attention_every == 0);
+    /* a null head_dim is hidden / heads (the class's __post_init__), not 64 */
+    path = write_config("oss-hd", "{\"architectures\": [\"GptOssForCausalLM\"], "
+                                  "\"num_hidden_layers\": 2, \"hidden_size\": 128, "
+                                  "\"num_attention_heads\": 8, \"head_dim\": null, "
+                                  "\"vocab_size\": 1000}");
+    if (load(path, NULL, 0, &one, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(one.head_dim, 0); /* the spec's default: hidden / heads */
     (void)state;
 }
 

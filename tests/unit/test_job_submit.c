@@ -322,26 +322,34 @@ static void fits__both_run_it_silently(void **state)
                      MESH_VERDICT_RUN);
 }
 
-/* scontrol reconfigure: slurmctld calls fini() and then init() again (the
- * plugin's state is static: nothing for fini to free), and the next
- * submission is judged as before, a refusal refused and a fit accepted,
- * under the policy as it is now on disk. */
+/* scontrol reconfigure: slurmctld calls fini() and then init() again,
+ * which reads where the policy is afresh (MESHPLAN_POLICY, read by init
+ * alone); the plugin's state is static, so fini has nothing to free.  The
+ * next submission is judged under the policy init found. */
 static void reconfigure__fini_then_init_judges_again(void **state)
 {
     (void)state;
-    char *msg;
+    char *msg, other[] = "/tmp/meshplan-policy2-XXXXXX";
     write_policy("reject");
     assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg),
                      ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
     free(msg);
+    int fd = mkstemp(other);
+    assert_true(fd >= 0);
+    static const char warn[] = "gpu: H100-SXM\nenforce: warn\n";
+    assert_int_equal(write(fd, warn, sizeof(warn) - 1), (ssize_t)(sizeof(warn) - 1));
+    close(fd);
     assert_int_equal(fini(), SLURM_SUCCESS);
-    edit_policy("gpu: H100-SXM\nenforce: warn\n");
+    setenv("MESHPLAN_POLICY", other, 1);
     assert_int_equal(init(), SLURM_SUCCESS);
+    /* the other file's enforce=warn: warned, not refused */
     assert_int_equal(controller("llama3.1-405b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
-    assert_non_null(msg); /* warned, not refused */
+    assert_non_null(msg);
     free(msg);
     assert_int_equal(controller("llama3-8b", 2, "gres/gpu:16", &msg), SLURM_SUCCESS);
     assert_null(msg);
+    unlink(other);
+    write_policy("reject"); /* the suite's own file again */
 }
 
 /* One model that does not fit, under enforce=ENFORCE: the controller's

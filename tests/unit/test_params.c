@@ -2,8 +2,6 @@
 /*
  * lib/params.c: the whole model's parameter counts, against the published ones and by hand.
  */
-#include <math.h>
-
 #include "internal.h" /* mesh_stage_mix, mesh_heavy_stages_of */
 #include "moeutil.h"
 
@@ -17,9 +15,6 @@
  * without the embeddings (model card); DeepSeek-V3 "671B total parameters
  * with 37B activated for each token" (arXiv 2412.19437, abstract), whose MTP
  * module the paper counts apart. */
-/* within tol, in double precision (cmocka's assert_float_equal rounds to float) */
-#define assert_double_near(got, want, tol) assert_true(fabs((got) - (want)) <= (tol))
-
 static void params__moe_presets__published_counts(void **state)
 {
     static const struct {
@@ -101,31 +96,6 @@ static void params__gpt_oss__published_and_by_hand(void **state)
     assert_int_equal((uint64_t)mesh_model_active_params(&m), 2 * (12872 + 2 * 6272) + 12800 + 64);
     mesh_model_t no_sinks = test_spec(SMALL_OSS("false")); /* a sink a head a layer */
     assert_int_equal((uint64_t)(m.params - no_sinks.params), 8);
-}
-
-/* The share of causal attention a sliding window computes: w(2s - w + 1) /
- * (s(s + 1)) for a windowed layer, 1 for a whole one, averaged over the
- * layers; GPT-OSS's 18 windowed layers of 36 at 4,096 tokens by hand. */
-static void params__window_share(void **state)
-{
-    (void)state;
-    mesh_model_t m = test_preset("gpt-oss-120b");
-    double windowed = 128.0 * (2 * 4096 - 128 + 1) / (4096.0 * 4097);
-    assert_double_near(mesh_attention_share(&m), (18 + 18 * windowed) / 36, 1e-15);
-    m.full_attention_every = 0; /* every layer windowed */
-    assert_double_near(mesh_attention_share(&m), windowed, 1e-15);
-    m.full_attention_every = 4; /* 9 whole layers of 36 */
-    assert_double_near(mesh_attention_share(&m), (9 + 27 * windowed) / 36, 1e-15);
-    m.layers = 3, m.full_attention_every = 2; /* layer 2 whole, 1 and 3 windowed */
-    assert_double_near(mesh_attention_share(&m), (1 + 2 * windowed) / 3, 1e-15);
-    m.window = 1; /* each query sees itself alone: 2/(s+1) */
-    assert_double_near(mesh_attention_share(&m), (1 + 2 * (2.0 / 4097)) / 3, 1e-15);
-    m.window = 4096; /* a window as long as the sequence is no window */
-    assert_double_near(mesh_attention_share(&m), 1, 0);
-    m.window = 4095;
-    assert_true(mesh_attention_share(&m) < 1);
-    m.window = 0;
-    assert_double_near(mesh_attention_share(&m), 1, 0);
 }
 
 static void params__moe_mla_mtp__by_hand(void **state)
@@ -227,7 +197,6 @@ int main(void)
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
         cmocka_unit_test(params__gpt_oss__published_and_by_hand),
-        cmocka_unit_test(params__window_share),
         cmocka_unit_test(params__gelu_moe__by_hand),
         cmocka_unit_test(params__nemotron_style__by_hand),
     };

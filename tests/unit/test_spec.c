@@ -714,9 +714,10 @@ static const doc_key_t doc_keys[] = {
     {"arch", "attention_sinks", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
      "some", "arch.attention_sinks: '{}' is not a boolean (use true or false)",
      AT(attention_sinks, T_INT)},
-    {"arch", "activation_clamp", ARCH ", arch.mlp: quick_geglu", NULL, NULL, "0.001", "0.0009",
-     "1000", "1001", "arch.activation_clamp: {} is out of range (allowed 0.001..1000)", "7 10.5",
-     "high", "arch.activation_clamp: '{}' is not a number (expected 0.001..1000)",
+    {"arch", "activation_clamp", ARCH ", arch.mlp: quick_geglu", "none", NULL, "0.001", "0.0009",
+     "1000", "1001", "arch.activation_clamp: {} is out of range (allowed 0.001..1000) or none",
+     "7 10.5 none", "high",
+     "arch.activation_clamp: '{}' is not a number (expected 0.001..1000) or none",
      AT(activation_clamp, T_DBL)},
     {"arch", "activation_clamp", ARCH ", arch.mlp: gelu", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
      "", "7",
@@ -728,7 +729,8 @@ static const doc_key_t doc_keys[] = {
      "out for a dense model",
      AT(activation_clamp, T_DBL)},
     {"arch", "activation_clamp", ARCH ", arch.moe: {experts: 4}", NULL, NULL, NULL, NULL, NULL,
-     NULL, NULL, "7", "-1", "arch.activation_clamp: -1 is out of range (allowed 0.001..1000)",
+     NULL, NULL, "7", "-1",
+     "arch.activation_clamp: -1 is out of range (allowed 0.001..1000) or none",
      AT(activation_clamp, T_DBL)},
     /* how rope_scaling scales: Llama 3.1's, or YaRN; YaRN's rounding */
     {"arch", "rope_type", ARCH ", arch.rope_scaling: 8", "llama3", NULL, NULL, NULL, NULL, NULL,
@@ -1712,7 +1714,6 @@ static void spec__moe_mla_defaults(void **state)
     assert_true(mesh_model_active_params(&o) < 12e9);
 }
 
-/* Every rule names its key, the line, and the fix, in one line. */
 /* A window, sinks and YaRN's rounding are standard attention's: refused
  * under MLA, whose rotary scaling is YaRN (and accepted so); YaRN in
  * standard attention has no MTP in Megatron-LM; a SwiGLU's clamp is its
@@ -1745,6 +1746,26 @@ static void spec__window_sinks_yarn_rules(void **state)
     assert_int_equal(m.yarn_truncate, MESH_YARN_TRUNCATE);
     assert_int_equal(load_set("gpt-oss-120b", "arch.yarn_truncate=true", &m, &err), 0);
     assert_true(m.rope_type == MESH_ROPE_YARN && m.yarn_truncate == MESH_YARN_TRUNCATE);
+    /* and so do its clamp after a later mlp that is not gated, its
+     * full_attention_every after fewer layers, its clamp by none */
+    assert_int_equal(load_set("gpt-oss-120b", "arch.mlp=gelu", &m, &err), 0);
+    assert_true(m.activation_clamp == 0 && m.mlp == MESH_MLP_GELU);
+    assert_int_equal(load_set("gpt-oss-20b", "arch.layers=1", &m, &err), 0);
+    assert_true(m.full_attention_every == 0 && m.window == 128);
+    assert_int_equal(load_set("gpt-oss-20b", "arch.activation_clamp=none", &m, &err), 0);
+    assert_true(m.activation_clamp == 0);
+    /* given in the same file, they are refused naming them */
+    moe_error(MOE_ARCH "  mlp: gelu\n  activation_clamp: 7\n", "moe.yaml:7: arch.activation_clamp",
+              "mlp: gelu is not gated");
+    moe_error(MOE_ARCH "  window: 8\n  full_attention_every: 5\n",
+              "moe.yaml:7: arch.full_attention_every", "more than the 4 layers");
+    /* MTP only with rotary positions (rope or none: arguments.py L883) */
+    moe_error(MOE_ARCH "  mlp: gelu\n  mtp_layers: 1\n", "moe.yaml:7: arch.mtp_layers",
+              "only with rotary positions, and mlp: gelu learns its positions");
+    /* yarn_truncate: true (the default) says nothing without YaRN, and is
+     * refused so */
+    moe_error(MOE_ARCH "  rope_scaling: 8\n  yarn_truncate: true\n",
+              "moe.yaml:7: arch.yarn_truncate", "only means something with YaRN");
     m = test_spec(MOE_ARCH "  activation_clamp: 7\n  moe:\n    experts: 4\n");
     assert_true(m.activation_clamp == 7);
     m = test_spec(MOE_ARCH "  window: 64\n  full_attention_every: 4\n  attention_sinks: true\n");
@@ -1752,6 +1773,7 @@ static void spec__window_sinks_yarn_rules(void **state)
 #undef MLA_ARCH
 }
 
+/* Every rule names its key, the line, and the fix, in one line. */
 static void spec__moe_mla_errors(void **state)
 {
     moe_error(MOE_ARCH "  moe:\n    top_k: 2\n", "arch.moe.experts is missing", NULL);

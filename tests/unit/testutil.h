@@ -5,10 +5,12 @@
 #ifndef MESH_TESTUTIL_H
 #define MESH_TESTUTIL_H
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,9 @@ static inline mesh_layout_t test_layout(const char *s)
         l.recompute_modules = 0;
     return l;
 }
+
+/* within tol, in double precision (cmocka's assert_float_equal rounds to float) */
+#define assert_double_near(got, want, tol) assert_true(fabs((got) - (want)) <= (tol))
 
 /* Plan with the default policy; fails the test on an error. */
 static inline mesh_plan_t *test_plan(const mesh_model_t *m, const mesh_alloc_t *a, const char *mesh)
