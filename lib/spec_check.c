@@ -39,6 +39,8 @@ static int any_set(const spec_in_t *in, const char *sec)
 }
 
 #define AT(f) where(in, f, user->path, loc, sizeof(loc))
+/* Whether key a was given later than key b (given_by): the later wins. */
+#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
 
 /* Whether the spec gives key f's section (arch.moe, arch.mla): 1, or 0;
  * -1 with err when it gives the section without f, which it requires. */
@@ -178,7 +180,6 @@ static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_
 {
     char loc[PATH_LEN + 16];
     mesh_model_t *m = &in->m;
-#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
     if (m->full_attention_every && !m->window)
         return mesh_error_set(err,
                               "%s: arch.full_attention_every: only means something with a "
@@ -210,7 +211,6 @@ static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_
                               "%s: arch.activation_clamp: Megatron-LM clamps a SwiGLU only in "
                               "experts (arch.moe); leave it out for a dense model",
                               AT(F_ACT_CLAMP));
-#undef LATER
     return 0;
 }
 
@@ -225,16 +225,15 @@ static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     char loc[PATH_LEN + 16];
     mesh_model_t *m = &in->m;
-    int scaling = given_by(in, user, F_ROPE_SCALING), type = given_by(in, user, F_ROPE_TYPE);
-    if (!m->rope_scaling && in->set[F_ROPE_TYPE] && type < scaling)
+    if (!m->rope_scaling && in->set[F_ROPE_TYPE] && LATER(F_ROPE_SCALING, F_ROPE_TYPE))
         m->rope_type = MESH_ROPE_LLAMA3;
     int truncate = in->set[F_YARN_TRUNCATE];
     if ((m->rope_type != MESH_ROPE_YARN || !m->rope_scaling) && truncate &&
-        given_by(in, user, F_YARN_TRUNCATE) < (type > scaling ? type : scaling)) {
+        (LATER(F_ROPE_TYPE, F_YARN_TRUNCATE) || LATER(F_ROPE_SCALING, F_YARN_TRUNCATE))) {
         m->yarn_truncate = MESH_YARN_TRUNCATE;
         truncate = 0;
     }
-    if (in->set[F_ROPE_TYPE] && !m->rope_scaling && type >= scaling)
+    if (in->set[F_ROPE_TYPE] && !m->rope_scaling && !LATER(F_ROPE_SCALING, F_ROPE_TYPE))
         return mesh_error_set(err,
                               "%s: arch.rope_type: says how arch.rope_scaling scales the rotary "
                               "frequencies: give rope_scaling, or leave it out",
@@ -283,8 +282,7 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     const char *origin = user->path;
     char loc[PATH_LEN + 16];
-#define AT(f)       where(in, f, origin, loc, sizeof(loc))
-#define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
+#define AT(f) where(in, f, origin, loc, sizeof(loc))
     mesh_model_t *m = &in->m;
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
     /* the other arch keys mean nothing without these four: a spec giving
