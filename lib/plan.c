@@ -18,18 +18,7 @@ static void choose(mesh_plan_t *p, search_t *s, double *roomy_below)
     const mesh_candidate_t *best = mesh_near_tie_choice(s, roomy_below);
     p->best = *best;
     p->fits = 1;
-    /* runners-up: the fastest of each other (tp, cp, pp) shape, fastest
-     * first (insertion sort: at most a handful) */
-    for (int i = 0; i < s->n_shapes && p->n_alts < MESH_PLAN_ALTERNATIVES; i++)
-        if (!mesh_same_shape(&s->shapes[i].layout, &p->best.layout))
-            p->alts[p->n_alts++] = s->shapes[i];
-    for (int i = 1; i < p->n_alts; i++)
-        for (int j = i; j > 0 && p->alts[j].cost.step_seconds < p->alts[j - 1].cost.step_seconds;
-             j--) {
-            mesh_candidate_t t = p->alts[j];
-            p->alts[j] = p->alts[j - 1];
-            p->alts[j - 1] = t;
-        }
+    p->n_alts = mesh_runners_up(s, &p->best.layout, p->alts);
 }
 
 /* Everything the plan depends on, so that ranks comparing digests catch a

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The planner's own header (not installed): the search's state and the
- * plan's, shared by its five files, bottom to top:
+ * plan's, shared by its six files, bottom to top:
  *
  *   prune.c    the search space's small counts (divisors, micro-batch sizes,
  *              recomputation's module sets and layers), the floors that
  *              leave unpriced what cannot be chosen, and the memo of what a
  *              search found, for a search with less memory
+ *   choose.c   the order of the candidates a search keeps, the near-tie
+ *              rule that chooses among them, and the runners-up
  *   search.c   the search itself: every layout priced or pruned, and the
  *              candidates it keeps
- *   choose.c   the near-tie rule that chooses among them
  *   explain_lines.c  the records' lines (mesh_report_reason and
  *              mesh_report_advice), and the families' names
  *   explain.c  the explanation: reason and advice records (explain.h), and
@@ -349,7 +350,7 @@ int mesh_memo_find(const layout_memo_t *memo, const mesh_layout_t *l, const memo
                    mesh_layout_t *as);
 void mesh_memo_free(layout_memo_t *memo);
 
-/* ---- search.c, and choose.c (the near-tie rule) ---- */
+/* ---- choose.c (the order of the candidates, the near-tie rule) and search.c ---- */
 
 /* The family of layout l (DP, DP + ZeRO-N, TP, PP). */
 mesh_family_t mesh_family_of(const mesh_layout_t *l);
@@ -397,6 +398,16 @@ double mesh_used(const mesh_candidate_t *c);
 const mesh_candidate_t *mesh_near_tie_choice(const search_t *s, double *roomy_below);
 /* The fastest near-tie (the simplest of equals). */
 const mesh_candidate_t *mesh_fastest_tie(const search_t *s);
+/* Negative if a is faster than b, or as fast and simpler (a total order:
+ * 0 only for the same layout). */
+int mesh_faster(const mesh_candidate_t *a, const mesh_candidate_t *b);
+/* Keep c among s's runners-up if it is the fastest of its shape so far,
+ * and its shape among the fastest (s->shapes). */
+void mesh_keep_shape(search_t *s, const mesh_candidate_t *c);
+/* The fastest layout of each shape s kept other than best's, fastest
+ * first, into out; returns how many. */
+int mesh_runners_up(const search_t *s, const mesh_layout_t *best,
+                    mesh_candidate_t out[MESH_PLAN_ALTERNATIVES]);
 
 /* ---- explain.c ---- */
 

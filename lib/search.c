@@ -27,29 +27,6 @@ mesh_family_t mesh_family_of(const mesh_layout_t *l)
     return l->dp > 1 ? (mesh_family_t)(MESH_FAMILY_DP + l->zero) : MESH_FAMILY_DP;
 }
 
-int mesh_same_shape(const mesh_layout_t *a, const mesh_layout_t *b)
-{
-    return a->tp == b->tp && a->cp == b->cp && a->pp == b->pp && a->ep == b->ep && a->etp == b->etp;
-}
-
-static void keep_shape(search_t *s, const mesh_candidate_t *c)
-{
-    int worst = 0;
-    for (int j = 0; j < s->n_shapes; j++) {
-        if (mesh_same_shape(&s->shapes[j].layout, &c->layout)) {
-            if (c->cost.step_seconds < s->shapes[j].cost.step_seconds)
-                s->shapes[j] = *c;
-            return;
-        }
-        if (s->shapes[j].cost.step_seconds > s->shapes[worst].cost.step_seconds)
-            worst = j;
-    }
-    if (s->n_shapes < MESH_ARRAY_LEN(s->shapes))
-        s->shapes[s->n_shapes++] = *c;
-    else if (c->cost.step_seconds < s->shapes[worst].cost.step_seconds)
-        s->shapes[worst] = *c; /* a shape it displaces can only come back faster */
-}
-
 /* Whether add_fit keeps a layout of step time t among the near-ties. */
 static int keeps_fit(const search_t *s, double t)
 {
@@ -62,7 +39,7 @@ static int keeps_fit(const search_t *s, double t)
 static void add_fit(search_t *s, const mesh_candidate_t *c)
 {
     if (!s->choice_only)
-        keep_shape(s, c);
+        mesh_keep_shape(s, c);
     double t = c->cost.step_seconds;
     if (s->n_fits == 0 || t < s->fastest) {
         s->fastest = t;

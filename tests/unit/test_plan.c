@@ -752,6 +752,112 @@ static void near_tie__simplest_wins(void **state)
     }
 }
 
+/* Exact ties (lib/choose.c's total order): which fit is chosen, which is
+ * the fastest near-tie, which layout each shape keeps and the runners-up's
+ * order are the same whatever order the search found the fits in.  The
+ * candidates tie to the bit in step time, memory or both, as no priced
+ * plan makes them; each set is offered in many orders. */
+static mesh_candidate_t tie_fit(const char *shape, const char *rest, double total, double step)
+{
+    char mesh[200];
+    snprintf(mesh, sizeof(mesh), "%s,cp=1,vpp=1,recompute=none,sp=on,%s", shape, rest);
+    mesh_candidate_t c;
+    memset(&c, 0, sizeof(c));
+    c.layout = test_layout(mesh);
+    c.memory.total = total;
+    c.memory.capacity = 100;
+    c.cost.step_seconds = step;
+    return c;
+}
+
+/* A deterministic shuffle of n fits (a linear congruential generator). */
+static void shuffle(mesh_candidate_t *c, int n, unsigned *seed)
+{
+    for (int i = n - 1; i > 0; i--) {
+        *seed = *seed * 1103515245u + 12345u;
+        int j = (int)((*seed >> 16) % (unsigned)(i + 1));
+        mesh_candidate_t t = c[i];
+        c[i] = c[j];
+        c[j] = t;
+    }
+}
+
+static int same_layout(const mesh_candidate_t *a, const mesh_candidate_t *b)
+{
+    return memcmp(&a->layout, &b->layout, sizeof(a->layout)) == 0;
+}
+
+static void ties__every_order_chooses_alike(void **state)
+{
+    (void)state;
+    const char *moe = "tp=2,pp=1,dp=4,zero=1,mb=1,etp=1";
+    mesh_candidate_t ep8 = tie_fit(moe, "ep=8", 50, 1), ep4 = tie_fit(moe, "ep=4", 50, 1);
+    mesh_candidate_t mb2 = tie_fit("tp=2,pp=1,dp=4,zero=1,mb=2,etp=1", "ep=4", 50, 1);
+    mesh_candidate_t ep8_faster = tie_fit(moe, "ep=8", 50, 0.999);
+    mesh_candidate_t mb2_smaller = tie_fit("tp=2,pp=1,dp=4,zero=1,mb=2,etp=1", "ep=4", 49.5, 1);
+    const struct {
+        const char *why;
+        mesh_candidate_t fits[3];
+        int n;
+        const mesh_candidate_t *choice, *fastest;
+    } sets[] = {
+        /* equal but for EP: the smaller; a larger micro-batch is less simple */
+        {"equal but for ep and mb", {ep8, ep4, mb2}, 3, &ep4, &ep4},
+        /* the faster before what the rest of the layout says */
+        {"equal but for speed and ep", {ep8, ep4, ep8_faster}, 3, &ep8_faster, &ep8_faster},
+        /* the smaller memory before the smaller micro-batch */
+        {"equal but for memory and mb", {ep4, mb2_smaller}, 2, &mb2_smaller, &mb2_smaller},
+    };
+    unsigned seed = 20261207;
+    for (size_t k = 0; k < sizeof(sets) / sizeof(*sets); k++)
+        for (int order = 0; order < 12; order++) {
+            mesh_candidate_t fits[3];
+            memcpy(fits, sets[k].fits, sizeof(fits));
+            shuffle(fits, sets[k].n, &seed);
+            search_t s;
+            memset(&s, 0, sizeof(s));
+            s.fits = fits;
+            s.n_fits = (size_t)sets[k].n;
+            s.fastest = 0.999;
+            double roomy;
+            if (!same_layout(mesh_near_tie_choice(&s, &roomy), sets[k].choice))
+                fail_msg("%s: the choice depends on the order (%d)", sets[k].why, order);
+            if (!same_layout(mesh_fastest_tie(&s), sets[k].fastest))
+                fail_msg("%s: the fastest near-tie depends on the order (%d)", sets[k].why, order);
+        }
+
+    /* Runners-up: eight shapes for six places, four of them tied at 2 s
+     * and one offered twice (zero=1 and, less simple, zero=2).  Kept: the
+     * fastest six in mesh_faster's order; shown: those but the choice's. */
+    const char *rest = "zero=1,mb=1";
+    mesh_candidate_t all[] = {
+        tie_fit("tp=1,pp=1,dp=8", rest, 10, 1),   tie_fit("tp=2,pp=1,dp=4", rest, 10, 2),
+        tie_fit("tp=1,pp=2,dp=4", rest, 10, 2),   tie_fit("tp=4,pp=1,dp=2", rest, 10, 2),
+        tie_fit("tp=8,pp=1,dp=1", rest, 10, 0.5), tie_fit("tp=2,pp=1,dp=4", "zero=2,mb=1", 10, 2),
+        tie_fit("tp=1,pp=4,dp=2", rest, 10, 2),   tie_fit("tp=2,pp=2,dp=2", rest, 10, 3),
+        tie_fit("tp=1,pp=8,dp=1", rest, 10, 2),
+    };
+    const int want[] = {0, 1, 3, 2, 6}; /* all[]'s, after the choice, all[4] */
+    for (int order = 0; order < 200; order++) {
+        mesh_candidate_t offered[sizeof(all) / sizeof(*all)];
+        memcpy(offered, all, sizeof(all));
+        if (order > 0)
+            shuffle(offered, (int)(sizeof(all) / sizeof(*all)), &seed);
+        search_t s;
+        memset(&s, 0, sizeof(s));
+        for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
+            mesh_keep_shape(&s, &offered[i]);
+        mesh_candidate_t alts[MESH_PLAN_ALTERNATIVES];
+        int n = mesh_runners_up(&s, &all[4].layout, alts);
+        assert_int_equal(n, MESH_PLAN_ALTERNATIVES);
+        for (int i = 0; i < n; i++)
+            if (!same_layout(&alts[i], &all[want[i]]))
+                fail_msg("order %d: runner-up %d is tp %d pp %d zero %d, not tp %d pp %d zero %d",
+                         order, i, alts[i].layout.tp, alts[i].layout.pp, alts[i].layout.zero,
+                         all[want[i]].layout.tp, all[want[i]].layout.pp, all[want[i]].layout.zero);
+    }
+}
+
 /* Used memory as a fraction of the usable. */
 static double used_of(const mesh_candidate_t *c)
 {
@@ -1566,6 +1672,7 @@ int main(void)
         cmocka_unit_test(search__ep_across_trays_on_nvl72),
         cmocka_unit_test(explain__a_faster_ep_said_so),
         cmocka_unit_test(explain__ep_beyond_a_smaller_island),
+        cmocka_unit_test(ties__every_order_chooses_alike),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
