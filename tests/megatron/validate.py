@@ -171,6 +171,7 @@ PRESETS = {
     "nemotron4-340b": [32, 64],
     "gpt-oss-20b": [1, 2],
     "gpt-oss-120b": [8],
+    "grok-1": [32, 64],
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
@@ -344,6 +345,13 @@ PUBLISHED = {
     "nemotron4-340b": nemotron4(96, 18432, 73728, 96),
     "gpt-oss-20b": gpt_oss(24, 32),
     "gpt-oss-120b": gpt_oss(36, 128),
+    # xai-org/grok-1 run.py and model.py at 7050ed2: every layer MoE, 8
+    # experts of 32768, 2 per token, embeddings tied (the output is
+    # embeddings.T), rotary base 10000, RMSNorm eps 1e-5; its GeGLU as
+    # SwiGLU (etc/models/grok-1.yaml says why)
+    "grok-1": dict(llama(64, 6144, 32768, 48, 8, 131072, 10000,
+                         **moe(8, 2, 32768, moe_layer_freq=[1] * 64)),
+                   untie_embeddings_and_output_weights=False),
 }
 
 

@@ -98,6 +98,24 @@ static void params__gpt_oss__published_and_by_hand(void **state)
     assert_int_equal((uint64_t)(m.params - no_sinks.params), 8);
 }
 
+/* Grok-1 ("314B parameters"; xai-org/grok-1 run.py and model.py) by hand:
+ * each layer q and o 6144x6144, k and v 6144x1024, 8 experts of gate, up
+ * and down 6144x32768, the router 6144x8, two RMSNorms; the 131072-token
+ * embedding tied to the output; the final RMSNorm.  Active: 2 of the 8. */
+static void params__grok1__by_hand(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("grok-1");
+    double h = 6144, attn = 2 * h * h + 2 * h * 1024, expert = 3 * h * 32768;
+    double rest = h * 8 + 2 * h, emb = 131072 * h;
+    assert_int_equal((uint64_t)m.params, (uint64_t)(64 * (attn + 8 * expert + rest) + emb + h));
+    assert_int_equal((uint64_t)m.params, 315684034560ULL);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m),
+                     (uint64_t)(64 * (attn + 2 * expert + rest) + emb + h));
+    mesh_model_t untied = test_spec("preset: grok-1\narch:\n  tied_embeddings: false\n");
+    assert_int_equal((uint64_t)(untied.params - m.params), (uint64_t)emb);
+}
+
 static void params__moe_mla_mtp__by_hand(void **state)
 {
     mesh_model_t m = test_spec(moe_small());
@@ -195,6 +213,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(params__moe_presets__published_counts),
+        cmocka_unit_test(params__grok1__by_hand),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
         cmocka_unit_test(params__gpt_oss__published_and_by_hand),
         cmocka_unit_test(params__gelu_moe__by_hand),

@@ -57,13 +57,20 @@ PRESETS = {
     "Qwen3-30B-A3B": "qwen3-30b-a3b", "Qwen3-235B-A22B": "qwen3-235b-a22b",
     "DeepSeek-V3": "deepseek-v3", "Kimi-K2": "kimi-k2",
     "Nemotron-4-15B": "nemotron4-15b", "Nemotron-4-340B": "nemotron4-340b",
-    "GPT-OSS-120B": "gpt-oss-120b",
+    "GPT-OSS-120B": "gpt-oss-120b", "Grok-1-314B": "grok-1",
 }
 # published GPU -> (meshplan GPU, GPUs per node)
 GPUS = {"H100": ("H100-SXM", 8), "H800": ("H800", 8), "B200": ("B200", 8),
         "B300": ("B300", 8), "GB200": ("GB200", 4), "GB300": ("GB300", 4)}
 MOE = {"Mixtral-8x7B", "Mixtral-8x22B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "DeepSeek-V3",
-       "Kimi-K2", "GPT-OSS-120B"}
+       "Kimi-K2", "GPT-OSS-120B", "Grok-1-314B"}
+# The model as a source ran it, where that is not the preset: NVIDIA's
+# Grok-1 runs (dgxc-benchmarking grok1_314b.yaml at v24.11.1 and v25.02,
+# NeMo 25.04's pretrain_grok1_314b.py after) are of Grok-1's shapes with
+# Llama 3's tokenizer (128,256 tokens), untied embeddings and the experts
+# at capacity 1 with padding
+AS_RUN = {"Grok-1-314B": ["arch.vocab=128256", "arch.tied_embeddings=false",
+                          "arch.moe.capacity_factor=1"]}
 RECIPES = {"MXFP8": "mxfp8", "current-scaling (per-tensor)": "tensorwise",
            "blockwise (1x128 activations, 128x128 weights)": "blockwise"}
 
@@ -146,6 +153,8 @@ def command(row, meshplan, models):
         cmd += ["--set", "arch.moe.capacity_factor=1"]
     if row["name"] == "DeepSeek-V3":
         cmd += ["--set", "arch.mtp_layers=0"]
+    for kv in AS_RUN.get(row["name"], []):
+        cmd += ["--set", kv]
     if "Megatron-Bridge" in framework(row):
         # its performance recipes reduce the gradients in bf16
         # (grad_reduce_in_fp32 = False for all: perf_recipes/_common.py,
