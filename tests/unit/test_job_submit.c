@@ -1055,6 +1055,11 @@ static void time_limit__per_policy(void **state)
                      ESLURM_INVALID_TIME_LIMIT);
     assert_non_null(strstr(msg, "the job would be killed before it finishes (time_limit=reject)"));
     free(msg);
+    /* the shortest limit Slurm takes, one minute, is a limit like any other */
+    assert_int_equal(submit("llama3-8b", tokens, 2, 0, NULL, "gpu", 1, &d, &msg),
+                     ESLURM_INVALID_TIME_LIMIT);
+    assert_non_null(strstr(msg, "--time=0:01:00 is shorter than the run's estimate"));
+    free(msg);
     /* reject refuses only a limit short of the estimate itself: one that
      * covers the estimate (need is it plus 15 %, so need - 1 minute does
      * for a run of a day) but not the margin is queued with a warning */
