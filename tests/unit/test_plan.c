@@ -755,8 +755,9 @@ static void near_tie__simplest_wins(void **state)
 /* Exact ties (lib/choose.c's total order): which fit is chosen, which is
  * the fastest near-tie, which layout each shape keeps and the runners-up's
  * order are the same whatever order the search found the fits in.  The
- * candidates tie to the bit in step time, memory or both, as no priced
- * plan makes them; each set is offered in many orders. */
+ * candidates tie to the bit in step time, memory or both (priced plans
+ * do tie in memory: golden/run fails when equal memory goes to the fit
+ * found last); each set is offered in many orders. */
 static mesh_candidate_t tie_fit(const char *shape, const char *rest, double total, double step)
 {
     char mesh[200];
@@ -826,7 +827,7 @@ static void ties__every_order_chooses_alike(void **state)
                 fail_msg("%s: the fastest near-tie depends on the order (%d)", sets[k].why, order);
         }
 
-    /* Runners-up: eight shapes for six places, four of them tied at 2 s
+    /* Runners-up: eight shapes for six places, five of them tied at 2 s
      * and one offered twice (zero=1 and, less simple, zero=2).  Kept: the
      * fastest six in mesh_faster's order; shown: those but the choice's. */
     const char *rest = "zero=1,mb=1";
