@@ -38,6 +38,8 @@ static int any_set(const spec_in_t *in, const char *sec)
     return n;
 }
 
+/* Where key f was given (file:line), for a message: the spec's path when
+ * an override gave it.  Used by every check below, with loc in scope. */
 #define AT(f) where(in, f, user->path, loc, sizeof(loc))
 /* Whether key a was given later than key b (given_by): the later wins. */
 #define LATER(a, b) (given_by(in, user, a) > given_by(in, user, b))
@@ -259,7 +261,6 @@ static int finish_rope(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               AT(F_MTP), mesh_mlp_name(m->mlp));
     return 0;
 }
-#undef AT
 
 /* Megatron-LM has no LoRA (lib/env.c, mesh_megatron_withheld): what auto
  * or megatron would run, DeepSpeed with Hugging Face PEFT runs, data-parallel
@@ -282,7 +283,6 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     const char *origin = user->path;
     char loc[PATH_LEN + 16];
-#define AT(f) where(in, f, origin, loc, sizeof(loc))
     mesh_model_t *m = &in->m;
     int arch_keys = in->set[F_LAYERS] + in->set[F_HIDDEN] + in->set[F_HEADS] + in->set[F_VOCAB];
     /* the other arch keys mean nothing without these four: a spec giving
