@@ -181,6 +181,57 @@ def predict(row, meshplan, models):
     return d["fits"], pred, pub, d
 
 
+def ceiling(results, pick):
+    """The most rows `pick` takes that any model could place within 15%: rows
+    planned by the same command get the same prediction, so of a group of
+    them only those whose published figures lie within a factor
+    1.15/0.85 of each other can all be within 15% of it.  Returns (rows
+    reachable, rows, the groups whose published figures spread wider, as
+    (min/max ratio, first lines))."""
+    groups = {}
+    for line, row, reason, res in results:
+        if reason or not pick(row):
+            continue
+        key = tuple(command(row, "", ""))
+        groups.setdefault(key, []).append((res[2], line))
+    reach, n, wide = 0, 0, []
+    for pubs in groups.values():
+        pubs.sort()
+        best, lo = 0, 0
+        for hi in range(len(pubs)):  # the widest window within the factor
+            while pubs[hi][0] * 0.85 > pubs[lo][0] * 1.15:
+                lo += 1
+            best = max(best, hi - lo + 1)
+        reach, n = reach + best, n + len(pubs)
+        if best < len(pubs):
+            wide.append((pubs[0][0] / pubs[-1][0], sorted(l for _, l in pubs)))
+    return reach, n, sorted(wide)
+
+
+def kind_of(row):
+    return "moe" if row["name"] in MOE else "dense"
+
+
+KINDS = {"dense": lambda row: kind_of(row) == "dense",
+         "moe": lambda row: kind_of(row) == "moe",
+         "moe_current": lambda row: kind_of(row) == "moe" and current(row)}
+
+
+def ceiling_lines(kind, results, verbose):
+    """The summary's second line: how many of the kind's rows any model
+    could place within 15%, and, verbose, the groups that keep it below all."""
+    reach, n, wide = ceiling(results, KINDS[kind])
+    if not n:
+        return []
+    out = ["%s: at most %d of %d (%.0f%%) within 15%% for any model: %d groups of rows "
+           "planned alike were published more than 1.35x apart" % (
+               kind, reach, n, 100.0 * reach / n, len(wide))]
+    if verbose:
+        out += ["  rows %s: slowest at %.2fx the fastest" % (" ".join(map(str, lines)), r)
+                for r, lines in wide]
+    return out
+
+
 def layout_str(l):
     keys = ("tp", "pp", "cp", "dp", "ep", "etp", "vpp", "mb", "recompute")
     return ",".join("%s%s" % (k, l[k]) for k in keys if k in l)
@@ -289,17 +340,16 @@ def check(results, minimum):
         if reason:
             continue
         fits, pred, pub, d = res
-        kind = "moe" if row["name"] in MOE else "dense"
-        ratios[kind].append(pred / pub)
+        ratios[kind_of(row)].append(pred / pub)
         result("row_%d_%s_fits" % (line, re.sub(r"\W", "_", row["name"])), fits,
                "the published layout %s does not fit" % layout_str(d["layout"]))
     for line, row, reason, res in results:
-        if not reason and row["name"] in MOE and current(row):
+        if not reason and KINDS["moe_current"](row):
             ratios.setdefault("moe_current", []).append(res[1] / res[2])
-    for kind in ("dense", "moe", "moe_current"):
+    for kind in KINDS:
         r = ratios.get(kind, [])
         share = sum(abs(x - 1) <= 0.15 for x in r) / len(r) if r else 0
-        print(summary(kind, r))
+        print("\n".join([summary(kind, r)] + ceiling_lines(kind, results, True)))
         result("%s_within_15_percent" % kind, bool(r) and share >= minimum[kind],
                "%s: %.0f%% of %d rows within 15%%, below %.0f%%" % (
                    kind, 100 * share, len(r), 100 * minimum[kind]))
@@ -353,8 +403,7 @@ def main():
             skipped.setdefault(reason, []).append(line)
             continue
         fits, pred, pub, d = res
-        kind = "moe" if row["name"] in MOE else "dense"
-        ratios[kind].append(pred / pub)
+        ratios[kind_of(row)].append(pred / pub)
         if a.v or a.check:
             c = d["cost"]
             print("%4d %-16s %-5s %4s %-4s %-28s fit=%d pub %6.0f pred %6.0f %.2f  comp %.1f tp %.1f "
@@ -369,10 +418,10 @@ def main():
                                                    (" ..." if len(lines) > 12 else ""), reason))
     if a.check:
         return check(results, {"dense": a.check[0], "moe": a.check[1], "moe_current": a.check[2]})
-    print(summary("dense", ratios["dense"]))
-    print(summary("moe", ratios["moe"]))
-    print(summary("moe_current", [res[1] / res[2] for _, row, reason, res in results
-                                  if not reason and row["name"] in MOE and current(row)]))
+    for kind in KINDS:
+        print("\n".join([summary(kind, [res[1] / res[2] for _, row, reason, res in results
+                                        if not reason and KINDS[kind](row)])] +
+                        ceiling_lines(kind, results, a.v)))
 
 
 if __name__ == "__main__":
