@@ -353,6 +353,12 @@ def check(results, minimum):
         result("%s_within_15_percent" % kind, bool(r) and share >= minimum[kind],
                "%s: %.0f%% of %d rows within 15%%, below %.0f%%" % (
                    kind, 100 * share, len(r), 100 * minimum[kind]))
+        # the ceiling bounds what this model reaches, or it counts wrong
+        reach, n, _ = ceiling(results, KINDS[kind])
+        hit = sum(abs(x - 1) <= 0.15 for x in r)
+        result("%s_ceiling_holds" % kind, n == len(r) and hit <= reach,
+               "%s: %d of %d rows within 15%%, above the ceiling %d of %d" % (
+                   kind, hit, len(r), reach, n))
     listed = sum(1 for _, _, reason, _ in results if reason)
     result("every_row_planned_or_listed", listed + len(ratios["dense"]) + len(ratios["moe"]) ==
            len(results), "rows lost")
