@@ -264,6 +264,8 @@ static void mg_attention(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         flag(b, "--kv-channels %d", m->head_dim);
     if (m->qk_norm) /* (MLA says it with its latent norms, mg_experts) */
         flag(b, "--qk-layernorm");
+    if (m->qk_l2_norm) /* Llama 4's, without weights: L2Norm (attention.py L1709-1711) */
+        flag(b, "--qk-l2-norm");
     if (m->qkv_bias) /* beside --disable-bias-linear: only q, k and v */
         flag(b, "--add-qkv-bias");
     /* a window of w tokens, the query's own among them: Megatron-LM's (w-1,
@@ -340,6 +342,13 @@ static void mg_embedding(const mesh_model_t *m, const mesh_layout_t *l, mesh_buf
         flag(b, "--use-rope-scaling --rope-scaling-factor %g", m->rope_scaling);
     if (yarn && m->yarn_truncate == MESH_YARN_EXACT)
         flag(b, "--no-yarn-correction-range-round-to-int");
+    /* layer i (from 1) unrotated where N divides it: no_rope_freq N is the
+     * pattern [0]*(N-1)+[1] over the layers (transformer_config.py
+     * L3138-3151, attention.py L1320-1324) */
+    if (m->nope_every > 0 && s->rotary)
+        flag(b, "--no-rope-freq %d", m->nope_every);
+    if (m->rotary_interleaved && s->rotary) /* the pairs a checkpoint's weights turn */
+        flag(b, "--rotary-interleaved");
     flag(b, "--padded-vocab-size %.0f", mesh_model_padded_vocab(m, l->tp));
     if (!m->tied_embeddings)
         flag(b, "--untie-embeddings-and-output-weights");
@@ -463,6 +472,8 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
         flag(b, "--moe-router-num-groups %d --moe-router-group-topk %d", r->groups, r->group_top_k);
     if (r->routed_scaling > 0)
         flag(b, "--moe-router-topk-scaling-factor %g", r->routed_scaling);
+    if (r->probs_on_input) /* the score scales the expert's input (experts.py L918-921) */
+        flag(b, "--moe-apply-probs-on-input");
     /* the busiest expert rank is priced for a balanced router
      * (moe_imbalance), and Megatron-LM balances nothing by default
      * (moe_aux_loss_coeff 0.0): the spec's coefficient, else its suggested

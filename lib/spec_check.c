@@ -61,11 +61,12 @@ static int given_with(const spec_in_t *in, const spec_in_t *user, int f, const c
  * (transformer_config.py L2617-2625 and L2671-2690 at d98e8a6): the expert
  * bias only with sigmoid scores; group-limited routing with both groups and
  * group_top_k, the groups dividing the experts, and the chosen groups
- * holding at least top_k experts. */
+ * holding at least top_k experts; the score on the input with top_k 1
+ * (experts.py L918-921), a preset's going with a later top_k. */
 static int finish_router(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
 {
     char loc[PATH_LEN + 16];
-    const mesh_router_t *r = &in->m.router;
+    mesh_router_t *r = &in->m.router;
     const mesh_moe_t *moe = &in->m.moe;
     if (in->set[F_MOE_GROUPS] != in->set[F_MOE_GROUP_TOPK])
         return mesh_error_set(err,
@@ -73,6 +74,14 @@ static int finish_router(spec_in_t *in, const spec_in_t *user, mesh_error_t *err
                               "group_top_k (give the other, or neither)",
                               AT(in->set[F_MOE_GROUPS] ? F_MOE_GROUPS : F_MOE_GROUP_TOPK),
                               in->set[F_MOE_GROUPS] ? "groups" : "group_top_k");
+    if (r->probs_on_input && moe->top_k != 1 && LATER(F_MOE_TOPK, F_MOE_PROBS_IN))
+        r->probs_on_input = 0; /* a preset's, under a later top_k: on the output again */
+    if (r->probs_on_input && moe->top_k != 1)
+        return mesh_error_set(err,
+                              "%s: arch.moe.probs_on_input: Megatron-LM scales an expert's input "
+                              "by its score only with top_k: 1 (experts.py L918-921), and top_k "
+                              "is %d: give top_k: 1, or leave it out",
+                              AT(F_MOE_PROBS_IN), moe->top_k);
     if (r->expert_bias && r->score != MESH_SCORE_SIGMOID)
         return mesh_error_set(err,
                               "%s: arch.moe.expert_bias: aux-loss-free balancing needs score: "
@@ -216,6 +225,63 @@ static int finish_window_clamp(spec_in_t *in, const spec_in_t *user, mesh_error_
     return 0;
 }
 
+/* How Llama 4's queries and keys are normed and turned, as Megatron-LM
+ * builds them (d98e8a6): the weightless QK norm, which takes the place of
+ * qk_layernorm's (attention.py L1709-1716) and which MLA refuses
+ * (gpt_layer_specs.py L105); the rotary embedding on adjacent pairs, which
+ * MLA refuses (transformer_config.py L2526-2527); unrotated layers every
+ * nope_every-th, a count that must divide the layers (L3138-3151), in
+ * standard attention (MLA rotates its own part).  The rotary keys of a
+ * preset stay, unused, under a later mlp of learned positions, as
+ * rope_theta's do; its nope_every goes with later layers it does not
+ * divide. */
+static int finish_qk_rotary(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
+{
+    char loc[PATH_LEN + 16];
+    mesh_model_t *m = &in->m;
+    if (m->qk_l2_norm && m->qk_norm)
+        return mesh_error_set(err,
+                              "%s: arch.%s: qk_norm and qk_l2_norm are two norms of the same "
+                              "queries and keys: leave one out",
+                              AT(LATER(F_QK_NORM, F_QK_L2) ? F_QK_NORM : F_QK_L2),
+                              LATER(F_QK_NORM, F_QK_L2) ? "qk_norm" : "qk_l2_norm");
+    if (m->qk_l2_norm && in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.qk_l2_norm: Megatron-LM builds no L2 QK norm with "
+                              "arch.mla: leave it out",
+                              AT(F_QK_L2));
+    if (m->rotary_interleaved && in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.rotary_interleaved: Megatron-LM refuses it with "
+                              "arch.mla: leave it out",
+                              AT(F_ROTARY_IL));
+    if (m->rotary_interleaved && !mesh_style(m)->rotary && !LATER(F_MLP, F_ROTARY_IL))
+        return mesh_error_set(err,
+                              "%s: arch.rotary_interleaved: mlp: %s learns its positions: leave "
+                              "it out, or use mlp: swiglu",
+                              AT(F_ROTARY_IL), mesh_mlp_name(m->mlp));
+    if (!m->nope_every)
+        return 0;
+    if (in->set[F_MLA_KV])
+        return mesh_error_set(err,
+                              "%s: arch.nope_every: described for standard attention only, not "
+                              "for arch.mla: leave it out",
+                              AT(F_NOPE_EVERY));
+    if (!mesh_style(m)->rotary && !LATER(F_MLP, F_NOPE_EVERY))
+        return mesh_error_set(err,
+                              "%s: arch.nope_every: leaves every N-th layer unrotated, and mlp: "
+                              "%s learns its positions: leave it out, or use mlp: swiglu",
+                              AT(F_NOPE_EVERY), mesh_mlp_name(m->mlp));
+    if (m->layers % m->nope_every && LATER(F_LAYERS, F_NOPE_EVERY))
+        m->nope_every = 0;
+    else if (m->layers % m->nope_every)
+        return mesh_error_set(err,
+                              "%s: arch.nope_every: %d does not divide the %d layers, as "
+                              "Megatron-LM's --no-rope-freq must",
+                              AT(F_NOPE_EVERY), m->nope_every, m->layers);
+    return 0;
+}
+
 /* How rope_scaling scales: MLA's is YaRN, with the rounding Megatron-LM's
  * MLA fixes; standard attention's YaRN takes the rounding as a flag
  * (argument_utils.py L384-413); MTP needs plain rotary positions
@@ -292,6 +358,7 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                       in->set[F_ROTARY_PCT] + in->set[F_NORM_EPS] + in->set[F_QK_NORM] +
                       in->set[F_QKV_BIAS] + in->set[F_WINDOW] + in->set[F_FULL_EVERY] +
                       in->set[F_SINKS] + in->set[F_ACT_CLAMP] + in->set[F_ROPE_TYPE] +
+                      in->set[F_QK_L2] + in->set[F_NOPE_EVERY] + in->set[F_ROTARY_IL] +
                       in->set[F_YARN_TRUNCATE] + any_set(in, "arch.moe") + any_set(in, "arch.mla");
     if ((arch_keys > 0 || arch_extras > 0) && arch_keys < 4) {
         const char *missing = !in->set[F_LAYERS]   ? "arch.layers"
@@ -353,7 +420,8 @@ int mesh_spec_finish(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
         if (!in->set[F_FFN])
             m->ffn = 4 * m->hidden;
         if (finish_moe(in, user, err) < 0 || finish_mla(in, user, err) < 0 ||
-            finish_window_clamp(in, user, err) < 0 || finish_rope(in, user, err) < 0)
+            finish_window_clamp(in, user, err) < 0 || finish_rope(in, user, err) < 0 ||
+            finish_qk_rotary(in, user, err) < 0)
             return -1;
         /* heads of hidden / heads each, unless head_dim (or MLA) says otherwise */
         if (m->mla.kv_lora_rank) {

@@ -82,11 +82,15 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_ROTARY_PCT, "arch", "rotary_percent", K_NUM, rotary_percent, 0.01, 1, NULL, NO_AUTO,       \
       WHEN_SET)                                                                                    \
     X(F_QK_NORM, "arch", "qk_norm", K_BOOL, qk_norm, 0, 0, NULL, NO_AUTO, WHEN_SET)                \
+    X(F_QK_L2, "arch", "qk_l2_norm", K_BOOL, qk_l2_norm, 0, 0, NULL, NO_AUTO, WHEN_SET)            \
     X(F_QKV_BIAS, "arch", "qkv_bias", K_BOOL, qkv_bias, 0, 0, NULL, NO_AUTO, WHEN_SET)             \
     X(F_NORM_EPS, "arch", "norm_eps", K_NUM, norm_eps, 1e-12, 0.1, NULL, NO_AUTO, WHEN_SET)        \
     X(F_WINDOW, "arch", "window", K_INT, window, 1, 1 << 24, NULL, NO_AUTO, WHEN_SET)              \
     X(F_FULL_EVERY, "arch", "full_attention_every", K_INT, full_attention_every, 2, 100000, NULL,  \
       NO_AUTO, WHEN_SET)                                                                           \
+    X(F_NOPE_EVERY, "arch", "nope_every", K_INT, nope_every, 2, 100000, NULL, NO_AUTO, WHEN_SET)   \
+    X(F_ROTARY_IL, "arch", "rotary_interleaved", K_BOOL, rotary_interleaved, 0, 0, NULL, NO_AUTO,  \
+      WHEN_SET)                                                                                    \
     X(F_SINKS, "arch", "attention_sinks", K_BOOL, attention_sinks, 0, 0, NULL, NO_AUTO, WHEN_SET)  \
     X(F_ACT_CLAMP, "arch", "activation_clamp", K_NUMNONE, activation_clamp, 1e-3, 1e3, NULL,       \
       NO_AUTO, WHEN_SET)                                                                           \
@@ -113,6 +117,8 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
     X(F_MOE_SCALING, "arch.moe", "routed_scaling", K_NUM, router.routed_scaling, 1e-6, 1e6, NULL,  \
       NO_AUTO, WHEN_SET)                                                                           \
     X(F_MOE_AUX, "arch.moe", "aux_loss", K_NUM, router.aux_loss, 1e-9, 1, NULL, NO_AUTO, WHEN_SET) \
+    X(F_MOE_PROBS_IN, "arch.moe", "probs_on_input", K_BOOL, router.probs_on_input, 0, 0, NULL,     \
+      NO_AUTO, WHEN_SET)                                                                           \
     X(F_MLA_Q, "arch.mla", "q_lora_rank", K_INT, mla.q_lora_rank, 0, 1 << 20, NULL, NO_AUTO,       \
       WHEN_SET)                                                                                    \
     X(F_MLA_KV, "arch.mla", "kv_lora_rank", K_INT, mla.kv_lora_rank, 1, 1 << 20, NULL, NO_AUTO,    \

@@ -134,6 +134,8 @@ typedef struct mesh_router {
     int group_top_k;           /* ... and a token goes to experts of this many of them */
     double routed_scaling;     /* the routed experts' output scale; 0: none (1) */
     double aux_loss;           /* load-balancing loss coefficient; 0: meshplan's 1e-2 */
+    int probs_on_input;        /* 1: the router's score scales the expert's input, not its
+                                  output (Llama 4; top_k 1 only) */
 } mesh_router_t;
 
 /**
@@ -241,6 +243,10 @@ typedef struct mesh_model {
      * head_dim weights before attention (Qwen3: q_norm, k_norm); counted in
      * the parameters, whole on every TP rank */
     int qk_norm;
+    /* arch.qk_l2_norm: 1 when each head's queries and keys are scaled to
+     * unit RMS by a norm without weights (Llama 4's use_qk_norm); no
+     * parameter */
+    int qk_l2_norm;
     /* arch.qkv_bias: 1 when the query, key and value projections have
      * biases and the rest none (Qwen2); counted in the parameters, split by
      * TP like the projections */
@@ -254,6 +260,13 @@ typedef struct mesh_model {
      * them; the attention core's work does (mesh_attention_share). */
     int window;
     int full_attention_every;
+    /* arch.nope_every: every N-th layer (counted from 1) has no rotary
+     * embedding (Llama 4: 4, its NoPE layers); 0: every layer rotary */
+    int nope_every;
+    /* arch.rotary_interleaved: 1 when the rotary embedding turns adjacent
+     * pairs of a head's dimensions (Llama 4's checkpoints), not its two
+     * halves (Llama 2 and 3 as Hugging Face converted them); no parameter */
+    int rotary_interleaved;
     /* arch.attention_sinks: 1 when each head has a learned logit that joins
      * its softmax and takes a share of the attention (GPT-OSS's sinks;
      * Megatron-LM's softmax_type learnable): one parameter a head a layer */

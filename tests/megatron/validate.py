@@ -172,6 +172,7 @@ PRESETS = {
     "gpt-oss-20b": [1, 2],
     "gpt-oss-120b": [8],
     "grok-1": [32, 64],
+    "llama4-scout": [4, 16],
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
@@ -236,7 +237,8 @@ MLA_VARIANTS = [
 # each preset's exported arguments and compares every field.
 LLAMA = dict(normalization="RMSNorm", gated_linear_unit=True, add_bias_linear=False,
              position_embedding_type="rope", untie_embeddings_and_output_weights=True,
-             qk_layernorm=False, use_rope_scaling=False, num_moe_experts=None)
+             qk_layernorm=False, use_rope_scaling=False, num_moe_experts=None,
+             qk_l2_norm=False, rotary_interleaved=False, no_rope_freq=None)
 
 
 def llama(layers, hidden, ffn, heads, kv, vocab, theta, eps=1e-5, **more):
@@ -249,7 +251,8 @@ def moe(experts, top_k, ffn, **more):
     return dict(num_moe_experts=experts, moe_router_topk=top_k, moe_ffn_hidden_size=ffn,
                 moe_router_score_function="softmax", moe_router_enable_expert_bias=False,
                 moe_router_num_groups=None, moe_router_group_topk=None,
-                moe_shared_expert_intermediate_size=None, **more)
+                moe_shared_expert_intermediate_size=None, moe_apply_probs_on_input=False,
+                **more)
 
 
 def nemotron4(layers, hidden, ffn, heads):
@@ -352,6 +355,19 @@ PUBLISHED = {
     "grok-1": dict(llama(64, 6144, 32768, 48, 8, 131072, 10000,
                          **moe(8, 2, 32768, moe_layer_freq=[1] * 64)),
                    untie_embeddings_and_output_weights=False),
+    # meta-llama/Llama-4-Scout-17B-16E's text_config (transformers'
+    # Llama4TextConfig): every layer MoE (interleave_moe_layer_step 1), 16
+    # experts of 8192 and a shared one, top 1 on a sigmoid that scales the
+    # expert's input; use_qk_norm (weightless); no_rope_layers every 4th;
+    # rotary on adjacent pairs (its complex rotation; Megatron-Bridge's
+    # rotary_interleaved); rope_scaling {factor 8, low 1, high 4, original
+    # 8192}, the first release's, which Megatron-LM fixes but the factor
+    "llama4-scout": dict(
+        llama(48, 5120, 16384, 40, 8, 202048, 500000, use_rope_scaling=True,
+              rope_scaling_factor=8.0, **moe(16, 1, 8192, moe_layer_freq=[1] * 48)),
+        moe_router_score_function="sigmoid", moe_shared_expert_intermediate_size=8192,
+        moe_apply_probs_on_input=True, qk_l2_norm=True, rotary_interleaved=True,
+        no_rope_freq=[0, 0, 0, 1] * 12),
 }
 
 

@@ -1051,6 +1051,46 @@ static void env__local_implementation_before_ampere(void **state)
     mesh_plan_destroy(p);
 }
 
+/* Llama 4's attention and router keys reach Megatron-LM's own flags (its
+ * TransformerConfig fields qk_l2_norm, no_rope_freq, rotary_interleaved
+ * and moe_apply_probs_on_input, made flags by arguments.py's
+ * ArgumentGroupFactory at d98e8a6), and a model without them gets none. */
+static void env__llama4_flags(void **state)
+{
+    (void)state;
+    static const char *const flags[] = {" --qk-l2-norm ", " --no-rope-freq 4 ",
+                                        " --rotary-interleaved ", " --moe-apply-probs-on-input "};
+    mesh_model_t m = test_spec("arch: {layers: 8, hidden: 512, heads: 8, kv_heads: 2, ffn: 1024, "
+                               "vocab: 1000, mlp: swiglu, qk_l2_norm: true, nope_every: 4, "
+                               "rotary_interleaved: true, moe: "
+                               "{experts: 4, top_k: 1, ffn: 512, shared_experts: 1, score: "
+                               "sigmoid, probs_on_input: true}}\n");
+    mesh_model_t plain =
+        test_spec("arch: {layers: 8, hidden: 512, heads: 8, kv_heads: 2, ffn: "
+                  "1024, vocab: 1000, mlp: swiglu, moe: {experts: 4, top_k: 1}}\n");
+    mesh_alloc_t a = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *p = test_plan(&m, &a, "ep=4"), *q = test_plan(&plain, &a, "ep=4");
+    char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    char *none = test_env_value(q, "MESH_MEGATRON_ARGS");
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (!strstr(args, flags[i]) || strstr(none, flags[i]))
+            fail_msg("'%s' not in '%s' alone (and not '%s')", flags[i], args, none);
+    free(args);
+    free(none);
+    mesh_plan_destroy(p);
+    mesh_plan_destroy(q);
+    /* a spec's rotary keys under a later mlp of learned positions (kept,
+     * unused, as spec_check.c keeps them): no rotary flag */
+    m.mlp = MESH_MLP_GELU;
+    m.moe.shared_experts = 0;
+    p = test_plan(&m, &a, "ep=4");
+    args = test_env_value(p, "MESH_MEGATRON_ARGS");
+    if (strstr(args, "rotary") || strstr(args, "rope") || !strstr(args, " --qk-l2-norm "))
+        fail_msg("'%s'", args);
+    free(args);
+    mesh_plan_destroy(p);
+}
+
 /* GPT-OSS: its window of 128 as Megatron-LM's (127, 0), every second
  * layer whole, the sinks, the quick GeGLU times (up + 1) clamped at 7,
  * biases kept (and so the unfused bias-dropout its grouped experts need),
@@ -1589,6 +1629,7 @@ int main(void)
         cmocka_unit_test(env__lora_withholds_megatron),
         cmocka_unit_test(env__megatron_model_flags),
         cmocka_unit_test(env__gpt_oss_and_yarn_flags),
+        cmocka_unit_test(env__llama4_flags),
         cmocka_unit_test(env__rotary_base_from_the_least_theta),
         cmocka_unit_test(env__topology_variables),
         cmocka_unit_test(master_port__documented_formula),

@@ -116,6 +116,29 @@ static void params__grok1__by_hand(void **state)
     assert_int_equal((uint64_t)(untied.params - m.params), (uint64_t)emb);
 }
 
+/* Llama 4 Scout (meta-llama/Llama-4-Scout-17B-16E's text model) by hand:
+ * each layer q and o 5120x5120, k and v 5120x1024, 16 experts and one
+ * shared expert of gate, up and down 5120x8192, the router 5120x16, two
+ * RMSNorms (its QK norm has no weights); the 202048-token embedding and the
+ * output apart; the final RMSNorm.  Active: one routed expert and the
+ * shared one. */
+static void params__llama4_scout__by_hand(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama4-scout");
+    double h = 5120, attn = 2 * h * h + 2 * h * 1024, expert = 3 * h * 8192;
+    double rest = h * 16 + 2 * h, emb = 202048 * h;
+    assert_int_equal((uint64_t)m.params,
+                     (uint64_t)(48 * (attn + 17 * expert + rest) + 2 * emb + h));
+    assert_int_equal((uint64_t)m.params, 107769861120ULL);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m),
+                     (uint64_t)(48 * (attn + 2 * expert + rest) + 2 * emb + h));
+    /* none of the Llama 4 keys adds a parameter */
+    mesh_model_t plain = test_spec("preset: llama4-scout\narch:\n  qk_l2_norm: false\n  "
+                                   "nope_every: 2\n  rotary_interleaved: false\n");
+    assert_int_equal((uint64_t)plain.params, (uint64_t)m.params);
+}
+
 static void params__moe_mla_mtp__by_hand(void **state)
 {
     mesh_model_t m = test_spec(moe_small());
@@ -214,6 +237,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__grok1__by_hand),
+        cmocka_unit_test(params__llama4_scout__by_hand),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
         cmocka_unit_test(params__gpt_oss__published_and_by_hand),
         cmocka_unit_test(params__gelu_moe__by_hand),

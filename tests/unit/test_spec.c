@@ -689,6 +689,13 @@ static const doc_key_t doc_keys[] = {
      "arch.rotary_percent: '{}' is not a number (expected 0.01..1)", AT(rotary_percent, T_DBL)},
     {"arch", "qk_norm", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
      "arch.qk_norm: '{}' is not a boolean (use true or false)", AT(qk_norm, T_INT)},
+    {"arch", "qk_l2_norm", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "maybe",
+     "arch.qk_l2_norm: '{}' is not a boolean (use true or false)", AT(qk_l2_norm, T_INT)},
+    {"arch", "qk_l2_norm", ARCH ", arch.qk_norm: true", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     "false", "true",
+     "arch.qk_l2_norm: qk_norm and qk_l2_norm are two norms of the same queries and keys: leave "
+     "one out",
+     AT(qk_l2_norm, T_INT)},
     {"arch", "qkv_bias", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false", "some",
      "arch.qkv_bias: '{}' is not a boolean (use true or false)", AT(qkv_bias, T_INT)},
     /* the attention's sliding window (the query's own token among them),
@@ -711,6 +718,29 @@ static const doc_key_t doc_keys[] = {
      "arch.full_attention_every: only means something with a sliding window (give arch.window, "
      "or leave it out)",
      AT(full_attention_every, T_INT)},
+    /* every N-th layer unrotated (Llama 4's NoPE layers), N dividing the
+     * layers as Megatron-LM's --no-rope-freq must */
+    {"arch", "nope_every", "arch.layers: 100000, arch.hidden: 64, arch.heads: 4, arch.vocab: 100",
+     NULL, NULL, "2", "1", "100000", "100001",
+     "arch.nope_every: {} is out of range (allowed 2..100000)", "4 10", "fourth",
+     "arch.nope_every: '{}' is not an integer (expected 2..100000" COUNTS, AT(nope_every, T_INT)},
+    {"arch", "nope_every", "arch.layers: 48, arch.hidden: 64, arch.heads: 4, arch.vocab: 100", NULL,
+     NULL, NULL, NULL, NULL, NULL, NULL, "4 48", "5",
+     "arch.nope_every: 5 does not divide the 48 layers, as Megatron-LM's --no-rope-freq must",
+     AT(nope_every, T_INT)},
+    {"arch", "nope_every", ARCH ", arch.mlp: gelu", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "",
+     "2",
+     "arch.nope_every: leaves every N-th layer unrotated, and mlp: gelu learns its positions: "
+     "leave it out, or use mlp: swiglu",
+     AT(nope_every, T_INT)},
+    /* the rotary embedding on adjacent pairs (Llama 4's checkpoints) */
+    {"arch", "rotary_interleaved", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
+     "pairs", "arch.rotary_interleaved: '{}' is not a boolean (use true or false)",
+     AT(rotary_interleaved, T_INT)},
+    {"arch", "rotary_interleaved", ARCH ", arch.mlp: gelu", NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, "false", "true",
+     "arch.rotary_interleaved: mlp: gelu learns its positions: leave it out, or use mlp: swiglu",
+     AT(rotary_interleaved, T_INT)},
     {"arch", "attention_sinks", ARCH, "false", NULL, NULL, NULL, NULL, NULL, NULL, "true false",
      "some", "arch.attention_sinks: '{}' is not a boolean (use true or false)",
      AT(attention_sinks, T_INT)},
@@ -1454,8 +1484,9 @@ static void overrides__refused_with_the_key(void **state)
         {"arch.seq_len=1",
          "--set: unknown key 'seq_len' in arch (allowed: layers, hidden, heads, "
          "kv_heads, head_dim, ffn, vocab, mlp, tied_embeddings, mtp_layers, "
-         "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, qkv_bias, "
-         "norm_eps, window, full_attention_every, attention_sinks, activation_clamp, moe, mla); "
+         "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, "
+         "qk_l2_norm, qkv_bias, norm_eps, window, full_attention_every, nope_every, "
+         "rotary_interleaved, attention_sinks, activation_clamp, moe, mla); "
          "did "
          "you mean "
          "train.seq_len?"},
@@ -1545,8 +1576,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 22 arch, 13 arch.moe, 6 arch.mla, 19 train */
-    assert_int_equal(n, 62);
+    /* 3 top-level keys less preset, 25 arch, 14 arch.moe, 6 arch.mla, 19 train */
+    assert_int_equal(n, 66);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
@@ -1754,6 +1785,16 @@ static void spec__window_sinks_yarn_rules(void **state)
     assert_true(m.full_attention_every == 0 && m.window == 128);
     assert_int_equal(load_set("gpt-oss-20b", "arch.activation_clamp=none", &m, &err), 0);
     assert_true(m.activation_clamp == 0);
+    /* Llama 4 Scout's unrotated layers after layers they do not divide,
+     * its score on the input after a top_k above 1 */
+    assert_int_equal(load_set("llama4-scout", "arch.layers=50", &m, &err), 0);
+    assert_true(m.nope_every == 0 && m.rotary_interleaved && m.qk_l2_norm);
+    assert_int_equal(load_set("llama4-scout", "arch.layers=24", &m, &err), 0);
+    assert_true(m.nope_every == 4);
+    assert_int_equal(load_set("llama4-scout", "arch.moe.top_k=2", &m, &err), 0);
+    assert_true(m.router.probs_on_input == 0 && m.moe.top_k == 2);
+    assert_int_equal(load_set("llama4-scout", "arch.qk_norm=true", &m, &err), -1);
+    assert_non_null(strstr(err.msg, "--set: arch.qk_norm: qk_norm and qk_l2_norm"));
     /* given in the same file, they are refused naming them */
     moe_error(MOE_ARCH "  mlp: gelu\n  activation_clamp: 7\n", "moe.yaml:7: arch.activation_clamp",
               "mlp: gelu is not gated");
@@ -1792,7 +1833,7 @@ static void spec__moe_mla_errors(void **state)
               "unknown key 'expert' in arch.moe",
               "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, "
               "capacity_factor, score, expert_bias, groups, group_top_k, routed_scaling, "
-              "aux_loss)");
+              "aux_loss, probs_on_input)");
     /* the router as Megatron-LM's TransformerConfig checks it
      * (transformer_config.py L2617-2625, L2671-2690 at d98e8a6) */
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    expert_bias: true\n", "arch.moe.expert_bias",
@@ -1808,6 +1849,20 @@ static void spec__moe_mla_errors(void **state)
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    top_k: 4\n    groups: 4\n    group_top_k: 1\n",
               "arch.moe.group_top_k", "fewer than top_k 4");
     moe_error(MOE_ARCH "  moe:\n    experts: 8\n    score: cosine\n", "arch.moe.score", "sigmoid");
+    /* the score on the expert's input: top_k 1 only (experts.py L918-921) */
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    probs_on_input: true\n",
+              "moe.yaml:8: arch.moe.probs_on_input",
+              "only with top_k: 1 (experts.py L918-921), "
+              "and top_k is 2: give top_k: 1, or leave it out");
+    moe_error(MOE_ARCH "  moe:\n    experts: 8\n    top_k: 1\n    probs_on_input: maybe\n",
+              "arch.moe.probs_on_input", "not a boolean");
+    /* Llama 4's attention keys in standard attention only */
+    moe_error(MOE_ARCH "  qk_l2_norm: true\n  mla:\n    kv_lora_rank: 8\n",
+              "moe.yaml:6: arch.qk_l2_norm", "no L2 QK norm with arch.mla: leave it out");
+    moe_error(MOE_ARCH "  nope_every: 2\n  mla:\n    kv_lora_rank: 8\n",
+              "moe.yaml:6: arch.nope_every", "standard attention only, not for arch.mla");
+    moe_error(MOE_ARCH "  rotary_interleaved: true\n  mla:\n    kv_lora_rank: 8\n",
+              "moe.yaml:6: arch.rotary_interleaved", "refuses it with arch.mla");
     moe_error(MOE_ARCH "  mlp: gelu\n  rope_theta: 10000\n", "arch.rope_theta", "mlp: swiglu");
     moe_error(MOE_ARCH "  mlp: gelu\n  qk_norm: true\n", "arch.qk_norm", "mlp: swiglu only");
     /* a share of each head rotated: only where positions are rotary, and
@@ -1827,14 +1882,17 @@ static void spec__moe_mla_errors(void **state)
               "unknown key 'mla' in arch.moe", NULL);
     moe_error("moe:\n  experts: 4\nparams: 1e9\n", "unknown key 'moe'", "arch, train");
     moe_error("params: 1e9\narch:\n  moe:\n    experts: 4\n", "arch.layers is missing", NULL);
+    /* Llama 4's keys alone are an arch that forgot the rest */
+    moe_error("params: 1e9\narch:\n  qk_l2_norm: true\n", "arch.layers is missing", NULL);
+    moe_error("params: 1e9\narch:\n  nope_every: 4\n", "arch.layers is missing", NULL);
+    moe_error("params: 1e9\narch:\n  rotary_interleaved: true\n", "arch.layers is missing", NULL);
     moe_error("params: 1e9\ntrain:\n  moe_imbalance: 1.2\n", "train.moe_imbalance", "MoE model");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\ntrain:\n  moe_imbalance: 0.9\n",
               "train.moe_imbalance", "out of range");
-    moe_error(
-        MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
-        "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, qkv_bias, "
-        "norm_eps, window, full_attention_every, attention_sinks, activation_clamp, moe, "
-        "mla)");
+    moe_error(MOE_ARCH "  colour: 4\n", "unknown key 'colour' in arch",
+              "rope_theta, rope_scaling, rope_type, yarn_truncate, rotary_percent, qk_norm, "
+              "qk_l2_norm, qkv_bias, norm_eps, window, full_attention_every, nope_every, "
+              "rotary_interleaved, attention_sinks, activation_clamp, moe, mla)");
     moe_error(MOE_ARCH "  mla:\n    q_lora_rank: 8\n", "arch.mla.kv_lora_rank is missing", NULL);
     moe_error(MOE_ARCH "  mlp: gelu\n  mla:\n    kv_lora_rank: 8\n", "moe.yaml:6: arch.mlp",
               "swiglu");
@@ -1860,7 +1918,8 @@ static void spec__moe_request_roundtrip(void **state)
                            MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
                                     "train:\n  moe_imbalance: 2.25\n",
                            MOE_ARCH "  mtp_layers: 2\n",
-                           "preset: gpt-oss-120b"};
+                           "preset: gpt-oss-120b",
+                           "preset: llama4-scout"};
     for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
         mesh_model_t m = test_spec(specs[i]), back;
         mesh_layout_t pins, pback;
@@ -1880,6 +1939,10 @@ static void spec__moe_request_roundtrip(void **state)
         assert_true(m.attention_sinks == back.attention_sinks && m.mlp == back.mlp);
         assert_true(m.activation_clamp == back.activation_clamp);
         assert_true(m.rope_type == back.rope_type && m.yarn_truncate == back.yarn_truncate);
+        /* and Llama 4's (the router's in m.router) */
+        assert_true(m.qk_l2_norm == back.qk_l2_norm && m.nope_every == back.nope_every);
+        assert_true(m.rotary_interleaved == back.rotary_interleaved);
+        assert_int_equal(memcmp(&m.router, &back.router, sizeof(m.router)), 0);
         assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&back, d2));
     }
     /* a dense model's request says nothing of them */
