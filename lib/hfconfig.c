@@ -30,6 +30,7 @@
 typedef struct hf {
     json_t *root;
     const char *origin;
+    const char *prefix;              /* before a field's name in errors: "text_config." or "" */
     mesh_buf_t *doc;                 /* the spec document being written */
     mesh_error_t *err;               /* set by the first error; later calls do nothing */
     int failed;                      /* an error was set */
@@ -50,7 +51,7 @@ static int hf_fail(hf_t *h, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return mesh_error_set(h->err, "%s: %s", h->origin, msg);
+    return mesh_error_set(h->err, "%s: %s%s", h->origin, h->prefix, msg);
 }
 
 static void use(hf_t *h, const char *field)
@@ -665,6 +666,135 @@ static void read_gpt_oss(hf_t *h)
     gpt_oss_experts(h);
 }
 
+/* Llama 4's unrotated layers: no_rope_layers (1 rotary, 0 not), or, where
+ * it is absent or empty, every no_rope_layer_interval-th layer (4), as its
+ * class fills it in (configuration_llama4.py); only a regular pattern is
+ * described, as arch.nope_every.  layer_types, where given, agree: chunked
+ * attention on the rotary layers, full on the others. */
+static void llama4_nope(hf_t *h, long long layers)
+{
+    json_t *list = field_of(h, "no_rope_layers"), *iv = field_of(h, "no_rope_layer_interval");
+    json_t *v, *types = field_of(h, "layer_types");
+    long long every = 4;
+    size_t i;
+    if (iv && whole(h, "no_rope_layer_interval", iv, &every) == 0 && every < 1)
+        hf_fail(h, "no_rope_layer_interval: %lld; give 1 or more", every);
+    if (list && (!json_is_array(list) ||
+                 (json_array_size(list) && (long long)json_array_size(list) != layers))) {
+        hf_fail(h, "no_rope_layers: expected a list of num_hidden_layers (%lld) 0s and 1s", layers);
+        return;
+    }
+    if (list && json_array_size(list))
+        every = 0;
+    else if (every > layers) /* the interval leaves every layer rotary */
+        every = 0;
+    json_array_foreach(list, i, v)
+    {
+        long long k = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (k != 0 && k != 1) {
+            hf_fail(h, "no_rope_layers: layer %zu is not 0 or 1", i);
+            return;
+        }
+        if (!k && !every)
+            every = (long long)i + 1;
+        if (every && !k != ((long long)(i + 1) % every == 0)) {
+            hf_fail(h,
+                    "no_rope_layers: an unrotated layer every %lld does not hold at layer %zu: "
+                    "only a regular pattern is described",
+                    every, i);
+            return;
+        }
+    }
+    if (types && (!json_is_array(types) || (long long)json_array_size(types) != layers))
+        hf_fail(h, "layer_types: expected a list of num_hidden_layers (%lld) names", layers);
+    json_array_foreach(types, i, v)
+    {
+        int nope = every && (long long)(i + 1) % every == 0;
+        const char *want = nope ? "full_attention" : "chunked_attention";
+        if (!json_is_string(v) || strcmp(json_string_value(v), want) != 0) {
+            hf_fail(h, "layer_types: layer %zu is not %s, as no_rope_layers says", i, want);
+            return;
+        }
+    }
+    if (every)
+        emit(h, list && json_array_size(list) ? "no_rope_layers" : "no_rope_layer_interval", "  ",
+             "nope_every", "%lld", every);
+}
+
+/* Llama 4's text model (Llama4TextConfig and modeling_llama4.py at
+ * transformers 008e574): every layer MoE (interleave_moe_layer_step 1;
+ * Maverick's alternate dense layers are not described), routed experts and
+ * one shared expert of intermediate_size, top num_experts_per_tok scored
+ * by a sigmoid that scales the expert's input (Llama4TextMoe), the dense
+ * MLP's intermediate_size_mlp; its QK norm without weights (use_qk_norm),
+ * its rotation on adjacent pairs (a complex product), Llama 3.1's RoPE
+ * scaling.  attention_chunk_size and the temperature tuning
+ * (attn_temperature_tuning, floor_scale, attn_scale) are read and not
+ * described: they change nothing in sequences shorter than the chunk and
+ * floor_scale (8192), and Megatron-LM builds neither. */
+static void read_llama4_text(hf_t *h)
+{
+    static const family_t llama4 = {"8", "128", "500000", "1e-05", NULL, 0};
+    llama_like(h, &llama4);
+    to_int(h, "intermediate_size_mlp", "  ", "ffn", "16384");
+    rope_scaling(h, ROPE_LLAMA3);
+    must_bool(h, "attention_bias", 0, 0, "biases on the attention projections");
+    to_bool(h, "use_qk_norm", "  ", "qk_l2_norm", 1);
+    emit(h, "model_type", "  ", "rotary_interleaved", "true");
+    json_t *layers = field_of(h, "num_hidden_layers"), *moe = field_of(h, "moe_layers"), *v;
+    long long n = 0;
+    if (layers && !h->failed && whole(h, "num_hidden_layers", layers, &n) == 0)
+        llama4_nope(h, n);
+    must_int(h, "interleave_moe_layer_step", 1, "MoE layers only every few layers");
+    size_t i;
+    if (moe && (!json_is_array(moe) || (long long)json_array_size(moe) != n))
+        hf_fail(h, "moe_layers: MoE on some layers only is not described");
+    json_array_foreach(moe, i, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) != (long long)i) {
+            hf_fail(h, "moe_layers: MoE on some layers only is not described");
+            break;
+        }
+    }
+    static const char *const unbuilt[] = {
+        "attention_chunk_size", "attn_temperature_tuning", "floor_scale",       "attn_scale",
+        "router_jitter_noise",  "output_router_logits",    "for_llm_compressor"};
+    for (i = 0; i < MESH_ARRAY_LEN(unbuilt); i++)
+        field_of(h, unbuilt[i]);
+    section(h, "  ", "moe");
+    to_int(h, "num_local_experts", "    ", "experts", "16");
+    to_int(h, "num_experts_per_tok", "    ", "top_k", "1");
+    to_int(h, "intermediate_size", "    ", "ffn", "8192");
+    emit(h, "model_type", "    ", "shared_experts", "1");
+    emit(h, "model_type", "    ", "score", "sigmoid");
+    emit(h, "model_type", "    ", "probs_on_input", "true");
+    to_num(h, "router_aux_loss_coef", "    ", "aux_loss", ROUTER_AUX_LOSS);
+}
+
+static void no_unknown_field(hf_t *h);
+
+/* Llama 4 as Meta published it (Llama4ForConditionalGeneration): its text
+ * model in text_config, read as above; the vision encoder (vision_config)
+ * and the image tokens are left out, the spec describing a text model. */
+static void read_llama4(hf_t *h)
+{
+    json_t *text = field_of(h, "text_config");
+    static const char *const vision[] = {"vision_config", "image_token_index", "boi_token_index",
+                                         "eoi_token_index", "tie_word_embeddings"};
+    for (size_t i = 0; i < MESH_ARRAY_LEN(vision); i++)
+        field_of(h, vision[i]);
+    if (!text || !json_is_object(text)) {
+        hf_fail(h, "text_config: expected the text model's object, not %s",
+                text ? type_name(text) : "nothing");
+        return;
+    }
+    no_unknown_field(h);
+    h->root = text;
+    h->n_used = 0;
+    h->prefix = "text_config.";
+    read_llama4_text(h);
+}
+
 static const struct architecture {
     const char *name, *model_type;
     void (*read)(hf_t *); /* failures: hf_t.failed */
@@ -681,6 +811,8 @@ static const struct architecture {
     {"DeepseekV3ForCausalLM", "kimi_k2", read_deepseek_v3},
     {"NemotronForCausalLM", "nemotron", read_nemotron},
     {"GptOssForCausalLM", "gpt_oss", read_gpt_oss},
+    {"Llama4ForConditionalGeneration", "llama4", read_llama4},
+    {"Llama4ForCausalLM", "llama4_text", read_llama4_text},
 };
 
 /* Fields every config may hold that change nothing meshplan prices or
@@ -779,7 +911,7 @@ int mesh_hf_config_spec(const char *buf, size_t len, const char *origin, const c
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
         return mesh_error_set(err, "%s:%d: not valid JSON: %s", origin, jerr.line, jerr.text);
-    hf_t h = {.root = root, .origin = origin, .doc = doc, .err = err};
+    hf_t h = {.root = root, .origin = origin, .prefix = "", .doc = doc, .err = err};
     if (!json_is_object(root))
         hf_fail(&h, "expected a JSON object (a model's config.json), not %s", type_name(root));
     const struct architecture *a = h.failed ? NULL : architecture_of(&h);

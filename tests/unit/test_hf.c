@@ -173,6 +173,35 @@ static const char nemotron4_15b[] =
     " \"swiglu_limit\": 7.0, \"tie_word_embeddings\": false,"                                      \
     " \"transformers_version\": \"4.55.0.dev0\", \"use_cache\": true, \"vocab_size\": 201088}"
 
+/* meta-llama/Llama-4-Scout-17B-16E: its text model in text_config, every
+ * 4th layer unrotated (no_rope_layers), the vision encoder beside it */
+#define NOPE4  "1, 1, 1, 0"
+#define NOPE16 NOPE4 ", " NOPE4 ", " NOPE4 ", " NOPE4
+#define L4_TEXT(more)                                                                              \
+    "{\"attention_bias\": false, \"attention_chunk_size\": 8192, \"attention_dropout\": 0.0,"      \
+    " \"attn_scale\": 0.1, \"attn_temperature_tuning\": 4, \"bos_token_id\": 200000,"              \
+    " \"eos_token_id\": [200001, 200007, 200008], \"floor_scale\": 8192,"                          \
+    " \"for_llm_compressor\": false, \"head_dim\": 128, \"hidden_act\": \"silu\","                 \
+    " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"interleave_moe_layer_step\": 1,"       \
+    " \"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384,"                              \
+    " \"max_position_embeddings\": 10485760, \"model_type\": \"llama4_text\","                     \
+    " \"no_rope_layers\": [" NOPE16 ", " NOPE16 ", " NOPE16 "], \"num_attention_heads\": 40,"      \
+    " \"num_experts_per_tok\": 1, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,"          \
+    " \"num_local_experts\": 16, \"output_router_logits\": false, \"pad_token_id\": 200018,"       \
+    " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 8.0, \"high_freq_factor\": 4.0,"     \
+    " \"low_freq_factor\": 1.0, \"original_max_position_embeddings\": 8192,"                       \
+    " \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001,"      \
+    " \"router_jitter_noise\": 0.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"           \
+    " \"use_qk_norm\": true, \"vocab_size\": 202048" more "}"
+#define LLAMA4_SCOUT(more)                                                                         \
+    "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"boi_token_index\": 200080,"       \
+    " \"eoi_token_index\": 200081, \"image_token_index\": 200092, \"model_type\": \"llama4\","     \
+    " \"text_config\": " L4_TEXT(                                                                  \
+        more) ", \"tie_word_embeddings\": false,"                                                  \
+              " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0.dev0\","         \
+              " \"vision_config\": {\"hidden_size\": 1408, \"model_type\": "                       \
+              "\"llama4_vision_model\"}}"
+
 /* Each config.json plans as its preset: the same parameters (and active
  * ones), the same layout on the allocation, the same Megatron-LM model. */
 static void config__plans_as_its_preset(void **state)
@@ -192,6 +221,7 @@ static void config__plans_as_its_preset(void **state)
         {"nemotron4-15b", nemotron4_15b, 2},
         {"gpt-oss-120b", GPT_OSS(36, 128, OSS_PAIRS9 ", " OSS_PAIRS9), 8},
         {"gpt-oss-20b", GPT_OSS(24, 32, OSS_PAIRS9 ", " OSS_PAIRS3), 2},
+        {"llama4-scout", LLAMA4_SCOUT(""), 4},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t p = test_preset(cases[i].preset), m;
@@ -235,6 +265,10 @@ static void config__plans_as_its_preset(void **state)
         assert_int_equal(m.full_attention_every, p.full_attention_every);
         assert_int_equal(m.attention_sinks, p.attention_sinks);
         assert_true(m.activation_clamp == p.activation_clamp);
+        assert_true(m.qk_l2_norm == p.qk_l2_norm && m.nope_every == p.nope_every);
+        assert_int_equal(m.rotary_interleaved, p.rotary_interleaved);
+        assert_int_equal(m.ffn, p.ffn); /* --ffn-hidden-size, even where no layer is dense */
+        assert_int_equal(m.router.probs_on_input, p.router.probs_on_input);
         mesh_plan_destroy(x);
         mesh_plan_destroy(y);
     }
@@ -502,6 +536,12 @@ static void config__class_defaults(void **state)
     "\"n_shared_experts\": 1, \"first_k_dense_replace\": 1, \"n_group\": 4, "                      \
     "\"topk_group\": 2, \"routed_scaling_factor\": 2.5, \"num_nextn_predict_layers\": 1, "
 
+/* Llama 4's text model of four layers, its class's defaults beside */
+#define HF_LLAMA4                                                                                  \
+    "{\"architectures\": [\"Llama4ForCausalLM\"], \"num_hidden_layers\": 4, "                      \
+    "\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "                \
+    "\"head_dim\": 16, \"vocab_size\": 100, "
+
 /* a GPT-OSS of four layers, up to its attention's fields */
 #define HF_GPT_OSS                                                                                 \
     "{\"architectures\": [\"GptOssForCausalLM\"], \"num_hidden_layers\": 4, "                      \
@@ -566,6 +606,48 @@ static void config__gpt_oss_defaults_and_layer_kinds(void **state)
         fail_msg("%s", err.msg);
     assert_int_equal(one.head_dim, 0); /* the spec's default: hidden / heads */
     (void)state;
+}
+
+/* Llama 4's class defaults where its text model's fields are left out
+ * (Llama4TextConfig: 16 experts of 8192 and a shared one, top 1, the dense
+ * MLP 16384, the QK norm on, every 4th layer unrotated, the router's
+ * aux-loss 0.001), and the unrotated layers as the interval or the list
+ * gives them: none where the interval passes the layers or the list has
+ * no 0. */
+static void config__llama4_class_defaults(void **state)
+{
+    (void)state;
+    mesh_model_t m;
+    mesh_error_t err;
+    if (load(write_config("l4", HF_LLAMA4 "\"hidden_act\": \"silu\"}"), NULL, 0, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(m.moe.experts == 16 && m.moe.top_k == 1 && m.moe.ffn == 8192);
+    assert_true(m.moe.shared_experts == 1 && m.moe.shared_ffn == 8192 && m.ffn == 16384);
+    assert_true(m.router.score == MESH_SCORE_SIGMOID && m.router.probs_on_input);
+    assert_true(m.router.aux_loss == 0.001 && m.rope_theta == 500000 && m.norm_eps == 1e-5);
+    assert_true(m.qk_l2_norm && m.rotary_interleaved && m.nope_every == 4 && !m.tied_embeddings);
+    static const struct {
+        const char *more;
+        int nope_every;
+    } cases[] = {
+        {"\"no_rope_layer_interval\": 2}", 2},
+        {"\"no_rope_layer_interval\": 5}", 0},
+        {"\"no_rope_layers\": [1, 1, 1, 1]}", 0},
+        {"\"no_rope_layers\": []}", 4},
+        {"\"no_rope_layers\": [1, 0, 1, 0], \"layer_types\": [\"chunked_attention\", "
+         "\"full_attention\", \"chunked_attention\", \"full_attention\"]}",
+         2},
+        {"\"use_qk_norm\": false, \"num_experts_per_tok\": 1}", 4},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char json[512];
+        snprintf(json, sizeof(json), HF_LLAMA4 "%s", cases[i].more);
+        if (load(write_config("l4", json), NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", cases[i].more, err.msg);
+        if (m.nope_every != cases[i].nope_every)
+            fail_msg("%s: nope_every %d, not %d", cases[i].more, m.nope_every, cases[i].nope_every);
+    }
+    assert_int_equal(m.qk_l2_norm, 0); /* the last case's use_qk_norm: false */
 }
 
 /* mistralai/Mistral-7B-v0.1's config.json: every layer windowed over 4,096
@@ -648,10 +730,34 @@ static void config__refused_naming_the_field(void **state)
         {HF_GPT_OSS "\"sliding_window\": null}", "sliding_window: null, but layers are sliding"},
         {HF_GPT_OSS "\"sliding_window\": 0}", "sliding_window: 0; a window holds 1 token or more"},
         {HF_GPT_OSS "\"experts_per_token\": 4}", "experts_per_token: differs from"},
+        /* Llama 4: its text model only, every layer MoE, a regular pattern
+         * of unrotated layers, Llama 3.1's RoPE constants */
+        {"{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\"}",
+         "text_config: expected the text model's object, not nothing"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 2}",
+         "interleave_moe_layer_step: MoE layers only every few layers"},
+        {LLAMA4_SCOUT(", \"moe_layers\": [1, 3]"),
+         "text_config.moe_layers: MoE on some layers only is not described"},
+        {HF_LLAMA4 "\"rope_scaling\": {\"factor\": 16.0, \"high_freq_factor\": 1.0, "
+                   "\"low_freq_factor\": 1.0, \"original_max_position_embeddings\": 8192, "
+                   "\"rope_type\": \"llama3\"}}",
+         "rope_scaling.high_freq_factor: Megatron-LM fixes it at 4"},
+        {HF_LLAMA4 "\"attention_bias\": true}", "attention_bias: biases on"},
+        {LLAMA4_SCOUT(", \"colour\": 1"), "text_config.colour: not a field meshplan reads"},
+        /* the top level's fields are not the text model's */
+        {LLAMA4_SCOUT(", \"image_token_index\": 5"),
+         "text_config.image_token_index: not a field meshplan reads"},
+        {HF_LLAMA4 "\"no_rope_layers\": [1, 0, 0, 1]}",
+         "no_rope_layers: an unrotated layer every 2 does not hold at layer 2: only a regular"},
+        {HF_LLAMA4 "\"no_rope_layers\": [1, 2, 1, 0]}", "no_rope_layers: layer 1 is not 0 or 1"},
+        {HF_LLAMA4 "\"layer_types\": [\"chunked_attention\", \"chunked_attention\", "
+                   "\"chunked_attention\", \"chunked_attention\"]}",
+         "layer_types: layer 3 is not full_attention, as no_rope_layers says"},
         {"{\"architectures\": [\"FalconForCausalLM\"]}", "architectures 'FalconForCausalLM'"},
         {"{\"model_type\": \"falcon\"}",
          "model_type 'falcon' is not one meshplan reads (llama, mistral, mixtral, qwen2, qwen3, "
-         "qwen3_moe, deepseek_v3, kimi_k2, nemotron, gpt_oss): describe the model in a spec file"},
+         "qwen3_moe, deepseek_v3, kimi_k2, nemotron, gpt_oss, llama4, llama4_text): describe the "
+         "model in a spec file"},
         {"{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": 7}",
          "model_type: expected a string, not an integer"},
         /* a class meshplan reads, under a type it does not: the types it reads */
@@ -864,6 +970,7 @@ int main(void)
         cmocka_unit_test(config__yarn_without_mscale_all_dim),
         cmocka_unit_test(config__queries_not_compressed),
         cmocka_unit_test(config__kimi_k2_yarn_refused),
+        cmocka_unit_test(config__llama4_class_defaults),
         cmocka_unit_test(config__published_counts),
         cmocka_unit_test(config__refused_naming_the_field),
         cmocka_unit_test(config__nemotron_defaults),
