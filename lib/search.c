@@ -932,10 +932,12 @@ void mesh_search_run(search_t *s)
     }
 }
 
-/* Complete a pinned layout with neutral values, to explain why it is invalid. */
+/* Complete a pinned layout with neutral values, to explain why it is
+ * invalid: every field the pins leave free, and those no pin sets (the TP
+ * overlap's switch), at their neutral value. */
 mesh_layout_t mesh_representative(const mesh_layout_t *p, long world)
 {
-    mesh_layout_t l;
+    mesh_layout_t l = {0};
     l.tp = p->tp != MESH_FREE ? p->tp : 1;
     l.cp = p->cp != MESH_FREE ? p->cp : 1;
     l.pp = p->pp != MESH_FREE ? p->pp : 1;

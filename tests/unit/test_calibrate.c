@@ -630,6 +630,11 @@ static void logs__hostile_records(void **state)
         const char *why = mesh_calib_skip(c, 0);
         assert_non_null(strstr(why, "plan record"));
         assert_null(strchr(why, '\x1b')); /* the name is shown printable */
+        /* parts that are not the step: both sums stated (seed 120716's
+         * calib_log.c:202, the parts' sum misprinted) */
+        if (strstr(recs[i], "\"step_seconds\":9,") &&
+            !strstr(why, "its parts (3 s) are not its step_seconds (9 s)"))
+            fail_msg("'%s'", why);
         mesh_calib_destroy(c);
     }
     /* a model's name of 63 bytes is kept whole; of 64 it is no record's,

@@ -787,6 +787,26 @@ static void svg__same_micro_batches_as_text(void **state)
     }
 }
 
+/* A pipeline of more than 16 stages shows its first eight, a line for the
+ * middle ones it leaves out, and its last four (seed 120716's
+ * picture.c:363: the last three shown, stage 14 neither drawn nor named). */
+static void pipeline__long_shows_its_ends(void **state)
+{
+    (void)state;
+    mesh_plan_t *p = plan("llama3.1-405b", 288, "tp=8,pp=18,dp=16,mb=1");
+    mesh_picture_opts_t o = {.color = 0, .width = 100};
+    char *t = mesh_picture_pipeline(p, &o);
+    for (int s = 0; s < 18; s++) {
+        char row[32];
+        snprintf(row, sizeof(row), "\nstage %-3d ", s);
+        if ((strstr(t, row) != NULL) != (s < 8 || s >= 14))
+            fail_msg("stage %d %s:\n%s", s, s < 8 || s >= 14 ? "not drawn" : "drawn", t);
+    }
+    assert_non_null(strstr(t, "  ...     stages 8 to 13\n"));
+    free(t);
+    mesh_plan_destroy(p);
+}
+
 /* ---- what the SVG looks like: sizes, extents, captions ---- */
 
 /* The plans of issue 27's pictures: dense on one node, 70B on four, 405B
@@ -1254,6 +1274,7 @@ int main(void)
         cmocka_unit_test(svg__palettes_distinct),
         cmocka_unit_test(svg__odd_chunks_only_when_interleaved),
         cmocka_unit_test(svg__same_micro_batches_as_text),
+        cmocka_unit_test(pipeline__long_shows_its_ends),
         cmocka_unit_test(svg__text_legible_and_inside),
         cmocka_unit_test(svg__long_title_wrapped_between_words),
         cmocka_unit_test(svg__title_broken_at_a_comma_or_a_blank_keeps_every_character),

@@ -788,6 +788,27 @@ static int same_layout(const mesh_candidate_t *a, const mesh_candidate_t *b)
     return memcmp(&a->layout, &b->layout, sizeof(a->layout)) == 0;
 }
 
+/* The layout an invalid pin is explained by keeps every pinned field and
+ * gives the free ones their neutral value (seed 120716's search.c:949:
+ * a pinned recompute=full:N shown without its N). */
+static void representative__pins_kept_the_rest_neutral(void **state)
+{
+    (void)state;
+    mesh_layout_t pins, free_pins;
+    mesh_error_t err;
+    assert_int_equal(mesh_layout_parse("tp=3,pp=2,recompute=full:2,ep=2,mb=4", &pins, &err), 0);
+    mesh_layout_t l = mesh_representative(&pins, 48);
+    assert_true(l.tp == 3 && l.pp == 2 && l.cp == 1 && l.dp == 8 && l.ep == 2 && l.etp == 1);
+    assert_true(l.recompute == MESH_RECOMPUTE_FULL && l.recompute_layers == 2);
+    assert_true(l.micro_batch == 4 && l.vpp == 1 && l.zero == 0 && l.sequence_parallel == 1);
+    assert_true(l.recompute_modules == 0 && l.offload == 0 && l.tp_overlap_off == 0);
+    assert_int_equal(mesh_layout_parse("", &free_pins, &err), 0);
+    l = mesh_representative(&free_pins, 16);
+    assert_true(l.tp == 1 && l.pp == 1 && l.cp == 1 && l.dp == 16 && l.micro_batch == 1);
+    assert_true(l.recompute == MESH_RECOMPUTE_NONE && l.recompute_layers == 0);
+    assert_true(l.moments == MESH_PREC_FP32 && l.sequence_parallel == 0);
+}
+
 static void ties__every_order_chooses_alike(void **state)
 {
     (void)state;
@@ -1674,6 +1695,7 @@ int main(void)
         cmocka_unit_test(explain__a_faster_ep_said_so),
         cmocka_unit_test(explain__ep_beyond_a_smaller_island),
         cmocka_unit_test(ties__every_order_chooses_alike),
+        cmocka_unit_test(representative__pins_kept_the_rest_neutral),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
