@@ -2,6 +2,7 @@
 /*
  * The request the submit side records for job_submit/meshplan.
  */
+#include "moeutil.h"
 #include "testutil.h"
 
 static void roundtrip__every_preset(void **state)
@@ -242,6 +243,12 @@ static const struct {
     {"arch.mla.v_head_dim", MOE_ARCH "mla: {kv_lora_rank: 8, v_head_dim: @}}}", "128", "1 65536"},
     {"train.moe_imbalance", MOE_ARCH "moe: {experts: 4}}, train: {moe_imbalance: @}}", NULL,
      "1 1.5 1000"},
+    /* Llama 4's */
+    {"arch.qk_l2_norm", MOE_ARCH "qk_l2_norm: @}}", "false", "true"},
+    {"arch.nope_every", MOE_ARCH "nope_every: @}}", NULL, "3"},
+    {"arch.rotary_interleaved", MOE_ARCH "rotary_interleaved: @}}", "false", "true"},
+    {"arch.moe.probs_on_input", MOE_ARCH "moe: {experts: 4, top_k: 1, probs_on_input: @}}}",
+     "false", "true"},
 #undef MOE_ARCH
 };
 
@@ -307,6 +314,57 @@ static void roundtrip__all_keys_non_default_at_once(void **state)
     roundtrip(&m, "auto", "every key non-default");
     roundtrip(&m, "tp=2,pp=3,dp=4,zero=1,mb=4,recompute=full,sp=on", "every key, with pins");
 }
+
+#define MOE_SPEC "arch:\n  layers: 4\n  hidden: 64\n  heads: 4\n  vocab: 100\n"
+/* The controller's request carries the new keys only when set, nested as
+ * the spec nests them, and reads back the same model. */
+static void roundtrip__moe_and_attention_keys(void **state)
+{
+    const char *specs[] = {moe_small(),
+                           "preset: deepseek-v3",
+                           "preset: qwen3-30b-a3b",
+                           MOE_SPEC "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
+                                    "train:\n  moe_imbalance: 2.25\n",
+                           MOE_SPEC "  mtp_layers: 2\n",
+                           "preset: gpt-oss-120b",
+                           "preset: llama4-scout"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
+        mesh_model_t m = test_spec(specs[i]), back;
+        mesh_layout_t pins, pback;
+        mesh_error_t err;
+        char req[MESH_REQUEST_MAX], d1[17], d2[17];
+        mesh_layout_unpin(&pins);
+        if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
+            fail_msg("%s", err.msg);
+        if (mesh_request_decode(req, &back, &pback, &err) < 0)
+            fail_msg("%s\n  request: %s", err.msg, req);
+        assert_int_equal(memcmp(&m.moe, &back.moe, sizeof(m.moe)), 0);
+        assert_int_equal(memcmp(&m.mla, &back.mla, sizeof(m.mla)), 0);
+        assert_int_equal(m.mtp_layers, back.mtp_layers);
+        assert_true(m.moe_imbalance == back.moe_imbalance);
+        /* GPT-OSS's attention, activation and rotary keys travel too */
+        assert_true(m.window == back.window && m.full_attention_every == back.full_attention_every);
+        assert_true(m.attention_sinks == back.attention_sinks && m.mlp == back.mlp);
+        assert_true(m.activation_clamp == back.activation_clamp);
+        assert_true(m.rope_type == back.rope_type && m.yarn_truncate == back.yarn_truncate);
+        /* and Llama 4's (the router's in m.router) */
+        assert_true(m.qk_l2_norm == back.qk_l2_norm && m.nope_every == back.nope_every);
+        assert_true(m.rotary_interleaved == back.rotary_interleaved);
+        assert_int_equal(memcmp(&m.router, &back.router, sizeof(m.router)), 0);
+        assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&back, d2));
+    }
+    /* a dense model's request says nothing of them */
+    mesh_model_t d = test_preset("llama3-70b");
+    mesh_layout_t pins;
+    mesh_error_t err;
+    char req[MESH_REQUEST_MAX];
+    mesh_layout_unpin(&pins);
+    assert_int_equal(mesh_request_encode(&d, &pins, req, sizeof(req), &err), 0);
+    assert_null(strstr(req, "moe"));
+    assert_null(strstr(req, "mla"));
+    assert_null(strstr(req, "mtp"));
+}
+#undef MOE_SPEC
 
 /* Specs made of random values of every key (a fixed seed, so a failure
  * repeats): each the parser accepts comes back from the request unchanged. */
@@ -392,6 +450,7 @@ int main(void)
         cmocka_unit_test(roundtrip__every_key_non_default),
         cmocka_unit_test(roundtrip__all_keys_non_default_at_once),
         cmocka_unit_test(roundtrip__generated_specs),
+        cmocka_unit_test(roundtrip__moe_and_attention_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

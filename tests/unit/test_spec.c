@@ -1908,55 +1908,6 @@ static void spec__moe_mla_errors(void **state)
     assert_int_equal(m.heads, 64);
 }
 
-/* The controller's request carries the new keys only when set, nested as
- * the spec nests them, and reads back the same model. */
-static void spec__moe_request_roundtrip(void **state)
-{
-    const char *specs[] = {moe_small(),
-                           "preset: deepseek-v3",
-                           "preset: qwen3-30b-a3b",
-                           MOE_ARCH "  moe:\n    experts: 4\n    capacity_factor: 1.5\n"
-                                    "train:\n  moe_imbalance: 2.25\n",
-                           MOE_ARCH "  mtp_layers: 2\n",
-                           "preset: gpt-oss-120b",
-                           "preset: llama4-scout"};
-    for (size_t i = 0; i < sizeof(specs) / sizeof(*specs); i++) {
-        mesh_model_t m = test_spec(specs[i]), back;
-        mesh_layout_t pins, pback;
-        mesh_error_t err;
-        char req[MESH_REQUEST_MAX], d1[17], d2[17];
-        mesh_layout_unpin(&pins);
-        if (mesh_request_encode(&m, &pins, req, sizeof(req), &err) < 0)
-            fail_msg("%s", err.msg);
-        if (mesh_request_decode(req, &back, &pback, &err) < 0)
-            fail_msg("%s\n  request: %s", err.msg, req);
-        assert_int_equal(memcmp(&m.moe, &back.moe, sizeof(m.moe)), 0);
-        assert_int_equal(memcmp(&m.mla, &back.mla, sizeof(m.mla)), 0);
-        assert_int_equal(m.mtp_layers, back.mtp_layers);
-        assert_true(m.moe_imbalance == back.moe_imbalance);
-        /* GPT-OSS's attention, activation and rotary keys travel too */
-        assert_true(m.window == back.window && m.full_attention_every == back.full_attention_every);
-        assert_true(m.attention_sinks == back.attention_sinks && m.mlp == back.mlp);
-        assert_true(m.activation_clamp == back.activation_clamp);
-        assert_true(m.rope_type == back.rope_type && m.yarn_truncate == back.yarn_truncate);
-        /* and Llama 4's (the router's in m.router) */
-        assert_true(m.qk_l2_norm == back.qk_l2_norm && m.nope_every == back.nope_every);
-        assert_true(m.rotary_interleaved == back.rotary_interleaved);
-        assert_int_equal(memcmp(&m.router, &back.router, sizeof(m.router)), 0);
-        assert_string_equal(mesh_model_digest(&m, d1), mesh_model_digest(&back, d2));
-    }
-    /* a dense model's request says nothing of them */
-    mesh_model_t d = test_preset("llama3-70b");
-    mesh_layout_t pins;
-    mesh_error_t err;
-    char req[MESH_REQUEST_MAX];
-    mesh_layout_unpin(&pins);
-    assert_int_equal(mesh_request_encode(&d, &pins, req, sizeof(req), &err), 0);
-    assert_null(strstr(req, "moe"));
-    assert_null(strstr(req, "mla"));
-    assert_null(strstr(req, "mtp"));
-}
-
 /* Loading specs, presets and YAML, and refusing a bad one, gives back
  * every byte it takes (libyaml's parser with it). */
 static void spec_work(void)
@@ -1982,7 +1933,6 @@ int main(void)
         cmocka_unit_test(spec__returns_all_its_memory),
         cmocka_unit_test(spec__moe_mla_errors),
         cmocka_unit_test(spec__window_sinks_yarn_rules),
-        cmocka_unit_test(spec__moe_request_roundtrip),
         cmocka_unit_test(keys__table_in_the_manual),
         cmocka_unit_test(dirs__callers_first_then_installed),
         cmocka_unit_test(dirs__long_ones_listed_within_the_message),
