@@ -637,6 +637,7 @@ static void config__llama4_class_defaults(void **state)
         {"\"no_rope_layers\": [1, 0, 1, 0], \"layer_types\": [\"chunked_attention\", "
          "\"full_attention\", \"chunked_attention\", \"full_attention\"]}",
          2},
+        {"\"moe_layers\": [0, 1, 2, 3]}", 4}, /* every layer's, as its class fills it in */
         {"\"use_qk_norm\": false, \"num_experts_per_tok\": 1}", 4},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
