@@ -721,11 +721,11 @@ static void llama4_nope(hf_t *h, long long layers)
              "nope_every", "%lld", every);
 }
 
-/* Llama 4's text model (Llama4TextConfig and modeling_llama4.py at
- * transformers 008e574): every layer MoE (interleave_moe_layer_step 1;
+/* Llama 4's text model (transformers' Llama4TextConfig, configuration_
+ * llama4.py, and modeling_llama4.py's Llama4TextMoe): every layer MoE (interleave_moe_layer_step 1;
  * Maverick's alternate dense layers are not described), routed experts and
  * one shared expert of intermediate_size, top num_experts_per_tok scored
- * by a sigmoid that scales the expert's input (Llama4TextMoe), the dense
+ * by a sigmoid that scales the expert's input, the dense
  * MLP's intermediate_size_mlp; its QK norm without weights (use_qk_norm),
  * its rotation on adjacent pairs (a complex product), Llama 3.1's RoPE
  * scaling.  attention_chunk_size and the temperature tuning
