@@ -208,13 +208,15 @@ def ceiling(results, pick):
     return reach, n, sorted(wide)
 
 
-def kind_of(row):
-    return "moe" if row["name"] in MOE else "dense"
+KINDS = {"dense": lambda row: row["name"] not in MOE,
+         "moe": lambda row: row["name"] in MOE,
+         "moe_current": lambda row: row["name"] in MOE and current(row)}
 
 
-KINDS = {"dense": lambda row: kind_of(row) == "dense",
-         "moe": lambda row: kind_of(row) == "moe",
-         "moe_current": lambda row: kind_of(row) == "moe" and current(row)}
+def ratios_by_kind(results):
+    """Predicted over published, of each kind's planned rows."""
+    return {kind: [res[1] / res[2] for _, row, reason, res in results
+                   if not reason and pick(row)] for kind, pick in KINDS.items()}
 
 
 def ceiling_lines(kind, results, verbose):
@@ -335,19 +337,13 @@ def check(results, minimum):
             print("%s\n[  FAILED  ] %s" % (why, name))
             failed.append(name)
 
-    ratios = {"dense": [], "moe": []}
     for line, row, reason, res in results:
-        if reason:
-            continue
-        fits, pred, pub, d = res
-        ratios[kind_of(row)].append(pred / pub)
-        result("row_%d_%s_fits" % (line, re.sub(r"\W", "_", row["name"])), fits,
-               "the published layout %s does not fit" % layout_str(d["layout"]))
-    for line, row, reason, res in results:
-        if not reason and KINDS["moe_current"](row):
-            ratios.setdefault("moe_current", []).append(res[1] / res[2])
+        if not reason:
+            result("row_%d_%s_fits" % (line, re.sub(r"\W", "_", row["name"])), res[0],
+                   "the published layout %s does not fit" % layout_str(res[3]["layout"]))
+    ratios = ratios_by_kind(results)
     for kind in KINDS:
-        r = ratios.get(kind, [])
+        r = ratios[kind]
         share = sum(abs(x - 1) <= 0.15 for x in r) / len(r) if r else 0
         print("\n".join([summary(kind, r)] + ceiling_lines(kind, results, True)))
         result("%s_within_15_percent" % kind, bool(r) and share >= minimum[kind],
@@ -402,14 +398,12 @@ def main():
         return fit(a.fit, [r for r in rows if not why_not(r) and r["name"] in MOE and
                            (current(r) or not a.fit_current)], a.models_dir)
     results = evaluate(rows, a.meshplan, a.models_dir)
-    ratios = {"dense": [], "moe": []}
     skipped = {}
     for line, row, reason, res in results:
         if reason:
             skipped.setdefault(reason, []).append(line)
             continue
         fits, pred, pub, d = res
-        ratios[kind_of(row)].append(pred / pub)
         if a.v or a.check:
             c = d["cost"]
             print("%4d %-16s %-5s %4s %-4s %-28s fit=%d pub %6.0f pred %6.0f %.2f  comp %.1f tp %.1f "
@@ -424,10 +418,9 @@ def main():
                                                    (" ..." if len(lines) > 12 else ""), reason))
     if a.check:
         return check(results, {"dense": a.check[0], "moe": a.check[1], "moe_current": a.check[2]})
+    ratios = ratios_by_kind(results)
     for kind in KINDS:
-        print("\n".join([summary(kind, [res[1] / res[2] for _, row, reason, res in results
-                                        if not reason and KINDS[kind](row)])] +
-                        ceiling_lines(kind, results, a.v)))
+        print("\n".join([summary(kind, ratios[kind])] + ceiling_lines(kind, results, a.v)))
 
 
 if __name__ == "__main__":
