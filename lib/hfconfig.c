@@ -746,16 +746,15 @@ static void read_llama4_text(hf_t *h)
     if (layers && !h->failed && whole(h, "num_hidden_layers", layers, &n) == 0)
         llama4_nope(h, n);
     must_int(h, "interleave_moe_layer_step", 1, "MoE layers only every few layers");
+    /* moe_layers, where given, is every layer, 0 to n-1 */
     size_t i;
-    if (moe && (!json_is_array(moe) || (long long)json_array_size(moe) != n))
-        hf_fail(h, "moe_layers: MoE on some layers only is not described");
+    int every_layer = !moe || (json_is_array(moe) && (long long)json_array_size(moe) == n);
     json_array_foreach(moe, i, v)
     {
-        if (!json_is_integer(v) || json_integer_value(v) != (long long)i) {
-            hf_fail(h, "moe_layers: MoE on some layers only is not described");
-            break;
-        }
+        every_layer &= json_is_integer(v) && json_integer_value(v) == (long long)i;
     }
+    if (!every_layer)
+        hf_fail(h, "moe_layers: MoE on some layers only is not described");
     static const char *const unbuilt[] = {
         "attention_chunk_size", "attn_temperature_tuning", "floor_scale",       "attn_scale",
         "router_jitter_noise",  "output_router_logits",    "for_llm_compressor"};
