@@ -489,11 +489,13 @@ static void mg_router(const mesh_router_t *r, mesh_buf_t *b)
  * transformer_config.py, at d98e8a6): nothing for a dense model.  The
  * all-to-all dispatcher (or the flex one on DeepEP, where the plan runs
  * it) and grouped GEMM are what the cost model prices
- * (lib/cost.c); the first dense layers are a --moe-layer-freq pattern
- * (moe_freq_type, arguments.py L327-350).  Grouped GEMMs only from Ampere
- * on (arguments.py L1378-1380 asks compute capability 8): before it
- * Megatron-LM runs the experts one after another, which the cost model
- * still prices as grouped. */
+ * (lib/cost.c); the first dense layers, or MoE every N layers (on layers
+ * N-1, 2N-1, ..., as transformers' Llama 4 has them; Megatron-LM's int
+ * form N would put them on 0, N, ...: gpt_layer_specs.py L647-650), are a
+ * --moe-layer-freq pattern (moe_freq_type, arguments.py L327-350).
+ * Grouped GEMMs only from Ampere on (arguments.py L1378-1380 asks compute
+ * capability 8): before it Megatron-LM runs the experts one after
+ * another, which the cost model still prices as grouped. */
 static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh_gpu_t *gpu,
                        mesh_buf_t *b)
 {
@@ -506,6 +508,11 @@ static void mg_experts(const mesh_model_t *m, const mesh_layout_t *l, const mesh
                  (long)e->shared_experts * e->shared_ffn);
         if (e->dense_layers)
             flag(b, "--moe-layer-freq ([0]*%d+[1]*%d)", e->dense_layers, mesh_model_moe_layers(m));
+        else if (e->every > 1 && m->layers % e->every) /* the int form N puts MoE on i % N */
+            flag(b, "--moe-layer-freq ([0]*%d+[1])*%d+[0]*%d", e->every - 1, m->layers / e->every,
+                 m->layers % e->every);
+        else if (e->every > 1)
+            flag(b, "--moe-layer-freq ([0]*%d+[1])*%d", e->every - 1, m->layers / e->every);
         else
             flag(b, "--moe-layer-freq 1");
         flag(b, "--expert-model-parallel-size %d --expert-tensor-parallel-size %d%s%s", l->ep,

@@ -722,16 +722,15 @@ static void llama4_nope(hf_t *h, long long layers)
 }
 
 /* Llama 4's text model (transformers' Llama4TextConfig, configuration_
- * llama4.py, and modeling_llama4.py's Llama4TextMoe): every layer MoE (interleave_moe_layer_step 1;
- * Maverick's alternate dense layers are not described), routed experts and
- * one shared expert of intermediate_size, top num_experts_per_tok scored
- * by a sigmoid that scales the expert's input, the dense
- * MLP's intermediate_size_mlp; its QK norm without weights (use_qk_norm),
- * its rotation on adjacent pairs (a complex product), Llama 3.1's RoPE
- * scaling.  attention_chunk_size and the temperature tuning
- * (attn_temperature_tuning, floor_scale, attn_scale) are read and not
- * described: they change nothing in sequences shorter than the chunk and
- * floor_scale (8192), and Megatron-LM builds neither. */
+ * llama4.py, and modeling_llama4.py's Llama4TextMoe): MoE on every
+ * interleave_moe_layer_step-th layer (Scout's 1: all; Maverick's 2: layers
+ * 1, 3, ...), routed experts and one shared expert of intermediate_size,
+ * top num_experts_per_tok scored by a sigmoid that scales the expert's
+ * input, the other layers' dense MLP intermediate_size_mlp; its QK norm
+ * without weights (use_qk_norm), its rotation on adjacent pairs (a complex product), Llama 3.1's
+ * RoPE scaling.  attention_chunk_size and the temperature tuning (attn_temperature_tuning,
+ * floor_scale, attn_scale) are read and not described: they change nothing in sequences shorter
+ * than the chunk and floor_scale (8192), and Megatron-LM builds neither. */
 static void read_llama4_text(hf_t *h)
 {
     static const family_t llama4 = {"8", "128", "500000", "1e-05", NULL, 0};
@@ -745,16 +744,24 @@ static void read_llama4_text(hf_t *h)
     long long n = 0;
     if (layers && !h->failed && whole(h, "num_hidden_layers", layers, &n) == 0)
         llama4_nope(h, n);
-    must_int(h, "interleave_moe_layer_step", 1, "MoE layers only every few layers");
-    /* moe_layers, where given, is every layer, 0 to n-1 */
+    json_t *step = field_of(h, "interleave_moe_layer_step");
+    long long every = 1;
+    if (step && whole(h, "interleave_moe_layer_step", step, &every) == 0 && every < 1)
+        hf_fail(h, "interleave_moe_layer_step: %lld; give 1 or more", every);
+    /* moe_layers, where given, is the interleaving's: layers every-1,
+     * 2 every-1, ..., as the class fills it in (arch.moe.every) */
     size_t i;
-    int every_layer = !moe || (json_is_array(moe) && (long long)json_array_size(moe) == n);
+    int regular =
+        !moe || (json_is_array(moe) && every >= 1 && (long long)json_array_size(moe) == n / every);
     json_array_foreach(moe, i, v)
     {
-        every_layer &= json_is_integer(v) && json_integer_value(v) == (long long)i;
+        regular &= json_is_integer(v) && json_integer_value(v) == (long long)(i + 1) * every - 1;
     }
-    if (!every_layer)
-        hf_fail(h, "moe_layers: MoE on some layers only is not described");
+    if (!regular && !h->failed)
+        hf_fail(h,
+                "moe_layers: not the layers interleave_moe_layer_step %lld gives (%lld, %lld, "
+                "...): MoE on other layers is not described",
+                every, every - 1, 2 * every - 1);
     static const char *const unbuilt[] = {
         "attention_chunk_size", "attn_temperature_tuning", "floor_scale",       "attn_scale",
         "router_jitter_noise",  "output_router_logits",    "for_llm_compressor"};
@@ -764,6 +771,8 @@ static void read_llama4_text(hf_t *h)
     to_int(h, "num_local_experts", "    ", "experts", "16");
     to_int(h, "num_experts_per_tok", "    ", "top_k", "1");
     to_int(h, "intermediate_size", "    ", "ffn", "8192");
+    if (every > 1)
+        emit(h, "interleave_moe_layer_step", "    ", "every", "%lld", every);
     emit(h, "model_type", "    ", "shared_experts", "1");
     emit(h, "model_type", "    ", "score", "sigmoid");
     emit(h, "model_type", "    ", "probs_on_input", "true");

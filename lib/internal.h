@@ -476,12 +476,14 @@ void mesh_memory_priced(const struct mesh_model *m, const struct mesh_layout *l,
 
 /* The heavy stages of model m under layout l: mesh_heavy_stages', and for
  * a MoE model whose first layers are dense, the first middle stage of MoE
- * layers only (more expert weights than stage 1, fewer in flight).  Fills
- * out[] and returns how many (up to 4). */
+ * layers only (more expert weights than stage 1, fewer in flight); for one
+ * with MoE every few layers, the middle stage with the most of them.
+ * Fills out[] and returns how many (up to 4). */
 int mesh_heavy_stages_of(const struct mesh_model *m, const struct mesh_layout *l, int out[4]);
 
 /* The dense and MoE layers of a stage (the model's first moe.dense_layers
- * are dense), under the layout's split and interleaving. */
+ * are dense, or with moe.every N all but layers N-1, 2N-1, ...), under the
+ * layout's split and interleaving. */
 void mesh_stage_mix(const struct mesh_model *m, const struct mesh_layout *l, int stage, int *dense,
                     int *moe);
 
@@ -509,6 +511,18 @@ int mesh_pp_fullest_layers(const struct mesh_model *m, const struct mesh_layout 
  * chunks, which a user's vpp may make tens of thousands (lib/layout.c). */
 int mesh_stage_first_layers(const struct mesh_model *m, const struct mesh_layout *l, int stage,
                             int n);
+
+/* How many of stage `stage`'s layers under l are layers i with (i + 1) %
+ * every == 0 (arch.moe.every's MoE layers), counted without walking the
+ * chunks (lib/layout.c). */
+int mesh_stage_every_layers(const struct mesh_model *m, const struct mesh_layout *l, int stage,
+                            int every);
+
+/* The middle stage (1..pp-2; pp > 2) with the most such layers, the first
+ * of them where several hold as many: what mesh_heavy_stages_of lists for
+ * a model with MoE every few layers.  Asks at most 2 * every stages,
+ * counting their work against this thread's budget. */
+int mesh_stage_most_every(const struct mesh_model *m, const struct mesh_layout *l, int every);
 
 /* The longest --mesh text mesh_layout_parse reads, plus its NUL: twice the
  * canonical string's 192 of API version 8, kept when that grew */

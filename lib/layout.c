@@ -426,6 +426,100 @@ int mesh_stage_first_layers(const mesh_model_t *m, const mesh_layout_t *l, int s
     return (int)(whole + part);
 }
 
+/* The sum of floor((a k + b) / n) over k = 0 .. count-1, for a, b >= 0
+ * and n >= 1, in O(log) rounds: the whole multiples of n in a and b come
+ * out in closed form, and what is left counts the lattice points under a
+ * line of slope a/n < 1, which counted by rows instead is the same sum
+ * with a and n swapped (Euclid's algorithm on the slope; Graham, Knuth and
+ * Patashnik, Concrete Mathematics, 2nd ed., section 3.5). */
+static long long floor_sum(long long count, long long n, long long a, long long b)
+{
+    long long sum = 0;
+    while (count > 0) {
+        sum += a / n * (count * (count - 1) / 2) + b / n * count;
+        a %= n;
+        b %= n;
+        long long top = a * count + b; /* the line's height at k = count */
+        if (top < n)
+            break;
+        count = top / n;
+        b = top % n;
+        long long swap = n;
+        n = a;
+        a = swap;
+    }
+    return sum;
+}
+
+/* The sum over stage s's chunks j = s + k pp + t (k = 0 .. vpp-1, t 0 for
+ * their starts, 1 for their ends) of floor(B(j) / every), B being
+ * chunks_before: the layers i < B(j) with (i + 1) % every == 0.  B is
+ * linear in j on 1..extra+1 (the chunks one longer) and on
+ * extra+1..chunks-1, so each piece is one floor_sum; B(0) = 0, and
+ * B(chunks), the model's end, is a term of its own. */
+static long long every_before(const chunking_t *c, int pp, int vpp, int s, int t, int every)
+{
+    long long j0 = s + t, k = j0 == 0, sum = 0; /* B(0) = 0 adds nothing */
+    const long long last[2] = {c->extra + 1, c->chunks - 1};
+    const long long slope[2] = {c->base + 1, c->base};
+    const long long off[2] = {-1 - c->first_short, c->extra - c->first_short};
+    for (int p = 0; p < 2; p++) {
+        long long end = last[p] < c->chunks - 1 ? last[p] : c->chunks - 1;
+        long long upto = end < j0 ? 0 : (end - j0) / pp + 1; /* k < upto lie in the piece */
+        upto = upto < vpp ? upto : vpp;
+        if (upto > k) {
+            sum += floor_sum(upto - k, every, slope[p] * pp, slope[p] * (j0 + k * pp) + off[p]);
+            k = upto;
+        }
+    }
+    if (k < vpp && j0 + k * pp == c->chunks)
+        sum += chunks_before(c, c->chunks) / every;
+    return sum;
+}
+
+int mesh_stage_every_layers(const mesh_model_t *m, const mesh_layout_t *l, int stage, int every)
+{
+    if (l->vpp <= 1) {
+        int q = (m->layers + l->pp - 1) / l->pp, deficit = q * l->pp - m->layers;
+        long start = stage == 0 ? 0 : (long)stage * q - (deficit + 1) / 2;
+        long end = start + mesh_stage_layers(m->layers, l->pp, stage);
+        return (int)(end / every - start / every);
+    }
+    chunking_t c = chunking(m, l);
+    return (int)(every_before(&c, l->pp, l->vpp, stage, 1, every) -
+                 every_before(&c, l->pp, l->vpp, stage, 0, every));
+}
+
+/* Units of work (internal.h, mesh_work_t) a stage asked costs: four
+ * floor_sums of a few rounds each */
+#define WORK_EVERY_STAGE 8
+
+int mesh_stage_most_every(const mesh_model_t *m, const mesh_layout_t *l, int every)
+{
+    /* A middle stage's chunks all lie where B is linear (every_before),
+     * and moving to stage s + every moves each of them by a multiple of
+     * every: the count repeats with period every, within each run of
+     * stages holding as many of the longer chunks (chunks 1..extra of an
+     * explicit layout: stages 1..extra % pp hold one more of them than
+     * the rest; an even split has none).  So every'th stages of each run
+     * are all there is to ask; pp may be in the thousands. */
+    int split = l->vpp > 1 ? (int)(chunking(m, l).extra % l->pp) : 0;
+    int runs[2][2] = {{1, split < l->pp - 2 ? split : l->pp - 2}, {split + 1, l->pp - 2}};
+    int best = 1, most = -1;
+    for (int r = 0; r < 2; r++) {
+        int hi = runs[r][1] < runs[r][0] + every - 1 ? runs[r][1] : runs[r][0] + every - 1;
+        for (int s = runs[r][0]; s <= hi; s++) {
+            int n = mesh_stage_every_layers(m, l, s, every);
+            mesh_work_spend(WORK_EVERY_STAGE);
+            if (n > most) {
+                most = n;
+                best = s;
+            }
+        }
+    }
+    return best;
+}
+
 void mesh_layer_split(int layers, int pp, int *out)
 {
     for (int i = 0; i < pp; i++)

@@ -143,7 +143,9 @@ int mesh_model_is_moe(const mesh_model_t *m)
 
 int mesh_model_moe_layers(const mesh_model_t *m)
 {
-    return mesh_is_moe(m) ? m->layers - m->moe.dense_layers : 0;
+    if (!mesh_is_moe(m))
+        return 0;
+    return m->moe.every > 1 ? m->layers / m->moe.every : m->layers - m->moe.dense_layers;
 }
 
 double mesh_model_expert_params(const mesh_model_t *m)

@@ -55,6 +55,9 @@ static void text_moe(mesh_buf_t *b, const mesh_model_t *m)
             mesh_buf_puts(b, ", the first layer dense");
         else if (e->dense_layers)
             mesh_buf_printf(b, ", the first %d layers dense", e->dense_layers);
+        if (e->every > 1) /* the last of each `every` layers, as --moe-layer-freq says */
+            mesh_buf_printf(b, ", on one layer in %d (%d of %d), the others dense", e->every,
+                            mesh_model_moe_layers(m), m->layers);
         if (e->capacity_factor > 0)
             mesh_buf_printf(b, ", capacity factor %g (tokens beyond it dropped)",
                             e->capacity_factor);

@@ -257,11 +257,11 @@ static void json_moe(mesh_buf_t *b, const mesh_model_t *m)
     if (e->experts) {
         mesh_buf_printf(b,
                         ",\"moe\":{\"experts\":%d,\"top_k\":%d,\"ffn\":%d,\"shared_experts\":%d,"
-                        "\"shared_ffn\":%d,\"dense_layers\":%d,\"moe_layers\":%d,"
+                        "\"shared_ffn\":%d,\"dense_layers\":%d,\"every\":%d,\"moe_layers\":%d,"
                         "\"expert_params\":%.0f,\"imbalance\":%.6g,\"capacity_factor\":",
                         e->experts, e->top_k, e->ffn, e->shared_experts, e->shared_ffn,
-                        e->dense_layers, mesh_model_moe_layers(m), mesh_model_expert_params(m),
-                        m->moe_imbalance);
+                        e->dense_layers, e->every > 1 ? e->every : 1, mesh_model_moe_layers(m),
+                        mesh_model_expert_params(m), m->moe_imbalance);
         if (e->capacity_factor > 0)
             mesh_buf_printf(b, "%.6g}", e->capacity_factor);
         else

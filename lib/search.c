@@ -446,13 +446,14 @@ static int range_next(range_t *r)
  * least as many micro-batches in flight (lib/memory.c), so where the same
  * sweep without it found its first micro-batch too large, so is this
  * sweep's, and the sweep stops there.  Not where the interleaving moves a
- * MoE model's dense layers between stages, nor where the sweep starts
+ * MoE model's dense layers between stages (its first ones, or those
+ * between MoE layers every few), nor where the sweep starts
  * later (past the sizes its sweep without recomputation fit at) or its
  * first layout breaks the interleaving's rule. */
 static int too_large(search_t *s, mesh_layout_t *l)
 {
-    if (s->vpp_index == 0 || s->m->moe.dense_layers || !s->oom_first[l->recompute] ||
-        (l->recompute != MESH_RECOMPUTE_NONE && s->plain_mb > 0))
+    if (s->vpp_index == 0 || s->m->moe.dense_layers || s->m->moe.every > 1 ||
+        !s->oom_first[l->recompute] || (l->recompute != MESH_RECOMPUTE_NONE && s->plain_mb > 0))
         return 0;
     l->micro_batch = s->batch_sizes[0];
     if (surely_invalid(s, l))
@@ -499,11 +500,12 @@ static void shape_params(search_t *s, const mesh_layout_t *l);
 
 /* The interleaving the heavy stages' parameters depend on: l's where its
  * chunks move layers between stages (an explicit layout, spread unevenly;
- * a MoE model's dense first layers, which follow the chunks), else none
+ * a MoE model's dense first layers, or its MoE layers every few, which
+ * follow the chunks), else none
  * (1: every even interleaving gives each stage the layers of vpp 1). */
 static int params_vpp(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    return m->moe.dense_layers || mesh_pp_explicit(m, l) ? l->vpp : 1;
+    return m->moe.dense_layers || m->moe.every > 1 || mesh_pp_explicit(m, l) ? l->vpp : 1;
 }
 
 /* Whether some micro-batch size of shape l (batch_list) gives a

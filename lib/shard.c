@@ -61,6 +61,11 @@ void mesh_stage_mix(const mesh_model_t *m, const mesh_layout_t *l, int stage, in
         *moe = 0;
         return;
     }
+    if (m->moe.every > 1) {
+        *moe = mesh_stage_every_layers(m, l, stage, m->moe.every);
+        *dense = layers - *moe;
+        return;
+    }
     int q = (m->layers + l->pp - 1) / l->pp, deficit = q * l->pp - m->layers;
     if (l->vpp <= 1) {
         /* stage s starts after stage 0's layers and s-1 middle stages' */
@@ -164,15 +169,16 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
 int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
 {
     int n = mesh_heavy_stages(l->pp, out);
-    if (!mesh_is_moe(m) || !m->moe.dense_layers || l->pp <= 3)
+    if (!mesh_is_moe(m) || (!m->moe.dense_layers && m->moe.every <= 1) || l->pp <= 3)
         return n;
-    /* the first middle stage without a dense layer, by bisection: the
+    /* MoE every few layers: the middle stage holding the most of them */
+    int lo = m->moe.every > 1 ? mesh_stage_most_every(m, l, m->moe.every) : 1, hi = l->pp - 1;
+    /* else the first middle stage without a dense layer, by bisection: the
      * stages hold the layers in order (each of their chunks a middle
      * layer at least), so once a stage holds none of the first dense
      * layers no later one does; pp may be in the thousands, and every
      * layout priced asks this */
-    int lo = 1, hi = l->pp - 1;
-    while (lo < hi) {
+    while (m->moe.every <= 1 && lo < hi) {
         int s = lo + (hi - lo) / 2, dense, moe;
         mesh_stage_mix(m, l, s, &dense, &moe);
         if (dense == 0)

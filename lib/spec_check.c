@@ -142,6 +142,19 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
                               "%s: arch.moe.dense_layers: %d leaves no MoE layer of the %d "
                               "layers (at most %d)",
                               AT(F_MOE_DENSE), moe->dense_layers, in->m.layers, in->m.layers - 1);
+    /* every 0 (unset) and 1 alike: every layer MoE.  Megatron-LM takes
+     * one --moe-layer-freq pattern; meshplan writes either leading dense
+     * layers or an interleaving, not both at once */
+    if (moe->every > 1 && moe->dense_layers)
+        return mesh_error_set(err,
+                              "%s: arch.moe.every: %d and dense_layers %d together are not "
+                              "described (give one of them)",
+                              AT(F_MOE_EVERY), moe->every, moe->dense_layers);
+    if (moe->every > in->m.layers)
+        return mesh_error_set(err,
+                              "%s: arch.moe.every: %d leaves no MoE layer of the %d layers (at "
+                              "most %d)",
+                              AT(F_MOE_EVERY), moe->every, in->m.layers, in->m.layers);
     return finish_router(in, user, err);
 }
 

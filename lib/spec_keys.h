@@ -104,6 +104,7 @@ enum when { ALWAYS, WITH_FP8, WHEN_SET, BUDGET };
       NO_AUTO, WHEN_SET)                                                                           \
     X(F_MOE_DENSE, "arch.moe", "dense_layers", K_INT, moe.dense_layers, 0, 100000, NULL, NO_AUTO,  \
       WHEN_SET)                                                                                    \
+    X(F_MOE_EVERY, "arch.moe", "every", K_INT, moe.every, 1, 64, NULL, NO_AUTO, WHEN_SET)          \
     X(F_MOE_CAPACITY, "arch.moe", "capacity_factor", K_NUMNONE, moe.capacity_factor, 0.01, 1000,   \
       NULL, NO_AUTO, WHEN_SET)                                                                     \
     X(F_MOE_SCORE, "arch.moe", "score", K_ENUM, router.score, 0, 0, CH("softmax", "sigmoid"),      \

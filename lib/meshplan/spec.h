@@ -101,7 +101,8 @@ MESH_API int mesh_recompute_modules_parse(const char *s, unsigned *out);
 
 /**
  * A mixture-of-experts MLP (arch.moe): in every layer but the first
- * dense_layers, a router sends each token to top_k of `experts` routed
+ * dense_layers (or, with every N, in every Nth layer only: layers N-1,
+ * 2N-1, ...), a router sends each token to top_k of `experts` routed
  * experts, and shared_experts more see every token.  experts 0: a dense
  * model (every other field 0).
  */
@@ -113,6 +114,7 @@ typedef struct mesh_moe {
     int shared_ffn;         /* each shared expert's intermediate size (default moe.ffn) */
     int dense_layers;       /* the first N layers keep the dense MLP of arch.ffn (default 0) */
     double capacity_factor; /* 0 (none): dropless; else an expert drops tokens beyond it */
+    int every;              /* > 1: MoE on layers i with (i+1) % every == 0 only (default 0: all) */
 } mesh_moe_t;
 
 /** How a MoE router scores the experts (arch.moe.score). */

@@ -173,6 +173,7 @@ PRESETS = {
     "gpt-oss-120b": [8],
     "grok-1": [32, 64],
     "llama4-scout": [4, 16],
+    "llama4-maverick": [16, 32],
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
@@ -368,6 +369,17 @@ PUBLISHED = {
         moe_router_score_function="sigmoid", moe_shared_expert_intermediate_size=8192,
         moe_apply_probs_on_input=True, qk_l2_norm=True, rotary_interleaved=True,
         no_rope_freq=[0, 0, 0, 1] * 12),
+    # meta-llama/Llama-4-Maverick-17B-128E's text_config: Scout's attention
+    # and router with 128 experts on the odd layers only
+    # (interleave_moe_layer_step 2; Megatron-Bridge's
+    # Llama4Experts128ModelProvider's moe_layer_freq [0, 1] * 24), the dense
+    # MLP of intermediate_size_mlp 16384 on the others; no QK norm, no rope
+    # scaling
+    "llama4-maverick": dict(
+        llama(48, 5120, 16384, 40, 8, 202048, 500000,
+              **moe(128, 1, 8192, moe_layer_freq=[0, 1] * 24)),
+        moe_router_score_function="sigmoid", moe_shared_expert_intermediate_size=8192,
+        moe_apply_probs_on_input=True, rotary_interleaved=True, no_rope_freq=[0, 0, 0, 1] * 12),
 }
 
 
@@ -413,7 +425,7 @@ def cases():
         yield f"{preset}/{nodes}xH100/{mesh}", preset, nodes, "H100-SXM", ["--mesh", mesh]
     for preset, counts in PRESETS.items():
         moe = preset.startswith(("mixtral", "qwen3-30b", "qwen3-235b", "deepseek", "kimi",
-                                 "gpt-oss"))
+                                 "gpt-oss", "llama4-maverick"))
         mla = preset.startswith(("deepseek", "kimi"))
         for n in counts:
             for vname, extra in VARIANTS + (MOE_VARIANTS if moe else []) + \

@@ -1091,6 +1091,35 @@ static void env__llama4_flags(void **state)
     mesh_plan_destroy(p);
 }
 
+/* MoE every N layers as --moe-layer-freq's list, on layers N-1, 2N-1, ...
+ * (Megatron-LM's int form N would put them on 0, N, ...): Maverick's
+ * [0, 1] * 24, and a pattern whose last layers are dense where N does not
+ * divide the layers. */
+static void env__moe_every_few_layers_as_a_pattern(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *flag;
+    } cases[] = {
+        {"preset: llama4-maverick\n", " --moe-layer-freq ([0]*1+[1])*24 "},
+        {"preset: llama4-maverick\narch:\n  layers: 47\n",
+         " --moe-layer-freq ([0]*1+[1])*23+[0]*1 "},
+        {"preset: llama4-maverick\narch:\n  moe:\n    every: 3\n",
+         " --moe-layer-freq ([0]*2+[1])*16 "},
+        {"preset: llama4-maverick\narch:\n  moe:\n    every: 1\n", " --moe-layer-freq 1 "},
+    };
+    mesh_alloc_t a = test_alloc("H100-SXM", 32, 8);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mesh_model_t m = test_spec(cases[i].spec);
+        mesh_plan_t *p = test_plan(&m, &a, "tp=8,pp=4,ep=8");
+        char *args = test_env_value(p, "MESH_MEGATRON_ARGS");
+        if (!strstr(args, cases[i].flag))
+            fail_msg("%s: '%s' not in '%s'", cases[i].spec, cases[i].flag, args);
+        free(args);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* GPT-OSS: its window of 128 as Megatron-LM's (127, 0), every second
  * layer whole, the sinks, the quick GeGLU times (up + 1) clamped at 7,
  * biases kept (and so the unfused bias-dropout its grouped experts need),
@@ -1630,6 +1659,7 @@ int main(void)
         cmocka_unit_test(env__megatron_model_flags),
         cmocka_unit_test(env__gpt_oss_and_yarn_flags),
         cmocka_unit_test(env__llama4_flags),
+        cmocka_unit_test(env__moe_every_few_layers_as_a_pattern),
         cmocka_unit_test(env__rotary_base_from_the_least_theta),
         cmocka_unit_test(env__topology_variables),
         cmocka_unit_test(master_port__documented_formula),

@@ -174,33 +174,46 @@ static const char nemotron4_15b[] =
     " \"transformers_version\": \"4.55.0.dev0\", \"use_cache\": true, \"vocab_size\": 201088}"
 
 /* meta-llama/Llama-4-Scout-17B-16E: its text model in text_config, every
- * 4th layer unrotated (no_rope_layers), the vision encoder beside it */
+ * 4th layer unrotated (no_rope_layers), the vision encoder beside it; its
+ * fields but for those Maverick's differ in (L4_SCOUT) */
 #define NOPE4  "1, 1, 1, 0"
 #define NOPE16 NOPE4 ", " NOPE4 ", " NOPE4 ", " NOPE4
-#define L4_TEXT(more)                                                                              \
+#define L4_TEXT(own, more)                                                                         \
     "{\"attention_bias\": false, \"attention_chunk_size\": 8192, \"attention_dropout\": 0.0,"      \
     " \"attn_scale\": 0.1, \"attn_temperature_tuning\": 4, \"bos_token_id\": 200000,"              \
     " \"eos_token_id\": [200001, 200007, 200008], \"floor_scale\": 8192,"                          \
     " \"for_llm_compressor\": false, \"head_dim\": 128, \"hidden_act\": \"silu\","                 \
-    " \"hidden_size\": 5120, \"initializer_range\": 0.02, \"interleave_moe_layer_step\": 1,"       \
-    " \"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384,"                              \
-    " \"max_position_embeddings\": 10485760, \"model_type\": \"llama4_text\","                     \
+    " \"hidden_size\": 5120, \"initializer_range\": 0.02, " own ","                                \
+    " \"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, \"model_type\": "             \
+    "\"llama4_text\","                                                                             \
     " \"no_rope_layers\": [" NOPE16 ", " NOPE16 ", " NOPE16 "], \"num_attention_heads\": 40,"      \
     " \"num_experts_per_tok\": 1, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,"          \
-    " \"num_local_experts\": 16, \"output_router_logits\": false, \"pad_token_id\": 200018,"       \
-    " \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 8.0, \"high_freq_factor\": 4.0,"     \
+    " \"output_router_logits\": false, \"pad_token_id\": 200018, \"rms_norm_eps\": 1e-05,"         \
+    " \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001, \"router_jitter_noise\": 0.0,"    \
+    " \"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 202048" more "}"
+#define L4_SCOUT                                                                                   \
+    "\"interleave_moe_layer_step\": 1, \"max_position_embeddings\": 10485760,"                     \
+    " \"num_local_experts\": 16, \"rope_scaling\": {\"factor\": 8.0, \"high_freq_factor\": 4.0,"   \
     " \"low_freq_factor\": 1.0, \"original_max_position_embeddings\": 8192,"                       \
-    " \"rope_type\": \"llama3\"}, \"rope_theta\": 500000.0, \"router_aux_loss_coef\": 0.001,"      \
-    " \"router_jitter_noise\": 0.0, \"torch_dtype\": \"bfloat16\", \"use_cache\": true,"           \
-    " \"use_qk_norm\": true, \"vocab_size\": 202048" more "}"
-#define LLAMA4_SCOUT(more)                                                                         \
+    " \"rope_type\": \"llama3\"}, \"use_qk_norm\": true"
+/* meta-llama/Llama-4-Maverick-17B-128E's: 128 experts on the odd layers
+ * (moe_layers as its class fills them in), no QK norm, no rope scaling */
+#define L4_ODD4 "1, 3, 5, 7"
+#define L4_ODD48                                                                                   \
+    L4_ODD4 ", 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43, 45, 47"
+#define L4_MAVERICK                                                                                \
+    "\"interleave_moe_layer_step\": 2, \"max_position_embeddings\": 1048576,"                      \
+    " \"moe_layers\": [" L4_ODD48 "], \"num_local_experts\": 128, \"rope_scaling\": null,"         \
+    " \"use_qk_norm\": false"
+#define LLAMA4_AS(own, more)                                                                       \
     "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"boi_token_index\": 200080,"       \
     " \"eoi_token_index\": 200081, \"image_token_index\": 200092, \"model_type\": \"llama4\","     \
     " \"text_config\": " L4_TEXT(                                                                  \
-        more) ", \"tie_word_embeddings\": false,"                                                  \
-              " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0.dev0\","         \
-              " \"vision_config\": {\"hidden_size\": 1408, \"model_type\": "                       \
-              "\"llama4_vision_model\"}}"
+        own, more) ", \"tie_word_embeddings\": false,"                                             \
+                   " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0.dev0\","    \
+                   " \"vision_config\": {\"hidden_size\": 1408, \"model_type\": "                  \
+                   "\"llama4_vision_model\"}}"
+#define LLAMA4_SCOUT(more) LLAMA4_AS(L4_SCOUT, more)
 
 /* Each config.json plans as its preset: the same parameters (and active
  * ones), the same layout on the allocation, the same Megatron-LM model. */
@@ -222,6 +235,7 @@ static void config__plans_as_its_preset(void **state)
         {"gpt-oss-120b", GPT_OSS(36, 128, OSS_PAIRS9 ", " OSS_PAIRS9), 8},
         {"gpt-oss-20b", GPT_OSS(24, 32, OSS_PAIRS9 ", " OSS_PAIRS3), 2},
         {"llama4-scout", LLAMA4_SCOUT(""), 4},
+        {"llama4-maverick", LLAMA4_AS(L4_MAVERICK, ""), 16},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         mesh_model_t p = test_preset(cases[i].preset), m;
@@ -649,6 +663,22 @@ static void config__llama4_class_defaults(void **state)
             fail_msg("%s: nope_every %d, not %d", cases[i].more, m.nope_every, cases[i].nope_every);
     }
     assert_int_equal(m.qk_l2_norm, 0); /* the last case's use_qk_norm: false */
+    /* MoE on every other layer, moe_layers left to the class or as it
+     * fills them in; every layer's where the step is 1 */
+    static const char *const steps[] = {"\"interleave_moe_layer_step\": 2}",
+                                        "\"interleave_moe_layer_step\": 2, \"moe_layers\": [1, 3]}",
+                                        "\"interleave_moe_layer_step\": 3, \"moe_layers\": [2]}",
+                                        "\"interleave_moe_layer_step\": 1}"};
+    static const int every[] = {2, 2, 3, 0}, moe_layers[] = {2, 2, 1, 4}; /* 0: every layer */
+    for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+        char json[512];
+        snprintf(json, sizeof(json), HF_LLAMA4 "%s", steps[i]);
+        if (load(write_config("l4", json), NULL, 0, &m, &err) < 0)
+            fail_msg("%s: %s", steps[i], err.msg);
+        if (m.moe.every != every[i] || mesh_model_moe_layers(&m) != moe_layers[i])
+            fail_msg("%s: every %d, %d MoE layers", steps[i], m.moe.every,
+                     mesh_model_moe_layers(&m));
+    }
 }
 
 /* mistralai/Mistral-7B-v0.1's config.json: every layer windowed over 4,096
@@ -735,10 +765,18 @@ static void config__refused_naming_the_field(void **state)
          * of unrotated layers, Llama 3.1's RoPE constants */
         {"{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\"}",
          "text_config: expected the text model's object, not nothing"},
-        {HF_LLAMA4 "\"interleave_moe_layer_step\": 2}",
-         "interleave_moe_layer_step: MoE layers only every few layers"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 0}",
+         "interleave_moe_layer_step: 0; give 1 or more"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 65}",
+         "interleave_moe_layer_step: arch.moe.every: 65 is out of range (allowed 1..64)"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 5}",
+         "interleave_moe_layer_step: arch.moe.every: 5 leaves no MoE layer of the 4 layers"},
         {LLAMA4_SCOUT(", \"moe_layers\": [1, 3]"),
-         "text_config.moe_layers: MoE on some layers only is not described"},
+         "text_config.moe_layers: not the layers interleave_moe_layer_step 1 gives (0, 1, ...)"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 2, \"moe_layers\": [0, 2]}",
+         "moe_layers: not the layers interleave_moe_layer_step 2 gives (1, 3, ...): MoE on"},
+        {HF_LLAMA4 "\"interleave_moe_layer_step\": 2, \"moe_layers\": [1]}",
+         "moe_layers: not the layers interleave_moe_layer_step 2 gives"},
         {HF_LLAMA4 "\"rope_scaling\": {\"factor\": 16.0, \"high_freq_factor\": 1.0, "
                    "\"low_freq_factor\": 1.0, \"original_max_position_embeddings\": 8192, "
                    "\"rope_type\": \"llama3\"}}",

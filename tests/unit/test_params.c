@@ -139,6 +139,33 @@ static void params__llama4_scout__by_hand(void **state)
     assert_int_equal((uint64_t)plain.params, (uint64_t)m.params);
 }
 
+/* Llama 4 Maverick (meta-llama/Llama-4-Maverick-17B-128E's text model) by
+ * hand: Scout's attention and norms on every layer; on the odd layers
+ * (interleave_moe_layer_step 2) 128 experts and a shared one of 5120x8192
+ * each (gate, up, down) with the router 5120x128, on the even ones a dense
+ * SwiGLU MLP of 16384.  400.71B as Meta's "400B"; active, one routed
+ * expert and the shared one on the MoE layers, Meta's "17B". */
+static void params__llama4_maverick__by_hand(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama4-maverick");
+    double h = 5120, attn = 2 * h * h + 2 * h * 1024, expert = 3 * h * 8192;
+    double dense = 3 * h * 16384, router = h * 128, norms = 2 * h, emb = 202048 * h;
+    assert_int_equal(mesh_model_moe_layers(&m), 24);
+    assert_int_equal((uint64_t)m.params,
+                     (uint64_t)(24 * (attn + norms + dense) +
+                                24 * (attn + norms + 129 * expert + router) + 2 * emb + h));
+    assert_int_equal((uint64_t)m.params, 400711848960ULL);
+    assert_int_equal((uint64_t)mesh_model_active_params(&m),
+                     (uint64_t)(24 * (attn + norms + dense) +
+                                24 * (attn + norms + 2 * expert + router) + 2 * emb + h));
+    /* MoE on every layer: Scout's count with 128 experts, the dense MLP gone */
+    mesh_model_t all = test_spec("preset: llama4-maverick\narch:\n  moe:\n    every: 1\n");
+    assert_int_equal(mesh_model_moe_layers(&all), 48);
+    assert_int_equal((uint64_t)all.params,
+                     (uint64_t)(48 * (attn + norms + 129 * expert + router) + 2 * emb + h));
+}
+
 static void params__moe_mla_mtp__by_hand(void **state)
 {
     mesh_model_t m = test_spec(moe_small());
@@ -238,6 +265,7 @@ int main(void)
         cmocka_unit_test(params__moe_presets__published_counts),
         cmocka_unit_test(params__grok1__by_hand),
         cmocka_unit_test(params__llama4_scout__by_hand),
+        cmocka_unit_test(params__llama4_maverick__by_hand),
         cmocka_unit_test(params__moe_mla_mtp__by_hand),
         cmocka_unit_test(params__gpt_oss__published_and_by_hand),
         cmocka_unit_test(params__gelu_moe__by_hand),

@@ -471,7 +471,8 @@ static void lora__data_parallel_unless_torch(void **state)
 }
 
 /* The report's MoE line counts the dense layers that lead: "the first
- * layer" of Kimi K2's kind, "the first 3 layers" of DeepSeek-V3. */
+ * layer" of Kimi K2's kind, "the first 3 layers" of DeepSeek-V3, and those
+ * between MoE layers every few (Llama 4 Maverick's kind). */
 static void report__moe_line_counts_the_leading_dense_layers(void **state)
 {
     (void)state;
@@ -489,6 +490,16 @@ static void report__moe_line_counts_the_leading_dense_layers(void **state)
         free(t);
         mesh_plan_destroy(p);
     }
+    /* MoE every few layers: how many of the layers, the others dense */
+    mesh_model_t odd = test_spec("name: odd-moe\narch: {layers: 9, hidden: 256, heads: 4, vocab: "
+                                 "1000, moe: {experts: 8, top_k: 2, ffn: 128, every: 2}}\n");
+    mesh_alloc_t one = test_alloc("H100-SXM", 1, 8);
+    mesh_plan_t *q = test_plan(&odd, &one, "auto");
+    char *u = mesh_report_text(q);
+    if (!strstr(u, ", 2 per token, on one layer in 2 (4 of 9), the others dense, dropless\n"))
+        fail_msg("%s", u);
+    free(u);
+    mesh_plan_destroy(q);
     /* and on that line, the latent attention and the MTP layers after the
      * experts, each after a "; " (DeepSeek-V3's) */
     mesh_model_t m = test_preset("deepseek-v3");

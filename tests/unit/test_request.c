@@ -231,6 +231,7 @@ static const struct {
     {"arch.moe.shared_ffn", MOE_ARCH "moe: {experts: 4, shared_experts: 1, shared_ffn: @}}}", "256",
      "1 16777216"},
     {"arch.moe.dense_layers", MOE_ARCH "moe: {experts: 4, dense_layers: @}}}", "0", "1 2"},
+    {"arch.moe.every", MOE_ARCH "moe: {experts: 4, every: @}}}", "1", "2 3"},
     {"arch.moe.capacity_factor", MOE_ARCH "moe: {experts: 4, capacity_factor: @}}}", "none",
      "0.01 1 1.25 1000"},
     {"arch.mla.q_lora_rank", MOE_ARCH "mla: {kv_lora_rank: 8, q_lora_rank: @}}}", "0",

@@ -200,6 +200,17 @@ static void memory__stage_mix_and_heavy_stages(void **state)
     }
 }
 
+/* What the walks below start from: a 40-layer model of 4 experts (and the
+ * moe keys given) on 4 stages at ep 2. */
+static void walk_start(const char *moe, mesh_model_t *m, mesh_layout_t *l)
+{
+    char spec[160];
+    snprintf(spec, sizeof(spec),
+             "arch: {layers: 40, hidden: 64, heads: 4, vocab: 100, moe: {experts: 4, %s}}\n", moe);
+    *m = test_spec(spec);
+    *l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,recompute=none,sp=off");
+}
+
 /* The heavy stages of a MoE model with dense first layers list the first
  * middle stage without a dense layer, as a walk over the stages finds it
  * (mesh_heavy_stages_of bisects them): every split of up to 40 layers and
@@ -208,10 +219,9 @@ static void memory__stage_mix_and_heavy_stages(void **state)
 static void memory__heavy_stages_as_the_walk_finds_them(void **state)
 {
     (void)state;
-    mesh_model_t m = test_spec("arch: {layers: 40, hidden: 64, heads: 4, vocab: 100, "
-                               "moe: {experts: 4, dense_layers: 3}}\n");
-    mesh_layout_t l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
-                                  "recompute=none,sp=off");
+    mesh_model_t m;
+    mesh_layout_t l;
+    walk_start("dense_layers: 3", &m, &l);
     int checked = 0, moved = 0;
     for (int mtp = 0; mtp <= 1; mtp++)
         for (m.layers = 4, m.mtp_layers = mtp; m.layers <= 40; m.layers++)
@@ -252,6 +262,104 @@ static void memory__heavy_stages_as_the_walk_finds_them(void **state)
  * and the shared expert 4096 halved: 10752, and 2 experts of 4096: 18944 a
  * layer; the stage: 2 layers, the embedding 256*64/2 (100 padded to 256),
  * no positions, the final LayerNorm 128: 46208. */
+/* The MoE layers of a stage with MoE every N layers (layers N-1, 2N-1,
+ * ...), against a walk over its layers: every split of 4 to 40 layers and
+ * 0 or 1 MTP layer over 1 to 9 stages, plain, evenly interleaved and
+ * explicit (vpp 1 to 4), N from 2 to 6.  Each stage's count is the walk's,
+ * they add up to the model's, and the heavy stages list a middle stage
+ * holding as many as the most any does. */
+static int walk_every(const mesh_model_t *m, const mesh_layout_t *l, int stage, int every)
+{
+    int n = 0, at = 0;
+    if (l->vpp <= 1) {
+        for (int s = 0; s < stage; s++)
+            at += mesh_pp_stage_layers(m, l, s);
+        for (int i = at; i < at + mesh_pp_stage_layers(m, l, stage); i++)
+            n += (i + 1) % every == 0;
+        return n;
+    }
+    for (int j = 0; j < l->pp * l->vpp; at += mesh_chunk_layers(m, l, j), j++)
+        for (int i = at; j % l->pp == stage && i < at + mesh_chunk_layers(m, l, j); i++)
+            n += (i + 1) % every == 0;
+    return n;
+}
+
+static void memory__moe_every_few_layers_as_a_walk_counts(void **state)
+{
+    (void)state;
+    mesh_model_t m;
+    mesh_layout_t l;
+    walk_start("every: 2", &m, &l);
+    int checked = 0, explicit = 0, uneven = 0;
+    for (int mtp = 0; mtp <= 1; mtp++)
+        for (m.layers = 4, m.mtp_layers = mtp; m.layers <= 40; m.layers++)
+            for (m.moe.every = 2; m.moe.every <= 6 && m.moe.every <= m.layers; m.moe.every++)
+                for (l.pp = 1; l.pp <= 9 && l.pp <= m.layers; l.pp++)
+                    for (l.vpp = 1; l.vpp <= 4; l.vpp++) {
+                        if (mesh_stage_layers(m.layers, l.pp, 0) < 1 ||
+                            mesh_stage_layers(m.layers, l.pp, l.pp - 1) < 1 ||
+                            (l.vpp > 1 && (l.pp < 2 || mesh_chunk_layers(&m, &l, 0) < 0 ||
+                                           mesh_chunk_layers(&m, &l, l.pp * l.vpp - 1) < 0)))
+                            continue;
+                        int total = 0, most = 0, dense, moe, stages[4];
+                        for (int s = 0; s < l.pp; s++) {
+                            int want = walk_every(&m, &l, s, m.moe.every);
+                            mesh_stage_mix(&m, &l, s, &dense, &moe);
+                            if (moe != want || dense + moe != mesh_pp_stage_layers(&m, &l, s))
+                                fail_msg("%d layers (%d MTP), every %d, pp %d, vpp %d: stage %d "
+                                         "holds %d MoE layers of %d, the walk %d",
+                                         m.layers, mtp, m.moe.every, l.pp, l.vpp, s, moe,
+                                         dense + moe, want);
+                            total += moe;
+                            if (s > 0 && s < l.pp - 1 && moe > most)
+                                most = moe;
+                        }
+                        assert_int_equal(total, mesh_model_moe_layers(&m));
+                        int n = mesh_heavy_stages_of(&m, &l, stages), listed = 0;
+                        for (int i = 0; i < n; i++)
+                            if (stages[i] > 0 && stages[i] < l.pp - 1) {
+                                mesh_stage_mix(&m, &l, stages[i], &dense, &moe);
+                                listed = moe > listed ? moe : listed;
+                            }
+                        if (listed != most)
+                            fail_msg("%d layers (%d MTP), every %d, pp %d, vpp %d: the heavy "
+                                     "stages' middle one holds %d MoE layers, stages hold %d",
+                                     m.layers, mtp, m.moe.every, l.pp, l.vpp, listed, most);
+                        checked++;
+                        explicit += mesh_pp_explicit(&m, &l);
+                        uneven += n == 4;
+                    }
+    assert_true(checked > 8000 && explicit > 3000 && uneven > 1500);
+}
+
+/* Llama 4 Maverick's MoE on every other layer, on 4 stages: 12 layers a
+ * stage, 6 of them MoE; interleaved in chunks of 2 (vpp 6), one of each;
+ * on 16 stages of 3, stage 0 (layers 0-2) holds one and stage 1 (3-5) two,
+ * which the heavy stages list. */
+static void memory__maverick_stages_by_hand(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama4-maverick");
+    mesh_layout_t l = test_layout("tp=1,pp=4,dp=2,cp=1,ep=2,etp=1,zero=1,vpp=1,mb=1,"
+                                  "recompute=none,sp=off");
+    int dense, moe, stages[4];
+    mesh_stage_mix(&m, &l, 2, &dense, &moe);
+    assert_true(dense == 6 && moe == 6);
+    l.vpp = 6;
+    mesh_stage_mix(&m, &l, 0, &dense, &moe);
+    assert_true(dense == 6 && moe == 6);
+    l.pp = 16;
+    l.vpp = 1;
+    mesh_stage_mix(&m, &l, 0, &dense, &moe);
+    assert_true(dense == 2 && moe == 1);
+    mesh_stage_mix(&m, &l, 1, &dense, &moe);
+    assert_true(dense == 1 && moe == 2);
+    assert_int_equal(mesh_heavy_stages_of(&m, &l, stages), 3);
+    assert_true(stages[0] == 0 && stages[1] == 1 && stages[2] == 15);
+    /* the stage of two MoE layers weighs more than the one of one */
+    assert_true(mesh_stage_params(&m, &l, 1) > mesh_stage_params(&m, &l, 2));
+}
+
 static void memory__nemotron_style_by_hand(void **state)
 {
     mesh_model_t m = test_preset("nemotron4-15b");
@@ -290,6 +398,8 @@ int main(void)
         cmocka_unit_test(memory__mtp_stage_embeds_its_own),
         cmocka_unit_test(memory__stage_mix_and_heavy_stages),
         cmocka_unit_test(memory__heavy_stages_as_the_walk_finds_them),
+        cmocka_unit_test(memory__moe_every_few_layers_as_a_walk_counts),
+        cmocka_unit_test(memory__maverick_stages_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

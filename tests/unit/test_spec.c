@@ -1576,8 +1576,8 @@ static void overrides__key_names(void **state)
     assert_string_equal(mesh_spec_key_name(2), "arch.layers");
     assert_null(mesh_spec_key_name(-1));
     assert_int_equal(seq, 1);
-    /* 3 top-level keys less preset, 25 arch, 14 arch.moe, 6 arch.mla, 19 train */
-    assert_int_equal(n, 66);
+    /* 3 top-level keys less preset, 25 arch, 15 arch.moe, 6 arch.mla, 19 train */
+    assert_int_equal(n, 67);
     /* the key a typo meant: by the dotted name, else by its last part */
     assert_string_equal(mesh_spec_key_closest("train.seqlen"), "train.seq_len");
     assert_string_equal(mesh_spec_key_closest("arch.seq_len"), "train.seq_len");
@@ -1822,6 +1822,12 @@ static void spec__moe_mla_errors(void **state)
               "more than the 4 experts");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\n    dense_layers: 4\n",
               "moe.yaml:8: arch.moe.dense_layers", "at most 3");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    every: 5\n", "moe.yaml:8: arch.moe.every",
+              "5 leaves no MoE layer of the 4 layers (at most 4)");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    every: 65\n", "moe.yaml:8: arch.moe.every",
+              "out of range (allowed 1..64)");
+    moe_error(MOE_ARCH "  moe:\n    experts: 4\n    every: 2\n    dense_layers: 1\n",
+              "moe.yaml:8: arch.moe.every", "2 and dense_layers 1 together are not described");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\n    shared_ffn: 64\n", "arch.moe.shared_ffn",
               "shared_experts");
     moe_error(MOE_ARCH "  moe:\n    experts: 0\n", "arch.moe.experts", "out of range");
@@ -1831,7 +1837,7 @@ static void spec__moe_mla_errors(void **state)
               "arch.moe.capacity_factor", "out of range");
     moe_error(MOE_ARCH "  moe:\n    experts: 4\n    expert: 2\n",
               "unknown key 'expert' in arch.moe",
-              "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, "
+              "(allowed: experts, top_k, ffn, shared_experts, shared_ffn, dense_layers, every, "
               "capacity_factor, score, expert_bias, groups, group_top_k, routed_scaling, "
               "aux_loss, probs_on_input)");
     /* the router as Megatron-LM's TransformerConfig checks it

@@ -58,12 +58,13 @@ PRESETS = {
     "DeepSeek-V3": "deepseek-v3", "Kimi-K2": "kimi-k2",
     "Nemotron-4-15B": "nemotron4-15b", "Nemotron-4-340B": "nemotron4-340b",
     "GPT-OSS-120B": "gpt-oss-120b", "Grok-1-314B": "grok-1", "Llama-4-Scout": "llama4-scout",
+    "Llama-4-Maverick": "llama4-maverick",
 }
 # published GPU -> (meshplan GPU, GPUs per node)
 GPUS = {"H100": ("H100-SXM", 8), "H800": ("H800", 8), "B200": ("B200", 8),
         "B300": ("B300", 8), "GB200": ("GB200", 4), "GB300": ("GB300", 4)}
 MOE = {"Mixtral-8x7B", "Mixtral-8x22B", "Qwen3-30B-A3B", "Qwen3-235B-A22B", "DeepSeek-V3",
-       "Kimi-K2", "GPT-OSS-120B", "Grok-1-314B", "Llama-4-Scout"}
+       "Kimi-K2", "GPT-OSS-120B", "Grok-1-314B", "Llama-4-Scout", "Llama-4-Maverick"}
 # The model as a source ran it, where that is not the preset: NVIDIA's
 # Grok-1 runs (dgxc-benchmarking grok1_314b.yaml at v24.11.1 and v25.02,
 # NeMo 25.04's pretrain_grok1_314b.py after) are of Grok-1's shapes with
