@@ -173,7 +173,7 @@ PRESETS = {
     "gpt-oss-120b": [8],
     "grok-1": [32, 64],
     "llama4-scout": [4, 16],
-    "llama4-maverick": [16, 32],
+    "llama4-maverick": [16],  # Scout covers the Llama 4 keys at two counts
 }
 # Specs of this directory no preset stands for, checked like the presets:
 # their TransformerConfig is built on every plan (no published model to
