@@ -337,13 +337,15 @@ static void split__explicit_layout__megatron_units(void **state)
                                  "do not fill the pp*vpp = 12 chunks (use fewer chunks)");
 }
 
-/* A MoE model with dense first layers, and a dense model, under a pinned
- * interleaving: the search prices the plan's layout with the parameters
- * of that interleaving, as mesh_memory_estimate prices it alone (the dense
- * layers follow the chunks, and an explicit layout spreads the layers
- * unevenly; the search once kept those of vpp 1 for a pinned vpp: 27.84 GB
- * against 28.35 at pp=8,vpp=3 for the first, and for the second, 80
- * layers at pp=8,vpp=3, 42.49 GB against 42.82), even and explicit. */
+/* A MoE model with dense first layers, a dense model and one with MoE
+ * every other layer, under a pinned interleaving: the search prices the
+ * plan's layout with the parameters of that interleaving, as
+ * mesh_memory_estimate prices it alone (the dense and MoE layers follow
+ * the chunks, and an explicit layout spreads the layers unevenly; the
+ * search once kept those of vpp 1 for a pinned vpp: 27.84 GB against
+ * 28.35 at pp=8,vpp=3 for the first, and for the second, 80 layers at
+ * pp=8,vpp=3, 42.49 GB against 42.82; for the third it would be 25.40 GB against
+ * 25.15), even and explicit. */
 static void memory__pinned_interleaving_priced_as_estimated(void **state)
 {
     (void)state;
@@ -356,14 +358,19 @@ static void memory__pinned_interleaving_priced_as_estimated(void **state)
                                  "dense_layers: 9}}\ntrain: {global_batch: 64}\n");
     mesh_model_t dense = test_spec("arch: {layers: 80, hidden: 1024, heads: 16, ffn: 4096, "
                                    "vocab: 32000}\ntrain: {global_batch: 64}\n");
-    for (size_t i = 0; i < 2 * sizeof(pins) / sizeof(*pins); i++) {
-        mesh_model_t m = i % 2 ? dense : moe;
-        mesh_plan_t *p = test_plan(&m, &a, pins[i / 2]);
+    /* MoE on every other layer: at pp=8,vpp=3 each chunk one layer, the
+     * odd stages holding 3 MoE layers, where at vpp 1 a stage holds 2 */
+    mesh_model_t odd = test_spec("arch: {layers: 24, hidden: 1024, heads: 16, ffn: 4096, "
+                                 "vocab: 32000, moe: {experts: 8, top_k: 2, ffn: 1024, "
+                                 "every: 2}}\ntrain: {global_batch: 64}\n");
+    for (size_t i = 0; i < 3 * sizeof(pins) / sizeof(*pins); i++) {
+        mesh_model_t m = i % 3 == 2 ? odd : i % 3 ? dense : moe;
+        mesh_plan_t *p = test_plan(&m, &a, pins[i / 3]);
         const mesh_candidate_t *c = mesh_plan_best(p);
         mesh_memory_t alone;
         mesh_memory_estimate(&m, &c->layout, &a, &pol.assume, &alone);
         if (c->memory.total != alone.total)
-            fail_msg("%s: the plan prices %.0f bytes, its layout alone %.0f", pins[i / 2],
+            fail_msg("%s: the plan prices %.0f bytes, its layout alone %.0f", pins[i / 3],
                      c->memory.total, alone.total);
         mesh_plan_destroy(p);
     }
