@@ -145,6 +145,11 @@ static int finish_moe(spec_in_t *in, const spec_in_t *user, mesh_error_t *err)
     /* every 0 (unset) and 1 alike: every layer MoE.  Megatron-LM takes
      * one --moe-layer-freq pattern; meshplan writes either leading dense
      * layers or an interleaving, not both at once */
+    if (moe->every > 1 && moe->dense_layers && LATER(F_MOE_DENSE, F_MOE_EVERY))
+        return mesh_error_set(err, /* named where the user gave it, beside a preset's every */
+                              "%s: arch.moe.dense_layers: %d and every %d together are not "
+                              "described (give one of them)",
+                              AT(F_MOE_DENSE), moe->dense_layers, moe->every);
     if (moe->every > 1 && moe->dense_layers)
         return mesh_error_set(err,
                               "%s: arch.moe.every: %d and dense_layers %d together are not "
