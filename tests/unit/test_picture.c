@@ -276,6 +276,47 @@ static void svg__rank_map_row_filled_exactly_shows_every_gpu(void **state)
     }
 }
 
+/* The SVG rank map says how many nodes it leaves out, and only between
+ * the rows it draws: none on 2 nodes (both drawn); on 64 at pp 1 (nodes
+ * 0, 1 and 63 drawn) one line, "... 61 nodes", after node 1's row; on 32
+ * at pp 16 (two nodes a stage: nodes 0, 1, 2, 4, ..., 12 and 31 drawn)
+ * "... 1 node" five times and "... 18 nodes" once. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *c = text; (c = strstr(c, needle)); c++)
+        n++;
+    return n;
+}
+
+static void svg__rank_map_skips_only_between_rows(void **state)
+{
+    (void)state;
+    static const struct {
+        int nodes;
+        const char *mesh, *skip;
+        int skips, times;
+    } cases[] = {
+        {2, "tp=1,pp=1,cp=1,zero=1", ">... 61 nodes</text>", 0, 0},
+        {64, "tp=1,pp=1,cp=1,zero=1", ">... 61 nodes</text>", 1, 1},
+        {32, "tp=1,pp=16,cp=1,vpp=1,zero=1", ">... 1 node</text>", 6, 5},
+    };
+    mesh_model_t m = test_preset("llama3-8b");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", cases[i].nodes, 8);
+        m.global_batch = 8L * cases[i].nodes;
+        mesh_plan_t *p = test_plan(&m, &a, cases[i].mesh);
+        char *svg = mesh_picture_svg(p);
+        const char *gap = strstr(svg, ">... "), *node1 = strstr(svg, ">8:0.8.0</text>");
+        if (count_of(svg, ">... ") != cases[i].skips ||
+            count_of(svg, cases[i].skip) != cases[i].times || (gap && (!node1 || gap < node1)))
+            fail_msg("%d nodes: %d lines of nodes left out, %d of '%s'", cases[i].nodes,
+                     count_of(svg, ">... "), count_of(svg, cases[i].skip), cases[i].skip);
+        free(svg);
+        mesh_plan_destroy(p);
+    }
+}
+
 /* The SVG pipeline draws every time slot when each keeps the narrowest
  * width, 5 px, however tightly: 21 stages of 40 micro-batches take
  * 3 x (40 + 20) = 180 slots, 900 px across, and all are drawn; 41 take
@@ -1263,6 +1304,7 @@ int main(void)
         cmocka_unit_test(text__memory_over_capacity),
         cmocka_unit_test(svg__self_contained),
         cmocka_unit_test(svg__rank_map_row_filled_exactly_shows_every_gpu),
+        cmocka_unit_test(svg__rank_map_skips_only_between_rows),
         cmocka_unit_test(svg__pipeline_filled_exactly_shows_every_slot),
         cmocka_unit_test(svg__pipeline_rows_thin_past_32_stages),
         cmocka_unit_test(text__pipeline_exact),
