@@ -460,11 +460,13 @@ static long long floor_sum(long long count, long long n, long long a, long long 
 static long long every_before(const chunking_t *c, int pp, int vpp, int s, int t, int every)
 {
     long long j0 = s + t, k = j0 == 0, sum = 0; /* B(0) = 0 adds nothing */
-    const long long last[2] = {c->extra + 1, c->chunks - 1};
+    /* each piece's last j, the model's end apart */
+    const long long last[2] = {c->extra + 1 < c->chunks - 1 ? c->extra + 1 : c->chunks - 1,
+                               c->chunks - 1};
     const long long slope[2] = {c->base + 1, c->base};
     const long long off[2] = {-1 - c->first_short, c->extra - c->first_short};
     for (int p = 0; p < 2; p++) {
-        long long end = last[p] < c->chunks - 1 ? last[p] : c->chunks - 1;
+        long long end = last[p];
         long long upto = end < j0 ? 0 : (end - j0) / pp + 1; /* k < upto lie in the piece */
         upto = upto < vpp ? upto : vpp;
         if (upto > k) {
