@@ -367,6 +367,24 @@ static void roundtrip__moe_and_attention_keys(void **state)
 }
 #undef MOE_SPEC
 
+/* A request longer than the caller's buffer is refused with the limit a
+ * request has (MESH_REQUEST_MAX less its NUL), not written in part. */
+static void encode__too_long_refused_with_the_limit(void **state)
+{
+    (void)state;
+    mesh_model_t m = test_preset("llama3-70b");
+    mesh_layout_t pins;
+    mesh_error_t err;
+    char req[16] = "untouched";
+    mesh_layout_unpin(&pins);
+    assert_int_equal(mesh_request_encode(&m, &pins, req, sizeof(req), &err), -1);
+    char want[64];
+    snprintf(want, sizeof(want), "more than the %d allowed", MESH_REQUEST_MAX - 1);
+    if (!strstr(err.msg, want))
+        fail_msg("'%s' lacks '%s'", err.msg, want);
+    assert_string_equal(req, "untouched");
+}
+
 /* Specs made of random values of every key (a fixed seed, so a failure
  * repeats): each the parser accepts comes back from the request unchanged. */
 static void roundtrip__generated_specs(void **state)
@@ -447,6 +465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(roundtrip__every_preset),
         cmocka_unit_test(pins__format),
+        cmocka_unit_test(encode__too_long_refused_with_the_limit),
         cmocka_unit_test(decode__hostile_requests_refused),
         cmocka_unit_test(roundtrip__every_key_non_default),
         cmocka_unit_test(roundtrip__all_keys_non_default_at_once),
