@@ -503,8 +503,8 @@ int mesh_stage_most_every(const mesh_model_t *m, const mesh_layout_t *l, int eve
      * every: the count repeats with period every, within each run of
      * stages holding as many of the longer chunks (chunks 1..extra of an
      * explicit layout: stages 1..extra % pp hold one more of them than
-     * the rest; an even split has none).  So every'th stages of each run
-     * are all there is to ask; pp may be in the thousands. */
+     * the rest; an even split has none).  So the first `every` stages of
+     * each run are all there is to ask; pp may be in the thousands. */
     int split = l->vpp > 1 ? (int)(chunking(m, l).extra % l->pp) : 0;
     int runs[2][2] = {{1, split < l->pp - 2 ? split : l->pp - 2}, {split + 1, l->pp - 2}};
     int best = 1, most = -1;
