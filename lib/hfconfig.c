@@ -727,10 +727,11 @@ static void llama4_nope(hf_t *h, long long layers)
  * 1, 3, ...), routed experts and one shared expert of intermediate_size,
  * top num_experts_per_tok scored by a sigmoid that scales the expert's
  * input, the other layers' dense MLP intermediate_size_mlp; its QK norm
- * without weights (use_qk_norm), its rotation on adjacent pairs (a complex product), Llama 3.1's
- * RoPE scaling.  attention_chunk_size and the temperature tuning (attn_temperature_tuning,
- * floor_scale, attn_scale) are read and not described: they change nothing in sequences shorter
- * than the chunk and floor_scale (8192), and Megatron-LM builds neither. */
+ * without weights (use_qk_norm), its rotation on adjacent pairs (a complex
+ * product), Llama 3.1's RoPE scaling.  attention_chunk_size and the
+ * temperature tuning (attn_temperature_tuning, floor_scale, attn_scale) are
+ * read and not described: they change nothing in sequences shorter than
+ * the chunk and floor_scale (8192), and Megatron-LM builds neither. */
 static void read_llama4_text(hf_t *h)
 {
     static const family_t llama4 = {"8", "128", "500000", "1e-05", NULL, 0};

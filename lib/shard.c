@@ -166,19 +166,15 @@ double mesh_stage_params(const mesh_model_t *m, const mesh_layout_t *l, int stag
     return stage_params(m, l, stage, m->has_arch ? spec_scale(m) : 1);
 }
 
-int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
+/* The first middle stage without a dense layer of a model whose first
+ * layers are dense, by bisection: the stages hold the layers in order
+ * (each of their chunks a middle layer at least), so once a stage holds
+ * none of the first dense layers no later one does; pp may be in the
+ * thousands, and every layout priced asks this. */
+static int first_experts_only(const mesh_model_t *m, const mesh_layout_t *l)
 {
-    int n = mesh_heavy_stages(l->pp, out);
-    if (!mesh_is_moe(m) || (!m->moe.dense_layers && m->moe.every <= 1) || l->pp <= 3)
-        return n;
-    /* MoE every few layers: the middle stage holding the most of them */
-    int lo = m->moe.every > 1 ? mesh_stage_most_every(m, l, m->moe.every) : 1, hi = l->pp - 1;
-    /* else the first middle stage without a dense layer, by bisection: the
-     * stages hold the layers in order (each of their chunks a middle
-     * layer at least), so once a stage holds none of the first dense
-     * layers no later one does; pp may be in the thousands, and every
-     * layout priced asks this */
-    while (m->moe.every <= 1 && lo < hi) {
+    int lo = 1, hi = l->pp - 1;
+    while (lo < hi) {
         int s = lo + (hi - lo) / 2, dense, moe;
         mesh_stage_mix(m, l, s, &dense, &moe);
         if (dense == 0)
@@ -186,9 +182,19 @@ int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[
         else
             lo = s + 1;
     }
-    if (lo > 1 && lo < l->pp - 1) { /* stage 1 is listed already */
+    return lo;
+}
+
+int mesh_heavy_stages_of(const mesh_model_t *m, const mesh_layout_t *l, int out[4])
+{
+    int n = mesh_heavy_stages(l->pp, out);
+    if (!mesh_is_moe(m) || (!m->moe.dense_layers && m->moe.every <= 1) || l->pp <= 3)
+        return n;
+    /* MoE every few layers: the middle stage holding the most of them */
+    int s = m->moe.every > 1 ? mesh_stage_most_every(m, l, m->moe.every) : first_experts_only(m, l);
+    if (s > 1 && s < l->pp - 1) { /* stage 1 is listed already */
         out[n] = out[n - 1];
-        out[n - 1] = lo;
+        out[n - 1] = s;
         n++;
     }
     return n;
