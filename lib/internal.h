@@ -498,7 +498,8 @@ int mesh_spec_preset_file(const char *file, char name[MESH_NAME_MAX]);
 
 /* The index of word among the choices of the spec's enum key `dotted`
  * ("train.optimizer_dtype"), any case, or -1: the spec's key table spells
- * every enum's names once (lib/spec_keys.c). */
+ * every enum's names once (lib/spec_keys.c), and the spec reader finds a
+ * key by its dotted name (lib/spec.c). */
 int mesh_spec_choice_of(const char *dotted, const char *word);
 
 /* The layers of l's fullest stage (mesh_pp_stage_layers's most), found

@@ -212,6 +212,12 @@ static const struct key *find_dotted(const char *dotted)
     return section ? find_key(section, dotted + strlen(section) + 1) : NULL;
 }
 
+int mesh_spec_choice_of(const char *dotted, const char *word)
+{
+    const struct key *k = find_dotted(dotted); /* a key of no choices has none */
+    return k ? mesh_spec_enum_parse(k->choices, word) : -1;
+}
+
 /* A key in the wrong section first ("arch.v_head_dim" is
  * arch.mla.v_head_dim, not a typo of arch.head_dim): the keys whose last
  * part is the word's, the nearest whole (the table's first of a tie);

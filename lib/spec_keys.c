@@ -124,18 +124,6 @@ int mesh_recompute_parse(const char *s, mesh_recompute_t *out)
     return 0;
 }
 
-int mesh_spec_choice_of(const char *dotted, const char *word)
-{
-    for (int i = 0; i < F_COUNT; i++) {
-        const struct key *k = &mesh_spec_keys[i];
-        size_t n = strlen(k->section);
-        if (k->choices && strncmp(dotted, k->section, n) == 0 && dotted[n] == '.' &&
-            strcmp(dotted + n + 1, k->name) == 0)
-            return mesh_spec_enum_parse(k->choices, word);
-    }
-    return -1;
-}
-
 /* Megatron-LM's names, in the order of their MESH_RC_* bits */
 static const char *const rc_modules[] = {"core_attn", "layernorm", "mlp", "mla_up_proj"};
 

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,8 +703,9 @@ static long job_srun_global_batch(const char *path)
 
 /* The spec travels with the job: sbatch carries what it read, a file
  * deleted (or edited) before the step starts changes nothing, the job's
- * srun with the same --model plans with it too, and a carried spec that
- * does not read as submitted is refused. */
+ * srun with the same --model plans with it too, a carried spec that does
+ * not read as submitted is refused, and a step of another --model is not
+ * handed the job's file. */
 static void spec__carried_with_the_job(void **state)
 {
     char path[] = "/tmp/meshplan-spec-XXXXXX";
@@ -725,6 +727,9 @@ static void spec__carried_with_the_job(void **state)
     assert_int_equal(write(fd, "preset: llama3-8b\ntrain: {global_batch: 32}\n", 44), 44);
     close(fd);
     assert_int_equal(job_srun_global_batch(path), 64);
+    char abs[PATH_MAX];
+    assert_non_null(realpath(path, abs));
+    assert_string_equal(getenv("MESH_SPEC_PATH"), abs); /* sbatch's, for its steps */
     /* with a --mesh-headroom of its own: that, over the submitted spec */
     assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
     mesh_test_option("model", path, 0);
@@ -777,6 +782,15 @@ static void spec__carried_with_the_job(void **state)
         else
             assert_string_equal(mock_getenv("MESH_GLOBAL_BATCH_SIZE"), "64");
     }
+    /* a step of a preset in the job: its tasks are not handed the job's
+     * file as their spec */
+    assert_non_null(getenv("MESH_SPEC_PATH"));
+    assert_int_equal(init(S_CTX_LOCAL, NULL), 0);
+    mesh_test_option("model", "llama3-70b", 0);
+    setenv("SLURM_JOB_ID", "7", 1);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    assert_null(getenv("MESH_SPEC_PATH"));
+    unsetenv("SLURM_JOB_ID");
     unsetenv("MESHPLAN_SPEC");
     unsetenv("MESHPLAN_SPEC_MODEL");
     unsetenv("MESHPLAN_SPEC_DIGEST");

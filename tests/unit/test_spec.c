@@ -1601,8 +1601,8 @@ static void overrides__key_names(void **state)
 
 /* A key's choice asked by its dotted name, as the policy's framework= and
  * a pin's moments= ask it: the spec's own table answers, and a key the
- * table does not hold (looked for past its last entry, the search would
- * read beyond the table) or a word not among its choices is -1. */
+ * table does not hold, one without choices, or a word not among its
+ * choices is -1. */
 static void choices__asked_by_dotted_name(void **state)
 {
     assert_int_equal(mesh_spec_choice_of("train.framework", "deepspeed"), MESH_FW_DEEPSPEED);
@@ -1611,6 +1611,7 @@ static void choices__asked_by_dotted_name(void **state)
     assert_int_equal(mesh_spec_choice_of("train.framework", "jax"), -1);
     assert_int_equal(mesh_spec_choice_of("train.nosuch", "megatron"), -1);
     assert_int_equal(mesh_spec_choice_of("train", "megatron"), -1);
+    assert_int_equal(mesh_spec_choice_of("train.seq_len", "4096"), -1); /* no choices */
     assert_int_equal(mesh_spec_choice_of("framework", "megatron"), -1);
     assert_int_equal(mesh_spec_choice_of("", ""), -1);
 }
