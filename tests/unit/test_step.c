@@ -6,6 +6,7 @@
  * expectation is worked out by hand from the numbers given; messages are
  * the ones users meet, in full.
  */
+#include <limits.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -137,6 +138,15 @@ static void step_shape__srun_and_slurmstepd(void **state)
         shape_error((mesh_step_counts_t){.nodes = 1, .tasks = 1L << 32, .local_tasks = -1},
                     MESH_LAUNCH_TASKS),
         unread);
+    assert_string_equal(
+        shape_error((mesh_step_counts_t){.nodes = 1, .tasks = 8, .local_tasks = (long)INT_MAX + 1},
+                    MESH_LAUNCH_TASKS),
+        unread);
+    /* the most an int holds is read as it is (what plans with it judges it) */
+    mesh_step_t most =
+        shape_ok((mesh_step_counts_t){.nodes = 1, .tasks = INT_MAX, .local_tasks = INT_MAX},
+                 MESH_LAUNCH_TASKS);
+    assert_int_equal(most.tasks_per_node, INT_MAX);
 }
 
 static void step_shape__launchers(void **state)
