@@ -1441,6 +1441,15 @@ static void overrides__on_a_preset_and_a_file(void **state)
     assert_int_equal(load_set(path, "arch.heads=5", &m, &err), -1);
     assert_string_equal(err.msg, "--set: arch.heads: 5 does not divide hidden 4096");
     unlink(path);
+    /* auto over a file's value leaves the choice to the search again */
+    temp_spec("preset: llama3-8b\ntrain: {micro_batch: 2, recompute: full}\n", path);
+    assert_int_equal(load_set(path, "train.micro_batch=auto", &m, &err), 0);
+    assert_int_equal(m.micro_batch, 0);
+    assert_int_equal(m.recompute, MESH_RECOMPUTE_FULL);
+    assert_int_equal(load_set(path, "train.recompute=auto", &m, &err), 0);
+    assert_int_equal(m.recompute, MESH_RECOMPUTE_AUTO);
+    assert_int_equal(m.micro_batch, 2);
+    unlink(path);
     /* LoRA under Megatron-LM refused whichever key the override gives (the
      * other from the file); any other framework takes it */
     temp_spec("preset: llama3-8b\ntrain: {finetune: lora}\n", path);
