@@ -553,8 +553,18 @@ static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_en
                 fail_msg("%s: term '%s' is the framework's default, but '%s' is exported: %s",
                          mesh_framework_name(exported[f]), t[i].what, t[i].unless, text);
             assert_non_null(t[i].source);
-            /* every term is named, by a name of its own (accounting.h) */
+            /* every term is named, by a name of its own (accounting.h),
+             * which says the width it counts where it names one */
             assert_true(t[i].what && t[i].what[0]);
+            int says = strncmp(t[i].what, "fp32 ", 5) == 0 ? 4
+                       : strncmp(t[i].what, "16-bit ", 7) == 0 ||
+                               strncmp(t[i].what, "bf16 ", 5) == 0 ||
+                               strncmp(t[i].what, "fp16 ", 5) == 0
+                           ? 2
+                           : 0;
+            if (says && t[i].per_param != says)
+                fail_msg("%s: term '%s' counts %g bytes a parameter",
+                         mesh_framework_name(exported[f]), t[i].what, t[i].per_param);
             for (int j = 0; j < i; j++)
                 if (t[j].part == t[i].part && strcmp(t[j].what, t[i].what) == 0)
                     fail_msg("%s: two terms named '%s'", mesh_framework_name(exported[f]),
