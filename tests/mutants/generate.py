@@ -158,9 +158,11 @@ COMPARE = {"strcmp", "strncmp", "strcasecmp", "strncasecmp", "memcmp"}
 # Calls whose two arguments commute whatever is done with the result: calloc
 # (count and size: the same bytes), a minimum or a maximum, and the two
 # tests of one name (gpu.c's mesh_gpu_same_name, policy.c's same_key: each
-# a strcmp(...) == 0 of both sides, since seed 51205, which drew both).
+# a strcmp(...) == 0 of both sides, since seed 51205, which drew both), and
+# choose.c's mesh_same_shape (five fields compared for equality, since seed
+# 120845, which drew it).
 SYMMETRIC = {"calloc", "fmin", "fmax", "fminf", "fmaxf", "min_l", "max_l", "mesh_gpu_same_name",
-             "same_key"}
+             "same_key", "mesh_same_shape"}
 ORDERED = re.compile(r"\s*(<|>|;)")
 NUMBER = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.])")
 
