@@ -39,6 +39,10 @@ static void fixture__hgx_h100(void **state)
     assert_int_equal(alloc_island(t, 0, "H100-SXM"), 8);
     char sig[128];
     assert_string_equal(mesh_topo_signature(t, NULL, sig, sizeof(sig)), "8 x H100-SXM, islands 8");
+    /* a step of one GPU: named by its model too, as the nodes compare them */
+    mesh_error_t err;
+    assert_int_equal(mesh_topo_select(t, (int[]){5}, 1, &err), 0);
+    assert_string_equal(mesh_topo_signature(t, NULL, sig, sizeof(sig)), "1 x H100-SXM, islands 1");
     mesh_topo_destroy(t);
 }
 
