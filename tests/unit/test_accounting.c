@@ -528,6 +528,20 @@ static void collect(const mesh_model_t *m, const mesh_plan_t *p, const mesh_env_
     }
 }
 
+/* The bytes a parameter a term's name gives ("fp32 master weights": 4,
+ * "16-bit parameters": 2), or 0 where it names no width. */
+static int width_named(const char *what)
+{
+    static const struct {
+        const char *prefix;
+        int bytes;
+    } widths[] = {{"fp32 ", 4}, {"16-bit ", 2}, {"bf16 ", 2}, {"fp16 ", 2}};
+    for (size_t i = 0; i < sizeof(widths) / sizeof(*widths); i++)
+        if (strncmp(what, widths[i].prefix, strlen(widths[i].prefix)) == 0)
+            return widths[i].bytes;
+    return 0;
+}
+
 static int defaults_checked; /* terms both_ways saw with an undoing flag */
 
 static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_env_t *e, void *arg)
@@ -556,12 +570,7 @@ static void both_ways(const mesh_model_t *m, const mesh_plan_t *p, const mesh_en
             /* every term is named, by a name of its own (accounting.h),
              * which says the width it counts where it names one */
             assert_true(t[i].what && t[i].what[0]);
-            int says = strncmp(t[i].what, "fp32 ", 5) == 0 ? 4
-                       : strncmp(t[i].what, "16-bit ", 7) == 0 ||
-                               strncmp(t[i].what, "bf16 ", 5) == 0 ||
-                               strncmp(t[i].what, "fp16 ", 5) == 0
-                           ? 2
-                           : 0;
+            int says = width_named(t[i].what);
             if (says && t[i].per_param != says)
                 fail_msg("%s: term '%s' counts %g bytes a parameter",
                          mesh_framework_name(exported[f]), t[i].what, t[i].per_param);

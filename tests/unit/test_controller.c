@@ -375,9 +375,9 @@ static void budget__spent_to_the_unit_searches_nothing(void **state)
     mesh_policy_t pol = site_policy("reject");
     mesh_model_t m = test_preset("llama3-8b");
     mesh_error_t err;
-    for (long left = 0; left <= 3; left++) {
-        mesh_alloc_t a = test_alloc("H100-SXM", left < 2 ? 1 : 128, 8);
-        long one = left % 2; /* a unit left */
+    for (int i = 0; i < 4; i++) {
+        mesh_alloc_t a = test_alloc("H100-SXM", i < 2 ? 1 : 128, 8); /* 8 GPUs, then 1,024 */
+        long one = i % 2;                                            /* a unit left */
         mesh_work_t w = {.limit = 1000, .spent = 1000 - one};
         mesh_work_t *was = mesh_work_use(&w);
         mesh_plan_t *p = mesh_plan_create(&m, &a, NULL, &pol.assume, &err);

@@ -276,11 +276,7 @@ static void svg__rank_map_row_filled_exactly_shows_every_gpu(void **state)
     }
 }
 
-/* The SVG rank map says how many nodes it leaves out, and only between
- * the rows it draws: none on 2 nodes (both drawn); on 64 at pp 1 (nodes
- * 0, 1 and 63 drawn) one line, "... 61 nodes", after node 1's row; on 32
- * at pp 16 (two nodes a stage: nodes 0, 1, 2, 4, ..., 12 and 31 drawn)
- * "... 1 node" five times and "... 18 nodes" once. */
+/* How many times needle occurs in text. */
 static int count_of(const char *text, const char *needle)
 {
     int n = 0;
@@ -289,6 +285,11 @@ static int count_of(const char *text, const char *needle)
     return n;
 }
 
+/* The SVG rank map says how many nodes it leaves out, and only between
+ * the rows it draws: none on 2 nodes (both drawn); on 64 at pp 1 (nodes
+ * 0, 1 and 63 drawn) one line, "... 61 nodes", after node 1's row; on 32
+ * at pp 16 (two nodes a stage: nodes 0, 1, 2, 4, ..., 12 and 31 drawn)
+ * "... 1 node" five times and "... 18 nodes" once. */
 static void svg__rank_map_skips_only_between_rows(void **state)
 {
     (void)state;
